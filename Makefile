@@ -1,0 +1,58 @@
+# Thin wrapper over CMake. The README's two commands: `make demo` and `make check`.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD ?= build
+CMAKE_FLAGS ?=
+HAVE_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1 || echo 0)
+
+.PHONY: all deps build check test test-asan test-tsan demo data clean bench format
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# ctest over the plain build; GPU-labelled tests only where a GPU answers
+test: build
+ifeq ($(HAVE_GPU),1)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+else
+	@echo "check: no GPU here (nvidia-smi found none): skipping tests labelled 'gpu'"
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE gpu
+endif
+
+# the same suite under AddressSanitizer + UBSan (CPU code; CUDA off to keep the build short)
+test-asan: deps
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=address -DSLUICE_CUDA=OFF \
+	    $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)-asan -j $(JOBS)
+	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    ctest --output-on-failure -j $(JOBS) -LE "gpu|slow"
+
+# the thread tests under ThreadSanitizer
+test-tsan: deps
+	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=thread -DSLUICE_CUDA=OFF \
+	    -DSLUICE_MPI=OFF "-DSLUICE_TESTS_ONLY=threads;pipeline_determinism" $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)-tsan -j $(JOBS)
+	@cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L cpu
+
+check: test test-asan test-tsan
+	@echo "check: plain, ASan+UBSan and TSan suites passed"
+
+data: build
+	@scripts/make-data $(BUILD)/sluice data
+
+demo: build data
+	@$(BUILD)/sluice train --data data --devices $(if $(filter 1,$(HAVE_GPU)),all,cpu)
+
+bench: build
+	@cmake --build $(BUILD) -j $(JOBS) --target $(patsubst bench/%.c,%,$(wildcard bench/*.c))
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan

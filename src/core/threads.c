@@ -1,0 +1,269 @@
+/* Thread pool and bounded queue on pthreads.
+ *
+ * Pool: callers post jobs (fn, n) to a list; each worker takes indices one at a time from the oldest
+ * job that has any left, so several pipelines can share one pool. A failing index records its error;
+ * indices above the lowest failure are skipped, indices below it still run, and the caller gets the
+ * lowest failing index's error -- the same error for any thread count. */
+#include "core/threads.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct job {
+    sl__pool_fn fn;
+    void *ctx;
+    int64_t n;
+    int64_t next;     /* next index to hand out */
+    int64_t done;     /* indices finished (or skipped) */
+    int64_t fail_at;  /* lowest failing index, n when none */
+    sl_err fail_err;
+    pthread_cond_t finished;
+    struct job *link;
+} job;
+
+struct sl__pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work;
+    job *head, *tail; /* jobs with indices left to hand out */
+    int nthreads;
+    int stopping;
+    pthread_t *threads;
+};
+
+typedef struct {
+    sl__pool *pool;
+    int id;
+} worker_arg;
+
+static void *worker_main(void *arg_) {
+    worker_arg *arg = arg_;
+    sl__pool *p = arg->pool;
+    int id = arg->id;
+    free(arg);
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->head && !p->stopping) pthread_cond_wait(&p->work, &p->mu);
+        if (!p->head) break; /* stopping and no work */
+        job *j = p->head;
+        int64_t i = j->next++;
+        if (j->next >= j->n) { /* all handed out: unlink */
+            p->head = j->link;
+            if (!p->head) p->tail = NULL;
+        }
+        if (i >= j->fail_at) { /* skip: a lower index already failed */
+            if (++j->done == j->n) pthread_cond_signal(&j->finished);
+            continue;
+        }
+        pthread_mutex_unlock(&p->mu);
+        sl_err e;
+        e.status = SL_OK;
+        e.msg[0] = '\0';
+        sl_status st = j->fn(j->ctx, i, id, &e);
+        pthread_mutex_lock(&p->mu);
+        if (st < 0 && i < j->fail_at) {
+            if (e.msg[0] == '\0')
+                snprintf(e.msg, sizeof e.msg, "%s (index %lld)", sl_status_str(st), (long long)i);
+            e.status = st;
+            j->fail_at = i;
+            j->fail_err = e;
+        }
+        if (++j->done == j->n) pthread_cond_signal(&j->finished);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err) {
+    if (threads < 1) return sl_err_set(err, SL_EINVAL, "thread pool of %d threads", threads);
+    sl__pool *p = sl__calloc(1, sizeof *p, err);
+    if (!p) return SL_ENOMEM;
+    p->threads = sl__calloc((size_t)threads, sizeof *p->threads, err);
+    if (!p->threads) {
+        free(p);
+        return SL_ENOMEM;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, NULL);
+    for (int i = 0; i < threads; i++) {
+        worker_arg *a = malloc(sizeof *a);
+        int rc = a ? 0 : ENOMEM;
+        if (a) {
+            a->pool = p;
+            a->id = i;
+            rc = pthread_create(&p->threads[i], NULL, worker_main, a);
+            if (rc) free(a);
+        }
+        if (rc) {
+            p->nthreads = i;
+            sl__pool_free(p);
+            return sl_err_set(err, SL_ENOMEM, "cannot start worker thread %d of %d: %s", i,
+                              threads, strerror(rc));
+        }
+    }
+    p->nthreads = threads;
+    *out = p;
+    return SL_OK;
+}
+
+int sl__pool_threads(const sl__pool *p) { return p->nthreads; }
+
+sl_status sl__pool_parallel_for(sl__pool *p, int64_t n, sl__pool_fn fn, void *ctx, sl_err *err) {
+    if (n <= 0) return SL_OK;
+    job j;
+    memset(&j, 0, sizeof j);
+    j.fn = fn;
+    j.ctx = ctx;
+    j.n = n;
+    j.fail_at = n;
+    pthread_cond_init(&j.finished, NULL);
+    pthread_mutex_lock(&p->mu);
+    if (p->tail)
+        p->tail->link = &j;
+    else
+        p->head = &j;
+    p->tail = &j;
+    pthread_cond_broadcast(&p->work);
+    while (j.done < j.n) pthread_cond_wait(&j.finished, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    pthread_cond_destroy(&j.finished);
+    if (j.fail_at < n) return sl_err_copy(err, &j.fail_err);
+    return SL_OK;
+}
+
+void sl__pool_free(sl__pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->stopping = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    pthread_cond_destroy(&p->work);
+    pthread_mutex_destroy(&p->mu);
+    free(p->threads);
+    free(p);
+}
+
+/* ---- queue ------------------------------------------------------------------------------------ */
+
+struct sl__queue {
+    pthread_mutex_t mu;
+    pthread_cond_t not_empty, not_full;
+    void **items;
+    int cap, head, count;
+    int closed;
+};
+
+sl_status sl__queue_create(int capacity, sl__queue **out, sl_err *err) {
+    if (capacity < 1) return sl_err_set(err, SL_EINVAL, "queue capacity %d", capacity);
+    sl__queue *q = sl__calloc(1, sizeof *q, err);
+    if (!q) return SL_ENOMEM;
+    q->items = sl__calloc((size_t)capacity, sizeof *q->items, err);
+    if (!q->items) {
+        free(q);
+        return SL_ENOMEM;
+    }
+    q->cap = capacity;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->not_empty, NULL);
+    pthread_cond_init(&q->not_full, NULL);
+    *out = q;
+    return SL_OK;
+}
+
+static void put(sl__queue *q, void *item) {
+    q->items[(q->head + q->count) % q->cap] = item;
+    q->count++;
+    pthread_cond_signal(&q->not_empty);
+}
+
+static void *take(sl__queue *q) {
+    void *item = q->items[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->count--;
+    pthread_cond_signal(&q->not_full);
+    return item;
+}
+
+sl_status sl__queue_push(sl__queue *q, void *item) {
+    pthread_mutex_lock(&q->mu);
+    while (q->count == q->cap && !q->closed) pthread_cond_wait(&q->not_full, &q->mu);
+    sl_status st = SL_ECLOSED;
+    if (!q->closed) {
+        put(q, item);
+        st = SL_OK;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return st;
+}
+
+sl_status sl__queue_try_push(sl__queue *q, void *item) {
+    pthread_mutex_lock(&q->mu);
+    sl_status st = q->closed ? SL_ECLOSED : q->count == q->cap ? SL_ETIMEOUT : SL_OK;
+    if (st == SL_OK) put(q, item);
+    pthread_mutex_unlock(&q->mu);
+    return st;
+}
+
+sl_status sl__queue_pop(sl__queue *q, void **item) { return sl__queue_pop_timeout(q, item, -1); }
+
+sl_status sl__queue_pop_timeout(sl__queue *q, void **item, int timeout_ms) {
+    struct timespec deadline;
+    if (timeout_ms >= 0) {
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    pthread_mutex_lock(&q->mu);
+    sl_status st = SL_OK;
+    while (q->count == 0 && !q->closed) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&q->not_empty, &q->mu);
+        } else if (pthread_cond_timedwait(&q->not_empty, &q->mu, &deadline) == ETIMEDOUT) {
+            st = SL_ETIMEOUT;
+            break;
+        }
+    }
+    if (q->count > 0)
+        *item = take(q), st = SL_OK;
+    else if (st == SL_OK)
+        st = SL_EOF; /* closed and drained */
+    pthread_mutex_unlock(&q->mu);
+    return st;
+}
+
+sl_status sl__queue_try_pop(sl__queue *q, void **item) { return sl__queue_pop_timeout(q, item, 0); }
+
+void sl__queue_close(sl__queue *q) {
+    pthread_mutex_lock(&q->mu);
+    q->closed = 1;
+    pthread_cond_broadcast(&q->not_empty);
+    pthread_cond_broadcast(&q->not_full);
+    pthread_mutex_unlock(&q->mu);
+}
+
+int sl__queue_size(sl__queue *q) {
+    pthread_mutex_lock(&q->mu);
+    int n = q->count;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+void sl__queue_free(sl__queue *q) {
+    if (!q) return;
+    pthread_cond_destroy(&q->not_empty);
+    pthread_cond_destroy(&q->not_full);
+    pthread_mutex_destroy(&q->mu);
+    free(q->items);
+    free(q);
+}

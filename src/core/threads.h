@@ -1,0 +1,48 @@
+/* A fixed thread pool with a parallel-for over samples, and a bounded multi-producer multi-consumer
+ * queue with close/drain semantics. Errors raised in a worker come back to the caller: a
+ * parallel-for reports the error of the lowest failing index, so the outcome does not depend on the
+ * thread count or on scheduling. */
+#ifndef SLUICE_CORE_THREADS_H
+#define SLUICE_CORE_THREADS_H
+
+#include "sluice/status.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl__pool sl__pool;
+
+/* fn runs once per index i in [0, n); worker is the running thread's index in [0, threads). */
+typedef sl_status (*sl__pool_fn)(void *ctx, int64_t i, int worker, sl_err *err);
+
+/* threads >= 1 worker threads; the caller of parallel_for waits and does not run tasks itself, so
+ * worker indices can key per-thread scratch state. Several callers may use one pool at once. */
+sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err);
+int sl__pool_threads(const sl__pool *p);
+sl_status sl__pool_parallel_for(sl__pool *p, int64_t n, sl__pool_fn fn, void *ctx, sl_err *err);
+void sl__pool_free(sl__pool *p);
+
+typedef struct sl__queue sl__queue;
+
+sl_status sl__queue_create(int capacity, sl__queue **out, sl_err *err);
+/* Blocks while full; SL_ECLOSED once the queue is closed (the item is not taken). */
+sl_status sl__queue_push(sl__queue *q, void *item);
+/* Blocks while empty and open; after close, returns the items left, then SL_EOF. */
+sl_status sl__queue_pop(sl__queue *q, void **item);
+/* As pop, but gives up after timeout_ms with SL_ETIMEOUT. */
+sl_status sl__queue_pop_timeout(sl__queue *q, void **item, int timeout_ms);
+/* Non-blocking: SL_ETIMEOUT when it would block. */
+sl_status sl__queue_try_push(sl__queue *q, void *item);
+sl_status sl__queue_try_pop(sl__queue *q, void **item);
+/* Wakes every waiter; pushes fail from now on, pops drain what is left. */
+void sl__queue_close(sl__queue *q);
+int sl__queue_size(sl__queue *q);
+void sl__queue_free(sl__queue *q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

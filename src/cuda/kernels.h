@@ -1,0 +1,25 @@
+/* C entry points of the CUDA code in src/cuda/ (compiled by nvcc as C++, called from C). Only CUDA
+ * builds include this header; it pulls in no CUDA header itself, so C files stay CUDA-free. */
+#ifndef SLUICE_CUDA_KERNELS_H
+#define SLUICE_CUDA_KERNELS_H
+
+#include "sluice/status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* memcpy between host and device memory in any direction; stream NULL = synchronous. */
+sl_status sl__cuda_memcpy(void *dst, bool dst_dev, const void *src, bool src_dev, size_t n,
+                          void *stream, sl_err *err);
+/* Sets n elements of elem bytes (1, 2, 4 or 8) to the bytes in value. */
+sl_status sl__cuda_fill(void *data, size_t n, const unsigned char *value, size_t elem, void *stream,
+                        sl_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

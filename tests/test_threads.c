@@ -1,0 +1,197 @@
+/* Thread pool and queue: parallel-for covers every index once, errors come back (lowest index),
+ * several callers share a pool, and a stress test of many producers and consumers with a close while
+ * consumers are blocked. Run under ThreadSanitizer by `make check`. */
+#include "check.h"
+#include "core/threads.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    atomic_int *hits;
+    int64_t fail_from; /* indices >= this fail */
+} pf_ctx;
+
+static sl_status pf_fn(void *ctx_, int64_t i, int worker, sl_err *err) {
+    pf_ctx *c = ctx_;
+    atomic_fetch_add(&c->hits[i], 1);
+    if (i >= c->fail_from && i % 7 == 3)
+        return sl_err_set(err, SL_EFORMAT, "record %lld is corrupt", (long long)i);
+    return SL_OK;
+}
+
+static void test_parallel_for(int threads) {
+    sl_err e;
+    sl__pool *p;
+    CHECK_OK(sl__pool_create(threads, &p, &e), &e);
+    CHECK_EQ_INT(sl__pool_threads(p), threads);
+    enum { N = 10000 };
+    atomic_int *hits = calloc(N, sizeof *hits);
+    pf_ctx c = {hits, N};
+    CHECK_OK(sl__pool_parallel_for(p, N, pf_fn, &c, &e), &e);
+    int once = 1;
+    for (int i = 0; i < N; i++) once &= atomic_load(&hits[i]) == 1;
+    CHECK(once);
+    /* failures from 500 on: the error is always the lowest failing index, 500 (500 % 7 == 3) */
+    memset(hits, 0, N * sizeof *hits);
+    c.fail_from = 500;
+    CHECK_FAILS(sl__pool_parallel_for(p, N, pf_fn, &c, &e), SL_EFORMAT, &e, "record 500 ");
+    for (int i = 0; i <= 500; i++) once &= atomic_load(&hits[i]) == 1;
+    CHECK(once); /* everything below the failure ran */
+    CHECK_OK(sl__pool_parallel_for(p, 0, pf_fn, &c, &e), &e);
+    free(hits);
+    sl__pool_free(p);
+}
+
+typedef struct {
+    sl__pool *pool;
+    atomic_int *hits;
+    sl_status st;
+} caller_arg;
+
+static void *caller_main(void *a_) {
+    caller_arg *a = a_;
+    pf_ctx c = {a->hits, 1 << 30};
+    sl_err e;
+    for (int r = 0; r < 20 && a->st == SL_OK; r++)
+        a->st = sl__pool_parallel_for(a->pool, 1000, pf_fn, &c, &e);
+    return NULL;
+}
+
+static void test_shared_pool(void) {
+    sl_err e;
+    sl__pool *p;
+    CHECK_OK(sl__pool_create(3, &p, &e), &e);
+    pthread_t th[4];
+    caller_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i].pool = p;
+        args[i].hits = calloc(1000, sizeof(atomic_int));
+        args[i].st = SL_OK;
+        pthread_create(&th[i], NULL, caller_main, &args[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ_INT(args[i].st, SL_OK);
+        int ok = 1;
+        for (int j = 0; j < 1000; j++) ok &= atomic_load(&args[i].hits[j]) == 20;
+        CHECK(ok);
+        free(args[i].hits);
+    }
+    sl__pool_free(p);
+}
+
+enum { PRODUCERS = 6, CONSUMERS = 5, PER_PRODUCER = 20000 };
+
+typedef struct {
+    sl__queue *q;
+    int id;
+    atomic_llong *sum;
+    atomic_int *count;
+} qarg;
+
+static void *producer(void *a_) {
+    qarg *a = a_;
+    for (int i = 1; i <= PER_PRODUCER; i++) {
+        intptr_t v = (intptr_t)a->id * PER_PRODUCER + i;
+        if (sl__queue_push(a->q, (void *)v) != SL_OK) break;
+    }
+    return NULL;
+}
+
+static void *consumer(void *a_) {
+    qarg *a = a_;
+    void *item;
+    while (sl__queue_pop(a->q, &item) == SL_OK) {
+        atomic_fetch_add(a->sum, (long long)(intptr_t)item);
+        atomic_fetch_add(a->count, 1);
+    }
+    return NULL;
+}
+
+static void test_queue_stress(void) {
+    sl_err e;
+    sl__queue *q;
+    CHECK_OK(sl__queue_create(16, &q, &e), &e);
+    atomic_llong sum = 0;
+    atomic_int count = 0;
+    pthread_t pt[PRODUCERS], ct[CONSUMERS];
+    qarg pa[PRODUCERS], ca[CONSUMERS];
+    for (int i = 0; i < CONSUMERS; i++) {
+        ca[i] = (qarg){q, i, &sum, &count};
+        pthread_create(&ct[i], NULL, consumer, &ca[i]);
+    }
+    for (int i = 0; i < PRODUCERS; i++) {
+        pa[i] = (qarg){q, i, &sum, &count};
+        pthread_create(&pt[i], NULL, producer, &pa[i]);
+    }
+    for (int i = 0; i < PRODUCERS; i++) pthread_join(pt[i], NULL);
+    sl__queue_close(q); /* consumers drain what is left, then see SL_EOF */
+    for (int i = 0; i < CONSUMERS; i++) pthread_join(ct[i], NULL);
+    long long n = (long long)PRODUCERS * PER_PRODUCER;
+    CHECK_EQ_INT(atomic_load(&count), n);
+    CHECK_EQ_INT(atomic_load(&sum), n * (n + 1) / 2);
+    void *item;
+    CHECK_EQ_INT(sl__queue_pop(q, &item), SL_EOF);
+    CHECK_EQ_INT(sl__queue_push(q, item), SL_ECLOSED);
+    sl__queue_free(q);
+}
+
+static void *blocked_pop(void *a_) {
+    qarg *a = a_;
+    void *item;
+    sl_status st = sl__queue_pop(a->q, &item);
+    atomic_store(a->count, st == SL_EOF ? 1 : -1);
+    return NULL;
+}
+
+static void *blocked_push(void *a_) {
+    qarg *a = a_;
+    sl_status st = sl__queue_push(a->q, (void *)1);
+    atomic_store(a->count, st == SL_ECLOSED ? 1 : -1);
+    return NULL;
+}
+
+static void test_close_while_blocked(void) {
+    sl_err e;
+    sl__queue *q;
+    CHECK_OK(sl__queue_create(1, &q, &e), &e);
+    atomic_int r1 = 0, r2 = 0;
+    qarg a1 = {q, 0, NULL, &r1};
+    pthread_t t1;
+    pthread_create(&t1, NULL, blocked_pop, &a1); /* blocks: empty */
+    void *item;
+    CHECK_EQ_INT(sl__queue_pop_timeout(q, &item, 20), SL_ETIMEOUT);
+    sl__queue_close(q);
+    pthread_join(t1, NULL);
+    CHECK_EQ_INT(atomic_load(&r1), 1);
+    sl__queue_free(q);
+
+    CHECK_OK(sl__queue_create(1, &q, &e), &e);
+    CHECK_OK(sl__queue_push(q, (void *)7), NULL);
+    CHECK_EQ_INT(sl__queue_try_push(q, (void *)8), SL_ETIMEOUT);
+    qarg a2 = {q, 0, NULL, &r2};
+    pthread_t t2;
+    pthread_create(&t2, NULL, blocked_push, &a2); /* blocks: full */
+    sl__queue_close(q);
+    pthread_join(t2, NULL);
+    CHECK_EQ_INT(atomic_load(&r2), 1);
+    CHECK_EQ_INT(sl__queue_pop(q, &item), SL_OK); /* drain after close */
+    CHECK(item == (void *)7);
+    CHECK_EQ_INT(sl__queue_try_pop(q, &item), SL_EOF);
+    sl__queue_free(q);
+}
+
+int main(void) {
+    test_parallel_for(1);
+    test_parallel_for(4);
+    test_shared_pool();
+    test_queue_stress();
+    test_close_while_blocked();
+    sl_err e;
+    sl__pool *p;
+    CHECK_FAILS(sl__pool_create(0, &p, &e), SL_EINVAL, &e, "0 threads");
+    return check_done();
+}

@@ -1,0 +1,55 @@
+/* Test harness state and helpers (see check.h). */
+#include "check.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int check_failures;
+int check_count;
+
+void check_fail(const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "FAIL %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    check_failures++;
+}
+
+int check_done(void) {
+    if (check_failures) {
+        fprintf(stderr, "%d of %d checks failed\n", check_failures, check_count);
+        return 1;
+    }
+    printf("all %d checks passed\n", check_count);
+    return 0;
+}
+
+const char *fixture(const char *rel) {
+    static char bufs[8][1024];
+    static int next;
+    char *b = bufs[next++ % 8];
+    const char *root = getenv("SL_FIXTURES");
+    snprintf(b, 1024, "%s/%s", root && *root ? root : SL_FIXTURES, rel);
+    return b;
+}
+
+const char *scratch_dir(const char *name) {
+    static char bufs[4][1024];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, 1024, "%s/scratch/%s", SL_BUILD_DIR, name);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", b, b);
+    if (system(cmd) != 0) fprintf(stderr, "warning: could not prepare %s\n", b);
+    return b;
+}
+
+const char *check_errmsg(const void *e) { return e ? ((const sl_err *)e)->msg : ""; }
+
+int check_needle_missing(const char *msg, const char *needle) {
+    return needle && !strstr(msg, needle);
+}

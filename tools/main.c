@@ -1,0 +1,69 @@
+/* sluice: command-line entry point. Dispatches to the subcommands and installs a log callback that
+ * prints the library's warnings to stderr (the library itself never prints). */
+#include "cli.h"
+
+#include "sluice/sluice.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"ops", sl_cli_ops, "list the operators and their arguments"},
+};
+
+static void log_to_stderr(sl_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level >= SL_LOG_WARN) fprintf(stderr, "sluice: %s: %s\n", level == SL_LOG_WARN ? "warning" : "error", msg);
+}
+
+static int usage(FILE *f) {
+    fprintf(f, "sluice %s: feeds training data to many GPUs fast, and trains on them\n\n",
+            SLUICE_VERSION_STRING);
+    fprintf(f, "usage: sluice <command> [options]   (sluice <command> --help for its options)\n\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
+    return f == stdout ? 0 : 2;
+}
+
+int sl_cli_fail(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "sluice %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 1;
+}
+
+bool sl_cli_interactive(void) { return isatty(STDERR_FILENO); }
+
+void sl_cli_progress(const char *label, long long done, long long total) {
+    if (!sl_cli_interactive() || total <= 0) return;
+    int width = 40, fill = (int)(done * width / total);
+    fprintf(stderr, "\r%s [", label);
+    for (int i = 0; i < width; i++) fputc(i < fill ? '=' : i == fill ? '>' : ' ', stderr);
+    fprintf(stderr, "] %lld/%lld", done, total);
+    if (done >= total) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+int main(int argc, char **argv) {
+    sl_log_set_callback(log_to_stderr, NULL);
+    if (argc < 2) return usage(stderr);
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
+        return usage(stdout);
+    if (!strcmp(argv[1], "--version")) {
+        printf("sluice %s\n", SLUICE_VERSION_STRING);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "sluice: unknown command '%s'\n", argv[1]);
+    return usage(stderr);
+}

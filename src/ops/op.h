@@ -17,6 +17,7 @@
 #ifndef SLUICE_OPS_OP_H
 #define SLUICE_OPS_OP_H
 
+#include "sluice/pipeline.h" /* sl_reader_meta */
 #include "sluice/status.h"
 #include "sluice/tensor.h"
 
@@ -128,15 +129,6 @@ enum {
     SL_OPF_RANDOM = 1u << 1, /* draws random numbers: takes a seed */
     SL_OPF_NOCOPY = 1u << 2, /* outputs are views of inputs */
 };
-
-typedef struct sl_reader_meta {
-    int64_t epoch_size;        /* N, the whole data set */
-    int64_t epoch_size_padded; /* ceil(N/S)*S with pad_last_batch, else N */
-    int number_of_shards;
-    int shard_id;
-    bool pad_last_batch;
-    bool stick_to_shard;
-} sl_reader_meta;
 
 /* What an op instance learns when it is created. */
 typedef struct sl__op_init {

@@ -1,0 +1,215 @@
+/* sl_pipeline: a DALI-style data pipeline -- readers, decoders and operators on the CPU and GPU --
+ * written as text in the syntax of DALI's Python pipelines, or built op by op in C.
+ *
+ * Built op by op (the seed's training pipeline for one of two shards):
+ *
+ *     sl_pipeline_config cfg;
+ *     sl_pipeline_config_init(&cfg);          // batch 32, 4 threads, CPU, seed 0, prefetch 2/2
+ *     cfg.batch_size = 100;
+ *     sl_pipeline *p;
+ *     sl_err err;
+ *     if (sl_pipeline_create(&cfg, &p, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
+ *     int rd[2], img, lab;
+ *     sl_pipeline_op *op = sl_pipeline_op_begin(p, "readers.caffe2");
+ *     sl_pipeline_op_arg(op, "path", "\"data/training\"");   // values in pipeline syntax
+ *     sl_pipeline_op_arg(op, "random_shuffle", "True");
+ *     sl_pipeline_op_arg(op, "num_shards", "2");
+ *     sl_pipeline_op_arg(op, "shard_id", "0");
+ *     sl_pipeline_op_arg(op, "name", "\"mnist_caffe2_reader\"");
+ *     sl_pipeline_op_end(op, rd, 2, NULL);                   // rd[0] = jpegs, rd[1] = labels
+ *     op = sl_pipeline_op_begin(p, "decoders.image");
+ *     sl_pipeline_op_input(op, rd[0]);
+ *     sl_pipeline_op_device(op, "mixed");
+ *     sl_pipeline_op_arg(op, "output_type", "types.GRAY");
+ *     sl_pipeline_op_end(op, &img, 1, NULL);
+ *     ... crop_mirror_normalize, reshape, one_hot likewise ...
+ *     const char *names[2] = {"images", "labels"};
+ *     int outs[2] = {img, lab};
+ *     sl_pipeline_set_outputs(p, 2, outs, names);
+ *     if (sl_pipeline_build(p)) { fprintf(stderr, "%s\n", sl_pipeline_errmsg(p)); ... }
+ *     for (;;) {
+ *         sl_batch *b;
+ *         if (sl_pipeline_next(p, &b)) break;            // error: sl_pipeline_errmsg(p)
+ *         sl_tensor images;
+ *         sl_batch_tensor(b, 0, &images, NULL);          // (100, 784) float32, no copy
+ *         ...
+ *         sl_pipeline_release(p, b);                     // its buffers go back to the pipeline
+ *     }
+ *     sl_pipeline_free(p);
+ *
+ * From text: sl_pipeline_parse(p, text, "seed.py", ...) reads a DALI pipeline function (one optional
+ * @decorator, a def line whose parameters are bound from outside, op-call assignments, .gpu()/.cpu(),
+ * keyword arguments with numbers, strings, booleans, lists, types.* constants and arithmetic on known
+ * names, and return) and makes the same calls. Errors name line and column, with a caret.
+ *
+ * Execution: readers and CPU operators run per sample on a thread pool; the CPU stage and the GPU
+ * stage run in their own threads and overlap; prefetch_cpu/prefetch_gpu batches are kept ready;
+ * buffers are recycled. Every random choice comes from the pipeline seed (or an op's `seed`) and the
+ * sample's sequence number, so outputs do not depend on thread count or prefetch depth. On a CPU
+ * device, "mixed" and "gpu" operators run on the CPU and .gpu() is a no-op, so one pipeline text runs
+ * anywhere. The pipeline never ends: readers wrap around epoch after epoch (the iterator counts
+ * epochs from the reader meta). */
+#ifndef SLUICE_PIPELINE_H
+#define SLUICE_PIPELINE_H
+
+#include "sluice/status.h"
+#include "sluice/tensor.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl_pipeline sl_pipeline;
+typedef struct sl_pipeline_op sl_pipeline_op;
+typedef struct sl_batch sl_batch;
+
+/* What a reader reports about its data set and shard (DALI's reader meta). */
+typedef struct sl_reader_meta {
+    int64_t epoch_size;        /* N, the whole data set */
+    int64_t epoch_size_padded; /* ceil(N/S)*S with pad_last_batch, else N */
+    int number_of_shards;
+    int shard_id;
+    bool pad_last_batch;
+    bool stick_to_shard;
+} sl_reader_meta;
+
+typedef struct sl_pipeline_config {
+    int batch_size;   /* samples per batch (this pipeline's share of a global batch) */
+    int num_threads;  /* CPU workers; DALI's default is 4 */
+    sl_device device; /* SL_DEVICE_CUDA: mixed/gpu ops run there; SL_DEVICE_CPU: everything on CPU */
+    uint64_t seed;    /* pipeline seed; per-op seeds derive from it (an op's `seed` argument wins) */
+    int prefetch_cpu; /* batches the CPU stage may run ahead (DALI prefetch_queue_depth cpu_size) */
+    int prefetch_gpu; /* batches the GPU stage may run ahead (gpu_size) */
+} sl_pipeline_config;
+
+void sl_pipeline_config_init(sl_pipeline_config *cfg);
+sl_status sl_pipeline_create(const sl_pipeline_config *cfg, sl_pipeline **out, sl_err *err);
+/* Stops the stage threads and frees everything; NULL is a no-op. */
+void sl_pipeline_free(sl_pipeline *p);
+/* The last error of this pipeline ("" when none). */
+const char *sl_pipeline_errmsg(const sl_pipeline *p);
+sl_status sl_pipeline_status(const sl_pipeline *p);
+
+/* ---- building op by op (graph nodes are ints: one per op output) -------------------------------- */
+
+/* Starts describing an op by DALI name ("readers.caffe2", "fn.decoders.image", ...); NULL on an
+ * unknown name (see sl_pipeline_errmsg: it suggests the closest). */
+sl_pipeline_op *sl_pipeline_op_begin(sl_pipeline *p, const char *op_name);
+sl_status sl_pipeline_op_input(sl_pipeline_op *op, int node);
+/* "cpu", "mixed" or "gpu"; default: gpu if any input is on the GPU, else cpu (as DALI). */
+sl_status sl_pipeline_op_device(sl_pipeline_op *op, const char *device);
+/* A keyword argument, as written in a pipeline: "255.0", "[0.485, 0.456]", "types.FLOAT",
+ * "\"CHW\"", "True". `name` and `device` are accepted here too. */
+sl_status sl_pipeline_op_arg(sl_pipeline_op *op, const char *name, const char *value);
+/* A per-sample argument taken from another op's output (mirror=coin). */
+sl_status sl_pipeline_op_arg_node(sl_pipeline_op *op, const char *name, int node);
+/* Checks the arguments against the op's schema and adds it; writes its output nodes (up to max_out)
+ * and how many outputs it has to *count (may be NULL). The op handle is freed either way. */
+sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, int *count);
+/* .gpu() / .cpu(): a node holding node's data on the other side; on a CPU pipeline the node itself. */
+sl_status sl_pipeline_transfer(sl_pipeline *p, int node, sl_device_kind to, int *out_node);
+/* What the pipeline returns, in order, with names (NULL: "out0", "out1", ...). */
+sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
+                                  const char *const *names);
+/* Validates the graph (arguments, devices, dtypes/layouts between ops), opens every store, creates
+ * the op instances and starts producing batches. */
+sl_status sl_pipeline_build(sl_pipeline *p);
+
+/* ---- pipeline text ------------------------------------------------------------------------------ */
+
+/* Settings a @data_iterator(...) / @pipeline_def(...) decorator line carries. */
+typedef enum sl_layout_mode {
+    SL_LAYOUT_NONE = 0, /* one pipeline: its batch as is */
+    SL_LAYOUT_SHARDED,  /* sharding=...: one global tensor, rows split across devices */
+    SL_LAYOUT_STACKED   /* devices=...: (devices, batch/devices, ...) */
+} sl_layout_mode;
+
+typedef enum sl_last_batch_policy {
+    SL_LAST_BATCH_FILL = 0,
+    SL_LAST_BATCH_DROP = 1,
+    SL_LAST_BATCH_PARTIAL = 2
+} sl_last_batch_policy;
+
+#define SL_MAX_OUTPUTS 16
+
+typedef struct sl_pipeline_decorator {
+    bool present;
+    char func_name[64];
+    int num_outputs;                     /* output_map entries */
+    char output_map[SL_MAX_OUTPUTS][64];
+    char reader_name[64];                /* "" when not given */
+    int64_t size;                        /* -1 when not given */
+    sl_layout_mode layout;
+    sl_last_batch_policy last_batch_policy;
+    bool last_batch_padded, prepare_first_batch, auto_reset;
+    int num_params;                      /* the def line's parameters */
+    char params[16][64];
+} sl_pipeline_decorator;
+
+/* A bound name: a def parameter or any free name the text uses (value in pipeline syntax; a value
+ * that does not read as a literal is taken as a string, so data_path=data/training works). */
+typedef struct sl_pipeline_bind {
+    const char *name;
+    const char *value;
+} sl_pipeline_bind;
+
+/* Reads only the decorator and def line of a pipeline text. */
+sl_status sl_pipeline_text_decorator(const char *text, const char *filename,
+                                     sl_pipeline_decorator *out, sl_err *err);
+/* Builds the text's graph into p (before sl_pipeline_build). Outputs: output_map names when the
+ * decorator has them, else the names on the return line. */
+sl_status sl_pipeline_parse(sl_pipeline *p, const char *text, const char *filename, int nbind,
+                            const sl_pipeline_bind *binds, sl_err *err);
+
+/* ---- running -------------------------------------------------------------------------------- */
+
+/* The next batch, in order; blocks until it is ready. An error raised while producing a batch
+ * (a corrupt record, say) comes back here, naming the record and op; the pipeline then stays
+ * failed and can only be freed. */
+sl_status sl_pipeline_next(sl_pipeline *p, sl_batch **out);
+/* Gives a batch's buffers back. Batches must be released in the order they were taken; at most
+ * prefetch_cpu + prefetch_gpu + 1 batches exist at once. */
+void sl_pipeline_release(sl_pipeline *p, sl_batch *b);
+
+int sl_pipeline_num_outputs(const sl_pipeline *p);
+const char *sl_pipeline_output_name(const sl_pipeline *p, int i);
+int sl_pipeline_batch_size(const sl_pipeline *p);
+sl_device sl_pipeline_device(const sl_pipeline *p);
+
+int sl_batch_size(const sl_batch *b);
+int64_t sl_batch_index(const sl_batch *b); /* 0, 1, 2, ... since the pipeline started */
+const sl_tlist *sl_batch_output(const sl_batch *b, int i);
+/* A dense (batch, ...) view of output i when every sample has one shape. */
+sl_status sl_batch_tensor(const sl_batch *b, int i, sl_tensor *out, sl_err *err);
+/* The record key of sample i (from the pipeline's reader). */
+const char *sl_batch_key(const sl_batch *b, int i);
+
+/* Reader meta of the reader named `name` (its `name=` argument), or the only reader when NULL. */
+sl_status sl_pipeline_reader_meta(sl_pipeline *p, const char *name, sl_reader_meta *out);
+
+/* Time spent per stage, for `sluice run`. */
+typedef struct sl_pipeline_stats {
+    int64_t batches;
+    double reader_s, cpu_ops_s, decode_s, gpu_s, wait_s; /* seconds, summed over batches */
+    int num_ops;
+    struct {
+        char name[64];
+        double seconds;
+    } ops[32];
+} sl_pipeline_stats;
+void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out);
+
+/* Checkpoint of the state that decides every batch after the last one taken (reader positions,
+ * RNG counters): malloc'd bytes. sl_pipeline_restore goes between building the graph (ops or text)
+ * and sl_pipeline_build, with the same text and configuration; the pipeline then continues exactly
+ * where the saved one stood. */
+sl_status sl_pipeline_save(sl_pipeline *p, void **bytes, size_t *size);
+sl_status sl_pipeline_restore(sl_pipeline *p, const void *bytes, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,108 @@
+/* Internal structure of a pipeline: the graph (op instances and nodes) the builder and the parser
+ * make, and the executor state (batch slots, stage threads, queues). */
+#ifndef SLUICE_PIPELINE_INTERNAL_H
+#define SLUICE_PIPELINE_INTERNAL_H
+
+#include "sluice/pipeline.h"
+
+#include "core/threads.h"
+#include "ops/op.h"
+
+#include <pthread.h>
+
+#define SL__MAX_OP_INPUTS 8
+#define SL__MAX_OP_OUTPUTS 8
+
+typedef struct sl__node {
+    int op;       /* producing op instance, or -1 for a transfer */
+    int out;      /* output index of that op */
+    int src;      /* transfers: the node copied */
+    bool gpu;     /* data lives on the GPU */
+} sl__node;
+
+typedef struct sl__opinst {
+    const sl__op_def *def;
+    char name[64];
+    unsigned placement; /* SL_OPDEV_CPU, _MIXED or _GPU as written */
+    bool on_gpu;        /* runs in the GPU stage (placement mixed/gpu on a CUDA pipeline) */
+    int ninputs, inputs[SL__MAX_OP_INPUTS];
+    int narg_inputs, arg_inputs[SL__MAX_OP_INPUTS];
+    int nout, first_node;
+    sl__args args;
+    void *state;
+    uint64_t seed;
+    int64_t sample_base, iteration;
+    double seconds;
+} sl__opinst;
+
+struct sl_pipeline_op {
+    sl_pipeline *p;
+    const sl__op_def *def;
+    char name[64];
+    char device[8];
+    int ninputs, inputs[SL__MAX_OP_INPUTS];
+    int nargs;
+    char *argnames[64];
+    sl__val argvals[64];
+    int64_t seed; /* -1: derive */
+    sl_status status;
+};
+
+struct sl_batch {
+    const struct sl_pipeline *pipe;
+    int slot;
+    int64_t seq;
+    int size;
+    sl_tlist *nodes; /* one sample list per node */
+    char **keys;     /* per-sample keys (copied from the reader) */
+    size_t *key_cap;
+    sl_status status;
+    sl_err err;
+};
+
+struct sl_pipeline {
+    sl_pipeline_config cfg;
+    sl_err err;
+    bool built, failed;
+
+    /* graph */
+    int nops, ops_cap;
+    sl__opinst *ops;
+    int nnodes, nodes_cap;
+    sl__node *nodes;
+    int nout;
+    int outputs[SL_MAX_OUTPUTS];
+    char output_names[SL_MAX_OUTPUTS][64];
+    int reader_op; /* the first reader (keys come from it), -1 if none */
+
+    /* executor */
+    sl__pool *pool;
+    int nslots;
+    sl_batch *slots;
+    sl__queue *free_q, *ready_q;
+    pthread_t cpu_thread;
+    bool cpu_thread_started;
+    volatile int stopping;
+    int64_t next_seq; /* next batch the CPU stage produces */
+    int64_t taken;    /* batches handed to the consumer */
+
+    /* checkpoints: snapshot of op state before batch seq, in a ring */
+    pthread_mutex_t snap_mu;
+    pthread_cond_t snap_cv;
+    int nsnap;
+    int64_t *snap_seq;
+    void **snap_bytes;
+    size_t *snap_size;
+    void *restore_bytes;
+    size_t restore_size;
+
+    /* stats */
+    pthread_mutex_t stats_mu;
+    sl_pipeline_stats stats;
+};
+
+/* Serialises every op's checkpoint state and counters ("before batch seq"). */
+sl_status sl__pipeline_snapshot(sl_pipeline *p, int64_t seq, void **bytes, size_t *size,
+                                sl_err *err);
+
+#endif

@@ -170,8 +170,8 @@ sl_status sl_pipeline_parse(sl_pipeline *p, const char *text, const char *filena
  * (a corrupt record, say) comes back here, naming the record and op; the pipeline then stays
  * failed and can only be freed. */
 sl_status sl_pipeline_next(sl_pipeline *p, sl_batch **out);
-/* Gives a batch's buffers back. Batches must be released in the order they were taken; at most
- * prefetch_cpu + prefetch_gpu + 1 batches exist at once. */
+/* Gives a batch's buffers back (in any order). While prefetch_cpu batches are prepared ahead, the
+ * consumer may hold up to prefetch_cpu + 1; taking more than that is an SL_ESTATE error. */
 void sl_pipeline_release(sl_pipeline *p, sl_batch *b);
 
 int sl_pipeline_num_outputs(const sl_pipeline *p);

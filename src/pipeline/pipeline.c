@@ -453,7 +453,8 @@ static void *cpu_stage(void *arg) {
 }
 
 static sl_status alloc_slots(sl_pipeline *p) {
-    p->nslots = p->cfg.prefetch_cpu + 1;
+    /* prefetch_cpu batches in preparation, up to prefetch_cpu held by the consumer, one in hand */
+    p->nslots = 2 * p->cfg.prefetch_cpu + 1;
     p->slots = sl__calloc((size_t)p->nslots, sizeof *p->slots, &p->err);
     if (!p->slots) return SL_ENOMEM;
     int bs = p->cfg.batch_size;
@@ -527,6 +528,9 @@ sl_status sl_pipeline_next(sl_pipeline *p, sl_batch **out) {
     *out = NULL;
     if (!p->built) return fail(p, SL_ESTATE, "sl_pipeline_next before sl_pipeline_build");
     if (p->failed) return p->err.status;
+    if (p->taken - p->released >= p->nslots)
+        return fail(p, SL_ESTATE, "%d batches are held: release one before taking another",
+                    p->nslots);
     void *item;
     double t0 = now_s();
     sl_status st = sl__queue_pop(p->ready_q, &item);
@@ -547,7 +551,9 @@ sl_status sl_pipeline_next(sl_pipeline *p, sl_batch **out) {
 }
 
 void sl_pipeline_release(sl_pipeline *p, sl_batch *b) {
-    if (b) sl__queue_push(p->free_q, b);
+    if (!b) return;
+    p->released++;
+    sl__queue_push(p->free_q, b);
 }
 
 void sl_pipeline_free(sl_pipeline *p) {
@@ -704,12 +710,17 @@ sl_status sl__pipeline_snapshot(sl_pipeline *p, int64_t seq, void **bytes, size_
 }
 
 sl_status sl_pipeline_save(sl_pipeline *p, void **bytes, size_t *size) {
+    return sl__pipeline_save_at(p, p->built ? p->taken : 0, bytes, size);
+}
+
+sl_status sl__pipeline_save_at(sl_pipeline *p, int64_t want, void **bytes, size_t *size) {
     *bytes = NULL;
     *size = 0;
     if (!p->built) return fail(p, SL_ESTATE, "checkpoint before sl_pipeline_build");
     if (p->failed) return p->err.status;
+    if (want < p->taken - p->nsnap + 2 || want > p->taken)
+        return fail(p, SL_EINVAL, "no snapshot of batch %lld kept", (long long)want);
     pthread_mutex_lock(&p->snap_mu);
-    int64_t want = p->taken;
     int i = (int)(want % p->nsnap);
     while (p->snap_seq[i] != want && !p->stopping) pthread_cond_wait(&p->snap_cv, &p->snap_mu);
     sl_status st = SL_OK;
@@ -776,5 +787,6 @@ static sl_status apply_restore(sl_pipeline *p) {
                               (size_t)(end - b));
     p->next_seq = seq;
     p->taken = seq;
+    p->released = seq;
     return SL_OK;
 }

@@ -85,6 +85,7 @@ struct sl_pipeline {
     volatile int stopping;
     int64_t next_seq; /* next batch the CPU stage produces */
     int64_t taken;    /* batches handed to the consumer */
+    int64_t released; /* batches given back */
 
     /* checkpoints: snapshot of op state before batch seq, in a ring */
     pthread_mutex_t snap_mu;
@@ -101,6 +102,8 @@ struct sl_pipeline {
     sl_pipeline_stats stats;
 };
 
+/* The snapshot taken before batch seq (the last few are kept): a checkpoint after seq batches. */
+sl_status sl__pipeline_save_at(sl_pipeline *p, int64_t seq, void **bytes, size_t *size);
 /* Serialises every op's checkpoint state and counters ("before batch seq"). */
 sl_status sl__pipeline_snapshot(sl_pipeline *p, int64_t seq, void **bytes, size_t *size,
                                 sl_err *err);

@@ -1,0 +1,134 @@
+/* sl_iter: global batches over a mesh of devices, with DALI's data_iterator semantics.
+ *
+ * The iterator builds one pipeline per local device from the same pipeline text (binding num_shards
+ * and shard_id for each), divides the global batch size by the device count (integer division, as
+ * DALI: a remainder is dropped and a warning logged), and each step takes one batch from every
+ * pipeline. Epochs are counted from the reader meta exactly as DALI's iterator does (len, size,
+ * FILL/DROP/PARTIAL, padded shards, read-ahead carried from epoch to epoch).
+ *
+ * Layouts: SHARDED -- each output is one global (devices*B, ...) tensor whose rows are split across
+ * devices; STACKED -- (devices, B, ...) for pmap-style code. Either way each device's shard is a
+ * zero-copy view on its device (sl_iter_shard), and may be exported as DLPack. A batch stays valid
+ * until sl_iter_next is called prefetch_cpu more times (or the iterator is freed).
+ *
+ *     sl_iter_config c;
+ *     sl_iter_config_init(&c);
+ *     c.text = pipeline_text;                      // with @data_iterator(...) supplying the rest
+ *     c.binds = binds; c.nbinds = 3;               // data_path, image_size, num_classes
+ *     c.batch_size = 200;                          // global
+ *     sl_iter_parse_devices("cpu:2", &c, &err);    // or "all", "0,1", "cpu"
+ *     sl_iter *it;
+ *     if (sl_iter_create(&c, &it, &err)) ...
+ *     for (int epoch = 0; epoch < 5; epoch++, sl_iter_reset(it)) {
+ *         const sl_iter_batch *b;
+ *         while (sl_iter_next(it, &b) == SL_OK) {
+ *             sl_tensor x;
+ *             sl_iter_shard(b, 0, dev, &x);       // (B, 784) f32 of device dev
+ *         }
+ *     }
+ *     sl_iter_free(it); */
+#ifndef SLUICE_ITERATOR_H
+#define SLUICE_ITERATOR_H
+
+#include "sluice/pipeline.h"
+#include "sluice/status.h"
+#include "sluice/tensor.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SL_MAX_DEVICES 64
+
+typedef struct sl_iter sl_iter;
+typedef struct sl_iter_batch sl_iter_batch;
+
+typedef struct sl_iter_config {
+    /* the pipeline: text (with an optional decorator) ... */
+    const char *text;
+    const char *filename; /* for error messages */
+    int nbinds;
+    const sl_pipeline_bind *binds;
+    /* ... or a function that builds it op by op into p (text NULL) */
+    sl_status (*build)(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err);
+    void *build_user;
+
+    int ndevices;                      /* local devices: one pipeline each */
+    sl_device devices[SL_MAX_DEVICES];
+    int batch_size;                    /* global batch */
+    int num_threads;                   /* per pipeline; DALI's default 4 */
+    uint64_t seed;
+    int prefetch_cpu, prefetch_gpu;
+    /* multi-process: this process's first global shard and the global shard count (0: local) */
+    int shard_offset, total_shards;
+
+    /* iterator settings; -1 / NULL / "" mean "from the decorator, else DALI's default" */
+    int num_outputs;
+    const char *output_map[SL_MAX_OUTPUTS];
+    const char *reader_name;
+    int64_t size;
+    int last_batch_policy; /* sl_last_batch_policy or -1 */
+    int last_batch_padded, prepare_first_batch, auto_reset; /* 0/1 or -1 */
+    int layout;            /* sl_layout_mode or -1 */
+    /* checkpoint to resume from (a file written by sl_iter_checkpoint), or NULL */
+    const char *resume;
+} sl_iter_config;
+
+void sl_iter_config_init(sl_iter_config *c);
+/* "cpu" (1 CPU device), "cpu:K", "all" (every GPU, else the CPU), "0,1,3" (GPU ids). */
+sl_status sl_iter_parse_devices(const char *spec, sl_iter_config *c, sl_err *err);
+
+sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err);
+void sl_iter_free(sl_iter *it);
+const char *sl_iter_errmsg(const sl_iter *it);
+
+/* The next global batch; SL_EOF at the end of the epoch (then sl_iter_reset starts the next one;
+ * with auto_reset the iterator resets itself before returning SL_EOF). */
+sl_status sl_iter_next(sl_iter *it, const sl_iter_batch **out);
+/* Starts the next epoch; a reset in the middle of an epoch is ignored (with a warning), as DALI. */
+void sl_iter_reset(sl_iter *it);
+
+/* DALI's len(iterator) and iterator.size for the current epoch. */
+int64_t sl_iter_len(const sl_iter *it);
+int64_t sl_iter_size(const sl_iter *it);
+int sl_iter_epoch(const sl_iter *it); /* epochs completed (resets) */
+int64_t sl_iter_step(const sl_iter *it); /* batches taken in this epoch */
+int sl_iter_num_devices(const sl_iter *it);
+int sl_iter_device_batch(const sl_iter *it); /* B: samples per device per step */
+int sl_iter_num_outputs(const sl_iter *it);
+const char *sl_iter_output_name(const sl_iter *it, int i);
+sl_layout_mode sl_iter_layout(const sl_iter *it);
+sl_pipeline *sl_iter_pipeline(sl_iter *it, int device);
+
+/* Device dev's part of output i: (B, ...) on that device, no copy. */
+sl_status sl_iter_shard(const sl_iter_batch *b, int output, int dev, sl_tensor *out, sl_err *err);
+/* The whole output as one host tensor: (devices*B, ...) sharded or (devices, B, ...) stacked.
+ * CPU devices only; assembled (copied) into a buffer the iterator owns, valid like the batch. */
+sl_status sl_iter_global(const sl_iter_batch *b, int output, sl_tensor *out, sl_err *err);
+/* Global shape of output i for the iterator's layout. */
+sl_status sl_iter_global_shape(const sl_iter_batch *b, int output, int *ndim, int64_t *shape,
+                               sl_err *err);
+const char *sl_iter_key(const sl_iter_batch *b, int dev, int sample);
+int sl_iter_batch_devices(const sl_iter_batch *b);
+
+/* DLPack: a DLManagedTensor* (returned as void* so this header needs no dlpack.h) for device dev's
+ * shard of output i; it holds no ownership of the data: valid while the batch is (see above);
+ * the caller calls its deleter when done with the wrapper. SL_ENOTSUP without dlpack.h. */
+sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, void **managed, sl_err *err);
+
+/* Writes reader positions, RNG states and iterator counters (after the batches taken so far) to
+ * path: written to path.tmp, synced, then renamed, with a CRC-32. */
+sl_status sl_iter_checkpoint(sl_iter *it, const char *path);
+/* Extra bytes a caller stores in the same checkpoint (the trainer's model); NULL clears. */
+sl_status sl_iter_checkpoint_with(sl_iter *it, const char *path, const void *extra,
+                                  size_t extra_size);
+/* The extra bytes of the checkpoint the iterator resumed from (NULL, 0 when none). */
+const void *sl_iter_resumed_extra(const sl_iter *it, size_t *size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -190,6 +190,7 @@ static sl_status init_book(sl_iter *it, const sl_iter_config *c, const char *rea
         return SL_OK;
     }
     sl_reader_meta m0;
+    memset(&m0, 0, sizeof m0);
     for (int d = 0; d < it->n; d++) {
         sl_reader_meta m;
         if (sl_pipeline_reader_meta(it->pipes[d], reader_name, &m) != SL_OK)

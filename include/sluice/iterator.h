@@ -105,6 +105,8 @@ sl_pipeline *sl_iter_pipeline(sl_iter *it, int device);
 
 /* Device dev's part of output i: (B, ...) on that device, no copy. */
 sl_status sl_iter_shard(const sl_iter_batch *b, int output, int dev, sl_tensor *out, sl_err *err);
+/* Device dev's part of output i as a sample list (for samples of different shapes). */
+const sl_tlist *sl_iter_shard_list(const sl_iter_batch *b, int output, int dev);
 /* The whole output as one host tensor: (devices*B, ...) sharded or (devices, B, ...) stacked.
  * CPU devices only; assembled (copied) into a buffer the iterator owns, valid like the batch. */
 sl_status sl_iter_global(const sl_iter_batch *b, int output, sl_tensor *out, sl_err *err);

@@ -510,6 +510,11 @@ sl_status sl_iter_shard(const sl_iter_batch *b, int output, int dev, sl_tensor *
     return sl_batch_tensor(b->b[dev], output, out, err);
 }
 
+const sl_tlist *sl_iter_shard_list(const sl_iter_batch *b, int output, int dev) {
+    if (dev < 0 || dev >= b->it->n || output < 0 || output >= b->it->nout) return NULL;
+    return sl_batch_output(b->b[dev], output);
+}
+
 sl_status sl_iter_global_shape(const sl_iter_batch *b, int output, int *ndim, int64_t *shape,
                                sl_err *err) {
     sl_tensor s;

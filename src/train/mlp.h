@@ -1,0 +1,56 @@
+/* Internal side of sl_mlp: the model struct and the table of operations a device backend provides
+ * (mlp_cpu.c for the CPU; a CUDA backend in src/cuda/ adds its own table and one line in
+ * mlp.c's backend_for). mlp.c owns everything device-independent: config checks, numpy-identical
+ * initialisation (on the host, then uploaded), argument checks, evaluation and the file format. */
+#ifndef SLUICE_TRAIN_MLP_H
+#define SLUICE_TRAIN_MLP_H
+
+#include "sluice/train.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SL__MLP_MAX_LAYERS (SL_MLP_MAX_SIZES - 1)
+
+typedef struct sl__mlp_backend {
+    const char *name;
+    /* Allocates m->params and m->grads (m->nparams floats each, grads zeroed) and m->impl. */
+    sl_status (*init)(sl_mlp *m, sl_err *err);
+    /* Frees what init made (also after a failed init). */
+    void (*release)(sl_mlp *m);
+    /* Copies n floats between host memory and a buffer of the model (params or grads). */
+    sl_status (*upload)(sl_mlp *m, float *dst, const float *host, int64_t n, sl_err *err);
+    sl_status (*download)(const sl_mlp *m, float *host, const float *src, int64_t n, sl_err *err);
+    /* Forward over x (B, sizes[0]) (checked), keeping what backward needs; afterwards logprobs
+     * (B, sizes[-1]) are held by the backend. */
+    sl_status (*forward)(sl_mlp *m, const sl_tensor *x, sl_err *err);
+    /* After forward: sum over rows of -sum_c(logprobs * y), y (B, sizes[-1]) f32. */
+    sl_status (*loss_sum)(sl_mlp *m, const sl_tensor *y, double *sum, sl_err *err);
+    /* After forward on x: the gradients of the batch-mean loss into m->grads. */
+    sl_status (*backward)(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err);
+    /* After forward: copies logprobs into out (B, sizes[-1]) f32, host or device. */
+    sl_status (*logprobs)(sl_mlp *m, sl_tensor *out, sl_err *err);
+} sl__mlp_backend;
+
+extern const sl__mlp_backend sl__mlp_cpu_backend;
+
+struct sl_mlp {
+    sl_mlp_config cfg;
+    sl_device dev;
+    int nlayers; /* cfg.nsizes - 1 */
+    int64_t nparams;
+    int64_t w_off[SL__MLP_MAX_LAYERS]; /* offsets into the flat buffers */
+    int64_t b_off[SL__MLP_MAX_LAYERS];
+    float *params, *grads; /* (nparams,) each, on dev */
+    int64_t batch;         /* rows of the last forward */
+    const sl__mlp_backend *be;
+    void *impl;
+    float *host_lp; /* evaluate's host copy of logprobs */
+    int64_t host_lp_rows;
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,209 @@
+/* The CPU backend of sl_mlp: forward and backward in float32 with OpenBLAS cblas_sgemm, row-major.
+ * Per layer l (n = sizes[l] inputs, o = sizes[l+1] outputs, B rows):
+ *   forward   z_l = a_{l-1} @ w_l + b_l          a_l = act(z_l); last layer: logprobs = z - lse(z)
+ *   backward  dz_L = (softmax(z_L) * sum_c(y) - y) / B
+ *             dw_l = a_{l-1}^T @ dz_l            db_l = sum_rows(dz_l)
+ *             dz_{l-1} = (dz_l @ w_l^T) * act'(a_{l-1})   (tanh: 1 - a^2; relu: a > 0)
+ * Activations are kept from the forward pass (act[l], (B, sizes[l+1])) and grow with the batch;
+ * the logsumexp and the loss are accumulated in double. Row sums run in row order, so results do
+ * not depend on anything but the inputs (and OpenBLAS's own blocking). */
+#include "train/mlp.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cpu_impl {
+    float *act[SL__MLP_MAX_LAYERS]; /* act[l]: (rows, sizes[l+1]); the last holds logprobs */
+    float *dz[2];                   /* (rows, max size) each, backward ping-pong */
+    int64_t rows;                   /* capacity in rows */
+} cpu_impl;
+
+static sl_status cpu_init(sl_mlp *m, sl_err *err) {
+    size_t bytes = (size_t)m->nparams * sizeof(float);
+    m->params = sl__alloc_host(bytes, SL_ALIGN, err);
+    m->grads = sl__alloc_host(bytes, SL_ALIGN, err);
+    m->impl = sl__calloc(1, sizeof(cpu_impl), err);
+    if (!m->params || !m->grads || !m->impl) return SL_ENOMEM;
+    memset(m->grads, 0, bytes);
+    return SL_OK;
+}
+
+static void free_scratch(cpu_impl *c) {
+    for (int l = 0; l < SL__MLP_MAX_LAYERS; l++) {
+        sl__alloc_host_free(c->act[l]);
+        c->act[l] = NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        sl__alloc_host_free(c->dz[i]);
+        c->dz[i] = NULL;
+    }
+    c->rows = 0;
+}
+
+static void cpu_release(sl_mlp *m) {
+    if (m->impl) free_scratch(m->impl);
+    free(m->impl);
+    sl__alloc_host_free(m->params);
+    sl__alloc_host_free(m->grads);
+    m->impl = NULL;
+    m->params = m->grads = NULL;
+}
+
+static sl_status cpu_upload(sl_mlp *m, float *dst, const float *host, int64_t n, sl_err *err) {
+    if (n) memcpy(dst, host, (size_t)n * sizeof(float));
+    return SL_OK;
+}
+
+static sl_status cpu_download(const sl_mlp *m, float *host, const float *src, int64_t n,
+                              sl_err *err) {
+    if (n) memcpy(host, src, (size_t)n * sizeof(float));
+    return SL_OK;
+}
+
+static sl_status reserve(sl_mlp *m, cpu_impl *c, int64_t rows, sl_err *err) {
+    if (rows <= c->rows) return SL_OK;
+    free_scratch(c);
+    int maxn = 0;
+    for (int l = 0; l <= m->nlayers; l++) maxn = SL_MAX(maxn, m->cfg.sizes[l]);
+    for (int l = 0; l < m->nlayers; l++) {
+        c->act[l] = sl__alloc_host((size_t)rows * (size_t)m->cfg.sizes[l + 1] * sizeof(float),
+                                   SL_ALIGN, err);
+        if (!c->act[l]) goto fail;
+    }
+    for (int i = 0; i < 2; i++) {
+        c->dz[i] = sl__alloc_host((size_t)rows * (size_t)maxn * sizeof(float), SL_ALIGN, err);
+        if (!c->dz[i]) goto fail;
+    }
+    c->rows = rows;
+    return SL_OK;
+fail:
+    free_scratch(c);
+    sl_err_prefix(err, "MLP scratch for %lld rows: ", (long long)rows);
+    return SL_ENOMEM;
+}
+
+/* Row stride of a checked (B, n) f32 tensor, in elements. */
+static int ld_of(const sl_tensor *t) {
+    return (int)(t->strides[0] / (int64_t)sizeof(float));
+}
+
+static void log_softmax_rows(float *z, int64_t rows, int n) {
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = z + r * n;
+        float mx = row[0];
+        for (int j = 1; j < n; j++) mx = row[j] > mx ? row[j] : mx;
+        double s = 0;
+        for (int j = 0; j < n; j++) s += exp((double)row[j] - (double)mx);
+        float lse = (float)((double)mx + log(s));
+        for (int j = 0; j < n; j++) row[j] -= lse;
+    }
+}
+
+static sl_status cpu_forward(sl_mlp *m, const sl_tensor *x, sl_err *err) {
+    cpu_impl *c = m->impl;
+    const int64_t B = x->shape[0];
+    SL_TRY(reserve(m, c, B, err));
+    const float *a = x->data;
+    int lda = ld_of(x);
+    for (int l = 0; l < m->nlayers; l++) {
+        const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
+        const float *w = m->params + m->w_off[l], *b = m->params + m->b_off[l];
+        float *z = c->act[l]; /* (B, o) */
+        for (int64_t r = 0; r < B; r++) memcpy(z + r * o, b, (size_t)o * sizeof(float));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, o, n, 1.0f, a, lda, w, o,
+                    1.0f, z, o);
+        const int64_t count = B * o;
+        if (l + 1 < m->nlayers) {
+            if (m->cfg.activation == SL_ACT_TANH)
+                for (int64_t i = 0; i < count; i++) z[i] = tanhf(z[i]);
+            else
+                for (int64_t i = 0; i < count; i++) z[i] = z[i] > 0.0f ? z[i] : 0.0f;
+        } else {
+            log_softmax_rows(z, B, o);
+        }
+        a = z;
+        lda = o;
+    }
+    m->batch = B;
+    return SL_OK;
+}
+
+static sl_status cpu_loss_sum(sl_mlp *m, const sl_tensor *y, double *sum, sl_err *err) {
+    const cpu_impl *c = m->impl;
+    const int C = m->cfg.sizes[m->nlayers];
+    const float *lp = c->act[m->nlayers - 1];
+    const int ldy = ld_of(y);
+    double s = 0;
+    for (int64_t r = 0; r < m->batch; r++) {
+        const float *yr = (const float *)y->data + r * ldy;
+        double row = 0;
+        for (int j = 0; j < C; j++) row += (double)lp[r * C + j] * (double)yr[j];
+        s -= row;
+    }
+    *sum = s;
+    return SL_OK;
+}
+
+static sl_status cpu_backward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err) {
+    cpu_impl *c = m->impl;
+    const int64_t B = m->batch;
+    const int L = m->nlayers;
+    const int C = m->cfg.sizes[L];
+    const float inv_b = 1.0f / (float)B;
+    const int ldy = ld_of(y);
+
+    /* d loss / d logits: (softmax * sum(y) - y) / B  -> dz[0] (B, C) */
+    float *dz = c->dz[0];
+    const float *lp = c->act[L - 1];
+    for (int64_t r = 0; r < B; r++) {
+        const float *yr = (const float *)y->data + r * ldy;
+        float ysum = 0;
+        for (int j = 0; j < C; j++) ysum += yr[j];
+        for (int j = 0; j < C; j++) dz[r * C + j] = (expf(lp[r * C + j]) * ysum - yr[j]) * inv_b;
+    }
+    int cur = 0;
+    for (int l = L - 1; l >= 0; l--) {
+        const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
+        const float *a_prev = l == 0 ? (const float *)x->data : c->act[l - 1];
+        const int lda = l == 0 ? ld_of(x) : n;
+        float *gw = m->grads + m->w_off[l], *gb = m->grads + m->b_off[l];
+        const float *w = m->params + m->w_off[l];
+        dz = c->dz[cur];
+        /* dw (n, o) = a_prev^T (n, B) @ dz (B, o) */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, o, (int)B, 1.0f, a_prev, lda, dz, o,
+                    0.0f, gw, o);
+        /* db (o) = sum over rows of dz */
+        memset(gb, 0, (size_t)o * sizeof(float));
+        for (int64_t r = 0; r < B; r++)
+            for (int j = 0; j < o; j++) gb[j] += dz[r * o + j];
+        if (l == 0) break;
+        /* da (B, n) = dz (B, o) @ w^T (o, n), then times act'(a_prev) */
+        float *da = c->dz[1 - cur];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, n, o, 1.0f, dz, o, w, o, 0.0f,
+                    da, n);
+        const int64_t count = B * n;
+        if (m->cfg.activation == SL_ACT_TANH)
+            for (int64_t i = 0; i < count; i++) da[i] *= 1.0f - a_prev[i] * a_prev[i];
+        else
+            for (int64_t i = 0; i < count; i++) da[i] = a_prev[i] > 0.0f ? da[i] : 0.0f;
+        cur = 1 - cur;
+    }
+    return SL_OK;
+}
+
+static sl_status cpu_logprobs(sl_mlp *m, sl_tensor *out, sl_err *err) {
+    const cpu_impl *c = m->impl;
+    sl_tensor src;
+    int64_t shape[2] = {m->batch, m->cfg.sizes[m->nlayers]};
+    SL_TRY(sl_tensor_wrap(&src, c->act[m->nlayers - 1], SL_DTYPE_F32, sl_cpu(), 2, shape, NULL));
+    return sl_tensor_copy(out, &src, NULL, err);
+}
+
+const sl__mlp_backend sl__mlp_cpu_backend = {"cpu",        cpu_init,     cpu_release,
+                                             cpu_upload,   cpu_download, cpu_forward,
+                                             cpu_loss_sum, cpu_backward, cpu_logprobs};

@@ -1,0 +1,303 @@
+/* sl_optim: SGD (the seed's), SGD with momentum (Nesterov optional), Adam and AdamW over one flat
+ * float32 parameter buffer and its gradient buffer. Semantics are PyTorch's single-tensor
+ * implementations (torch.optim.SGD / Adam / AdamW, amsgrad off, dampening 0, maximize off):
+ *   SGD       d = g + wd*p;  momentum: buf = mu*buf + d (buf starts at 0, so step 1 gives buf = d);
+ *             nesterov: d = d + mu*buf, else d = buf;  p -= lr*d
+ *   Adam      g' = g + wd*p;  m = b1*m + (1-b1)*g';  v = b2*v + (1-b2)*g'^2;
+ *             p -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+ *   AdamW     p *= 1 - lr*wd; then Adam with g' = g
+ * Adam's update is also optax.adam's (eps outside the square root, eps_root 0) up to rounding. The
+ * bias corrections are computed in double once per step; every element update is float32, so
+ * replicas that apply the same update to the same values stay bit-identical. State lives on the
+ * optimiser's device (the CPU here; a CUDA backend adds its kernel under the same calls). */
+#include "sluice/train.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+#include "train/mlp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+struct sl_optim {
+    sl_optim_config cfg;
+    sl_device dev;
+    int64_t n;
+    int64_t steps;
+    float *m; /* SGD momentum buffer, or Adam's first moment; NULL when unused */
+    float *v; /* Adam's second moment */
+};
+
+void sl_optim_config_default(sl_optim_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->kind = SL_OPTIM_SGD;
+    cfg->lr = 0.001f;
+    cfg->beta1 = 0.9f;
+    cfg->beta2 = 0.999f;
+    cfg->eps = 1e-8f;
+}
+
+sl_status sl_optim_parse_kind(const char *name, sl_optim_config *cfg, sl_err *err) {
+    if (!name) return sl_err_set(err, SL_EINVAL, "optimiser name missing");
+    if (strcmp(name, "sgd") == 0) {
+        cfg->kind = SL_OPTIM_SGD;
+        cfg->momentum = 0;
+    } else if (strcmp(name, "momentum") == 0) {
+        cfg->kind = SL_OPTIM_SGD;
+        cfg->momentum = 0.9f;
+    } else if (strcmp(name, "adam") == 0) {
+        cfg->kind = SL_OPTIM_ADAM;
+    } else if (strcmp(name, "adamw") == 0) {
+        cfg->kind = SL_OPTIM_ADAMW;
+    } else {
+        return sl_err_set(err, SL_EINVAL, "unknown optimiser \"%s\" (sgd, momentum, adam or adamw)",
+                          name);
+    }
+    return SL_OK;
+}
+
+static int nstate(const sl_optim_config *c) {
+    if (c->kind == SL_OPTIM_SGD) return c->momentum != 0 ? 1 : 0;
+    return 2;
+}
+
+static sl_status check_config(const sl_optim_config *c, sl_err *err) {
+    if (c->kind != SL_OPTIM_SGD && c->kind != SL_OPTIM_ADAM && c->kind != SL_OPTIM_ADAMW)
+        return sl_err_set(err, SL_EINVAL, "optimiser: unknown kind %d", (int)c->kind);
+    if (!(c->lr >= 0 && isfinite(c->lr)))
+        return sl_err_set(err, SL_EINVAL, "optimiser: learning rate %g", (double)c->lr);
+    if (!(c->weight_decay >= 0 && isfinite(c->weight_decay)))
+        return sl_err_set(err, SL_EINVAL, "optimiser: weight decay %g", (double)c->weight_decay);
+    if (c->kind == SL_OPTIM_SGD) {
+        if (!(c->momentum >= 0 && c->momentum < 1))
+            return sl_err_set(err, SL_EINVAL, "optimiser: momentum %g not in [0, 1)",
+                              (double)c->momentum);
+        if (c->nesterov && c->momentum == 0)
+            return sl_err_set(err, SL_EINVAL, "optimiser: Nesterov needs a momentum > 0");
+    } else {
+        if (!(c->beta1 >= 0 && c->beta1 < 1) || !(c->beta2 >= 0 && c->beta2 < 1))
+            return sl_err_set(err, SL_EINVAL, "optimiser: Adam betas (%g, %g) not in [0, 1)",
+                              (double)c->beta1, (double)c->beta2);
+        if (!(c->eps >= 0 && isfinite(c->eps)))
+            return sl_err_set(err, SL_EINVAL, "optimiser: Adam eps %g", (double)c->eps);
+    }
+    return SL_OK;
+}
+
+sl_status sl_optim_create(const sl_optim_config *cfg, int64_t n, sl_device dev, sl_optim **out,
+                          sl_err *err) {
+    SL_ASSERT(out != NULL);
+    *out = NULL;
+    sl_optim_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        sl_optim_config_default(&c);
+    SL_TRY(check_config(&c, err));
+    if (n < 0) return sl_err_set(err, SL_EINVAL, "optimiser: %lld parameters", (long long)n);
+    if (dev.kind != SL_DEVICE_CPU)
+        return sl_err_set(err, SL_ENOTSUP, "optimiser: no backend for device cuda:%d in this build",
+                          dev.id);
+    sl_optim *o = sl__calloc(1, sizeof *o, err);
+    if (!o) return SL_ENOMEM;
+    o->cfg = c;
+    o->dev = dev;
+    o->n = n;
+    const size_t bytes = (size_t)n * sizeof(float);
+    const int k = nstate(&c);
+    if (k >= 1 && !(o->m = sl__alloc_host(bytes, SL_ALIGN, err))) goto fail;
+    if (k >= 2 && !(o->v = sl__alloc_host(bytes, SL_ALIGN, err))) goto fail;
+    if (o->m) memset(o->m, 0, bytes);
+    if (o->v) memset(o->v, 0, bytes);
+    *out = o;
+    return SL_OK;
+fail:
+    sl_optim_free(o);
+    return SL_ENOMEM;
+}
+
+void sl_optim_free(sl_optim *o) {
+    if (!o) return;
+    sl__alloc_host_free(o->m);
+    sl__alloc_host_free(o->v);
+    free(o);
+}
+
+int64_t sl_optim_steps(const sl_optim *o) {
+    return o->steps;
+}
+const sl_optim_config *sl_optim_config_of(const sl_optim *o) {
+    return &o->cfg;
+}
+
+/* p, g: (n,) f32 on the host */
+static void step_sgd(sl_optim *o, float *p, const float *g) {
+    const float lr = o->cfg.lr, wd = o->cfg.weight_decay, mu = o->cfg.momentum;
+    const int64_t n = o->n;
+    if (mu == 0) {
+        if (wd == 0)
+            for (int64_t i = 0; i < n; i++) p[i] -= lr * g[i];
+        else
+            for (int64_t i = 0; i < n; i++) p[i] -= lr * (g[i] + wd * p[i]);
+        return;
+    }
+    float *buf = o->m;
+    const int nesterov = o->cfg.nesterov;
+    for (int64_t i = 0; i < n; i++) {
+        float d = g[i] + wd * p[i];
+        buf[i] = mu * buf[i] + d;
+        p[i] -= lr * (nesterov ? d + mu * buf[i] : buf[i]);
+    }
+}
+
+static void step_adam(sl_optim *o, float *p, const float *g) {
+    const int64_t n = o->n;
+    const float b1 = o->cfg.beta1, b2 = o->cfg.beta2, eps = o->cfg.eps, lr = o->cfg.lr;
+    const float wd = o->cfg.weight_decay;
+    const double t = (double)o->steps; /* already counts this step */
+    const float step_size = (float)((double)lr / (1.0 - pow((double)b1, t)));
+    const float bc2_sqrt = (float)sqrt(1.0 - pow((double)b2, t));
+    const int decoupled = o->cfg.kind == SL_OPTIM_ADAMW;
+    const float decay = 1.0f - lr * wd;
+    float *m = o->m, *v = o->v;
+    for (int64_t i = 0; i < n; i++) {
+        float gi = g[i];
+        if (decoupled)
+            p[i] *= decay;
+        else
+            gi += wd * p[i];
+        m[i] = b1 * m[i] + (1.0f - b1) * gi;
+        v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+        const float denom = sqrtf(v[i]) / bc2_sqrt + eps;
+        p[i] -= step_size * (m[i] / denom);
+    }
+}
+
+sl_status sl_optim_apply(sl_optim *o, sl_tensor *params, const sl_tensor *grads, sl_err *err) {
+    char a[96], b[96];
+    if (!params || !grads || params->dtype != SL_DTYPE_F32 || grads->dtype != SL_DTYPE_F32 ||
+        sl_tensor_numel(params) != o->n || sl_tensor_numel(grads) != o->n ||
+        !sl_tensor_is_contiguous(params) || !sl_tensor_is_contiguous(grads))
+        return sl_err_set(
+            err, SL_EINVAL, "optimiser: params %s and grads %s must be contiguous float32[%lld]",
+            params ? sl_tensor_describe(params, a, sizeof a) : "missing",
+            grads ? sl_tensor_describe(grads, b, sizeof b) : "missing", (long long)o->n);
+    if (!sl_device_eq(params->device, o->dev) || !sl_device_eq(grads->device, o->dev))
+        return sl_err_set(err, SL_EINVAL, "optimiser: params %s / grads %s not on its device",
+                          sl_tensor_describe(params, a, sizeof a),
+                          sl_tensor_describe(grads, b, sizeof b));
+    o->steps++;
+    if (o->cfg.kind == SL_OPTIM_SGD)
+        step_sgd(o, params->data, grads->data);
+    else
+        step_adam(o, params->data, grads->data);
+    return SL_OK;
+}
+
+sl_status sl_optim_step(sl_optim *o, sl_mlp *m, sl_err *err) {
+    sl_tensor p, g;
+    sl_mlp_params(m, &p);
+    sl_mlp_grads(m, &g);
+    return sl_optim_apply(o, &p, &g, err);
+}
+
+/* ---- state for checkpoints --------------------------------------------------------------------
+ */
+/* magic(8) version u32, kind u32, nstate u32, reserved u32, n u64, steps u64,
+ * nstate*n f32, crc32 u32 -- little-endian */
+
+static const unsigned char OPT_MAGIC[8] = {'S', 'L', 'O', 'P', 'T', '\r', '\n', 0x1a};
+#define OPT_HDR 40
+
+static void put_u32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put_u64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get_u32(const unsigned char *p) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+static uint64_t get_u64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+static uint32_t crc_of(const unsigned char *p, size_t n) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    while (n > 0) {
+        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        crc = crc32(crc, p, chunk);
+        p += chunk;
+        n -= chunk;
+    }
+    return (uint32_t)crc;
+}
+
+sl_status sl_optim_serialize(const sl_optim *o, void *buf, size_t cap, size_t *size, sl_err *err) {
+    SL_ASSERT(size != NULL);
+    const int k = nstate(&o->cfg);
+    const size_t need = OPT_HDR + 4 * (size_t)k * (size_t)o->n + 4;
+    *size = need;
+    if (!buf) return SL_OK;
+    if (cap < need)
+        return sl_err_set(err, SL_EINVAL, "optimiser serialize: buffer of %zu bytes, need %zu", cap,
+                          need);
+    unsigned char *p = buf;
+    memcpy(p, OPT_MAGIC, 8);
+    put_u32(p + 8, 1);
+    put_u32(p + 12, (uint32_t)o->cfg.kind);
+    put_u32(p + 16, (uint32_t)k);
+    put_u32(p + 20, 0);
+    put_u64(p + 24, (uint64_t)o->n);
+    put_u64(p + 32, (uint64_t)o->steps);
+    unsigned char *q = p + OPT_HDR;
+    for (int s = 0; s < k; s++) {
+        const float *src = s == 0 ? o->m : o->v;
+        for (int64_t i = 0; i < o->n; i++, q += 4) {
+            uint32_t bits;
+            memcpy(&bits, &src[i], 4);
+            put_u32(q, bits);
+        }
+    }
+    put_u32(p + need - 4, crc_of(p, need - 4));
+    return SL_OK;
+}
+
+sl_status sl_optim_deserialize(sl_optim *o, const void *buf, size_t size, sl_err *err) {
+    const unsigned char *p = buf;
+    if (!p || size < OPT_HDR + 4 || memcmp(p, OPT_MAGIC, 8) != 0)
+        return sl_err_set(err, SL_EFORMAT, "not an sluice optimiser state (%s)",
+                          size < OPT_HDR + 4 ? "truncated" : "bad magic");
+    if (get_u32(p + 8) != 1)
+        return sl_err_set(err, SL_EFORMAT, "optimiser state version %u, this build reads 1",
+                          get_u32(p + 8));
+    const uint32_t kind = get_u32(p + 12), k = get_u32(p + 16);
+    const uint64_t n = get_u64(p + 24), steps = get_u64(p + 32);
+    if (kind != (uint32_t)o->cfg.kind || k != (uint32_t)nstate(&o->cfg) || n != (uint64_t)o->n)
+        return sl_err_set(err, SL_EINVAL,
+                          "optimiser state is for kind %u with %u x %llu floats; this optimiser "
+                          "is kind %d with %d x %lld",
+                          kind, k, (unsigned long long)n, (int)o->cfg.kind, nstate(&o->cfg),
+                          (long long)o->n);
+    const size_t need = OPT_HDR + 4 * (size_t)k * (size_t)n + 4;
+    if (size != need)
+        return sl_err_set(err, SL_EFORMAT, "optimiser state is %zu bytes, expected %zu%s", size,
+                          need, size < need ? " (truncated)" : "");
+    if (crc_of(p, need - 4) != get_u32(p + need - 4))
+        return sl_err_set(err, SL_ECHECKSUM, "optimiser state checksum mismatch");
+    const unsigned char *q = p + OPT_HDR;
+    for (uint32_t s = 0; s < k; s++) {
+        float *dst = s == 0 ? o->m : o->v;
+        for (uint64_t i = 0; i < n; i++, q += 4) {
+            uint32_t bits = get_u32(q);
+            memcpy(&dst[i], &bits, 4);
+        }
+    }
+    o->steps = (int64_t)steps;
+    return SL_OK;
+}

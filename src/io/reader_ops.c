@@ -1,6 +1,903 @@
-/* The reader operators (readers.caffe2, readers.caffe, ...), listed for the op table. */
+/* The reader operators: readers.caffe2, readers.caffe, readers.file and readers.mnist (an IDX
+ * reader, a sluice extension). Each is a record store (LMDB, IDX file, file list) behind the one
+ * loader core (loader.h) that decides, sample by sample, which record comes next. Setup reads the
+ * batch's records, sets io->keys (owned here, valid until the next setup) and fills the outputs:
+ * encoded images as zero-copy uint8 views into the LMDB map, raw images as (H, W, C) uint8, labels
+ * as int32/float32 (1,) or (num_labels,). Every record error is SL_EFORMAT naming path and key. */
 #include "ops/op.h"
 
-#include <stddef.h>
+#include "core/alloc.h"
+#include "core/log.h"
+#include "io/caffe.h"
+#include "io/caffe2.h"
+#include "io/folder.h"
+#include "io/idx.h"
+#include "io/lmdb.h"
+#include "io/loader.h"
 
-const sl__op_def *const sl__reader_ops[] = {NULL};
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_MAX          512
+#define DALI_LOADER_SEED 524287 /* kDaliDataloaderSeed: the shuffle_after_epoch default seed */
+
+/* LoaderBase arguments, shared by every reader (DALI's names and defaults) */
+#define LOADER_ARGS                                                                                 \
+    {"random_shuffle",                                                                              \
+     SL_ARG_BOOL,                                                                                   \
+     "False",                                                                                       \
+     "pick each sample at random from a window of initial_fill upcoming records",                   \
+     0,                                                                                             \
+     NULL},                                                                                         \
+        {"initial_fill", SL_ARG_INT, "1024", "size of the shuffle window", 0, NULL},                \
+        {"num_shards", SL_ARG_INT, "1", "number of partitions of the data set", 0, NULL},           \
+        {"shard_id", SL_ARG_INT, "0", "the partition this reader reads (first epoch)", 0, NULL},    \
+        {"stick_to_shard",                                                                          \
+         SL_ARG_BOOL,                                                                               \
+         "False",                                                                                   \
+         "read the same shard every epoch instead of moving to the next",                           \
+         0,                                                                                         \
+         NULL},                                                                                     \
+        {"pad_last_batch",                                                                          \
+         SL_ARG_BOOL,                                                                               \
+         "False",                                                                                   \
+         "repeat the shard's last sample so that every shard gives ceil(N/S) samples and full "     \
+         "batches",                                                                                 \
+         0,                                                                                         \
+         NULL},                                                                                     \
+        {"seed", SL_ARG_INT, "-1", "random seed (-1: derived from the pipeline's)", 0, NULL},       \
+        {"shuffle_after_epoch",                                                                     \
+         SL_ARG_BOOL,                                                                               \
+         "False",                                                                                   \
+         "read through a seeded global permutation per epoch, the same on every shard (for "        \
+         "caffe2/caffe/mnist a sluice extension)",                                                  \
+         0,                                                                                         \
+         NULL},                                                                                     \
+        {"prefetch_queue_depth",                                                                    \
+         SL_ARG_INT,                                                                                \
+         "1",                                                                                       \
+         "accepted for DALI compatibility; the pipeline's queue does the prefetching",              \
+         0,                                                                                         \
+         NULL},                                                                                     \
+        {"read_ahead", SL_ARG_BOOL, "False", "accepted; no effect (records are mapped)", 0, NULL},  \
+        {"dont_use_mmap", SL_ARG_BOOL, "False", "accepted; no effect (LMDB always maps)", 0, NULL}, \
+        {"lazy_init", SL_ARG_BOOL,                                                                  \
+         "False",     "accepted; no effect (stores are opened and checked at creation)",            \
+         0,           NULL},                                                                        \
+        {"skip_cached_images",                                                                      \
+         SL_ARG_BOOL,                                                                               \
+         "False",                                                                                   \
+         "accepted; no effect (no decoder cache)",                                                  \
+         0,                                                                                         \
+         NULL},                                                                                     \
+    {                                                                                               \
+        "tensor_init_bytes", SL_ARG_INT, "1048576", "accepted; no effect (outputs are views)", 0,   \
+            NULL                                                                                    \
+    }
+
+enum { FMT_CAFFE2, FMT_CAFFE, FMT_MNIST, FMT_FILE };
+
+typedef struct reader {
+    int fmt;
+    const char *opname;
+    char *path0; /* for messages about the whole store */
+    sl__loader *loader;
+    int64_t n;
+    int batch_size;
+    int64_t *recs; /* batch: record indices */
+    char **keys;   /* batch: pointers into keybuf */
+    char *keybuf;  /* batch * KEY_MAX */
+    /* stores */
+    sl__lmdb *db;
+    sl__idx *img, *lab;
+    sl__folder *folder;
+    /* caffe2 / caffe options */
+    int label_type, num_labels, additional;
+    bool bbox, image_available, label_available;
+    sl__caffe2_record *c2; /* batch */
+    sl__caffe_datum *cd;   /* batch */
+    double *vals;          /* scratch for label values */
+    int64_t vals_cap;
+} reader;
+
+static const char *rec_path(const reader *r, int64_t rec) {
+    switch (r->fmt) {
+    case FMT_CAFFE2:
+    case FMT_CAFFE:
+        return sl__lmdb_path(r->db, rec);
+    case FMT_MNIST:
+        return sl__idx_path(r->img);
+    default:
+        return sl__folder_root(r->folder);
+    }
+}
+
+static const char *rec_key(const reader *r, int64_t rec, char *buf, size_t n) {
+    switch (r->fmt) {
+    case FMT_CAFFE2:
+    case FMT_CAFFE:
+        return sl__lmdb_key(r->db, rec, buf, n);
+    case FMT_MNIST:
+        snprintf(buf, n, "%lld", (long long)rec);
+        return buf;
+    default:
+        snprintf(buf, n, "%s", sl__folder_name(r->folder, rec));
+        return buf;
+    }
+}
+
+/* "readers.caffe2: /data/train at key 00000003: <what>" */
+static sl_status rec_fail(const reader *r, int i, sl_status st, sl_err *err, const char *fmt, ...)
+    SL_PRINTF(5, 6);
+static sl_status rec_fail(const reader *r, int i, sl_status st, sl_err *err, const char *fmt, ...) {
+    char what[SL_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return sl_err_set(err, st, "%s: %s at key %s: %s", r->opname, rec_path(r, r->recs[i]),
+                      r->keys[i], what);
+}
+
+static void reader_free(void *state) {
+    reader *r = state;
+    if (!r) return;
+    sl__loader_free(r->loader);
+    sl__lmdb_close(r->db);
+    sl__idx_close(r->img);
+    sl__idx_close(r->lab);
+    sl__folder_close(r->folder);
+    free(r->path0);
+    free(r->recs);
+    free(r->keys);
+    free(r->keybuf);
+    free(r->c2);
+    free(r->cd);
+    free(r->vals);
+    free(r);
+}
+
+/* opens the loader over r->n records and the batch arrays */
+static sl_status reader_start(reader *r, const sl__args *a, const sl__op_init *init, sl_err *err) {
+    sl__loader_cfg c;
+    memset(&c, 0, sizeof c);
+    c.n = r->n;
+    c.num_shards = (int)sl__args_int(a, "num_shards");
+    c.shard_id = (int)sl__args_int(a, "shard_id");
+    c.random_shuffle = sl__args_bool(a, "random_shuffle");
+    c.initial_fill = (int)sl__args_int(a, "initial_fill");
+    c.stick_to_shard = sl__args_bool(a, "stick_to_shard");
+    c.pad_last_batch = sl__args_bool(a, "pad_last_batch");
+    c.shuffle_after_epoch = sl__args_bool(a, "shuffle_after_epoch");
+    int64_t seed = sl__args_int(a, "seed");
+    c.seed = init->seed;
+    c.perm_seed = seed >= 0 ? (uint64_t)seed : DALI_LOADER_SEED;
+    if (c.shuffle_after_epoch && r->fmt == FMT_FILE) c.stick_to_shard = true; /* as DALI */
+    sl_status st = sl__loader_create(&c, &r->loader, err);
+    if (st) return sl_err_prefix(err, "%s: %s: ", r->opname, r->path0);
+    int b = init->batch_size > 0 ? init->batch_size : 1;
+    r->batch_size = b;
+    r->recs = sl__calloc((size_t)b, sizeof *r->recs, err);
+    r->keys = sl__calloc((size_t)b, sizeof *r->keys, err);
+    r->keybuf = sl__calloc((size_t)b, KEY_MAX, err);
+    if (!r->recs || !r->keys || !r->keybuf) return SL_ENOMEM;
+    for (int i = 0; i < b; i++) r->keys[i] = r->keybuf + (size_t)i * KEY_MAX;
+    return SL_OK;
+}
+
+/* picks the batch's records and their keys */
+static sl_status reader_next(reader *r, sl__op_io *io, sl_err *err) {
+    if (io->batch > r->batch_size || io->batch < 0)
+        return sl_err_set(err, SL_EINVAL, "%s: batch of %d samples, created for at most %d",
+                          r->opname, io->batch, r->batch_size);
+    for (int i = 0; i < io->batch; i++) {
+        r->recs[i] = sl__loader_next(r->loader, i == 0, NULL);
+        rec_key(r, r->recs[i], r->keys[i], KEY_MAX);
+    }
+    io->keys = (const char *const *)r->keys;
+    return SL_OK;
+}
+
+static sl_status reader_meta(void *state, sl_reader_meta *meta) {
+    sl__loader_meta(((reader *)state)->loader, meta);
+    return SL_OK;
+}
+
+static sl_status reader_save(void *state, void **bytes, size_t *size, sl_err *err) {
+    return sl__loader_save(((reader *)state)->loader, bytes, size, err);
+}
+
+static sl_status reader_restore(void *state, const void *bytes, size_t size, sl_err *err) {
+    reader *r = state;
+    sl_status st = sl__loader_restore(r->loader, bytes, size, err);
+    return st ? sl_err_prefix(err, "%s: %s: ", r->opname, r->path0) : SL_OK;
+}
+
+static sl_status need_vals(reader *r, int64_t n, sl_err *err) {
+    if (n <= r->vals_cap) return SL_OK;
+    double *v = realloc(r->vals, (size_t)n * sizeof *v);
+    if (!v) return sl_err_set(err, SL_ENOMEM, "out of memory (%lld label values)", (long long)n);
+    r->vals = v;
+    r->vals_cap = n;
+    return SL_OK;
+}
+
+static sl_status open_lmdb(reader *r, const sl__args *a, sl_err *err) {
+    const char *const *paths;
+    int np = sl__args_strs(a, "path", &paths);
+    if (np < 1) return sl_err_set(err, SL_EINVAL, "%s: path is required", r->opname);
+    r->path0 = strdup(paths[0]);
+    sl_status st = sl__lmdb_open(np, paths, &r->db, err);
+    if (st) return sl_err_prefix(err, "%s: ", r->opname);
+    r->n = sl__lmdb_count(r->db);
+    if (r->n == 0)
+        return sl_err_set(err, SL_EINVAL, "%s: %s: the LMDB holds no records", r->opname, r->path0);
+    return SL_OK;
+}
+
+/* ---- readers.caffe2 ---------------------------------------------------------------------------
+ */
+
+static const sl__arg_schema caffe2_args[] = {
+    {"path", SL_ARG_STRS, NULL, "LMDB folder(s); several are read as one data set, in order",
+     SL_ARGF_REQUIRED, NULL},
+    {"label_type", SL_ARG_INT, "0",
+     "0 SINGLE_LABEL, 1 MULTI_LABEL_SPARSE, 2 MULTI_LABEL_DENSE, 3 MULTI_LABEL_WEIGHTED_SPARSE, "
+     "4 NO_LABEL",
+     0, NULL},
+    {"num_labels", SL_ARG_INT, "1", "number of classes (sparse label types)", 0, NULL},
+    {"additional_inputs", SL_ARG_INT, "0", "extra protos per record, each an output", 0, NULL},
+    {"bbox", SL_ARG_BOOL, "False", "the last proto is a bounding box (4 int32)", 0, NULL},
+    {"image_available", SL_ARG_BOOL, "True", "the first proto is an image", 0, NULL},
+    LOADER_ARGS,
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static int caffe2_outputs(const sl__args *a) {
+    int lt = (int)sl__args_int(a, "label_type");
+    return 1 + (lt != SL_C2_NO_LABEL) + (int)sl__args_int(a, "additional_inputs") +
+           (sl__args_bool(a, "bbox") ? 1 : 0);
+}
+
+static sl_status caffe2_create(const sl__args *a, const sl__op_init *init, void **state,
+                               sl_err *err) {
+    reader *r = sl__calloc(1, sizeof *r, err);
+    if (!r) return SL_ENOMEM;
+    r->fmt = FMT_CAFFE2;
+    r->opname = "readers.caffe2";
+    r->label_type = (int)sl__args_int(a, "label_type");
+    r->num_labels = (int)sl__args_int(a, "num_labels");
+    r->additional = (int)sl__args_int(a, "additional_inputs");
+    r->bbox = sl__args_bool(a, "bbox");
+    r->image_available = sl__args_bool(a, "image_available");
+    sl_status st = SL_OK;
+    if (r->label_type < 0 || r->label_type > 4)
+        st = sl_err_set(err, SL_EINVAL, "readers.caffe2: label_type %d is not 0..4", r->label_type);
+    else if (r->num_labels < 1)
+        st = sl_err_set(err, SL_EINVAL, "readers.caffe2: num_labels must be >= 1");
+    else if (r->additional < 0 || r->additional > SL_CAFFE2_MAX_PROTOS - 4)
+        st = sl_err_set(err, SL_EINVAL, "readers.caffe2: additional_inputs %d out of range",
+                        r->additional);
+    if (!st) st = open_lmdb(r, a, err);
+    if (!st) st = reader_start(r, a, init, err);
+    if (!st) {
+        r->c2 = sl__malloc((size_t)r->batch_size * sizeof *r->c2, err);
+        if (!r->c2) st = SL_ENOMEM;
+    }
+    if (st) {
+        reader_free(r);
+        return st;
+    }
+    *state = r;
+    return SL_OK;
+}
+
+static sl_dtype c2_dtype(int data_type) {
+    switch (data_type) {
+    case SL_C2_FLOAT:
+        return SL_DTYPE_F32;
+    case SL_C2_INT32:
+        return SL_DTYPE_I32;
+    case SL_C2_INT64:
+        return SL_DTYPE_I64;
+    default:
+        return SL_DTYPE_COUNT;
+    }
+}
+
+static void store_val(sl_dtype t, void *dst, int64_t k, double v) {
+    if (t == SL_DTYPE_F32)
+        ((float *)dst)[k] = (float)v;
+    else if (t == SL_DTYPE_I32)
+        ((int32_t *)dst)[k] = (int32_t)v;
+    else
+        ((int64_t *)dst)[k] = (int64_t)v;
+}
+
+/* output o: one numeric proto per sample (index pi in each record), 1-D; `what` for messages */
+static sl_status c2_numeric(reader *r, sl__op_io *io, int o, int pi, const char *what,
+                            sl_err *err) {
+    sl_tlist *out = io->out[o];
+    sl_dtype t = SL_DTYPE_COUNT;
+    int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
+    if (!shapes) return SL_ENOMEM;
+    sl_status st = SL_OK;
+    for (int i = 0; i < io->batch && !st; i++) {
+        const sl__caffe2_record *c = &r->c2[i];
+        if (pi >= c->n) {
+            st = rec_fail(r, i, SL_EFORMAT, err, "%s: no proto %d (the record has %d)", what, pi,
+                          c->n);
+            break;
+        }
+        sl_dtype ti = c2_dtype(c->t[pi].data_type);
+        if (ti == SL_DTYPE_COUNT) {
+            st = rec_fail(r, i, SL_EFORMAT, err,
+                          "%s has data type %d (FLOAT, INT32 or INT64 wanted)", what,
+                          c->t[pi].data_type);
+            break;
+        }
+        if (i > 0 && ti != t) {
+            st = rec_fail(r, i, SL_EFORMAT, err, "%s is %s, earlier records of the batch have %s",
+                          what, sl_dtype_name(ti), sl_dtype_name(t));
+            break;
+        }
+        t = ti;
+        shapes[i] = sl__caffe2_values(&c->t[pi], NULL, 0);
+        if (shapes[i] < 0) st = rec_fail(r, i, SL_EFORMAT, err, "%s values are malformed", what);
+    }
+    if (!st)
+        st = sl_tlist_reset(out, io->batch, t == SL_DTYPE_COUNT ? SL_DTYPE_F32 : t, 1, sl_cpu(),
+                            err);
+    if (!st) st = sl_tlist_alloc(out, shapes, err);
+    for (int i = 0; i < io->batch && !st; i++) {
+        st = need_vals(r, shapes[i], err);
+        if (st) break;
+        sl__caffe2_values(&r->c2[i].t[pi], r->vals, shapes[i]);
+        for (int64_t k = 0; k < shapes[i]; k++) store_val(t, out->data[i], k, r->vals[k]);
+    }
+    free(shapes);
+    return st;
+}
+
+static sl_status c2_labels(reader *r, sl__op_io *io, int o, int li, sl_err *err) {
+    sl_tlist *out = io->out[o];
+    sl_dtype t = SL_DTYPE_COUNT;
+    int lt = r->label_type;
+    int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
+    if (!shapes) return SL_ENOMEM;
+    sl_status st = SL_OK;
+    for (int i = 0; i < io->batch && !st; i++) {
+        const sl__caffe2_record *c = &r->c2[i];
+        if (li >= c->n) {
+            st = rec_fail(r, i, SL_EFORMAT, err, "no label proto (the record has %d protos)", c->n);
+            break;
+        }
+        int dt = c->t[li].data_type;
+        sl_dtype ti = dt == SL_C2_FLOAT   ? SL_DTYPE_F32
+                      : dt == SL_C2_INT32 ? SL_DTYPE_I32
+                                          : SL_DTYPE_COUNT;
+        if (ti == SL_DTYPE_COUNT) {
+            st = rec_fail(r, i, SL_EFORMAT, err,
+                          "unsupported label data type %d (INT32 or FLOAT wanted)", dt);
+            break;
+        }
+        if (lt == SL_C2_MULTI_LABEL_WEIGHTED_SPARSE) ti = SL_DTYPE_F32;
+        if (i > 0 && ti != t) {
+            st =
+                rec_fail(r, i, SL_EFORMAT, err, "label is %s, earlier records of the batch have %s",
+                         sl_dtype_name(ti), sl_dtype_name(t));
+            break;
+        }
+        t = ti;
+        int64_t n = sl__caffe2_values(&c->t[li], NULL, 0);
+        if (n < 0) {
+            st = rec_fail(r, i, SL_EFORMAT, err, "label values are malformed");
+            break;
+        }
+        if (lt == SL_C2_SINGLE_LABEL && n != 1) {
+            st = rec_fail(r, i, SL_EFORMAT, err, "label has %lld values, SINGLE_LABEL wants 1",
+                          (long long)n);
+            break;
+        }
+        if (lt == SL_C2_MULTI_LABEL_WEIGHTED_SPARSE) {
+            if (li + 1 >= c->n) {
+                st = rec_fail(r, i, SL_EFORMAT, err, "no weights proto after the label");
+                break;
+            }
+            int64_t nw = sl__caffe2_values(&c->t[li + 1], NULL, 0);
+            if (c->t[li + 1].data_type != SL_C2_FLOAT || nw != n) {
+                st = rec_fail(r, i, SL_EFORMAT, err,
+                              "weights proto must be FLOAT with one weight per label index (%lld "
+                              "indices, %lld weights)",
+                              (long long)n, (long long)nw);
+                break;
+            }
+        }
+        shapes[i] = lt == SL_C2_MULTI_LABEL_SPARSE || lt == SL_C2_MULTI_LABEL_WEIGHTED_SPARSE
+                        ? r->num_labels
+                        : n;
+    }
+    if (!st)
+        st = sl_tlist_reset(out, io->batch, t == SL_DTYPE_COUNT ? SL_DTYPE_I32 : t, 1, sl_cpu(),
+                            err);
+    if (!st) st = sl_tlist_alloc(out, shapes, err);
+    for (int i = 0; i < io->batch && !st; i++) {
+        const sl__caffe2_record *c = &r->c2[i];
+        int64_t n = sl__caffe2_values(&c->t[li], NULL, 0);
+        st = need_vals(r, 2 * n + 1, err);
+        if (st) break;
+        sl__caffe2_values(&c->t[li], r->vals, n);
+        if (lt == SL_C2_SINGLE_LABEL || lt == SL_C2_MULTI_LABEL_DENSE) {
+            for (int64_t k = 0; k < n; k++) store_val(t, out->data[i], k, r->vals[k]);
+            continue;
+        }
+        memset(out->data[i], 0, (size_t)r->num_labels * sl_dtype_size(t));
+        if (lt == SL_C2_MULTI_LABEL_WEIGHTED_SPARSE)
+            sl__caffe2_values(&c->t[li + 1], r->vals + n, n);
+        for (int64_t k = 0; k < n && !st; k++) {
+            double idx = r->vals[k];
+            if (!(idx >= 0 && idx < r->num_labels) || idx != (double)(int64_t)idx) {
+                st = rec_fail(r, i, SL_EFORMAT, err, "label index %g is outside [0, num_labels=%d)",
+                              idx, r->num_labels);
+                break;
+            }
+            store_val(t, out->data[i], (int64_t)idx,
+                      lt == SL_C2_MULTI_LABEL_WEIGHTED_SPARSE ? r->vals[n + k] : 1.0);
+        }
+    }
+    free(shapes);
+    return st;
+}
+
+static sl_status caffe2_image(reader *r, sl__op_io *io, sl_err *err) {
+    sl_tlist *out = io->out[0];
+    if (!r->image_available) {
+        int64_t zero = 0;
+        SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 1, sl_cpu(), err));
+        for (int i = 0; i < io->batch; i++) sl_tlist_set_external(out, i, NULL, &zero);
+        return SL_OK;
+    }
+    int kind = -1;
+    for (int i = 0; i < io->batch; i++) {
+        const sl__caffe2_record *c = &r->c2[i];
+        if (c->n < 1) return rec_fail(r, i, SL_EFORMAT, err, "record holds no protos");
+        int dt = c->t[0].data_type;
+        if (dt != SL_C2_STRING && dt != SL_C2_BYTE)
+            return rec_fail(r, i, SL_EFORMAT, err,
+                            "image proto has data type %d (STRING or BYTE wanted)", dt);
+        if (kind >= 0 && dt != kind)
+            return rec_fail(
+                r, i, SL_EFORMAT, err, "image is %s, earlier records of the batch are %s",
+                dt == SL_C2_STRING ? "STRING" : "BYTE", kind == SL_C2_STRING ? "STRING" : "BYTE");
+        kind = dt;
+    }
+    SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, kind == SL_C2_BYTE ? 3 : 1, sl_cpu(), err));
+    if (kind == SL_C2_BYTE)
+        snprintf(out->layout, sizeof out->layout, "HWC");
+    else
+        out->layout[0] = 0;
+    for (int i = 0; i < io->batch; i++) {
+        const sl__caffe2_tensor *t = &r->c2[i].t[0];
+        if (kind == SL_C2_STRING) {
+            if (!t->str0) return rec_fail(r, i, SL_EFORMAT, err, "image proto has no string_data");
+            int64_t len = (int64_t)t->nstr0;
+            sl_tlist_set_external(out, i, (void *)t->str0, &len);
+        } else {
+            int64_t d[3] = {0, 0, 1};
+            int nd = sl__caffe2_dims(t, d, 3);
+            if (nd != 2 && nd != 3)
+                return rec_fail(r, i, SL_EFORMAT, err, "BYTE image has %d dims (2 or 3 wanted)",
+                                nd);
+            if (nd == 2) d[2] = 1;
+            if (d[0] < 0 || d[1] < 0 || d[2] < 0 || !t->bytes ||
+                (uint64_t)d[0] * (uint64_t)d[1] * (uint64_t)d[2] != t->nbytes)
+                return rec_fail(r, i, SL_EFORMAT, err,
+                                "BYTE image of %lldx%lldx%lld needs %lld bytes, byte_data has %zu",
+                                (long long)d[0], (long long)d[1], (long long)d[2],
+                                (long long)(d[0] * d[1] * d[2]), t->nbytes);
+            sl_tlist_set_external(out, i, (void *)t->bytes, d);
+        }
+    }
+    return SL_OK;
+}
+
+static sl_status caffe2_setup(void *state, sl__op_io *io, sl_err *err) {
+    reader *r = state;
+    SL_TRY(reader_next(r, io, err));
+    for (int i = 0; i < io->batch; i++) {
+        const uint8_t *v;
+        size_t n;
+        sl__lmdb_value(r->db, r->recs[i], &v, &n);
+        sl_status st = sl__caffe2_parse(v, n, &r->c2[i], err);
+        if (st)
+            return sl_err_prefix(err, "%s: %s at key %s: ", r->opname, rec_path(r, r->recs[i]),
+                                 r->keys[i]);
+    }
+    SL_TRY(caffe2_image(r, io, err));
+    int o = 1, pi = r->image_available ? 1 : 0;
+    if (r->label_type != SL_C2_NO_LABEL) {
+        SL_TRY(c2_labels(r, io, o++, pi, err));
+        pi += r->label_type == SL_C2_MULTI_LABEL_WEIGHTED_SPARSE ? 2 : 1;
+    }
+    for (int k = 0; k < r->additional; k++) {
+        char what[48];
+        snprintf(what, sizeof what, "additional input %d", k);
+        SL_TRY(c2_numeric(r, io, o++, pi++, what, err));
+    }
+    if (r->bbox) {
+        sl_tlist *out = io->out[o];
+        int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
+        if (!shapes) return SL_ENOMEM;
+        sl_status st = SL_OK;
+        for (int i = 0; i < io->batch && !st; i++) {
+            const sl__caffe2_record *c = &r->c2[i];
+            shapes[i] = 0;
+            if (c->n != pi + 1) continue; /* no box in this record */
+            if (c->t[pi].data_type != SL_C2_INT32 || sl__caffe2_values(&c->t[pi], NULL, 0) != 4)
+                st = rec_fail(r, i, SL_EFORMAT, err, "bbox proto must be INT32 with 4 values");
+            shapes[i] = 4;
+        }
+        if (!st) st = sl_tlist_reset(out, io->batch, SL_DTYPE_I32, 1, sl_cpu(), err);
+        if (!st) st = sl_tlist_alloc(out, shapes, err);
+        for (int i = 0; i < io->batch && !st; i++) {
+            double b[4];
+            if (!shapes[i]) continue;
+            sl__caffe2_values(&r->c2[i].t[pi], b, 4);
+            for (int k = 0; k < 4; k++) ((int32_t *)out->data[i])[k] = (int32_t)b[k];
+        }
+        free(shapes);
+        if (st) return st;
+    }
+    return SL_OK;
+}
+
+static const sl__op_def caffe2_op = {
+    .name = "readers.caffe2",
+    .doc = "Reads Caffe2 TensorProtos records from LMDB: encoded image bytes (uint8 1-D, views "
+           "into the map) or raw images (H, W, C), labels, additional inputs, bounding boxes.",
+    .args = caffe2_args,
+    .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_READER | SL_OPF_RANDOM,
+    .num_outputs = caffe2_outputs,
+    .create = caffe2_create,
+    .setup = caffe2_setup,
+    .destroy = reader_free,
+    .reader_meta = reader_meta,
+    .save = reader_save,
+    .restore = reader_restore,
+};
+
+/* ---- readers.caffe ----------------------------------------------------------------------------
+ */
+
+static const sl__arg_schema caffe_args[] = {
+    {"path", SL_ARG_STRS, NULL, "LMDB folder(s); several are read as one data set, in order",
+     SL_ARGF_REQUIRED, NULL},
+    {"image_available", SL_ARG_BOOL, "True", "records hold an image (output 0)", 0, NULL},
+    {"label_available", SL_ARG_BOOL, "True", "records hold a label", 0, NULL},
+    LOADER_ARGS,
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static int caffe_outputs(const sl__args *a) {
+    return (sl__args_bool(a, "image_available") ? 1 : 0) +
+           (sl__args_bool(a, "label_available") ? 1 : 0);
+}
+
+static sl_status caffe_create(const sl__args *a, const sl__op_init *init, void **state,
+                              sl_err *err) {
+    reader *r = sl__calloc(1, sizeof *r, err);
+    if (!r) return SL_ENOMEM;
+    r->fmt = FMT_CAFFE;
+    r->opname = "readers.caffe";
+    r->image_available = sl__args_bool(a, "image_available");
+    r->label_available = sl__args_bool(a, "label_available");
+    sl_status st = SL_OK;
+    if (!r->image_available && !r->label_available)
+        st = sl_err_set(err, SL_EINVAL,
+                        "readers.caffe: image_available and label_available are "
+                        "both False: nothing to output");
+    if (!st) st = open_lmdb(r, a, err);
+    if (!st) st = reader_start(r, a, init, err);
+    if (!st) {
+        r->cd = sl__malloc((size_t)r->batch_size * sizeof *r->cd, err);
+        if (!r->cd) st = SL_ENOMEM;
+    }
+    if (st) {
+        reader_free(r);
+        return st;
+    }
+    *state = r;
+    return SL_OK;
+}
+
+static sl_status caffe_setup(void *state, sl__op_io *io, sl_err *err) {
+    reader *r = state;
+    SL_TRY(reader_next(r, io, err));
+    int enc = -1;
+    for (int i = 0; i < io->batch; i++) {
+        const uint8_t *v;
+        size_t n;
+        sl__lmdb_value(r->db, r->recs[i], &v, &n);
+        sl__caffe_datum *d = &r->cd[i];
+        if (sl__caffe_parse(v, n, d, err))
+            return sl_err_prefix(err, "%s: %s at key %s: ", r->opname, rec_path(r, r->recs[i]),
+                                 r->keys[i]);
+        if (r->image_available) {
+            if (!d->has_data) return rec_fail(r, i, SL_EFORMAT, err, "Datum has no data");
+            int e = sl__caffe_is_encoded(d);
+            if (enc >= 0 && e != enc)
+                return rec_fail(r, i, SL_EFORMAT, err,
+                                "image is %s, earlier records of the batch are %s",
+                                e ? "encoded" : "raw", enc ? "encoded" : "raw");
+            enc = e;
+            if (!e && ((uint64_t)(uint32_t)d->height * (uint32_t)d->width * (uint32_t)d->channels !=
+                           d->ndata ||
+                       d->height < 0 || d->width < 0 || d->channels < 0))
+                return rec_fail(r, i, SL_EFORMAT, err,
+                                "raw image of %dx%dx%d does not match its %zu data bytes",
+                                d->height, d->width, d->channels, d->ndata);
+        }
+        if (r->label_available && !d->has_label)
+            return rec_fail(r, i, SL_EFORMAT, err, "Datum has no label");
+    }
+    int o = 0;
+    if (r->image_available) {
+        sl_tlist *out = io->out[o++];
+        SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, enc == 0 ? 3 : 1, sl_cpu(), err));
+        snprintf(out->layout, sizeof out->layout, "%s", enc == 0 ? "HWC" : "");
+        for (int i = 0; i < io->batch; i++) {
+            const sl__caffe_datum *d = &r->cd[i];
+            int64_t s[3] = {(int64_t)d->ndata, 0, 0};
+            if (enc == 0) s[0] = d->height, s[1] = d->width, s[2] = d->channels;
+            sl_tlist_set_external(out, i, (void *)d->data, s);
+        }
+    }
+    if (r->label_available) {
+        sl_tlist *out = io->out[o];
+        SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_I32, 1, sl_cpu(), err));
+        int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
+        if (!shapes) return SL_ENOMEM;
+        for (int i = 0; i < io->batch; i++) shapes[i] = 1;
+        sl_status st = sl_tlist_alloc(out, shapes, err);
+        free(shapes);
+        SL_TRY(st);
+        for (int i = 0; i < io->batch; i++) *(int32_t *)out->data[i] = r->cd[i].label;
+    }
+    return SL_OK;
+}
+
+static const sl__op_def caffe_op = {
+    .name = "readers.caffe",
+    .doc = "Reads Caffe Datum records from LMDB: encoded image bytes (uint8 1-D, views into the "
+           "map) or raw images (H, W, C), and int32 labels (1,).",
+    .args = caffe_args,
+    .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_READER | SL_OPF_RANDOM,
+    .num_outputs = caffe_outputs,
+    .create = caffe_create,
+    .setup = caffe_setup,
+    .destroy = reader_free,
+    .reader_meta = reader_meta,
+    .save = reader_save,
+    .restore = reader_restore,
+};
+
+/* ---- readers.mnist (IDX; a sluice extension) --------------------------------------------------
+ */
+
+static const sl__arg_schema mnist_args[] = {
+    {"path", SL_ARG_STR, NULL, "IDX images file (plain or .gz), e.g. train-images-idx3-ubyte.gz",
+     SL_ARGF_REQUIRED, NULL},
+    {"labels", SL_ARG_STR, NULL, "IDX labels file; without it only images are output", 0, NULL},
+    LOADER_ARGS,
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static int mnist_outputs(const sl__args *a) {
+    return sl__args_str(a, "labels") ? 2 : 1;
+}
+
+static sl_status mnist_create(const sl__args *a, const sl__op_init *init, void **state,
+                              sl_err *err) {
+    reader *r = sl__calloc(1, sizeof *r, err);
+    if (!r) return SL_ENOMEM;
+    r->fmt = FMT_MNIST;
+    r->opname = "readers.mnist";
+    const char *path = sl__args_str(a, "path"), *labels = sl__args_str(a, "labels");
+    r->path0 = strdup(path ? path : "");
+    sl_status st = sl__idx_open(r->path0, &r->img, err);
+    if (!st && sl__idx_type(r->img) != SL_IDX_U8)
+        st = sl_err_set(err, SL_ENOTSUP, "%s: IDX item type 0x%02x (only uint8 images)", r->path0,
+                        sl__idx_type(r->img));
+    if (!st && sl__idx_ndim(r->img) != 3 && sl__idx_ndim(r->img) != 4)
+        st = sl_err_set(err, SL_EFORMAT, "%s: IDX images need 3 or 4 dims (N, H, W[, C]), not %d",
+                        r->path0, sl__idx_ndim(r->img));
+    if (!st && labels) {
+        st = sl__idx_open(labels, &r->lab, err);
+        if (!st && (sl__idx_type(r->lab) != SL_IDX_U8 || sl__idx_ndim(r->lab) != 1))
+            st = sl_err_set(err, SL_EFORMAT, "%s: IDX labels must be uint8 with 1 dim", labels);
+        if (!st && sl__idx_count(r->lab) != sl__idx_count(r->img))
+            st = sl_err_set(err, SL_EFORMAT, "%s: %lld labels for %lld images in %s", labels,
+                            (long long)sl__idx_count(r->lab), (long long)sl__idx_count(r->img),
+                            r->path0);
+    }
+    if (st) st = sl_err_prefix(err, "readers.mnist: ");
+    if (!st) {
+        r->n = sl__idx_count(r->img);
+        st = reader_start(r, a, init, err);
+    }
+    if (st) {
+        reader_free(r);
+        return st;
+    }
+    *state = r;
+    return SL_OK;
+}
+
+static sl_status mnist_setup(void *state, sl__op_io *io, sl_err *err) {
+    reader *r = state;
+    SL_TRY(reader_next(r, io, err));
+    const int64_t *d = sl__idx_dims(r->img);
+    int64_t shape[3] = {d[1], d[2], sl__idx_ndim(r->img) == 4 ? d[3] : 1};
+    sl_tlist *out = io->out[0];
+    SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 3, sl_cpu(), err));
+    snprintf(out->layout, sizeof out->layout, "HWC");
+    for (int i = 0; i < io->batch; i++) {
+        size_t n;
+        const uint8_t *p = sl__idx_item(r->img, r->recs[i], &n);
+        sl_tlist_set_external(out, i, (void *)p, shape);
+    }
+    if (r->lab) {
+        out = io->out[1];
+        SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_I32, 1, sl_cpu(), err));
+        int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
+        if (!shapes) return SL_ENOMEM;
+        for (int i = 0; i < io->batch; i++) shapes[i] = 1;
+        sl_status st = sl_tlist_alloc(out, shapes, err);
+        free(shapes);
+        SL_TRY(st);
+        for (int i = 0; i < io->batch; i++) {
+            size_t n;
+            *(int32_t *)out->data[i] = *sl__idx_item(r->lab, r->recs[i], &n);
+        }
+    }
+    return SL_OK;
+}
+
+static const sl__op_def mnist_op = {
+    .name = "readers.mnist",
+    .doc = "sluice extension: reads IDX files (MNIST / Fashion-MNIST, plain or gzip): raw images "
+           "(H, W, 1) uint8 and int32 labels (1,); the key of a record is its index.",
+    .args = mnist_args,
+    .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_READER | SL_OPF_RANDOM,
+    .num_outputs = mnist_outputs,
+    .create = mnist_create,
+    .setup = mnist_setup,
+    .destroy = reader_free,
+    .reader_meta = reader_meta,
+    .save = reader_save,
+    .restore = reader_restore,
+};
+
+/* ---- readers.file -----------------------------------------------------------------------------
+ */
+
+typedef struct file_reader {
+    reader r;       /* first: the common part */
+    uint8_t **bufs; /* batch: file contents */
+    size_t *caps;
+} file_reader;
+
+static const sl__arg_schema file_args[] = {
+    {"file_root", SL_ARG_STR, NULL,
+     "root folder: one sub-folder per class (sorted names, label = index), or the base of "
+     "file_list / files",
+     0, NULL},
+    {"file_list", SL_ARG_STR, NULL, "text file of \"relative/path label\" lines", 0, NULL},
+    {"files", SL_ARG_STRS, NULL, "file paths (relative to file_root when given)", 0, NULL},
+    {"labels", SL_ARG_INTS, NULL, "labels of files (default: their index)", 0, NULL},
+    LOADER_ARGS,
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static void file_free(void *state) {
+    file_reader *f = state;
+    if (!f) return;
+    if (f->bufs)
+        for (int i = 0; i < f->r.batch_size; i++) free(f->bufs[i]);
+    free(f->bufs);
+    free(f->caps);
+    reader_free(&f->r);
+}
+
+static int file_outputs(const sl__args *a) {
+    (void)a;
+    return 2;
+}
+
+static sl_status file_create(const sl__args *a, const sl__op_init *init, void **state,
+                             sl_err *err) {
+    file_reader *f = sl__calloc(1, sizeof *f, err);
+    if (!f) return SL_ENOMEM;
+    reader *r = &f->r;
+    r->fmt = FMT_FILE;
+    r->opname = "readers.file";
+    const char *root = sl__args_str(a, "file_root"), *list = sl__args_str(a, "file_list");
+    const char *const *files;
+    const int64_t *labels;
+    int nf = sl__args_strs(a, "files", &files), nl = sl__args_ints(a, "labels", &labels);
+    sl_status st = SL_OK;
+    if ((list ? 1 : 0) + (nf > 0) > 1)
+        st = sl_err_set(err, SL_EINVAL, "readers.file: give file_list or files, not both");
+    else if (!root && !list && nf == 0)
+        st = sl_err_set(err, SL_EINVAL, "readers.file: give file_root, file_list or files");
+    if (!st) {
+        r->path0 = strdup(list ? list : root ? root : files[0]);
+        st = sl__folder_open(root, list, nf, files, nl, labels, &r->folder, err);
+        if (st) st = sl_err_prefix(err, "readers.file: ");
+    }
+    if (!st) {
+        if (sl__args_bool(a, "random_shuffle")) sl__folder_shuffle(r->folder, DALI_LOADER_SEED);
+        r->n = sl__folder_count(r->folder);
+        st = reader_start(r, a, init, err);
+    }
+    if (!st) {
+        f->bufs = sl__calloc((size_t)r->batch_size, sizeof *f->bufs, err);
+        f->caps = sl__calloc((size_t)r->batch_size, sizeof *f->caps, err);
+        if (!f->bufs || !f->caps) st = SL_ENOMEM;
+    }
+    if (st) {
+        file_free(f);
+        return st;
+    }
+    *state = f;
+    return SL_OK;
+}
+
+static sl_status file_setup(void *state, sl__op_io *io, sl_err *err) {
+    file_reader *f = state;
+    reader *r = &f->r;
+    SL_TRY(reader_next(r, io, err));
+    sl_tlist *out = io->out[0], *lab = io->out[1];
+    SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 1, sl_cpu(), err));
+    out->layout[0] = 0;
+    for (int i = 0; i < io->batch; i++) {
+        size_t n;
+        if (sl__folder_read(r->folder, r->recs[i], &f->bufs[i], &f->caps[i], &n, err))
+            return sl_err_prefix(err, "readers.file: key %s: ", r->keys[i]);
+        int64_t s = (int64_t)n;
+        sl_tlist_set_external(out, i, f->bufs[i], &s);
+    }
+    SL_TRY(sl_tlist_reset(lab, io->batch, SL_DTYPE_I32, 1, sl_cpu(), err));
+    int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
+    if (!shapes) return SL_ENOMEM;
+    for (int i = 0; i < io->batch; i++) shapes[i] = 1;
+    sl_status st = sl_tlist_alloc(lab, shapes, err);
+    free(shapes);
+    SL_TRY(st);
+    for (int i = 0; i < io->batch; i++)
+        *(int32_t *)lab->data[i] = sl__folder_label(r->folder, r->recs[i]);
+    return SL_OK;
+}
+
+static const sl__op_def file_op = {
+    .name = "readers.file",
+    .doc = "Reads files (encoded images) with labels from class sub-folders, a file list, or "
+           "explicit files: uint8 1-D bytes and int32 labels (1,); the key is the relative path.",
+    .args = file_args,
+    .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_READER | SL_OPF_RANDOM,
+    .num_outputs = file_outputs,
+    .create = file_create,
+    .setup = file_setup,
+    .destroy = file_free,
+    .reader_meta = reader_meta,
+    .save = reader_save,
+    .restore = reader_restore,
+};
+
+const sl__op_def *const sl__reader_ops[] = {&caffe_op, &caffe2_op, &file_op, &mnist_op, NULL};

@@ -42,7 +42,7 @@ const char *scratch_dir(const char *name) {
     static int next;
     char *b = bufs[next++ % 4];
     snprintf(b, 1024, "%s/scratch/%s", SL_BUILD_DIR, name);
-    char cmd[1200];
+    char cmd[2 * 1024 + 64];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", b, b);
     if (system(cmd) != 0) fprintf(stderr, "warning: could not prepare %s\n", b);
     return b;

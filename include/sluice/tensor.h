@@ -128,6 +128,7 @@ typedef struct sl_tlist {
     void *buf;        /* owned storage for samples that are not external */
     size_t buf_size;  /* bytes allocated in buf */
     size_t buf_used;
+    bool pinned;      /* CPU lists: allocate page-locked memory (set before the first alloc) */
 } sl_tlist;
 
 /* Prepares list for count samples of the given dtype/rank/device; keeps and reuses its storage. */

@@ -361,7 +361,9 @@ sl_status sl_tlist_reset(sl_tlist *l, int count, sl_dtype dtype, int ndim, sl_de
     if (ndim < 0 || ndim > SL_MAX_DIMS)
         return sl_err_set(err, SL_EINVAL, "%d dims (at most %d)", ndim, SL_MAX_DIMS);
     if (l->buf && !sl_device_eq(l->device, device)) {
+        bool pinned = l->pinned;
         sl_tlist_free(l);
+        l->pinned = pinned;
     }
     if (count > l->capacity) {
         int cap = count > l->capacity ? count : l->capacity;
@@ -409,7 +411,11 @@ sl_status sl_tlist_alloc(sl_tlist *l, const int64_t *shapes, sl_err *err) {
     if (total > l->buf_size) {
         size_t want = total + total / 4;
         void *nb;
-        if (l->device.kind == SL_DEVICE_CPU) {
+        if (l->device.kind == SL_DEVICE_CPU && l->pinned) {
+            nb = sl__alloc_pinned(want, err);
+            if (!nb) return err ? err->status : SL_ENOMEM;
+            sl__alloc_pinned_free(l->buf);
+        } else if (l->device.kind == SL_DEVICE_CPU) {
             nb = sl__alloc_host(want, SL_ALIGN, err);
             if (!nb) return SL_ENOMEM;
             sl__alloc_host_free(l->buf);
@@ -488,7 +494,9 @@ sl_status sl_tlist_as_tensor(const sl_tlist *l, sl_tensor *out, sl_err *err) {
 void sl_tlist_free(sl_tlist *l) {
     if (!l) return;
     if (l->buf) {
-        if (l->device.kind == SL_DEVICE_CPU) {
+        if (l->device.kind == SL_DEVICE_CPU && l->pinned) {
+            sl__alloc_pinned_free(l->buf);
+        } else if (l->device.kind == SL_DEVICE_CPU) {
             sl__alloc_host_free(l->buf);
         } else {
             sl__devpool *pool = sl__devpool_get(l->device.id, NULL);

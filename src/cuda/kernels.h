@@ -19,6 +19,12 @@ sl_status sl__cuda_memcpy(void *dst, bool dst_dev, const void *src, bool src_dev
 sl_status sl__cuda_fill(void *data, size_t n, const unsigned char *value, size_t elem, void *stream,
                         sl_err *err);
 
+/* Streams for pipeline stages: created on `device`, with the calling thread's device set too. */
+sl_status sl__cuda_set_device(int device, sl_err *err);
+sl_status sl__cuda_stream_create(int device, void **stream, sl_err *err);
+sl_status sl__cuda_stream_sync(void *stream, sl_err *err);
+void sl__cuda_stream_destroy(void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,9 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/rng.h"
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,7 +288,11 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     inst.def = def;
     snprintf(inst.name, sizeof inst.name, "%s", op->name);
     inst.placement = placement;
-    inst.on_gpu = placement != SL_OPDEV_CPU && cuda_pipeline(p);
+    /* on a CUDA pipeline gpu ops run in the GPU stage, and so do mixed ops with a GPU run (nvJPEG);
+     * a mixed op without one decodes on the CPU stage into pinned memory and its outputs are
+     * copied to the GPU once per batch (transfer nodes, below) */
+    bool mixed_on_cpu = placement == SL_OPDEV_MIXED && !def->run_gpu;
+    inst.on_gpu = cuda_pipeline(p) && placement != SL_OPDEV_CPU && !mixed_on_cpu;
     inst.ninputs = op->ninputs;
     memcpy(inst.inputs, op->inputs, sizeof inst.inputs);
     inst.nout = nout;
@@ -295,6 +302,7 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     for (int k = 0; k < nout && st == SL_OK; k++) {
         int id;
         st = add_node(p, p->nops, k, -1, inst.on_gpu, &id);
+        if (st == SL_OK && mixed_on_cpu && cuda_pipeline(p)) st = add_node(p, -1, 0, id, true, &id);
         if (st == SL_OK && k < max_out) out_nodes[k] = id;
     }
     p->nops++;
@@ -358,7 +366,8 @@ static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
     return SL_OK;
 }
 
-/* Runs op k on batch b (its setup, then its per-sample run). */
+/* Runs op k on batch b: its setup, then its per-sample CPU run on the pool, or its batch GPU run on
+ * the GPU stage's stream. */
 static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, sl_err *err) {
     sl__opinst *op = &p->ops[k];
     sl_tlist *in[SL__MAX_OP_INPUTS], *arg_in[SL__MAX_OP_INPUTS], *out[SL__MAX_OP_OUTPUTS];
@@ -378,12 +387,15 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, sl_err *err) {
     io.seed = op->seed;
     io.sample_base = op->sample_base;
     io.iteration = op->iteration;
-    io.device = sl_cpu();
+    io.device = op->on_gpu ? p->cfg.device : sl_cpu();
+    io.stream = op->on_gpu ? p->stream : NULL;
     double t0 = now_s();
     sl_status st = op->def->setup ? op->def->setup(op->state, &io, err) : SL_OK;
     if (st == SL_OK && k == p->reader_op) st = copy_keys(b, io.keys, err);
     io.keys = (const char *const *)b->keys;
-    if (st == SL_OK && op->def->run_cpu) {
+    if (st == SL_OK && op->on_gpu) {
+        st = op->def->run_gpu(op->state, &io, err);
+    } else if (st == SL_OK && op->def->run_cpu) {
         run_ctx c = {op, &io};
         st = sl__pool_parallel_for(p->pool, b->size, run_sample, &c, err);
     }
@@ -421,10 +433,8 @@ static sl_status produce(sl_pipeline *p, sl_batch *b) {
     sl_status st = sl__pipeline_snapshot(p, b->seq, &snap, &snap_size, &b->err);
     if (st) return b->status = st;
     store_snapshot(p, b->seq, snap, snap_size);
-    for (int k = 0; k < p->nops && st == SL_OK; k++) {
-        /* transfers between op k-1 and op k: on CPU pipelines there are none */
-        st = run_op(p, k, b, &b->err);
-    }
+    for (int k = 0; k < p->nops && st == SL_OK; k++)
+        if (!p->ops[k].on_gpu) st = run_op(p, k, b, &b->err);
     pthread_mutex_lock(&p->stats_mu);
     p->stats.batches++;
     for (int k = 0; k < p->nops && k < (int)SL_ARRAY_LEN(p->stats.ops); k++)
@@ -441,7 +451,7 @@ static void *cpu_stage(void *arg) {
         sl_batch *b = item;
         b->seq = p->next_seq++;
         sl_status st = produce(p, b);
-        if (sl__queue_push(p->ready_q, b) != SL_OK) break;
+        if (sl__queue_push(p->gpu_stage ? p->mid_q : p->ready_q, b) != SL_OK) break;
         if (st < 0) break; /* the error travels with its batch; the stage stops */
     }
     /* wake anyone waiting for a snapshot that will never come */
@@ -451,6 +461,54 @@ static void *cpu_stage(void *arg) {
     pthread_mutex_unlock(&p->snap_mu);
     return NULL;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+/* Copies transfer node id's source (host, pinned when it came from the pool) to the device: one
+ * copy for the whole batch when the samples sit in the source's own buffer, else per sample. */
+static sl_status transfer(sl_pipeline *p, int id, sl_batch *b, sl_err *err) {
+    sl_tlist *src = &b->nodes[p->nodes[id].src], *dst = &b->nodes[id];
+    SL_TRY(sl_tlist_reset(dst, src->count, src->dtype, src->ndim, p->cfg.device, err));
+    memcpy(dst->layout, src->layout, sizeof dst->layout);
+    SL_TRY(sl_tlist_alloc(dst, src->shapes, err));
+    bool same = src->buf != NULL;
+    for (int i = 0; i < src->count && same; i++)
+        same = (char *)src->data[i] - (char *)src->buf == (char *)dst->data[i] - (char *)dst->buf;
+    if (same) return sl__cuda_memcpy(dst->buf, true, src->buf, false, dst->buf_used, p->stream, err);
+    for (int i = 0; i < src->count; i++)
+        SL_TRY(sl__cuda_memcpy(dst->data[i], true, src->data[i], false,
+                               sl_tlist_sample_nbytes(src, i), p->stream, err));
+    return SL_OK;
+}
+
+static sl_status gpu_produce(sl_pipeline *p, sl_batch *b) {
+    sl_status st = SL_OK;
+    double t0 = now_s();
+    for (int n = 0; n < p->nnodes && st == SL_OK; n++)
+        if (p->nodes[n].op < 0) st = transfer(p, n, b, &b->err);
+    for (int k = 0; k < p->nops && st == SL_OK; k++)
+        if (p->ops[k].on_gpu) st = run_op(p, k, b, &b->err);
+    if (st == SL_OK) st = sl__cuda_stream_sync(p->stream, &b->err);
+    pthread_mutex_lock(&p->stats_mu);
+    p->stats.gpu_s += now_s() - t0;
+    pthread_mutex_unlock(&p->stats_mu);
+    return b->status = st;
+}
+
+static void *gpu_stage(void *arg) {
+    sl_pipeline *p = arg;
+    sl_err e;
+    sl__cuda_set_device(p->cfg.device.id, &e);
+    for (;;) {
+        void *item;
+        if (sl__queue_pop(p->mid_q, &item) != SL_OK) break;
+        sl_batch *b = item;
+        sl_status st = b->status < 0 ? b->status : gpu_produce(p, b);
+        if (sl__queue_push(p->ready_q, b) != SL_OK) break;
+        if (st < 0) break;
+    }
+    return NULL;
+}
+#endif
 
 static sl_status alloc_slots(sl_pipeline *p) {
     /* prefetch_cpu batches in preparation, up to prefetch_cpu held by the consumer, one in hand */
@@ -475,6 +533,13 @@ static sl_status alloc_slots(sl_pipeline *p) {
     for (int i = 0; i < p->nsnap; i++) p->snap_seq[i] = -1;
     SL_TRY(sl__queue_create(p->nslots, &p->free_q, &p->err));
     SL_TRY(sl__queue_create(p->nslots, &p->ready_q, &p->err));
+    if (p->gpu_stage) {
+        SL_TRY(sl__queue_create(p->cfg.prefetch_gpu, &p->mid_q, &p->err));
+        /* host sources of transfers are page-locked, so the copy is one DMA per batch */
+        for (int s = 0; s < p->nslots; s++)
+            for (int n = 0; n < p->nnodes; n++)
+                if (p->nodes[n].op < 0) p->slots[s].nodes[p->nodes[n].src].pinned = true;
+    }
     for (int s = 0; s < p->nslots; s++) SL_TRY(sl__queue_push(p->free_q, &p->slots[s]));
     return SL_OK;
 }
@@ -485,16 +550,23 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
     if (p->built) return fail(p, SL_ESTATE, "sl_pipeline_build called twice");
     if (p->nops == 0) return fail(p, SL_EINVAL, "the pipeline has no operators");
     if (p->nout == 0) return fail(p, SL_EINVAL, "the pipeline has no outputs (set_outputs)");
+    for (int n = 0; n < p->nnodes; n++) p->gpu_stage |= p->nodes[n].op < 0;
     for (int k = 0; k < p->nops; k++) {
-        if (p->ops[k].on_gpu)
-            return fail(p, SL_ENOTSUP,
-                        "%s: GPU execution is not available in this build of the executor; use a "
-                        "CPU device (mixed and gpu ops then run on the CPU)",
-                        p->ops[k].name);
-        if (p->ops[k].def->run_gpu == NULL && p->ops[k].def->run_cpu == NULL &&
-            p->ops[k].def->setup == NULL)
-            return fail(p, SL_EINVAL, "%s has nothing to run", p->ops[k].name);
+        const sl__opinst *op = &p->ops[k];
+        p->gpu_stage |= op->on_gpu;
+        /* an op whose setup does everything (reshape: views) runs anywhere */
+        bool setup_only = !op->def->run_cpu && !op->def->run_gpu;
+        if (op->on_gpu && !op->def->run_gpu && !setup_only)
+            return fail(p, SL_ENOTSUP, "%s has no GPU implementation: place it on the CPU",
+                        op->name);
+        if (!op->on_gpu && !op->def->run_cpu && !setup_only)
+            return fail(p, SL_ENOTSUP, "%s has no CPU implementation", op->name);
+        if (!op->def->setup && setup_only)
+            return fail(p, SL_EINVAL, "%s has nothing to run", op->name);
     }
+#ifndef SLUICE_HAVE_CUDA
+    SL_ASSERT(!p->gpu_stage); /* a CUDA pipeline cannot be created without CUDA */
+#endif
     /* create the op instances: opens every store, checks every argument */
     for (int k = 0; k < p->nops; k++) {
         sl__opinst *op = &p->ops[k];
@@ -517,6 +589,14 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
     SL_TRY(apply_restore(p));
     SL_TRY(sl__pool_create(p->cfg.num_threads, &p->pool, &p->err));
     SL_TRY(alloc_slots(p));
+#ifdef SLUICE_HAVE_CUDA
+    if (p->gpu_stage) {
+        SL_TRY(sl__cuda_stream_create(p->cfg.device.id, &p->stream, &p->err));
+        if (pthread_create(&p->gpu_thread, NULL, gpu_stage, p) != 0)
+            return fail(p, SL_ENOMEM, "cannot start the pipeline's GPU stage thread");
+        p->gpu_thread_started = true;
+    }
+#endif
     if (pthread_create(&p->cpu_thread, NULL, cpu_stage, p) != 0)
         return fail(p, SL_ENOMEM, "cannot start the pipeline's CPU stage thread");
     p->cpu_thread_started = true;
@@ -559,8 +639,13 @@ void sl_pipeline_release(sl_pipeline *p, sl_batch *b) {
 void sl_pipeline_free(sl_pipeline *p) {
     if (!p) return;
     if (p->free_q) sl__queue_close(p->free_q);
+    if (p->mid_q) sl__queue_close(p->mid_q);
     if (p->ready_q) sl__queue_close(p->ready_q);
     if (p->cpu_thread_started) pthread_join(p->cpu_thread, NULL);
+    if (p->gpu_thread_started) pthread_join(p->gpu_thread, NULL);
+#ifdef SLUICE_HAVE_CUDA
+    sl__cuda_stream_destroy(p->stream);
+#endif
     sl__pool_free(p->pool);
     for (int k = 0; k < p->nops; k++) {
         if (p->ops[k].state && p->ops[k].def->destroy) p->ops[k].def->destroy(p->ops[k].state);
@@ -581,6 +666,7 @@ void sl_pipeline_free(sl_pipeline *p) {
     free(p->restore_bytes);
     free(p->slots);
     sl__queue_free(p->free_q);
+    sl__queue_free(p->mid_q);
     sl__queue_free(p->ready_q);
     free(p->ops);
     free(p->nodes);

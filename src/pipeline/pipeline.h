@@ -79,9 +79,11 @@ struct sl_pipeline {
     sl__pool *pool;
     int nslots;
     sl_batch *slots;
-    sl__queue *free_q, *ready_q;
-    pthread_t cpu_thread;
-    bool cpu_thread_started;
+    sl__queue *free_q, *mid_q, *ready_q; /* mid: CPU stage -> GPU stage */
+    pthread_t cpu_thread, gpu_thread;
+    bool cpu_thread_started, gpu_thread_started;
+    bool gpu_stage;  /* a CUDA pipeline with transfers or GPU ops */
+    void *stream;    /* the GPU stage's cudaStream_t */
     volatile int stopping;
     int64_t next_seq; /* next batch the CPU stage produces */
     int64_t taken;    /* batches handed to the consumer */

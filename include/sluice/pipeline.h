@@ -147,6 +147,9 @@ typedef struct sl_pipeline_decorator {
     bool last_batch_padded, prepare_first_batch, auto_reset;
     int num_params;                      /* the def line's parameters */
     char params[16][64];
+    /* pipeline settings written as plain literals (batch_size=200); -1 when not given */
+    int batch_size, num_threads;
+    int64_t seed;
 } sl_pipeline_decorator;
 
 /* A bound name: a def parameter or any free name the text uses (value in pipeline syntax; a value

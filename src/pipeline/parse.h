@@ -1,0 +1,95 @@
+/* The pipeline text parser's program representation (DESIGN.md section 5, docs/pipelines.md).
+ *
+ * Parsing runs in two layers. sl__parse_program reads the text (a DALI pipeline function in Python
+ * syntax) with its bound names and produces an sl__parse_prog: the decorator's settings, and a flat
+ * list of statements in execution order -- op calls (name, device, positional inputs, keyword
+ * arguments as values or per-sample node references) and .gpu()/.cpu() transfers -- whose outputs
+ * are numbered "program nodes" 0, 1, 2, ...; then the return list. Every syntax error and every
+ * unknown or unbound name is found here, with line, column and a caret. It needs no operator table.
+ * sl_pipeline_parse (parse_apply.c) walks the program and makes the builder calls; errors the
+ * builder raises (unknown operator, unknown argument) are pointed at the statement's position with
+ * sl__parse_error. */
+#ifndef SLUICE_PIPELINE_PARSE_H
+#define SLUICE_PIPELINE_PARSE_H
+
+#include "ops/op.h"
+#include "sluice/pipeline.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SL__PARSE_NAME_MAX 64
+
+typedef struct sl__parse_pos {
+    int line, col; /* 1-based; col counts bytes */
+} sl__parse_pos;
+
+/* A keyword argument: a literal value, or (val.kind == SL_VAL_NODE) a program node. */
+typedef struct sl__parse_arg {
+    char name[SL__PARSE_NAME_MAX];
+    sl__parse_pos pos; /* of the argument's name */
+    sl__val val;
+} sl__parse_arg;
+
+typedef enum sl__parse_stmt_kind {
+    SL__PARSE_OP,      /* an op call */
+    SL__PARSE_TRANSFER /* x.gpu() / x.cpu() */
+} sl__parse_stmt_kind;
+
+typedef struct sl__parse_stmt {
+    sl__parse_stmt_kind kind;
+    sl__parse_pos pos;                /* op: start of the callee; transfer: the method name */
+    char op[SL__PARSE_NAME_MAX];      /* op name without "fn.": "decoders.image" */
+    char written[SL__PARSE_NAME_MAX]; /* as written: "fn.decoders.image" */
+    char device[8];                   /* "", "cpu", "mixed" or "gpu" (the device= argument) */
+    sl__parse_pos device_pos;
+    int num_inputs;
+    int *inputs; /* program nodes */
+    sl__parse_pos *input_pos;
+    int num_args;
+    sl__parse_arg *args;
+    sl_device_kind to;             /* transfer: where to */
+    int first_output, num_outputs; /* program nodes first_output .. + num_outputs - 1 */
+} sl__parse_stmt;
+
+typedef struct sl__parse_prog {
+    char *text; /* a copy of the source, for error carets */
+    char filename[256];
+    sl_pipeline_decorator deco;
+    int num_stmts;
+    sl__parse_stmt *stmts;
+    int num_nodes;
+    int num_outputs;
+    int outputs[SL_MAX_OUTPUTS];                           /* program nodes */
+    char output_names[SL_MAX_OUTPUTS][SL__PARSE_NAME_MAX]; /* output_map, else return-line names */
+    sl__parse_pos output_pos[SL_MAX_OUTPUTS];
+} sl__parse_prog;
+
+/* Text -> program. binds: def parameters and free names (value text in pipeline syntax; what does
+ * not read as a literal is a string). SL_ESYNTAX for syntax errors, SL_EINVAL for names and values;
+ * the message is "file:line:col: error: what" + the source line + a caret line. */
+sl_status sl__parse_program(const char *text, const char *filename, int nbind,
+                            const sl_pipeline_bind *binds, sl__parse_prog **out, sl_err *err);
+void sl__parse_prog_free(sl__parse_prog *prog);
+
+/* Reads only the decorator and the def line. */
+sl_status sl__parse_header(const char *text, const char *filename, sl_pipeline_decorator *out,
+                           sl_err *err);
+
+/* Records "file:line:col: error: <fmt>\n<source line>\n<caret>" in err, trimming the echoed line
+ * so that the whole fits in SL_ERRMSG_MAX; returns status. */
+sl_status sl__parse_error(sl_err *err, sl_status status, const char *text, const char *filename,
+                          sl__parse_pos pos, const char *fmt, ...) SL_PRINTF(6, 7);
+
+/* Reads a bound value: a literal (sl__val_parse) when it is one, else the text as a string. */
+sl_status sl__parse_bind_value(const char *text, sl__val *out, sl_err *err);
+
+/* Writes v in pipeline syntax so that sl__val_parse reads it back exactly (floats to 17 digits);
+ * SL_EINVAL when it cannot (a string with both quote kinds, a non-finite float, a node). */
+sl_status sl__parse_format_val(const sl__val *v, char *buf, size_t size, sl_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

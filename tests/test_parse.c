@@ -1,0 +1,618 @@
+/* The pipeline text parser, layer one (text -> program; no operator table): the seed's three
+ * pipeline files parse to the expected statements and decorator settings; binding rules; the
+ * accepted syntax; errors with exact line, column and caret; and every truncation and many random
+ * mutations of the seed files fail cleanly or parse (run under ASan by `make check`). */
+#include "check.h"
+#include "pipeline/parse.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s) s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* One line per statement, then the outputs:
+ *   op decoders.image(0) device=mixed -> 2 | output_type=GRAY
+ *   gpu(1) -> 5
+ *   return images=4 labels=6 */
+static const char *dump(const sl__parse_prog *prog) {
+    static char out[8192];
+    size_t n = 0;
+    out[0] = '\0';
+#define ADD(...) n += (size_t)snprintf(out + n, sizeof out - n, __VA_ARGS__)
+    for (int i = 0; i < prog->num_stmts && n < sizeof out; i++) {
+        const sl__parse_stmt *s = &prog->stmts[i];
+        if (s->kind == SL__PARSE_TRANSFER) {
+            ADD("%s(%d) -> %d\n", s->op, s->inputs[0], s->first_output);
+            continue;
+        }
+        ADD("op %s(", s->op);
+        for (int k = 0; k < s->num_inputs; k++) ADD("%s%d", k ? "," : "", s->inputs[k]);
+        ADD(")");
+        if (s->device[0]) ADD(" device=%s", s->device);
+        ADD(" ->");
+        for (int k = 0; k < s->num_outputs; k++) ADD(" %d", s->first_output + k);
+        if (s->num_args) ADD(" |");
+        for (int k = 0; k < s->num_args; k++) {
+            char v[256];
+            sl_err e;
+            if (s->args[k].val.kind == SL_VAL_NODE)
+                snprintf(v, sizeof v, "<%d>", s->args[k].val.node);
+            else if (sl__parse_format_val(&s->args[k].val, v, sizeof v, &e))
+                snprintf(v, sizeof v, "?");
+            ADD(" %s=%s", s->args[k].name, v);
+        }
+        ADD("\n");
+    }
+    ADD("return");
+    for (int k = 0; k < prog->num_outputs; k++)
+        ADD(" %s=%d", prog->output_names[k], prog->outputs[k]);
+#undef ADD
+    return out;
+}
+
+static const sl_pipeline_bind seed_binds[] = {
+    {"image_size", "28"}, {"num_classes", "10"}, {"data_path", "data/training"},
+    {"num_shards", "2"},  {"shard_id", "1"},
+};
+
+static const char *const training_dump =
+    "op readers.caffe2() -> 0 1 | path=\"data/training\" random_shuffle=True "
+    "name=\"mnist_caffe2_reader\" num_shards=2 shard_id=1\n"
+    "op decoders.image(0) device=mixed -> 2 | output_type=GRAY\n"
+    "op crop_mirror_normalize(2) -> 3 | dtype=FLOAT std=[255.0] output_layout=\"CHW\"\n"
+    "op reshape(3) -> 4 | shape=[784]\n"
+    "gpu(1) -> 5\n"
+    "op one_hot(5) -> 6 | num_classes=10\n"
+    "return images=4 labels=6";
+
+static const char *const validation_dump =
+    "op readers.caffe2() -> 0 1 | path=\"data/training\" random_shuffle=False "
+    "name=\"mnist_caffe2_reader\"\n"
+    "op decoders.image(0) device=mixed -> 2 | output_type=GRAY\n"
+    "op crop_mirror_normalize(2) -> 3 | dtype=FLOAT std=[255.0] output_layout=\"CHW\"\n"
+    "op reshape(3) -> 4 | shape=[784]\n"
+    "gpu(1) -> 5\n"
+    "return images=4 labels=5";
+
+static void test_seed_files(void) {
+    const char *files[3] = {"pipelines/seed_training_sharding.py",
+                            "pipelines/seed_training_devices.py", "pipelines/seed_validation.py"};
+    for (int f = 0; f < 3; f++) {
+        char *text = read_text(fixture(files[f]));
+        CHECK_MSG(text != NULL, "cannot read %s", fixture(files[f]));
+        if (!text) continue;
+        sl__parse_prog *prog = NULL;
+        sl_err e;
+        CHECK_OK(sl__parse_program(text, "seed.py", 5, seed_binds, &prog, &e), &e);
+        if (prog) {
+            CHECK_STR(dump(prog), f < 2 ? training_dump : validation_dump);
+            const sl_pipeline_decorator *d = &prog->deco;
+            CHECK(d->present);
+            CHECK_STR(d->func_name,
+                      f < 2 ? "mnist_training_iterator" : "mnist_validation_iterator");
+            CHECK_EQ_INT(d->num_outputs, 2);
+            CHECK_STR(d->output_map[0], "images");
+            CHECK_STR(d->output_map[1], "labels");
+            CHECK_STR(d->reader_name, "mnist_caffe2_reader");
+            CHECK_EQ_INT(d->layout, f == 0   ? SL_LAYOUT_SHARDED
+                                    : f == 1 ? SL_LAYOUT_STACKED
+                                             : SL_LAYOUT_NONE);
+            CHECK_EQ_INT(d->size, -1);
+            CHECK_EQ_INT(d->last_batch_policy, SL_LAST_BATCH_FILL);
+            CHECK(!d->last_batch_padded && d->prepare_first_batch && !d->auto_reset);
+            CHECK_EQ_INT(d->num_params, f < 2 ? 3 : 1);
+            CHECK_STR(d->params[0], "data_path");
+            if (f < 2) CHECK_STR(d->params[2], "shard_id");
+            CHECK_EQ_INT(d->batch_size, -1);
+            CHECK_EQ_INT(d->seed, -1);
+            /* positions: the decoder call is on line 14 (training) / 8 (validation), column 14 */
+            CHECK_EQ_INT(prog->stmts[1].pos.line, f < 2 ? 14 : 8);
+            CHECK_EQ_INT(prog->stmts[1].pos.col, 14);
+            CHECK_STR(prog->stmts[1].written, "fn.decoders.image");
+        }
+        sl__parse_prog_free(prog);
+
+        /* the header alone, through the public call, needs no binds */
+        sl_pipeline_decorator d;
+        CHECK_OK(sl_pipeline_text_decorator(text, "seed.py", &d, &e), &e);
+        CHECK(d.present);
+        CHECK_EQ_INT(d.num_outputs, 2);
+        CHECK_STR(d.output_map[1], "labels");
+        CHECK_EQ_INT(d.layout, f == 0   ? SL_LAYOUT_SHARDED
+                               : f == 1 ? SL_LAYOUT_STACKED
+                                        : SL_LAYOUT_NONE);
+        CHECK_EQ_INT(d.num_params, f < 2 ? 3 : 1);
+
+        /* without data_path bound: the parameter is named */
+        CHECK_FAILS(sl__parse_program(text, "seed.py", 2, seed_binds, &prog, &e), SL_EINVAL, &e,
+                    "parameter 'data_path' is not bound; pass --arg data_path=VALUE");
+        CHECK(prog == NULL);
+        /* without image_size: a free name */
+        sl_pipeline_bind no_size[4] = {seed_binds[1], seed_binds[2], seed_binds[3], seed_binds[4]};
+        CHECK_FAILS(sl__parse_program(text, "seed.py", 4, no_size, &prog, &e), SL_EINVAL, &e,
+                    "name 'image_size' is not defined");
+        free(text);
+    }
+}
+
+/* Parses text with binds "a=1"-style strings; returns the dump or the error message. */
+static const char *try_parse(const char *text, int nbind, const sl_pipeline_bind *binds,
+                             sl_status *st_out) {
+    static char msg[SL_ERRMSG_MAX + 16];
+    sl__parse_prog *prog = NULL;
+    sl_err e;
+    sl_status st = sl__parse_program(text, "t.py", nbind, binds, &prog, &e);
+    if (st_out) *st_out = st;
+    if (st != SL_OK) {
+        snprintf(msg, sizeof msg, "%s", e.msg);
+        return msg;
+    }
+    snprintf(msg, sizeof msg, "%s", dump(prog));
+    sl__parse_prog_free(prog);
+    return msg;
+}
+
+#define PARSES(text, want)                                                                         \
+    do {                                                                                           \
+        sl_status st_;                                                                             \
+        const char *got_ = try_parse(text, 0, NULL, &st_);                                         \
+        CHECK_MSG(st_ == SL_OK, "%s", got_);                                                       \
+        CHECK_STR(got_, want);                                                                     \
+    } while (0)
+
+#define FAILS(text, status, want)                                                                  \
+    do {                                                                                           \
+        sl_status st_;                                                                             \
+        const char *got_ = try_parse(text, 0, NULL, &st_);                                         \
+        CHECK_MSG(st_ == (status), "got %s: %s", sl_status_name(st_), got_);                       \
+        CHECK_STR(got_, want);                                                                     \
+    } while (0)
+
+static void test_syntax(void) {
+    /* no decorator, no def: statements and return; imports ignored; names from the return line */
+    PARSES("from nvidia.dali import fn, types\n"
+           "import nvidia.dali.types as types\n"
+           "\n"
+           "# a comment\n"
+           "jpegs, labels = fn.readers.caffe2(path='/x')  # trailing comment\n"
+           "images = fn.decoders.image(jpegs, device='cpu')\n"
+           "return images, labels\n",
+           "op readers.caffe2() -> 0 1 | path=\"/x\"\n"
+           "op decoders.image(0) device=cpu -> 2\n"
+           "return images=2 labels=1");
+    /* nested calls and inline .gpu(), per-sample argument inputs, return [a, b], dali.fn prefix */
+    PARSES("@pipeline_def\n"
+           "def p():\n"
+           "    x = dali.fn.readers.caffe2(path=\"p\")\n"
+           "    coin = fn.random.coin_flip(probability=0.5)\n"
+           "    y = fn.one_hot(x.gpu(), num_classes=2 * 5)\n"
+           "    z = fn.flip(fn.cast(y, dtype=types.DALIDataType.FLOAT), horizontal=coin)\n"
+           "    return [y, z]\n",
+           "op readers.caffe2() -> 0 | path=\"p\"\n"
+           "op random.coin_flip() -> 1 | probability=0.5\n"
+           "gpu(0) -> 2\n"
+           "op one_hot(2) -> 3 | num_classes=10\n"
+           "op cast(3) -> 4 | dtype=FLOAT\n"
+           "op flip(4) -> 5 | horizontal=<1>\n"
+           "return y=3 z=5");
+    /* arithmetic: Python semantics; values: None, bools, tuples, nested lists, strings */
+    PARSES(
+        "x = fn.readers.caffe2(a=7 // 2, b=-7 // 2, c=7 / 2, d=-7 % 3, e=2 ** 10, f=(1 + 2) * -3,"
+        " g=1.5 * 2, h=None, i=(1, 2.5), j=[[1], []], k='a' 'b' + \"c\", l=True, m=.5e1,"
+        " n=0x10, o=2 ** -1, p=1_000, q=7.5 // 2, r=-7.5 % 2)\n"
+        "return x\n",
+        "op readers.caffe2() -> 0 | a=3 b=-4 c=3.5 d=2 e=1024 f=-9 g=3.0 h=None i=[1, 2.5] "
+        "j=[[1], []] k=\"abc\" l=True m=5.0 n=16 o=0.5 p=1000 q=3.0 r=0.5\n"
+        "return x=0");
+    /* implicit line joining, backslash continuation, tabs, CRLF, docstring, pass, annotations,
+     * defaults, .cpu() */
+    PARSES("def f(a: int = 3, b=[1, 2]) -> None:\r\n"
+           "\t\"\"\"Doc\r\n  string.\"\"\"\r\n"
+           "\tpass\r\n"
+           "\tx = fn.readers.caffe2(\r\n"
+           "\t\tpath='p',   # comment inside brackets\r\n"
+           "\r\n"
+           "\t\tn=a * \\\r\n"
+           "\t\t  2, l=b)\r\n"
+           "\ty = x.gpu().cpu()\r\n"
+           "\treturn (y)\r\n",
+           "op readers.caffe2() -> 0 | path=\"p\" n=6 l=[1, 2]\n"
+           "gpu(0) -> 1\n"
+           "cpu(1) -> 2\n"
+           "return y=2");
+    /* constants: module-level defaults, local constants, tuple assignment, rebinding */
+    PARSES("size = 4\n"
+           "def f():\n"
+           "    half = size // 2\n"
+           "    a, b = 1, half\n"
+           "    x = fn.readers.caffe2(n=a + b)\n"
+           "    x = fn.reshape(x, shape=[size, half])\n"
+           "    return x\n",
+           "op readers.caffe2() -> 0 | n=3\n"
+           "op reshape(0) -> 1 | shape=[4, 2]\n"
+           "return x=1");
+    /* a bound value wins over a module-level constant; binds read as literals, else strings */
+    sl_pipeline_bind b[6] = {{"size", "8"},        {"path", "data/training"}, {"mode", "GRAY"},
+                             {"t", "types.UINT8"}, {"l", "[1, 2.5]"},         {"q", "'quoted'"}};
+    sl_status st;
+    CHECK_STR(try_parse("size = 4\n"
+                        "x = fn.readers.caffe2(n=size, path=path, m=mode, t=t, l=l, q=q)\n"
+                        "return x\n",
+                        6, b, &st),
+              "op readers.caffe2() -> 0 | n=8 path=\"data/training\" m=\"GRAY\" t=UINT8 "
+              "l=[1, 2.5] q=\"quoted\"\n"
+              "return x=0");
+    /* string formatting round trip: quotes inside strings */
+    PARSES("x = fn.readers.caffe2(a='say \"hi\"', b=\"it's\", c='tab\\there')\nreturn x\n",
+           "op readers.caffe2() -> 0 | a='say \"hi\"' b=\"it's\" c=\"tab\there\"\n"
+           "return x=0");
+    /* decorator settings */
+    sl_pipeline_decorator d;
+    sl_err e;
+    CHECK_OK(sl_pipeline_text_decorator(
+                 "import jax\n"
+                 "@nvidia.dali.plugin.jax.data_iterator(output_map=('a',), size=100 * 6,\n"
+                 "    last_batch_policy=LastBatchPolicy.DROP, last_batch_padded=True,\n"
+                 "    prepare_first_batch=False, auto_reset='yes', batch_size=200,\n"
+                 "    num_threads=4, seed=-3, device_id=0, sharding=None, devices=jax.devices())\n"
+                 "def it(x, y=2):\n"
+                 "    if this_is_not_read: pass\n",
+                 "d.py", &d, &e),
+             &e);
+    CHECK(d.present);
+    CHECK_STR(d.func_name, "it");
+    CHECK_EQ_INT(d.num_outputs, 1);
+    CHECK_STR(d.output_map[0], "a");
+    CHECK_EQ_INT(d.size, 600);
+    CHECK_EQ_INT(d.last_batch_policy, SL_LAST_BATCH_DROP);
+    CHECK(d.last_batch_padded && !d.prepare_first_batch && d.auto_reset);
+    CHECK_EQ_INT(d.batch_size, 200);
+    CHECK_EQ_INT(d.num_threads, 4);
+    CHECK_EQ_INT(d.seed, -3);
+    CHECK_EQ_INT(d.layout, SL_LAYOUT_STACKED);
+    CHECK_EQ_INT(d.num_params, 2);
+    CHECK_STR(d.params[1], "y");
+    CHECK_OK(sl_pipeline_text_decorator("@pipeline_def\ndef f(): pass\n", "d.py", &d, &e), &e);
+    CHECK(d.present && d.num_outputs == 0 && d.layout == SL_LAYOUT_NONE);
+    CHECK_OK(sl_pipeline_text_decorator("x = fn.readers.caffe2()\nreturn x\n", "d.py", &d, &e), &e);
+    CHECK(!d.present && d.func_name[0] == '\0');
+    CHECK_OK(sl_pipeline_text_decorator("@data_iterator(last_batch_policy='PARTIAL', "
+                                        "auto_reset=False)\ndef f(): pass\n",
+                                        "d.py", &d, &e),
+             &e);
+    CHECK_EQ_INT(d.last_batch_policy, SL_LAST_BATCH_PARTIAL);
+    CHECK(!d.auto_reset);
+    /* output names: output_map wins over the return line */
+    PARSES("@data_iterator(output_map=['img'])\n"
+           "def f():\n"
+           "    x = fn.readers.caffe2()\n"
+           "    return fn.cast(x)\n",
+           "op readers.caffe2() -> 0\n"
+           "op cast(0) -> 1\n"
+           "return img=1");
+}
+
+static void test_errors(void) {
+    /* the brief's example shape: message, echoed line, caret under the spot */
+    FAILS("def f(data_path):\n"
+          "    jpegs, labels = fn.readers.caffe2(path=data_path)\n"
+          "    return jpegs\n",
+          SL_EINVAL,
+          "t.py:2:44: error: parameter 'data_path' is not bound; pass --arg data_path=VALUE\n"
+          "    jpegs, labels = fn.readers.caffe2(path=data_path)\n"
+          "                                           ^");
+    /* bad indentation */
+    FAILS("def f():\n"
+          "    x = fn.readers.caffe2()\n"
+          "      y = fn.cast(x)\n"
+          "    return y\n",
+          SL_ESYNTAX,
+          "t.py:3:7: error: unexpected indent\n"
+          "      y = fn.cast(x)\n"
+          "      ^");
+    FAILS("def f():\n"
+          "    x = fn.readers.caffe2()\n"
+          "  return x\n",
+          SL_ESYNTAX,
+          "t.py:3:3: error: unindent does not match any outer indentation level\n"
+          "  return x\n"
+          "  ^");
+    FAILS("def f():\n"
+          "x = fn.readers.caffe2()\n",
+          SL_ESYNTAX,
+          "t.py:2:1: error: expected an indented block after the def line\n"
+          "x = fn.readers.caffe2()\n"
+          "^");
+    /* unclosed paren: points at the opening bracket */
+    FAILS("def f():\n"
+          "    x = fn.readers.caffe2(path='p'\n"
+          "    return x\n",
+          SL_ESYNTAX,
+          "t.py:2:26: error: '(' was never closed\n"
+          "    x = fn.readers.caffe2(path='p'\n"
+          "                         ^");
+    FAILS("x = fn.cast(y]\n", SL_ESYNTAX,
+          "t.py:1:14: error: closing ']' does not match opening '(' on line 1, column 12\n"
+          "x = fn.cast(y]\n"
+          "             ^");
+    /* unbound / undefined names, with suggestions */
+    FAILS("def f():\n"
+          "    images = fn.readers.caffe2()\n"
+          "    return imagse\n",
+          SL_EINVAL,
+          "t.py:3:12: error: name 'imagse' is not defined; did you mean 'images'?\n"
+          "    return imagse\n"
+          "           ^");
+    FAILS("x = fn.reshape(fn.readers.caffe2(), shape=[image_size * image_size])\nreturn x\n",
+          SL_EINVAL,
+          "t.py:1:44: error: name 'image_size' is not defined; bind it with --arg "
+          "image_size=VALUE\n"
+          "x = fn.reshape(fn.readers.caffe2(), shape=[image_size * image_size])\n"
+          "                                           ^");
+    /* unsupported syntax */
+    FAILS("def f():\n"
+          "    x = fn.readers.caffe2()\n"
+          "    if x:\n"
+          "        x = fn.cast(x)\n"
+          "    return x\n",
+          SL_ESYNTAX,
+          "t.py:3:5: error: 'if' statements are not supported in a pipeline (only assignments of "
+          "op calls, .gpu()/.cpu() and return)\n"
+          "    if x:\n"
+          "    ^");
+    FAILS("x = fn.python_function(fn.readers.caffe2(), function=lambda s: s)\n", SL_ESYNTAX,
+          "t.py:1:54: error: lambda is not supported in a pipeline\n"
+          "x = fn.python_function(fn.readers.caffe2(), function=lambda s: s)\n"
+          "                                                     ^");
+    FAILS("x = fn.readers.caffe2(path=\"data/train)\nreturn x\n", SL_ESYNTAX,
+          "t.py:1:28: error: unterminated string literal\n"
+          "x = fn.readers.caffe2(path=\"data/train)\n"
+          "                           ^");
+    FAILS("x = fn.readers.caffe2(n=1 if a else 2)\n", SL_ESYNTAX,
+          "t.py:1:27: error: unsupported syntax: 'if' in an expression\n"
+          "x = fn.readers.caffe2(n=1 if a else 2)\n"
+          "                          ^");
+    FAILS("x = fn.readers.caffe2()\ny = x * 2\nreturn y\n", SL_EINVAL,
+          "t.py:2:7: error: arithmetic on op outputs is not supported\n"
+          "y = x * 2\n"
+          "      ^");
+    FAILS("x = fn.readers.caffe2()[0]\n", SL_ESYNTAX,
+          "t.py:1:24: error: subscripts are not supported in a pipeline\n"
+          "x = fn.readers.caffe2()[0]\n"
+          "                       ^");
+    FAILS("x = fn.readers.caffe2(n=1 / 0)\n", SL_EINVAL,
+          "t.py:1:27: error: division by zero\n"
+          "x = fn.readers.caffe2(n=1 / 0)\n"
+          "                          ^");
+    FAILS("x = fn.readers.caffe2(device='tpu')\n", SL_EINVAL,
+          "t.py:1:30: error: device must be \"cpu\", \"mixed\" or \"gpu\"\n"
+          "x = fn.readers.caffe2(device='tpu')\n"
+          "                             ^");
+    FAILS("x = fn.readers.caffe2(a=1, a=2)\n", SL_ESYNTAX,
+          "t.py:1:28: error: keyword argument repeated: a\n"
+          "x = fn.readers.caffe2(a=1, a=2)\n"
+          "                           ^");
+    FAILS("x = fn.readers.caffe2(a=1, 2)\n", SL_ESYNTAX,
+          "t.py:1:28: error: positional argument follows keyword argument\n"
+          "x = fn.readers.caffe2(a=1, 2)\n"
+          "                           ^");
+    FAILS("x = fn.cast(3)\n", SL_EINVAL,
+          "t.py:1:13: error: input 0 of fn.cast must be an op output; constants are not supported "
+          "as inputs\n"
+          "x = fn.cast(3)\n"
+          "            ^");
+    FAILS("x = fn.readers.caffe2()\nfn.cast(x)\nreturn x\n", SL_ESYNTAX,
+          "t.py:2:1: error: expected an assignment (name = fn.op(...)); a bare expression's value "
+          "would be lost\n"
+          "fn.cast(x)\n"
+          "^");
+    FAILS("x = fn.readers.caffe2()\nreturn x\ny = x\n", SL_ESYNTAX,
+          "t.py:3:1: error: statement after return\n"
+          "y = x\n"
+          "^");
+    FAILS("def f():\n    x = fn.readers.caffe2()\n", SL_EINVAL,
+          "t.py:1:5: error: pipeline function 'f' does not return its outputs (return a, b)\n"
+          "def f():\n"
+          "    ^");
+    FAILS("x = fn.readers.caffe2()\n", SL_EINVAL,
+          "t.py:1:24: error: the pipeline has no return statement\n"
+          "x = fn.readers.caffe2()\n"
+          "                       ^");
+    FAILS("", SL_EINVAL, "t.py:1:1: error: no pipeline here: expected a def or op calls\n\n^");
+    FAILS("@data_iterator(output_map=['a', 'b'])\n"
+          "def f():\n"
+          "    x = fn.readers.caffe2()\n"
+          "    return x\n",
+          SL_EINVAL,
+          "t.py:4:12: error: output_map names 2 outputs but the pipeline returns 1\n"
+          "    return x\n"
+          "           ^");
+    FAILS("@data_iterator(sharding=s, devices=d)\ndef f():\n    pass\n", SL_EINVAL,
+          "t.py:1:28: error: only one of 'sharding' and 'devices' can be given\n"
+          "@data_iterator(sharding=s, devices=d)\n"
+          "                           ^");
+    FAILS("@pipeline(batch_size=1)\ndef f():\n    pass\n", SL_EINVAL,
+          "t.py:1:2: error: unknown decorator '@pipeline'; expected @data_iterator(...) or "
+          "@pipeline_def(...)\n"
+          "@pipeline(batch_size=1)\n"
+          " ^");
+    FAILS("x = fn.readers.caffe2()\ny = x.shape\nreturn x\n", SL_EINVAL,
+          "t.py:2:7: error: unsupported attribute '.shape': only types.* constants can be used "
+          "here\n"
+          "y = x.shape\n"
+          "      ^");
+    FAILS("x = fn.readers.caffe2(n=len(a))\n", SL_EINVAL,
+          "t.py:1:25: error: unsupported call 'len(...)': only fn.<operator>(...) and "
+          ".gpu()/.cpu() can be called in a pipeline\n"
+          "x = fn.readers.caffe2(n=len(a))\n"
+          "                        ^");
+    FAILS("a, b = fn.readers.caffe2().gpu()\n", SL_EINVAL,
+          "t.py:1:8: error: .gpu() gives one value, not 2\n"
+          "a, b = fn.readers.caffe2().gpu()\n"
+          "       ^");
+    FAILS("x = fn.readers.caffe2(n=f\"{a}\")\n", SL_ESYNTAX,
+          "t.py:1:25: error: f-strings are not supported in a pipeline\n"
+          "x = fn.readers.caffe2(n=f\"{a}\")\n"
+          "                        ^");
+    FAILS("x = fn.readers.caffe2(n=9223372036854775807 + 1)\n", SL_EINVAL,
+          "t.py:1:45: error: integer overflow in '+'\n"
+          "x = fn.readers.caffe2(n=9223372036854775807 + 1)\n"
+          "                                            ^");
+    FAILS("x = fn.readers.caffe2(n=3 == 3)\n", SL_ESYNTAX,
+          "t.py:1:27: error: unsupported operator '==' in a pipeline\n"
+          "x = fn.readers.caffe2(n=3 == 3)\n"
+          "                          ^");
+    FAILS("x = fn.readers.caffe2() $\n", SL_ESYNTAX,
+          "t.py:1:25: error: unexpected character '$'\n"
+          "x = fn.readers.caffe2() $\n"
+          "                        ^");
+    FAILS("for x in y:\n    pass\n", SL_ESYNTAX,
+          "t.py:1:1: error: 'for' statements are not supported in a pipeline (only assignments of "
+          "op calls, .gpu()/.cpu() and return)\n"
+          "for x in y:\n"
+          "^");
+    FAILS("x = fn.readers.caffe2()\ndef f():\n    return x\n", SL_ESYNTAX,
+          "t.py:1:1: error: op calls must be inside the pipeline function\n"
+          "x = fn.readers.caffe2()\n"
+          "^");
+    FAILS("x = fn.readers.caffe2(n=types)\n", SL_EINVAL,
+          "t.py:1:25: error: 'types' is a module, not a value\n"
+          "x = fn.readers.caffe2(n=types)\n"
+          "                        ^");
+    FAILS("x = fn.readers.caffe2(n=3 +)\n", SL_ESYNTAX,
+          "t.py:1:28: error: expected an expression, got ')'\n"
+          "x = fn.readers.caffe2(n=3 +)\n"
+          "                           ^");
+    FAILS("x = fn.readers.caffe2(n=3\n", SL_ESYNTAX,
+          "t.py:1:22: error: '(' was never closed\n"
+          "x = fn.readers.caffe2(n=3\n"
+          "                     ^");
+    FAILS("x = fn.readers.caffe2(n=3 4)\n", SL_ESYNTAX,
+          "t.py:1:27: error: expected ',' or ')' in the call, got a number\n"
+          "x = fn.readers.caffe2(n=3 4)\n"
+          "                          ^");
+    FAILS("x += fn.readers.caffe2()\n", SL_ESYNTAX,
+          "t.py:1:3: error: augmented assignment is not supported in a pipeline\n"
+          "x += fn.readers.caffe2()\n"
+          "  ^");
+
+    /* a long line: the echoed line is trimmed around the spot and the whole fits */
+    char longtext[4096];
+    int n = snprintf(longtext, sizeof longtext, "x = fn.readers.caffe2(");
+    for (int i = 0; i < 150; i++)
+        n += snprintf(longtext + n, sizeof longtext - (size_t)n, "a%d=1, ", i);
+    snprintf(longtext + n, sizeof longtext - (size_t)n, "z=undefined_name, b=2)\nreturn x\n");
+    sl_status st;
+    const char *msg = try_parse(longtext, 0, NULL, &st);
+    CHECK_EQ_INT(st, SL_EINVAL);
+    CHECK(strlen(msg) < SL_ERRMSG_MAX);
+    CHECK(strstr(msg, "name 'undefined_name' is not defined") != NULL);
+    const char *l2 = strchr(msg, '\n'), *l3 = l2 ? strchr(l2 + 1, '\n') : NULL;
+    CHECK(l2 && l3);
+    if (l2 && l3) { /* the caret sits under the 'u' of undefined_name */
+        size_t caret = strlen(l3 + 1) - 1;
+        CHECK(l3[1 + caret] == '^');
+        CHECK(l2[1 + caret] == 'u' && !strncmp(l2 + 1 + caret, "undefined_name", 14));
+        CHECK(!strncmp(l2 + 1, "...", 3));
+    }
+    /* a very long file name: still one message within bounds */
+    char fname[600];
+    memset(fname, 'f', sizeof fname - 1);
+    fname[sizeof fname - 1] = '\0';
+    sl__parse_prog *prog;
+    sl_err e;
+    CHECK_FAILS(sl__parse_program("x = y\n", fname, 0, NULL, &prog, &e), SL_EINVAL, &e, "fff");
+    CHECK(strlen(e.msg) < SL_ERRMSG_MAX);
+    CHECK_FAILS(sl__parse_program(NULL, "x", 0, NULL, &prog, &e), SL_EINVAL, &e, "no pipeline");
+}
+
+/* Every prefix of each seed file, and random mutations: no crash, no leak, OK or a clean error. */
+static void test_robustness(void) {
+    const char *files[3] = {"pipelines/seed_training_sharding.py",
+                            "pipelines/seed_training_devices.py", "pipelines/seed_validation.py"};
+    uint64_t rng = 88172645463325252ull;
+    int ok = 0, failed = 0;
+    for (int f = 0; f < 3; f++) {
+        char *text = read_text(fixture(files[f]));
+        if (!text) continue;
+        size_t len = strlen(text);
+        char *buf = malloc(len + 64);
+        for (size_t cut = 0; cut <= len; cut++) {
+            memcpy(buf, text, cut);
+            buf[cut] = '\0';
+            sl__parse_prog *prog = NULL;
+            sl_err e;
+            sl_status st = sl__parse_program(buf, "seed.py", 5, seed_binds, &prog, &e);
+            CHECK_MSG(st == SL_OK || st == SL_ESYNTAX || st == SL_EINVAL, "cut %zu: %s", cut,
+                      sl_status_name(st));
+            if (st == SL_OK) {
+                ok++;
+                CHECK(prog && prog->num_outputs > 0);
+            } else {
+                failed++;
+                CHECK_MSG(!strncmp(e.msg, "seed.py:", 8) && strstr(e.msg, ": error: ") &&
+                              strchr(e.msg, '^'),
+                          "cut %zu: %s", cut, e.msg);
+                CHECK(prog == NULL);
+            }
+            sl__parse_prog_free(prog);
+            sl_pipeline_decorator d;
+            (void)sl_pipeline_text_decorator(buf, "seed.py", &d, &e);
+        }
+        static const char junk[] = "()[]{},:.=+-*/%#'\"\\\n\t @x1_";
+        for (int m = 0; m < 3000; m++) {
+            memcpy(buf, text, len + 1);
+            int edits = 1 + (int)(rng % 3);
+            for (int k = 0; k < edits; k++) {
+                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                size_t at = (size_t)(rng >> 8) % (strlen(buf) + 1);
+                int what = (int)(rng % 3);
+                size_t cur = strlen(buf);
+                if (what == 0 && cur > 0 && at < cur) { /* delete */
+                    memmove(buf + at, buf + at + 1, cur - at);
+                } else if (what == 1 && at < cur) { /* replace */
+                    buf[at] = junk[(rng >> 32) % (sizeof junk - 1)];
+                } else if (cur + 1 < len + 64) { /* insert */
+                    memmove(buf + at + 1, buf + at, cur - at + 1);
+                    buf[at] = junk[(rng >> 32) % (sizeof junk - 1)];
+                }
+            }
+            sl__parse_prog *prog = NULL;
+            sl_err e;
+            sl_status st = sl__parse_program(buf, "seed.py", 5, seed_binds, &prog, &e);
+            CHECK_MSG(st == SL_OK || st == SL_ESYNTAX || st == SL_EINVAL, "%s: %s",
+                      sl_status_name(st), buf);
+            if (st != SL_OK)
+                CHECK_MSG(strstr(e.msg, ": error: ") && strchr(e.msg, '^'), "%s", e.msg);
+            sl__parse_prog_free(prog);
+        }
+        free(buf);
+        free(text);
+    }
+    /* the whole files parse; most proper prefixes do not */
+    CHECK(ok >= 3);
+    CHECK(failed > 1000);
+}
+
+int main(void) {
+    test_seed_files();
+    test_syntax();
+    test_errors();
+    test_robustness();
+    return check_done();
+}

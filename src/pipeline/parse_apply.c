@@ -1,0 +1,145 @@
+/* The pipeline text parser, layer two: sl_pipeline_parse reads the text into a program
+ * (sl__parse_program, parse.c) and walks it, making the builder calls a C user would make --
+ * sl_pipeline_op_begin/input/device/arg/arg_node/end for each op call, sl_pipeline_transfer for
+ * .gpu()/.cpu(), sl_pipeline_set_outputs for the return line. Errors the builder raises (an unknown
+ * operator, an argument the op's schema lacks, a wrong device) are pointed at the statement or
+ * argument in the text, with its line, column and caret; the same message is left in the
+ * pipeline's own error (sl_pipeline_errmsg). */
+#include "pipeline/parse.h"
+#include "pipeline/pipeline.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where an argument named in a builder message sits: "argument 'x'", "argument x " / "x:". */
+static const sl__parse_arg *arg_in_message(const sl__parse_stmt *s, const char *msg) {
+    for (int k = 0; k < s->num_args; k++) {
+        const char *name = s->args[k].name;
+        size_t n = strlen(name);
+        for (const char *m = strstr(msg, "argument "); m; m = strstr(m + 1, "argument ")) {
+            const char *a = m + strlen("argument ");
+            if (*a == '\'') a++;
+            if (strncmp(a, name, n) == 0 && (a[n] == '\0' || strchr(" :',", a[n])))
+                return &s->args[k];
+        }
+    }
+    return NULL;
+}
+
+typedef struct applier {
+    const sl__parse_prog *prog;
+    sl_pipeline *p;
+    int *map; /* program node -> pipeline node */
+    sl_err *err;
+} applier;
+
+/* The builder's last error, pointed at pos. */
+static sl_status builder_error(applier *a, sl_status st, sl__parse_pos pos) {
+    char msg[SL_ERRMSG_MAX];
+    snprintf(msg, sizeof msg, "%s", sl_pipeline_errmsg(a->p));
+    return sl__parse_error(a->err, st ? st : SL_EINVAL, a->prog->text, a->prog->filename, pos, "%s",
+                           msg);
+}
+
+static sl_status apply_op(applier *a, const sl__parse_stmt *s) {
+    const sl__parse_prog *prog = a->prog;
+    if (!sl__op_find(s->op)) {
+        const char *best = sl__op_suggest(s->op);
+        if (best)
+            return sl__parse_error(a->err, SL_EINVAL, prog->text, prog->filename, s->pos,
+                                   "unknown operator '%s'; did you mean '%s'?", s->written, best);
+        return sl__parse_error(a->err, SL_EINVAL, prog->text, prog->filename, s->pos,
+                               "unknown operator '%s' (sluice ops lists them)", s->written);
+    }
+    sl_pipeline_op *op = sl_pipeline_op_begin(a->p, s->op);
+    if (!op) return builder_error(a, sl_pipeline_status(a->p), s->pos);
+    sl_status st = SL_OK;
+    sl__parse_pos at = s->pos;
+    for (int k = 0; k < s->num_inputs && st == SL_OK; k++) {
+        at = s->input_pos[k];
+        st = sl_pipeline_op_input(op, a->map[s->inputs[k]]);
+    }
+    if (st == SL_OK && s->device[0]) {
+        at = s->device_pos;
+        st = sl_pipeline_op_device(op, s->device);
+    }
+    for (int k = 0; k < s->num_args && st == SL_OK; k++) {
+        const sl__parse_arg *arg = &s->args[k];
+        at = arg->pos;
+        if (arg->val.kind == SL_VAL_NODE) {
+            st = sl_pipeline_op_arg_node(op, arg->name, a->map[arg->val.node]);
+        } else {
+            char text[4096];
+            st = sl__parse_format_val(&arg->val, text, sizeof text, a->err);
+            if (st != SL_OK) {
+                sl_pipeline_op_end(op, NULL, 0, NULL); /* frees the op; its error is ours */
+                return sl__parse_error(a->err, st, prog->text, prog->filename, arg->pos,
+                                       "argument %s: %s", arg->name, a->err->msg);
+            }
+            st = sl_pipeline_op_arg(op, arg->name, text);
+        }
+    }
+    int outs[SL_MAX_OUTPUTS], count = 0;
+    sl_status end = sl_pipeline_op_end(op, outs, SL_MAX_OUTPUTS, &count);
+    if (st != SL_OK) return builder_error(a, st, at);
+    if (end != SL_OK) {
+        const sl__parse_arg *arg = arg_in_message(s, sl_pipeline_errmsg(a->p));
+        return builder_error(a, end, arg ? arg->pos : s->pos);
+    }
+    if (count != s->num_outputs) {
+        if (s->num_outputs == 1)
+            return sl__parse_error(a->err, SL_EINVAL, prog->text, prog->filename, s->pos,
+                                   "%s gives %d outputs; unpack them: a, b = %s(...)", s->written,
+                                   count, s->written);
+        return sl__parse_error(a->err, SL_EINVAL, prog->text, prog->filename, s->pos,
+                               "%s gives %d output%s, not %d", s->written, count,
+                               count == 1 ? "" : "s", s->num_outputs);
+    }
+    for (int k = 0; k < count; k++) a->map[s->first_output + k] = outs[k];
+    return SL_OK;
+}
+
+static sl_status apply(applier *a) {
+    const sl__parse_prog *prog = a->prog;
+    for (int i = 0; i < prog->num_stmts; i++) {
+        const sl__parse_stmt *s = &prog->stmts[i];
+        if (s->kind == SL__PARSE_OP) {
+            SL_TRY(apply_op(a, s));
+        } else {
+            sl_status st =
+                sl_pipeline_transfer(a->p, a->map[s->inputs[0]], s->to, &a->map[s->first_output]);
+            if (st != SL_OK) return builder_error(a, st, s->pos);
+        }
+    }
+    int nodes[SL_MAX_OUTPUTS];
+    const char *names[SL_MAX_OUTPUTS];
+    for (int k = 0; k < prog->num_outputs; k++) {
+        nodes[k] = a->map[prog->outputs[k]];
+        names[k] = prog->output_names[k];
+    }
+    sl_status st = sl_pipeline_set_outputs(a->p, prog->num_outputs, nodes, names);
+    if (st != SL_OK)
+        return builder_error(a, st, prog->num_outputs ? prog->output_pos[0] : prog->stmts[0].pos);
+    return SL_OK;
+}
+
+sl_status sl_pipeline_parse(sl_pipeline *p, const char *text, const char *filename, int nbind,
+                            const sl_pipeline_bind *binds, sl_err *err) {
+    sl_err local;
+    if (!err) err = &local;
+    sl__parse_prog *prog = NULL;
+    sl_status st = sl__parse_program(text, filename, nbind, binds, &prog, err);
+    if (st == SL_OK) {
+        applier a = {prog, p, NULL, err};
+        a.map = sl__calloc((size_t)prog->num_nodes + 1, sizeof *a.map, err);
+        st = a.map ? apply(&a) : SL_ENOMEM;
+        free(a.map);
+    }
+    sl__parse_prog_free(prog);
+    if (st != SL_OK) sl_err_copy(&p->err, err); /* sl_pipeline_errmsg shows the same message */
+    return st;
+}

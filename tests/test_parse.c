@@ -609,8 +609,35 @@ static void test_robustness(void) {
     CHECK(failed > 1000);
 }
 
+/* Layer two without any operator: an unknown op is pointed at in the text, in err and in the
+ * pipeline's own message. */
+static void test_apply_unknown_op(void) {
+    sl_pipeline_config cfg;
+    sl_pipeline_config_init(&cfg);
+    sl_pipeline *p = NULL;
+    sl_err e;
+    CHECK_OK(sl_pipeline_create(&cfg, &p, &e), &e);
+    if (!p) return;
+    const char *want = "t.py:2:14: error: unknown operator 'fn.zzqqxx.not_an_op'";
+    CHECK_FAILS(sl_pipeline_parse(p,
+                                  "def f():\n"
+                                  "    images = fn.zzqqxx.not_an_op(device='cpu')\n"
+                                  "    return images\n",
+                                  "t.py", 0, NULL, &e),
+                SL_EINVAL, &e, want);
+    CHECK(strstr(e.msg, "\n    images = fn.zzqqxx.not_an_op(device='cpu')\n             ^") !=
+          NULL);
+    CHECK_STR(sl_pipeline_errmsg(p), e.msg);
+    /* layer-one errors come through unchanged */
+    CHECK_FAILS(sl_pipeline_parse(p, "x = (\n", "t.py", 0, NULL, &e), SL_ESYNTAX, &e,
+                "t.py:1:5: error: '(' was never closed");
+    CHECK_EQ_INT(sl_pipeline_parse(p, "x = (\n", "t.py", 0, NULL, NULL), SL_ESYNTAX);
+    sl_pipeline_free(p);
+}
+
 int main(void) {
     test_seed_files();
+    test_apply_unknown_op();
     test_syntax();
     test_errors();
     test_robustness();

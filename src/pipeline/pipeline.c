@@ -413,6 +413,41 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, sl_err *err) {
     return st < 0 ? st : SL_OK;
 }
 
+/* DALI's MakeContiguous for pipeline outputs: an output whose samples share one shape but lie
+ * apart (views into a record store, repeated padding samples) is packed into one buffer, so every
+ * such output is a dense (batch, ...) tensor. Samples of different shapes stay a list. */
+static bool back_to_back(const sl_tlist *l) {
+    size_t n = l->count ? sl_tlist_sample_nbytes(l, 0) : 0;
+    for (int i = 1; i < l->count; i++)
+        if ((char *)l->data[i] != (char *)l->data[0] + (size_t)i * n) return false;
+    return true;
+}
+
+static sl_status pack_outputs(sl_pipeline *p, sl_batch *b, bool on_device, sl_err *err) {
+    for (int o = 0; o < p->nout; o++) {
+        sl_tlist *l = &b->nodes[p->outputs[o]];
+        if ((l->device.kind == SL_DEVICE_CUDA) != on_device) continue;
+        b->use_dense[o] = false;
+        if (l->count < 2 || !sl_tlist_uniform(l) || back_to_back(l)) continue;
+        sl_tlist *d = &b->dense[o];
+        SL_TRY(sl_tlist_reset(d, l->count, l->dtype, l->ndim, l->device, err));
+        memcpy(d->layout, l->layout, sizeof d->layout);
+        SL_TRY(sl_tlist_alloc(d, l->shapes, err));
+        for (int i = 0; i < l->count; i++) {
+            size_t n = sl_tlist_sample_nbytes(l, i);
+            if (!on_device) {
+                memcpy(d->data[i], l->data[i], n);
+                continue;
+            }
+#ifdef SLUICE_HAVE_CUDA
+            SL_TRY(sl__cuda_memcpy(d->data[i], true, l->data[i], true, n, p->stream, err));
+#endif
+        }
+        b->use_dense[o] = true;
+    }
+    return SL_OK;
+}
+
 static void store_snapshot(sl_pipeline *p, int64_t seq, void *bytes, size_t size) {
     pthread_mutex_lock(&p->snap_mu);
     int i = (int)(seq % p->nsnap);
@@ -435,6 +470,7 @@ static sl_status produce(sl_pipeline *p, sl_batch *b) {
     store_snapshot(p, b->seq, snap, snap_size);
     for (int k = 0; k < p->nops && st == SL_OK; k++)
         if (!p->ops[k].on_gpu) st = run_op(p, k, b, &b->err);
+    if (st == SL_OK) st = pack_outputs(p, b, false, &b->err);
     pthread_mutex_lock(&p->stats_mu);
     p->stats.batches++;
     for (int k = 0; k < p->nops && k < (int)SL_ARRAY_LEN(p->stats.ops); k++)
@@ -487,6 +523,7 @@ static sl_status gpu_produce(sl_pipeline *p, sl_batch *b) {
         if (p->nodes[n].op < 0) st = transfer(p, n, b, &b->err);
     for (int k = 0; k < p->nops && st == SL_OK; k++)
         if (p->ops[k].on_gpu) st = run_op(p, k, b, &b->err);
+    if (st == SL_OK) st = pack_outputs(p, b, true, &b->err);
     if (st == SL_OK) st = sl__cuda_stream_sync(p->stream, &b->err);
     pthread_mutex_lock(&p->stats_mu);
     p->stats.gpu_s += now_s() - t0;
@@ -521,6 +558,9 @@ static sl_status alloc_slots(sl_pipeline *p) {
         b->pipe = p;
         b->slot = s;
         b->nodes = sl__calloc((size_t)p->nnodes, sizeof *b->nodes, &p->err);
+        b->dense = sl__calloc((size_t)p->nout, sizeof *b->dense, &p->err);
+        b->use_dense = sl__calloc((size_t)p->nout, sizeof *b->use_dense, &p->err);
+        if (!b->dense || !b->use_dense) return SL_ENOMEM;
         b->keys = sl__calloc((size_t)bs, sizeof *b->keys, &p->err);
         b->key_cap = sl__calloc((size_t)bs, sizeof *b->key_cap, &p->err);
         if (!b->nodes || !b->keys || !b->key_cap) return SL_ENOMEM;
@@ -654,6 +694,9 @@ void sl_pipeline_free(sl_pipeline *p) {
     for (int s = 0; p->slots && s < p->nslots; s++) {
         sl_batch *b = &p->slots[s];
         for (int n = 0; b->nodes && n < p->nnodes; n++) sl_tlist_free(&b->nodes[n]);
+        for (int o = 0; b->dense && o < p->nout; o++) sl_tlist_free(&b->dense[o]);
+        free(b->dense);
+        free(b->use_dense);
         for (int i = 0; b->keys && i < p->cfg.batch_size; i++) free(b->keys[i]);
         free(b->nodes);
         free(b->keys);
@@ -692,7 +735,8 @@ const char *sl_batch_key(const sl_batch *b, int i) {
 }
 
 const sl_tlist *sl_batch_output(const sl_batch *b, int i) {
-    return i >= 0 && i < b->pipe->nout ? &b->nodes[b->pipe->outputs[i]] : NULL;
+    if (i < 0 || i >= b->pipe->nout) return NULL;
+    return b->use_dense[i] ? &b->dense[i] : &b->nodes[b->pipe->outputs[i]];
 }
 
 sl_status sl_batch_tensor(const sl_batch *b, int i, sl_tensor *out, sl_err *err) {

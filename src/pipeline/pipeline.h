@@ -54,6 +54,8 @@ struct sl_batch {
     int64_t seq;
     int size;
     sl_tlist *nodes; /* one sample list per node */
+    sl_tlist *dense; /* per output: a packed copy when the node's samples are scattered */
+    bool *use_dense; /* per output: whether this batch's output is the packed copy */
     char **keys;     /* per-sample keys (copied from the reader) */
     size_t *key_cap;
     sl_status status;

@@ -1,0 +1,262 @@
+/* sluice run: runs a pipeline file on every device through the iterator, epoch by epoch; prints
+ * samples/s and per-stage time, and optionally traces every delivered sample, dumps every output as
+ * .npy, and checkpoints/resumes mid-epoch. */
+#include "cli.h"
+#include "common.h"
+
+#include "sluice/iterator.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *usage_text =
+    "usage: sluice run PIPELINE [options]\n"
+    "  --arg NAME=VALUE      bind a def parameter or free name (repeatable)\n"
+    "  --batch-size N        global batch size (default 200)\n"
+    "  --devices D           cpu, cpu:K, all, or GPU ids 0,1,... (default cpu)\n"
+    "  --epochs E            epochs to run, counted from epoch 0 (default 1)\n"
+    "  --threads N           CPU threads per pipeline (default 4)\n"
+    "  --prefetch N          batches prepared ahead per pipeline (default 2)\n"
+    "  --seed S              pipeline seed (default 0)\n"
+    "  --layout sharded|stacked  output layout (default: the decorator's)\n"
+    "  --trace FILE          one line per sample: epoch, step, device, slot, key\n"
+    "  --dump DIR            write every output of every batch as .npy\n"
+    "  --checkpoint FILE --checkpoint-at STEP   save after STEP steps of this run, then stop\n"
+    "  --resume FILE         continue from a checkpoint\n"
+    "  --json                print a JSON summary on stdout\n";
+
+typedef struct {
+    double seconds;
+    int64_t steps, samples;
+} epoch_stat;
+
+static int dump_batch(const char *dir, const sl_iter *it, const sl_iter_batch *b, int epoch,
+                      int64_t step) {
+    for (int o = 0; o < sl_iter_num_outputs(it); o++) {
+        for (int d = 0; d < sl_iter_batch_devices(b); d++) {
+            sl_tensor t;
+            sl_err e;
+            char path[4096];
+            const char *name = sl_iter_output_name(it, o);
+            if (sl_iter_shard(b, o, d, &t, &e) == SL_OK) {
+                snprintf(path, sizeof path, "%s/%s_%d_%lld_%d.npy", dir, name, epoch,
+                         (long long)step, d);
+                if (sl_cli_write_npy(path, &t)) return sl_cli_fail("run", "cannot write %s", path);
+                continue;
+            }
+            /* samples differ in shape: one file per sample */
+            const sl_tlist *l = sl_iter_shard_list(b, o, d);
+            for (int s = 0; l && s < l->count; s++) {
+                sl_tlist_sample(l, s, &t);
+                snprintf(path, sizeof path, "%s/%s_%d_%lld_%d_%d.npy", dir, name, epoch,
+                         (long long)step, d, s);
+                if (sl_cli_write_npy(path, &t)) return sl_cli_fail("run", "cannot write %s", path);
+            }
+        }
+    }
+    return 0;
+}
+
+int sl_cli_run(int argc, char **argv) {
+    sl_iter_config c;
+    sl_iter_config_init(&c);
+    sl_pipeline_bind binds[64];
+    int nbinds = 0, epochs = 1, json = 0;
+    long long checkpoint_at = -1;
+    const char *path = NULL, *trace_path = NULL, *dump_dir = NULL, *ck_path = NULL;
+    sl_err err;
+    sl_err_clear(&err);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_VALUE                                                                                 \
+    do {                                                                                           \
+        if (!v) return sl_cli_fail("run", "%s needs a value", a), 2;                               \
+        i++;                                                                                       \
+    } while (0)
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(a, "--arg")) {
+            NEED_VALUE;
+            if (nbinds == 64 || sl_cli_parse_bind(argv[i], &binds[nbinds]))
+                return sl_cli_fail("run", "--arg wants NAME=VALUE, got '%s'", v), 2;
+            nbinds++;
+        } else if (!strcmp(a, "--batch-size")) {
+            NEED_VALUE;
+            c.batch_size = atoi(v);
+        } else if (!strcmp(a, "--devices")) {
+            NEED_VALUE;
+            if (sl_iter_parse_devices(v, &c, &err)) return sl_cli_fail("run", "%s", err.msg), 2;
+        } else if (!strcmp(a, "--epochs")) {
+            NEED_VALUE;
+            epochs = atoi(v);
+        } else if (!strcmp(a, "--threads")) {
+            NEED_VALUE;
+            c.num_threads = atoi(v);
+        } else if (!strcmp(a, "--prefetch")) {
+            NEED_VALUE;
+            c.prefetch_cpu = c.prefetch_gpu = atoi(v);
+        } else if (!strcmp(a, "--seed")) {
+            NEED_VALUE;
+            c.seed = strtoull(v, NULL, 10);
+        } else if (!strcmp(a, "--layout")) {
+            NEED_VALUE;
+            if (!strcmp(v, "sharded"))
+                c.layout = SL_LAYOUT_SHARDED;
+            else if (!strcmp(v, "stacked"))
+                c.layout = SL_LAYOUT_STACKED;
+            else
+                return sl_cli_fail("run", "--layout sharded or stacked, not '%s'", v), 2;
+        } else if (!strcmp(a, "--trace")) {
+            NEED_VALUE;
+            trace_path = v;
+        } else if (!strcmp(a, "--dump")) {
+            NEED_VALUE;
+            dump_dir = v;
+        } else if (!strcmp(a, "--checkpoint")) {
+            NEED_VALUE;
+            ck_path = v;
+        } else if (!strcmp(a, "--checkpoint-at")) {
+            NEED_VALUE;
+            checkpoint_at = atoll(v);
+        } else if (!strcmp(a, "--resume")) {
+            NEED_VALUE;
+            c.resume = v;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (a[0] == '-') {
+            return sl_cli_fail("run", "unknown option %s (see sluice run --help)", a), 2;
+        } else if (!path) {
+            path = a;
+        } else {
+            return sl_cli_fail("run", "one pipeline file only ('%s' and '%s')", path, a), 2;
+        }
+#undef NEED_VALUE
+    }
+    if (!path) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    if ((checkpoint_at >= 0) != (ck_path != NULL))
+        return sl_cli_fail("run", "--checkpoint and --checkpoint-at go together"), 2;
+    char *text = sl_cli_read_file(path, NULL);
+    if (!text) return sl_cli_fail("run", "%s: %s", path, strerror(errno));
+    if (dump_dir && mkdir(dump_dir, 0755) != 0 && errno != EEXIST) {
+        free(text);
+        return sl_cli_fail("run", "%s: %s", dump_dir, strerror(errno));
+    }
+    c.text = text;
+    c.filename = path;
+    c.binds = binds;
+    c.nbinds = nbinds;
+    sl_iter *it;
+    if (sl_iter_create(&c, &it, &err)) {
+        free(text);
+        return sl_cli_fail("run", "%s", err.msg);
+    }
+    FILE *trace = NULL;
+    if (trace_path) {
+        trace = fopen(trace_path, c.resume ? "a" : "w");
+        if (!trace) {
+            sl_iter_free(it);
+            free(text);
+            return sl_cli_fail("run", "%s: %s", trace_path, strerror(errno));
+        }
+    }
+    int rc = 0, ndev = sl_iter_num_devices(it), B = sl_iter_device_batch(it);
+    epoch_stat stats[256];
+    int nstats = 0;
+    long long run_steps = 0;
+    bool stopped = false;
+    if (!json)
+        fprintf(stderr, "sluice run: %s on %d device(s), %d per device, %lld batches per epoch\n",
+                path, ndev, B, (long long)sl_iter_len(it));
+    while (!stopped && sl_iter_epoch(it) < epochs && rc == 0) {
+        int epoch = sl_iter_epoch(it);
+        double t0 = sl_cli_now();
+        epoch_stat es = {0, 0, 0};
+        const sl_iter_batch *b;
+        sl_status st;
+        while ((st = sl_iter_next(it, &b)) == SL_OK) {
+            int64_t step = sl_iter_step(it) - 1;
+            es.steps++;
+            es.samples += (int64_t)ndev * B;
+            if (trace)
+                for (int d = 0; d < ndev; d++)
+                    for (int s = 0; s < B; s++)
+                        fprintf(trace, "%d\t%lld\t%d\t%d\t%s\n", epoch, (long long)step, d, s,
+                                sl_iter_key(b, d, s));
+            if (dump_dir && (rc = dump_batch(dump_dir, it, b, epoch, step))) break;
+            if (++run_steps == checkpoint_at) {
+                if (sl_iter_checkpoint(it, ck_path)) {
+                    rc = sl_cli_fail("run", "%s", sl_iter_errmsg(it));
+                } else if (!json) {
+                    fprintf(stderr, "sluice run: checkpoint after %lld steps (epoch %d step %lld) "
+                                    "written to %s\n",
+                            run_steps, epoch, (long long)step, ck_path);
+                }
+                stopped = true;
+                break;
+            }
+        }
+        if (st != SL_OK && st != SL_EOF) rc = sl_cli_fail("run", "%s", sl_iter_errmsg(it));
+        es.seconds = sl_cli_now() - t0;
+        if (nstats < 256) stats[nstats++] = es;
+        if (!json && rc == 0)
+            fprintf(stderr, "Epoch %d: %.3f s, %.0f samples/s, %lld steps%s\n", epoch, es.seconds,
+                    es.samples / (es.seconds > 0 ? es.seconds : 1e-9), (long long)es.steps,
+                    stopped ? " (stopped at the checkpoint)" : "");
+        if (!stopped && rc == 0) sl_iter_reset(it);
+    }
+    /* per-stage time, summed over devices */
+    sl_pipeline_stats total;
+    memset(&total, 0, sizeof total);
+    for (int d = 0; d < ndev; d++) {
+        sl_pipeline_stats s;
+        sl_pipeline_get_stats(sl_iter_pipeline(it, d), &s);
+        total.reader_s += s.reader_s;
+        total.decode_s += s.decode_s;
+        total.cpu_ops_s += s.cpu_ops_s;
+        total.gpu_s += s.gpu_s;
+        total.wait_s += s.wait_s;
+        total.batches += s.batches;
+        total.num_ops = s.num_ops;
+        for (int k = 0; k < s.num_ops; k++) {
+            memcpy(total.ops[k].name, s.ops[k].name, sizeof s.ops[k].name);
+            total.ops[k].seconds += s.ops[k].seconds;
+        }
+    }
+    if (json) {
+        printf("{\"pipeline\": ");
+        sl_cli_json_str(stdout, path);
+        printf(", \"devices\": %d, \"batch_per_device\": %d, \"epochs\": [", ndev, B);
+        for (int i = 0; i < nstats; i++)
+            printf("%s{\"seconds\": %.6f, \"steps\": %lld, \"samples\": %lld, \"samples_per_s\": "
+                   "%.1f}",
+                   i ? ", " : "", stats[i].seconds, (long long)stats[i].steps,
+                   (long long)stats[i].samples,
+                   stats[i].samples / (stats[i].seconds > 0 ? stats[i].seconds : 1e-9));
+        printf("], \"stages\": {\"reader_s\": %.6f, \"decode_s\": %.6f, \"cpu_ops_s\": %.6f, "
+               "\"gpu_s\": %.6f, \"consumer_wait_s\": %.6f}, \"ops\": {",
+               total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.wait_s);
+        for (int k = 0; k < total.num_ops; k++) {
+            printf("%s", k ? ", " : "");
+            sl_cli_json_str(stdout, total.ops[k].name);
+            printf(": %.6f", total.ops[k].seconds);
+        }
+        printf("}, \"error\": %s}\n", rc ? "true" : "false");
+    } else {
+        fprintf(stderr, "stages (thread-seconds, all devices): reader %.3f, decode %.3f, "
+                        "other cpu ops %.3f, gpu %.3f; consumer waited %.3f s\n",
+                total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.wait_s);
+        for (int k = 0; k < total.num_ops; k++)
+            fprintf(stderr, "  %-28s %.3f s\n", total.ops[k].name, total.ops[k].seconds);
+    }
+    if (trace && fclose(trace) != 0 && rc == 0) rc = sl_cli_fail("run", "writing the trace failed");
+    sl_iter_free(it);
+    free(text);
+    return rc;
+}

@@ -604,6 +604,72 @@ static void test_robustness(void) {
         free(buf);
         free(text);
     }
+    /* token soup: random sequences of pipeline fragments */
+    static const char *const frags[] = {"fn.",
+                                        "readers.caffe2",
+                                        "decoders.image",
+                                        "(",
+                                        ")",
+                                        "[",
+                                        "]",
+                                        ",",
+                                        "=",
+                                        "x",
+                                        "y",
+                                        "\n",
+                                        "    ",
+                                        "\t",
+                                        "return",
+                                        "def ",
+                                        "@data_iterator",
+                                        ":",
+                                        "'s'",
+                                        "\"t\"",
+                                        "1",
+                                        "2.5",
+                                        "+",
+                                        "*",
+                                        "//",
+                                        "-",
+                                        "types.GRAY",
+                                        ".gpu()",
+                                        "#c\n",
+                                        "\\\n",
+                                        "\"\"\"",
+                                        "if ",
+                                        "lambda",
+                                        "None",
+                                        "True",
+                                        " ",
+                                        "data_path",
+                                        "image_size",
+                                        "**",
+                                        "."};
+    char soup[512];
+    for (int m = 0; m < 20000; m++) {
+        size_t n = 0;
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        int count = 1 + (int)(rng % 40);
+        for (int k = 0; k < count; k++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            const char *f = frags[rng % (sizeof frags / sizeof frags[0])];
+            size_t l = strlen(f);
+            if (n + l + 1 > sizeof soup) break;
+            memcpy(soup + n, f, l);
+            n += l;
+        }
+        soup[n] = '\0';
+        sl__parse_prog *prog = NULL;
+        sl_err e;
+        sl_status st = sl__parse_program(soup, "soup.py", 5, seed_binds, &prog, &e);
+        CHECK_MSG(st == SL_OK || st == SL_ESYNTAX || st == SL_EINVAL, "%s: %s", sl_status_name(st),
+                  soup);
+        if (st != SL_OK)
+            CHECK_MSG(strstr(e.msg, ": error: ") && strlen(e.msg) < SL_ERRMSG_MAX, "%s", e.msg);
+        sl__parse_prog_free(prog);
+        sl_pipeline_decorator d;
+        (void)sl_pipeline_text_decorator(soup, "soup.py", &d, &e);
+    }
     /* the whole files parse; most proper prefixes do not */
     CHECK(ok >= 3);
     CHECK(failed > 1000);

@@ -96,7 +96,7 @@ sl_status sl_mlp_predict(sl_mlp *m, const sl_tensor *images, sl_tensor *logprobs
 sl_status sl_mlp_evaluate(sl_mlp *m, const sl_tensor *images, const sl_tensor *labels,
                           int64_t *correct, double *loss_sum, sl_err *err);
 
-/* Saving and loading parameters: a small binary file (docs/model-format.md; sl_mlp_serialize):
+/* Saving and loading parameters: a small binary file (version 1; written by sl_mlp_serialize):
  *   0  8 bytes  magic "SLMLP\r\n\x1a"
  *   8  u32      version (1)
  *  12  u32      activation (0 tanh, 1 relu)
@@ -119,6 +119,13 @@ sl_status sl_mlp_save(const sl_mlp *m, const char *path, sl_err *err);
 sl_status sl_mlp_load_into(sl_mlp *m, const char *path, sl_err *err);
 /* Creates a model on dev from a saved file. */
 sl_status sl_mlp_load(const char *path, sl_device dev, sl_mlp **out, sl_err *err);
+
+/* The CPU backend's BLAS: OpenBLAS's kernel family (core, e.g. "SkylakeX", "Prescott"), and, when
+ * OpenBLAS fell back to generic kernels on a CPU that has AVX2/AVX-512, the OPENBLAS_CORETYPE value
+ * that would run several times faster (else NULL). OpenBLAS reads that variable when it loads, so a
+ * program must set it before it starts (a tool may re-exec itself); the first CPU model created
+ * also logs a warning. */
+void sl_mlp_blas_info(const char **core, const char **suggested_coretype);
 
 /* ---- optimisers -------------------------------------------------------------------------------
  */

@@ -14,8 +14,10 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct cpu_impl {
     float *act[SL__MLP_MAX_LAYERS]; /* act[l]: (rows, sizes[l+1]); the last holds logprobs */
@@ -23,7 +25,41 @@ typedef struct cpu_impl {
     int64_t rows;                   /* capacity in rows */
 } cpu_impl;
 
+/* OpenBLAS 0.3.21 does not know newer x86 CPUs (Sapphire Rapids and later) and falls back to its
+ * SSE3 "Prescott" kernels, several times slower than the AVX-512 ones the CPU can run. The choice
+ * is made when OpenBLAS loads (OPENBLAS_CORETYPE), before any code of ours runs, so all the library
+ * can do is say so. */
+void sl_mlp_blas_info(const char **core, const char **suggested_coretype) {
+    const char *name = openblas_get_corename();
+    const char *suggest = NULL;
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+    if (name && strcasecmp(name, "prescott") == 0) {
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f"))
+            suggest = "SkylakeX";
+        else if (__builtin_cpu_supports("avx2"))
+            suggest = "Haswell";
+    }
+#endif
+    if (core) *core = name ? name : "unknown";
+    if (suggested_coretype) *suggested_coretype = suggest;
+}
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void warn_blas_core(void) {
+    const char *core, *suggest;
+    sl_mlp_blas_info(&core, &suggest);
+    if (suggest)
+        sl__log(SL_LOG_WARN,
+                "OpenBLAS runs its generic '%s' kernels on this CPU, which can do better: sgemm is "
+                "several times slower than it could be; start the program with "
+                "OPENBLAS_CORETYPE=%s",
+                core, suggest);
+}
+
 static sl_status cpu_init(sl_mlp *m, sl_err *err) {
+    pthread_once(&blas_once, warn_blas_core);
     size_t bytes = (size_t)m->nparams * sizeof(float);
     m->params = sl__alloc_host(bytes, SL_ALIGN, err);
     m->grads = sl__alloc_host(bytes, SL_ALIGN, err);

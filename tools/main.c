@@ -14,6 +14,7 @@ static const struct {
     int (*fn)(int, char **);
     const char *help;
 } commands[] = {
+    {"train", sl_cli_train, "train the seed's MLP data-parallel on the devices (make demo)"},
     {"run", sl_cli_run, "run a pipeline file on every device: samples/s, traces, dumps"},
     {"ops", sl_cli_ops, "list the operators and their arguments"},
 };

@@ -1,0 +1,347 @@
+/* sluice train: the seed end to end -- the seed's training and validation pipelines (built in, or
+ * given), the iterator over the devices, the MLP trained data-parallel with gradients averaged, and
+ * test accuracy after each epoch on one device, as the tutorial prints it. */
+#include "cli.h"
+#include "common.h"
+
+#include "sluice/iterator.h"
+#include "sluice/train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char sl_cli_seed_training_sharding[];
+extern const char sl_cli_seed_training_devices[];
+extern const char sl_cli_seed_validation[];
+
+static const char *usage_text =
+    "usage: sluice train [options]   (the seed's defaults: 5 epochs, batch 200, SGD lr 0.001)\n"
+    "  --data DIR              holds training/ and testing/ LMDBs (default: data; make data)\n"
+    "  --devices D             cpu, cpu:K, all, or GPU ids 0,1 (default all: every GPU, else cpu)\n"
+    "  --mode sharding|devices iterator layout, as the seed's two variants (default sharding)\n"
+    "  --epochs E              (default 5)\n"
+    "  --batch-size N          global batch (default 200)\n"
+    "  --lr LR                 learning rate (default 0.001)\n"
+    "  --optimizer NAME        sgd (default), momentum, adam, adamw\n"
+    "  --weight-decay W        (default 0)\n"
+    "  --hidden H1,H2,...      hidden layer sizes (default 1024,1024)\n"
+    "  --activation tanh|relu  (default tanh)\n"
+    "  --seed S                model init (numpy RandomState) and pipeline seed (default 0)\n"
+    "  --threads N             CPU threads per pipeline (default 4)\n"
+    "  --train-pipeline FILE   replace the built-in training pipeline\n"
+    "  --val-pipeline FILE     replace the built-in validation pipeline\n"
+    "  --arg NAME=VALUE        bind a name in both pipelines (image_size=28, num_classes=10 and\n"
+    "                          data_path are bound already)\n"
+    "  --metrics FILE          one JSON line per epoch\n"
+    "  --checkpoint FILE       model + optimiser + iterator, written at each epoch's end\n"
+    "  --resume FILE           continue from such a checkpoint\n"
+    "  --json                  print {\"epochs\": [...]} on stdout at the end\n";
+
+typedef struct {
+    int epoch;
+    double seconds, samples_per_s, loss, accuracy;
+} epoch_result;
+
+/* model + optimiser state, for the iterator's checkpoint */
+static int pack_state(sl_trainer *t, void **out, size_t *size, sl_err *e) {
+    size_t nm = 0, no = 0;
+    if (sl_mlp_serialize(sl_trainer_model(t, 0), NULL, 0, &nm, e) ||
+        sl_optim_serialize(sl_trainer_optim(t, 0), NULL, 0, &no, e))
+        return -1;
+    unsigned char *buf = malloc(16 + nm + no);
+    if (!buf) return -1;
+    uint64_t a = nm, b = no;
+    memcpy(buf, &a, 8);
+    memcpy(buf + 8, &b, 8);
+    if (sl_mlp_serialize(sl_trainer_model(t, 0), buf + 16, nm, &nm, e) ||
+        sl_optim_serialize(sl_trainer_optim(t, 0), buf + 16 + nm, no, &no, e)) {
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    *size = 16 + nm + no;
+    return 0;
+}
+
+static int unpack_state(sl_trainer *t, const void *buf, size_t size, sl_err *e) {
+    uint64_t nm, no;
+    if (size < 16) return sl_err_set(e, SL_EFORMAT, "checkpoint: no model state"), -1;
+    memcpy(&nm, buf, 8);
+    memcpy(&no, (const char *)buf + 8, 8);
+    if (16 + nm + no != size) return sl_err_set(e, SL_EFORMAT, "checkpoint: bad model state"), -1;
+    const char *p = (const char *)buf + 16;
+    if (sl_mlp_deserialize(sl_trainer_model(t, 0), p, (size_t)nm, e) ||
+        sl_optim_deserialize(sl_trainer_optim(t, 0), p + nm, (size_t)no, e) ||
+        sl_trainer_sync(t, e))
+        return -1;
+    return 0;
+}
+
+static int parse_hidden(const char *s, sl_mlp_config *m) {
+    m->nsizes = 0;
+    m->sizes[m->nsizes++] = 784;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || m->nsizes >= SL_MLP_MAX_SIZES - 1) return -1;
+        m->sizes[m->nsizes++] = (int)v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return -1;
+    }
+    m->sizes[m->nsizes++] = 10;
+    return 0;
+}
+
+/* Accuracy of replica 0 over the validation iterator (one device): correct / size, as model.py. */
+static int evaluate(sl_mlp *m, sl_iter *val, double *accuracy, sl_err *e) {
+    int64_t correct = 0;
+    const sl_iter_batch *b;
+    sl_status st;
+    while ((st = sl_iter_next(val, &b)) == SL_OK) {
+        sl_tensor x, y;
+        int64_t c = 0;
+        if (sl_iter_shard(b, 0, 0, &x, e) || sl_iter_shard(b, 1, 0, &y, e) ||
+            sl_mlp_evaluate(m, &x, &y, &c, NULL, e))
+            return -1;
+        correct += c;
+    }
+    if (st != SL_EOF) return sl_err_set(e, st, "%s", sl_iter_errmsg(val)), -1;
+    *accuracy = (double)correct / (double)sl_iter_size(val);
+    sl_iter_reset(val);
+    return 0;
+}
+
+int sl_cli_train(int argc, char **argv) {
+    const char *data = "data", *devices = "all", *mode = "sharding", *train_path = NULL,
+               *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL;
+    int epochs = 5, batch = 200, threads = 4, json = 0;
+    uint64_t seed = 0;
+    sl_trainer_config tc;
+    sl_trainer_config_default(&tc);
+    sl_pipeline_bind user_binds[32];
+    int nuser = 0;
+    sl_err e;
+    sl_err_clear(&e);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--json")) {
+            json = 1;
+            continue;
+        }
+        if (a[0] != '-' || !v)
+            return sl_cli_fail("train", "%s: %s (see sluice train --help)", a,
+                               a[0] == '-' ? "needs a value" : "unexpected argument"),
+                   2;
+        i++;
+        if (!strcmp(a, "--data")) data = v;
+        else if (!strcmp(a, "--devices")) devices = v;
+        else if (!strcmp(a, "--mode")) mode = v;
+        else if (!strcmp(a, "--epochs")) epochs = atoi(v);
+        else if (!strcmp(a, "--batch-size")) batch = atoi(v);
+        else if (!strcmp(a, "--lr")) tc.optim.lr = strtof(v, NULL);
+        else if (!strcmp(a, "--weight-decay")) tc.optim.weight_decay = strtof(v, NULL);
+        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--threads")) threads = atoi(v);
+        else if (!strcmp(a, "--train-pipeline")) train_path = v;
+        else if (!strcmp(a, "--val-pipeline")) val_path = v;
+        else if (!strcmp(a, "--metrics")) metrics_path = v;
+        else if (!strcmp(a, "--checkpoint")) ck_path = v;
+        else if (!strcmp(a, "--resume")) resume = v;
+        else if (!strcmp(a, "--optimizer")) {
+            if (sl_optim_parse_kind(v, &tc.optim, &e)) return sl_cli_fail("train", "%s", e.msg), 2;
+        } else if (!strcmp(a, "--activation")) {
+            if (!strcmp(v, "tanh")) tc.model.activation = SL_ACT_TANH;
+            else if (!strcmp(v, "relu")) tc.model.activation = SL_ACT_RELU;
+            else return sl_cli_fail("train", "--activation tanh or relu, not '%s'", v), 2;
+        } else if (!strcmp(a, "--hidden")) {
+            if (parse_hidden(v, &tc.model))
+                return sl_cli_fail("train", "--hidden wants sizes like 1024,1024, not '%s'", v), 2;
+        } else if (!strcmp(a, "--arg")) {
+            if (nuser == 32 || sl_cli_parse_bind(argv[i], &user_binds[nuser]))
+                return sl_cli_fail("train", "--arg wants NAME=VALUE, got '%s'", v), 2;
+            nuser++;
+        } else {
+            return sl_cli_fail("train", "unknown option %s (see sluice train --help)", a), 2;
+        }
+    }
+    if (epochs < 1 || batch < 1 || threads < 1)
+        return sl_cli_fail("train", "--epochs, --batch-size and --threads must be positive"), 2;
+    if (strcmp(mode, "sharding") && strcmp(mode, "devices"))
+        return sl_cli_fail("train", "--mode sharding or devices, not '%s'", mode), 2;
+    tc.model.seed = (uint32_t)seed;
+
+    /* pipelines */
+    char *train_text = NULL, *val_text = NULL;
+    if (train_path && !(train_text = sl_cli_read_file(train_path, NULL)))
+        return sl_cli_fail("train", "%s: %s", train_path, strerror(errno));
+    if (val_path && !(val_text = sl_cli_read_file(val_path, NULL))) {
+        free(train_text);
+        return sl_cli_fail("train", "%s: %s", val_path, strerror(errno));
+    }
+    char train_dir[4096], test_dir[4096];
+    snprintf(train_dir, sizeof train_dir, "%s/training", data);
+    snprintf(test_dir, sizeof test_dir, "%s/testing", data);
+    sl_pipeline_bind binds[40];
+    int nb = 0;
+    binds[nb++] = (sl_pipeline_bind){"image_size", "28"};
+    binds[nb++] = (sl_pipeline_bind){"num_classes", "10"};
+    binds[nb++] = (sl_pipeline_bind){"sharding", "sharding"};
+    int data_at = nb;
+    binds[nb++] = (sl_pipeline_bind){"data_path", train_dir};
+    for (int i = 0; i < nuser; i++) binds[nb++] = user_binds[i]; /* later binds win */
+
+    sl_iter_config ic;
+    sl_iter_config_init(&ic);
+    ic.text = train_text ? train_text
+                         : !strcmp(mode, "devices") ? sl_cli_seed_training_devices
+                                                    : sl_cli_seed_training_sharding;
+    ic.filename = train_path ? train_path : "seed training pipeline";
+    ic.binds = binds;
+    ic.nbinds = nb;
+    ic.batch_size = batch;
+    ic.num_threads = threads;
+    ic.seed = seed;
+    ic.layout = !strcmp(mode, "devices") ? SL_LAYOUT_STACKED : SL_LAYOUT_SHARDED;
+    ic.resume = resume;
+    int rc = 1;
+    sl_iter *train = NULL, *val = NULL;
+    sl_trainer *tr = NULL;
+    FILE *metrics = NULL;
+    epoch_result results[1024];
+    int nres = 0;
+    if (sl_iter_parse_devices(devices, &ic, &e)) {
+        rc = sl_cli_fail("train", "%s", e.msg);
+        goto out;
+    }
+    if (sl_iter_create(&ic, &train, &e)) {
+        rc = sl_cli_fail("train", "%s", e.msg);
+        goto out;
+    }
+    /* validation: one pipeline on the first device, no sharding */
+    sl_pipeline_bind vbinds[40];
+    memcpy(vbinds, binds, sizeof vbinds);
+    vbinds[data_at].value = test_dir;
+    sl_iter_config vc = ic;
+    vc.text = val_text ? val_text : sl_cli_seed_validation;
+    vc.filename = val_path ? val_path : "seed validation pipeline";
+    vc.binds = vbinds;
+    vc.ndevices = 1;
+    vc.layout = SL_LAYOUT_NONE;
+    vc.resume = NULL;
+    if (sl_iter_create(&vc, &val, &e)) {
+        rc = sl_cli_fail("train", "%s", e.msg);
+        goto out;
+    }
+    int K = sl_iter_num_devices(train), B = sl_iter_device_batch(train);
+    tc.replicas = K;
+    for (int k = 0; k < K; k++) tc.devices[k] = ic.devices[k];
+    if (sl_trainer_create(&tc, &tr, &e)) {
+        rc = sl_cli_fail("train", "%s", e.msg);
+        goto out;
+    }
+    if (resume) {
+        size_t n;
+        const void *extra = sl_iter_resumed_extra(train, &n);
+        if (!extra || unpack_state(tr, extra, n, &e)) {
+            rc = sl_cli_fail("train", "%s: %s", resume,
+                             extra ? e.msg : "no model in this checkpoint (written by sluice run?)");
+            goto out;
+        }
+    }
+    if (metrics_path && !(metrics = fopen(metrics_path, resume ? "a" : "w"))) {
+        rc = sl_cli_fail("train", "%s: %s", metrics_path, strerror(errno));
+        goto out;
+    }
+    if (!json)
+        printf("Training on %d %s device(s), %d samples each per step; %lld batches per epoch in "
+               "training, %lld in validation\n",
+               K, ic.devices[0].kind == SL_DEVICE_CUDA ? "GPU" : "CPU", B,
+               (long long)sl_iter_len(train), (long long)sl_iter_len(val));
+    fflush(stdout);
+    rc = 0;
+    while (sl_iter_epoch(train) < epochs && rc == 0) {
+        int epoch = sl_iter_epoch(train);
+        double t0 = sl_cli_now(), loss_sum = 0;
+        int64_t steps = 0, total = sl_iter_len(train);
+        const sl_iter_batch *b;
+        sl_status st;
+        while ((st = sl_iter_next(train, &b)) == SL_OK) {
+            sl_tensor x[SL_MAX_DEVICES], y[SL_MAX_DEVICES];
+            float loss;
+            for (int k = 0; k < K && rc == 0; k++)
+                if (sl_iter_shard(b, 0, k, &x[k], &e) || sl_iter_shard(b, 1, k, &y[k], &e))
+                    rc = sl_cli_fail("train", "%s", e.msg);
+            if (rc == 0 && sl_trainer_step(tr, x, y, &loss, &e))
+                rc = sl_cli_fail("train", "step %lld: %s", (long long)steps, e.msg);
+            if (rc) break;
+            loss_sum += loss;
+            steps++;
+            if (!json && (steps % 10 == 0 || steps == total)) {
+                char label[32];
+                snprintf(label, sizeof label, "Epoch %d", epoch);
+                sl_cli_progress(label, steps, total);
+            }
+        }
+        if (rc) break;
+        if (st != SL_EOF) {
+            rc = sl_cli_fail("train", "%s", sl_iter_errmsg(train));
+            break;
+        }
+        double secs = sl_cli_now() - t0;
+        epoch_result r = {epoch, secs, (double)steps * K * B / (secs > 0 ? secs : 1e-9),
+                          steps ? loss_sum / (double)steps : NAN, 0};
+        if (evaluate(sl_trainer_model(tr, 0), val, &r.accuracy, &e)) {
+            rc = sl_cli_fail("train", "validation: %s", e.msg);
+            break;
+        }
+        sl_iter_reset(train);
+        if (nres < 1024) results[nres++] = r;
+        if (!json) {
+            printf("Epoch %d: %.2f s, %.0f samples/s\n", epoch, r.seconds, r.samples_per_s);
+            printf("Test set accuracy %.4f\n", r.accuracy);
+            fflush(stdout);
+        }
+        if (metrics) {
+            fprintf(metrics,
+                    "{\"epoch\": %d, \"seconds\": %.6f, \"samples_per_s\": %.1f, \"loss\": %.8g, "
+                    "\"accuracy\": %.6f}\n",
+                    r.epoch, r.seconds, r.samples_per_s, r.loss, r.accuracy);
+            fflush(metrics);
+        }
+        if (ck_path) {
+            void *state;
+            size_t n;
+            if (pack_state(tr, &state, &n, &e)) {
+                rc = sl_cli_fail("train", "checkpoint: %s", e.msg);
+                break;
+            }
+            sl_status cs = sl_iter_checkpoint_with(train, ck_path, state, n);
+            free(state);
+            if (cs) rc = sl_cli_fail("train", "%s", sl_iter_errmsg(train));
+        }
+    }
+    if (json) {
+        printf("{\"devices\": %d, \"batch_per_device\": %d, \"epochs\": [", K, B);
+        for (int i = 0; i < nres; i++)
+            printf("%s{\"epoch\": %d, \"seconds\": %.6f, \"samples_per_s\": %.1f, \"loss\": %.8g, "
+                   "\"accuracy\": %.6f}",
+                   i ? ", " : "", results[i].epoch, results[i].seconds, results[i].samples_per_s,
+                   results[i].loss, results[i].accuracy);
+        printf("]}\n");
+    }
+out:
+    if (metrics) fclose(metrics);
+    sl_trainer_free(tr);
+    sl_iter_free(val);
+    sl_iter_free(train);
+    free(train_text);
+    free(val_text);
+    return rc;
+}

@@ -224,7 +224,10 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
         placement = SL_OPDEV_MIXED;
     else if (!strcmp(op->device, "gpu") || (!op->device[0] && any_gpu))
         placement = SL_OPDEV_GPU;
-    if (!(def->devices & placement)) {
+    /* on a CPU pipeline mixed and gpu ops run on the CPU: they need a CPU implementation */
+    bool supported = (def->devices & placement) ||
+                     (!cuda_pipeline(p) && (def->devices & (SL_OPDEV_CPU | SL_OPDEV_MIXED)));
+    if (!supported) {
         st = fail(p, SL_EINVAL, "%s cannot run on device \"%s\"", def->name,
                   placement == SL_OPDEV_GPU ? "gpu" : placement == SL_OPDEV_MIXED ? "mixed" : "cpu");
         goto done;
@@ -301,8 +304,9 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     p->ops[p->nops] = inst;
     for (int k = 0; k < nout && st == SL_OK; k++) {
         int id;
-        st = add_node(p, p->nops, k, -1, inst.on_gpu, &id);
-        if (st == SL_OK && mixed_on_cpu && cuda_pipeline(p)) st = add_node(p, -1, 0, id, true, &id);
+        bool moved = mixed_on_cpu && cuda_pipeline(p); /* decoded on the host, then copied */
+        st = add_node(p, p->nops, k, -1, placement != SL_OPDEV_CPU && !moved, &id);
+        if (st == SL_OK && moved) st = add_node(p, SL__NODE_TRANSFER, 0, id, true, &id);
         if (st == SL_OK && k < max_out) out_nodes[k] = id;
     }
     p->nops++;
@@ -315,12 +319,14 @@ done:
 sl_status sl_pipeline_transfer(sl_pipeline *p, int node, sl_device_kind to, int *out_node) {
     if (!node_ok(p, node)) return fail(p, SL_EINVAL, "transfer of %d: not a node", node);
     bool want_gpu = to == SL_DEVICE_CUDA;
-    if (!cuda_pipeline(p) || p->nodes[node].gpu == want_gpu) {
-        *out_node = node; /* already there, or a CPU pipeline where .gpu() is a no-op */
+    if (p->nodes[node].gpu == want_gpu) {
+        *out_node = node; /* already there */
         return SL_OK;
     }
+    if (!cuda_pipeline(p)) /* the data stays where it is; only its placement changes */
+        return add_node(p, SL__NODE_ALIAS, 0, node, want_gpu, out_node);
     if (!want_gpu) return fail(p, SL_ENOTSUP, ".cpu() of GPU data is not supported yet");
-    return add_node(p, -1, 0, node, true, out_node);
+    return add_node(p, SL__NODE_TRANSFER, 0, node, true, out_node);
 }
 
 sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
@@ -340,6 +346,12 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
 }
 
 /* ---- executor ---------------------------------------------------------------------------------- */
+
+/* The sample list holding node id's data in batch b (aliases resolved). */
+static sl_tlist *node_list(const sl_pipeline *p, sl_batch *b, int id) {
+    while (p->nodes[id].op == SL__NODE_ALIAS) id = p->nodes[id].src;
+    return &b->nodes[id];
+}
 
 typedef struct {
     const sl__opinst *op;
@@ -371,8 +383,8 @@ static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
 static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, sl_err *err) {
     sl__opinst *op = &p->ops[k];
     sl_tlist *in[SL__MAX_OP_INPUTS], *arg_in[SL__MAX_OP_INPUTS], *out[SL__MAX_OP_OUTPUTS];
-    for (int i = 0; i < op->ninputs; i++) in[i] = &b->nodes[op->inputs[i]];
-    for (int i = 0; i < op->narg_inputs; i++) arg_in[i] = &b->nodes[op->arg_inputs[i]];
+    for (int i = 0; i < op->ninputs; i++) in[i] = node_list(p, b, op->inputs[i]);
+    for (int i = 0; i < op->narg_inputs; i++) arg_in[i] = node_list(p, b, op->arg_inputs[i]);
     for (int i = 0; i < op->nout; i++) out[i] = &b->nodes[op->first_node + i];
     sl__op_io io;
     memset(&io, 0, sizeof io);
@@ -425,7 +437,7 @@ static bool back_to_back(const sl_tlist *l) {
 
 static sl_status pack_outputs(sl_pipeline *p, sl_batch *b, bool on_device, sl_err *err) {
     for (int o = 0; o < p->nout; o++) {
-        sl_tlist *l = &b->nodes[p->outputs[o]];
+        sl_tlist *l = node_list(p, b, p->outputs[o]);
         if ((l->device.kind == SL_DEVICE_CUDA) != on_device) continue;
         b->use_dense[o] = false;
         if (l->count < 2 || !sl_tlist_uniform(l) || back_to_back(l)) continue;
@@ -502,7 +514,7 @@ static void *cpu_stage(void *arg) {
 /* Copies transfer node id's source (host, pinned when it came from the pool) to the device: one
  * copy for the whole batch when the samples sit in the source's own buffer, else per sample. */
 static sl_status transfer(sl_pipeline *p, int id, sl_batch *b, sl_err *err) {
-    sl_tlist *src = &b->nodes[p->nodes[id].src], *dst = &b->nodes[id];
+    sl_tlist *src = node_list(p, b, p->nodes[id].src), *dst = &b->nodes[id];
     SL_TRY(sl_tlist_reset(dst, src->count, src->dtype, src->ndim, p->cfg.device, err));
     memcpy(dst->layout, src->layout, sizeof dst->layout);
     SL_TRY(sl_tlist_alloc(dst, src->shapes, err));
@@ -520,7 +532,7 @@ static sl_status gpu_produce(sl_pipeline *p, sl_batch *b) {
     sl_status st = SL_OK;
     double t0 = now_s();
     for (int n = 0; n < p->nnodes && st == SL_OK; n++)
-        if (p->nodes[n].op < 0) st = transfer(p, n, b, &b->err);
+        if (p->nodes[n].op == SL__NODE_TRANSFER) st = transfer(p, n, b, &b->err);
     for (int k = 0; k < p->nops && st == SL_OK; k++)
         if (p->ops[k].on_gpu) st = run_op(p, k, b, &b->err);
     if (st == SL_OK) st = pack_outputs(p, b, true, &b->err);
@@ -578,7 +590,8 @@ static sl_status alloc_slots(sl_pipeline *p) {
         /* host sources of transfers are page-locked, so the copy is one DMA per batch */
         for (int s = 0; s < p->nslots; s++)
             for (int n = 0; n < p->nnodes; n++)
-                if (p->nodes[n].op < 0) p->slots[s].nodes[p->nodes[n].src].pinned = true;
+                if (p->nodes[n].op == SL__NODE_TRANSFER)
+                    node_list(p, &p->slots[s], p->nodes[n].src)->pinned = true;
     }
     for (int s = 0; s < p->nslots; s++) SL_TRY(sl__queue_push(p->free_q, &p->slots[s]));
     return SL_OK;
@@ -590,7 +603,7 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
     if (p->built) return fail(p, SL_ESTATE, "sl_pipeline_build called twice");
     if (p->nops == 0) return fail(p, SL_EINVAL, "the pipeline has no operators");
     if (p->nout == 0) return fail(p, SL_EINVAL, "the pipeline has no outputs (set_outputs)");
-    for (int n = 0; n < p->nnodes; n++) p->gpu_stage |= p->nodes[n].op < 0;
+    for (int n = 0; n < p->nnodes; n++) p->gpu_stage |= p->nodes[n].op == SL__NODE_TRANSFER;
     for (int k = 0; k < p->nops; k++) {
         const sl__opinst *op = &p->ops[k];
         p->gpu_stage |= op->on_gpu;
@@ -736,7 +749,7 @@ const char *sl_batch_key(const sl_batch *b, int i) {
 
 const sl_tlist *sl_batch_output(const sl_batch *b, int i) {
     if (i < 0 || i >= b->pipe->nout) return NULL;
-    return b->use_dense[i] ? &b->dense[i] : &b->nodes[b->pipe->outputs[i]];
+    return b->use_dense[i] ? &b->dense[i] : node_list(b->pipe, (sl_batch *)b, b->pipe->outputs[i]);
 }
 
 sl_status sl_batch_tensor(const sl_batch *b, int i, sl_tensor *out, sl_err *err) {

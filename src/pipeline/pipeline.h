@@ -13,11 +13,16 @@
 #define SL__MAX_OP_INPUTS 8
 #define SL__MAX_OP_OUTPUTS 8
 
+/* A graph node: one op output, a transfer (a copy of src to the GPU, on CUDA pipelines), or an
+ * alias (src's data seen as GPU data: .gpu() on a CPU pipeline). `gpu` is DALI's placement, which
+ * decides the device rules; only transfers move data. */
+#define SL__NODE_TRANSFER (-1)
+#define SL__NODE_ALIAS (-2)
 typedef struct sl__node {
-    int op;       /* producing op instance, or -1 for a transfer */
-    int out;      /* output index of that op */
-    int src;      /* transfers: the node copied */
-    bool gpu;     /* data lives on the GPU */
+    int op;   /* producing op instance, or SL__NODE_TRANSFER / SL__NODE_ALIAS */
+    int out;  /* output index of that op */
+    int src;  /* transfers and aliases: the node they stand for */
+    bool gpu; /* placed on the GPU (DALI's rules) */
 } sl__node;
 
 typedef struct sl__opinst {

@@ -1,6 +1,13 @@
-/* The image and generic operators, listed for the op table. */
+/* The image and generic operators, listed for the op table. Each lives in its own file here. */
 #include "ops/op.h"
 
 #include <stddef.h>
 
-const sl__op_def *const sl__image_ops[] = {NULL};
+extern const sl__op_def sl__decode_image_op;
+extern const sl__op_def sl__crop_mirror_normalize_op;
+extern const sl__op_def sl__reshape_op;
+extern const sl__op_def sl__one_hot_op;
+
+const sl__op_def *const sl__image_ops[] = {
+    &sl__decode_image_op, &sl__crop_mirror_normalize_op, &sl__reshape_op, &sl__one_hot_op, NULL,
+};

@@ -1,0 +1,638 @@
+/* decoders.image: JPEG (libjpeg-turbo through the libjpeg API: baseline, progressive, gray, 4:2:0,
+ * 4:4:4, CMYK/YCCK) and PNG (libspng) to HWC uint8, with DALI's output_type (RGB, BGR, GRAY = the
+ * JPEG luma plane, YCbCr BT.601, ANY_DATA) and EXIF orientation. The format comes from the magic
+ * bytes. setup peeks at the headers with a small marker scanner (no decoder needed) to learn every
+ * output shape; run_cpu decodes sample i straight into its output with the worker's decompressor,
+ * which is created once per pool thread and reused across images. libjpeg's error_exit longjmps
+ * back here, so bad data is an SL_EFORMAT naming the record, never an exit. The shared decode core
+ * is also used by decoders.image_random_crop (image_random_crop.c). */
+#include "ops/decode_image.h"
+#include "ops/op.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <stdio.h> /* before jpeglib.h, which uses FILE */
+
+#include <jerror.h>
+#include <jpeglib.h>
+#include <setjmp.h>
+#include <spng.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- header peek ---------------------------------------------------------------------------- */
+
+static uint32_t rd16(const uint8_t *p, bool le) {
+    return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 : (uint32_t)p[0] << 8 | p[1];
+}
+static uint32_t rd32(const uint8_t *p, bool le) {
+    return le ? rd16(p, true) | rd16(p + 2, true) << 16 : rd16(p, false) << 16 | rd16(p + 2, false);
+}
+
+/* EXIF orientation from a TIFF block (after "Exif\0\0"); 1 when absent or malformed. */
+static int tiff_orientation(const uint8_t *t, size_t n) {
+    if (n < 8) return 1;
+    bool le;
+    if (t[0] == 'I' && t[1] == 'I')
+        le = true;
+    else if (t[0] == 'M' && t[1] == 'M')
+        le = false;
+    else
+        return 1;
+    uint32_t ifd = rd32(t + 4, le);
+    if (ifd > n - 2) return 1;
+    uint32_t count = rd16(t + ifd, le);
+    for (uint32_t k = 0; k < count; k++) {
+        size_t e = (size_t)ifd + 2 + (size_t)k * 12;
+        if (e + 12 > n) return 1;
+        if (rd16(t + e, le) == 0x0112) {
+            uint32_t v = rd16(t + e + 8, le);
+            return v >= 1 && v <= 8 ? (int)v : 1;
+        }
+    }
+    return 1;
+}
+
+static sl_status peek_jpeg(const uint8_t *d, size_t n, bool orient, sl__decode_image_info *info,
+                           char *why, size_t why_size) {
+    size_t p = 2;
+    info->orientation = 1;
+    for (;;) {
+        while (p < n && d[p] != 0xFF) p++; /* tolerate junk before a marker, as libjpeg does */
+        while (p < n && d[p] == 0xFF) p++;
+        if (p >= n) break;
+        uint8_t m = d[p++];
+        if (m == 0xD8 || (m >= 0xD0 && m <= 0xD7) || m == 0x01) continue; /* no length */
+        if (m == 0xD9 || m == 0xDA) break;                                /* EOI, SOS */
+        if (p + 2 > n) break;
+        size_t len = rd16(d + p, false);
+        if (len < 2 || p + len > n) break;
+        const uint8_t *s = d + p + 2;
+        size_t sl = len - 2;
+        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
+            if (sl < 6) break;
+            if (m == 0xC3 || m == 0xC7 || m == 0xCB || m == 0xCF) {
+                snprintf(why, why_size, "lossless JPEG is not supported");
+                return SL_EFORMAT;
+            }
+            info->h = rd16(s + 1, false);
+            info->w = rd16(s + 3, false);
+            info->comps = s[5];
+        } else if (m == 0xE1 && orient && sl > 6 && !memcmp(s, "Exif\0\0", 6)) {
+            info->orientation = tiff_orientation(s + 6, sl - 6);
+        }
+        p += len;
+    }
+    if (info->w <= 0 || info->h <= 0 ||
+        !(info->comps == 1 || info->comps == 3 || info->comps == 4)) {
+        snprintf(why, why_size, "JPEG header is truncated or has no frame (SOF) marker");
+        return SL_EFORMAT;
+    }
+    return SL_OK;
+}
+
+static sl_status peek_png(const uint8_t *d, size_t n, bool orient, sl__decode_image_info *info,
+                          char *why, size_t why_size) {
+    if (n < 33 || memcmp(d + 12, "IHDR", 4) != 0) {
+        snprintf(why, why_size, "PNG is truncated or lacks IHDR");
+        return SL_EFORMAT;
+    }
+    info->w = rd32(d + 16, false);
+    info->h = rd32(d + 20, false);
+    int ct = d[25];
+    bool trns = false;
+    info->orientation = 1;
+    for (size_t p = 8; p + 12 <= n;) {
+        uint32_t len = rd32(d + p, false);
+        const uint8_t *type = d + p + 4;
+        if (!memcmp(type, "IDAT", 4) || len > n - p - 12) break;
+        if (!memcmp(type, "tRNS", 4)) trns = true;
+        if (!memcmp(type, "eXIf", 4) && orient) info->orientation = tiff_orientation(type + 4, len);
+        p += 12 + (size_t)len;
+    }
+    switch (ct) {
+    case 0:
+        info->comps = trns ? 2 : 1;
+        break;
+    case 4:
+        info->comps = 2;
+        break;
+    case 2:
+    case 3:
+        info->comps = trns ? 4 : 3;
+        break;
+    case 6:
+        info->comps = 4;
+        break;
+    default:
+        snprintf(why, why_size, "PNG color type %d is invalid", ct);
+        return SL_EFORMAT;
+    }
+    if (info->w <= 0 || info->h <= 0) {
+        snprintf(why, why_size, "PNG has a zero extent");
+        return SL_EFORMAT;
+    }
+    return SL_OK;
+}
+
+sl_status sl__decode_image_peek(const uint8_t *d, size_t n, sl__img_type type, bool orient,
+                                int64_t max_pixels, sl__decode_image_info *info, char *why,
+                                size_t why_size) {
+    memset(info, 0, sizeof *info);
+    sl_status st;
+    if (n == 0) {
+        snprintf(why, why_size, "empty record (0 bytes)");
+        return SL_EFORMAT;
+    }
+    if (n >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) {
+        info->format = SL__IMG_JPEG;
+        st = peek_jpeg(d, n, orient, info, why, why_size);
+    } else if (n >= 8 && !memcmp(d, "\x89PNG\r\n\x1a\n", 8)) {
+        info->format = SL__IMG_PNG;
+        st = peek_png(d, n, orient, info, why, why_size);
+    } else {
+        snprintf(why, why_size, "not a JPEG or PNG (first bytes %02x %02x %02x %02x, %zu bytes)",
+                 d[0], n > 1 ? d[1] : 0, n > 2 ? d[2] : 0, n > 3 ? d[3] : 0, n);
+        return SL_EFORMAT;
+    }
+    if (st != SL_OK) return st;
+    if (max_pixels > 0 && info->h * info->w > max_pixels) {
+        snprintf(why, why_size, "image %lldx%lld exceeds max_image_pixels=%lld", (long long)info->w,
+                 (long long)info->h, (long long)max_pixels);
+        return SL_EFORMAT;
+    }
+    bool swap = info->orientation >= 5;
+    info->out_h = swap ? info->w : info->h;
+    info->out_w = swap ? info->h : info->w;
+    switch (type) {
+    case SL__IMG_GRAY:
+        info->c = 1;
+        break;
+    case SL__IMG_ANY:
+        info->c = info->format == SL__IMG_JPEG ? (info->comps == 1 ? 1 : 3) : info->comps;
+        break;
+    default:
+        info->c = 3;
+    }
+    return SL_OK;
+}
+
+int sl__decode_image_type(const char *name) {
+    static const char *const names[] = {"RGB", "BGR", "GRAY", "YCbCr", "ANY_DATA"};
+    for (int i = 0; i < 5; i++)
+        if (name && !strcmp(name, names[i])) return i;
+    return -1;
+}
+
+/* ---- pixel conversions ---------------------------------------------------------------------- */
+
+static inline uint8_t clamp_u8(int v) {
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* One row of n pixels: src has sc channels in "from" (0 RGB, 1 CMYK, 2 inverted CMYK, 3 gray),
+ * dst gets the channels of type. In place is fine (dst channels <= src channels). */
+static void convert_row(const uint8_t *src, int sc, int from, uint8_t *dst, int64_t n,
+                        sl__img_type type, int dc) {
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *s = src + i * sc;
+        int r, g, b;
+        if (from == 3) {
+            r = g = b = s[0];
+        } else if (from == 0) {
+            r = s[0], g = s[1], b = s[2];
+        } else { /* CMYK: Adobe files store inverted values, so R = C*K/255 there */
+            int c = s[0], m = s[1], y = s[2], k = s[3];
+            if (from == 1) c = 255 - c, m = 255 - m, y = 255 - y, k = 255 - k;
+            r = (c * k + 127) / 255, g = (m * k + 127) / 255, b = (y * k + 127) / 255;
+        }
+        uint8_t *o = dst + i * dc;
+        switch (type) {
+        case SL__IMG_BGR:
+            o[0] = (uint8_t)b, o[1] = (uint8_t)g, o[2] = (uint8_t)r;
+            break;
+        case SL__IMG_GRAY: /* BT.601 luma, fixed point as libjpeg's rgb_gray_convert */
+            o[0] = (uint8_t)((19595 * r + 38470 * g + 7471 * b + 32768) >> 16);
+            break;
+        case SL__IMG_YCBCR: /* ITU-R BT.601 studio swing */
+            o[0] = clamp_u8((int)(16.5 + (65.481 * r + 128.553 * g + 24.966 * b) / 255.0));
+            o[1] = clamp_u8((int)(128.5 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255.0));
+            o[2] = clamp_u8((int)(128.5 + (112.0 * r - 93.786 * g - 18.214 * b) / 255.0));
+            break;
+        default:
+            if (dc == 1)
+                o[0] = (uint8_t)r;
+            else
+                o[0] = (uint8_t)r, o[1] = (uint8_t)g, o[2] = (uint8_t)b;
+        }
+    }
+}
+
+/* Copies the roi of the oriented image from src (h, w, c) to dst (roi.h, roi.w, c). */
+static void orient_copy(const uint8_t *src, int64_t h, int64_t w, int c, int orientation,
+                        const sl__decode_image_roi *roi, uint8_t *dst) {
+    for (int64_t oy = roi->y; oy < roi->y + roi->h; oy++) {
+        uint8_t *o = dst + (oy - roi->y) * roi->w * c;
+        for (int64_t ox = roi->x; ox < roi->x + roi->w; ox++, o += c) {
+            int64_t sy, sx;
+            switch (orientation) {
+            case 2:
+                sy = oy, sx = w - 1 - ox;
+                break;
+            case 3:
+                sy = h - 1 - oy, sx = w - 1 - ox;
+                break;
+            case 4:
+                sy = h - 1 - oy, sx = ox;
+                break;
+            case 5:
+                sy = ox, sx = oy;
+                break;
+            case 6:
+                sy = h - 1 - ox, sx = oy;
+                break;
+            case 7:
+                sy = h - 1 - ox, sx = w - 1 - oy;
+                break;
+            case 8:
+                sy = ox, sx = w - 1 - oy;
+                break;
+            default:
+                sy = oy, sx = ox;
+            }
+            memcpy(o, src + (sy * w + sx) * c, (size_t)c);
+        }
+    }
+}
+
+/* ---- the per-thread decoder ----------------------------------------------------------------- */
+
+typedef struct jerr {
+    struct jpeg_error_mgr pub;
+    jmp_buf jump;
+} jerr;
+
+struct sl__decode_image_worker {
+    struct jpeg_decompress_struct cinfo;
+    jerr err;
+    bool cinfo_ok;
+    uint8_t *scratch; /* whole decoded images (orientation, conversions, PNG) */
+    size_t scratch_size;
+    JSAMPROW *rows;
+    size_t rows_cap;
+};
+
+static void jerr_exit(j_common_ptr c) {
+    longjmp(((jerr *)c->err)->jump, 1);
+}
+
+/* Warnings: libjpeg pads a truncated or corrupt entropy stream with gray and carries on; here a
+ * stream that ends early (no data, or a marker where data should be), a bad Huffman code or a lost
+ * restart marker is an error, so a damaged record is never handed on as an image. Benign warnings
+ * (extraneous bytes before a marker, odd APP segments) are tolerated, as PIL and DALI do. */
+static void jerr_emit(j_common_ptr c, int level) {
+    if (level >= 0) return;
+    c->err->num_warnings++;
+    switch (c->err->msg_code) {
+    case JWRN_JPEG_EOF:
+    case JWRN_HIT_MARKER:
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_MUST_RESYNC:
+    case JWRN_NOT_SEQUENTIAL:
+        longjmp(((jerr *)c->err)->jump, 1);
+    default:
+        break;
+    }
+}
+
+sl_status sl__decode_image_worker_create(bool save_exif, sl__decode_image_worker **out,
+                                         sl_err *err) {
+    sl__decode_image_worker *w = sl__calloc(1, sizeof *w, err);
+    if (!w) return SL_ENOMEM;
+    w->cinfo.err = jpeg_std_error(&w->err.pub);
+    w->err.pub.error_exit = jerr_exit;
+    w->err.pub.emit_message = jerr_emit;
+    if (setjmp(w->err.jump)) {
+        free(w);
+        return sl_err_set(err, SL_ENOMEM, "cannot create a JPEG decompressor");
+    }
+    jpeg_create_decompress(&w->cinfo);
+    w->cinfo_ok = true;
+    if (save_exif) jpeg_save_markers(&w->cinfo, JPEG_APP0 + 1, 0xFFFF);
+    *out = w;
+    return SL_OK;
+}
+
+void sl__decode_image_worker_free(sl__decode_image_worker *w) {
+    if (!w) return;
+    if (w->cinfo_ok) jpeg_destroy_decompress(&w->cinfo);
+    free(w->scratch);
+    free(w->rows);
+    free(w);
+}
+
+static uint8_t *scratch(sl__decode_image_worker *w, size_t n) {
+    if (n > w->scratch_size) {
+        free(w->scratch);
+        w->scratch = malloc(n);
+        w->scratch_size = w->scratch ? n : 0;
+    }
+    return w->scratch;
+}
+
+static JSAMPROW *rows(sl__decode_image_worker *w, size_t n) {
+    if (n > w->rows_cap) {
+        free(w->rows);
+        w->rows = malloc(n * sizeof *w->rows);
+        w->rows_cap = w->rows ? n : 0;
+    }
+    return w->rows;
+}
+
+/* The decode proper; libjpeg errors longjmp out of it to decode_jpeg. */
+static sl_status jpeg_body(sl__decode_image_worker *w, const uint8_t *data, size_t size,
+                           const sl__decode_image_info *info, sl__img_type type,
+                           const sl__decode_image_roi *roi, bool fast_idct, uint8_t *out, char *why,
+                           size_t why_size) {
+    struct jpeg_decompress_struct *ci = &w->cinfo;
+    int c = info->c;
+    /* what libjpeg writes (sc channels) and what we convert from */
+    J_COLOR_SPACE cs = JCS_RGB;
+    int sc = 3, from = 0;
+    bool direct = false; /* libjpeg's output is already the requested format */
+    bool cmyk = info->comps == 4;
+    uint8_t *buf = NULL;
+    int64_t H = info->h, W = info->w;
+    bool oriented = info->orientation != 1;
+    bool full = roi->y == 0 && roi->x == 0 && roi->h == info->out_h && roi->w == info->out_w;
+    if (cmyk) {
+        cs = JCS_CMYK, sc = 4;
+    } else if (type == SL__IMG_GRAY || (type == SL__IMG_ANY && info->comps == 1)) {
+        cs = JCS_GRAYSCALE, sc = 1, from = 3, direct = true; /* the luma plane, as nvJPEG's Y */
+    } else if (type == SL__IMG_BGR) {
+        cs = JCS_EXT_BGR, direct = true;
+    } else if (type == SL__IMG_RGB || type == SL__IMG_ANY) {
+        direct = true;
+    }
+    /* whole images that need orientation go through scratch; so do PNG-like conversions */
+    size_t need = oriented ? (size_t)(H * W * (int64_t)sc) : (size_t)(W * (int64_t)sc);
+    buf = scratch(w, need);
+    if (!buf || !rows(w, (size_t)H)) {
+        snprintf(why, why_size, "out of memory for a %lldx%lld image", (long long)W, (long long)H);
+        return SL_ENOMEM;
+    }
+    ci->err->num_warnings = 0;
+    jpeg_mem_src(ci, data, (unsigned long)size);
+    jpeg_read_header(ci, TRUE);
+    if ((int64_t)ci->image_width != W || (int64_t)ci->image_height != H) {
+        snprintf(why, why_size, "JPEG frame size %ux%u does not match its header scan",
+                 ci->image_width, ci->image_height);
+        jpeg_abort_decompress(ci);
+        return SL_EFORMAT;
+    }
+    if (cmyk) from = ci->saw_Adobe_marker ? 2 : 1;
+    if (cs == JCS_GRAYSCALE && ci->jpeg_color_space != JCS_GRAYSCALE &&
+        ci->jpeg_color_space != JCS_YCbCr && ci->jpeg_color_space != JCS_RGB) {
+        cs = JCS_RGB, sc = 3, from = 0, direct = false;
+    }
+    ci->out_color_space = cs;
+    ci->dct_method = fast_idct ? JDCT_IFAST : JDCT_ISLOW;
+    jpeg_start_decompress(ci);
+    JSAMPROW *rp = w->rows;
+    if (oriented) {
+        for (int64_t y = 0; y < H; y++) rp[y] = buf + y * W * sc;
+        while (ci->output_scanline < ci->output_height)
+            jpeg_read_scanlines(ci, rp + ci->output_scanline,
+                                ci->output_height - ci->output_scanline);
+        jpeg_finish_decompress(ci);
+        if (!direct) convert_row(buf, sc, from, buf, H * W, type, c);
+        orient_copy(buf, H, W, c, info->orientation, roi, out);
+        return SL_OK;
+    }
+    if (full && direct) { /* straight into the output */
+        for (int64_t y = 0; y < H; y++) rp[y] = out + y * W * c;
+        while (ci->output_scanline < ci->output_height)
+            jpeg_read_scanlines(ci, rp + ci->output_scanline,
+                                ci->output_height - ci->output_scanline);
+        jpeg_finish_decompress(ci);
+        return SL_OK;
+    }
+    JDIMENSION x0 = (JDIMENSION)roi->x, cw = (JDIMENSION)roi->w;
+    if (!full && (x0 > 0 || cw < (JDIMENSION)W)) jpeg_crop_scanline(ci, &x0, &cw);
+    if (roi->y > 0) jpeg_skip_scanlines(ci, (JDIMENSION)roi->y);
+    int64_t dx = roi->x - (int64_t)x0;
+    for (int64_t y = 0; y < roi->h; y++) {
+        JSAMPROW r = buf;
+        jpeg_read_scanlines(ci, &r, 1);
+        uint8_t *o = out + y * roi->w * c;
+        if (direct)
+            memcpy(o, buf + dx * sc, (size_t)(roi->w * c));
+        else
+            convert_row(buf + dx * sc, sc, from, o, roi->w, type, c);
+    }
+    if (full)
+        jpeg_finish_decompress(ci);
+    else
+        jpeg_abort_decompress(ci);
+    return SL_OK;
+}
+
+static sl_status decode_jpeg(sl__decode_image_worker *w, const uint8_t *data, size_t size,
+                             const sl__decode_image_info *info, sl__img_type type,
+                             const sl__decode_image_roi *roi, bool fast_idct, uint8_t *out,
+                             char *why, size_t why_size) {
+    if (setjmp(w->err.jump)) {
+        char msg[JMSG_LENGTH_MAX];
+        (*w->cinfo.err->format_message)((j_common_ptr)&w->cinfo, msg);
+        snprintf(why, why_size, "JPEG decode failed: %s", msg);
+        jpeg_abort_decompress(&w->cinfo);
+        return SL_EFORMAT;
+    }
+    return jpeg_body(w, data, size, info, type, roi, fast_idct, out, why, why_size);
+}
+
+static sl_status decode_png(sl__decode_image_worker *w, const uint8_t *data, size_t size,
+                            const sl__decode_image_info *info, sl__img_type type,
+                            const sl__decode_image_roi *roi, uint8_t *out, char *why,
+                            size_t why_size) {
+    int c = info->c;
+    int fmt, sc, from = 0;
+    if (type == SL__IMG_ANY) {
+        fmt = c == 1   ? SPNG_FMT_G8
+              : c == 2 ? SPNG_FMT_GA8
+              : c == 3 ? SPNG_FMT_RGB8
+                       : SPNG_FMT_RGBA8;
+        sc = c;
+    } else {
+        fmt = SPNG_FMT_RGB8, sc = 3;
+    }
+    spng_ctx *ctx = spng_ctx_new(0);
+    if (!ctx) {
+        snprintf(why, why_size, "out of memory for a PNG decoder");
+        return SL_ENOMEM;
+    }
+    sl_status st = SL_EFORMAT;
+    size_t n = 0;
+    int e = spng_set_png_buffer(ctx, data, size);
+    if (!e) e = spng_set_image_limits(ctx, (uint32_t)info->w, (uint32_t)info->h);
+    struct spng_ihdr ihdr;
+    if (!e) e = spng_get_ihdr(ctx, &ihdr);
+    /* 16-bit gray has no G8 path in libspng: decode RGB8 and keep one channel */
+    if (!e && type == SL__IMG_ANY && (c == 1 || c == 2) && ihdr.bit_depth == 16)
+        fmt = c == 1 ? SPNG_FMT_RGB8 : SPNG_FMT_RGBA8, sc = c == 1 ? 3 : 4;
+    if (!e) e = spng_decoded_image_size(ctx, fmt, &n);
+    uint8_t *buf = NULL;
+    if (!e) {
+        buf = scratch(w, n);
+        if (!buf) {
+            snprintf(why, why_size, "out of memory for a %lldx%lld image", (long long)info->w,
+                     (long long)info->h);
+            st = SL_ENOMEM;
+            goto done;
+        }
+        e = spng_decode_image(ctx, buf, n, fmt, SPNG_DECODE_TRNS);
+    }
+    if (e) {
+        snprintf(why, why_size, "PNG decode failed: %s", spng_strerror(e));
+        goto done;
+    }
+    int64_t px = info->w * info->h;
+    if (type == SL__IMG_ANY && sc != c) { /* 16-bit gray via RGB(A): keep G (and A) */
+        for (int64_t i = 0; i < px; i++) {
+            buf[i * c] = buf[i * sc];
+            if (c == 2) buf[i * c + 1] = buf[i * sc + 3];
+        }
+    } else if (type != SL__IMG_ANY && type != SL__IMG_RGB) {
+        convert_row(buf, sc, from, buf, px, type, c);
+    }
+    orient_copy(buf, info->h, info->w, c, info->orientation, roi, out);
+    st = SL_OK;
+done:
+    spng_ctx_free(ctx);
+    return st;
+}
+
+sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, size_t size,
+                               const sl__decode_image_info *info, sl__img_type type,
+                               const sl__decode_image_roi *roi, bool fast_idct, uint8_t *out,
+                               char *why, size_t why_size) {
+    sl__decode_image_roi whole = {0, 0, info->out_h, info->out_w};
+    if (!roi) roi = &whole;
+    if (info->format == SL__IMG_JPEG)
+        return decode_jpeg(w, data, size, info, type, roi, fast_idct, out, why, why_size);
+    return decode_png(w, data, size, info, type, roi, out, why, why_size);
+}
+
+/* ---- the operator --------------------------------------------------------------------------- */
+
+static const sl__arg_schema decode_args[] = {SL__DECODE_IMAGE_ARGS, {NULL, 0, NULL, NULL, 0, NULL}};
+
+void sl__decode_image_destroy(void *state) {
+    sl__decode_image_state *s = state;
+    if (!s) return;
+    for (int i = 0; s->workers && i < s->threads; i++) sl__decode_image_worker_free(s->workers[i]);
+    free(s->workers);
+    free(s->info);
+    free(s);
+}
+
+sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, void **out,
+                                  sl_err *err) {
+    sl__decode_image_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    s->name = "decoders.image";
+    s->type = (sl__img_type)sl__decode_image_type(sl__args_str(a, "output_type"));
+    s->orient = sl__args_bool(a, "adjust_orientation");
+    s->fast_idct = sl__args_bool(a, "use_fast_idct");
+    s->skip_bad = sl__args_bool(a, "skip_bad_records");
+    s->max_pixels = sl__args_int(a, "max_image_pixels");
+    sl_status st = SL_OK;
+    if (sl__args_dtype(a, "dtype") != SL_DTYPE_U8)
+        st = sl_err_set(err, SL_ENOTSUP, "%s: only dtype=types.UINT8 is supported", s->name);
+    s->threads = init->threads < 1 ? 1 : init->threads;
+    if (st == SL_OK && !(s->workers = sl__calloc((size_t)s->threads, sizeof *s->workers, err)))
+        st = SL_ENOMEM;
+    for (int i = 0; st == SL_OK && i < s->threads; i++)
+        st = sl__decode_image_worker_create(s->orient, &s->workers[i], err);
+    if (st != SL_OK) {
+        sl__decode_image_destroy(s);
+        return st;
+    }
+    *out = s;
+    return SL_OK;
+}
+
+static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
+    sl__decode_image_state *s = state;
+    const sl_tlist *in = io->in[0];
+    if (in->dtype != SL_DTYPE_U8 || in->ndim != 1)
+        return sl_err_set(err, SL_EINVAL, "%s: input must be encoded bytes (uint8, 1-D)", s->name);
+    if (io->batch > s->info_cap) {
+        sl__decode_image_info *ni = realloc(s->info, (size_t)io->batch * sizeof *ni);
+        if (!ni) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
+        s->info = ni;
+        s->info_cap = io->batch;
+    }
+    sl_tlist *out = io->out[0];
+    SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 3, sl_cpu(), err));
+    int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
+    if (!shapes) return SL_ENOMEM;
+    for (int i = 0; i < io->batch; i++) {
+        char why[256];
+        sl__decode_image_info *inf = &s->info[i];
+        sl_status st = sl__decode_image_peek(in->data[i], sl_tlist_sample_nbytes(in, i), s->type,
+                                             s->orient, s->max_pixels, inf, why, sizeof why);
+        if (st != SL_OK && !s->skip_bad) {
+            free(shapes);
+            return sl__op_fail(err, st, io, i, s->name, "%s", why);
+        }
+        if (st != SL_OK) {
+            __atomic_fetch_add(&s->skipped, 1, __ATOMIC_RELAXED);
+            memset(inf, 0, sizeof *inf);
+            inf->c = s->type == SL__IMG_GRAY ? 1 : 3;
+        }
+        shapes[i * 3] = inf->out_h;
+        shapes[i * 3 + 1] = inf->out_w;
+        shapes[i * 3 + 2] = inf->c;
+    }
+    sl_status st = sl_tlist_alloc(out, shapes, err);
+    free(shapes);
+    if (st == SL_OK) memcpy(out->layout, "HWC", 4);
+    return st;
+}
+
+static sl_status decode_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    sl__decode_image_state *s = state;
+    const sl__decode_image_info *inf = &s->info[i];
+    if (inf->format == 0) return SL_OK; /* skipped in setup */
+    const sl_tlist *in = io->in[0];
+    char why[JMSG_LENGTH_MAX + 64];
+    sl_status st =
+        sl__decode_image_run(s->workers[worker], in->data[i], sl_tlist_sample_nbytes(in, i), inf,
+                             s->type, NULL, s->fast_idct, io->out[0]->data[i], why, sizeof why);
+    if (st == SL_EFORMAT && s->skip_bad) {
+        __atomic_fetch_add(&s->skipped, 1, __ATOMIC_RELAXED);
+        memset(io->out[0]->data[i], 0, sl_tlist_sample_nbytes(io->out[0], i));
+        return SL_OK;
+    }
+    if (st != SL_OK) return sl__op_fail(err, st, io, i, s->name, "%s", why);
+    return SL_OK;
+}
+
+int64_t sl__decode_image_skipped(void *state) {
+    return __atomic_load_n(&((sl__decode_image_state *)state)->skipped, __ATOMIC_RELAXED);
+}
+
+const sl__op_def sl__decode_image_op = {
+    .name = "decoders.image",
+    .doc = "Decodes JPEG and PNG images to HWC uint8 (format from the magic bytes).",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = decode_args,
+    .devices = SL_OPDEV_CPU | SL_OPDEV_MIXED,
+    .create = sl__decode_image_create,
+    .setup = decode_setup,
+    .run_cpu = decode_run_cpu,
+    .destroy = sl__decode_image_destroy,
+};

@@ -1,0 +1,141 @@
+/* reshape: the same bytes seen with another shape and/or layout, as DALI's fn.reshape; no copy:
+ * every output sample is an external view of its input sample. shape (one extent may be -1, the
+ * wildcard) or rel_shape (factors of the input extents, one may be negative = wildcard), layout
+ * (kept when the rank is unchanged and none is given, else cleared). (1, 28, 28) -> (784,). */
+#include "ops/op.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const sl__arg_schema reshape_args[] = {
+    {"shape", SL_ARG_INTS, "None", "output shape; one extent may be -1 (inferred)", 0, NULL},
+    {"rel_shape", SL_ARG_FLOATS, "None",
+     "output shape relative to the input extents; one may be negative (inferred)", 0, NULL},
+    {"layout", SL_ARG_STR, "None", "output layout; default: kept if the rank is kept, else empty",
+     0, NULL},
+    {"src_dims", SL_ARG_INTS, "None", "not supported yet", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct reshape_state {
+    int n; /* output rank */
+    bool rel;
+    int64_t shape[SL_MAX_DIMS];
+    double rel_shape[SL_MAX_DIMS];
+    bool has_layout;
+    char layout[SL_LAYOUT_MAX + 1];
+} reshape_state;
+
+static const char *const NAME = "reshape";
+
+static sl_status reshape_create(const sl__args *a, const sl__op_init *init, void **out,
+                                sl_err *err) {
+    bool has_shape = sl__args_get(a, "shape")->kind != SL_VAL_NONE;
+    bool has_rel = sl__args_get(a, "rel_shape")->kind != SL_VAL_NONE;
+    if (has_shape == has_rel)
+        return sl_err_set(err, SL_EINVAL, "%s: give exactly one of shape and rel_shape", NAME);
+    if (sl__args_get(a, "src_dims")->kind != SL_VAL_NONE)
+        return sl_err_set(err, SL_ENOTSUP, "%s: src_dims is not supported", NAME);
+    reshape_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    int wild = 0;
+    if (has_shape) {
+        const int64_t *v;
+        s->n = sl__args_ints(a, "shape", &v);
+        for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) {
+            s->shape[i] = v[i];
+            if (v[i] == 0) {
+                free(s);
+                return sl_err_set(err, SL_EINVAL, "%s: shape extent 0 is not allowed", NAME);
+            }
+            wild += v[i] < 0;
+        }
+    } else {
+        const double *v;
+        s->rel = true;
+        s->n = sl__args_floats(a, "rel_shape", &v);
+        for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) {
+            s->rel_shape[i] = v[i];
+            wild += v[i] < 0;
+        }
+    }
+    if (s->n < 1 || s->n > SL_MAX_DIMS || wild > 1) {
+        int n = s->n;
+        free(s);
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: %d dims with %d wildcards (1..%d dims, at most one -1)", NAME, n,
+                          wild, SL_MAX_DIMS);
+    }
+    const char *lay = sl__args_str(a, "layout");
+    if (lay) {
+        if (*lay && (int)strlen(lay) != s->n) {
+            int n = s->n;
+            free(s);
+            return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for %d dims", NAME, lay, n);
+        }
+        s->has_layout = true;
+        snprintf(s->layout, sizeof s->layout, "%s", lay);
+    }
+    *out = s;
+    return SL_OK;
+}
+
+static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
+    reshape_state *s = state;
+    const sl_tlist *in = io->in[0];
+    sl_tlist *out = io->out[0];
+    if (s->rel && s->n > in->ndim)
+        return sl_err_set(err, SL_EINVAL, "%s: rel_shape has %d dims, input %d", NAME, s->n,
+                          in->ndim);
+    SL_TRY(sl_tlist_reset(out, io->batch, in->dtype, s->n, in->device, err));
+    for (int i = 0; i < io->batch; i++) {
+        const int64_t *ish = sl_tlist_shape(in, i);
+        int64_t vol = 1, known = 1, sh[SL_MAX_DIMS];
+        int wild = -1;
+        for (int d = 0; d < in->ndim; d++) vol *= ish[d];
+        for (int d = 0; d < s->n; d++) {
+            sh[d] = s->rel ? (s->rel_shape[d] < 0 ? -1 : llround(s->rel_shape[d] * (double)ish[d]))
+                           : s->shape[d];
+            if (sh[d] < 0)
+                wild = d;
+            else
+                known *= sh[d];
+        }
+        if (wild >= 0) {
+            if (known == 0 || vol % known)
+                return sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                                   "cannot infer the -1 extent: %lld elements over %lld",
+                                   (long long)vol, (long long)known);
+            sh[wild] = vol / known;
+            known = vol;
+        }
+        if (known != vol)
+            return sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                               "input has %lld elements, the requested shape %lld", (long long)vol,
+                               (long long)known);
+        sl_tlist_set_external(out, i, in->data[i], sh);
+    }
+    if (s->has_layout)
+        memcpy(out->layout, s->layout, sizeof out->layout);
+    else if (s->n == in->ndim)
+        memcpy(out->layout, in->layout, sizeof out->layout);
+    return SL_OK;
+}
+
+const sl__op_def sl__reshape_op = {
+    .name = "reshape",
+    .doc = "Views each sample with another shape and/or layout; the data is not copied.",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = reshape_args,
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .flags = SL_OPF_NOCOPY,
+    .create = reshape_create,
+    .setup = reshape_setup,
+    .destroy = free,
+};

@@ -418,7 +418,11 @@ static sl_status jpeg_body(sl__decode_image_worker *w, const uint8_t *data, size
         jpeg_finish_decompress(ci);
         return SL_OK;
     }
-    JDIMENSION x0 = (JDIMENSION)roi->x, cw = (JDIMENSION)roi->w;
+    /* Fancy upsampling treats the right edge of a cropped scanline as the image's edge, so ask
+       for up to 16 more columns (one iMCU) than needed: the window's pixels then equal those of
+       a full decode. jpeg_crop_scanline moves x0 left to an iMCU boundary itself. */
+    int64_t extra = W - (roi->x + roi->w) < 16 ? W - (roi->x + roi->w) : 16;
+    JDIMENSION x0 = (JDIMENSION)roi->x, cw = (JDIMENSION)(roi->w + extra);
     if (!full && (x0 > 0 || cw < (JDIMENSION)W)) jpeg_crop_scanline(ci, &x0, &cw);
     if (roi->y > 0) jpeg_skip_scanlines(ci, (JDIMENSION)roi->y);
     int64_t dx = roi->x - (int64_t)x0;

@@ -126,6 +126,9 @@ void sl__decode_image_destroy(void *state);
 /* Records skipped so far under skip_bad_records=True. */
 int64_t sl__decode_image_skipped(void *state);
 
+/* The window decoders.image_random_crop chose for sample i of its last batch. */
+const sl__decode_image_roi *sl__image_random_crop_roi(void *state, int i);
+
 /* "RGB" -> SL__IMG_RGB, ...; -1 when unknown. */
 int sl__decode_image_type(const char *name);
 

@@ -7,7 +7,17 @@ extern const sl__op_def sl__decode_image_op;
 extern const sl__op_def sl__crop_mirror_normalize_op;
 extern const sl__op_def sl__reshape_op;
 extern const sl__op_def sl__one_hot_op;
+extern const sl__op_def sl__cast_op;
+extern const sl__op_def sl__flip_op;
+extern const sl__op_def sl__coin_flip_op;
+extern const sl__op_def sl__uniform_op;
+extern const sl__op_def sl__resize_op;
+extern const sl__op_def sl__image_random_crop_op;
 
 const sl__op_def *const sl__image_ops[] = {
-    &sl__decode_image_op, &sl__crop_mirror_normalize_op, &sl__reshape_op, &sl__one_hot_op, NULL,
+    &sl__decode_image_op, &sl__crop_mirror_normalize_op, &sl__reshape_op,
+    &sl__one_hot_op,      &sl__cast_op,                  &sl__flip_op,
+    &sl__coin_flip_op,    &sl__uniform_op,               &sl__resize_op,
+    &sl__image_random_crop_op,
+    NULL,
 };

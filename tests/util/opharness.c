@@ -45,6 +45,7 @@ sl_status oph_create(oph *h, const char *opname, const char *const *argv, int th
     free(bufs);
     if (st != SL_OK) return st;
     h->threads = threads < 1 ? 1 : threads;
+    h->seed = seed;
     h->num_outputs = h->def->num_outputs ? h->def->num_outputs(&h->args) : 1;
     sl__op_init init;
     memset(&init, 0, sizeof init);
@@ -91,7 +92,7 @@ sl_status oph_run(oph *h, int batch, sl_tlist *const *in, int num_in, sl_tlist *
     io.num_outputs = h->num_outputs;
     io.out = outs;
     io.keys = keys;
-    io.seed = 0;
+    io.seed = h->seed;
     io.sample_base = sample_base;
     io.iteration = h->iteration++;
     io.device = sl_cpu();

@@ -17,6 +17,7 @@ typedef struct oph {
     sl_tlist out[OPH_MAX_OUT];
     struct sl__pool *pool;
     int64_t iteration;
+    uint64_t seed;
 } oph;
 
 /* argv: NULL-terminated "name=value" strings (value in pipeline syntax). */

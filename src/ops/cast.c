@@ -1,0 +1,70 @@
+/* cast: converts every element to dtype with DALI's ConvertSat rules (float to integer rounds to
+ * nearest even and saturates; NaN gives 0). Shapes and layout are kept. */
+#include "ops/dtype_conv.h"
+#include "ops/op.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const sl__arg_schema cast_args[] = {
+    {"dtype", SL_ARG_DTYPE, NULL, "output type", SL_ARGF_REQUIRED, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct cast_state {
+    sl_dtype dtype;
+} cast_state;
+
+static sl_status cast_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    cast_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    s->dtype = sl__args_dtype(a, "dtype");
+    *out = s;
+    return SL_OK;
+}
+
+static sl_status cast_setup(void *state, sl__op_io *io, sl_err *err) {
+    cast_state *s = state;
+    const sl_tlist *in = io->in[0];
+    sl_tlist *out = io->out[0];
+    SL_TRY(sl_tlist_reset(out, io->batch, s->dtype, in->ndim, sl_cpu(), err));
+    SL_TRY(sl_tlist_alloc(out, in->shapes, err));
+    memcpy(out->layout, in->layout, sizeof out->layout);
+    return SL_OK;
+}
+
+static sl_status cast_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    cast_state *s = state;
+    const sl_tlist *in = io->in[0];
+    int64_t n = (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype));
+    if (in->dtype == s->dtype) {
+        memcpy(io->out[0]->data[i], in->data[i], sl_tlist_sample_nbytes(in, i));
+        return SL_OK;
+    }
+    if (in->dtype == SL_DTYPE_U8 && s->dtype == SL_DTYPE_F32) { /* the common case, vectorisable */
+        const uint8_t *src = in->data[i];
+        float *dst = io->out[0]->data[i];
+        for (int64_t k = 0; k < n; k++) dst[k] = src[k];
+        return SL_OK;
+    }
+    for (int64_t k = 0; k < n; k++)
+        sl__dtype_conv_store(io->out[0]->data[i], s->dtype, k,
+                             sl__dtype_conv_load(in->data[i], in->dtype, k));
+    return SL_OK;
+}
+
+const sl__op_def sl__cast_op = {
+    .name = "cast",
+    .doc = "Converts elements to another type (saturating, round to nearest).",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = cast_args,
+    .devices = SL_OPDEV_CPU,
+    .create = cast_create,
+    .setup = cast_setup,
+    .run_cpu = cast_run_cpu,
+    .destroy = free,
+};

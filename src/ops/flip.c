@@ -1,0 +1,106 @@
+/* flip: mirrors images horizontally and/or vertically, as DALI's fn.flip (horizontal default 1,
+ * vertical default 0, both per sample). Input (H, W, C) HWC, (C, H, W) CHW or (H, W), any dtype;
+ * the output has the input's shape and layout. */
+#include "ops/argin.h"
+#include "ops/op.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const sl__arg_schema flip_args[] = {
+    {"horizontal", SL_ARG_INT, "1", "nonzero: flip along W", SL_ARGF_PER_SAMPLE, NULL},
+    {"vertical", SL_ARG_INT, "0", "nonzero: flip along H", SL_ARGF_PER_SAMPLE, NULL},
+    {"depthwise", SL_ARG_INT, "0", "volumes; only 0", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct flip_state {
+    int h, v, node_h, node_v;
+    uint8_t *flags; /* per sample: bit 0 horizontal, bit 1 vertical */
+    int cap;
+} flip_state;
+
+static void flip_destroy(void *state) {
+    flip_state *s = state;
+    if (s) free(s->flags);
+    free(s);
+}
+
+static sl_status flip_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    if (sl__args_int(a, "depthwise"))
+        return sl_err_set(err, SL_ENOTSUP, "flip: depthwise flips (volumes) are not supported");
+    flip_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    s->h = sl__args_int(a, "horizontal") != 0;
+    s->v = sl__args_int(a, "vertical") != 0;
+    s->node_h = sl__args_node(a, "horizontal");
+    s->node_v = sl__args_node(a, "vertical");
+    *out = s;
+    return SL_OK;
+}
+
+static sl_status flip_setup(void *state, sl__op_io *io, sl_err *err) {
+    flip_state *s = state;
+    const sl_tlist *in = io->in[0];
+    if (in->ndim != 2 && in->ndim != 3)
+        return sl_err_set(err, SL_EINVAL, "flip: input must be HW, HWC or CHW (got %d dims)",
+                          in->ndim);
+    if (io->batch > s->cap) {
+        uint8_t *nf = realloc(s->flags, (size_t)io->batch);
+        if (!nf) return sl_err_set(err, SL_ENOMEM, "flip: out of memory");
+        s->flags = nf;
+        s->cap = io->batch;
+    }
+    for (int i = 0; i < io->batch; i++) {
+        double h = s->h, v = s->v;
+        if (s->node_h >= 0) sl__argin_values(io, s->node_h, i, &h, 1);
+        if (s->node_v >= 0) sl__argin_values(io, s->node_v, i, &v, 1);
+        s->flags[i] = (uint8_t)((h != 0) | (v != 0) << 1);
+    }
+    sl_tlist *out = io->out[0];
+    SL_TRY(sl_tlist_reset(out, io->batch, in->dtype, in->ndim, sl_cpu(), err));
+    SL_TRY(sl_tlist_alloc(out, in->shapes, err));
+    memcpy(out->layout, in->layout, sizeof out->layout);
+    return SL_OK;
+}
+
+static sl_status flip_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    flip_state *s = state;
+    const sl_tlist *in = io->in[0];
+    const int64_t *sh = sl_tlist_shape(in, i);
+    bool chw = in->ndim == 3 && !strcmp(in->layout, "CHW");
+    int64_t planes = chw ? sh[0] : 1, H = chw ? sh[1] : sh[0], W = chw ? sh[2] : sh[1];
+    size_t px = sl_dtype_size(in->dtype) * (size_t)(in->ndim == 3 && !chw ? sh[2] : 1);
+    const uint8_t *src = in->data[i];
+    uint8_t *dst = io->out[0]->data[i];
+    int fh = s->flags[i] & 1, fv = s->flags[i] >> 1;
+    size_t row = px * (size_t)W;
+    for (int64_t p = 0; p < planes; p++)
+        for (int64_t y = 0; y < H; y++) {
+            const uint8_t *r = src + ((size_t)(p * H + (fv ? H - 1 - y : y))) * row;
+            uint8_t *o = dst + (size_t)(p * H + y) * row;
+            if (!fh) {
+                memcpy(o, r, row);
+                continue;
+            }
+            for (int64_t x = 0; x < W; x++)
+                memcpy(o + (size_t)x * px, r + (size_t)(W - 1 - x) * px, px);
+        }
+    return SL_OK;
+}
+
+const sl__op_def sl__flip_op = {
+    .name = "flip",
+    .doc = "Flips images horizontally and/or vertically (per sample).",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = flip_args,
+    .devices = SL_OPDEV_CPU,
+    .create = flip_create,
+    .setup = flip_setup,
+    .run_cpu = flip_run_cpu,
+    .destroy = flip_destroy,
+};

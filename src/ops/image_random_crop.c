@@ -1,0 +1,182 @@
+/* decoders.image_random_crop: decodes a random area / aspect-ratio window of each image, as DALI's
+ * fn.decoders.image_random_crop (random_area [0.08, 1], random_aspect_ratio [3/4, 4/3],
+ * num_attempts 10; after that a centred crop with the ratio clamped into range). The window is
+ * chosen in setup from Philox(seed, sample's global index) and the header's size; JPEGs are then
+ * decoded with libjpeg's jpeg_crop_scanline / jpeg_skip_scanlines so the rest is not decoded.
+ * Shares decoders.image's arguments and decoder (decode_image.c). */
+#include "ops/decode_image.h"
+#include "ops/op.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+#include "core/rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const sl__arg_schema rc_args[] = {
+    SL__DECODE_IMAGE_ARGS,
+    {"random_area", SL_ARG_FLOATS, "[0.08, 1.0]", "range of the window's area fraction", 0, NULL},
+    {"random_aspect_ratio", SL_ARG_FLOATS, "[0.75, 1.333333]", "range of width/height", 0, NULL},
+    {"num_attempts", SL_ARG_INT, "10", "draws before falling back to a centre crop", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct rc_state {
+    sl__decode_image_state *dec;
+    double area[2], ratio[2];
+    int attempts;
+    uint64_t seed;
+    sl__decode_image_roi *roi;
+    int cap;
+} rc_state;
+
+static const char *const NAME = "decoders.image_random_crop";
+
+static void rc_destroy(void *state) {
+    rc_state *s = state;
+    if (!s) return;
+    sl__decode_image_destroy(s->dec);
+    free(s->roi);
+    free(s);
+}
+
+static sl_status rc_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    rc_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    sl_status st = sl__decode_image_create(a, init, (void **)&s->dec, err);
+    const double *v;
+    if (st == SL_OK && (sl__args_floats(a, "random_area", &v) != 2 || v[0] <= 0 || v[0] > v[1]))
+        st = sl_err_set(err, SL_EINVAL, "%s: random_area must be [lo, hi], 0 < lo <= hi", NAME);
+    if (st == SL_OK) s->area[0] = v[0], s->area[1] = v[1];
+    if (st == SL_OK &&
+        (sl__args_floats(a, "random_aspect_ratio", &v) != 2 || v[0] <= 0 || v[0] > v[1]))
+        st = sl_err_set(err, SL_EINVAL, "%s: random_aspect_ratio must be [lo, hi], 0 < lo <= hi",
+                        NAME);
+    if (st == SL_OK) s->ratio[0] = v[0], s->ratio[1] = v[1];
+    s->attempts = (int)sl__args_int(a, "num_attempts");
+    s->seed = init->seed;
+    if (st != SL_OK) {
+        rc_destroy(s);
+        return st;
+    }
+    s->dec->name = NAME;
+    *out = s;
+    return SL_OK;
+}
+
+/* DALI's RandomCropGenerator: area and log-uniform aspect ratio, up to num_attempts times. */
+static sl__decode_image_roi choose(const rc_state *s, uint64_t seed, int64_t index, int64_t H,
+                                   int64_t W) {
+    sl__rng_philox r;
+    sl__rng_philox_init(&r, seed, (uint64_t)index);
+    sl__decode_image_roi roi;
+    double lr0 = log(s->ratio[0]), lr1 = log(s->ratio[1]);
+    for (int k = 0; k < s->attempts; k++) {
+        double area = (s->area[0] + sl__rng_philox_uniform(&r) * (s->area[1] - s->area[0])) *
+                      (double)H * (double)W;
+        double ratio = exp(lr0 + sl__rng_philox_uniform(&r) * (lr1 - lr0));
+        int64_t w = llround(sqrt(area * ratio)), h = llround(sqrt(area / ratio));
+        if (w >= 1 && h >= 1 && w <= W && h <= H) {
+            roi.w = w, roi.h = h;
+            roi.x = (int64_t)sl__rng_philox_below(&r, (uint64_t)(W - w + 1));
+            roi.y = (int64_t)sl__rng_philox_below(&r, (uint64_t)(H - h + 1));
+            return roi;
+        }
+    }
+    double in_ratio = (double)W / (double)H;
+    roi.w = W, roi.h = H;
+    if (in_ratio < s->ratio[0])
+        roi.h = llround((double)W / s->ratio[0]);
+    else if (in_ratio > s->ratio[1])
+        roi.w = llround((double)H * s->ratio[1]);
+    if (roi.h < 1) roi.h = 1;
+    if (roi.w < 1) roi.w = 1;
+    roi.y = (H - roi.h) / 2, roi.x = (W - roi.w) / 2;
+    return roi;
+}
+
+static sl_status rc_setup(void *state, sl__op_io *io, sl_err *err) {
+    rc_state *s = state;
+    sl__decode_image_state *d = s->dec;
+    const sl_tlist *in = io->in[0];
+    if (in->dtype != SL_DTYPE_U8 || in->ndim != 1)
+        return sl_err_set(err, SL_EINVAL, "%s: input must be encoded bytes (uint8, 1-D)", NAME);
+    if (io->batch > s->cap) {
+        sl__decode_image_info *ni = realloc(d->info, (size_t)io->batch * sizeof *ni);
+        if (ni) d->info = ni, d->info_cap = io->batch;
+        sl__decode_image_roi *nr = ni ? realloc(s->roi, (size_t)io->batch * sizeof *nr) : NULL;
+        if (!nr) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", NAME);
+        s->roi = nr;
+        s->cap = io->batch;
+    }
+    sl_tlist *out = io->out[0];
+    SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 3, sl_cpu(), err));
+    int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
+    if (!shapes) return SL_ENOMEM;
+    uint64_t seed = io->seed ? io->seed : s->seed;
+    for (int i = 0; i < io->batch; i++) {
+        char why[256];
+        sl__decode_image_info *inf = &d->info[i];
+        sl_status st = sl__decode_image_peek(in->data[i], sl_tlist_sample_nbytes(in, i), d->type,
+                                             d->orient, d->max_pixels, inf, why, sizeof why);
+        if (st != SL_OK && !d->skip_bad) {
+            free(shapes);
+            return sl__op_fail(err, st, io, i, NAME, "%s", why);
+        }
+        if (st != SL_OK) {
+            __atomic_fetch_add(&d->skipped, 1, __ATOMIC_RELAXED);
+            memset(inf, 0, sizeof *inf);
+            inf->c = d->type == SL__IMG_GRAY ? 1 : 3;
+            memset(&s->roi[i], 0, sizeof s->roi[i]);
+        } else {
+            s->roi[i] = choose(s, seed, io->sample_base + i, inf->out_h, inf->out_w);
+        }
+        shapes[i * 3] = s->roi[i].h;
+        shapes[i * 3 + 1] = s->roi[i].w;
+        shapes[i * 3 + 2] = inf->c;
+    }
+    sl_status st = sl_tlist_alloc(out, shapes, err);
+    free(shapes);
+    if (st == SL_OK) memcpy(out->layout, "HWC", 4);
+    return st;
+}
+
+static sl_status rc_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    rc_state *s = state;
+    sl__decode_image_state *d = s->dec;
+    const sl__decode_image_info *inf = &d->info[i];
+    if (inf->format == 0) return SL_OK;
+    const sl_tlist *in = io->in[0];
+    char why[512];
+    sl_status st = sl__decode_image_run(d->workers[worker], in->data[i],
+                                        sl_tlist_sample_nbytes(in, i), inf, d->type, &s->roi[i],
+                                        d->fast_idct, io->out[0]->data[i], why, sizeof why);
+    if (st == SL_EFORMAT && d->skip_bad) {
+        __atomic_fetch_add(&d->skipped, 1, __ATOMIC_RELAXED);
+        memset(io->out[0]->data[i], 0, sl_tlist_sample_nbytes(io->out[0], i));
+        return SL_OK;
+    }
+    if (st != SL_OK) return sl__op_fail(err, st, io, i, NAME, "%s", why);
+    return SL_OK;
+}
+
+const sl__decode_image_roi *sl__image_random_crop_roi(void *state, int i) {
+    return &((rc_state *)state)->roi[i];
+}
+
+const sl__op_def sl__image_random_crop_op = {
+    .name = "decoders.image_random_crop",
+    .doc = "Decodes a random area/aspect-ratio window of each JPEG or PNG (HWC uint8).",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = rc_args,
+    .devices = SL_OPDEV_CPU | SL_OPDEV_MIXED,
+    .flags = SL_OPF_RANDOM,
+    .create = rc_create,
+    .setup = rc_setup,
+    .run_cpu = rc_run_cpu,
+    .destroy = rc_destroy,
+};

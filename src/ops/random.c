@@ -1,0 +1,160 @@
+/* random.coin_flip and random.uniform: per-sample random values drawn in setup from a Philox
+ * stream keyed by (the instance's seed, the sample's global index), so the values do not depend
+ * on threads, batch boundaries or scheduling. coin_flip gives 1 with `probability` (int32 by
+ * default); uniform draws from [range[0], range[1]) or from the discrete `values`. Without `shape`
+ * each sample is a scalar: ndim 0, as DALI's shape (). */
+#include "ops/dtype_conv.h"
+#include "ops/op.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+#include "core/rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const sl__arg_schema coin_args[] = {
+    {"probability", SL_ARG_FLOAT, "0.5", "chance of a 1", 0, NULL},
+    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", 0, NULL},
+    {"dtype", SL_ARG_DTYPE, "types.INT32", "output type", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static const sl__arg_schema uniform_args[] = {
+    {"range", SL_ARG_FLOATS, "[-1.0, 1.0]", "[lo, hi): the interval", 0, NULL},
+    {"values", SL_ARG_FLOATS, "None", "discrete values to pick from (instead of range)", 0, NULL},
+    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", 0, NULL},
+    {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct rand_state {
+    bool coin;
+    double p, lo, hi;
+    double *values;
+    int nvalues;
+    int ndim;
+    int64_t shape[SL_MAX_DIMS];
+    sl_dtype dtype;
+    uint64_t seed;
+} rand_state;
+
+static void rand_destroy(void *state) {
+    rand_state *s = state;
+    if (s) free(s->values);
+    free(s);
+}
+
+static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err,
+                             bool coin) {
+    const char *name = coin ? "random.coin_flip" : "random.uniform";
+    rand_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    s->coin = coin;
+    s->seed = init->seed;
+    s->dtype = sl__args_dtype(a, "dtype");
+    sl_status st = SL_OK;
+    if (sl__args_get(a, "shape")->kind != SL_VAL_NONE) {
+        const int64_t *sh;
+        s->ndim = sl__args_ints(a, "shape", &sh);
+        if (s->ndim > SL_MAX_DIMS) st = sl_err_set(err, SL_EINVAL, "%s: too many dims", name);
+        for (int d = 0; d < s->ndim && st == SL_OK; d++) {
+            if (sh[d] < 0) st = sl_err_set(err, SL_EINVAL, "%s: negative extent", name);
+            s->shape[d] = sh[d];
+        }
+    }
+    if (coin) {
+        s->p = sl__args_float(a, "probability");
+        if (s->p < 0 || s->p > 1)
+            st = sl_err_set(err, SL_EINVAL, "%s: probability %g outside [0, 1]", name, s->p);
+    } else if (sl__args_get(a, "values")->kind != SL_VAL_NONE) {
+        const double *v;
+        s->nvalues = sl__args_floats(a, "values", &v);
+        s->values = sl__malloc((size_t)(s->nvalues ? s->nvalues : 1) * sizeof *v, err);
+        if (!s->values)
+            st = SL_ENOMEM;
+        else
+            memcpy(s->values, v, (size_t)s->nvalues * sizeof *v);
+        if (st == SL_OK && s->nvalues < 1)
+            st = sl_err_set(err, SL_EINVAL, "%s: empty values", name);
+    } else {
+        const double *r;
+        if (sl__args_floats(a, "range", &r) != 2 || !(r[0] < r[1]))
+            st = sl_err_set(err, SL_EINVAL, "%s: range must be [lo, hi] with lo < hi", name);
+        else
+            s->lo = r[0], s->hi = r[1];
+    }
+    if (st != SL_OK) {
+        rand_destroy(s);
+        return st;
+    }
+    *out = s;
+    return SL_OK;
+}
+
+static sl_status coin_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    return rand_create(a, init, out, err, true);
+}
+static sl_status uniform_create(const sl__args *a, const sl__op_init *init, void **out,
+                                sl_err *err) {
+    return rand_create(a, init, out, err, false);
+}
+
+/* out: per sample `shape` (or a scalar, ndim 0) of dtype; all drawn here, in setup */
+static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
+    rand_state *s = state;
+    sl_tlist *out = io->out[0];
+    SL_TRY(sl_tlist_reset(out, io->batch, s->dtype, s->ndim, sl_cpu(), err));
+    int64_t *shapes =
+        sl__malloc((size_t)io->batch * (size_t)(s->ndim ? s->ndim : 1) * sizeof(int64_t), err);
+    if (!shapes) return SL_ENOMEM;
+    int64_t n = 1;
+    for (int d = 0; d < s->ndim; d++) n *= s->shape[d];
+    for (int i = 0; i < io->batch; i++)
+        memcpy(shapes + (size_t)i * (size_t)s->ndim, s->shape, (size_t)s->ndim * sizeof(int64_t));
+    sl_status st = sl_tlist_alloc(out, shapes, err);
+    free(shapes);
+    if (st != SL_OK) return st;
+    uint64_t seed = io->seed ? io->seed : s->seed;
+    for (int i = 0; i < io->batch; i++) {
+        sl__rng_philox r;
+        sl__rng_philox_init(&r, seed, (uint64_t)(io->sample_base + i));
+        for (int64_t k = 0; k < n; k++) {
+            double u = sl__rng_philox_uniform(&r), v;
+            if (s->coin)
+                v = u < s->p ? 1 : 0;
+            else if (s->values)
+                v = s->values[sl__rng_philox_below(&r, (uint64_t)s->nvalues)];
+            else
+                v = s->lo + u * (s->hi - s->lo);
+            sl__dtype_conv_store(out->data[i], s->dtype, k, v);
+        }
+    }
+    return SL_OK;
+}
+
+const sl__op_def sl__coin_flip_op = {
+    .name = "random.coin_flip",
+    .doc = "Per-sample Bernoulli draws: 1 with `probability`, else 0 (scalars by default).",
+    .min_inputs = 0,
+    .max_inputs = 0,
+    .args = coin_args,
+    .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_RANDOM,
+    .create = coin_create,
+    .setup = rand_setup,
+    .destroy = rand_destroy,
+};
+
+const sl__op_def sl__uniform_op = {
+    .name = "random.uniform",
+    .doc = "Per-sample uniform draws from [lo, hi) or from a list of values.",
+    .min_inputs = 0,
+    .max_inputs = 0,
+    .args = uniform_args,
+    .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_RANDOM,
+    .create = uniform_create,
+    .setup = rand_setup,
+    .destroy = rand_destroy,
+};

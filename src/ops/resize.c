@@ -1,0 +1,260 @@
+/* resize: separable resampling of (H, W, C) HWC images, as DALI's fn.resize: output size from
+ * resize_x / resize_y (one alone keeps the aspect ratio), resize_shorter, resize_longer or size;
+ * interp_type INTERP_NN, INTERP_LINEAR (default), INTERP_CUBIC (Keys, a = -0.5), INTERP_TRIANGULAR;
+ * antialias (default on) widens the filter by the scale when shrinking, as PIL and DALI do. Pixel
+ * centres are aligned ((o + 0.5) * in / out - 0.5). setup fixes every output size; run_cpu does a
+ * horizontal pass into float scratch, then a vertical pass, rounding and saturating to dtype. */
+#include "ops/dtype_conv.h"
+#include "ops/op.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const sl__arg_schema resize_args[] = {
+    {"resize_x", SL_ARG_FLOAT, "0.0", "output width (0: from the other arguments)", 0, NULL},
+    {"resize_y", SL_ARG_FLOAT, "0.0", "output height (0: from the other arguments)", 0, NULL},
+    {"resize_shorter", SL_ARG_FLOAT, "0.0", "the shorter side's length; aspect ratio kept", 0,
+     NULL},
+    {"resize_longer", SL_ARG_FLOAT, "0.0", "the longer side's length; aspect ratio kept", 0, NULL},
+    {"size", SL_ARG_FLOATS, "None", "(height, width); a 0 keeps the aspect ratio", 0, NULL},
+    {"mode", SL_ARG_ENUM, "\"default\"",
+     "default or stretch (the same here: sizes given for both "
+     "axes are used as given, one alone keeps the aspect ratio)",
+     0, "default|stretch"},
+    {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR", "filter", 0,
+     "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_TRIANGULAR"},
+    {"antialias", SL_ARG_BOOL, "True", "widen the filter when downscaling", 0, NULL},
+    {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+enum { F_NN, F_LINEAR, F_CUBIC, F_TRI };
+
+typedef struct resize_state {
+    double rx, ry, shorter, longer, size[2];
+    bool has_size, antialias;
+    int filter;
+    bool has_dtype;
+    sl_dtype dtype;
+    int64_t *out_hw; /* per sample: (out_h, out_w) */
+    int cap;
+    int threads;
+    float **scratch; /* per worker */
+    size_t *scratch_size;
+} resize_state;
+
+static const char *const NAME = "resize";
+
+static void resize_destroy(void *state) {
+    resize_state *s = state;
+    if (!s) return;
+    for (int i = 0; s->scratch && i < s->threads; i++) free(s->scratch[i]);
+    free(s->scratch);
+    free(s->scratch_size);
+    free(s->out_hw);
+    free(s);
+}
+
+static sl_status resize_create(const sl__args *a, const sl__op_init *init, void **out,
+                               sl_err *err) {
+    resize_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    s->rx = sl__args_float(a, "resize_x");
+    s->ry = sl__args_float(a, "resize_y");
+    s->shorter = sl__args_float(a, "resize_shorter");
+    s->longer = sl__args_float(a, "resize_longer");
+    sl_status st = SL_OK;
+    if (sl__args_get(a, "size")->kind != SL_VAL_NONE) {
+        const double *v;
+        if (sl__args_floats(a, "size", &v) != 2)
+            st = sl_err_set(err, SL_EINVAL, "%s: size wants (height, width)", NAME);
+        else
+            s->has_size = true, s->size[0] = v[0], s->size[1] = v[1];
+    }
+    int given = (s->rx > 0 || s->ry > 0) + (s->shorter > 0) + (s->longer > 0) + s->has_size;
+    if (st == SL_OK && given != 1)
+        st = sl_err_set(err, SL_EINVAL,
+                        "%s: give one of resize_x/resize_y, resize_shorter, resize_longer, size",
+                        NAME);
+    const char *f = sl__args_str(a, "interp_type");
+    s->filter = !strcmp(f, "INTERP_NN")           ? F_NN
+                : !strcmp(f, "INTERP_CUBIC")      ? F_CUBIC
+                : !strcmp(f, "INTERP_TRIANGULAR") ? F_TRI
+                                                  : F_LINEAR;
+    s->antialias = sl__args_bool(a, "antialias") || s->filter == F_TRI;
+    s->has_dtype = sl__args_get(a, "dtype")->kind != SL_VAL_NONE;
+    if (s->has_dtype) s->dtype = sl__args_dtype(a, "dtype");
+    s->threads = init->threads < 1 ? 1 : init->threads;
+    if (st == SL_OK && (!(s->scratch = sl__calloc((size_t)s->threads, sizeof *s->scratch, err)) ||
+                        !(s->scratch_size = sl__calloc((size_t)s->threads, sizeof(size_t), err))))
+        st = SL_ENOMEM;
+    if (st != SL_OK) {
+        resize_destroy(s);
+        return st;
+    }
+    *out = s;
+    return SL_OK;
+}
+
+static int64_t rnd(double v) {
+    return v < 1 ? 1 : (int64_t)llround(v);
+}
+
+static void out_size(const resize_state *s, int64_t h, int64_t w, int64_t *oh, int64_t *ow) {
+    double ty = 0, tx = 0;
+    if (s->has_size)
+        ty = s->size[0], tx = s->size[1];
+    else if (s->rx > 0 || s->ry > 0)
+        ty = s->ry, tx = s->rx;
+    else if (s->shorter > 0)
+        (h <= w ? (ty = s->shorter) : (tx = s->shorter));
+    else
+        (h >= w ? (ty = s->longer) : (tx = s->longer));
+    if (ty > 0 && tx > 0)
+        *oh = rnd(ty), *ow = rnd(tx);
+    else if (ty > 0)
+        *oh = rnd(ty), *ow = rnd(ty * (double)w / (double)h);
+    else
+        *ow = rnd(tx), *oh = rnd(tx * (double)h / (double)w);
+}
+
+static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
+    resize_state *s = state;
+    const sl_tlist *in = io->in[0];
+    if (in->ndim != 3 || (in->layout[0] && strcmp(in->layout, "HWC")))
+        return sl_err_set(err, SL_EINVAL, "%s: input must be HWC", NAME);
+    if (io->batch > s->cap) {
+        int64_t *n = realloc(s->out_hw, (size_t)io->batch * 2 * sizeof *n);
+        if (!n) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", NAME);
+        s->out_hw = n;
+        s->cap = io->batch;
+    }
+    int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
+    if (!shapes) return SL_ENOMEM;
+    for (int i = 0; i < io->batch; i++) {
+        const int64_t *sh = sl_tlist_shape(in, i);
+        if (sh[0] < 1 || sh[1] < 1) {
+            free(shapes);
+            return sl__op_fail(err, SL_EINVAL, io, i, NAME, "empty image");
+        }
+        out_size(s, sh[0], sh[1], &s->out_hw[2 * i], &s->out_hw[2 * i + 1]);
+        shapes[3 * i] = s->out_hw[2 * i], shapes[3 * i + 1] = s->out_hw[2 * i + 1];
+        shapes[3 * i + 2] = sh[2];
+    }
+    sl_tlist *out = io->out[0];
+    sl_status st =
+        sl_tlist_reset(out, io->batch, s->has_dtype ? s->dtype : in->dtype, 3, sl_cpu(), err);
+    if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
+    if (st == SL_OK) memcpy(out->layout, "HWC", 4);
+    free(shapes);
+    return st;
+}
+
+static double kernel(int f, double x) {
+    x = fabs(x);
+    if (f == F_CUBIC) {
+        const double a = -0.5;
+        if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+        if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+        return 0;
+    }
+    return x < 1 ? 1 - x : 0; /* linear / triangular */
+}
+
+/* Filter taps of one axis: for output o, weights w[o*taps + k] on inputs first[o] + k. */
+static int axis_taps(const resize_state *s, int64_t in, int64_t out, int64_t *first, float *w,
+                     int max_taps) {
+    double scale = (double)in / (double)out;
+    double support = s->filter == F_CUBIC ? 2 : s->filter == F_NN ? 0.5 : 1;
+    double fs = s->antialias && scale > 1 && s->filter != F_NN ? scale : 1;
+    int taps = s->filter == F_NN ? 1 : (int)ceil(support * fs) * 2 + 1;
+    if (taps > max_taps) taps = max_taps;
+    for (int64_t o = 0; o < out; o++) {
+        double c = ((double)o + 0.5) * scale - 0.5;
+        float *wo = w + o * taps;
+        if (s->filter == F_NN) {
+            int64_t k = (int64_t)floor(((double)o + 0.5) * scale);
+            first[o] = k < 0 ? 0 : k >= in ? in - 1 : k;
+            wo[0] = 1;
+            continue;
+        }
+        int64_t lo = (int64_t)floor(c - support * fs) + 1;
+        double sum = 0;
+        double ws[512];
+        for (int k = 0; k < taps; k++) {
+            ws[k] = kernel(s->filter, ((double)(lo + k) - c) / fs);
+            sum += ws[k];
+        }
+        /* taps outside the image are folded onto the edge (clamp) */
+        first[o] = lo;
+        for (int k = 0; k < taps; k++) wo[k] = (float)(sum != 0 ? ws[k] / sum : 0);
+    }
+    return taps;
+}
+
+static size_t clampi(int64_t v, int64_t n) {
+    return (size_t)(v < 0 ? 0 : v >= n ? n - 1 : v);
+}
+
+/* out: (out_h, out_w, C) */
+static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    resize_state *s = state;
+    const sl_tlist *in = io->in[0];
+    const int64_t *sh = sl_tlist_shape(in, i);
+    int64_t H = sh[0], W = sh[1], C = sh[2], OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
+    const int MT = 511;
+    int tx_max = (int)ceil(2 * ((double)W / (double)OW > 1 ? (double)W / (double)OW : 1)) * 2 + 1;
+    int ty_max = (int)ceil(2 * ((double)H / (double)OH > 1 ? (double)H / (double)OH : 1)) * 2 + 1;
+    if (tx_max > MT) tx_max = MT;
+    if (ty_max > MT) ty_max = MT;
+    size_t need = sizeof(float) * (size_t)(H * OW * C + OW * tx_max + OH * ty_max) +
+                  sizeof(int64_t) * (size_t)(OW + OH);
+    if (need > s->scratch_size[worker]) {
+        free(s->scratch[worker]);
+        s->scratch[worker] = malloc(need);
+        s->scratch_size[worker] = s->scratch[worker] ? need : 0;
+        if (!s->scratch[worker]) return sl__op_fail(err, SL_ENOMEM, io, i, NAME, "out of memory");
+    }
+    int64_t *fx = (int64_t *)s->scratch[worker], *fy = fx + OW;
+    float *wx = (float *)(fy + OH), *wy = wx + OW * tx_max, *tmp = wy + OH * ty_max;
+    int tx = axis_taps(s, W, OW, fx, wx, tx_max), ty = axis_taps(s, H, OH, fy, wy, ty_max);
+    const void *src = in->data[i];
+    sl_dtype it = in->dtype, ot = io->out[0]->dtype;
+    for (int64_t y = 0; y < H; y++)
+        for (int64_t x = 0; x < OW; x++)
+            for (int64_t c = 0; c < C; c++) {
+                float acc = 0;
+                for (int k = 0; k < tx; k++)
+                    acc += wx[x * tx + k] *
+                           (float)sl__dtype_conv_load(
+                               src, it, ((int64_t)y * W + (int64_t)clampi(fx[x] + k, W)) * C + c);
+                tmp[(y * OW + x) * C + c] = acc;
+            }
+    void *dst = io->out[0]->data[i];
+    for (int64_t y = 0; y < OH; y++)
+        for (int64_t x = 0; x < OW; x++)
+            for (int64_t c = 0; c < C; c++) {
+                float acc = 0;
+                for (int k = 0; k < ty; k++)
+                    acc += wy[y * ty + k] * tmp[((int64_t)clampi(fy[y] + k, H) * OW + x) * C + c];
+                sl__dtype_conv_store(dst, ot, (y * OW + x) * C + c, acc);
+            }
+    return SL_OK;
+}
+
+const sl__op_def sl__resize_op = {
+    .name = "resize",
+    .doc = "Resizes HWC images (NN, linear, cubic, triangular; antialiased when shrinking).",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = resize_args,
+    .devices = SL_OPDEV_CPU,
+    .create = resize_create,
+    .setup = resize_setup,
+    .run_cpu = resize_run_cpu,
+    .destroy = resize_destroy,
+};

@@ -6,7 +6,9 @@
 #include "check.h"
 #include "core/log.h"
 #include "io/caffe2.h"
+#include "io/caffe.h"
 #include "io/idx.h"
+#include "io/jpegenc.h"
 #include "io/lmdb.h"
 #include "io/protowire.h"
 #include "ops/op.h"
@@ -200,6 +202,44 @@ static void fixtures(void) {
     CHECK_STR(x.io.keys[0], "00000021");
     CHECK_EQ_INT(*(int32_t *)x.out[1].data[0], test_label(21));
     destroy(&x);
+}
+
+/* convert's encoders reproduce the fixtures (written by PIL/libjpeg at quality 95 and the official
+ * protobuf library) byte for byte: JPEG, Caffe2 record and Caffe record */
+static void encoders_match_fixtures(void) {
+    sl_err e;
+    const char *p2[] = {fixture("caffe2-fmnist-256")}, *p1[] = {fixture("caffe-fmnist-64")};
+    sl__lmdb *c2, *c1;
+    CHECK_OK(sl__lmdb_open(1, p2, &c2, &e), &e);
+    CHECK_OK(sl__lmdb_open(1, p1, &c1, &e), &e);
+    if (!c2 || !c1) return;
+    int same2 = 0, same1 = 0;
+    for (int i = 0; i < 256; i++) {
+        size_t sz, n;
+        const uint8_t *px = sl__idx_item(test_images, i, &sz), *v;
+        uint8_t *jpg;
+        size_t jn;
+        CHECK_OK(sl__jpegenc_encode(px, 28, 28, 1, 95, &jpg, &jn, &e), &e);
+        sl__image_info info;
+        CHECK_OK(sl__jpegenc_probe(jpg, jn, &info, &e), &e);
+        CHECK(info.width == 28 && info.height == 28 && info.channels == 1);
+        sl__pw_buf r = {0};
+        sl__caffe2_encode(&r, jpg, jn, false, 28, 28, 1, (int32_t)test_label(i));
+        sl__lmdb_value(c2, i, &v, &n);
+        same2 += n == r.len && !memcmp(v, r.data, n);
+        if (i < 64) {
+            r.len = 0;
+            sl__caffe_encode(&r, jpg, jn, false, 28, 28, 1, (int32_t)test_label(i));
+            sl__lmdb_value(c1, i, &v, &n);
+            same1 += n == r.len && !memcmp(v, r.data, n);
+        }
+        sl__protowire_buf_free(&r);
+        free(jpg);
+    }
+    CHECK_EQ_INT(same2, 256);
+    CHECK_EQ_INT(same1, 64);
+    sl__lmdb_close(c2);
+    sl__lmdb_close(c1);
 }
 
 static void shuffled_and_checkpoint(void) {
@@ -472,6 +512,7 @@ int main(void) {
     CHECK_OK(sl__idx_open(FMNIST "t10k-labels-idx1-ubyte.gz", &test_labels, &e), &e);
     if (!test_images || !test_labels) return check_done();
     fixtures();
+    encoders_match_fixtures();
     shuffled_and_checkpoint();
     label_types();
     bad_input();

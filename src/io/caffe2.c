@@ -144,6 +144,7 @@ void sl__caffe2_encode(sl__pw_buf *b, const void *image, size_t nimage, bool raw
         sl__protowire_put_varint(&img, 2, SL_C2_STRING);
         sl__protowire_put_bytes(&img, 6, image, nimage);
     }
+    sl__protowire_put_varint(&lab, 1, 1); /* dims: [1], as the official writers produce */
     sl__protowire_put_varint(&lab, 2, SL_C2_INT32);
     /* int32_data is [packed=true]: one LEN field holding the varint */
     sl__pw_buf packed = {0};

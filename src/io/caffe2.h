@@ -65,7 +65,8 @@ int64_t sl__caffe2_values(const sl__caffe2_tensor *t, double *out, int64_t cap);
 /* dims: up to cap; returns the count or -1. */
 int sl__caffe2_dims(const sl__caffe2_tensor *t, int64_t *out, int cap);
 
-/* Encodes {image STRING (encoded bytes), label INT32} (MNIST-style, as DALI expects), or with
+/* Encodes {image STRING (encoded bytes), label INT32 dims [1]} (MNIST-style, byte for byte as the
+ * fixtures written by the official protobuf library), or with
  * raw != 0 {image BYTE dims (h, w, c) with byte_data, label INT32}. Appends to b. */
 void sl__caffe2_encode(sl__pw_buf *b, const void *image, size_t nimage, bool raw, int h, int w,
                        int c, int32_t label);

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# sluice convert + inspect on the real Fashion-MNIST: 60000 / 10000 records, 6000 / 1000 per class
+# (through scripts/make-data, as `make data` runs it); a raw Caffe conversion; an image folder;
+# inspect of the fixtures; errors for bad input.
+set -euo pipefail
+tool=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$SL_SOURCE_DIR/scripts/make-data" "$tool" "$work/data" > "$work/log"
+json=$("$tool" inspect "$work/data/training" --json)
+echo "$json" | grep -q '"format": "caffe2"' || fail "training format: $json"
+echo "$json" | grep -q '"records": 60000,' || fail "training records: $json"
+for c in 0 1 2 3 4 5 6 7 8 9; do
+    echo "$json" | grep -q "\"$c\": 6000[,}]" || fail "training class $c: $json"
+done
+echo "$json" | grep -q '"image": "jpeg", "height": 28, "width": 28, "channels": 1' ||
+    fail "training first records: $json"
+json=$("$tool" inspect "$work/data/testing" --json)
+echo "$json" | grep -q '"records": 10000,' || fail "testing records: $json"
+for c in 0 1 2 3 4 5 6 7 8 9; do
+    echo "$json" | grep -q "\"$c\": 1000[,}]" || fail "testing class $c: $json"
+done
+# a second run keeps what is there
+"$SL_SOURCE_DIR/scripts/make-data" "$tool" "$work/data" | grep -q "exists, kept" || fail "rerun"
+
+# raw Caffe records
+src=/usr/share/datasets/fashion-mnist
+"$tool" convert --from idx --images $src/t10k-images-idx3-ubyte.gz \
+    --labels $src/t10k-labels-idx1-ubyte.gz --to caffe --raw --out "$work/raw" > /dev/null
+json=$("$tool" inspect "$work/raw" --json)
+echo "$json" | grep -q '"format": "caffe", .*"records": 10000,' || fail "raw caffe: $json"
+echo "$json" | grep -q '"bytes": 784, "image": "raw", "height": 28' || fail "raw caffe: $json"
+
+# an image folder (class sub-folders) -> caffe2, files stored as they are
+mkdir -p "$work/imgs/cat" "$work/imgs/dog"
+printf '\xff\xd8\xff\xd9' > "$work/imgs/cat/a.jpg"
+printf '\xff\xd8\xff\xd9' > "$work/imgs/dog/b.jpg"
+printf '\xff\xd8\xff\xd9' > "$work/imgs/dog/c.jpg"
+"$tool" convert --from folder --in "$work/imgs" --to caffe2 --out "$work/folder" > /dev/null
+json=$("$tool" inspect "$work/folder" --json)
+echo "$json" | grep -q '"records": 3, "labels": {"0": 1, "1": 2}' || fail "folder: $json"
+json=$("$tool" inspect "$work/imgs" --json)
+echo "$json" | grep -q '"format": "folder", .*"records": 3,' || fail "folder inspect: $json"
+
+# the fixtures
+"$tool" inspect "$SL_FIXTURES/caffe-fmnist-64" | grep -q "format:   caffe" || fail "fixture caffe"
+json=$("$tool" inspect "$SL_FIXTURES/caffe2-fmnist-256" --json)
+echo "$json" | grep -q '"records": 256,' || fail "fixture caffe2: $json"
+
+# errors: a message naming the path, exit status 1 or 2
+if "$tool" inspect /nonexistent/x 2> "$work/err"; then fail "inspect of a missing path"; fi
+grep -q "/nonexistent/x" "$work/err" || fail "message: $(cat "$work/err")"
+if "$tool" convert --from idx --images /nonexistent/i --labels /nonexistent/l --to caffe2 \
+    --out "$work/bad" 2> "$work/err"; then fail "convert of missing files"; fi
+grep -q "/nonexistent/i" "$work/err" || fail "message: $(cat "$work/err")"
+if "$tool" convert --from idx --images $src/t10k-images-idx3-ubyte.gz \
+    --labels $src/t10k-labels-idx1-ubyte.gz --to caffe2 --out "$work/data/testing" 2> "$work/err"
+then fail "convert over an existing LMDB"; fi
+grep -q "already holds an LMDB" "$work/err" || fail "message: $(cat "$work/err")"
+if "$tool" convert --from idx --to tfrecord --out x 2> /dev/null; then fail "bad --to"; fi
+echo "cli convert/inspect: ok"

@@ -166,7 +166,7 @@ static void test_config_errors(void) {
     sl_trainer_config_default(&cfg);
     cfg.replicas = 2;
     cfg.devices[1] = sl_cuda(0);
-    CHECK_FAILS(sl_trainer_create(&cfg, &t, &err), SL_ENOTSUP, &err, "replica 1");
+    CHECK_FAILS(sl_trainer_create(&cfg, &t, &err), SL_EINVAL, &err, "CPUs and GPUs");
     CHECK(t == NULL);
 }
 

@@ -2,13 +2,16 @@
  *
  * One sl_comm handle stands for one rank (one replica). Backends:
  *   SL_COMM_LOCAL  K ranks in one process, one thread each, through shared memory (cpu:K replicas);
- *   SL_COMM_NCCL   one rank per GPU (ncclCommInitAll in one process; across processes later);
+ *   SL_COMM_NCCL   one rank per GPU: ncclCommInitAll for the GPUs of one process, or across
+ *                  processes with ncclCommInitRank (mpi_comm set; the unique id goes over MPI);
  *   SL_COMM_MPI    one rank per process, through MPI (MPI_Allreduce, MPI_Bcast, MPI_Barrier).
  * Collectives are called by every rank of the group with the same arguments (count, dtype, op,
  * root), each from its own thread for the in-process backends. Results are deterministic: the local
  * backend sums in rank order, so every rank gets bit-identical results, run after run.
  * Buffers live where the backend wants them: host memory for LOCAL and MPI, device memory (with a
- * cudaStream_t as `stream`) for NCCL. */
+ * cudaStream_t as `stream`) for NCCL. NCCL collectives run on the handle's own stream, ordered
+ * after the work already queued on `stream`, and `stream` waits for them: the call returns without
+ * waiting. With stream NULL they follow the legacy default stream and return when done. */
 #ifndef SLUICE_COMM_H
 #define SLUICE_COMM_H
 
@@ -37,7 +40,10 @@ typedef struct sl_comm_config {
     const sl_device *devices;
     /* MPI: pointer to the MPI_Comm to use (duplicated); NULL means MPI_COMM_WORLD. MPI must have
      * been initialised by the caller (MPI_Init_thread, MPI_THREAD_MULTIPLE when several threads of
-     * a process use MPI). */
+     * a process use MPI).
+     * NCCL: NULL for one process; a pointer to an MPI_Comm makes one NCCL group across all of its
+     * processes (MPI builds), each driving `size` GPUs (the same number everywhere), global rank =
+     * MPI rank * size + index. */
     const void *mpi_comm;
     /* LOCAL: how long a rank waits for the others in a collective before giving up with
      * SL_ETIMEOUT (and aborting the group); 0 waits forever. */

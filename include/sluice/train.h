@@ -36,6 +36,21 @@ extern "C" {
 
 typedef enum sl_activation { SL_ACT_TANH = 0, SL_ACT_RELU = 1 } sl_activation;
 
+/* How a CUDA model multiplies matrices (the CPU always uses float32). Storage, activations,
+ * gradients, the softmax/loss and the optimiser stay float32 in every mode; only the products
+ * inside the matrix multiplies change:
+ *   SL_MATH_FP32  plain float32 (the default): agrees with the CPU backend to ~1e-6 relative.
+ *   SL_MATH_TF32  tensor cores on TF32 inputs (10-bit mantissa, float32 accumulation): products
+ *                 carry ~1e-3 relative error; for the seed's MLP the per-epoch accuracy moves by
+ *                 well under 0.01, and it is several times faster for large layers.
+ *   SL_MATH_BF16  tensor cores on bfloat16 inputs (8-bit mantissa, float32 accumulation), rounded
+ *                 inside cuBLAS: ~1e-2 relative error per product; fine for training this MLP,
+ *                 not for comparing against float32 results element by element. */
+typedef enum sl_math { SL_MATH_FP32 = 0, SL_MATH_TF32 = 1, SL_MATH_BF16 = 2 } sl_math;
+/* Parses "fp32", "tf32" or "bf16". */
+sl_status sl_math_parse(const char *name, sl_math *out, sl_err *err);
+const char *sl_math_name(sl_math m);
+
 #define SL_MLP_MAX_SIZES 16 /* layer sizes, inputs and outputs included: at most 15 layers */
 
 typedef struct sl_mlp_config {
@@ -44,6 +59,12 @@ typedef struct sl_mlp_config {
     sl_activation activation;    /* of the hidden layers; SL_ACT_TANH as in the seed */
     uint32_t seed;               /* numpy RandomState seed; 0 as in the seed */
     double init_scale;           /* w, b = init_scale * randn; 0 means 0.1 as in the seed */
+    sl_math math;                /* CUDA matrix multiplies: SL_MATH_FP32 (default), TF32, BF16 */
+    /* CUDA: capture forward+backward as a CUDA graph per input shape (and input addresses; a few
+     * are cached) and replay it, instead of launching ~20 kernels each step. A new shape or new
+     * buffers capture a new graph; results are identical either way. sl_mlp_config_default sets
+     * it to 1; a zeroed config leaves it off. */
+    int cuda_graph;
 } sl_mlp_config;
 
 /* Fills cfg with the seed's model: 784-1024-1024-10, tanh, seed 0, scale 0.1. */
@@ -51,8 +72,9 @@ void sl_mlp_config_default(sl_mlp_config *cfg);
 
 typedef struct sl_mlp sl_mlp;
 
-/* Creates the model on dev with the seed's initial weights. dev: sl_cpu() (CUDA: SL_ENOTSUP until
- * that backend is built). cfg NULL means the default config. */
+/* Creates the model on dev with the seed's initial weights. dev: sl_cpu(), or sl_cuda(i) in CUDA
+ * builds (SL_ENOTSUP otherwise). cfg NULL means the default config. Every call on a CUDA model is
+ * complete when it returns (the model runs on its own stream and waits for it). */
 sl_status sl_mlp_create(const sl_mlp_config *cfg, sl_device dev, sl_mlp **out, sl_err *err);
 void sl_mlp_free(sl_mlp *m);
 
@@ -92,7 +114,8 @@ sl_status sl_mlp_loss(sl_mlp *m, const sl_tensor *images, const sl_tensor *label
 sl_status sl_mlp_predict(sl_mlp *m, const sl_tensor *images, sl_tensor *logprobs, sl_err *err);
 /* Forward only: how many rows have argmax(logprobs) == label (first maximum wins, as numpy).
  * labels: integer class ids (B,) or (B, 1) of any integer dtype, or one-hot (B, sizes[-1]) f32
- * whose argmax is the class. loss_sum (may be NULL): sum over rows of -sum(logprobs * onehot). */
+ * whose argmax is the class; on the host or (contiguous) on the model's device. loss_sum (may be
+ * NULL): sum over rows of -sum(logprobs * onehot). */
 sl_status sl_mlp_evaluate(sl_mlp *m, const sl_tensor *images, const sl_tensor *labels,
                           int64_t *correct, double *loss_sum, sl_err *err);
 

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +25,18 @@ sl_status sl__cuda_set_device(int device, sl_err *err);
 sl_status sl__cuda_stream_create(int device, void **stream, sl_err *err);
 sl_status sl__cuda_stream_sync(void *stream, sl_err *err);
 void sl__cuda_stream_destroy(void *stream);
+
+/* One optimiser update over n floats, the same float32 operations in the same order as optim.c's
+ * CPU loops (no fused multiply-add), so CPU and GPU results agree to the bit. kind: SL_OPTIM_*;
+ * the scalars are computed once per step by the caller. m, v: state (NULL where unused). */
+typedef struct sl__cuda_optim_args {
+    int kind, nesterov;
+    float lr, wd, mu;                              /* SGD */
+    float b1, b2, one_minus_b1, one_minus_b2, eps; /* Adam */
+    float step_size, bc2_sqrt, decay;              /* Adam: per-step scalars */
+} sl__cuda_optim_args;
+sl_status sl__cuda_optim_update(const sl__cuda_optim_args *a, float *p, const float *g, float *m,
+                                float *v, int64_t n, void *stream, sl_err *err);
 
 #ifdef __cplusplus
 }

@@ -42,7 +42,8 @@ extern "C" sl_status sl__cuda_fill(void *data, size_t n, const unsigned char *va
 
 extern "C" sl_status sl__cuda_memcpy(void *dst, bool dst_dev, const void *src, bool src_dev,
                                      size_t n, void *stream, sl_err *err) {
-    cudaMemcpyKind kind = dst_dev ? (src_dev ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+    // device to device: cudaMemcpyDefault, the two may be on different GPUs (unified addressing)
+    cudaMemcpyKind kind = dst_dev ? (src_dev ? cudaMemcpyDefault : cudaMemcpyHostToDevice)
                                   : (src_dev ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
     if (stream) {
         SL_CUDA_TRY(err, cudaMemcpyAsync(dst, src, n, kind, (cudaStream_t)stream));

@@ -1,6 +1,6 @@
 /* sl_comm's public calls: argument checks common to every backend, then dispatch to the backend's
  * table (comm.h). Which backends exist depends on the build: LOCAL always, MPI where MPI was found,
- * NCCL once src/dist/comm_nccl.c provides sl__comm_nccl_create (issue 9). */
+ * NCCL where NCCL was found (src/dist/comm_nccl.c). */
 #include "dist/comm.h"
 
 #include "core/log.h"
@@ -18,7 +18,11 @@ int sl_comm_available(sl_comm_kind kind) {
         return 0;
 #endif
     case SL_COMM_NCCL:
+#ifdef SLUICE_HAVE_NCCL
+        return 1;
+#else
         return 0;
+#endif
     }
     return 0;
 }
@@ -61,7 +65,11 @@ sl_status sl_comm_create(const sl_comm_config *cfg, sl_comm **comms, int capacit
 #endif
         break;
     case SL_COMM_NCCL:
-        st = sl_err_set(err, SL_ENOTSUP, "sl_comm_create: the NCCL back end is not built yet");
+#ifdef SLUICE_HAVE_NCCL
+        st = sl__comm_nccl_create(cfg, comms, err);
+#else
+        st = sl_err_set(err, SL_ENOTSUP, "sl_comm_create: this build has no NCCL");
+#endif
         break;
     default:
         st = sl_err_set(err, SL_EINVAL, "sl_comm_create: unknown kind %d", (int)cfg->kind);

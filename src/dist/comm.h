@@ -1,5 +1,5 @@
 /* Internal side of sl_comm: the struct every handle shares and the table of operations a backend
- * fills in (comm_local.c now; comm_nccl.c and comm_mpi.c where NCCL / MPI are found). comm.c checks
+ * fills in (comm_local.c; comm_nccl.c and comm_mpi.c where NCCL / MPI are found). comm.c checks
  * arguments once for every backend and dispatches through the table. */
 #ifndef SLUICE_DIST_COMM_H
 #define SLUICE_DIST_COMM_H
@@ -30,6 +30,9 @@ struct sl_comm {
 
 /* Each creates cfg->size handles (LOCAL, NCCL) or one (MPI) into comms. */
 sl_status sl__comm_local_create(const sl_comm_config *cfg, sl_comm **comms, sl_err *err);
+#ifdef SLUICE_HAVE_NCCL
+sl_status sl__comm_nccl_create(const sl_comm_config *cfg, sl_comm **comms, sl_err *err);
+#endif
 #ifdef SLUICE_HAVE_MPI
 sl_status sl__comm_mpi_create(const sl_comm_config *cfg, sl_comm **comms, sl_err *err);
 #endif

@@ -26,6 +26,31 @@ void sl_mlp_config_default(sl_mlp_config *cfg) {
     cfg->activation = SL_ACT_TANH;
     cfg->seed = 0;
     cfg->init_scale = 0.1;
+    cfg->math = SL_MATH_FP32;
+    cfg->cuda_graph = 1;
+}
+
+sl_status sl_math_parse(const char *name, sl_math *out, sl_err *err) {
+    static const char *const names[] = {"fp32", "tf32", "bf16"};
+    for (int i = 0; i < 3; i++)
+        if (name && strcmp(name, names[i]) == 0) {
+            *out = (sl_math)i;
+            return SL_OK;
+        }
+    return sl_err_set(err, SL_EINVAL, "unknown math mode \"%s\" (fp32, tf32 or bf16)",
+                      name ? name : "(null)");
+}
+
+const char *sl_math_name(sl_math m) {
+    switch (m) {
+    case SL_MATH_FP32:
+        return "fp32";
+    case SL_MATH_TF32:
+        return "tf32";
+    case SL_MATH_BF16:
+        return "bf16";
+    }
+    return "unknown";
 }
 
 static const sl__mlp_backend *backend_for(sl_device dev) {
@@ -33,7 +58,11 @@ static const sl__mlp_backend *backend_for(sl_device dev) {
     case SL_DEVICE_CPU:
         return &sl__mlp_cpu_backend;
     case SL_DEVICE_CUDA:
-        return NULL; /* the CUDA backend (issue 9) registers here */
+#ifdef SLUICE_HAVE_CUDA
+        return &sl__mlp_cuda_backend;
+#else
+        return NULL;
+#endif
     }
     return NULL;
 }
@@ -69,6 +98,8 @@ static sl_status check_config(const sl_mlp_config *in, sl_mlp_config *out, sl_er
     if (out->activation != SL_ACT_TANH && out->activation != SL_ACT_RELU)
         return sl_err_set(err, SL_EINVAL, "MLP config: unknown activation %d",
                           (int)out->activation);
+    if (out->math != SL_MATH_FP32 && out->math != SL_MATH_TF32 && out->math != SL_MATH_BF16)
+        return sl_err_set(err, SL_EINVAL, "MLP config: unknown math mode %d", (int)out->math);
     if (!(out->init_scale > 0 && out->init_scale < 1e6))
         return sl_err_set(err, SL_EINVAL, "MLP config: init_scale %g not positive",
                           out->init_scale);
@@ -228,6 +259,8 @@ static sl_status sizes_mismatch(const sl_mlp_config *want, const sl_mlp_config *
 sl_status sl_mlp_copy_params(sl_mlp *dst, const sl_mlp *src, sl_err *err) {
     if (!same_sizes(&dst->cfg, &src->cfg)) return sizes_mismatch(&dst->cfg, &src->cfg, "copy", err);
     if (dst == src) return SL_OK;
+    if (src->be->sync) SL_TRY(src->be->sync(src, err));
+    if (dst->be->sync) SL_TRY(dst->be->sync(dst, err));
     sl_tensor d, s;
     flat_view(dst, dst->params, &d);
     flat_view(src, src->params, &s);
@@ -288,6 +321,11 @@ sl_status sl_mlp_loss_grad(sl_mlp *m, const sl_tensor *images, const sl_tensor *
                            sl_err *err) {
     sl_tensor x, y;
     SL_TRY(check_xy(m, images, labels, &x, &y, err));
+    if (m->be->loss_grad_async) {
+        SL_TRY(m->be->loss_grad_async(m, &x, &y, err));
+        if (!loss) return m->be->sync(m, err);
+        return m->be->download(m, loss, m->grads + m->nparams, 1, err);
+    }
     SL_TRY(m->be->forward(m, &x, err));
     if (loss) {
         double s;
@@ -295,6 +333,14 @@ sl_status sl_mlp_loss_grad(sl_mlp *m, const sl_tensor *images, const sl_tensor *
         *loss = (float)(s / (double)x.shape[0]);
     }
     return m->be->backward(m, &x, &y, err);
+}
+
+sl_status sl__mlp_loss_grad_async(sl_mlp *m, const sl_tensor *images, const sl_tensor *labels,
+                                  sl_err *err) {
+    if (!m->be->loss_grad_async) return sl_mlp_loss_grad(m, images, labels, NULL, err);
+    sl_tensor x, y;
+    SL_TRY(check_xy(m, images, labels, &x, &y, err));
+    return m->be->loss_grad_async(m, &x, &y, err);
 }
 
 sl_status sl_mlp_loss(sl_mlp *m, const sl_tensor *images, const sl_tensor *labels, float *loss,
@@ -360,9 +406,19 @@ sl_status sl_mlp_evaluate(sl_mlp *m, const sl_tensor *images, const sl_tensor *l
     const int C = m->cfg.sizes[m->nlayers];
     if (!labels || !labels->data)
         return sl_err_set(err, SL_EINVAL, "MLP evaluate: labels are missing");
-    if (labels->device.kind != SL_DEVICE_CPU)
-        return sl_err_set(err, SL_EINVAL, "MLP evaluate: labels %s must be on the host",
-                          sl_tensor_describe(labels, d, sizeof d));
+    if (labels->device.kind != SL_DEVICE_CPU) {
+        /* device labels: evaluate against a host copy (B small integers or B x C floats) */
+        if (!sl_tensor_is_contiguous(labels))
+            return sl_err_set(err, SL_EINVAL, "MLP evaluate: device labels %s must be contiguous",
+                              sl_tensor_describe(labels, d, sizeof d));
+        sl_tensor host;
+        SL_TRY(sl_tensor_alloc(&host, labels->dtype, sl_cpu(), labels->ndim, labels->shape, NULL,
+                               err));
+        sl_status st = sl_tensor_copy(&host, labels, NULL, err);
+        if (st == SL_OK) st = sl_mlp_evaluate(m, images, &host, correct, loss_sum, err);
+        sl_tensor_free(&host);
+        return st;
+    }
     const int onehot = labels->dtype == SL_DTYPE_F32 && labels->ndim == 2 && labels->shape[1] == C;
     const int ints = !onehot && sl_dtype_is_float(labels->dtype) == 0 &&
                      labels->dtype != SL_DTYPE_BOOL &&

@@ -31,9 +31,24 @@ typedef struct sl__mlp_backend {
     sl_status (*backward)(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err);
     /* After forward: copies logprobs into out (B, sizes[-1]) f32, host or device. */
     sl_status (*logprobs)(sl_mlp *m, sl_tensor *out, sl_err *err);
+    /* Optional (NULL on the CPU). Forward + backward on the backend's queue without waiting for
+     * it; the batch-mean loss is left as a float in the extra slot m->grads[m->nparams] (such a
+     * backend allocates nparams + 1 gradient floats), so one all-reduce of nparams + 1 floats
+     * averages gradients and losses together. */
+    sl_status (*loss_grad_async)(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err);
+    /* Optional: waits until the model's queued device work is done. */
+    sl_status (*sync)(const sl_mlp *m, sl_err *err);
 } sl__mlp_backend;
 
 extern const sl__mlp_backend sl__mlp_cpu_backend;
+#ifdef SLUICE_HAVE_CUDA
+extern const sl__mlp_backend sl__mlp_cuda_backend; /* src/cuda/mlp.cu */
+#endif
+
+/* Forward + backward without waiting (backends with loss_grad_async; otherwise the same as
+ * sl_mlp_loss_grad without a loss). Arguments are checked as for sl_mlp_loss_grad. */
+sl_status sl__mlp_loss_grad_async(sl_mlp *m, const sl_tensor *images, const sl_tensor *labels,
+                                  sl_err *err);
 
 struct sl_mlp {
     sl_mlp_config cfg;
@@ -48,7 +63,17 @@ struct sl_mlp {
     void *impl;
     float *host_lp; /* evaluate's host copy of logprobs */
     int64_t host_lp_rows;
+    void *stream; /* the backend's CUDA stream (cudaStream_t); NULL on the CPU */
 };
+
+/* One optimiser update of m's params from its grads, on the model's stream without waiting
+ * (optim.c; sl_optim_step waits). */
+sl_status sl__optim_step_async(sl_optim *o, sl_mlp *m, sl_err *err);
+
+/* The model's CUDA stream (a cudaStream_t), NULL on the CPU. */
+static inline void *sl__mlp_stream(const sl_mlp *m) {
+    return m->stream;
+}
 
 #ifdef __cplusplus
 }

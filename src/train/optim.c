@@ -9,7 +9,10 @@
  * Adam's update is also optax.adam's (eps outside the square root, eps_root 0) up to rounding. The
  * bias corrections are computed in double once per step; every element update is float32, so
  * replicas that apply the same update to the same values stay bit-identical. State lives on the
- * optimiser's device (the CPU here; a CUDA backend adds its kernel under the same calls). */
+ * optimiser's device: host memory, or (CUDA builds) the device's pool, updated by
+ * src/cuda/optim.cu's kernels, which repeat these loops operation for operation (same bits). On a
+ * CUDA device sl_optim_apply runs on the legacy default stream and sl_optim_step on the model's
+ * stream; both wait for the update (sl__optim_step_async, for the trainer, does not). */
 #include "sluice/train.h"
 
 #include "core/alloc.h"
@@ -21,13 +24,18 @@
 #include <string.h>
 #include <zlib.h>
 
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
+
 struct sl_optim {
     sl_optim_config cfg;
     sl_device dev;
     int64_t n;
     int64_t steps;
-    float *m; /* SGD momentum buffer, or Adam's first moment; NULL when unused */
-    float *v; /* Adam's second moment */
+    float *m;   /* SGD momentum buffer, or Adam's first moment; NULL when unused */
+    float *v;   /* Adam's second moment */
+    void *pool; /* CUDA: the sl__devpool the state came from */
 };
 
 void sl_optim_config_default(sl_optim_config *cfg) {
@@ -97,9 +105,11 @@ sl_status sl_optim_create(const sl_optim_config *cfg, int64_t n, sl_device dev, 
         sl_optim_config_default(&c);
     SL_TRY(check_config(&c, err));
     if (n < 0) return sl_err_set(err, SL_EINVAL, "optimiser: %lld parameters", (long long)n);
+#ifndef SLUICE_HAVE_CUDA
     if (dev.kind != SL_DEVICE_CPU)
         return sl_err_set(err, SL_ENOTSUP, "optimiser: no backend for device cuda:%d in this build",
                           dev.id);
+#endif
     sl_optim *o = sl__calloc(1, sizeof *o, err);
     if (!o) return SL_ENOMEM;
     o->cfg = c;
@@ -107,21 +117,42 @@ sl_status sl_optim_create(const sl_optim_config *cfg, int64_t n, sl_device dev, 
     o->n = n;
     const size_t bytes = (size_t)n * sizeof(float);
     const int k = nstate(&c);
-    if (k >= 1 && !(o->m = sl__alloc_host(bytes, SL_ALIGN, err))) goto fail;
-    if (k >= 2 && !(o->v = sl__alloc_host(bytes, SL_ALIGN, err))) goto fail;
-    if (o->m) memset(o->m, 0, bytes);
-    if (o->v) memset(o->v, 0, bytes);
+    sl_status st = SL_OK;
+    if (dev.kind == SL_DEVICE_CPU) {
+        if (k >= 1 && !(o->m = sl__alloc_host(bytes, SL_ALIGN, err))) goto fail;
+        if (k >= 2 && !(o->v = sl__alloc_host(bytes, SL_ALIGN, err))) goto fail;
+        if (o->m) memset(o->m, 0, bytes);
+        if (o->v) memset(o->v, 0, bytes);
+    }
+#ifdef SLUICE_HAVE_CUDA
+    else {
+        st = sl__cuda_set_device(dev.id, err);
+        if (st == SL_OK && !(o->pool = sl__devpool_get(dev.id, err))) st = SL_ECUDA;
+        const unsigned char zero[4] = {0, 0, 0, 0};
+        float **state[2] = {&o->m, &o->v};
+        for (int s = 0; s < k && st == SL_OK; s++) {
+            *state[s] = sl__devpool_alloc(o->pool, bytes, err);
+            st = *state[s] ? sl__cuda_fill(*state[s], (size_t)n, zero, 4, NULL, err) : SL_ENOMEM;
+        }
+        if (st != SL_OK) goto fail;
+    }
+#endif
     *out = o;
     return SL_OK;
 fail:
     sl_optim_free(o);
-    return SL_ENOMEM;
+    return st != SL_OK ? st : SL_ENOMEM;
 }
 
 void sl_optim_free(sl_optim *o) {
     if (!o) return;
-    sl__alloc_host_free(o->m);
-    sl__alloc_host_free(o->v);
+    if (o->dev.kind == SL_DEVICE_CPU) {
+        sl__alloc_host_free(o->m);
+        sl__alloc_host_free(o->v);
+    } else if (o->pool) {
+        sl__devpool_free(o->pool, o->m);
+        sl__devpool_free(o->pool, o->v);
+    }
     free(o);
 }
 
@@ -175,7 +206,35 @@ static void step_adam(sl_optim *o, float *p, const float *g) {
     }
 }
 
-sl_status sl_optim_apply(sl_optim *o, sl_tensor *params, const sl_tensor *grads, sl_err *err) {
+#ifdef SLUICE_HAVE_CUDA
+/* The update on the GPU: the per-step scalars exactly as step_sgd / step_adam compute them. */
+static sl_status step_cuda(sl_optim *o, float *p, const float *g, void *stream, sl_err *err) {
+    sl__cuda_optim_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = (int)o->cfg.kind;
+    a.nesterov = o->cfg.nesterov;
+    a.lr = o->cfg.lr;
+    a.wd = o->cfg.weight_decay;
+    a.mu = o->cfg.momentum;
+    a.b1 = o->cfg.beta1;
+    a.b2 = o->cfg.beta2;
+    a.one_minus_b1 = 1.0f - a.b1;
+    a.one_minus_b2 = 1.0f - a.b2;
+    a.eps = o->cfg.eps;
+    if (o->cfg.kind != SL_OPTIM_SGD) {
+        const double t = (double)o->steps;
+        a.step_size = (float)((double)a.lr / (1.0 - pow((double)a.b1, t)));
+        a.bc2_sqrt = (float)sqrt(1.0 - pow((double)a.b2, t));
+        a.decay = 1.0f - a.lr * a.wd;
+    }
+    SL_TRY(sl__cuda_set_device(o->dev.id, err));
+    return sl__cuda_optim_update(&a, p, g, o->m, o->v, o->n, stream, err);
+}
+#endif
+
+/* Checks the buffers and runs one update, on `stream` for a CUDA optimiser (without waiting). */
+static sl_status apply_on(sl_optim *o, sl_tensor *params, const sl_tensor *grads, void *stream,
+                          sl_err *err) {
     char a[96], b[96];
     if (!params || !grads || params->dtype != SL_DTYPE_F32 || grads->dtype != SL_DTYPE_F32 ||
         sl_tensor_numel(params) != o->n || sl_tensor_numel(grads) != o->n ||
@@ -189,6 +248,13 @@ sl_status sl_optim_apply(sl_optim *o, sl_tensor *params, const sl_tensor *grads,
                           sl_tensor_describe(params, a, sizeof a),
                           sl_tensor_describe(grads, b, sizeof b));
     o->steps++;
+#ifdef SLUICE_HAVE_CUDA
+    if (o->dev.kind == SL_DEVICE_CUDA) {
+        sl_status st = step_cuda(o, params->data, grads->data, stream, err);
+        if (st != SL_OK) o->steps--;
+        return st;
+    }
+#endif
     if (o->cfg.kind == SL_OPTIM_SGD)
         step_sgd(o, params->data, grads->data);
     else
@@ -196,11 +262,25 @@ sl_status sl_optim_apply(sl_optim *o, sl_tensor *params, const sl_tensor *grads,
     return SL_OK;
 }
 
-sl_status sl_optim_step(sl_optim *o, sl_mlp *m, sl_err *err) {
+sl_status sl_optim_apply(sl_optim *o, sl_tensor *params, const sl_tensor *grads, sl_err *err) {
+    SL_TRY(apply_on(o, params, grads, NULL, err));
+#ifdef SLUICE_HAVE_CUDA
+    if (o->dev.kind == SL_DEVICE_CUDA) return sl__cuda_stream_sync(NULL, err);
+#endif
+    return SL_OK;
+}
+
+sl_status sl__optim_step_async(sl_optim *o, sl_mlp *m, sl_err *err) {
     sl_tensor p, g;
     sl_mlp_params(m, &p);
     sl_mlp_grads(m, &g);
-    return sl_optim_apply(o, &p, &g, err);
+    return apply_on(o, &p, &g, sl__mlp_stream(m), err);
+}
+
+sl_status sl_optim_step(sl_optim *o, sl_mlp *m, sl_err *err) {
+    SL_TRY(sl__optim_step_async(o, m, err));
+    if (m->be->sync) return m->be->sync(m, err);
+    return SL_OK;
 }
 
 /* ---- state for checkpoints --------------------------------------------------------------------
@@ -238,6 +318,18 @@ static uint32_t crc_of(const unsigned char *p, size_t n) {
     return (uint32_t)crc;
 }
 
+/* Copies n state floats between the optimiser's device and the host (to_dev: host -> device). */
+static sl_status state_copy(const sl_optim *o, float *dst, const float *src, int to_dev,
+                            sl_err *err) {
+#ifdef SLUICE_HAVE_CUDA
+    SL_TRY(sl__cuda_set_device(o->dev.id, err));
+    return sl__cuda_memcpy(dst, to_dev, src, !to_dev, (size_t)o->n * sizeof(float), NULL, err);
+#else
+    (void)o, (void)dst, (void)src, (void)to_dev;
+    return sl_err_set(err, SL_ENOTSUP, "optimiser: device state in a build without CUDA");
+#endif
+}
+
 sl_status sl_optim_serialize(const sl_optim *o, void *buf, size_t cap, size_t *size, sl_err *err) {
     SL_ASSERT(size != NULL);
     const int k = nstate(&o->cfg);
@@ -256,14 +348,27 @@ sl_status sl_optim_serialize(const sl_optim *o, void *buf, size_t cap, size_t *s
     put_u64(p + 24, (uint64_t)o->n);
     put_u64(p + 32, (uint64_t)o->steps);
     unsigned char *q = p + OPT_HDR;
+    float *host = NULL;
+    if (o->dev.kind != SL_DEVICE_CPU && k > 0 &&
+        !(host = sl__alloc_host((size_t)o->n * sizeof(float), SL_ALIGN, err)))
+        return SL_ENOMEM;
     for (int s = 0; s < k; s++) {
         const float *src = s == 0 ? o->m : o->v;
+        if (host) {
+            sl_status st = state_copy(o, host, src, 0, err);
+            if (st != SL_OK) {
+                sl__alloc_host_free(host);
+                return st;
+            }
+            src = host;
+        }
         for (int64_t i = 0; i < o->n; i++, q += 4) {
             uint32_t bits;
             memcpy(&bits, &src[i], 4);
             put_u32(q, bits);
         }
     }
+    sl__alloc_host_free(host);
     put_u32(p + need - 4, crc_of(p, need - 4));
     return SL_OK;
 }
@@ -291,13 +396,26 @@ sl_status sl_optim_deserialize(sl_optim *o, const void *buf, size_t size, sl_err
     if (crc_of(p, need - 4) != get_u32(p + need - 4))
         return sl_err_set(err, SL_ECHECKSUM, "optimiser state checksum mismatch");
     const unsigned char *q = p + OPT_HDR;
+    float *host = NULL;
+    if (o->dev.kind != SL_DEVICE_CPU && k > 0 &&
+        !(host = sl__alloc_host((size_t)n * sizeof(float), SL_ALIGN, err)))
+        return SL_ENOMEM;
     for (uint32_t s = 0; s < k; s++) {
         float *dst = s == 0 ? o->m : o->v;
+        float *w = host ? host : dst;
         for (uint64_t i = 0; i < n; i++, q += 4) {
             uint32_t bits = get_u32(q);
-            memcpy(&dst[i], &bits, 4);
+            memcpy(&w[i], &bits, 4);
+        }
+        if (host) {
+            sl_status st = state_copy(o, dst, host, 1, err);
+            if (st != SL_OK) {
+                sl__alloc_host_free(host);
+                return st;
+            }
         }
     }
+    sl__alloc_host_free(host);
     o->steps = (int64_t)steps;
     return SL_OK;
 }

@@ -6,7 +6,12 @@
  * on every rank and every replica applies the same update to the same values, the replicas never
  * drift apart. Shapes are checked on the calling thread before any replica starts, so bad input
  * never leaves the group half-way through a collective; a failure inside a replica aborts the group
- * (sl_comm_abort) so the others return instead of waiting, and marks the trainer broken. */
+ * (sl_comm_abort) so the others return instead of waiting, and marks the trainer broken.
+ * CUDA replicas (one GPU each, all replicas on GPUs): the step runs on the model's stream without
+ * waiting in between -- forward/backward (a CUDA graph), one NCCL all-reduce (average) of the
+ * nparams gradients plus the loss in the slot after them, the optimiser kernel -- and waits once,
+ * when it reads the averaged loss back. Without caller-made comms, K > 1 GPUs get an NCCL group
+ * (ncclCommInitAll); one GPU needs none. */
 #include "sluice/train.h"
 
 #include "core/alloc.h"
@@ -25,6 +30,7 @@ struct sl_trainer {
     sl_comm *comms[SL_TRAINER_MAX_REPLICAS];
     int own_comms;
     sl__pool *pool; /* K workers; NULL for one replica (runs on the caller's thread) */
+    int cuda;       /* all replicas on CUDA devices */
     int broken;
     sl_err broken_err;
 };
@@ -49,7 +55,16 @@ sl_status sl_trainer_create(const sl_trainer_config *cfg, sl_trainer **out, sl_e
     t->cfg = *cfg;
     t->cfg.comms = NULL;
     t->K = K;
+    t->cuda = cfg->devices[0].kind == SL_DEVICE_CUDA;
     sl_status st = SL_OK;
+    for (int k = 1; k < K && st == SL_OK; k++)
+        if ((cfg->devices[k].kind == SL_DEVICE_CUDA) != t->cuda)
+            st = sl_err_set(err, SL_EINVAL, "trainer: replicas on CPUs and GPUs at once");
+    for (int k = 0; k < K && st == SL_OK && t->cuda; k++)
+        for (int j = 0; j < k; j++)
+            if (cfg->devices[j].id == cfg->devices[k].id)
+                st = sl_err_set(err, SL_EINVAL, "trainer: replicas %d and %d on one GPU (cuda:%d)",
+                                j, k, cfg->devices[k].id);
     for (int k = 0; k < K && st == SL_OK; k++) {
         st = sl_mlp_create(&cfg->model, cfg->devices[k], &t->models[k], err);
         if (st == SL_OK)
@@ -67,6 +82,22 @@ sl_status sl_trainer_create(const sl_trainer_config *cfg, sl_trainer **out, sl_e
             for (int k = 1; k < K && st == SL_OK; k++)
                 if (sl_comm_size(t->comms[k]) != size)
                     st = sl_err_set(err, SL_EINVAL, "trainer: comms of different group sizes");
+            for (int k = 0; k < K && st == SL_OK && t->cuda; k++)
+                if (sl_comm_kind_of(t->comms[k]) != SL_COMM_NCCL && size > 1)
+                    st = sl_err_set(err, SL_EINVAL,
+                                    "trainer: GPU replicas need NCCL comms, comms[%d] is %s", k,
+                                    sl_comm_kind_name(sl_comm_kind_of(t->comms[k])));
+        } else if (t->cuda && K == 1) {
+            t->comms[0] = NULL; /* one GPU: nothing to average */
+        } else if (t->cuda) {
+            sl_comm_config cc;
+            memset(&cc, 0, sizeof cc);
+            cc.kind = SL_COMM_NCCL;
+            cc.size = K;
+            cc.devices = cfg->devices;
+            st = sl_comm_create(&cc, t->comms, K, NULL, err);
+            if (st != SL_OK) sl_err_prefix(err, "trainer: NCCL group of %d GPUs: ", K);
+            t->own_comms = st == SL_OK;
         } else {
             sl_comm_config cc;
             memset(&cc, 0, sizeof cc);
@@ -91,7 +122,7 @@ void sl_trainer_free(sl_trainer *t) {
     for (int k = 0; k < t->K; k++) {
         sl_mlp_free(t->models[k]);
         sl_optim_free(t->optims[k]);
-        if (t->own_comms) sl_comm_free(t->comms[k]);
+        if (t->own_comms && t->comms[k]) sl_comm_free(t->comms[k]);
     }
     free(t);
 }
@@ -136,6 +167,17 @@ typedef struct step_ctx {
     sl_err errs[SL_TRAINER_MAX_REPLICAS];
 } step_ctx;
 
+/* A GPU replica's step: everything queued on the model's stream, one wait at the end. */
+static sl_status replica_step_cuda(sl_trainer *t, int k, step_ctx *c, sl_err *err) {
+    sl_mlp *m = t->models[k];
+    SL_TRY(sl__mlp_loss_grad_async(m, &c->images[k], &c->labels[k], err));
+    if (t->comms[k] && sl_comm_size(t->comms[k]) > 1)
+        SL_TRY(sl_comm_allreduce(t->comms[k], m->grads, m->nparams + 1, SL_DTYPE_F32, SL_REDUCE_AVG,
+                                 sl__mlp_stream(m), err));
+    SL_TRY(sl__optim_step_async(t->optims[k], m, err));
+    return m->be->download(m, &c->loss[k], m->grads + m->nparams, 1, err);
+}
+
 /* Replica k's part of one step; runs on its own thread (or the caller's, for one replica). */
 static sl_status replica_step(void *vctx, int64_t i, int worker, sl_err *unused) {
     step_ctx *c = vctx;
@@ -143,6 +185,15 @@ static sl_status replica_step(void *vctx, int64_t i, int worker, sl_err *unused)
     const int k = (int)i;
     sl_err *err = &c->errs[k];
     sl_mlp *m = t->models[k];
+    if (t->cuda) {
+        sl_status st = replica_step_cuda(t, k, c, err);
+        if (st != SL_OK) {
+            sl_err_prefix(err, "replica %d: ", k);
+            sl_comm_abort(t->comms[k]);
+        }
+        c->st[k] = st;
+        return SL_OK;
+    }
     float loss = 0;
     sl_status st = sl_mlp_loss_grad(m, &c->images[k], &c->labels[k], &loss, err);
     if (st == SL_OK)

@@ -1,0 +1,511 @@
+// The CUDA backend of sl_mlp (the table sl__mlp_cuda_backend, chosen by mlp.c for CUDA devices).
+// Parameters and gradients live in one flat device buffer each, in the CPU backend's row-major
+// layout: x (B, n) @ w (n, o). cuBLAS is column-major, so every product is computed transposed:
+// a row-major (B, o) matrix is a column-major (o, B) one, and z^T = w^T x^T becomes
+// gemm(N, N, o, B, n, w, x). Per layer l (n inputs, o outputs):
+//   forward   z = x @ w (cuBLAS), then one kernel adds the bias and applies tanh/relu; the last
+//             layer's kernel adds the bias and does log-softmax (+ cross-entropy + its gradient
+//             (softmax * sum(y) - y) / B, one warp per row, logsumexp and loss in double)
+//   backward  dw = a_prev^T @ dz (gemm N,T), db = dz^T @ ones (gemv), da = dz @ w^T (gemm T,N),
+//             then one kernel multiplies by act'(a_prev)
+// The batch loss is reduced by one block in a fixed order and left, as the batch mean, in the
+// extra gradient slot grads[nparams], so the trainer's single all-reduce averages it too. The
+// matrix products use float32, TF32 or bfloat16 tensor-core inputs (sl_mlp_config.math); all
+// other arithmetic is float32. With cuda_graph set, forward + backward for one (batch, input
+// addresses, row pitches) key is captured once as a CUDA graph and replayed; a few keys are
+// cached (LRU), growing the scratch buffers drops every graph, and a failed capture falls back to
+// plain launches for good. Every entry sets the model's device first, so any thread may call.
+#include "core/alloc.h"
+#include "core/log.h"
+#include "cuda/check.h"
+#include "cuda/kernels.h"
+#include "train/mlp.h"
+
+#include <cublas_v2.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NGRAPHS         4
+#define WORKSPACE_BYTES ((size_t)32 << 20)
+
+struct graph_entry {
+    cudaGraphExec_t exec;
+    const void *x, *y;
+    int64_t rows, ldx, ldy;
+    uint64_t used;
+};
+
+struct cuda_impl {
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    sl__devpool *pool;
+    void *workspace;
+    float *act[SL__MLP_MAX_LAYERS]; // act[l]: (rows, sizes[l+1]); the last holds logprobs
+    float *dz[2];                   // (rows, max size) each, backward ping-pong
+    float *ones;                    // (rows,) of 1.0f for the bias gradients
+    double *row_loss;               // (rows,)
+    double *loss_sum;               // (1,)
+    int64_t rows;                   // capacity in rows
+    int graphs_off;                 // a capture failed: plain launches from then on
+    graph_entry graphs[NGRAPHS];
+    uint64_t tick;
+};
+
+static cuda_impl *impl_of(const sl_mlp *m) {
+    return (cuda_impl *)m->impl;
+}
+
+static sl_status err_status(sl_err *err, sl_status fallback) {
+    return err && err->status != SL_OK ? err->status : fallback;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
+
+static unsigned blocks_for(int64_t n, int threads) {
+    int64_t b = (n + threads - 1) / threads;
+    if (b > 65535 * 16) b = 65535 * 16;
+    return (unsigned)(b < 1 ? 1 : b);
+}
+
+// z (rows, o) = act(z + b): act 0 tanh, 1 relu
+__global__ void bias_act_kernel(float *z, const float *b, int64_t n, int o, int act) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        float v = z[i] + b[i % o];
+        z[i] = act == SL_ACT_TANH ? tanhf(v) : (v > 0.0f ? v : 0.0f);
+    }
+}
+
+// da (n,) *= act'(a): tanh 1 - a^2, relu a > 0
+__global__ void act_grad_kernel(float *da, const float *a, int64_t n, int act) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        float ai = a[i];
+        da[i] = act == SL_ACT_TANH ? da[i] * (1.0f - ai * ai) : (ai > 0.0f ? da[i] : 0.0f);
+    }
+}
+
+__device__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+__device__ double warp_sum(double v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ float warp_sumf(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// One warp per row of z (rows, C): z += b, then z = z - logsumexp(z) in place. With labels y
+// (rows, C, row pitch ldy): row_loss[r] = -sum(lp * y) and dz = (exp(lp) * sum(y) - y) * inv_b.
+__global__ void logsoftmax_xent_kernel(float *z, const float *b, int64_t rows, int C,
+                                       const float *y, int64_t ldy, float inv_b, float *dz,
+                                       double *row_loss) {
+    const int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x & 31;
+    if (r >= rows) return; // the whole warp leaves together
+    float *row = z + r * C;
+    float mx = -INFINITY;
+    for (int j = lane; j < C; j += 32) {
+        float v = row[j] + b[j];
+        row[j] = v;
+        mx = fmaxf(mx, v);
+    }
+    mx = warp_max(mx);
+    double s = 0;
+    for (int j = lane; j < C; j += 32) s += exp((double)row[j] - (double)mx);
+    s = warp_sum(s);
+    const float lse = (float)((double)mx + log(s));
+    for (int j = lane; j < C; j += 32) row[j] -= lse;
+    if (!y) return;
+    const float *yr = y + r * ldy;
+    float ysum = 0;
+    double l = 0;
+    for (int j = lane; j < C; j += 32) {
+        ysum += yr[j];
+        l += (double)row[j] * (double)yr[j];
+    }
+    ysum = warp_sumf(ysum);
+    l = warp_sum(l);
+    for (int j = lane; j < C; j += 32) dz[r * C + j] = (expf(row[j]) * ysum - yr[j]) * inv_b;
+    if (lane == 0) row_loss[r] = -l;
+}
+
+// After a forward pass: row_loss[r] = -sum(lp * y) (dz NULL), or dz = (exp(lp)*sum(y) - y)*inv_b.
+__global__ void xent_rows_kernel(const float *lp, int64_t rows, int C, const float *y, int64_t ldy,
+                                 float inv_b, float *dz, double *row_loss) {
+    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < rows;
+         r += (int64_t)gridDim.x * blockDim.x) {
+        const float *yr = y + r * ldy;
+        const float *row = lp + r * C;
+        float ysum = 0;
+        double l = 0;
+        for (int j = 0; j < C; j++) {
+            ysum += yr[j];
+            l += (double)row[j] * (double)yr[j];
+        }
+        if (dz)
+            for (int j = 0; j < C; j++) dz[r * C + j] = (expf(row[j]) * ysum - yr[j]) * inv_b;
+        else
+            row_loss[r] = -l;
+    }
+}
+
+// One block of 256: *sum = sum(row_loss) in a fixed order; mean_out (may be NULL) = sum / rows.
+__global__ void loss_reduce_kernel(const double *row_loss, int64_t rows, double *sum,
+                                   float *mean_out) {
+    __shared__ double part[256];
+    double s = 0;
+    for (int64_t r = threadIdx.x; r < rows; r += 256) s += row_loss[r];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int w = 128; w > 0; w >>= 1) {
+        if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        *sum = part[0];
+        if (mean_out) *mean_out = (float)(part[0] / (double)rows);
+    }
+}
+
+// ---- buffers ------------------------------------------------------------------------------------
+
+static void drop_graphs(cuda_impl *c) {
+    for (int i = 0; i < NGRAPHS; i++) {
+        if (c->graphs[i].exec) cudaGraphExecDestroy(c->graphs[i].exec);
+        memset(&c->graphs[i], 0, sizeof c->graphs[i]);
+    }
+}
+
+static void free_scratch(cuda_impl *c) {
+    for (int l = 0; l < SL__MLP_MAX_LAYERS; l++) {
+        sl__devpool_free(c->pool, c->act[l]);
+        c->act[l] = NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        sl__devpool_free(c->pool, c->dz[i]);
+        c->dz[i] = NULL;
+    }
+    sl__devpool_free(c->pool, c->ones);
+    sl__devpool_free(c->pool, c->row_loss);
+    c->ones = NULL;
+    c->row_loss = NULL;
+    c->rows = 0;
+}
+
+static sl_status reserve(sl_mlp *m, cuda_impl *c, int64_t rows, sl_err *err) {
+    if (rows <= c->rows) return SL_OK;
+    // buffers in flight are freed to a pool other streams draw from: finish first
+    SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
+    drop_graphs(c);
+    free_scratch(c);
+    int maxn = 0;
+    for (int l = 0; l <= m->nlayers; l++) maxn = SL_MAX(maxn, m->cfg.sizes[l]);
+    sl_status st = SL_OK;
+    for (int l = 0; l < m->nlayers && st == SL_OK; l++) {
+        c->act[l] = (float *)sl__devpool_alloc(
+            c->pool, (size_t)rows * (size_t)m->cfg.sizes[l + 1] * sizeof(float), err);
+        if (!c->act[l]) st = err_status(err, SL_ENOMEM);
+    }
+    for (int i = 0; i < 2 && st == SL_OK; i++) {
+        c->dz[i] =
+            (float *)sl__devpool_alloc(c->pool, (size_t)rows * (size_t)maxn * sizeof(float), err);
+        if (!c->dz[i]) st = err_status(err, SL_ENOMEM);
+    }
+    if (st == SL_OK) {
+        c->ones = (float *)sl__devpool_alloc(c->pool, (size_t)rows * sizeof(float), err);
+        c->row_loss = (double *)sl__devpool_alloc(c->pool, (size_t)rows * sizeof(double), err);
+        if (!c->ones || !c->row_loss) st = err_status(err, SL_ENOMEM);
+    }
+    if (st == SL_OK) {
+        const float one = 1.0f;
+        unsigned char bytes[4];
+        memcpy(bytes, &one, 4);
+        st = sl__cuda_fill(c->ones, (size_t)rows, bytes, 4, c->stream, err);
+    }
+    if (st != SL_OK) {
+        free_scratch(c);
+        sl_err_prefix(err, "MLP device scratch for %lld rows: ", (long long)rows);
+        return st;
+    }
+    c->rows = rows;
+    return SL_OK;
+}
+
+// ---- the backend --------------------------------------------------------------------------------
+
+static void cu_release(sl_mlp *m) {
+    cuda_impl *c = impl_of(m);
+    if (c) {
+        cudaSetDevice(m->dev.id);
+        if (c->stream) cudaStreamSynchronize(c->stream);
+        drop_graphs(c);
+        if (c->pool) free_scratch(c);
+        if (c->blas) cublasDestroy(c->blas);
+        if (c->stream) cudaStreamDestroy(c->stream);
+        if (c->pool) {
+            sl__devpool_free(c->pool, c->workspace);
+            sl__devpool_free(c->pool, c->loss_sum);
+            sl__devpool_free(c->pool, m->params);
+            sl__devpool_free(c->pool, m->grads);
+        }
+        (void)cudaGetLastError();
+        free(c);
+    }
+    m->impl = NULL;
+    m->params = m->grads = NULL;
+    m->stream = NULL;
+}
+
+static sl_status cu_init(sl_mlp *m, sl_err *err) {
+    cuda_impl *c = (cuda_impl *)sl__calloc(1, sizeof(cuda_impl), err);
+    if (!c) return SL_ENOMEM;
+    m->impl = c;
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    c->pool = sl__devpool_get(m->dev.id, err);
+    if (!c->pool) return err_status(err, SL_ECUDA);
+    SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    m->stream = c->stream;
+    SL_CUBLAS_TRY(err, cublasCreate(&c->blas));
+    SL_CUBLAS_TRY(err, cublasSetStream(c->blas, c->stream));
+    SL_CUBLAS_TRY(err, cublasSetMathMode(c->blas, m->cfg.math == SL_MATH_FP32
+                                                      ? CUBLAS_DEFAULT_MATH
+                                                      : CUBLAS_TF32_TENSOR_OP_MATH));
+    // a workspace of our own: cuBLAS allocates nothing while a graph is being captured
+    c->workspace = sl__devpool_alloc(c->pool, WORKSPACE_BYTES, err);
+    c->loss_sum = (double *)sl__devpool_alloc(c->pool, sizeof(double), err);
+    const size_t bytes = (size_t)m->nparams * sizeof(float);
+    m->params = (float *)sl__devpool_alloc(c->pool, bytes, err);
+    m->grads = (float *)sl__devpool_alloc(c->pool, bytes + sizeof(float), err); // + the loss
+    if (!c->workspace || !c->loss_sum || !m->params || !m->grads) return err_status(err, SL_ENOMEM);
+    SL_CUBLAS_TRY(err, cublasSetWorkspace(c->blas, c->workspace, WORKSPACE_BYTES));
+    SL_CUDA_TRY(err, cudaMemsetAsync(m->grads, 0, bytes + sizeof(float), c->stream));
+    SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
+    return SL_OK;
+}
+
+static sl_status cu_upload(sl_mlp *m, float *dst, const float *host, int64_t n, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    if (n)
+        SL_CUDA_TRY(err, cudaMemcpyAsync(dst, host, (size_t)n * sizeof(float),
+                                         cudaMemcpyHostToDevice, c->stream));
+    SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
+    return SL_OK;
+}
+
+static sl_status cu_download(const sl_mlp *m, float *host, const float *src, int64_t n,
+                             sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    if (n)
+        SL_CUDA_TRY(err, cudaMemcpyAsync(host, src, (size_t)n * sizeof(float),
+                                         cudaMemcpyDeviceToHost, c->stream));
+    SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
+    return SL_OK;
+}
+
+static sl_status cu_sync(const sl_mlp *m, sl_err *err) {
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    SL_CUDA_TRY(err, cudaStreamSynchronize(impl_of(m)->stream));
+    return SL_OK;
+}
+
+// C (col-major mm x nn, ldc) = op(A) op(B), in the model's math mode
+static sl_status gemm(const sl_mlp *m, cublasOperation_t ta, cublasOperation_t tb, int mm, int nn,
+                      int kk, const float *A, int lda, const float *B, int ldb, float *C, int ldc,
+                      sl_err *err) {
+    const float alpha = 1.0f, beta = 0.0f;
+    cublasComputeType_t ct = m->cfg.math == SL_MATH_TF32   ? CUBLAS_COMPUTE_32F_FAST_TF32
+                             : m->cfg.math == SL_MATH_BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF
+                                                           : CUBLAS_COMPUTE_32F;
+    SL_CUBLAS_TRY(err, cublasGemmEx(impl_of(m)->blas, ta, tb, mm, nn, kk, &alpha, A, CUDA_R_32F,
+                                    lda, B, CUDA_R_32F, ldb, &beta, C, CUDA_R_32F, ldc, ct,
+                                    CUBLAS_GEMM_DEFAULT));
+    return SL_OK;
+}
+
+static int ld_of(const sl_tensor *t) {
+    return (int)(t->strides[0] / (int64_t)sizeof(float));
+}
+
+// Enqueues the forward pass over x (B rows); with y, also the loss (sum into c->loss_sum, batch
+// mean into grads[nparams]) and the last layer's gradient into dz[0].
+static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    const int64_t B = x->shape[0];
+    const float *a = (const float *)x->data;
+    int lda = ld_of(x);
+    for (int l = 0; l < m->nlayers; l++) {
+        const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
+        const float *w = m->params + m->w_off[l], *b = m->params + m->b_off[l];
+        float *z = c->act[l];
+        // z^T (o, B) = w^T (o, n) @ a^T (n, B)
+        SL_TRY(gemm(m, CUBLAS_OP_N, CUBLAS_OP_N, o, (int)B, n, w, o, a, lda, z, o, err));
+        if (l + 1 < m->nlayers) {
+            bias_act_kernel<<<blocks_for(B * o, 256), 256, 0, c->stream>>>(z, b, B * o, o,
+                                                                           m->cfg.activation);
+        } else {
+            const unsigned blocks = (unsigned)((B * 32 + 255) / 256);
+            logsoftmax_xent_kernel<<<blocks, 256, 0, c->stream>>>(
+                z, b, B, o, y ? (const float *)y->data : NULL, y ? ld_of(y) : 0, 1.0f / (float)B,
+                c->dz[0], c->row_loss);
+            if (y)
+                loss_reduce_kernel<<<1, 256, 0, c->stream>>>(c->row_loss, B, c->loss_sum,
+                                                             m->grads + m->nparams);
+        }
+        SL_CUDA_TRY(err, cudaGetLastError());
+        a = z;
+        lda = o;
+    }
+    return SL_OK;
+}
+
+// Enqueues the backward pass from dz[0] (B, C) into m->grads.
+static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    int cur = 0;
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
+        const float *a_prev = l == 0 ? (const float *)x->data : c->act[l - 1];
+        const int lda = l == 0 ? ld_of(x) : n;
+        float *gw = m->grads + m->w_off[l], *gb = m->grads + m->b_off[l];
+        const float *w = m->params + m->w_off[l];
+        const float *dz = c->dz[cur];
+        // dw (n, o) row-major = (o, n) col-major = dz^T (o, B) @ a_prev (B, n)
+        SL_TRY(gemm(m, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B, dz, o, a_prev, lda, gw, o, err));
+        // db (o) = dz^T (o, B) @ ones (B)
+        const float one = 1.0f, zero = 0.0f;
+        SL_CUBLAS_TRY(err, cublasSgemv(c->blas, CUBLAS_OP_N, o, (int)B, &one, dz, o, c->ones, 1,
+                                       &zero, gb, 1));
+        if (l == 0) break;
+        // da^T (n, B) = w (n, o) @ dz^T (o, B), then times act'(a_prev)
+        float *da = c->dz[1 - cur];
+        SL_TRY(gemm(m, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)B, o, w, o, dz, o, da, n, err));
+        act_grad_kernel<<<blocks_for(B * n, 256), 256, 0, c->stream>>>(da, a_prev, B * n,
+                                                                       m->cfg.activation);
+        SL_CUDA_TRY(err, cudaGetLastError());
+        cur = 1 - cur;
+    }
+    return SL_OK;
+}
+
+static sl_status cu_forward(sl_mlp *m, const sl_tensor *x, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    SL_TRY(reserve(m, c, x->shape[0], err));
+    SL_TRY(enqueue_forward(m, x, NULL, err));
+    m->batch = x->shape[0];
+    return SL_OK;
+}
+
+static sl_status cu_loss_sum(sl_mlp *m, const sl_tensor *y, double *sum, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    const int64_t B = m->batch;
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    xent_rows_kernel<<<blocks_for(B, 128), 128, 0, c->stream>>>(
+        c->act[m->nlayers - 1], B, m->cfg.sizes[m->nlayers], (const float *)y->data, ld_of(y), 0.0f,
+        NULL, c->row_loss);
+    loss_reduce_kernel<<<1, 256, 0, c->stream>>>(c->row_loss, B, c->loss_sum, NULL);
+    SL_CUDA_TRY(err, cudaGetLastError());
+    SL_CUDA_TRY(
+        err, cudaMemcpyAsync(sum, c->loss_sum, sizeof(double), cudaMemcpyDeviceToHost, c->stream));
+    SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
+    return SL_OK;
+}
+
+static sl_status cu_backward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    const int64_t B = m->batch;
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    xent_rows_kernel<<<blocks_for(B, 128), 128, 0, c->stream>>>(
+        c->act[m->nlayers - 1], B, m->cfg.sizes[m->nlayers], (const float *)y->data, ld_of(y),
+        1.0f / (float)B, c->dz[0], NULL);
+    SL_CUDA_TRY(err, cudaGetLastError());
+    SL_TRY(enqueue_backward(m, x, B, err));
+    SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
+    return SL_OK;
+}
+
+static sl_status cu_logprobs(sl_mlp *m, sl_tensor *out, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
+    sl_tensor src;
+    int64_t shape[2] = {m->batch, m->cfg.sizes[m->nlayers]};
+    SL_TRY(sl_tensor_wrap(&src, c->act[m->nlayers - 1], SL_DTYPE_F32, m->dev, 2, shape, NULL));
+    return sl_tensor_copy(out, &src, NULL, err);
+}
+
+static sl_status enqueue_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err) {
+    SL_TRY(enqueue_forward(m, x, y, err));
+    return enqueue_backward(m, x, x->shape[0], err);
+}
+
+// The graph for (x, y, B, pitches), captured on first use; NULL when capturing is not possible.
+static sl_status graph_for(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, cudaGraphExec_t *out,
+                           sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    const int64_t B = x->shape[0], ldx = x->strides[0], ldy = y->strides[0];
+    *out = NULL;
+    graph_entry *victim = &c->graphs[0];
+    for (int i = 0; i < NGRAPHS; i++) {
+        graph_entry *g = &c->graphs[i];
+        if (g->exec && g->x == x->data && g->y == y->data && g->rows == B && g->ldx == ldx &&
+            g->ldy == ldy) {
+            g->used = ++c->tick;
+            *out = g->exec;
+            return SL_OK;
+        }
+        if (!g->exec || (victim->exec && g->used < victim->used)) victim = g;
+    }
+    cudaGraph_t graph = NULL;
+    SL_CUDA_TRY(err, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+    sl_err cap_err;
+    memset(&cap_err, 0, sizeof cap_err);
+    sl_status st = enqueue_step(m, x, y, &cap_err);
+    cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
+    cudaGraphExec_t exec = NULL;
+    if (st == SL_OK && e == cudaSuccess && graph) e = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (st != SL_OK || e != cudaSuccess || !exec) {
+        // not capturable here (or a launch error that plain launches will report): stop trying
+        (void)cudaGetLastError();
+        if (exec) cudaGraphExecDestroy(exec);
+        c->graphs_off = 1;
+        return SL_OK;
+    }
+    if (victim->exec) cudaGraphExecDestroy(victim->exec);
+    victim->exec = exec;
+    victim->x = x->data;
+    victim->y = y->data;
+    victim->rows = B;
+    victim->ldx = ldx;
+    victim->ldy = ldy;
+    victim->used = ++c->tick;
+    *out = exec;
+    return SL_OK;
+}
+
+static sl_status cu_loss_grad_async(sl_mlp *m, const sl_tensor *x, const sl_tensor *y,
+                                    sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    SL_TRY(reserve(m, c, x->shape[0], err));
+    m->batch = x->shape[0];
+    cudaGraphExec_t exec = NULL;
+    if (m->cfg.cuda_graph && !c->graphs_off) SL_TRY(graph_for(m, x, y, &exec, err));
+    if (exec) {
+        SL_CUDA_TRY(err, cudaGraphLaunch(exec, c->stream));
+        return SL_OK;
+    }
+    return enqueue_step(m, x, y, err);
+}
+
+extern "C" const sl__mlp_backend sl__mlp_cuda_backend = {
+    "cuda",      cu_init,     cu_release,  cu_upload,          cu_download, cu_forward,
+    cu_loss_sum, cu_backward, cu_logprobs, cu_loss_grad_async, cu_sync};

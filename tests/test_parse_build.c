@@ -3,7 +3,6 @@
  * errors the builder raises (unknown operators and arguments, output counts) point at the text. */
 #include "check.h"
 
-#include "ops/op.h"
 #include "sluice/pipeline.h"
 
 #include <stdio.h>
@@ -99,6 +98,14 @@ static void test_errors(void) {
           "t.py:2:21: error: unknown operator 'fn.readers.cafe2'; did you mean 'readers.caffe2'?\n"
           "    jpegs, labels = fn.readers.cafe2(path=data_path)\n"
           "                    ^");
+    fails("def f(data_path):\n"
+          "    jpegs, labels = fn.readers.caffe2(path=data_path)\n"
+          "    images = fn.decoders.imag(jpegs, device=\"mixed\", output_type=types.GRAY)\n"
+          "    return images\n",
+          SL_EINVAL,
+          "t.py:3:14: error: unknown operator 'fn.decoders.imag'; did you mean 'decoders.image'?\n"
+          "    images = fn.decoders.imag(jpegs, device=\"mixed\", output_type=types.GRAY)\n"
+          "             ^");
     /* unknown argument: the schema's suggestion, caret under the argument */
     fails("def f(data_path):\n"
           "    jpegs, labels = fn.readers.caffe2(path=data_path,\n"
@@ -134,10 +141,6 @@ static void test_seed_files(void) {
                                  {"num_classes", "10"},
                                  {"num_shards", "1"},
                                  {"shard_id", "0"}};
-    if (!sl__op_find("decoders.image")) { /* TEMPORARY until the image operators land */
-        printf("seed pipelines skipped: no image operators in this build yet\n");
-        return;
-    }
     for (int f = 0; f < 3; f++) {
         char *text = read_text(fixture(files[f]));
         CHECK_MSG(text != NULL, "cannot read %s", files[f]);
@@ -190,7 +193,47 @@ static void test_seed_files(void) {
     }
 }
 
+/* Per-sample argument inputs (mirror=coin), nested calls and inline .gpu(): builds and runs. */
+static void test_per_sample_args(void) {
+    sl_pipeline *p = make(8);
+    if (!p) return;
+    sl_pipeline_bind bind = {"data_path", fixture("caffe2-fmnist-256")};
+    sl_err e;
+    CHECK_OK(sl_pipeline_parse(
+                 p,
+                 "@pipeline_def(batch_size=8)\n"
+                 "def aug(data_path, size=28):\n"
+                 "    jpegs, labels = fn.readers.caffe2(path=data_path, seed=7)\n"
+                 "    coin = fn.random.coin_flip(probability=0.5)\n"
+                 "    images = fn.crop_mirror_normalize(\n"
+                 "        fn.decoders.image(jpegs, device='mixed', output_type=types.GRAY),\n"
+                 "        dtype=types.FLOAT, mean=[0.5 * 255], std=[255.0], mirror=coin)\n"
+                 "    return fn.reshape(images, shape=[size * size]), "
+                 "fn.one_hot(labels.gpu(), num_classes=10)\n",
+                 "aug.py", 1, &bind, &e),
+             &e);
+    CHECK_STR(sl_pipeline_output_name(p, 0), "out0");
+    CHECK_STR(sl_pipeline_output_name(p, 1), "out1");
+    CHECK_OK(sl_pipeline_build(p), NULL);
+    sl_batch *b = NULL;
+    CHECK_OK(sl_pipeline_next(p, &b), NULL);
+    if (b) {
+        check_output(b, 0, SL_DTYPE_F32, 2, 8, 784);
+        check_output(b, 1, SL_DTYPE_F32, 2, 8, 10);
+        sl_tensor t;
+        if (sl_batch_tensor(b, 0, &t, NULL) == SL_OK) { /* (pixel - 127.5) / 255 */
+            const float *x = t.data;
+            float lo = 1;
+            for (int k = 0; k < 8 * 784; k++) lo = x[k] < lo ? x[k] : lo;
+            CHECK(lo >= -0.5f && lo < 0.0f);
+        }
+        sl_pipeline_release(p, b);
+    }
+    sl_pipeline_free(p);
+}
+
 int main(void) {
+    test_per_sample_args();
     test_reader_only();
     test_seed_files();
     test_errors();

@@ -79,6 +79,11 @@ int main(void) {
     CHECK_FAILS(sl__args_build(&demo, 2, ot, pair2, &a, &e), SL_EINVAL, &e, "HSV is not one of");
     sl__val_free(&s);
     for (int i = 0; i < 4; i++) sl__val_free(&vals[i]);
+    /* `seed` is taken by the pipeline when the op's schema has no such argument */
+    const char *seeded[2] = {"path", "seed"};
+    sl__val sv[2] = {vals[0], vals[3]};
+    CHECK_OK(sl__args_build(&demo, 2, seeded, sv, &a, &e), &e);
+    sl__args_free(&a);
     CHECK_EQ_INT(sl__op_distance("one_hot", "onehot"), 1);
     return check_done();
 }

@@ -23,6 +23,7 @@ static const char *usage_text =
     "  --layout sharded|stacked  output layout (default: the decorator's)\n"
     "  --trace FILE          one line per sample: epoch, step, device, slot, key\n"
     "  --dump DIR            write every output of every batch as .npy\n"
+    "  --dump-steps N        dump only the first N steps of each epoch\n"
     "  --checkpoint FILE --checkpoint-at STEP   save after STEP steps of this run, then stop\n"
     "  --resume FILE         continue from a checkpoint\n"
     "  --json                print a JSON summary on stdout\n";
@@ -64,7 +65,7 @@ int sl_cli_run(int argc, char **argv) {
     sl_iter_config_init(&c);
     sl_pipeline_bind binds[64];
     int nbinds = 0, epochs = 1, json = 0;
-    long long checkpoint_at = -1;
+    long long checkpoint_at = -1, dump_steps = -1;
     const char *path = NULL, *trace_path = NULL, *dump_dir = NULL, *ck_path = NULL;
     sl_err err;
     sl_err_clear(&err);
@@ -116,6 +117,9 @@ int sl_cli_run(int argc, char **argv) {
         } else if (!strcmp(a, "--dump")) {
             NEED_VALUE;
             dump_dir = v;
+        } else if (!strcmp(a, "--dump-steps")) {
+            NEED_VALUE;
+            dump_steps = atoll(v);
         } else if (!strcmp(a, "--checkpoint")) {
             NEED_VALUE;
             ck_path = v;
@@ -189,7 +193,9 @@ int sl_cli_run(int argc, char **argv) {
                     for (int s = 0; s < B; s++)
                         fprintf(trace, "%d\t%lld\t%d\t%d\t%s\n", epoch, (long long)step, d, s,
                                 sl_iter_key(b, d, s));
-            if (dump_dir && (rc = dump_batch(dump_dir, it, b, epoch, step))) break;
+            if (dump_dir && (dump_steps < 0 || step < dump_steps) &&
+                (rc = dump_batch(dump_dir, it, b, epoch, step)))
+                break;
             if (++run_steps == checkpoint_at) {
                 if (sl_iter_checkpoint(it, ck_path)) {
                     rc = sl_cli_fail("run", "%s", sl_iter_errmsg(it));

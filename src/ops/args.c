@@ -310,7 +310,10 @@ static int schema_index(const sl__op_def *op, const char *name) {
 
 /* Arguments every op takes, handled by the pipeline itself. */
 static bool common_arg(const char *name) {
-    static const char *const common[] = {"device", "name", "preserve", "bytes_per_sample_hint"};
+    /* `seed` too, where the schema lacks it: the pipeline gives each op its seed (this argument,
+     * or one derived from the pipeline's) through sl__op_init / sl__op_io */
+    static const char *const common[] = {"device", "name", "preserve", "bytes_per_sample_hint",
+                                         "seed"};
     for (size_t i = 0; i < SL_ARRAY_LEN(common); i++)
         if (strcmp(common[i], name) == 0) return true;
     return false;
@@ -331,8 +334,8 @@ sl_status sl__args_build(const sl__op_def *op, int n, const char *const *names, 
     }
     sl_status st = SL_OK;
     for (int k = 0; k < n && st == SL_OK; k++) {
-        if (common_arg(names[k])) continue;
         int i = schema_index(op, names[k]);
+        if (i < 0 && common_arg(names[k])) continue;
         if (i < 0) {
             const char *best = NULL;
             int bd = 99;

@@ -23,7 +23,7 @@ static const char *usage_text =
     "  --mode sharding|devices iterator layout, as the seed's two variants (default sharding)\n"
     "  --epochs E              (default 5)\n"
     "  --batch-size N          global batch (default 200)\n"
-    "  --lr LR                 learning rate (default 0.001)\n"
+    "  --lr LR                 learning rate (default 0.001, the seed's; 0.0003 for adam/adamw)\n"
     "  --optimizer NAME        sgd (default), momentum, adam, adamw\n"
     "  --weight-decay W        (default 0)\n"
     "  --hidden H1,H2,...      hidden layer sizes (default 1024,1024)\n"
@@ -116,7 +116,7 @@ static int evaluate(sl_mlp *m, sl_iter *val, double *accuracy, sl_err *e) {
 int sl_cli_train(int argc, char **argv) {
     const char *data = "data", *devices = "all", *mode = "sharding", *train_path = NULL,
                *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL;
-    int epochs = 5, batch = 200, threads = 4, json = 0;
+    int epochs = 5, batch = 200, threads = 4, json = 0, lr_given = 0;
     uint64_t seed = 0;
     sl_trainer_config tc;
     sl_trainer_config_default(&tc);
@@ -145,7 +145,7 @@ int sl_cli_train(int argc, char **argv) {
         else if (!strcmp(a, "--mode")) mode = v;
         else if (!strcmp(a, "--epochs")) epochs = atoi(v);
         else if (!strcmp(a, "--batch-size")) batch = atoi(v);
-        else if (!strcmp(a, "--lr")) tc.optim.lr = strtof(v, NULL);
+        else if (!strcmp(a, "--lr")) tc.optim.lr = strtof(v, NULL), lr_given = 1;
         else if (!strcmp(a, "--weight-decay")) tc.optim.weight_decay = strtof(v, NULL);
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--threads")) threads = atoi(v);
@@ -176,6 +176,10 @@ int sl_cli_train(int argc, char **argv) {
     if (strcmp(mode, "sharding") && strcmp(mode, "devices"))
         return sl_cli_fail("train", "--mode sharding or devices, not '%s'", mode), 2;
     tc.model.seed = (uint32_t)seed;
+    /* Adam's steps do not scale with the gradient: the seed's 0.001 overshoots on this saturating
+     * tanh net (0.86 after 5 epochs on Fashion-MNIST, 0.875 with 3e-4) */
+    if (!lr_given && (tc.optim.kind == SL_OPTIM_ADAM || tc.optim.kind == SL_OPTIM_ADAMW))
+        tc.optim.lr = 3e-4f;
 
     /* pipelines */
     char *train_text = NULL, *val_text = NULL;

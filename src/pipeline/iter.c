@@ -174,10 +174,11 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
         st = c->build(p, shard_id, num_shards, c->build_user, err);
         if (st && err && !err->msg[0]) sl_err_copy(err, &p->err);
     }
-    if (st == SL_OK && restore) st = sl_pipeline_restore(p, restore, restore_size);
+    if (st) return st; /* parse errors point at the text already, the same for every shard */
+    if (restore) st = sl_pipeline_restore(p, restore, restore_size);
     if (st == SL_OK) st = sl_pipeline_build(p);
     if (st && err && p->err.status) sl_err_copy(err, &p->err);
-    if (st) sl_err_prefix(err, "%s (shard %d of %d): ", c->filename, shard_id, num_shards);
+    if (st && num_shards > 1) sl_err_prefix(err, "shard %d of %d: ", shard_id, num_shards);
     return st;
 }
 
@@ -243,6 +244,8 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     sl_pipeline_decorator d;
     memset(&d, 0, sizeof d);
     d.size = -1;
+    d.batch_size = d.num_threads = -1;
+    d.seed = -1;
     d.prepare_first_batch = true;
     if (c->text) SL_TRY(sl_pipeline_text_decorator(c->text, c->filename, &d, err));
 

@@ -12,6 +12,12 @@
  *                          NULL when setup did all the work.
  *   run_gpu(state, io)     the whole batch on io->stream, reading the same per-sample decisions.
  *
+ * On a CUDA pipeline a gpu op's setup and run_gpu run in the GPU stage. A mixed op with a run_gpu
+ * has both halves: setup and run_cpu (on the pool) in the CPU stage with io->device on the GPU,
+ * then run_gpu in the GPU stage; what it needs between the two goes in *io->batch_state. A mixed
+ * op without run_gpu runs on the CPU into pinned memory, copied to the GPU once per batch.
+ * io->sample_base is batch index * batch size: random streams depend on the sample only.
+ *
  * Readers (SL_OPF_READER) take no inputs; their setup reads the batch's records and sets io->keys.
  * Errors name the record: ops use io->keys[i] in messages (see sl__op_fail). */
 #ifndef SLUICE_OPS_OP_H
@@ -154,6 +160,9 @@ typedef struct sl__op_io {
     int64_t iteration;         /* batches this instance has run */
     sl_device device;
     void *stream;              /* cudaStream_t for run_gpu */
+    void **batch_state;        /* this op's slot for this batch: data its setup/run_cpu leave for
+                                * its run_gpu (the CPU stage runs ahead, so op state is not it);
+                                * the op allocates it, free_batch_state frees it at the end */
 } sl__op_io;
 
 typedef struct sl__op_def {
@@ -170,6 +179,7 @@ typedef struct sl__op_def {
     sl_status (*run_cpu)(void *state, sl__op_io *io, int sample, int worker, sl_err *err);
     sl_status (*run_gpu)(void *state, sl__op_io *io, sl_err *err);
     void (*destroy)(void *state);
+    void (*free_batch_state)(void *batch_state);
     /* readers */
     sl_status (*reader_meta)(void *state, sl_reader_meta *meta);
     /* checkpoints: the state that decides future outputs (reader position, RNG counters) */

@@ -295,7 +295,8 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
      * a mixed op without one decodes on the CPU stage into pinned memory and its outputs are
      * copied to the GPU once per batch (transfer nodes, below) */
     bool mixed_on_cpu = placement == SL_OPDEV_MIXED && !def->run_gpu;
-    inst.on_gpu = cuda_pipeline(p) && placement != SL_OPDEV_CPU && !mixed_on_cpu;
+    inst.on_gpu = cuda_pipeline(p) && placement == SL_OPDEV_GPU;
+    inst.split = cuda_pipeline(p) && placement == SL_OPDEV_MIXED && def->run_gpu;
     inst.ninputs = op->ninputs;
     memcpy(inst.inputs, op->inputs, sizeof inst.inputs);
     inst.nout = nout;
@@ -378,9 +379,10 @@ static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
     return SL_OK;
 }
 
-/* Runs op k on batch b: its setup, then its per-sample CPU run on the pool, or its batch GPU run on
- * the GPU stage's stream. */
-static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, sl_err *err) {
+/* Runs op k on batch b. In the CPU stage (gpu_half false): its setup, then its per-sample run on
+ * the pool. In the GPU stage (gpu_half true): a gpu op's setup then its run_gpu, or a split op's
+ * run_gpu alone, on the stage's stream. */
+static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_err *err) {
     sl__opinst *op = &p->ops[k];
     sl_tlist *in[SL__MAX_OP_INPUTS], *arg_in[SL__MAX_OP_INPUTS], *out[SL__MAX_OP_OUTPUTS];
     for (int i = 0; i < op->ninputs; i++) in[i] = node_list(p, b, op->inputs[i]);
@@ -397,19 +399,25 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, sl_err *err) {
     io.out = out;
     io.keys = (const char *const *)b->keys;
     io.seed = op->seed;
-    io.sample_base = op->sample_base;
-    io.iteration = op->iteration;
-    io.device = op->on_gpu ? p->cfg.device : sl_cpu();
-    io.stream = op->on_gpu ? p->stream : NULL;
+    io.sample_base = b->seq * p->cfg.batch_size;
+    io.iteration = b->seq;
+    bool dev = op->on_gpu || op->split;
+    io.device = dev ? p->cfg.device : sl_cpu();
+    io.stream = dev ? p->stream : NULL;
+    io.batch_state = &b->op_state[k];
     double t0 = now_s();
-    sl_status st = op->def->setup ? op->def->setup(op->state, &io, err) : SL_OK;
-    if (st == SL_OK && k == p->reader_op) st = copy_keys(b, io.keys, err);
-    io.keys = (const char *const *)b->keys;
-    if (st == SL_OK && op->on_gpu) {
-        st = op->def->run_gpu(op->state, &io, err);
-    } else if (st == SL_OK && op->def->run_cpu) {
-        run_ctx c = {op, &io};
-        st = sl__pool_parallel_for(p->pool, b->size, run_sample, &c, err);
+    sl_status st = SL_OK;
+    if (gpu_half) {
+        if (op->on_gpu && op->def->setup) st = op->def->setup(op->state, &io, err);
+        if (st == SL_OK && op->def->run_gpu) st = op->def->run_gpu(op->state, &io, err);
+    } else {
+        if (op->def->setup) st = op->def->setup(op->state, &io, err);
+        if (st == SL_OK && k == p->reader_op) st = copy_keys(b, io.keys, err);
+        io.keys = (const char *const *)b->keys;
+        if (st == SL_OK && op->def->run_cpu) {
+            run_ctx c = {op, &io};
+            st = sl__pool_parallel_for(p->pool, b->size, run_sample, &c, err);
+        }
     }
     if (st == SL_OK) {
         for (int i = 0; i < op->nout; i++)
@@ -419,9 +427,9 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, sl_err *err) {
     }
     if (st < 0 && !strstr(err->msg, op->name) && !strstr(err->msg, op->def->name))
         sl_err_prefix(err, "%s: ", op->name);
-    op->sample_base += b->size;
-    op->iteration++;
+    pthread_mutex_lock(&p->stats_mu);
     op->seconds += now_s() - t0;
+    pthread_mutex_unlock(&p->stats_mu);
     return st < 0 ? st : SL_OK;
 }
 
@@ -481,7 +489,7 @@ static sl_status produce(sl_pipeline *p, sl_batch *b) {
     if (st) return b->status = st;
     store_snapshot(p, b->seq, snap, snap_size);
     for (int k = 0; k < p->nops && st == SL_OK; k++)
-        if (!p->ops[k].on_gpu) st = run_op(p, k, b, &b->err);
+        if (!p->ops[k].on_gpu) st = run_op(p, k, b, false, &b->err);
     if (st == SL_OK) st = pack_outputs(p, b, false, &b->err);
     pthread_mutex_lock(&p->stats_mu);
     p->stats.batches++;
@@ -534,7 +542,7 @@ static sl_status gpu_produce(sl_pipeline *p, sl_batch *b) {
     for (int n = 0; n < p->nnodes && st == SL_OK; n++)
         if (p->nodes[n].op == SL__NODE_TRANSFER) st = transfer(p, n, b, &b->err);
     for (int k = 0; k < p->nops && st == SL_OK; k++)
-        if (p->ops[k].on_gpu) st = run_op(p, k, b, &b->err);
+        if (p->ops[k].on_gpu || p->ops[k].split) st = run_op(p, k, b, true, &b->err);
     if (st == SL_OK) st = pack_outputs(p, b, true, &b->err);
     if (st == SL_OK) st = sl__cuda_stream_sync(p->stream, &b->err);
     pthread_mutex_lock(&p->stats_mu);
@@ -572,7 +580,8 @@ static sl_status alloc_slots(sl_pipeline *p) {
         b->nodes = sl__calloc((size_t)p->nnodes, sizeof *b->nodes, &p->err);
         b->dense = sl__calloc((size_t)p->nout, sizeof *b->dense, &p->err);
         b->use_dense = sl__calloc((size_t)p->nout, sizeof *b->use_dense, &p->err);
-        if (!b->dense || !b->use_dense) return SL_ENOMEM;
+        b->op_state = sl__calloc((size_t)p->nops, sizeof *b->op_state, &p->err);
+        if (!b->dense || !b->use_dense || !b->op_state) return SL_ENOMEM;
         b->keys = sl__calloc((size_t)bs, sizeof *b->keys, &p->err);
         b->key_cap = sl__calloc((size_t)bs, sizeof *b->key_cap, &p->err);
         if (!b->nodes || !b->keys || !b->key_cap) return SL_ENOMEM;
@@ -606,13 +615,13 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
     for (int n = 0; n < p->nnodes; n++) p->gpu_stage |= p->nodes[n].op == SL__NODE_TRANSFER;
     for (int k = 0; k < p->nops; k++) {
         const sl__opinst *op = &p->ops[k];
-        p->gpu_stage |= op->on_gpu;
+        p->gpu_stage |= op->on_gpu || op->split;
         /* an op whose setup does everything (reshape: views) runs anywhere */
         bool setup_only = !op->def->run_cpu && !op->def->run_gpu;
         if (op->on_gpu && !op->def->run_gpu && !setup_only)
             return fail(p, SL_ENOTSUP, "%s has no GPU implementation: place it on the CPU",
                         op->name);
-        if (!op->on_gpu && !op->def->run_cpu && !setup_only)
+        if (!op->on_gpu && !op->split && !op->def->run_cpu && !setup_only)
             return fail(p, SL_ENOTSUP, "%s has no CPU implementation", op->name);
         if (!op->def->setup && setup_only)
             return fail(p, SL_EINVAL, "%s has nothing to run", op->name);
@@ -708,6 +717,10 @@ void sl_pipeline_free(sl_pipeline *p) {
         sl_batch *b = &p->slots[s];
         for (int n = 0; b->nodes && n < p->nnodes; n++) sl_tlist_free(&b->nodes[n]);
         for (int o = 0; b->dense && o < p->nout; o++) sl_tlist_free(&b->dense[o]);
+        for (int k = 0; b->op_state && k < p->nops; k++)
+            if (b->op_state[k] && p->ops[k].def->free_batch_state)
+                p->ops[k].def->free_batch_state(b->op_state[k]);
+        free(b->op_state);
         free(b->dense);
         free(b->use_dense);
         for (int i = 0; b->keys && i < p->cfg.batch_size; i++) free(b->keys[i]);
@@ -784,7 +797,7 @@ void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out) {
             out->reader_s += t;
         else if (!strncmp(op->def->name, "decoders.", 9))
             out->decode_s += t;
-        else if (op->on_gpu)
+        else if (op->on_gpu || op->split)
             out->gpu_s += t;
         else
             out->cpu_ops_s += t;
@@ -794,7 +807,7 @@ void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out) {
 /* ---- checkpoints ---------------------------------------------------------------------------------- */
 
 #define SNAP_MAGIC 0x53504c53u /* "SLPS" */
-#define SNAP_VERSION 1u
+#define SNAP_VERSION 2u
 
 typedef struct {
     unsigned char *buf;
@@ -827,8 +840,6 @@ sl_status sl__pipeline_snapshot(sl_pipeline *p, int64_t seq, void **bytes, size_
     put(&w, &seq, sizeof seq);
     for (int k = 0; k < p->nops; k++) {
         sl__opinst *op = &p->ops[k];
-        put(&w, &op->sample_base, sizeof op->sample_base);
-        put(&w, &op->iteration, sizeof op->iteration);
         void *ob = NULL;
         size_t on = 0;
         if (op->def->save) {
@@ -912,12 +923,10 @@ static sl_status apply_restore(sl_pipeline *p) {
     for (int k = 0; k < p->nops; k++) {
         sl__opinst *op = &p->ops[k];
         uint64_t n;
-        if ((size_t)(end - b) < 24)
+        if ((size_t)(end - b) < 8)
             return fail(p, SL_EFORMAT, "pipeline checkpoint: truncated at operator %s", op->name);
-        memcpy(&op->sample_base, b, 8);
-        memcpy(&op->iteration, b + 8, 8);
-        memcpy(&n, b + 16, 8);
-        b += 24;
+        memcpy(&n, b, 8);
+        b += 8;
         if (n > (uint64_t)(end - b))
             return fail(p, SL_EFORMAT, "pipeline checkpoint: truncated in operator %s", op->name);
         if (n && !op->def->restore)

@@ -29,14 +29,16 @@ typedef struct sl__opinst {
     const sl__op_def *def;
     char name[64];
     unsigned placement; /* SL_OPDEV_CPU, _MIXED or _GPU as written */
-    bool on_gpu;        /* runs in the GPU stage (placement mixed/gpu on a CUDA pipeline) */
+    bool on_gpu;        /* a gpu op of a CUDA pipeline: setup and run_gpu in the GPU stage */
+    bool split;         /* a mixed op with a GPU run on a CUDA pipeline: setup and run_cpu in the
+                         * CPU stage (outputs already on the device), then run_gpu in the GPU
+                         * stage -- e.g. small images decoded on the CPU, large ones by nvJPEG */
     int ninputs, inputs[SL__MAX_OP_INPUTS];
     int narg_inputs, arg_inputs[SL__MAX_OP_INPUTS];
     int nout, first_node;
     sl__args args;
     void *state;
     uint64_t seed;
-    int64_t sample_base, iteration;
     double seconds;
 } sl__opinst;
 
@@ -60,6 +62,7 @@ struct sl_batch {
     int size;
     sl_tlist *nodes; /* one sample list per node */
     sl_tlist *dense; /* per output: a packed copy when the node's samples are scattered */
+    void **op_state; /* per op: what an op keeps for this batch between its stages */
     bool *use_dense; /* per output: whether this batch's output is the packed copy */
     char **keys;     /* per-sample keys (copied from the reader) */
     size_t *key_cap;

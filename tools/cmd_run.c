@@ -3,6 +3,7 @@
  * .npy, and checkpoints/resumes mid-epoch. */
 #include "cli.h"
 #include "common.h"
+#include "world.h"
 
 #include "sluice/iterator.h"
 
@@ -26,7 +27,10 @@ static const char *usage_text =
     "  --dump-steps N        dump only the first N steps of each epoch\n"
     "  --checkpoint FILE --checkpoint-at STEP   save after STEP steps of this run, then stop\n"
     "  --resume FILE         continue from a checkpoint\n"
-    "  --json                print a JSON summary on stdout\n";
+    "  --json                print a JSON summary on stdout\n"
+    "Under mpirun each process runs its devices' pipelines with global shard ids; rank 0 prints;\n"
+    "each rank writes its trace to FILE.<rank> (device = global shard id); --checkpoint gathers\n"
+    "every rank's state into one file.\n";
 
 typedef struct {
     double seconds;
@@ -60,7 +64,17 @@ static int dump_batch(const char *dir, const sl_iter *it, const sl_iter_batch *b
     return 0;
 }
 
+static int run_main(int argc, char **argv, sl_cli_world *w);
+
 int sl_cli_run(int argc, char **argv) {
+    sl_cli_world w;
+    if (sl_cli_world_init(&w, &argc, &argv)) return 1;
+    int rc = run_main(argc, argv, &w);
+    sl_cli_world_finalize(&w);
+    return rc;
+}
+
+static int run_main(int argc, char **argv, sl_cli_world *w) {
     sl_iter_config c;
     sl_iter_config_init(&c);
     sl_pipeline_bind binds[64];
@@ -156,14 +170,37 @@ int sl_cli_run(int argc, char **argv) {
     c.filename = path;
     c.binds = binds;
     c.nbinds = nbinds;
+    c.shard_offset = w->rank * c.ndevices;
+    c.total_shards = w->size * c.ndevices;
+    bool lead = w->rank == 0;
+    if (!lead) json = 0;
+    void *resume_bytes = NULL;
+    if (c.resume) {
+        size_t n;
+        if (sl_cli_world_load(w, c.resume, &resume_bytes, &n, &err)) {
+            free(text);
+            return sl_cli_world_fail(w, "run", err.msg);
+        }
+        c.resume_bytes = resume_bytes;
+        c.resume_size = n;
+    }
+    const char *resume_path = c.resume;
+    c.resume = NULL;
     sl_iter *it;
-    if (sl_iter_create(&c, &it, &err)) {
+    sl_status cst = sl_iter_create(&c, &it, &err);
+    free(resume_bytes);
+    if (cst) {
         free(text);
-        return sl_cli_fail("run", "%s", err.msg);
+        return sl_cli_world_fail(w, "run", err.msg);
     }
     FILE *trace = NULL;
     if (trace_path) {
-        trace = fopen(trace_path, c.resume ? "a" : "w");
+        char tp[4096];
+        if (w->size > 1)
+            snprintf(tp, sizeof tp, "%s.%d", trace_path, w->rank);
+        else
+            snprintf(tp, sizeof tp, "%s", trace_path);
+        trace = fopen(tp, resume_path ? "a" : "w");
         if (!trace) {
             sl_iter_free(it);
             free(text);
@@ -175,9 +212,10 @@ int sl_cli_run(int argc, char **argv) {
     int nstats = 0;
     long long run_steps = 0;
     bool stopped = false;
-    if (!json)
+    int dev0 = w->rank * ndev; /* global shard id of this process's first device */
+    if (!json && lead)
         fprintf(stderr, "sluice run: %s on %d device(s), %d per device, %lld batches per epoch\n",
-                path, ndev, B, (long long)sl_iter_len(it));
+                path, ndev * w->size, B, (long long)sl_iter_len(it));
     while (!stopped && sl_iter_epoch(it) < epochs && rc == 0) {
         int epoch = sl_iter_epoch(it);
         double t0 = sl_cli_now();
@@ -187,31 +225,35 @@ int sl_cli_run(int argc, char **argv) {
         while ((st = sl_iter_next(it, &b)) == SL_OK) {
             int64_t step = sl_iter_step(it) - 1;
             es.steps++;
-            es.samples += (int64_t)ndev * B;
+            es.samples += (int64_t)ndev * w->size * B;
             if (trace)
                 for (int d = 0; d < ndev; d++)
                     for (int s = 0; s < B; s++)
-                        fprintf(trace, "%d\t%lld\t%d\t%d\t%s\n", epoch, (long long)step, d, s,
-                                sl_iter_key(b, d, s));
+                        fprintf(trace, "%d\t%lld\t%d\t%d\t%s\n", epoch, (long long)step,
+                                dev0 + d, s, sl_iter_key(b, d, s));
             if (dump_dir && (dump_steps < 0 || step < dump_steps) &&
                 (rc = dump_batch(dump_dir, it, b, epoch, step)))
                 break;
             if (++run_steps == checkpoint_at) {
-                if (sl_iter_checkpoint(it, ck_path)) {
-                    rc = sl_cli_fail("run", "%s", sl_iter_errmsg(it));
-                } else if (!json) {
+                void *bytes = NULL;
+                size_t blen = 0;
+                if (sl_iter_save(it, NULL, 0, &bytes, &blen) ||
+                    sl_cli_world_save(w, ck_path, bytes, blen, &err)) {
+                    rc = sl_cli_world_fail(w, "run", err.msg[0] ? err.msg : sl_iter_errmsg(it));
+                } else if (!json && lead) {
                     fprintf(stderr, "sluice run: checkpoint after %lld steps (epoch %d step %lld) "
                                     "written to %s\n",
                             run_steps, epoch, (long long)step, ck_path);
                 }
+                free(bytes);
                 stopped = true;
                 break;
             }
         }
-        if (st != SL_OK && st != SL_EOF) rc = sl_cli_fail("run", "%s", sl_iter_errmsg(it));
+        if (st != SL_OK && st != SL_EOF) rc = sl_cli_world_fail(w, "run", sl_iter_errmsg(it));
         es.seconds = sl_cli_now() - t0;
         if (nstats < 256) stats[nstats++] = es;
-        if (!json && rc == 0)
+        if (!json && lead && rc == 0)
             fprintf(stderr, "Epoch %d: %.3f s, %.0f samples/s, %lld steps%s\n", epoch, es.seconds,
                     es.samples / (es.seconds > 0 ? es.seconds : 1e-9), (long long)es.steps,
                     stopped ? " (stopped at the checkpoint)" : "");
@@ -254,7 +296,7 @@ int sl_cli_run(int argc, char **argv) {
             printf(": %.6f", total.ops[k].seconds);
         }
         printf("}, \"error\": %s}\n", rc ? "true" : "false");
-    } else {
+    } else if (lead) {
         fprintf(stderr, "stages (thread-seconds, all devices): reader %.3f, decode %.3f, "
                         "other cpu ops %.3f, gpu %.3f; consumer waited %.3f s\n",
                 total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.wait_s);

@@ -3,11 +3,13 @@
  * test accuracy after each epoch on one device, as the tutorial prints it. */
 #include "cli.h"
 #include "common.h"
+#include "world.h"
 
 #include "sluice/iterator.h"
 #include "sluice/train.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,9 @@ static const char *usage_text =
     "  --metrics FILE          one JSON line per epoch\n"
     "  --checkpoint FILE       model + optimiser + iterator, written at each epoch's end\n"
     "  --resume FILE           continue from such a checkpoint\n"
-    "  --json                  print {\"epochs\": [...]} on stdout at the end\n";
+    "  --json                  print {\"epochs\": [...]} on stdout at the end\n"
+    "Under mpirun each process drives its devices (--devices cpu: one CPU replica; all: the GPU of\n"
+    "its local rank), shards are global, rank 0 validates, prints and writes the files.\n";
 
 typedef struct {
     int epoch;
@@ -113,7 +117,28 @@ static int evaluate(sl_mlp *m, sl_iter *val, double *accuracy, sl_err *e) {
     return 0;
 }
 
+static int train_main(int argc, char **argv, sl_cli_world *w);
+
+/* A failure at run time: printed (with the rank under mpirun), and every rank stops. */
+static int wfail(const sl_cli_world *w, const char *fmt, ...) SL_PRINTF(2, 3);
+static int wfail(const sl_cli_world *w, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sl_cli_world_fail(w, "train", msg);
+}
+
 int sl_cli_train(int argc, char **argv) {
+    sl_cli_world w;
+    if (sl_cli_world_init(&w, &argc, &argv)) return 1;
+    int rc = train_main(argc, argv, &w);
+    sl_cli_world_finalize(&w);
+    return rc;
+}
+
+static int train_main(int argc, char **argv, sl_cli_world *w) {
     const char *data = "data", *devices = "all", *mode = "sharding", *train_path = NULL,
                *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL;
     int epochs = 5, batch = 200, threads = 4, json = 0, lr_given = 0;
@@ -220,12 +245,33 @@ int sl_cli_train(int argc, char **argv) {
     FILE *metrics = NULL;
     epoch_result results[1024];
     int nres = 0;
+    bool lead = w->rank == 0;
+    sl_comm *comms[SL_MAX_DEVICES] = {0};
+    int ncomms = 0;
+    void *resume_bytes = NULL;
     if (sl_iter_parse_devices(devices, &ic, &e)) {
-        rc = sl_cli_fail("train", "%s", e.msg);
+        rc = wfail(w, "%s", e.msg);
         goto out;
     }
+    if (w->size > 1 && ic.devices[0].kind == SL_DEVICE_CUDA && !strcmp(devices, "all")) {
+        /* one GPU per process: the one of its local rank */
+        ic.devices[0] = sl_cuda(w->local_rank % ic.ndevices);
+        ic.ndevices = 1;
+    }
+    ic.shard_offset = w->rank * ic.ndevices;
+    ic.total_shards = w->size * ic.ndevices;
+    if (resume) {
+        size_t n;
+        if (sl_cli_world_load(w, resume, &resume_bytes, &n, &e)) {
+            rc = wfail(w, "%s", e.msg);
+            goto out;
+        }
+        ic.resume = NULL;
+        ic.resume_bytes = resume_bytes;
+        ic.resume_size = n;
+    }
     if (sl_iter_create(&ic, &train, &e)) {
-        rc = sl_cli_fail("train", "%s", e.msg);
+        rc = wfail(w, "%s", e.msg);
         goto out;
     }
     /* validation: one pipeline on the first device, no sharding */
@@ -239,35 +285,47 @@ int sl_cli_train(int argc, char **argv) {
     vc.ndevices = 1;
     vc.layout = SL_LAYOUT_NONE;
     vc.resume = NULL;
-    if (sl_iter_create(&vc, &val, &e)) {
-        rc = sl_cli_fail("train", "%s", e.msg);
+    vc.resume_bytes = NULL;
+    vc.shard_offset = 0;
+    vc.total_shards = 0;
+    if (lead && sl_iter_create(&vc, &val, &e)) { /* rank 0 validates, as the seed on GPU 0 */
+        rc = wfail(w, "%s", e.msg);
         goto out;
     }
     int K = sl_iter_num_devices(train), B = sl_iter_device_batch(train);
     tc.replicas = K;
     for (int k = 0; k < K; k++) tc.devices[k] = ic.devices[k];
+    if (w->size > 1) {
+        if (sl_cli_world_comms(w, ic.devices, K, comms, &e)) {
+            rc = wfail(w, "%s", e.msg);
+            goto out;
+        }
+        ncomms = K;
+        tc.comms = comms;
+    }
     if (sl_trainer_create(&tc, &tr, &e)) {
-        rc = sl_cli_fail("train", "%s", e.msg);
+        rc = wfail(w, "%s", e.msg);
         goto out;
     }
     if (resume) {
         size_t n;
         const void *extra = sl_iter_resumed_extra(train, &n);
         if (!extra || unpack_state(tr, extra, n, &e)) {
-            rc = sl_cli_fail("train", "%s: %s", resume,
-                             extra ? e.msg : "no model in this checkpoint (written by sluice run?)");
+            rc = wfail(w, "%s: %s", resume,
+                       extra ? e.msg : "no model in this checkpoint (written by sluice run?)");
             goto out;
         }
     }
-    if (metrics_path && !(metrics = fopen(metrics_path, resume ? "a" : "w"))) {
-        rc = sl_cli_fail("train", "%s: %s", metrics_path, strerror(errno));
+    if (lead && metrics_path && !(metrics = fopen(metrics_path, resume ? "a" : "w"))) {
+        rc = wfail(w, "%s: %s", metrics_path, strerror(errno));
         goto out;
     }
-    if (!json)
-        printf("Training on %d %s device(s), %d samples each per step; %lld batches per epoch in "
+    if (!json && lead)
+        printf("Training on %d %s device(s)%s, %d samples each per step; %lld batches per epoch in "
                "training, %lld in validation\n",
-               K, ic.devices[0].kind == SL_DEVICE_CUDA ? "GPU" : "CPU", B,
-               (long long)sl_iter_len(train), (long long)sl_iter_len(val));
+               K * w->size, ic.devices[0].kind == SL_DEVICE_CUDA ? "GPU" : "CPU",
+               w->size > 1 ? " over several processes" : "", B, (long long)sl_iter_len(train),
+               (long long)sl_iter_len(val));
     fflush(stdout);
     rc = 0;
     while (sl_iter_epoch(train) < epochs && rc == 0) {
@@ -281,13 +339,13 @@ int sl_cli_train(int argc, char **argv) {
             float loss;
             for (int k = 0; k < K && rc == 0; k++)
                 if (sl_iter_shard(b, 0, k, &x[k], &e) || sl_iter_shard(b, 1, k, &y[k], &e))
-                    rc = sl_cli_fail("train", "%s", e.msg);
+                    rc = wfail(w, "%s", e.msg);
             if (rc == 0 && sl_trainer_step(tr, x, y, &loss, &e))
-                rc = sl_cli_fail("train", "step %lld: %s", (long long)steps, e.msg);
+                rc = wfail(w, "step %lld: %s", (long long)steps, e.msg);
             if (rc) break;
             loss_sum += loss;
             steps++;
-            if (!json && (steps % 10 == 0 || steps == total)) {
+            if (!json && lead && (steps % 10 == 0 || steps == total)) {
                 char label[32];
                 snprintf(label, sizeof label, "Epoch %d", epoch);
                 sl_cli_progress(label, steps, total);
@@ -295,19 +353,20 @@ int sl_cli_train(int argc, char **argv) {
         }
         if (rc) break;
         if (st != SL_EOF) {
-            rc = sl_cli_fail("train", "%s", sl_iter_errmsg(train));
+            rc = wfail(w, "%s", sl_iter_errmsg(train));
             break;
         }
         double secs = sl_cli_now() - t0;
-        epoch_result r = {epoch, secs, (double)steps * K * B / (secs > 0 ? secs : 1e-9),
+        epoch_result r = {epoch, secs,
+                          (double)steps * K * w->size * B / (secs > 0 ? secs : 1e-9),
                           steps ? loss_sum / (double)steps : NAN, 0};
-        if (evaluate(sl_trainer_model(tr, 0), val, &r.accuracy, &e)) {
-            rc = sl_cli_fail("train", "validation: %s", e.msg);
+        if (lead && evaluate(sl_trainer_model(tr, 0), val, &r.accuracy, &e)) {
+            rc = wfail(w, "validation: %s", e.msg);
             break;
         }
         sl_iter_reset(train);
         if (nres < 1024) results[nres++] = r;
-        if (!json) {
+        if (!json && lead) {
             printf("Epoch %d: %.2f s, %.0f samples/s\n", epoch, r.seconds, r.samples_per_s);
             printf("Test set accuracy %.4f\n", r.accuracy);
             fflush(stdout);
@@ -323,16 +382,24 @@ int sl_cli_train(int argc, char **argv) {
             void *state;
             size_t n;
             if (pack_state(tr, &state, &n, &e)) {
-                rc = sl_cli_fail("train", "checkpoint: %s", e.msg);
+                rc = wfail(w, "checkpoint: %s", e.msg);
                 break;
             }
-            sl_status cs = sl_iter_checkpoint_with(train, ck_path, state, n);
+            void *bytes;
+            size_t blen;
+            sl_status cs = sl_iter_save(train, state, n, &bytes, &blen);
             free(state);
-            if (cs) rc = sl_cli_fail("train", "%s", sl_iter_errmsg(train));
+            if (cs) {
+                rc = wfail(w, "%s", sl_iter_errmsg(train));
+                break;
+            }
+            cs = sl_cli_world_save(w, ck_path, bytes, blen, &e); /* every rank's part, one file */
+            free(bytes);
+            if (cs) rc = wfail(w, "%s", e.msg);
         }
     }
-    if (json) {
-        printf("{\"devices\": %d, \"batch_per_device\": %d, \"epochs\": [", K, B);
+    if (json && lead) {
+        printf("{\"devices\": %d, \"batch_per_device\": %d, \"epochs\": [", K * w->size, B);
         for (int i = 0; i < nres; i++)
             printf("%s{\"epoch\": %d, \"seconds\": %.6f, \"samples_per_s\": %.1f, \"loss\": %.8g, "
                    "\"accuracy\": %.6f}",
@@ -343,6 +410,8 @@ int sl_cli_train(int argc, char **argv) {
 out:
     if (metrics) fclose(metrics);
     sl_trainer_free(tr);
+    for (int k = 0; k < ncomms; k++) sl_comm_free(comms[k]);
+    free(resume_bytes);
     sl_iter_free(val);
     sl_iter_free(train);
     free(train_text);

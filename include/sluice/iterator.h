@@ -73,8 +73,11 @@ typedef struct sl_iter_config {
     int last_batch_policy; /* sl_last_batch_policy or -1 */
     int last_batch_padded, prepare_first_batch, auto_reset; /* 0/1 or -1 */
     int layout;            /* sl_layout_mode or -1 */
-    /* checkpoint to resume from (a file written by sl_iter_checkpoint), or NULL */
+    /* checkpoint to resume from: a file written by sl_iter_checkpoint, or bytes from sl_iter_save
+     * (e.g. one rank's part of a multi-process checkpoint); NULL when starting afresh */
     const char *resume;
+    const void *resume_bytes;
+    size_t resume_size;
 } sl_iter_config;
 
 void sl_iter_config_init(sl_iter_config *c);
@@ -124,7 +127,11 @@ sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, void **man
 /* Writes reader positions, RNG states and iterator counters (after the batches taken so far) to
  * path: written to path.tmp, synced, then renamed, with a CRC-32. */
 sl_status sl_iter_checkpoint(sl_iter *it, const char *path);
-/* Extra bytes a caller stores in the same checkpoint (the trainer's model); NULL clears. */
+/* The checkpoint as bytes (malloc'd; what sl_iter_checkpoint writes), with extra bytes a caller
+ * stores in it (the trainer's model) when extra is not NULL. */
+sl_status sl_iter_save(sl_iter *it, const void *extra, size_t extra_size, void **bytes,
+                       size_t *size);
+/* The same, written to path atomically. */
 sl_status sl_iter_checkpoint_with(sl_iter *it, const char *path, const void *extra,
                                   size_t extra_size);
 /* The extra bytes of the checkpoint the iterator resumed from (NULL, 0 when none). */

@@ -64,6 +64,8 @@ struct sl_iter {
     int max_held;
     void *extra;
     size_t extra_size;
+    const void *resume_bytes; /* during creation: a checkpoint given in memory */
+    size_t resume_size;
 };
 
 void sl_iter_config_init(sl_iter_config *c) {
@@ -292,8 +294,13 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     size_t ck_size = 0;
     const unsigned char *pipe_state[SL_MAX_DEVICES] = {0};
     uint64_t pipe_len[SL_MAX_DEVICES] = {0};
-    if (c->resume) {
-        st = read_checkpoint(it, c->resume, &ck, &ck_size, pipe_state, pipe_len, err);
+    it->resume_bytes = c->resume_bytes;
+    it->resume_size = c->resume_size;
+    bool resuming = c->resume || c->resume_bytes;
+    if (resuming) {
+        st = read_checkpoint(it, c->resume ? c->resume : "(in memory)", &ck, &ck_size, pipe_state,
+                             pipe_len, err);
+        it->resume_bytes = NULL;
         if (st) goto fail;
     }
     for (int dev = 0; dev < it->n && st == SL_OK; dev++)
@@ -301,7 +308,7 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     book resumed = it->bk;
     if (st == SL_OK) st = init_book(it, c, reader_name, err);
     if (st == SL_OK && !it->use_reader) it->bk.size = size;
-    if (c->resume) {
+    if (resuming) {
         if (st == SL_OK) it->bk = resumed;
         free(ck);
     }
@@ -663,8 +670,8 @@ sl_status sl_iter_checkpoint(sl_iter *it, const char *path) {
     return sl_iter_checkpoint_with(it, path, NULL, 0);
 }
 
-sl_status sl_iter_checkpoint_with(sl_iter *it, const char *path, const void *extra,
-                                  size_t extra_size) {
+sl_status sl_iter_save(sl_iter *it, const void *extra, size_t extra_size, void **out,
+                       size_t *out_size) {
     unsigned char *buf = NULL;
     size_t len = 0, cap = 0;
     sl_status st = SL_OK;
@@ -699,52 +706,74 @@ sl_status sl_iter_checkpoint_with(sl_iter *it, const char *path, const void *ext
     ck_header *hp = (ck_header *)buf;
     hp->payload = len - sizeof h;
     hp->crc = (uint32_t)crc32(0L, buf + sizeof h, (uInt)(len - sizeof h));
+    *out = buf;
+    *out_size = len;
+    return SL_OK;
+}
 
+sl_status sl_iter_checkpoint_with(sl_iter *it, const char *path, const void *extra,
+                                  size_t extra_size) {
+    void *bytes;
+    size_t len;
+    SL_TRY(sl_iter_save(it, extra, extra_size, &bytes, &len));
+    sl_status st = sl__iter_write_file(path, bytes, len, &it->err);
+    free(bytes);
+    return st;
+}
+
+sl_status sl__iter_write_file(const char *path, const void *buf, size_t len, sl_err *err) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
-        free(buf);
-        return sl_err_set(&it->err, SL_EIO, "checkpoint %s: %s", tmp, strerror(errno));
+        return sl_err_set(err, SL_EIO, "checkpoint %s: %s", tmp, strerror(errno));
     }
     size_t off = 0;
     while (off < len) {
-        ssize_t w = write(fd, buf + off, len - off);
+        ssize_t w = write(fd, (const char *)buf + off, len - off);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) break;
         off += (size_t)w;
     }
-    free(buf);
     if (off < len || fsync(fd) != 0) {
         int e = errno;
         close(fd);
         unlink(tmp);
-        return sl_err_set(&it->err, SL_EIO, "checkpoint %s: write failed: %s", tmp, strerror(e));
+        return sl_err_set(err, SL_EIO, "checkpoint %s: write failed: %s", tmp, strerror(e));
     }
     close(fd);
     if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        return sl_err_set(&it->err, SL_EIO, "checkpoint %s: rename failed: %s", path, strerror(e));
+        return sl_err_set(err, SL_EIO, "checkpoint %s: rename failed: %s", path, strerror(e));
     }
     return SL_OK;
 }
 
 static sl_status read_checkpoint(sl_iter *it, const char *path, void **out_buf, size_t *out_size,
                                  const unsigned char **states, uint64_t *lens, sl_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return sl_err_set(err, SL_EIO, "checkpoint %s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long fl = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = fl > 0 ? malloc((size_t)fl) : NULL;
-    if (!buf || fread(buf, 1, (size_t)fl, f) != (size_t)fl) {
+    unsigned char *buf;
+    size_t len;
+    if (it->resume_bytes) { /* given in memory (the label names its origin) */
+        len = it->resume_size;
+        buf = malloc(len ? len : 1);
+        if (!buf) return sl_err_set(err, SL_ENOMEM, "out of memory reading a checkpoint");
+        memcpy(buf, it->resume_bytes, len);
+    } else {
+        FILE *f = fopen(path, "rb");
+        if (!f) return sl_err_set(err, SL_EIO, "checkpoint %s: %s", path, strerror(errno));
+        fseek(f, 0, SEEK_END);
+        long fl = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        buf = fl > 0 ? malloc((size_t)fl) : NULL;
+        if (!buf || fread(buf, 1, (size_t)fl, f) != (size_t)fl) {
+            fclose(f);
+            free(buf);
+            return sl_err_set(err, SL_EFORMAT, "checkpoint %s: empty or unreadable", path);
+        }
         fclose(f);
-        free(buf);
-        return sl_err_set(err, SL_EFORMAT, "checkpoint %s: empty or unreadable", path);
+        len = (size_t)fl;
     }
-    fclose(f);
-    size_t len = (size_t)fl;
     ck_header h;
     sl_status st = SL_EFORMAT;
     if (len < sizeof h) {

@@ -120,4 +120,7 @@ sl_status sl__pipeline_save_at(sl_pipeline *p, int64_t seq, void **bytes, size_t
 sl_status sl__pipeline_snapshot(sl_pipeline *p, int64_t seq, void **bytes, size_t *size,
                                 sl_err *err);
 
+/* Writes len bytes to path atomically: path.tmp, fsync, rename (iter.c). */
+sl_status sl__iter_write_file(const char *path, const void *buf, size_t len, sl_err *err);
+
 #endif

@@ -1,0 +1,237 @@
+/* Processes of a run (see world.h). The multi-rank checkpoint file is
+ *   "SLMR" u32 version(1) u32 ranks, then per rank: u64 length + that rank's iterator checkpoint
+ *   (itself CRC-checked), then u32 CRC-32 of everything before it;
+ * rank 0 writes it (atomically) after gathering the parts; on resume each rank reads its own part. */
+#include "world.h"
+
+#include "pipeline/pipeline.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#ifdef SLUICE_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#define MR_MAGIC 0x524d4c53u /* "SLMR" */
+
+static int env_int(const char *a, const char *b, const char *c) {
+    const char *v = getenv(a);
+    if (!v) v = getenv(b);
+    if (!v) v = getenv(c);
+    return v ? atoi(v) : -1;
+}
+
+int sl_cli_world_init(sl_cli_world *w, int *argc, char ***argv) {
+    memset(w, 0, sizeof *w);
+    w->size = 1;
+    int size = env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE");
+    if (size <= 1) return 0;
+#ifdef SLUICE_HAVE_MPI
+    int provided;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "sluice: MPI_Init_thread failed\n");
+        return 1;
+    }
+    w->mpi = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &w->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &w->size);
+    int lr = env_int("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK");
+    w->local_rank = lr >= 0 ? lr : w->rank;
+    return 0;
+#else
+    (void)argc, (void)argv;
+    fprintf(stderr, "sluice: launched as one of %d processes, but this build has no MPI\n", size);
+    return 1;
+#endif
+}
+
+void sl_cli_world_finalize(sl_cli_world *w) {
+#ifdef SLUICE_HAVE_MPI
+    if (w->mpi) MPI_Finalize();
+#endif
+    w->mpi = false;
+}
+
+int sl_cli_world_fail(const sl_cli_world *w, const char *cmd, const char *msg) {
+    if (w->size > 1) {
+        fprintf(stderr, "sluice %s: rank %d of %d: %s\n", cmd, w->rank, w->size, msg);
+        fflush(stderr);
+#ifdef SLUICE_HAVE_MPI
+        if (w->mpi) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+        return 1;
+    }
+    fprintf(stderr, "sluice %s: %s\n", cmd, msg);
+    return 1;
+}
+
+void sl_cli_world_barrier(const sl_cli_world *w) {
+#ifdef SLUICE_HAVE_MPI
+    if (w->mpi) MPI_Barrier(MPI_COMM_WORLD);
+#else
+    (void)w;
+#endif
+}
+
+sl_status sl_cli_world_comms(const sl_cli_world *w, const sl_device *devices, int k,
+                             sl_comm **out, sl_err *err) {
+#ifdef SLUICE_HAVE_MPI
+    if (!w->mpi) return sl_err_set(err, SL_ENOTSUP, "not an MPI run");
+    static MPI_Comm world;
+    world = MPI_COMM_WORLD;
+    sl_comm_config cc;
+    memset(&cc, 0, sizeof cc);
+    cc.mpi_comm = &world;
+    if (devices[0].kind == SL_DEVICE_CUDA) {
+        cc.kind = SL_COMM_NCCL;
+        cc.size = k;
+        cc.devices = devices;
+        return sl_comm_create(&cc, out, k, NULL, err);
+    }
+    if (k != 1)
+        return sl_err_set(err, SL_EINVAL,
+                          "with several processes each one drives one CPU device (--devices cpu), "
+                          "not %d",
+                          k);
+    cc.kind = SL_COMM_MPI;
+    cc.size = 1;
+    return sl_comm_create(&cc, out, 1, NULL, err);
+#else
+    (void)w, (void)devices, (void)k, (void)out;
+    return sl_err_set(err, SL_ENOTSUP, "this build has no MPI");
+#endif
+}
+
+static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+
+sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void *mine, size_t n,
+                            sl_err *err) {
+    int size = w->size;
+    uint64_t *lens = calloc((size_t)size, sizeof *lens);
+    if (!lens) return sl_err_set(err, SL_ENOMEM, "out of memory");
+    uint64_t n64 = n;
+    unsigned char *all = NULL;
+    size_t total = 0;
+#ifdef SLUICE_HAVE_MPI
+    if (w->mpi) {
+        MPI_Gather(&n64, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+        int *counts = NULL, *displs = NULL;
+        if (w->rank == 0) {
+            counts = calloc((size_t)size, sizeof *counts);
+            displs = calloc((size_t)size, sizeof *displs);
+            for (int r = 0; r < size; r++) {
+                counts[r] = (int)lens[r];
+                displs[r] = (int)total;
+                total += lens[r];
+            }
+            all = malloc(total ? total : 1);
+        }
+        MPI_Gatherv(mine, (int)n, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
+        free(counts);
+        free(displs);
+    } else
+#endif
+    {
+        lens[0] = n64;
+        total = n;
+        all = malloc(n ? n : 1);
+        if (all) memcpy(all, mine, n);
+    }
+    sl_status st = SL_OK;
+    if (w->rank == 0) {
+        size_t flen = 12 + (size_t)size * 8 + total + 4;
+        unsigned char *f = all ? malloc(flen) : NULL;
+        if (!f) {
+            st = sl_err_set(err, SL_ENOMEM, "out of memory writing %s", path);
+        } else {
+            put32(f, MR_MAGIC);
+            put32(f + 4, 1);
+            put32(f + 8, (uint32_t)size);
+            size_t off = 12, src = 0;
+            for (int r = 0; r < size; r++) {
+                memcpy(f + off, &lens[r], 8);
+                memcpy(f + off + 8, all + src, (size_t)lens[r]);
+                off += 8 + (size_t)lens[r];
+                src += (size_t)lens[r];
+            }
+            put32(f + off, (uint32_t)crc32(0L, f, (uInt)off));
+            st = sl__iter_write_file(path, f, off + 4, err);
+            free(f);
+        }
+    }
+    free(all);
+    free(lens);
+#ifdef SLUICE_HAVE_MPI
+    if (w->mpi) { /* every rank learns whether rank 0 wrote it */
+        int s = st;
+        MPI_Bcast(&s, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (w->rank != 0 && s != SL_OK)
+            st = sl_err_set(err, (sl_status)s, "rank 0 could not write %s", path);
+    }
+#endif
+    return st;
+}
+
+sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, void **bytes, size_t *n,
+                            sl_err *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return sl_err_set(err, SL_EIO, "checkpoint %s: cannot open", path);
+    fseek(f, 0, SEEK_END);
+    long fl = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = fl > 0 ? malloc((size_t)fl) : NULL;
+    size_t len = (size_t)(fl > 0 ? fl : 0);
+    if (!buf || fread(buf, 1, len, f) != len) {
+        fclose(f);
+        free(buf);
+        return sl_err_set(err, SL_EFORMAT, "checkpoint %s: empty or unreadable", path);
+    }
+    fclose(f);
+    uint32_t magic = 0, version = 0, ranks = 0, crc = 0;
+    if (len >= 16) {
+        memcpy(&magic, buf, 4);
+        memcpy(&version, buf + 4, 4);
+        memcpy(&ranks, buf + 8, 4);
+        memcpy(&crc, buf + len - 4, 4);
+    }
+    sl_status st = SL_OK;
+    if (len < 16 || magic != MR_MAGIC) {
+        st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated or not a sluice checkpoint",
+                        path);
+    } else if ((uint32_t)crc32(0L, buf, (uInt)(len - 4)) != crc) {
+        st = sl_err_set(err, SL_ECHECKSUM,
+                        "checkpoint %s: checksum mismatch (truncated, altered or damaged)", path);
+    } else if (version != 1 || (int)ranks != w->size) {
+        st = sl_err_set(err, SL_EINVAL, "checkpoint %s was written by %u process(es), this run has %d",
+                        path, ranks, w->size);
+    }
+    size_t off = 12;
+    for (int r = 0; st == SL_OK && r <= w->rank; r++) {
+        uint64_t l;
+        if (off + 8 > len - 4) {
+            st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated", path);
+            break;
+        }
+        memcpy(&l, buf + off, 8);
+        if (l > len - 4 - off - 8) {
+            st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated", path);
+            break;
+        }
+        if (r == w->rank) {
+            *bytes = malloc(l ? (size_t)l : 1);
+            if (!*bytes) {
+                st = sl_err_set(err, SL_ENOMEM, "out of memory");
+                break;
+            }
+            memcpy(*bytes, buf + off + 8, (size_t)l);
+            *n = (size_t)l;
+        }
+        off += 8 + (size_t)l;
+    }
+    free(buf);
+    return st;
+}

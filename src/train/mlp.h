@@ -41,6 +41,10 @@ typedef struct sl__mlp_backend {
 } sl__mlp_backend;
 
 extern const sl__mlp_backend sl__mlp_cpu_backend;
+
+/* K CPU replicas each run their sgemm in their own thread: OpenBLAS's pool is shared by every
+ * caller and serialises them, so each caller gets cores/K threads of it instead (mlp_cpu.c). */
+void sl__mlp_cpu_share_threads(int replicas);
 #ifdef SLUICE_HAVE_CUDA
 extern const sl__mlp_backend sl__mlp_cuda_backend; /* src/cuda/mlp.cu */
 #endif

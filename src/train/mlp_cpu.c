@@ -29,6 +29,13 @@ typedef struct cpu_impl {
  * SSE3 "Prescott" kernels, several times slower than the AVX-512 ones the CPU can run. The choice
  * is made when OpenBLAS loads (OPENBLAS_CORETYPE), before any code of ours runs, so all the library
  * can do is say so. */
+void sl__mlp_cpu_share_threads(int replicas) {
+    static int full = 0; /* OpenBLAS's own thread count, before we first changed it */
+    if (!full) full = openblas_get_num_threads();
+    int n = replicas > 1 ? full / replicas : full;
+    openblas_set_num_threads(n > 0 ? n : 1);
+}
+
 void sl_mlp_blas_info(const char **core, const char **suggested_coretype) {
     const char *name = openblas_get_corename();
     const char *suggest = NULL;

@@ -56,6 +56,7 @@ sl_status sl_trainer_create(const sl_trainer_config *cfg, sl_trainer **out, sl_e
     t->cfg.comms = NULL;
     t->K = K;
     t->cuda = cfg->devices[0].kind == SL_DEVICE_CUDA;
+    if (!t->cuda) sl__mlp_cpu_share_threads(K);
     sl_status st = SL_OK;
     for (int k = 1; k < K && st == SL_OK; k++)
         if ((cfg->devices[k].kind == SL_DEVICE_CUDA) != t->cuda)

@@ -46,7 +46,7 @@ data: build
 	@scripts/make-data $(BUILD)/sluice data
 
 demo: build data
-	@$(BUILD)/sluice train --data data --devices $(if $(filter 1,$(HAVE_GPU)),all,cpu)
+	@$(BUILD)/sluice train --data data --devices all
 
 bench: build
 	@cmake --build $(BUILD) -j $(JOBS) --target $(patsubst bench/%.c,%,$(wildcard bench/*.c))

@@ -197,7 +197,8 @@ static void nccl_abort(sl_comm *c) {
 /* Releases a member's CUDA objects (the communicator is the group's business). */
 static void member_release(nccl_comm *m) {
     cudaSetDevice(m->device);
-    if (m->stream) cudaStreamSynchronize(m->stream);
+    /* after an abort the stream may hold a collective whose peer never came: do not wait */
+    if (m->stream && !m->aborted) cudaStreamSynchronize(m->stream);
     if (m->ev_in) cudaEventDestroy(m->ev_in);
     if (m->ev_out) cudaEventDestroy(m->ev_out);
     if (m->stream) cudaStreamDestroy(m->stream);

@@ -3,6 +3,7 @@
 #ifndef SLUICE_CUDA_KERNELS_H
 #define SLUICE_CUDA_KERNELS_H
 
+#include "ops/crop_mirror_normalize.h"
 #include "sluice/status.h"
 
 #include <stdbool.h>
@@ -19,6 +20,67 @@ sl_status sl__cuda_memcpy(void *dst, bool dst_dev, const void *src, bool src_dev
 /* Sets n elements of elem bytes (1, 2, 4 or 8) to the bytes in value. */
 sl_status sl__cuda_fill(void *data, size_t n, const unsigned char *value, size_t elem, void *stream,
                         sl_err *err);
+
+/* Copies height rows of width bytes between pitched blocks (host or device, any direction). */
+sl_status sl__cuda_memcpy2d(void *dst, bool dst_dev, size_t dpitch, const void *src, bool src_dev,
+                            size_t spitch, size_t width, size_t height, void *stream, sl_err *err);
+
+/* ---- image ops' CUDA runs: one launch per batch, per-sample descriptors already on the device ---
+ */
+
+/* crop_mirror_normalize: sample i reads d[i].in and writes d[i].out as d[i].p says;
+ * max_pixels = the largest out_h * out_w of the batch. dtypes: SL_DTYPE_* of input and output. */
+typedef struct sl__cuda_cmn_desc {
+    sl__cmn_sample p;
+    const void *in;
+    void *out;
+} sl__cuda_cmn_desc;
+sl_status sl__cuda_cmn(const sl__cuda_cmn_desc *d, int n, int64_t max_pixels, int in_dtype,
+                       int out_dtype, void *stream, sl_err *err);
+
+/* one_hot: out[(o * classes + k) * inner + j] = in[o * inner + j] == k ? on : off */
+typedef struct sl__cuda_one_hot_desc {
+    const void *in;
+    void *out;
+    int64_t outer, inner;
+} sl__cuda_one_hot_desc;
+sl_status sl__cuda_one_hot(const sl__cuda_one_hot_desc *d, int n, int64_t max_out, int64_t classes,
+                           int in_dtype, int out_dtype, double on, double off, void *stream,
+                           sl_err *err);
+
+/* cast: n elements per sample, converted as ops/dtype_conv.h does (a byte copy when equal) */
+typedef struct sl__cuda_cast_desc {
+    const void *in;
+    void *out;
+    int64_t n;
+} sl__cuda_cast_desc;
+sl_status sl__cuda_cast(const sl__cuda_cast_desc *d, int n, int64_t max_elems, int in_dtype,
+                        int out_dtype, void *stream, sl_err *err);
+
+/* flip: planes of (h, w) pixels of px bytes; flags bit 0 horizontal, bit 1 vertical */
+typedef struct sl__cuda_flip_desc {
+    const void *in;
+    void *out;
+    int64_t planes, h, w, px;
+    int flags;
+} sl__cuda_flip_desc;
+sl_status sl__cuda_flip(const sl__cuda_flip_desc *d, int n, int64_t max_pixels, void *stream,
+                        sl_err *err);
+
+/* resize, two separable passes as resize.c's run_cpu: horizontal (h, w, c) -> tmp (h, ow, c) with
+ * taps fx/wx, vertical tmp -> out (oh, ow, c) with fy/wy; float accumulation in tap order. Offsets
+ * index the params block (int64 firsts and float weights); tmp is in floats into scratch. */
+typedef struct sl__cuda_resize_desc {
+    const void *in;
+    void *out;
+    int64_t h, w, c, oh, ow;
+    int tx, ty;
+    int64_t fx, fy, wx, wy; /* byte offsets into the params block */
+    int64_t tmp;            /* float offset into the scratch block */
+} sl__cuda_resize_desc;
+sl_status sl__cuda_resize(const sl__cuda_resize_desc *d, const void *params, int n, int64_t max_tmp,
+                          int64_t max_out, float *scratch, int in_dtype, int out_dtype,
+                          void *stream, sl_err *err);
 
 /* Streams for pipeline stages: created on `device`, with the calling thread's device set too. */
 sl_status sl__cuda_set_device(int device, sl_err *err);

@@ -52,3 +52,14 @@ extern "C" sl_status sl__cuda_memcpy(void *dst, bool dst_dev, const void *src, b
     }
     return SL_OK;
 }
+
+extern "C" sl_status sl__cuda_memcpy2d(void *dst, bool dst_dev, size_t dpitch, const void *src,
+                                       bool src_dev, size_t spitch, size_t width, size_t height,
+                                       void *stream, sl_err *err) {
+    cudaMemcpyKind kind = dst_dev ? (src_dev ? cudaMemcpyDefault : cudaMemcpyHostToDevice)
+                                  : (src_dev ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+    SL_CUDA_TRY(err, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind,
+                                       (cudaStream_t)stream));
+    if (!stream) SL_CUDA_TRY(err, cudaStreamSynchronize(0));
+    return SL_OK;
+}

@@ -1,6 +1,7 @@
 /* cast: converts every element to dtype with DALI's ConvertSat rules (float to integer rounds to
  * nearest even and saturates; NaN gives 0). Shapes and layout are kept. */
 #include "ops/dtype_conv.h"
+#include "ops/gpu_args.h"
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -9,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
+
 static const sl__arg_schema cast_args[] = {
     {"dtype", SL_ARG_DTYPE, NULL, "output type", SL_ARGF_REQUIRED, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
@@ -16,7 +21,14 @@ static const sl__arg_schema cast_args[] = {
 
 typedef struct cast_state {
     sl_dtype dtype;
+    sl__gpu_args gpu;
 } cast_state;
+
+static void cast_destroy(void *state) {
+    cast_state *s = state;
+    if (s) sl__gpu_args_free(&s->gpu);
+    free(s);
+}
 
 static sl_status cast_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
     cast_state *s = sl__calloc(1, sizeof *s, err);
@@ -30,7 +42,7 @@ static sl_status cast_setup(void *state, sl__op_io *io, sl_err *err) {
     cast_state *s = state;
     const sl_tlist *in = io->in[0];
     sl_tlist *out = io->out[0];
-    SL_TRY(sl_tlist_reset(out, io->batch, s->dtype, in->ndim, sl_cpu(), err));
+    SL_TRY(sl_tlist_reset(out, io->batch, s->dtype, in->ndim, io->device, err));
     SL_TRY(sl_tlist_alloc(out, in->shapes, err));
     memcpy(out->layout, in->layout, sizeof out->layout);
     return SL_OK;
@@ -56,15 +68,40 @@ static sl_status cast_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status cast_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    cast_state *s = state;
+    const sl_tlist *in = io->in[0];
+    sl__cuda_cast_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t maxn = 0;
+    for (int i = 0; i < io->batch; i++) {
+        d[i].in = in->data[i];
+        d[i].out = io->out[0]->data[i];
+        d[i].n = (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype));
+        if (d[i].n > maxn) maxn = d[i].n;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_cast(dd, io->batch, maxn, in->dtype, s->dtype, io->stream, err);
+}
+#endif
+
 const sl__op_def sl__cast_op = {
     .name = "cast",
     .doc = "Converts elements to another type (saturating, round to nearest).",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = cast_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = cast_run_gpu,
+#else
     .devices = SL_OPDEV_CPU,
+#endif
     .create = cast_create,
     .setup = cast_setup,
     .run_cpu = cast_run_cpu,
-    .destroy = free,
+    .destroy = cast_destroy,
 };

@@ -10,6 +10,7 @@
 #include "ops/crop_mirror_normalize.h"
 
 #include "ops/argin.h"
+#include "ops/gpu_args.h"
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -19,6 +20,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
 
 static const sl__arg_schema cmn_args[] = {
     {"crop", SL_ARG_FLOATS, "None", "crop window (crop_h, crop_w); exclusive with crop_h/crop_w", 0,
@@ -74,6 +79,7 @@ typedef struct cmn_state {
     int node_mirror, node_mirror_v, node_px, node_py, node_mean, node_std, node_ch, node_cw;
     sl__cmn_sample *samples;
     int cap;
+    sl__gpu_args gpu; /* the CUDA run's per-sample descriptors */
 } cmn_state;
 
 static const char *const NAME = "crop_mirror_normalize";
@@ -81,6 +87,7 @@ static const char *const NAME = "crop_mirror_normalize";
 static void cmn_destroy(void *state) {
     cmn_state *s = state;
     if (!s) return;
+    sl__gpu_args_free(&s->gpu);
     free(s->samples);
     free(s);
 }
@@ -289,7 +296,7 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
             o[0] = p->out_h, o[1] = p->out_w, o[2] = p->out_c;
     }
     sl_tlist *out = io->out[0];
-    if (st == SL_OK) st = sl_tlist_reset(out, io->batch, s->dtype, 3, sl_cpu(), err);
+    if (st == SL_OK) st = sl_tlist_reset(out, io->batch, s->dtype, 3, io->device, err);
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     if (st == SL_OK) memcpy(out->layout, s->out_chw ? "CHW" : "HWC", 4);
     free(shapes);
@@ -377,13 +384,39 @@ static sl_status cmn_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* The whole batch on io->stream: descriptors in one copy, one kernel (src/cuda/). */
+static sl_status cmn_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    cmn_state *s = state;
+    sl__cuda_cmn_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t maxpix = 0;
+    for (int i = 0; i < io->batch; i++) {
+        d[i].p = s->samples[i];
+        d[i].in = io->in[0]->data[i];
+        d[i].out = io->out[0]->data[i];
+        int64_t px = s->samples[i].out_h * s->samples[i].out_w;
+        if (px > maxpix) maxpix = px;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_cmn(dd, io->batch, maxpix, io->in[0]->dtype, s->dtype, io->stream, err);
+}
+#endif
+
 const sl__op_def sl__crop_mirror_normalize_op = {
     .name = "crop_mirror_normalize",
     .doc = "Crops, mirrors, normalises and converts images in one pass; HWC or CHW out.",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = cmn_args,
-    .devices = SL_OPDEV_CPU, /* the CUDA run reads the same sl__cmn_sample */
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, /* both runs read the same sl__cmn_sample */
+    .run_gpu = cmn_run_gpu,
+#else
+    .devices = SL_OPDEV_CPU,
+#endif
     .create = cmn_create,
     .setup = cmn_setup,
     .run_cpu = cmn_run_cpu,

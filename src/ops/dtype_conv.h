@@ -1,6 +1,6 @@
 /* Element conversions between sluice dtypes for the generic ops (cast, one_hot, random.*): load as
  * double, store with DALI's ConvertSat rules (integers: round to nearest even, saturate; NaN -> 0).
- */
+ * Usable from CUDA device code too (SL__HD, core/half.h). */
 #ifndef SLUICE_OPS_DTYPE_CONV_H
 #define SLUICE_OPS_DTYPE_CONV_H
 
@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 
-static inline double sl__dtype_conv_load(const void *p, sl_dtype t, int64_t k) {
+static inline SL__HD double sl__dtype_conv_load(const void *p, sl_dtype t, int64_t k) {
     switch (t) {
     case SL_DTYPE_U8:
         return ((const uint8_t *)p)[k];
@@ -38,13 +38,13 @@ static inline double sl__dtype_conv_load(const void *p, sl_dtype t, int64_t k) {
     }
 }
 
-static inline double sl__dtype_conv_sat(double v, double lo, double hi) {
+static inline SL__HD double sl__dtype_conv_sat(double v, double lo, double hi) {
     if (v != v) return 0;
     v = nearbyint(v);
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-static inline void sl__dtype_conv_store(void *p, sl_dtype t, int64_t k, double v) {
+static inline SL__HD void sl__dtype_conv_store(void *p, sl_dtype t, int64_t k, double v) {
     switch (t) {
     case SL_DTYPE_U8:
         ((uint8_t *)p)[k] = (uint8_t)sl__dtype_conv_sat(v, 0, 255);

@@ -2,6 +2,7 @@
  * vertical default 0, both per sample). Input (H, W, C) HWC, (C, H, W) CHW or (H, W), any dtype;
  * the output has the input's shape and layout. */
 #include "ops/argin.h"
+#include "ops/gpu_args.h"
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -9,6 +10,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
 
 static const sl__arg_schema flip_args[] = {
     {"horizontal", SL_ARG_INT, "1", "nonzero: flip along W", SL_ARGF_PER_SAMPLE, NULL},
@@ -21,11 +26,15 @@ typedef struct flip_state {
     int h, v, node_h, node_v;
     uint8_t *flags; /* per sample: bit 0 horizontal, bit 1 vertical */
     int cap;
+    sl__gpu_args gpu;
 } flip_state;
 
 static void flip_destroy(void *state) {
     flip_state *s = state;
-    if (s) free(s->flags);
+    if (s) {
+        sl__gpu_args_free(&s->gpu);
+        free(s->flags);
+    }
     free(s);
 }
 
@@ -61,19 +70,27 @@ static sl_status flip_setup(void *state, sl__op_io *io, sl_err *err) {
         s->flags[i] = (uint8_t)((h != 0) | (v != 0) << 1);
     }
     sl_tlist *out = io->out[0];
-    SL_TRY(sl_tlist_reset(out, io->batch, in->dtype, in->ndim, sl_cpu(), err));
+    SL_TRY(sl_tlist_reset(out, io->batch, in->dtype, in->ndim, io->device, err));
     SL_TRY(sl_tlist_alloc(out, in->shapes, err));
     memcpy(out->layout, in->layout, sizeof out->layout);
     return SL_OK;
 }
 
+/* Sample i as planes of (H, W) pixels of px bytes. */
+static void flip_geometry(const sl_tlist *in, int i, int64_t *planes, int64_t *H, int64_t *W,
+                          size_t *px) {
+    const int64_t *sh = sl_tlist_shape(in, i);
+    bool chw = in->ndim == 3 && !strcmp(in->layout, "CHW");
+    *planes = chw ? sh[0] : 1, *H = chw ? sh[1] : sh[0], *W = chw ? sh[2] : sh[1];
+    *px = sl_dtype_size(in->dtype) * (size_t)(in->ndim == 3 && !chw ? sh[2] : 1);
+}
+
 static sl_status flip_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     flip_state *s = state;
     const sl_tlist *in = io->in[0];
-    const int64_t *sh = sl_tlist_shape(in, i);
-    bool chw = in->ndim == 3 && !strcmp(in->layout, "CHW");
-    int64_t planes = chw ? sh[0] : 1, H = chw ? sh[1] : sh[0], W = chw ? sh[2] : sh[1];
-    size_t px = sl_dtype_size(in->dtype) * (size_t)(in->ndim == 3 && !chw ? sh[2] : 1);
+    int64_t planes, H, W;
+    size_t px;
+    flip_geometry(in, i, &planes, &H, &W, &px);
     const uint8_t *src = in->data[i];
     uint8_t *dst = io->out[0]->data[i];
     int fh = s->flags[i] & 1, fv = s->flags[i] >> 1;
@@ -92,13 +109,41 @@ static sl_status flip_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status flip_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    flip_state *s = state;
+    sl__cuda_flip_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t maxpix = 0;
+    for (int i = 0; i < io->batch; i++) {
+        size_t px;
+        flip_geometry(io->in[0], i, &d[i].planes, &d[i].h, &d[i].w, &px);
+        d[i].px = (int64_t)px;
+        d[i].flags = s->flags[i];
+        d[i].in = io->in[0]->data[i];
+        d[i].out = io->out[0]->data[i];
+        int64_t n = d[i].planes * d[i].h * d[i].w;
+        if (n > maxpix) maxpix = n;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_flip(dd, io->batch, maxpix, io->stream, err);
+}
+#endif
+
 const sl__op_def sl__flip_op = {
     .name = "flip",
     .doc = "Flips images horizontally and/or vertically (per sample).",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = flip_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = flip_run_gpu,
+#else
     .devices = SL_OPDEV_CPU,
+#endif
     .create = flip_create,
     .setup = flip_setup,
     .run_cpu = flip_run_cpu,

@@ -4,6 +4,7 @@
  * element and axis is not given, each output is (num_classes,), so a caffe2 label (1,) gives (10,).
  */
 #include "ops/dtype_conv.h"
+#include "ops/gpu_args.h"
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -12,6 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
 
 static const sl__arg_schema one_hot_args[] = {
     {"num_classes", SL_ARG_INT, "0", "number of classes (the new axis' extent)", 0, NULL},
@@ -32,13 +37,17 @@ typedef struct one_hot_state {
     char axis_name;
     int *axis_of; /* per sample of the batch: where the class axis goes; -2 = scalar mode */
     int cap;
+    sl__gpu_args gpu;
 } one_hot_state;
 
 static const char *const NAME = "one_hot";
 
 static void one_hot_destroy(void *state) {
     one_hot_state *s = state;
-    if (s) free(s->axis_of);
+    if (s) {
+        sl__gpu_args_free(&s->gpu);
+        free(s->axis_of);
+    }
     free(s);
 }
 
@@ -82,7 +91,7 @@ static sl_status one_hot_setup(void *state, sl__op_io *io, sl_err *err) {
         s->cap = io->batch;
     }
     sl_tlist *out = io->out[0];
-    SL_TRY(sl_tlist_reset(out, io->batch, s->dtype, nd, sl_cpu(), err));
+    SL_TRY(sl_tlist_reset(out, io->batch, s->dtype, nd, io->device, err));
     int64_t *shapes = sl__malloc((size_t)io->batch * (size_t)nd * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     for (int i = 0; i < io->batch; i++) {
@@ -110,20 +119,27 @@ static sl_status one_hot_setup(void *state, sl__op_io *io, sl_err *err) {
     return SL_OK;
 }
 
+/* Sample i as (outer, inner) around the class axis. */
+static void one_hot_split(const one_hot_state *s, const sl_tlist *in, int i, int64_t *outer,
+                          int64_t *inner) {
+    const int64_t *sh = sl_tlist_shape(in, i);
+    int axis = s->axis_of[i] < 0 ? in->ndim : s->axis_of[i];
+    *outer = 1, *inner = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        if (d < axis)
+            *outer *= sh[d];
+        else
+            *inner *= sh[d];
+    }
+    if (s->axis_of[i] == -2) *outer = 1, *inner = 1;
+}
+
 /* out: the input's shape with num_classes inserted at axis; (num_classes,) in scalar mode */
 static sl_status one_hot_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     one_hot_state *s = state;
     const sl_tlist *in = io->in[0];
-    const int64_t *sh = sl_tlist_shape(in, i);
-    int axis = s->axis_of[i] < 0 ? in->ndim : s->axis_of[i];
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < in->ndim; d++) {
-        if (d < axis)
-            outer *= sh[d];
-        else
-            inner *= sh[d];
-    }
-    if (s->axis_of[i] == -2) outer = 1, inner = 1;
+    int64_t outer, inner;
+    one_hot_split(s, in, i, &outer, &inner);
     void *dst = io->out[0]->data[i];
     for (int64_t o = 0; o < outer; o++)
         for (int64_t k = 0; k < s->classes; k++)
@@ -136,13 +152,39 @@ static sl_status one_hot_run_cpu(void *state, sl__op_io *io, int i, int worker, 
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status one_hot_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    one_hot_state *s = state;
+    sl__cuda_one_hot_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t maxout = 0;
+    for (int i = 0; i < io->batch; i++) {
+        one_hot_split(s, io->in[0], i, &d[i].outer, &d[i].inner);
+        d[i].in = io->in[0]->data[i];
+        d[i].out = io->out[0]->data[i];
+        int64_t n = d[i].outer * s->classes * d[i].inner;
+        if (n > maxout) maxout = n;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_one_hot(dd, io->batch, maxout, s->classes, io->in[0]->dtype, s->dtype, s->on,
+                            s->off, io->stream, err);
+}
+#endif
+
 const sl__op_def sl__one_hot_op = {
     .name = "one_hot",
     .doc = "Turns class indices into one-hot vectors (scalar labels give (num_classes,)).",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = one_hot_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = one_hot_run_gpu,
+#else
     .devices = SL_OPDEV_CPU,
+#endif
     .create = one_hot_create,
     .setup = one_hot_setup,
     .run_cpu = one_hot_run_cpu,

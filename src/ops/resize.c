@@ -5,6 +5,7 @@
  * centres are aligned ((o + 0.5) * in / out - 0.5). setup fixes every output size; run_cpu does a
  * horizontal pass into float scratch, then a vertical pass, rounding and saturating to dtype. */
 #include "ops/dtype_conv.h"
+#include "ops/gpu_args.h"
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -13,6 +14,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
 
 static const sl__arg_schema resize_args[] = {
     {"resize_x", SL_ARG_FLOAT, "0.0", "output width (0: from the other arguments)", 0, NULL},
@@ -45,6 +50,8 @@ typedef struct resize_state {
     int threads;
     float **scratch; /* per worker */
     size_t *scratch_size;
+    sl__gpu_args gpu;        /* the CUDA run's descriptors and taps */
+    sl__gpu_scratch gpu_tmp; /* its intermediate rows */
 } resize_state;
 
 static const char *const NAME = "resize";
@@ -52,6 +59,8 @@ static const char *const NAME = "resize";
 static void resize_destroy(void *state) {
     resize_state *s = state;
     if (!s) return;
+    sl__gpu_args_free(&s->gpu);
+    sl__gpu_scratch_free(&s->gpu_tmp);
     for (int i = 0; s->scratch && i < s->threads; i++) free(s->scratch[i]);
     free(s->scratch);
     free(s->scratch_size);
@@ -147,7 +156,7 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
     }
     sl_tlist *out = io->out[0];
     sl_status st =
-        sl_tlist_reset(out, io->batch, s->has_dtype ? s->dtype : in->dtype, 3, sl_cpu(), err);
+        sl_tlist_reset(out, io->batch, s->has_dtype ? s->dtype : in->dtype, 3, io->device, err);
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     if (st == SL_OK) memcpy(out->layout, "HWC", 4);
     free(shapes);
@@ -200,17 +209,19 @@ static size_t clampi(int64_t v, int64_t n) {
     return (size_t)(v < 0 ? 0 : v >= n ? n - 1 : v);
 }
 
+/* The most taps per output of an axis from in to out (resize_run_cpu's scratch sizing). */
+static int max_taps(int64_t in, int64_t out) {
+    int t = (int)ceil(2 * ((double)in / (double)out > 1 ? (double)in / (double)out : 1)) * 2 + 1;
+    return t > 511 ? 511 : t;
+}
+
 /* out: (out_h, out_w, C) */
 static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     resize_state *s = state;
     const sl_tlist *in = io->in[0];
     const int64_t *sh = sl_tlist_shape(in, i);
     int64_t H = sh[0], W = sh[1], C = sh[2], OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
-    const int MT = 511;
-    int tx_max = (int)ceil(2 * ((double)W / (double)OW > 1 ? (double)W / (double)OW : 1)) * 2 + 1;
-    int ty_max = (int)ceil(2 * ((double)H / (double)OH > 1 ? (double)H / (double)OH : 1)) * 2 + 1;
-    if (tx_max > MT) tx_max = MT;
-    if (ty_max > MT) ty_max = MT;
+    int tx_max = max_taps(W, OW), ty_max = max_taps(H, OH);
     size_t need = sizeof(float) * (size_t)(H * OW * C + OW * tx_max + OH * ty_max) +
                   sizeof(int64_t) * (size_t)(OW + OH);
     if (need > s->scratch_size[worker]) {
@@ -246,13 +257,73 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static size_t align8(size_t n) {
+    return (n + 7) & ~(size_t)7;
+}
+
+/* The whole batch: taps computed here as run_cpu does, sent with the descriptors in one copy;
+ * then the two passes on the device (src/cuda/resize.cu). */
+static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    resize_state *s = state;
+    const sl_tlist *in = io->in[0];
+    int n = io->batch;
+    size_t bytes = align8((size_t)n * sizeof(sl__cuda_resize_desc));
+    int64_t tmp_total = 0, max_tmp = 0, max_out = 0;
+    for (int i = 0; i < n; i++) {
+        const int64_t *sh = sl_tlist_shape(in, i);
+        int64_t OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
+        bytes += align8((size_t)(OW + OH) * sizeof(int64_t));
+        bytes += align8((size_t)OW * (size_t)max_taps(sh[1], OW) * sizeof(float));
+        bytes += align8((size_t)OH * (size_t)max_taps(sh[0], OH) * sizeof(float));
+        int64_t t = sh[0] * OW * sh[2], o = OH * OW * sh[2];
+        tmp_total += t;
+        if (t > max_tmp) max_tmp = t;
+        if (o > max_out) max_out = o;
+    }
+    char *h = sl__gpu_args_host(&s->gpu, io->device.id, bytes, err);
+    if (!h) return err->status;
+    sl__cuda_resize_desc *d = (sl__cuda_resize_desc *)h;
+    size_t off = align8((size_t)n * sizeof *d);
+    int64_t tmp = 0;
+    for (int i = 0; i < n; i++) {
+        const int64_t *sh = sl_tlist_shape(in, i);
+        int64_t H = sh[0], W = sh[1], C = sh[2], OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
+        int txm = max_taps(W, OW), tym = max_taps(H, OH);
+        d[i].in = in->data[i];
+        d[i].out = io->out[0]->data[i];
+        d[i].h = H, d[i].w = W, d[i].c = C, d[i].oh = OH, d[i].ow = OW;
+        d[i].fx = (int64_t)off, off += align8((size_t)OW * sizeof(int64_t));
+        d[i].fy = (int64_t)off, off += align8((size_t)OH * sizeof(int64_t));
+        d[i].wx = (int64_t)off, off += align8((size_t)OW * (size_t)txm * sizeof(float));
+        d[i].wy = (int64_t)off, off += align8((size_t)OH * (size_t)tym * sizeof(float));
+        d[i].tx = axis_taps(s, W, OW, (int64_t *)(h + d[i].fx), (float *)(h + d[i].wx), txm);
+        d[i].ty = axis_taps(s, H, OH, (int64_t *)(h + d[i].fy), (float *)(h + d[i].wy), tym);
+        d[i].tmp = tmp;
+        tmp += H * OW * C;
+    }
+    float *scratch = sl__gpu_scratch_get(&s->gpu_tmp, io->device.id,
+                                         (size_t)tmp_total * sizeof(float), io->stream, err);
+    if (!scratch) return err->status;
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, off, io->stream, &dd, err));
+    return sl__cuda_resize(dd, dd, n, max_tmp, max_out, scratch, in->dtype, io->out[0]->dtype,
+                           io->stream, err);
+}
+#endif
+
 const sl__op_def sl__resize_op = {
     .name = "resize",
     .doc = "Resizes HWC images (NN, linear, cubic, triangular; antialiased when shrinking).",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = resize_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = resize_run_gpu,
+#else
     .devices = SL_OPDEV_CPU,
+#endif
     .create = resize_create,
     .setup = resize_setup,
     .run_cpu = resize_run_cpu,

@@ -443,6 +443,14 @@ static bool back_to_back(const sl_tlist *l) {
     return true;
 }
 
+/* The distance between consecutive samples when it is one (and positive), else 0. */
+static size_t even_stride(const sl_tlist *l) {
+    ptrdiff_t s = l->count > 1 ? (char *)l->data[1] - (char *)l->data[0] : 0;
+    for (int i = 2; i < l->count && s > 0; i++)
+        if ((char *)l->data[i] - (char *)l->data[i - 1] != s) s = 0;
+    return s > 0 ? (size_t)s : 0;
+}
+
 static sl_status pack_outputs(sl_pipeline *p, sl_batch *b, bool on_device, sl_err *err) {
     for (int o = 0; o < p->nout; o++) {
         sl_tlist *l = node_list(p, b, p->outputs[o]);
@@ -453,6 +461,16 @@ static sl_status pack_outputs(sl_pipeline *p, sl_batch *b, bool on_device, sl_er
         SL_TRY(sl_tlist_reset(d, l->count, l->dtype, l->ndim, l->device, err));
         memcpy(d->layout, l->layout, sizeof d->layout);
         SL_TRY(sl_tlist_alloc(d, l->shapes, err));
+#ifdef SLUICE_HAVE_CUDA
+        /* device samples evenly apart (64-byte aligned one-hot rows): one pitched copy */
+        size_t n0 = sl_tlist_sample_nbytes(l, 0), stride = even_stride(l);
+        if (on_device && stride >= n0) {
+            SL_TRY(sl__cuda_memcpy2d(d->data[0], true, n0, l->data[0], true, stride, n0,
+                                     (size_t)l->count, p->stream, err));
+            b->use_dense[o] = true;
+            continue;
+        }
+#endif
         for (int i = 0; i < l->count; i++) {
             size_t n = sl_tlist_sample_nbytes(l, i);
             if (!on_device) {
@@ -520,7 +538,7 @@ static void *cpu_stage(void *arg) {
 
 #ifdef SLUICE_HAVE_CUDA
 /* Copies transfer node id's source (host, pinned when it came from the pool) to the device: one
- * copy for the whole batch when the samples sit in the source's own buffer, else per sample. */
+ * copy for the whole batch (samples outside the source's own buffer are gathered first). */
 static sl_status transfer(sl_pipeline *p, int id, sl_batch *b, sl_err *err) {
     sl_tlist *src = node_list(p, b, p->nodes[id].src), *dst = &b->nodes[id];
     SL_TRY(sl_tlist_reset(dst, src->count, src->dtype, src->ndim, p->cfg.device, err));
@@ -530,15 +548,34 @@ static sl_status transfer(sl_pipeline *p, int id, sl_batch *b, sl_err *err) {
     for (int i = 0; i < src->count && same; i++)
         same = (char *)src->data[i] - (char *)src->buf == (char *)dst->data[i] - (char *)dst->buf;
     if (same) return sl__cuda_memcpy(dst->buf, true, src->buf, false, dst->buf_used, p->stream, err);
+    /* samples elsewhere (views into the record store: labels): gathered on the host into a pinned
+     * block laid out as dst's buffer, then one copy. The block is free again once the batch's
+     * stream work is done, which gpu_produce waits for; growing waits for it first. */
+    size_t need = (dst->buf_used + 63) & ~(size_t)63;
+    if (p->xfer_used + need > p->xfer_cap) {
+        SL_TRY(sl__cuda_stream_sync(p->stream, err)); /* earlier copies from the block are done */
+        p->xfer_used = 0;
+        if (need > p->xfer_cap) {
+            sl__alloc_pinned_free(p->xfer_pinned);
+            p->xfer_cap = 0;
+            size_t cap = need < 65536 ? 65536 : 2 * need;
+            p->xfer_pinned = sl__alloc_pinned(cap, err);
+            if (!p->xfer_pinned) return err->status;
+            p->xfer_cap = cap;
+        }
+    }
+    char *h = (char *)p->xfer_pinned + p->xfer_used;
+    p->xfer_used += need;
     for (int i = 0; i < src->count; i++)
-        SL_TRY(sl__cuda_memcpy(dst->data[i], true, src->data[i], false,
-                               sl_tlist_sample_nbytes(src, i), p->stream, err));
-    return SL_OK;
+        memcpy(h + ((char *)dst->data[i] - (char *)dst->buf), src->data[i],
+               sl_tlist_sample_nbytes(src, i));
+    return sl__cuda_memcpy(dst->buf, true, h, false, dst->buf_used, p->stream, err);
 }
 
 static sl_status gpu_produce(sl_pipeline *p, sl_batch *b) {
     sl_status st = SL_OK;
     double t0 = now_s();
+    p->xfer_used = 0; /* the last batch's stream work is done */
     for (int n = 0; n < p->nnodes && st == SL_OK; n++)
         if (p->nodes[n].op == SL__NODE_TRANSFER) st = transfer(p, n, b, &b->err);
     for (int k = 0; k < p->nops && st == SL_OK; k++)
@@ -707,6 +744,7 @@ void sl_pipeline_free(sl_pipeline *p) {
     if (p->gpu_thread_started) pthread_join(p->gpu_thread, NULL);
 #ifdef SLUICE_HAVE_CUDA
     sl__cuda_stream_destroy(p->stream);
+    sl__alloc_pinned_free(p->xfer_pinned);
 #endif
     sl__pool_free(p->pool);
     for (int k = 0; k < p->nops; k++) {

@@ -92,8 +92,10 @@ struct sl_pipeline {
     sl__queue *free_q, *mid_q, *ready_q; /* mid: CPU stage -> GPU stage */
     pthread_t cpu_thread, gpu_thread;
     bool cpu_thread_started, gpu_thread_started;
-    bool gpu_stage;  /* a CUDA pipeline with transfers or GPU ops */
-    void *stream;    /* the GPU stage's cudaStream_t */
+    bool gpu_stage;    /* a CUDA pipeline with transfers or GPU ops */
+    void *stream;      /* the GPU stage's cudaStream_t */
+    void *xfer_pinned; /* GPU stage: pinned block gathering scattered host samples for one copy */
+    size_t xfer_cap, xfer_used; /* used: by this batch's transfers so far */
     volatile int stopping;
     int64_t next_seq; /* next batch the CPU stage produces */
     int64_t taken;    /* batches handed to the consumer */

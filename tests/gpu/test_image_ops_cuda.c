@@ -1,0 +1,306 @@
+/* Every image op's CUDA run against its CPU run on random inputs of mixed sizes: the same op
+ * arguments and per-sample argument inputs, setup then run_cpu on the host, setup then run_gpu
+ * (io->device on GPU 0, a stream) on device copies of the inputs. crop_mirror_normalize (FLOAT,
+ * FLOAT16, UINT8, INT8 out; HWC and CHW in and out; mirror both ways; pad_output; windows outside
+ * the image), one_hot, cast, flip: equal element for element (FLOAT16: within one ulp); resize:
+ * within 1 for uint8 (float accumulations may round a tie the other way). */
+#include "check.h"
+#include "gpu.h"
+#include "opharness.h"
+
+#include "core/half.h"
+#include "cuda/kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rs = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(void) {
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (uint32_t)(rs >> 32);
+}
+
+static void *stream;
+
+/* A host list of count samples of rank nd with random shapes in [lo, hi] per dim (fixed dims when
+ * lo == hi), random contents. */
+static void make_list(sl_tlist *l, int count, sl_dtype t, int nd, const int64_t *lo,
+                      const int64_t *hi, const char *layout) {
+    sl_err e;
+    int64_t *shapes = malloc((size_t)count * (size_t)nd * sizeof *shapes);
+    for (int i = 0; i < count; i++)
+        for (int d = 0; d < nd; d++)
+            shapes[i * nd + d] = lo[d] + (int64_t)(rnd() % (uint32_t)(hi[d] - lo[d] + 1));
+    memset(l, 0, sizeof *l);
+    CHECK_OK(sl_tlist_reset(l, count, t, nd, sl_cpu(), &e), &e);
+    CHECK_OK(sl_tlist_alloc(l, shapes, &e), &e);
+    snprintf(l->layout, sizeof l->layout, "%s", layout ? layout : "");
+    for (int i = 0; i < count; i++) {
+        size_t n = sl_tlist_sample_nbytes(l, i), k = n / sl_dtype_size(t);
+        for (size_t j = 0; j < k; j++) {
+            uint32_t r = rnd();
+            switch (t) {
+            case SL_DTYPE_F32:
+                ((float *)l->data[i])[j] = (float)(r % 100000) / 250.0f - 150.0f;
+                break;
+            case SL_DTYPE_F16:
+                ((uint16_t *)l->data[i])[j] = sl__f32_to_f16((float)(r % 4000) / 16.0f - 100.0f);
+                break;
+            case SL_DTYPE_I32:
+                ((int32_t *)l->data[i])[j] = (int32_t)(r % 14) - 2;
+                break;
+            default:
+                ((uint8_t *)l->data[i])[j] = (uint8_t)r;
+                break;
+            }
+        }
+    }
+    free(shapes);
+}
+
+/* A device copy of a host list. */
+static void to_device(sl_tlist *d, const sl_tlist *h) {
+    sl_err e;
+    memset(d, 0, sizeof *d);
+    CHECK_OK(sl_tlist_reset(d, h->count, h->dtype, h->ndim, sl_cuda(0), &e), &e);
+    CHECK_OK(sl_tlist_alloc(d, h->shapes, &e), &e);
+    memcpy(d->layout, h->layout, sizeof d->layout);
+    for (int i = 0; i < h->count; i++)
+        CHECK_OK(sl__cuda_memcpy(d->data[i], true, h->data[i], false, sl_tlist_sample_nbytes(h, i),
+                                 NULL, &e),
+                 &e);
+}
+
+/* Runs op on the CPU (h_out) and on GPU 0 (g_out, copied back to the host). */
+static void run_both(const char *op, const char *const *argv, sl_tlist *in, sl_tlist *arg_in,
+                     int narg, sl_tlist *h_out, sl_tlist *g_out) {
+    sl_err e;
+    oph h;
+    int n = in->count;
+    CHECK_OK(oph_create(&h, op, argv, 1, n, 7, &e), &e);
+    sl_tlist *ins[1] = {in}, *args[2] = {arg_in, arg_in ? arg_in + 1 : NULL};
+    CHECK_OK(oph_run(&h, n, ins, 1, args, narg, NULL, 0, &e), &e);
+    *h_out = h.out[0];
+    memset(&h.out[0], 0, sizeof h.out[0]);
+    oph_destroy(&h);
+
+    CHECK_OK(oph_create(&h, op, argv, 1, n, 7, &e), &e);
+    CHECK(h.def->run_gpu != NULL && (h.def->devices & SL_OPDEV_GPU));
+    sl_tlist din;
+    to_device(&din, in);
+    sl_tlist *dins[1] = {&din}, *outs[1] = {&h.out[0]};
+    sl__op_io io;
+    memset(&io, 0, sizeof io);
+    io.batch = n;
+    io.num_inputs = 1;
+    io.in = dins;
+    io.num_arg_inputs = narg;
+    io.arg_in = args;
+    io.num_outputs = 1;
+    io.out = outs;
+    io.seed = 7;
+    io.device = sl_cuda(0);
+    io.stream = stream;
+    CHECK_OK(h.def->setup(h.state, &io, &e), &e);
+    CHECK_OK(h.def->run_gpu(h.state, &io, &e), &e);
+    CHECK_OK(sl__cuda_stream_sync(stream, &e), &e);
+    const sl_tlist *go = &h.out[0];
+    CHECK(go->device.kind == SL_DEVICE_CUDA);
+    memset(g_out, 0, sizeof *g_out);
+    CHECK_OK(sl_tlist_reset(g_out, go->count, go->dtype, go->ndim, sl_cpu(), &e), &e);
+    CHECK_OK(sl_tlist_alloc(g_out, go->shapes, &e), &e);
+    memcpy(g_out->layout, go->layout, sizeof g_out->layout);
+    for (int i = 0; i < go->count; i++)
+        CHECK_OK(sl__cuda_memcpy(g_out->data[i], false, go->data[i], true,
+                                 sl_tlist_sample_nbytes(go, i), NULL, &e),
+                 &e);
+    sl_tlist_free(&din);
+    oph_destroy(&h);
+}
+
+/* Compares two host lists: shapes, layout, then elements within tol (fp16: tol in ulps). */
+static double compare(const char *what, const sl_tlist *a, const sl_tlist *b, double tol) {
+    CHECK_EQ_INT(a->count, b->count);
+    CHECK_EQ_INT(a->dtype, b->dtype);
+    CHECK_EQ_INT(a->ndim, b->ndim);
+    CHECK_STR(a->layout, b->layout);
+    double worst = 0;
+    for (int i = 0; i < a->count && i < b->count; i++) {
+        size_t n = sl_tlist_sample_nbytes(a, i);
+        CHECK_MSG(n == sl_tlist_sample_nbytes(b, i), "%s sample %d: %zu vs %zu bytes", what, i, n,
+                  sl_tlist_sample_nbytes(b, i));
+        if (n != sl_tlist_sample_nbytes(b, i)) continue;
+        size_t k = n / sl_dtype_size(a->dtype);
+        for (size_t j = 0; j < k; j++) {
+            double d;
+            switch (a->dtype) {
+            case SL_DTYPE_F32: {
+                float x = ((float *)a->data[i])[j], y = ((float *)b->data[i])[j];
+                d = memcmp(&x, &y, 4) ? fabs((double)x - y) + (x != x || y != y) : 0;
+                break;
+            }
+            case SL_DTYPE_F16: {
+                int x = ((uint16_t *)a->data[i])[j], y = ((uint16_t *)b->data[i])[j];
+                d = abs(x - y);
+                break;
+            }
+            case SL_DTYPE_U8:
+                d = abs(((uint8_t *)a->data[i])[j] - ((uint8_t *)b->data[i])[j]);
+                break;
+            case SL_DTYPE_I8:
+                d = abs(((int8_t *)a->data[i])[j] - ((int8_t *)b->data[i])[j]);
+                break;
+            case SL_DTYPE_I32:
+                d = fabs((double)((int32_t *)a->data[i])[j] - ((int32_t *)b->data[i])[j]);
+                break;
+            default:
+                d = memcmp((char *)a->data[i] + j * sl_dtype_size(a->dtype),
+                           (char *)b->data[i] + j * sl_dtype_size(a->dtype),
+                           sl_dtype_size(a->dtype)) != 0;
+            }
+            if (d > worst) worst = d;
+        }
+    }
+    CHECK_MSG(worst <= tol, "%s: CPU and GPU differ by %g (tolerance %g)", what, worst, tol);
+    printf("%-48s max |cpu - gpu| = %g\n", what, worst);
+    return worst;
+}
+
+static void case_(const char *what, const char *op, const char *const *argv, sl_tlist *in,
+                  sl_tlist *arg_in, int narg, double tol) {
+    sl_tlist h, g;
+    run_both(op, argv, in, arg_in, narg, &h, &g);
+    compare(what, &h, &g, tol);
+    sl_tlist_free(&h);
+    sl_tlist_free(&g);
+}
+
+static void flags_list(sl_tlist *l, int n) {
+    int64_t lo[1] = {1}, hi[1] = {1};
+    make_list(l, n, SL_DTYPE_I32, 1, lo, hi, NULL);
+    for (int i = 0; i < n; i++) ((int32_t *)l->data[i])[0] = (int32_t)(rnd() % 2);
+}
+
+static void test_cmn(void) {
+    const int n = 9;
+    sl_tlist hwc, chw, f32, flags[2];
+    int64_t lo[3] = {1, 1, 3}, hi[3] = {40, 37, 3};
+    make_list(&hwc, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    int64_t clo[3] = {1, 2, 2}, chi[3] = {4, 30, 33};
+    make_list(&chw, n, SL_DTYPE_U8, 3, clo, chi, "CHW");
+    make_list(&f32, n, SL_DTYPE_F32, 3, lo, hi, "HWC");
+    flags_list(&flags[0], n);
+    flags_list(&flags[1], n);
+    const char *a1[] = {"dtype=types.FLOAT", "output_layout=\"CHW\"", "std=[255.0]", NULL};
+    case_("cmn u8 HWC -> f32 CHW /255", "crop_mirror_normalize", a1, &hwc, NULL, 0, 0);
+    const char *a2[] = {"dtype=types.FLOAT16",    "output_layout=\"CHW\"",
+                        "crop=[24.0, 20.0]",      "mean=[120.0, 110.0, 100.0]",
+                        "std=[50.0, 60.0, 70.0]", "mirror=@0",
+                        "mirror_vertical=@1",     "out_of_bounds_policy=\"pad\"",
+                        "pad_output=True",        "fill_values=[1.0, 2.0, 3.0, 4.0]",
+                        "crop_pos_x=0.3",         NULL};
+    case_("cmn u8 HWC -> f16 CHW crop/mirror/pad", "crop_mirror_normalize", a2, &hwc, flags, 2, 1);
+    const char *a3[] = {"dtype=types.UINT8",
+                        "output_layout=\"HWC\"",
+                        "crop=[16.0, 16.0]",
+                        "mean=[10.0]",
+                        "std=[0.5]",
+                        "mirror=@0",
+                        "out_of_bounds_policy=\"pad\"",
+                        "scale=0.25",
+                        "shift=3.0",
+                        NULL};
+    case_("cmn u8 HWC -> u8 HWC saturating", "crop_mirror_normalize", a3, &hwc, flags, 1, 0);
+    const char *a4[] = {
+        "dtype=types.INT8", "output_layout=\"HWC\"", "mean=[3.0]", "std=[2.0]", "mirror=@0", NULL};
+    case_("cmn u8 CHW -> i8 HWC", "crop_mirror_normalize", a4, &chw, flags, 1, 0);
+    const char *a5[] = {"dtype=types.FLOAT",
+                        "output_layout=\"CHW\"",
+                        "crop=[10.0, 12.0]",
+                        "mean=[1.0, 2.0, 3.0]",
+                        "std=[3.0, 2.0, 1.0]",
+                        "mirror=@0",
+                        "out_of_bounds_policy=\"trim_to_shape\"",
+                        NULL};
+    case_("cmn f32 HWC -> f32 CHW trim", "crop_mirror_normalize", a5, &f32, flags, 1, 0);
+    sl_tlist_free(&hwc);
+    sl_tlist_free(&chw);
+    sl_tlist_free(&f32);
+    sl_tlist_free(&flags[0]);
+    sl_tlist_free(&flags[1]);
+}
+
+static void test_one_hot_cast_flip(void) {
+    const int n = 13;
+    sl_tlist labels, vec, img, fimg, flags[2];
+    int64_t lo1[1] = {1}, hi1[1] = {1};
+    make_list(&labels, n, SL_DTYPE_I32, 1, lo1, hi1, NULL);
+    int64_t lo2[1] = {1}, hi2[1] = {7};
+    make_list(&vec, n, SL_DTYPE_I32, 1, lo2, hi2, NULL);
+    const char *o1[] = {"num_classes=10", NULL};
+    case_("one_hot scalar labels -> f32 (10,)", "one_hot", o1, &labels, NULL, 0, 0);
+    const char *o2[] = {"num_classes=5", "axis=0",       "dtype=types.INT32",
+                        "on_value=7",    "off_value=-1", NULL};
+    case_("one_hot (k,) axis 0 -> i32 (5, k)", "one_hot", o2, &vec, NULL, 0, 0);
+    const char *o3[] = {"num_classes=12", "dtype=types.FLOAT16", NULL};
+    case_("one_hot (k,) -> f16 (k, 12)", "one_hot", o3, &vec, NULL, 0, 0);
+
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {30, 41, 4};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&fimg, n, SL_DTYPE_F32, 3, lo, hi, "CHW");
+    const char *c1[] = {"dtype=types.FLOAT", NULL};
+    case_("cast u8 -> f32", "cast", c1, &img, NULL, 0, 0);
+    const char *c2[] = {"dtype=types.UINT8", NULL};
+    case_("cast f32 -> u8 (saturating)", "cast", c2, &fimg, NULL, 0, 0);
+    const char *c3[] = {"dtype=types.FLOAT16", NULL};
+    case_("cast f32 -> f16", "cast", c3, &fimg, NULL, 0, 0);
+    const char *c4[] = {"dtype=types.INT8", NULL};
+    case_("cast i32 -> i8", "cast", c4, &vec, NULL, 0, 0);
+    case_("cast u8 -> u8 (copy)", "cast", c2, &img, NULL, 0, 0);
+
+    flags_list(&flags[0], n);
+    flags_list(&flags[1], n);
+    const char *f1[] = {"horizontal=@0", "vertical=@1", NULL};
+    case_("flip u8 HWC per-sample h/v", "flip", f1, &img, flags, 2, 0);
+    case_("flip f32 CHW per-sample h/v", "flip", f1, &fimg, flags, 2, 0);
+    const char *f2[] = {NULL};
+    case_("flip u8 HWC default (horizontal)", "flip", f2, &img, NULL, 0, 0);
+    sl_tlist_free(&labels);
+    sl_tlist_free(&vec);
+    sl_tlist_free(&img);
+    sl_tlist_free(&fimg);
+    sl_tlist_free(&flags[0]);
+    sl_tlist_free(&flags[1]);
+}
+
+static void test_resize(void) {
+    const int n = 7;
+    sl_tlist img, fimg;
+    int64_t lo[3] = {8, 8, 3}, hi[3] = {90, 120, 3};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&fimg, n, SL_DTYPE_F32, 3, lo, hi, "HWC");
+    const char *r1[] = {"resize_x=37", "resize_y=29", NULL};
+    case_("resize u8 linear antialias -> 29x37", "resize", r1, &img, NULL, 0, 1);
+    const char *r2[] = {"resize_shorter=64", "interp_type=types.INTERP_CUBIC", NULL};
+    case_("resize u8 cubic shorter=64", "resize", r2, &img, NULL, 0, 1);
+    const char *r3[] = {"size=[24.0, 24.0]", "interp_type=types.INTERP_NN", NULL};
+    case_("resize u8 nearest 24x24", "resize", r3, &img, NULL, 0, 0);
+    const char *r4[] = {"resize_x=50", "resize_y=45", "interp_type=types.INTERP_TRIANGULAR", NULL};
+    case_("resize f32 triangular 45x50", "resize", r4, &fimg, NULL, 0, 1e-3);
+    sl_tlist_free(&img);
+    sl_tlist_free(&fimg);
+}
+
+int main(void) {
+    gpu_require(1);
+    sl_err e;
+    CHECK_OK(sl__cuda_stream_create(0, &stream, &e), &e);
+    test_cmn();
+    test_one_hot_cast_flip();
+    test_resize();
+    sl__cuda_stream_destroy(stream);
+    return check_done();
+}

@@ -1,0 +1,152 @@
+/* Pipelines on GPU 0 against the same pipelines on the CPU: the seed's training pipeline file
+ * (tests/fixtures/pipelines/seed_training_sharding.py, unchanged: mixed decoding, crop_mirror_
+ * normalize and one_hot on the GPU, labels through .gpu()) over the Caffe2 Fashion-MNIST fixture,
+ * 10 batches of 64 (two and a half epochs, shuffled), and an augmenting pipeline (random mirror
+ * from coin_flip, flip, nearest-neighbour resize, cast on the GPU). Outputs live on the GPU and
+ * equal the CPU's outputs byte for byte (resize: within 1), with the same record keys in the same
+ * order. */
+#include "check.h"
+#include "gpu.h"
+
+#include "sluice/pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s) s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static sl_pipeline *make(const char *text, sl_device dev, int batch, int nbind,
+                         const sl_pipeline_bind *binds) {
+    sl_pipeline_config cfg;
+    sl_pipeline_config_init(&cfg);
+    cfg.batch_size = batch;
+    cfg.num_threads = 3;
+    cfg.device = dev;
+    cfg.seed = 1234;
+    sl_pipeline *p = NULL;
+    sl_err e;
+    CHECK_OK(sl_pipeline_create(&cfg, &p, &e), &e);
+    if (!p) return NULL;
+    sl_status st = sl_pipeline_parse(p, text, "pipeline.py", nbind, binds, &e);
+    CHECK_MSG(st == SL_OK, "%s", e.msg);
+    if (st == SL_OK) st = sl_pipeline_build(p);
+    CHECK_MSG(st == SL_OK, "%s", sl_pipeline_errmsg(p));
+    if (st != SL_OK) {
+        sl_pipeline_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* A host copy of output i of b (a dense tensor). */
+static void *host_copy(const sl_batch *b, int i, size_t *n, sl_device *where) {
+    sl_tensor t, h;
+    sl_err e;
+    CHECK_OK(sl_batch_tensor(b, i, &t, &e), &e);
+    *where = t.device;
+    *n = sl_tensor_nbytes(&t);
+    CHECK_OK(sl_tensor_alloc(&h, t.dtype, sl_cpu(), t.ndim, t.shape, NULL, &e), &e);
+    CHECK_OK(sl_tensor_copy(&h, &t, NULL, &e), &e);
+    void *out = malloc(*n);
+    memcpy(out, h.data, *n);
+    sl_tensor_free(&h);
+    return out;
+}
+
+static void compare_runs(const char *what, const char *text, int batch, int batches, int nbind,
+                         const sl_pipeline_bind *binds, int u8_tol_output) {
+    sl_pipeline *c = make(text, sl_cpu(), batch, nbind, binds);
+    sl_pipeline *g = make(text, sl_cuda(0), batch, nbind, binds);
+    if (!c || !g) {
+        sl_pipeline_free(c);
+        sl_pipeline_free(g);
+        return;
+    }
+    int nout = sl_pipeline_num_outputs(c);
+    CHECK_EQ_INT(nout, sl_pipeline_num_outputs(g));
+    size_t total = 0;
+    for (int it = 0; it < batches; it++) {
+        sl_batch *bc = NULL, *bg = NULL;
+        CHECK_OK(sl_pipeline_next(c, &bc), NULL);
+        sl_status st = sl_pipeline_next(g, &bg);
+        CHECK_MSG(st == SL_OK, "%s: GPU batch %d: %s", what, it, sl_pipeline_errmsg(g));
+        if (!bc || !bg) {
+            sl_pipeline_release(c, bc);
+            sl_pipeline_release(g, bg);
+            break;
+        }
+        for (int k = 0; k < batch; k++) CHECK_STR(sl_batch_key(bc, k), sl_batch_key(bg, k));
+        for (int o = 0; o < nout; o++) {
+            size_t nc, ng;
+            sl_device dc, dg;
+            unsigned char *xc = host_copy(bc, o, &nc, &dc), *xg = host_copy(bg, o, &ng, &dg);
+            CHECK(dc.kind == SL_DEVICE_CPU);
+            CHECK_MSG(dg.kind == SL_DEVICE_CUDA && dg.id == 0, "%s output %d is not on GPU 0", what,
+                      o);
+            CHECK_EQ_INT(nc, ng);
+            int worst = 0;
+            for (size_t k = 0; k < nc && k < ng; k++) {
+                int d = abs((int)xc[k] - (int)xg[k]);
+                if (o == u8_tol_output ? d > worst : (d != 0 && worst == 0)) worst = d ? d : 1;
+            }
+            if (o == u8_tol_output)
+                CHECK_MSG(worst <= 1, "%s batch %d output %d: differs by %d", what, it, o, worst);
+            else
+                CHECK_MSG(worst == 0, "%s batch %d output %d: GPU bytes differ from the CPU's",
+                          what, it, o);
+            total += nc;
+            free(xc);
+            free(xg);
+        }
+        sl_pipeline_release(c, bc);
+        sl_pipeline_release(g, bg);
+    }
+    printf("%s: %d batches of %d, %zu bytes compared, GPU == CPU\n", what, batches, batch, total);
+    sl_pipeline_free(c);
+    sl_pipeline_free(g);
+}
+
+int main(void) {
+    gpu_require(1);
+    char *seed = read_text(fixture("pipelines/seed_training_sharding.py"));
+    CHECK_MSG(seed != NULL, "cannot read the seed pipeline");
+    sl_pipeline_bind binds[5] = {{"data_path", fixture("caffe2-fmnist-256")},
+                                 {"image_size", "28"},
+                                 {"num_classes", "10"},
+                                 {"num_shards", "1"},
+                                 {"shard_id", "0"}};
+    if (seed) compare_runs("seed_training_sharding.py", seed, 64, 10, 5, binds, -1);
+    free(seed);
+
+    const char *aug =
+        "def aug(data_path):\n"
+        "    jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True)\n"
+        "    coin = fn.random.coin_flip(probability=0.5)\n"
+        "    images = fn.decoders.image(jpegs, device=\"mixed\", output_type=types.RGB)\n"
+        "    images = fn.flip(images, horizontal=coin, vertical=1)\n"
+        "    images = fn.resize(images, resize_x=40, resize_y=36,\n"
+        "                       interp_type=types.INTERP_NN)\n"
+        "    images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, crop=[32, 32],\n"
+        "                                      mean=[0.5, 0.4, 0.3], std=[0.2, 0.3, 0.4],\n"
+        "                                      scale=0.00392, mirror=coin)\n"
+        "    raw = fn.cast(images, dtype=types.FLOAT)\n"
+        "    labels = fn.one_hot(labels.gpu(), num_classes=10)\n"
+        "    return raw, labels\n";
+    compare_runs("augmenting pipeline (flip, resize NN, cmn fp16, cast)", aug, 32, 6, 1, binds, -1);
+    return check_done();
+}

@@ -21,6 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef SLUICE_HAVE_NVJPEG
+#include "cuda/kernels.h"
+#include "ops/decode_image_nvjpeg.h"
+#endif
+
 /* ---- header peek ---------------------------------------------------------------------------- */
 
 static uint32_t rd16(const uint8_t *p, bool le) {
@@ -532,9 +537,173 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
 
 static const sl__arg_schema decode_args[] = {SL__DECODE_IMAGE_ARGS, {NULL, 0, NULL, NULL, 0, NULL}};
 
+void sl__decode_image_free_batch(void *batch_state) {
+    sl__decode_image_batch *b = batch_state;
+    if (!b) return;
+    free(b->on_gpu);
+    free(b->hw);
+    free(b->roi);
+    sl__alloc_pinned_free(b->pinned);
+    free(b);
+}
+
+sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err *err) {
+    if (io->device.kind != SL_DEVICE_CUDA) return SL_OK;
+    sl__decode_image_batch *b = *io->batch_state;
+    if (!b) {
+        b = sl__calloc(1, sizeof *b, err);
+        if (!b) return SL_ENOMEM;
+        *io->batch_state = b;
+    }
+    if (io->batch > b->cap) {
+        free(b->on_gpu);
+        free(b->hw);
+        free(b->roi);
+        b->cap = 0;
+        b->on_gpu = sl__calloc((size_t)io->batch, 1, err);
+        b->hw = sl__calloc((size_t)io->batch * 2, sizeof *b->hw, err);
+        b->roi = sl__calloc((size_t)io->batch, sizeof *b->roi, err);
+        if (!b->on_gpu || !b->hw || !b->roi) return SL_ENOMEM;
+        b->cap = io->batch;
+    }
+    const sl_tlist *out = io->out[0];
+    size_t need = out->buf_used ? out->buf_used : 1;
+    if (need > b->pinned_cap) {
+        sl__alloc_pinned_free(b->pinned);
+        b->pinned_cap = 0;
+        b->pinned = sl__alloc_pinned(need, err);
+        if (!b->pinned) return err->status;
+        b->pinned_cap = need;
+    }
+    for (int i = 0; i < io->batch; i++) {
+        const sl__decode_image_info *inf = &s->info[i];
+        b->hw[2 * i] = inf->h, b->hw[2 * i + 1] = inf->w;
+        bool gray = s->type == SL__IMG_GRAY;
+        bool fits =
+            inf->format == SL__IMG_JPEG && inf->orientation == 1 && !s->skip_bad &&
+            (gray || ((s->type == SL__IMG_RGB || s->type == SL__IMG_BGR) && inf->comps == 3));
+#ifdef SLUICE_HAVE_NVJPEG
+        b->on_gpu[i] = fits && inf->h * inf->w > s->cpu_max_pixels;
+#else
+        (void)fits;
+        b->on_gpu[i] = 0;
+#endif
+    }
+    return SL_OK;
+}
+
+uint8_t *sl__decode_image_target(const sl__op_io *io, int i) {
+    const sl_tlist *out = io->out[0];
+    if (io->device.kind != SL_DEVICE_CUDA) return out->data[i];
+    sl__decode_image_batch *b = *io->batch_state;
+    return b->pinned + ((uint8_t *)out->data[i] - (uint8_t *)out->buf);
+}
+
+bool sl__decode_image_on_cpu(const sl__op_io *io, int i) {
+    if (io->device.kind != SL_DEVICE_CUDA) return true;
+    sl__decode_image_batch *b = *io->batch_state;
+    return !b->on_gpu[i];
+}
+
+#ifdef SLUICE_HAVE_NVJPEG
+sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, bool crop,
+                                   sl_err *err) {
+    sl__decode_image_batch *b = *io->batch_state;
+    const sl__decode_image_roi *rois = crop ? b->roi : NULL;
+    const sl_tlist *in = io->in[0];
+    sl_tlist *out = io->out[0];
+    int n = io->batch, ngpu = 0;
+    /* CPU-decoded samples: one copy per run of consecutive ones */
+    for (int i = 0; i < n;) {
+        if (b->on_gpu[i]) {
+            ngpu++;
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j + 1 < n && !b->on_gpu[j + 1]) j++;
+        size_t a = (size_t)((uint8_t *)out->data[i] - (uint8_t *)out->buf);
+        size_t z = (size_t)((uint8_t *)out->data[j] - (uint8_t *)out->buf) +
+                   sl_tlist_sample_nbytes(out, j);
+        if (z > a)
+            SL_TRY(sl__cuda_memcpy((uint8_t *)out->buf + a, true, b->pinned + a, false, z - a,
+                                   io->stream, err));
+        i = j + 1;
+    }
+    if (ngpu == 0) return SL_OK;
+    if (!s->nvjpeg) SL_TRY(sl__nvjpeg_create(s->hw_load, (sl__nvjpeg **)&s->nvjpeg, err));
+    const uint8_t **data = sl__malloc((size_t)ngpu * sizeof *data, err);
+    size_t *len = sl__malloc((size_t)ngpu * sizeof *len, err);
+    uint8_t **dst = sl__malloc((size_t)ngpu * sizeof *dst, err);
+    int64_t *w = sl__malloc((size_t)ngpu * sizeof *w, err);
+    int *idx = sl__malloc((size_t)ngpu * sizeof *idx, err);
+    sl_status st = data && len && dst && w && idx ? SL_OK : SL_ENOMEM;
+    int c = s->type == SL__IMG_GRAY ? 1 : 3;
+    size_t full = 0;
+    for (int i = 0, k = 0; i < n && st == SL_OK; i++) {
+        if (!b->on_gpu[i]) continue;
+        data[k] = in->data[i];
+        len[k] = sl_tlist_sample_nbytes(in, i);
+        w[k] = b->hw[2 * i + 1];
+        idx[k] = i;
+        dst[k] = rois ? (uint8_t *)(uintptr_t)full : out->data[i];
+        full += ((size_t)(b->hw[2 * i] * b->hw[2 * i + 1] * c) + 255) & ~(size_t)255;
+        k++;
+    }
+    uint8_t *scratch = NULL;
+    if (st == SL_OK && rois) {
+        scratch = sl__gpu_scratch_get(&s->full, io->device.id, full, io->stream, err);
+        if (!scratch) st = err->status;
+        for (int k = 0; k < ngpu && st == SL_OK; k++) dst[k] = scratch + (uintptr_t)dst[k];
+    }
+    int hw = 0;
+    if (st == SL_OK)
+        st = sl__nvjpeg_decode(s->nvjpeg, ngpu, data, len, dst, w, s->type, io->stream, &hw, err);
+    if (st == SL_OK && rois) { /* crop: crop_mirror_normalize's kernel as an exact uint8 copy */
+        sl__cuda_cmn_desc *d =
+            sl__gpu_args_host(&s->crop, io->device.id, (size_t)ngpu * sizeof *d, err);
+        if (!d) st = err->status;
+        int64_t maxpix = 0;
+        for (int k = 0; k < ngpu && st == SL_OK; k++) {
+            int i = idx[k];
+            sl__cmn_sample *p = &d[k].p;
+            memset(p, 0, sizeof *p);
+            p->in_h = b->hw[2 * i], p->in_w = b->hw[2 * i + 1], p->in_c = c;
+            p->anchor_y = rois[i].y, p->anchor_x = rois[i].x;
+            p->out_h = rois[i].h, p->out_w = rois[i].w, p->out_c = c;
+            for (int ch = 0; ch < c; ch++) p->inv_std[ch] = 1.0f;
+            d[k].in = dst[k];
+            d[k].out = out->data[i];
+            if (p->out_h * p->out_w > maxpix) maxpix = p->out_h * p->out_w;
+        }
+        void *dd = NULL;
+        if (st == SL_OK)
+            st = sl__gpu_args_send(&s->crop, (size_t)ngpu * sizeof *d, io->stream, &dd, err);
+        if (st == SL_OK)
+            st = sl__cuda_cmn(dd, ngpu, maxpix, SL_DTYPE_U8, SL_DTYPE_U8, io->stream, err);
+    }
+    if (st == SL_ENOMEM && !err->msg[0]) sl_err_set(err, st, "%s: out of memory", s->name);
+    free(data);
+    free(len);
+    free(dst);
+    free(w);
+    free(idx);
+    return st;
+}
+
+static sl_status decode_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    return sl__decode_image_run_gpu(state, io, false, err);
+}
+#endif
+
 void sl__decode_image_destroy(void *state) {
     sl__decode_image_state *s = state;
     if (!s) return;
+#ifdef SLUICE_HAVE_NVJPEG
+    sl__nvjpeg_free(s->nvjpeg);
+#endif
+    sl__gpu_scratch_free(&s->full);
+    sl__gpu_args_free(&s->crop);
     for (int i = 0; s->workers && i < s->threads; i++) sl__decode_image_worker_free(s->workers[i]);
     free(s->workers);
     free(s->info);
@@ -551,7 +720,15 @@ sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, vo
     s->fast_idct = sl__args_bool(a, "use_fast_idct");
     s->skip_bad = sl__args_bool(a, "skip_bad_records");
     s->max_pixels = sl__args_int(a, "max_image_pixels");
+    s->hw_load = sl__args_float(a, "hw_decoder_load");
+    s->cpu_max_pixels = sl__args_int(a, "cpu_decode_max_pixels");
     sl_status st = SL_OK;
+#if defined(SLUICE_HAVE_CUDA) && !defined(SLUICE_HAVE_NVJPEG)
+    static int said;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED) && sl__cuda_available())
+        sl__log(SL_LOG_INFO, "this build has no nvJPEG: the mixed image decoders decode every "
+                             "image on the CPU (into pinned memory, one copy per batch)");
+#endif
     if (sl__args_dtype(a, "dtype") != SL_DTYPE_U8)
         st = sl_err_set(err, SL_ENOTSUP, "%s: only dtype=types.UINT8 is supported", s->name);
     s->threads = init->threads < 1 ? 1 : init->threads;
@@ -579,7 +756,7 @@ static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
         s->info_cap = io->batch;
     }
     sl_tlist *out = io->out[0];
-    SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 3, sl_cpu(), err));
+    SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 3, io->device, err));
     int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     for (int i = 0; i < io->batch; i++) {
@@ -603,21 +780,23 @@ static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
     sl_status st = sl_tlist_alloc(out, shapes, err);
     free(shapes);
     if (st == SL_OK) memcpy(out->layout, "HWC", 4);
+    if (st == SL_OK) st = sl__decode_image_plan(s, io, err);
     return st;
 }
 
 static sl_status decode_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     sl__decode_image_state *s = state;
     const sl__decode_image_info *inf = &s->info[i];
-    if (inf->format == 0) return SL_OK; /* skipped in setup */
+    if (inf->format == 0 || !sl__decode_image_on_cpu(io, i)) return SL_OK; /* skipped / nvJPEG */
     const sl_tlist *in = io->in[0];
     char why[JMSG_LENGTH_MAX + 64];
+    uint8_t *to = sl__decode_image_target(io, i);
     sl_status st =
         sl__decode_image_run(s->workers[worker], in->data[i], sl_tlist_sample_nbytes(in, i), inf,
-                             s->type, NULL, s->fast_idct, io->out[0]->data[i], why, sizeof why);
+                             s->type, NULL, s->fast_idct, to, why, sizeof why);
     if (st == SL_EFORMAT && s->skip_bad) {
         __atomic_fetch_add(&s->skipped, 1, __ATOMIC_RELAXED);
-        memset(io->out[0]->data[i], 0, sl_tlist_sample_nbytes(io->out[0], i));
+        memset(to, 0, sl_tlist_sample_nbytes(io->out[0], i));
         return SL_OK;
     }
     if (st != SL_OK) return sl__op_fail(err, st, io, i, s->name, "%s", why);
@@ -638,5 +817,10 @@ const sl__op_def sl__decode_image_op = {
     .create = sl__decode_image_create,
     .setup = decode_setup,
     .run_cpu = decode_run_cpu,
+#ifdef SLUICE_HAVE_NVJPEG /* split on GPU pipelines: small images on the CPU pool, the rest nvJPEG \
+                           */
+    .run_gpu = decode_run_gpu,
+    .free_batch_state = sl__decode_image_free_batch,
+#endif
     .destroy = sl__decode_image_destroy,
 };

@@ -5,6 +5,7 @@
 #ifndef SLUICE_OPS_DECODE_IMAGE_H
 #define SLUICE_OPS_DECODE_IMAGE_H
 
+#include "ops/gpu_args.h"
 #include "ops/op.h"
 
 #include <stdbool.h>
@@ -89,9 +90,26 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
          "it fails after its header was read) and is counted, instead of failing the batch",       \
          0,                                                                                        \
          NULL},                                                                                    \
-        {"hybrid_huffman_threshold",           SL_ARG_INT, "1000000",                              \
-         "mixed: accepted, unused on the CPU", 0,          NULL},                                  \
-        {"hw_decoder_load", SL_ARG_FLOAT, "0.9", "mixed: accepted, unused on the CPU", 0, NULL},   \
+        {"hybrid_huffman_threshold",                                                               \
+         SL_ARG_INT,                                                                               \
+         "1000000",                                                                                \
+         "mixed: accepted; nvJPEG's default back end picks CPU or GPU Huffman decoding itself",   \
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {"hw_decoder_load",                                                                        \
+         SL_ARG_FLOAT,                                                                             \
+         "0.9",                                                                                    \
+         "mixed, nvJPEG: share of each batch's JPEGs given to the hardware JPEG engines (those "   \
+         "they support); the rest go to the GPU/hybrid back end",                                  \
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {"cpu_decode_max_pixels",                                                                  \
+         SL_ARG_INT,                                                                               \
+         "65536",                                                                                  \
+         "sluice, mixed on a GPU pipeline: images of at most this many pixels (H*W) are decoded "  \
+         "on the CPU pool into pinned memory and copied once per batch; larger JPEGs by nvJPEG",   \
+         0,                                                                                        \
+         NULL},                                                                                    \
         {"device_memory_padding", SL_ARG_INT, "16777216", "mixed: accepted, unused", 0, NULL},     \
         {"host_memory_padding", SL_ARG_INT, "8388608", "mixed: accepted, unused", 0, NULL},        \
         {"affine", SL_ARG_BOOL, "True", "mixed: accepted, unused", 0, NULL},                       \
@@ -118,7 +136,39 @@ typedef struct sl__decode_image_state {
     sl__decode_image_info *info;       /* per sample of the current batch; format 0 = skipped */
     int info_cap;
     int64_t skipped; /* records skipped so far (atomic) */
+    double hw_load;          /* hw_decoder_load */
+    int64_t cpu_max_pixels;  /* cpu_decode_max_pixels */
+    void *nvjpeg;            /* sl__nvjpeg, made on the GPU stage's thread (nvJPEG builds) */
+    sl__gpu_scratch full;    /* cropping decoder: whole images before the crop */
+    sl__gpu_args crop;       /* its crop descriptors */
 } sl__decode_image_state;
+
+/* Per batch on a GPU pipeline (*io->batch_state): where each sample is decoded, and the pinned
+ * block the CPU decodes into, laid out as the device output buffer (one copy per run of CPU
+ * samples). */
+typedef struct sl__decode_image_batch {
+    char *on_gpu; /* per sample: nvJPEG decodes it */
+    int64_t *hw;  /* per sample: the whole image's (h, w), for nvJPEG */
+    sl__decode_image_roi *roi; /* cropping decoder: per sample window (setup runs ahead, so the
+                                  op state's copy may already hold the next batch's) */
+    int cap;
+    uint8_t *pinned;
+    size_t pinned_cap;
+} sl__decode_image_batch;
+
+/* setup's last step on a GPU pipeline (io->device CUDA): routes every sample (full is the size of
+ * the image nvJPEG would write: the whole image, also for a cropping decoder) and sizes the
+ * pinned block to io->out[0]'s buffer. */
+sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err *err);
+/* Where run_cpu writes sample i: its pinned slot on a GPU pipeline, else the output itself. */
+uint8_t *sl__decode_image_target(const sl__op_io *io, int i);
+/* true when run_cpu should decode sample i (not left to nvJPEG). */
+bool sl__decode_image_on_cpu(const sl__op_io *io, int i);
+/* The GPU half: copies the CPU-decoded samples, decodes the rest with nvJPEG into the outputs, or,
+ * when crop, into device scratch and then cuts each batch roi out. */
+sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, bool crop,
+                                   sl_err *err);
+void sl__decode_image_free_batch(void *batch_state);
 
 sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, void **out,
                                   sl_err *err);

@@ -113,7 +113,7 @@ static sl_status rc_setup(void *state, sl__op_io *io, sl_err *err) {
         s->cap = io->batch;
     }
     sl_tlist *out = io->out[0];
-    SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 3, sl_cpu(), err));
+    SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 3, io->device, err));
     int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     uint64_t seed = io->seed ? io->seed : s->seed;
@@ -141,6 +141,11 @@ static sl_status rc_setup(void *state, sl__op_io *io, sl_err *err) {
     sl_status st = sl_tlist_alloc(out, shapes, err);
     free(shapes);
     if (st == SL_OK) memcpy(out->layout, "HWC", 4);
+    if (st == SL_OK) st = sl__decode_image_plan(d, io, err);
+    if (st == SL_OK && io->device.kind == SL_DEVICE_CUDA) { /* the GPU half reads its own copy */
+        sl__decode_image_batch *b = *io->batch_state;
+        memcpy(b->roi, s->roi, (size_t)io->batch * sizeof *b->roi);
+    }
     return st;
 }
 
@@ -148,15 +153,16 @@ static sl_status rc_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     rc_state *s = state;
     sl__decode_image_state *d = s->dec;
     const sl__decode_image_info *inf = &d->info[i];
-    if (inf->format == 0) return SL_OK;
+    if (inf->format == 0 || !sl__decode_image_on_cpu(io, i)) return SL_OK; /* skipped / nvJPEG */
     const sl_tlist *in = io->in[0];
     char why[512];
-    sl_status st = sl__decode_image_run(d->workers[worker], in->data[i],
-                                        sl_tlist_sample_nbytes(in, i), inf, d->type, &s->roi[i],
-                                        d->fast_idct, io->out[0]->data[i], why, sizeof why);
+    uint8_t *to = sl__decode_image_target(io, i);
+    sl_status st =
+        sl__decode_image_run(d->workers[worker], in->data[i], sl_tlist_sample_nbytes(in, i), inf,
+                             d->type, &s->roi[i], d->fast_idct, to, why, sizeof why);
     if (st == SL_EFORMAT && d->skip_bad) {
         __atomic_fetch_add(&d->skipped, 1, __ATOMIC_RELAXED);
-        memset(io->out[0]->data[i], 0, sl_tlist_sample_nbytes(io->out[0], i));
+        memset(to, 0, sl_tlist_sample_nbytes(io->out[0], i));
         return SL_OK;
     }
     if (st != SL_OK) return sl__op_fail(err, st, io, i, NAME, "%s", why);
@@ -166,6 +172,13 @@ static sl_status rc_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
 const sl__decode_image_roi *sl__image_random_crop_roi(void *state, int i) {
     return &((rc_state *)state)->roi[i];
 }
+
+#ifdef SLUICE_HAVE_NVJPEG
+/* nvJPEG decodes whole images into scratch, then each window is cut out on the GPU */
+static sl_status rc_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    return sl__decode_image_run_gpu(((rc_state *)state)->dec, io, true, err);
+}
+#endif
 
 const sl__op_def sl__image_random_crop_op = {
     .name = "decoders.image_random_crop",
@@ -178,5 +191,9 @@ const sl__op_def sl__image_random_crop_op = {
     .create = rc_create,
     .setup = rc_setup,
     .run_cpu = rc_run_cpu,
+#ifdef SLUICE_HAVE_NVJPEG
+    .run_gpu = rc_run_gpu,
+    .free_batch_state = sl__decode_image_free_batch,
+#endif
     .destroy = rc_destroy,
 };

@@ -1,0 +1,130 @@
+/* The mixed image decoders with nvJPEG against the CPU decoders on the DALI_extra photos (4 JPEGs,
+ * 640x408 to 1280x871): decoders.image RGB and GRAY, and decoders.image_random_crop, on a GPU
+ * pipeline with cpu_decode_max_pixels=0 (every JPEG through nvJPEG: the hardware engines take
+ * hw_decoder_load of them), against the same pipeline on the CPU (libjpeg-turbo). Same shapes and
+ * windows; per image the mean absolute difference is < 1 and the largest <= 12 (DALI's tolerance:
+ * the two decoders upsample chroma differently). Prints what it measured. Also: the small-image
+ * path (every image on the CPU pool, copied once per batch) equals the CPU pipeline exactly. */
+#include "check.h"
+#include "gpu.h"
+
+#include "sluice/pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SLUICE_HAVE_NVJPEG
+static sl_pipeline *make(const char *text, sl_device dev) {
+    sl_pipeline_config cfg;
+    sl_pipeline_config_init(&cfg);
+    cfg.batch_size = 8;
+    cfg.num_threads = 2;
+    cfg.device = dev;
+    cfg.seed = 99;
+    sl_pipeline *p = NULL;
+    sl_err e;
+    CHECK_OK(sl_pipeline_create(&cfg, &p, &e), &e);
+    if (!p) return NULL;
+    sl_pipeline_bind bind = {"file_root", fixture("dali_extra/jpeg")};
+    sl_status st = sl_pipeline_parse(p, text, "photos.py", 1, &bind, &e);
+    CHECK_MSG(st == SL_OK, "%s", e.msg);
+    if (st == SL_OK) st = sl_pipeline_build(p);
+    CHECK_MSG(st == SL_OK, "%s", sl_pipeline_errmsg(p));
+    if (st != SL_OK) {
+        sl_pipeline_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Compares output o of two batches sample by sample; returns the worst per-image mean diff. */
+static double compare(const sl_batch *bc, const sl_batch *bg, int o, const char *what, int exact) {
+    const sl_tlist *c = sl_batch_output(bc, o), *g = sl_batch_output(bg, o);
+    CHECK(g->device.kind == SL_DEVICE_CUDA);
+    CHECK_EQ_INT(c->count, g->count);
+    double worst_mean = 0;
+    for (int i = 0; i < c->count && i < g->count; i++) {
+        size_t n = sl_tlist_sample_nbytes(c, i);
+        CHECK_MSG(n == sl_tlist_sample_nbytes(g, i), "%s %d: shapes differ", what, i);
+        if (n != sl_tlist_sample_nbytes(g, i)) continue;
+        unsigned char *h = malloc(n ? n : 1);
+        sl_tensor dt, ht;
+        sl_err e;
+        sl_tlist_sample(g, i, &dt);
+        CHECK_OK(sl_tensor_wrap(&ht, h, SL_DTYPE_U8, sl_cpu(), dt.ndim, dt.shape, NULL), NULL);
+        CHECK_OK(sl_tensor_copy(&ht, &dt, NULL, &e), &e);
+        const unsigned char *x = c->data[i];
+        double sum = 0;
+        int mx = 0;
+        for (size_t k = 0; k < n; k++) {
+            int d = abs((int)x[k] - (int)h[k]);
+            sum += d;
+            if (d > mx) mx = d;
+        }
+        double mean = n ? sum / (double)n : 0;
+        const int64_t *sh = sl_tlist_shape(c, i);
+        printf("%-28s %-26s %4lldx%-4lldx%lld  mean |cpu - nvjpeg| %.4f  max %d\n", what,
+               sl_batch_key(bc, i), (long long)sh[0], (long long)sh[1], (long long)sh[2], mean, mx);
+        if (exact) CHECK_MSG(mx == 0, "%s %s: differs by %d", what, sl_batch_key(bc, i), mx);
+        CHECK_MSG(mean < 1.0, "%s %s: mean difference %.4f", what, sl_batch_key(bc, i), mean);
+        CHECK_MSG(mx <= 12, "%s %s: max difference %d", what, sl_batch_key(bc, i), mx);
+        if (mean > worst_mean) worst_mean = mean;
+        free(h);
+    }
+    return worst_mean;
+}
+
+static void run(const char *text, int exact) {
+    sl_pipeline *c = make(text, sl_cpu()), *g = make(text, sl_cuda(0));
+    for (int it = 0; c && g && it < 3; it++) {
+        sl_batch *bc = NULL, *bg = NULL;
+        CHECK_OK(sl_pipeline_next(c, &bc), NULL);
+        sl_status st = sl_pipeline_next(g, &bg);
+        CHECK_MSG(st == SL_OK, "GPU pipeline: %s", sl_pipeline_errmsg(g));
+        if (!bc || !bg) {
+            sl_pipeline_release(c, bc);
+            sl_pipeline_release(g, bg);
+            break;
+        }
+        for (int k = 0; k < 8; k++) CHECK_STR(sl_batch_key(bc, k), sl_batch_key(bg, k));
+        const char *names[3] = {"decoders.image RGB", "decoders.image GRAY", "image_random_crop"};
+        for (int o = 0; o < sl_pipeline_num_outputs(c); o++) compare(bc, bg, o, names[o], exact);
+        sl_pipeline_release(c, bc);
+        sl_pipeline_release(g, bg);
+    }
+    sl_pipeline_free(c);
+    sl_pipeline_free(g);
+}
+
+#endif
+
+int main(void) {
+    gpu_require(1);
+#ifndef SLUICE_HAVE_NVJPEG
+    printf("skipped: this build has no nvJPEG\n");
+    return 0;
+#else
+    const char *text =
+        "def photos(file_root):\n"
+        "    jpegs, labels = fn.readers.file(file_root=file_root, random_shuffle=True,\n"
+        "        files=['padlock-406986_640.jpg', 'site-1534685_1280.jpg',\n"
+        "               'snail-4291306_1280.jpg', 'swan-3584559_640.jpg'])\n"
+        "    rgb = fn.decoders.image(jpegs, device='mixed', cpu_decode_max_pixels=0)\n"
+        "    gray = fn.decoders.image(jpegs, device='mixed', output_type=types.GRAY,\n"
+        "                             cpu_decode_max_pixels=0, hw_decoder_load=0.5)\n"
+        "    crops = fn.decoders.image_random_crop(jpegs, device='mixed', seed=5,\n"
+        "                                          cpu_decode_max_pixels=0)\n"
+        "    return rgb, gray, crops\n";
+    run(text, 0);
+    const char *small =
+        "def photos(file_root):\n"
+        "    jpegs, labels = fn.readers.file(file_root=file_root,\n"
+        "        files=['padlock-406986_640.jpg', 'site-1534685_1280.jpg',\n"
+        "               'snail-4291306_1280.jpg', 'swan-3584559_640.jpg'])\n"
+        "    rgb = fn.decoders.image(jpegs, device='mixed', cpu_decode_max_pixels=10000000)\n"
+        "    return rgb\n";
+    run(small, 1);
+    return check_done();
+#endif
+}

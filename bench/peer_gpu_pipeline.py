@@ -26,8 +26,15 @@ class Jpegs(torch.utils.data.Dataset):
 
 def main():
     raw = open(sys.argv[1], "rb").read()
-    blobs = [m.group(0) for m in re.finditer(rb"\xff\xd8\xff.*?\xff\xd9", raw, re.S)]
-    print(f"peer: {len(blobs)} JPEGs from {sys.argv[1]}")
+    found = [m.group(0) for m in re.finditer(rb"\xff\xd8\xff.*?\xff\xd9", raw, re.S)]
+    blobs = []
+    for b in found:  # drop marker-like byte runs that are not whole JPEGs
+        try:
+            Image.open(io.BytesIO(b)).load()
+            blobs.append(b)
+        except Exception:
+            pass
+    print(f"peer: {len(blobs)} JPEGs from {sys.argv[1]} ({len(found) - len(blobs)} false matches dropped)")
     loader = torch.utils.data.DataLoader(Jpegs(blobs), batch_size=200, shuffle=True, num_workers=16,
                                          persistent_workers=True, prefetch_factor=4)
     for epoch in range(3):

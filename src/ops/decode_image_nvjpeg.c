@@ -1,8 +1,9 @@
 /* nvJPEG batched decoding (decode_image_nvjpeg.h). Handles and states are made once, on the GPU
  * stage's thread; each batch parses every header (nvjpegJpegStreamParseHeader) to ask the hardware
  * back end whether it takes the image (nvjpegDecodeBatchedSupported), sends the first
- * ceil(hw_load * supported) of those to the engines and everything else to the default back end,
- * both through nvjpegDecodeBatchedInitialize + nvjpegDecodeBatched on the pipeline's stream. */
+ * ceil(hw_load * supported) of those to the engines (nvjpegDecodeBatchedInitialize +
+ * nvjpegDecodeBatched) and everything else to the default back end (nvjpegDecode per image), all
+ * on the pipeline's stream. */
 #include "ops/decode_image_nvjpeg.h"
 
 #include "core/alloc.h"
@@ -115,8 +116,15 @@ static sl_status run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s,
     }
     *count = k;
     if (k == 0) return SL_OK;
-    NVJ_TRY(err, nvjpegDecodeBatchedInitialize(h, s, k, 1, fmt));
-    NVJ_TRY(err, nvjpegDecodeBatched(h, s, d->bits, d->lens, d->imgs, stream));
+    if (want) { /* the hardware engines: one batched call */
+        NVJ_TRY(err, nvjpegDecodeBatchedInitialize(h, s, k, 1, fmt));
+        NVJ_TRY(err, nvjpegDecodeBatched(h, s, d->bits, d->lens, d->imgs, stream));
+        return SL_OK;
+    }
+    /* the default back end, image by image (its batched call answered NVJPEG_STATUS_BAD_JPEG on
+     * these photos when it shared a batch with the hardware handle) */
+    for (int j = 0; j < k; j++)
+        NVJ_TRY(err, nvjpegDecode(h, s, d->bits[j], d->lens[j], fmt, &d->imgs[j], stream));
     return SL_OK;
 }
 

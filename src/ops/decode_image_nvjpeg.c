@@ -24,7 +24,9 @@ struct sl__nvjpeg {
     const unsigned char **bits;
     size_t *lens;
     nvjpegImage_t *imgs;
-    char *on_hw;
+    char *on_hw; /* per image: 1 engines, 0 default back end; 2 engines after the default failed */
+    char *hw_ok; /* per image: the engines support it */
+    int said;    /* the default back end's failure was logged */
 };
 
 #define NVJ_TRY(err, expr)                                                                         \
@@ -46,6 +48,7 @@ void sl__nvjpeg_free(sl__nvjpeg *d) {
     free(d->lens);
     free(d->imgs);
     free(d->on_hw);
+    free(d->hw_ok);
     free(d);
 }
 
@@ -88,12 +91,14 @@ static sl_status grow(sl__nvjpeg *d, int n, sl_err *err) {
     free(d->lens);
     free(d->imgs);
     free(d->on_hw);
+    free(d->hw_ok);
+    d->hw_ok = calloc((size_t)n, 1);
     d->bits = calloc((size_t)n, sizeof *d->bits);
     d->lens = calloc((size_t)n, sizeof *d->lens);
     d->imgs = calloc((size_t)n, sizeof *d->imgs);
     d->on_hw = calloc((size_t)n, 1);
     d->cap = 0;
-    if (!d->bits || !d->lens || !d->imgs || !d->on_hw)
+    if (!d->bits || !d->lens || !d->imgs || !d->on_hw || !d->hw_ok)
         return sl_err_set(err, SL_ENOMEM, "nvJPEG: out of memory for %d images", n);
     d->cap = n;
     return SL_OK;
@@ -121,10 +126,24 @@ static sl_status run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s,
         NVJ_TRY(err, nvjpegDecodeBatched(h, s, d->bits, d->lens, d->imgs, stream));
         return SL_OK;
     }
-    /* the default back end, image by image (its batched call answered NVJPEG_STATUS_BAD_JPEG on
-     * these photos when it shared a batch with the hardware handle) */
-    for (int j = 0; j < k; j++)
-        NVJ_TRY(err, nvjpegDecode(h, s, d->bits[j], d->lens[j], fmt, &d->imgs[j], stream));
+    /* the default back end, image by image. On the H200 its calls (batched or not) answered
+     * NVJPEG_STATUS_BAD_JPEG on photos the engines decode; an image the engines support then goes
+     * to them (on_hw = 2, decoded by the caller's second engine batch). */
+    for (int i = 0, j = 0; i < n; i++) {
+        if (d->on_hw[i] != want) continue;
+        nvjpegStatus_t r = nvjpegDecode(h, s, d->bits[j], d->lens[j], fmt, &d->imgs[j], stream);
+        j++;
+        if (r == NVJPEG_STATUS_SUCCESS) continue;
+        if (!d->hw_ok[i])
+            return sl_err_set(err, SL_ECUDA, "nvjpegDecode at %s:%d: nvJPEG status %d", __FILE__,
+                              __LINE__, (int)r);
+        if (!d->said++)
+            sl__log(SL_LOG_WARN,
+                    "nvJPEG: the default back end failed (status %d); images the "
+                    "hardware engines support go to them instead",
+                    (int)r);
+        d->on_hw[i] = 2;
+    }
     return SL_OK;
 }
 
@@ -140,13 +159,13 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const uint8_t *const *data, co
     int c = type == SL__IMG_GRAY ? 1 : 3;
     int supported = 0;
     for (int i = 0; i < n; i++) {
-        d->on_hw[i] = 0;
+        d->on_hw[i] = d->hw_ok[i] = 0;
         if (!d->hw) continue;
         int no = 1;
         if (nvjpegJpegStreamParseHeader(d->hw, data[i], len[i], d->parse) ==
                 NVJPEG_STATUS_SUCCESS &&
             nvjpegDecodeBatchedSupported(d->hw, d->parse, &no) == NVJPEG_STATUS_SUCCESS && no == 0)
-            d->on_hw[i] = 1, supported++;
+            d->on_hw[i] = d->hw_ok[i] = 1, supported++;
     }
     /* the engines take ceil(hw_load * supported) of them, the rest go to the GPU/hybrid path */
     int quota = (int)ceil(d->hw_load * (double)supported);
@@ -160,5 +179,10 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const uint8_t *const *data, co
     }
     SL_TRY(run_batch(d, d->sw, d->sw_state, n, 0, data, len, dst, w, c, fmt, (cudaStream_t)stream,
                      &k, err));
+    if (d->hw) { /* what the default back end could not decode */
+        SL_TRY(run_batch(d, d->hw, d->hw_state, n, 2, data, len, dst, w, c, fmt,
+                         (cudaStream_t)stream, &k, err));
+        *hw += k;
+    }
     return SL_OK;
 }

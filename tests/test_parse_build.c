@@ -112,7 +112,7 @@ static void test_errors(void) {
           "                                      random_shufle=True)\n"
           "    return labels\n",
           SL_EINVAL,
-          "t.py:3:39: error: readers.caffe2: readers.caffe2 has no argument 'random_shufle'; did "
+          "t.py:3:39: error: readers.caffe2 has no argument 'random_shufle'; did "
           "you mean 'random_shuffle'?\n"
           "                                      random_shufle=True)\n"
           "                                      ^");

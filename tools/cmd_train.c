@@ -38,6 +38,7 @@ static const char *usage_text =
     "                          data_path are bound already)\n"
     "  --metrics FILE          one JSON line per epoch\n"
     "  --checkpoint FILE       model + optimiser + iterator, written at each epoch's end\n"
+    "                          ({epoch} in FILE: one file per epoch, e.g. ck.{epoch})\n"
     "  --resume FILE           continue from such a checkpoint\n"
     "  --json                  print {\"epochs\": [...]} on stdout at the end\n"
     "Under mpirun each process drives its devices (--devices cpu: one CPU replica; all: the GPU of\n"
@@ -393,7 +394,14 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                 rc = wfail(w, "%s", sl_iter_errmsg(train));
                 break;
             }
-            cs = sl_cli_world_save(w, ck_path, bytes, blen, &e); /* every rank's part, one file */
+            char ck_file[4096];
+            const char *mark = strstr(ck_path, "{epoch}");
+            if (mark)
+                snprintf(ck_file, sizeof ck_file, "%.*s%d%s", (int)(mark - ck_path), ck_path, epoch,
+                         mark + 7);
+            else
+                snprintf(ck_file, sizeof ck_file, "%s", ck_path);
+            cs = sl_cli_world_save(w, ck_file, bytes, blen, &e); /* every rank's part, one file */
             free(bytes);
             if (cs) rc = wfail(w, "%s", e.msg);
         }

@@ -273,7 +273,8 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     st = sl__args_build(def, op->nargs, (const char *const *)op->argnames, op->argvals, &inst.args,
                         &p->err);
     if (st) {
-        sl_err_prefix(&p->err, "%s: ", op->name);
+        /* the schema's messages start with the op's name; add the instance's when it differs */
+        if (strcmp(op->name, def->name) != 0) sl_err_prefix(&p->err, "%s: ", op->name);
         goto done;
     }
     int nout = def->num_outputs ? def->num_outputs(&inst.args) : 1;

@@ -15,7 +15,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "$SL_SOURCE_DIR/scripts/make-data" "$tool" "$work/data" > /dev/null
 train() { "$tool" train --data "$work/data" --devices cpu "$@"; }
 
-train --epochs 5 --metrics "$work/sgd.jsonl" > "$work/out" || fail "train: $(cat "$work/out")"
+train --epochs 5 --metrics "$work/sgd.jsonl" --checkpoint "$work/ck.{epoch}" > "$work/out" ||
+    fail "train: $(cat "$work/out")"
+[ -f "$work/ck.0" ] && [ -f "$work/ck.4" ] || fail "per-epoch checkpoints"
 cat "$work/out"
 grep -qE '^Epoch 4: [0-9.]+ s, [0-9]+ samples/s$' "$work/out" || fail "epoch line"
 grep -qE '^Test set accuracy 0\.[0-9]{4}$' "$work/out" || fail "accuracy line"
@@ -40,8 +42,9 @@ if acc < 0.87:
 print("adam ok: %.4f" % acc)
 PY
 
-train --epochs 2 --checkpoint "$work/ck" --metrics "$work/resumed.jsonl" > /dev/null
-train --epochs 5 --resume "$work/ck" --metrics "$work/resumed.jsonl" > /dev/null
+# the checkpoint written after the second epoch (epoch 1), resumed to the end
+head -n 2 "$work/sgd.jsonl" > "$work/resumed.jsonl"
+train --epochs 5 --resume "$work/ck.1" --metrics "$work/resumed.jsonl" > /dev/null
 python3 - "$work/sgd.jsonl" "$work/resumed.jsonl" <<'PY'
 import json, sys
 full = [json.loads(l) for l in open(sys.argv[1])]

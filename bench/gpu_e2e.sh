@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The seed end to end on the GPU machine, in one go (issues 8, 9, 10): builds, runs the gpu-labelled
+# tests, converts Fashion-MNIST, then times `sluice train` start to exit on 1 GPU, 2 GPUs (sharding
+# and devices modes), 2 processes of one GPU each (mpirun), `make demo`, and the peers in the same
+# run: the JAX reference (../shared/reference/jax_reference.py) and PyTorch (DataLoader + the same
+# MLP, bench/peer_torch_train.py --device cuda). Writes logs and a summary under OUT (default out/).
+# usage (GPU machine, repo root): FASHION_MNIST_DIR=... bench/gpu_e2e.sh [OUT]
+set -uo pipefail
+out=${1:-out}
+mkdir -p "$out"
+b=${BUILD:-/tmp/b}
+log() { echo "== $*" | tee -a "$out/summary.txt"; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+nproc_=$(nproc)
+
+log "machine: $(nvidia-smi -L | tr '\n' ' ') $(nproc) cores; $(date -u +%FT%TZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$out/configure.log" 2>&1
+cmake --build "$b" -j "$nproc_" > "$out/build.log" 2>&1 || { log "build failed"; tail -30 "$out/build.log"; exit 1; }
+cmake --build "$b" -j "$nproc_" --target export_jpegs >> "$out/build.log" 2>&1
+log "build ok"
+(cd "$b" && SL_REQUIRE_GPU=1 ctest -L gpu --output-on-failure > "$OLDPWD/$out/gpu-tests.log" 2>&1)
+log "gpu tests: $(grep -E 'tests passed|tests failed' "$out/gpu-tests.log")"
+
+scripts/make-data "$b/sluice" data > "$out/data.log" 2>&1 || { log "make-data failed"; cat "$out/data.log"; }
+
+train() { # name, args...
+    local name=$1
+    shift
+    local t0
+    t0=$(now)
+    "$b/sluice" train --data data "$@" --json > "$out/$name.json" 2> "$out/$name.err"
+    local rc=$?
+    log "$name (rc $rc, $(since "$t0") s start to exit): $(cat "$out/$name.json")"
+}
+train gpu1 --devices 0
+train gpu2_sharding --devices 0,1 --mode sharding
+train gpu2_devices --devices 0,1 --mode devices
+t0=$(now)
+mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH \
+    "$b/sluice" train --data data --devices all --json > "$out/mpi2.json" 2> "$out/mpi2.err"
+log "mpi2 (rc $?, $(since "$t0") s): $(cat "$out/mpi2.json")"
+t0=$(now)
+make demo BUILD="$b" > "$out/demo.log" 2>&1
+log "make demo (rc $?, $(since "$t0") s): $(grep -E 'accuracy|Training on' "$out/demo.log" | tr '\n' ' ')"
+
+# peers, same run
+ref=.device/shared/reference
+if [ -d "$ref" ] && python3 -c 'import jax' 2> /dev/null; then
+    ln -sfn "$PWD/${FASHION_MNIST_DIR:-data/fmnist}" "$ref/data"
+    (cd "$ref" && timeout 300 python3 jax_reference.py one shard pmap) > "$out/jax.log" 2>&1
+    log "jax: $(grep -E 'epoch 4|compute' "$out/jax.log" | tr '\n' ' ')"
+fi
+if [ -f bench/peer_torch_train.py ] && [ -x "$b/export_jpegs" ]; then
+    "$b/export_jpegs" data/training "$out/train.jpegs" > /dev/null
+    "$b/export_jpegs" data/testing "$out/test.jpegs" > /dev/null
+    timeout 300 python3 bench/peer_torch_train.py "$out/train.jpegs" "$out/test.jpegs" --epochs 5 \
+        --device cuda --workers 16 > "$out/torch.log" 2>&1
+    log "torch: $(tail -c 600 "$out/torch.log")"
+    rm -f "$out/train.jpegs" "$out/test.jpegs"
+fi

@@ -7,21 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *arg_type_name(sl__arg_type t) {
-    switch (t) {
-    case SL_ARG_BOOL: return "bool";
-    case SL_ARG_INT: return "int";
-    case SL_ARG_FLOAT: return "float";
-    case SL_ARG_STR: return "str";
-    case SL_ARG_DTYPE: return "DALIDataType";
-    case SL_ARG_ENUM: return "enum";
-    case SL_ARG_INTS: return "int or list of int";
-    case SL_ARG_FLOATS: return "float or list of float";
-    case SL_ARG_STRS: return "str or list of str";
-    }
-    return "?";
-}
-
 static void devices(unsigned d, char *buf, size_t n) {
     snprintf(buf, n, "%s%s%s", d & SL_OPDEV_CPU ? "cpu " : "", d & SL_OPDEV_MIXED ? "mixed " : "",
              d & SL_OPDEV_GPU ? "gpu" : "");
@@ -36,7 +21,7 @@ static void print_op(const sl__op_def *op) {
     if (op->doc) printf("  %s\n", op->doc);
     for (int i = 0; op->args && op->args[i].name; i++) {
         const sl__arg_schema *a = &op->args[i];
-        printf("  %-26s %s", a->name, arg_type_name(a->type));
+        printf("  %-26s %s", a->name, sl__arg_type_name(a->type));
         if (a->choices) printf(" (%s)", a->choices);
         if (a->flags & SL_ARGF_REQUIRED)
             printf(", required");

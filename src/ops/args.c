@@ -173,7 +173,7 @@ const char *sl__val_format(const sl__val *v, char *buf, size_t size) {
 
 /* ---- schema checking ---------------------------------------------------------------------------- */
 
-static const char *type_name(sl__arg_type t) {
+const char *sl__arg_type_name(sl__arg_type t) {
     switch (t) {
     case SL_ARG_BOOL: return "bool";
     case SL_ARG_INT: return "int";
@@ -281,7 +281,7 @@ static sl_status convert(sl__val *v, const sl__arg_schema *a, const char *opname
     }
 bad:
     return sl_err_set(err, SL_EINVAL, "%s: argument %s wants %s, got %s", opname, a->name,
-                      type_name(a->type), sl__val_format(v, shown, sizeof shown));
+                      sl__arg_type_name(a->type), sl__val_format(v, shown, sizeof shown));
 }
 
 int sl__op_distance(const char *a, const char *b) {

@@ -94,6 +94,9 @@ typedef struct sl__arg_schema {
     const char *choices; /* SL_ARG_ENUM: "A|B|C" */
 } sl__arg_schema;
 
+/* "float or list of float", ... (for messages and `sluice ops`) */
+const char *sl__arg_type_name(sl__arg_type t);
+
 /* Arguments of one op instance, checked against its schema: every schema entry has a value (the
  * user's, or the default), converted to the schema's type. */
 typedef struct sl__args {

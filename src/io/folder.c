@@ -69,7 +69,7 @@ static sl_status list_dir(const char *dir, int dirs, char ***out, int *count, sl
         if (de->d_name[0] == '.') continue;
         char p[4096];
         struct stat sb;
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p) continue;
         if (stat(p, &sb) != 0) continue;
         if (dirs ? !S_ISDIR(sb.st_mode) : !(S_ISREG(sb.st_mode) && is_image(de->d_name))) continue;
         if (n == cap) {
@@ -96,14 +96,14 @@ static void free_names(char **v, int n) {
 }
 
 static sl_status scan_root(sl__folder *f, sl_err *err) {
-    char **classes;
-    int nc;
+    char **classes = NULL;
+    int nc = 0;
     SL_TRY(list_dir(f->root, 1, &classes, &nc, err));
     sl_status st = SL_OK;
     for (int c = 0; c < nc && !st; c++) {
         char sub[4096];
-        char **files;
-        int nf;
+        char **files = NULL;
+        int nf = 0;
         snprintf(sub, sizeof sub, "%s/%s", f->root, classes[c]);
         st = list_dir(sub, 0, &files, &nf, err);
         for (int i = 0; i < nf && !st; i++) {

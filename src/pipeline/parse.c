@@ -305,7 +305,7 @@ static sl_status lex_string(lexer *l, sl__parse_pos start, bool raw) {
         p++;
     }
     buf[n] = '\0';
-    token *t;
+    token *t = NULL;
     sl_status st = lex_push(l, T_STR, start, l->p, (int)(p - l->p), &t);
     if (st != SL_OK) {
         free(buf);
@@ -331,7 +331,7 @@ static sl_status lex_number(lexer *l) {
         digits[n] = '\0';
         if (!n || ident_char((unsigned char)*p))
             return lex_error(l, SL_ESYNTAX, pos, "invalid hexadecimal literal");
-        token *t;
+        token *t = NULL;
         SL_TRY(lex_push(l, T_INT, pos, s, (int)(p - s), &t));
         t->i = (int64_t)strtoull(digits, NULL, 16);
         t->f = (double)t->i;
@@ -356,7 +356,7 @@ static sl_status lex_number(lexer *l) {
     digits[n] = '\0';
     if (ident_char((unsigned char)*p))
         return lex_error(l, SL_ESYNTAX, lex_pos(l, p), "invalid decimal literal");
-    token *t;
+    token *t = NULL;
     SL_TRY(lex_push(l, is_float ? T_FLOAT : T_INT, pos, s, (int)(p - s), &t));
     char *end;
     if (is_float) {

@@ -444,6 +444,7 @@ static bool back_to_back(const sl_tlist *l) {
     return true;
 }
 
+#ifdef SLUICE_HAVE_CUDA
 /* The distance between consecutive samples when it is one (and positive), else 0. */
 static size_t even_stride(const sl_tlist *l) {
     ptrdiff_t s = l->count > 1 ? (char *)l->data[1] - (char *)l->data[0] : 0;
@@ -451,6 +452,7 @@ static size_t even_stride(const sl_tlist *l) {
         if ((char *)l->data[i] - (char *)l->data[i - 1] != s) s = 0;
     return s > 0 ? (size_t)s : 0;
 }
+#endif
 
 static sl_status pack_outputs(sl_pipeline *p, sl_batch *b, bool on_device, sl_err *err) {
     for (int o = 0; o < p->nout; o++) {

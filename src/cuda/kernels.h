@@ -97,8 +97,21 @@ typedef struct sl__cuda_optim_args {
     float b1, b2, one_minus_b1, one_minus_b2, eps; /* Adam */
     float step_size, bc2_sqrt, decay;              /* Adam: per-step scalars */
 } sl__cuda_optim_args;
-sl_status sl__cuda_optim_update(const sl__cuda_optim_args *a, float *p, const float *g, float *m,
-                                float *v, int64_t n, void *stream, sl_err *err);
+/* Per optimiser on a device: the scalars staged in pinned memory and their device copy, which the
+ * kernels read (so a CUDA graph that captured an update stays valid as Adam's scalars change).
+ * initial: the scalars (SGD's never change; they are copied once here). */
+typedef struct sl__cuda_optim_state sl__cuda_optim_state;
+sl_status sl__cuda_optim_state_create(int device, const sl__cuda_optim_args *initial,
+                                      sl__cuda_optim_state **out, sl_err *err);
+void sl__cuda_optim_state_free(sl__cuda_optim_state *s);
+/* Stages this step's scalars (waits until the previous queued update has copied the last ones). */
+sl_status sl__cuda_optim_stage(sl__cuda_optim_state *s, const sl__cuda_optim_args *a, sl_err *err);
+/* Queues the update on stream (capturable): copy of the staged scalars, then the kernel. */
+sl_status sl__cuda_optim_enqueue(sl__cuda_optim_state *s, float *p, const float *g, float *m,
+                                 float *v, int64_t n, void *stream, sl_err *err);
+/* Records, after work queued on stream (not while capturing), that the staged scalars are in use
+ * until that work is done. */
+sl_status sl__cuda_optim_mark(sl__cuda_optim_state *s, void *stream, sl_err *err);
 
 #ifdef __cplusplus
 }

@@ -5,16 +5,21 @@
 // gemm(N, N, o, B, n, w, x). Per layer l (n inputs, o outputs):
 //   forward   z = x @ w (cuBLAS), then one kernel adds the bias and applies tanh/relu; the last
 //             layer's kernel adds the bias and does log-softmax (+ cross-entropy + its gradient
-//             (softmax * sum(y) - y) / B, one warp per row, logsumexp and loss in double)
-//   backward  dw = a_prev^T @ dz (gemm N,T), db = dz^T @ ones (gemv), da = dz @ w^T (gemm T,N),
-//             then one kernel multiplies by act'(a_prev)
-// The batch loss is reduced by one block in a fixed order and left, as the batch mean, in the
-// extra gradient slot grads[nparams], so the trainer's single all-reduce averages it too. The
-// matrix products use float32, TF32 or bfloat16 tensor-core inputs (sl_mlp_config.math); all
-// other arithmetic is float32. With cuda_graph set, forward + backward for one (batch, input
-// addresses, row pitches) key is captured once as a CUDA graph and replayed; a few keys are
-// cached (LRU), growing the scratch buffers drops every graph, and a failed capture falls back to
-// plain launches for good. Every entry sets the model's device first, so any thread may call.
+//             (softmax * sum(y) - y) / B, one warp per row, logsumexp and loss in double), and one
+//             block reduces the batch loss in a fixed order and sums the last bias gradient
+//   backward  dw = a_prev^T @ dz (gemm N,T) on a second stream, in parallel with
+//             da = dz @ w^T (gemm T,N) on the model's stream, followed by one kernel that
+//             multiplies by act'(a_prev) and sums the columns into the previous layer's db (a
+//             fixed-order reduction, no GEMV with a ones vector)
+// The batch loss is left, as the batch mean, in the extra gradient slot grads[nparams], so the
+// trainer's single all-reduce averages it too; it is read back through pinned memory. The matrix
+// products use float32, TF32 or bfloat16 tensor-core inputs (sl_mlp_config.math); all other
+// arithmetic is float32. With cuda_graph set, forward + backward -- and for the trainer's one-GPU
+// step also the optimiser update and the copy of the loss to pinned memory -- for one (batch,
+// input addresses, row pitches, optimiser) key is captured once as a CUDA graph and replayed; a
+// few keys are cached (LRU), growing the scratch buffers drops every graph, and a failed capture
+// falls back to plain launches for good. Every entry sets the model's device first, so any
+// thread may call.
 #include "core/alloc.h"
 #include "core/log.h"
 #include "cuda/check.h"
@@ -32,18 +37,22 @@
 struct graph_entry {
     cudaGraphExec_t exec;
     const void *x, *y;
+    const sl_optim *o; // the step's optimiser (its update and the loss copy are in the graph)
     int64_t rows, ldx, ldy;
     uint64_t used;
 };
 
 struct cuda_impl {
     cudaStream_t stream;
-    cublasHandle_t blas;
+    cudaStream_t side; // the weight gradients, in parallel with the backward chain
+    cublasHandle_t blas, blas_side;
     sl__devpool *pool;
-    void *workspace;
+    void *workspace, *workspace_side;
+    cudaEvent_t ev_fork, ev_dw[SL__MLP_MAX_LAYERS];
+    float *loss_h;                  // pinned: the loss read back
+    int loss_copied;                // the last graph already copied the loss into loss_h
     float *act[SL__MLP_MAX_LAYERS]; // act[l]: (rows, sizes[l+1]); the last holds logprobs
     float *dz[2];                   // (rows, max size) each, backward ping-pong
-    float *ones;                    // (rows,) of 1.0f for the bias gradients
     double *row_loss;               // (rows,)
     double *loss_sum;               // (1,)
     int64_t rows;                   // capacity in rows
@@ -68,21 +77,59 @@ static unsigned blocks_for(int64_t n, int threads) {
     return (unsigned)(b < 1 ? 1 : b);
 }
 
+__device__ __forceinline__ float act_fwd(float v, int act) {
+    return act == SL_ACT_TANH ? tanhf(v) : (v > 0.0f ? v : 0.0f);
+}
+
 // z (rows, o) = act(z + b): act 0 tanh, 1 relu
 __global__ void bias_act_kernel(float *z, const float *b, int64_t n, int o, int act) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        z[i] = act_fwd(z[i] + b[i % o], act);
+}
+
+// The same, 4 floats per thread: o % 4 == 0, z and b 16-byte aligned; n4 = n / 4, o4 = o / 4.
+__global__ void bias_act4_kernel(float4 *z, const float4 *b, int64_t n4, int o4, int act) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n4;
          i += (int64_t)gridDim.x * blockDim.x) {
-        float v = z[i] + b[i % o];
-        z[i] = act == SL_ACT_TANH ? tanhf(v) : (v > 0.0f ? v : 0.0f);
+        float4 v = z[i];
+        const float4 bb = b[i % o4];
+        v.x = act_fwd(v.x + bb.x, act);
+        v.y = act_fwd(v.y + bb.y, act);
+        v.z = act_fwd(v.z + bb.z, act);
+        v.w = act_fwd(v.w + bb.w, act);
+        z[i] = v;
     }
 }
 
 // da (n,) *= act'(a): tanh 1 - a^2, relu a > 0
-__global__ void act_grad_kernel(float *da, const float *a, int64_t n, int act) {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        float ai = a[i];
-        da[i] = act == SL_ACT_TANH ? da[i] * (1.0f - ai * ai) : (ai > 0.0f ? da[i] : 0.0f);
+__device__ __forceinline__ float act_bwd(float da, float a, int act) {
+    return act == SL_ACT_TANH ? da * (1.0f - a * a) : (a > 0.0f ? da : 0.0f);
+}
+
+#define AGDB_ROWS 16 // row groups per block of act_grad_db_kernel (blockDim 32 x AGDB_ROWS)
+
+// da (rows, n) *= act'(a) in place, and db[j] = sum over rows of the result: block (32, 16)
+// covers 32 columns, thread (x, y) sums rows y, y+16, ... of column x, then the 16 partial sums
+// are added in row-group order (a fixed order: the same bits on every run).
+__global__ void act_grad_db_kernel(float *da, const float *a, int64_t rows, int n, int act,
+                                   float *db) {
+    __shared__ float part[AGDB_ROWS][33];
+    const int j = blockIdx.x * 32 + threadIdx.x;
+    float s = 0.0f;
+    if (j < n)
+        for (int64_t r = threadIdx.y; r < rows; r += AGDB_ROWS) {
+            const int64_t i = r * n + j;
+            const float d = act_bwd(da[i], a[i], act);
+            da[i] = d;
+            s += d;
+        }
+    part[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && j < n) {
+        float t = part[0][threadIdx.x];
+        for (int k = 1; k < AGDB_ROWS; k++) t += part[k][threadIdx.x];
+        db[j] = t;
     }
 }
 
@@ -172,6 +219,35 @@ __global__ void loss_reduce_kernel(const double *row_loss, int64_t rows, double 
     }
 }
 
+// One block of 256 after the last layer: with row_loss, *sum = sum(row_loss) in a fixed order and
+// mean_out = sum / rows (as loss_reduce_kernel); db[j] = sum over rows of dz (rows, C)[:, j], one
+// warp per column (lanes over rows, then a fixed butterfly).
+__global__ void loss_db_kernel(const double *row_loss, int64_t rows, int C, const float *dz,
+                               double *sum, float *mean_out, float *db) {
+    __shared__ double part[256];
+    if (row_loss) {
+        double s = 0;
+        for (int64_t r = threadIdx.x; r < rows; r += 256) s += row_loss[r];
+        part[threadIdx.x] = s;
+        __syncthreads();
+        for (int w = 128; w > 0; w >>= 1) {
+            if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) {
+            *sum = part[0];
+            if (mean_out) *mean_out = (float)(part[0] / (double)rows);
+        }
+    }
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    for (int j = warp; j < C; j += 8) {
+        float s = 0.0f;
+        for (int64_t r = lane; r < rows; r += 32) s += dz[r * C + j];
+        s = warp_sumf(s);
+        if (lane == 0) db[j] = s;
+    }
+}
+
 // ---- buffers ------------------------------------------------------------------------------------
 
 static void drop_graphs(cuda_impl *c) {
@@ -190,16 +266,15 @@ static void free_scratch(cuda_impl *c) {
         sl__devpool_free(c->pool, c->dz[i]);
         c->dz[i] = NULL;
     }
-    sl__devpool_free(c->pool, c->ones);
     sl__devpool_free(c->pool, c->row_loss);
-    c->ones = NULL;
     c->row_loss = NULL;
     c->rows = 0;
 }
 
 static sl_status reserve(sl_mlp *m, cuda_impl *c, int64_t rows, sl_err *err) {
     if (rows <= c->rows) return SL_OK;
-    // buffers in flight are freed to a pool other streams draw from: finish first
+    // buffers in flight are freed to a pool other streams draw from: finish first (the side
+    // stream's work is always joined back into the model's stream)
     SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
     drop_graphs(c);
     free_scratch(c);
@@ -217,15 +292,8 @@ static sl_status reserve(sl_mlp *m, cuda_impl *c, int64_t rows, sl_err *err) {
         if (!c->dz[i]) st = err_status(err, SL_ENOMEM);
     }
     if (st == SL_OK) {
-        c->ones = (float *)sl__devpool_alloc(c->pool, (size_t)rows * sizeof(float), err);
         c->row_loss = (double *)sl__devpool_alloc(c->pool, (size_t)rows * sizeof(double), err);
-        if (!c->ones || !c->row_loss) st = err_status(err, SL_ENOMEM);
-    }
-    if (st == SL_OK) {
-        const float one = 1.0f;
-        unsigned char bytes[4];
-        memcpy(bytes, &one, 4);
-        st = sl__cuda_fill(c->ones, (size_t)rows, bytes, 4, c->stream, err);
+        if (!c->row_loss) st = err_status(err, SL_ENOMEM);
     }
     if (st != SL_OK) {
         free_scratch(c);
@@ -243,12 +311,20 @@ static void cu_release(sl_mlp *m) {
     if (c) {
         cudaSetDevice(m->dev.id);
         if (c->stream) cudaStreamSynchronize(c->stream);
+        if (c->side) cudaStreamSynchronize(c->side);
         drop_graphs(c);
         if (c->pool) free_scratch(c);
         if (c->blas) cublasDestroy(c->blas);
+        if (c->blas_side) cublasDestroy(c->blas_side);
+        if (c->ev_fork) cudaEventDestroy(c->ev_fork);
+        for (int l = 0; l < SL__MLP_MAX_LAYERS; l++)
+            if (c->ev_dw[l]) cudaEventDestroy(c->ev_dw[l]);
+        if (c->side) cudaStreamDestroy(c->side);
         if (c->stream) cudaStreamDestroy(c->stream);
+        sl__alloc_pinned_free(c->loss_h);
         if (c->pool) {
             sl__devpool_free(c->pool, c->workspace);
+            sl__devpool_free(c->pool, c->workspace_side);
             sl__devpool_free(c->pool, c->loss_sum);
             sl__devpool_free(c->pool, m->params);
             sl__devpool_free(c->pool, m->grads);
@@ -270,19 +346,31 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     if (!c->pool) return err_status(err, SL_ECUDA);
     SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     m->stream = c->stream;
+    SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
+    SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_fork, cudaEventDisableTiming));
+    for (int l = 0; l < m->nlayers; l++)
+        SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_dw[l], cudaEventDisableTiming));
+    const cublasMath_t math =
+        m->cfg.math == SL_MATH_FP32 ? CUBLAS_DEFAULT_MATH : CUBLAS_TF32_TENSOR_OP_MATH;
     SL_CUBLAS_TRY(err, cublasCreate(&c->blas));
     SL_CUBLAS_TRY(err, cublasSetStream(c->blas, c->stream));
-    SL_CUBLAS_TRY(err, cublasSetMathMode(c->blas, m->cfg.math == SL_MATH_FP32
-                                                      ? CUBLAS_DEFAULT_MATH
-                                                      : CUBLAS_TF32_TENSOR_OP_MATH));
-    // a workspace of our own: cuBLAS allocates nothing while a graph is being captured
+    SL_CUBLAS_TRY(err, cublasSetMathMode(c->blas, math));
+    SL_CUBLAS_TRY(err, cublasCreate(&c->blas_side));
+    SL_CUBLAS_TRY(err, cublasSetStream(c->blas_side, c->side));
+    SL_CUBLAS_TRY(err, cublasSetMathMode(c->blas_side, math));
+    // workspaces of our own: cuBLAS allocates nothing while a graph is being captured
     c->workspace = sl__devpool_alloc(c->pool, WORKSPACE_BYTES, err);
+    c->workspace_side = sl__devpool_alloc(c->pool, WORKSPACE_BYTES, err);
     c->loss_sum = (double *)sl__devpool_alloc(c->pool, sizeof(double), err);
     const size_t bytes = (size_t)m->nparams * sizeof(float);
     m->params = (float *)sl__devpool_alloc(c->pool, bytes, err);
     m->grads = (float *)sl__devpool_alloc(c->pool, bytes + sizeof(float), err); // + the loss
-    if (!c->workspace || !c->loss_sum || !m->params || !m->grads) return err_status(err, SL_ENOMEM);
+    if (!c->workspace || !c->workspace_side || !c->loss_sum || !m->params || !m->grads)
+        return err_status(err, SL_ENOMEM);
+    c->loss_h = (float *)sl__alloc_pinned(sizeof(float), err);
+    if (!c->loss_h) return err_status(err, SL_ENOMEM);
     SL_CUBLAS_TRY(err, cublasSetWorkspace(c->blas, c->workspace, WORKSPACE_BYTES));
+    SL_CUBLAS_TRY(err, cublasSetWorkspace(c->blas_side, c->workspace_side, WORKSPACE_BYTES));
     SL_CUDA_TRY(err, cudaMemsetAsync(m->grads, 0, bytes + sizeof(float), c->stream));
     SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
     return SL_OK;
@@ -316,14 +404,14 @@ static sl_status cu_sync(const sl_mlp *m, sl_err *err) {
 }
 
 // C (col-major mm x nn, ldc) = op(A) op(B), in the model's math mode
-static sl_status gemm(const sl_mlp *m, cublasOperation_t ta, cublasOperation_t tb, int mm, int nn,
-                      int kk, const float *A, int lda, const float *B, int ldb, float *C, int ldc,
-                      sl_err *err) {
+static sl_status gemm(const sl_mlp *m, cublasHandle_t h, cublasOperation_t ta,
+                      cublasOperation_t tb, int mm, int nn, int kk, const float *A, int lda,
+                      const float *B, int ldb, float *C, int ldc, sl_err *err) {
     const float alpha = 1.0f, beta = 0.0f;
     cublasComputeType_t ct = m->cfg.math == SL_MATH_TF32   ? CUBLAS_COMPUTE_32F_FAST_TF32
                              : m->cfg.math == SL_MATH_BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF
                                                            : CUBLAS_COMPUTE_32F;
-    SL_CUBLAS_TRY(err, cublasGemmEx(impl_of(m)->blas, ta, tb, mm, nn, kk, &alpha, A, CUDA_R_32F,
+    SL_CUBLAS_TRY(err, cublasGemmEx(h, ta, tb, mm, nn, kk, &alpha, A, CUDA_R_32F,
                                     lda, B, CUDA_R_32F, ldb, &beta, C, CUDA_R_32F, ldc, ct,
                                     CUBLAS_GEMM_DEFAULT));
     return SL_OK;
@@ -334,7 +422,7 @@ static int ld_of(const sl_tensor *t) {
 }
 
 // Enqueues the forward pass over x (B rows); with y, also the loss (sum into c->loss_sum, batch
-// mean into grads[nparams]) and the last layer's gradient into dz[0].
+// mean into grads[nparams]), the last layer's gradient into dz[0] and its bias gradient.
 static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err) {
     cuda_impl *c = impl_of(m);
     const int64_t B = x->shape[0];
@@ -345,18 +433,23 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
         const float *w = m->params + m->w_off[l], *b = m->params + m->b_off[l];
         float *z = c->act[l];
         // z^T (o, B) = w^T (o, n) @ a^T (n, B)
-        SL_TRY(gemm(m, CUBLAS_OP_N, CUBLAS_OP_N, o, (int)B, n, w, o, a, lda, z, o, err));
+        SL_TRY(gemm(m, c->blas, CUBLAS_OP_N, CUBLAS_OP_N, o, (int)B, n, w, o, a, lda, z, o, err));
         if (l + 1 < m->nlayers) {
-            bias_act_kernel<<<blocks_for(B * o, 256), 256, 0, c->stream>>>(z, b, B * o, o,
-                                                                           m->cfg.activation);
+            if (o % 4 == 0 && (((uintptr_t)z | (uintptr_t)b) & 15) == 0)
+                bias_act4_kernel<<<blocks_for(B * o / 4, 256), 256, 0, c->stream>>>(
+                    (float4 *)z, (const float4 *)b, B * o / 4, o / 4, m->cfg.activation);
+            else
+                bias_act_kernel<<<blocks_for(B * o, 256), 256, 0, c->stream>>>(
+                    z, b, B * o, o, m->cfg.activation);
         } else {
             const unsigned blocks = (unsigned)((B * 32 + 255) / 256);
             logsoftmax_xent_kernel<<<blocks, 256, 0, c->stream>>>(
                 z, b, B, o, y ? (const float *)y->data : NULL, y ? ld_of(y) : 0, 1.0f / (float)B,
                 c->dz[0], c->row_loss);
-            if (y)
-                loss_reduce_kernel<<<1, 256, 0, c->stream>>>(c->row_loss, B, c->loss_sum,
-                                                             m->grads + m->nparams);
+            if (y) // the loss, and the last layer's bias gradient
+                loss_db_kernel<<<1, 256, 0, c->stream>>>(c->row_loss, B, o, c->dz[0],
+                                                         c->loss_sum, m->grads + m->nparams,
+                                                         m->grads + m->b_off[l]);
         }
         SL_CUDA_TRY(err, cudaGetLastError());
         a = z;
@@ -365,7 +458,12 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
     return SL_OK;
 }
 
-// Enqueues the backward pass from dz[0] (B, C) into m->grads.
+// Enqueues the backward pass from dz[0] (B, C) into m->grads (the last layer's bias gradient is
+// already there). Layer l's weight gradient runs on the side stream, forked after dz_l is ready;
+// the model's stream goes on with da = dz_l @ w_l^T and the fused act'/bias-gradient kernel. dz
+// ping-pongs between two buffers, so before da overwrites the buffer that layer l+1's weight
+// gradient reads, the model's stream waits for that product; at the end it waits for the side
+// stream (in a capture, this joins the side branch back into the graph).
 static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_err *err) {
     cuda_impl *c = impl_of(m);
     int cur = 0;
@@ -373,24 +471,27 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_e
         const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
         const float *a_prev = l == 0 ? (const float *)x->data : c->act[l - 1];
         const int lda = l == 0 ? ld_of(x) : n;
-        float *gw = m->grads + m->w_off[l], *gb = m->grads + m->b_off[l];
+        float *gw = m->grads + m->w_off[l];
         const float *w = m->params + m->w_off[l];
         const float *dz = c->dz[cur];
-        // dw (n, o) row-major = (o, n) col-major = dz^T (o, B) @ a_prev (B, n)
-        SL_TRY(gemm(m, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B, dz, o, a_prev, lda, gw, o, err));
-        // db (o) = dz^T (o, B) @ ones (B)
-        const float one = 1.0f, zero = 0.0f;
-        SL_CUBLAS_TRY(err, cublasSgemv(c->blas, CUBLAS_OP_N, o, (int)B, &one, dz, o, c->ones, 1,
-                                       &zero, gb, 1));
+        // dw (n, o) row-major = (o, n) col-major = dz^T (o, B) @ a_prev (B, n), on the side
+        SL_CUDA_TRY(err, cudaEventRecord(c->ev_fork, c->stream));
+        SL_CUDA_TRY(err, cudaStreamWaitEvent(c->side, c->ev_fork, 0));
+        SL_TRY(gemm(m, c->blas_side, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B, dz, o, a_prev, lda, gw,
+                    o, err));
+        SL_CUDA_TRY(err, cudaEventRecord(c->ev_dw[l], c->side));
         if (l == 0) break;
-        // da^T (n, B) = w (n, o) @ dz^T (o, B), then times act'(a_prev)
+        // da^T (n, B) = w (n, o) @ dz^T (o, B), then times act'(a_prev), and db of layer l-1
         float *da = c->dz[1 - cur];
-        SL_TRY(gemm(m, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)B, o, w, o, dz, o, da, n, err));
-        act_grad_kernel<<<blocks_for(B * n, 256), 256, 0, c->stream>>>(da, a_prev, B * n,
-                                                                       m->cfg.activation);
+        if (l + 1 < m->nlayers) SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_dw[l + 1], 0));
+        SL_TRY(gemm(m, c->blas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)B, o, w, o, dz, o, da, n, err));
+        dim3 threads(32, AGDB_ROWS);
+        act_grad_db_kernel<<<(unsigned)((n + 31) / 32), threads, 0, c->stream>>>(
+            da, a_prev, B, n, m->cfg.activation, m->grads + m->b_off[l - 1]);
         SL_CUDA_TRY(err, cudaGetLastError());
         cur = 1 - cur;
     }
+    SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_dw[0], 0));
     return SL_OK;
 }
 
@@ -425,6 +526,9 @@ static sl_status cu_backward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, 
     xent_rows_kernel<<<blocks_for(B, 128), 128, 0, c->stream>>>(
         c->act[m->nlayers - 1], B, m->cfg.sizes[m->nlayers], (const float *)y->data, ld_of(y),
         1.0f / (float)B, c->dz[0], NULL);
+    const int L = m->nlayers - 1;
+    loss_db_kernel<<<1, 256, 0, c->stream>>>(NULL, B, m->cfg.sizes[m->nlayers], c->dz[0], NULL,
+                                             NULL, m->grads + m->b_off[L]);
     SL_CUDA_TRY(err, cudaGetLastError());
     SL_TRY(enqueue_backward(m, x, B, err));
     SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
@@ -441,22 +545,31 @@ static sl_status cu_logprobs(sl_mlp *m, sl_tensor *out, sl_err *err) {
     return sl_tensor_copy(out, &src, NULL, err);
 }
 
-static sl_status enqueue_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err) {
+// Forward + backward; with o (a CUDA optimiser of the model), then o's update and the copy of the
+// loss to pinned memory.
+static sl_status enqueue_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_optim *o,
+                              sl_err *err) {
     SL_TRY(enqueue_forward(m, x, y, err));
-    return enqueue_backward(m, x, x->shape[0], err);
+    SL_TRY(enqueue_backward(m, x, x->shape[0], err));
+    if (!o) return SL_OK;
+    cuda_impl *c = impl_of(m);
+    SL_TRY(sl__optim_cuda_enqueue(o, m->params, m->grads, c->stream, err));
+    SL_CUDA_TRY(err, cudaMemcpyAsync(c->loss_h, m->grads + m->nparams, sizeof(float),
+                                     cudaMemcpyDeviceToHost, c->stream));
+    return SL_OK;
 }
 
-// The graph for (x, y, B, pitches), captured on first use; NULL when capturing is not possible.
-static sl_status graph_for(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, cudaGraphExec_t *out,
-                           sl_err *err) {
+// The graph for (x, y, B, pitches, o), captured on first use; NULL when capturing is not possible.
+static sl_status graph_for(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_optim *o,
+                           cudaGraphExec_t *out, sl_err *err) {
     cuda_impl *c = impl_of(m);
     const int64_t B = x->shape[0], ldx = x->strides[0], ldy = y->strides[0];
     *out = NULL;
     graph_entry *victim = &c->graphs[0];
     for (int i = 0; i < NGRAPHS; i++) {
         graph_entry *g = &c->graphs[i];
-        if (g->exec && g->x == x->data && g->y == y->data && g->rows == B && g->ldx == ldx &&
-            g->ldy == ldy) {
+        if (g->exec && g->x == x->data && g->y == y->data && g->o == o && g->rows == B &&
+            g->ldx == ldx && g->ldy == ldy) {
             g->used = ++c->tick;
             *out = g->exec;
             return SL_OK;
@@ -467,7 +580,7 @@ static sl_status graph_for(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, cu
     SL_CUDA_TRY(err, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
     sl_err cap_err;
     memset(&cap_err, 0, sizeof cap_err);
-    sl_status st = enqueue_step(m, x, y, &cap_err);
+    sl_status st = enqueue_step(m, x, y, o, &cap_err);
     cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
     cudaGraphExec_t exec = NULL;
     if (st == SL_OK && e == cudaSuccess && graph) e = cudaGraphInstantiate(&exec, graph, 0);
@@ -483,6 +596,7 @@ static sl_status graph_for(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, cu
     victim->exec = exec;
     victim->x = x->data;
     victim->y = y->data;
+    victim->o = o;
     victim->rows = B;
     victim->ldx = ldx;
     victim->ldy = ldy;
@@ -491,21 +605,51 @@ static sl_status graph_for(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, cu
     return SL_OK;
 }
 
-static sl_status cu_loss_grad_async(sl_mlp *m, const sl_tensor *x, const sl_tensor *y,
-                                    sl_err *err) {
+// Forward + backward (+ o's update and the loss copy, with o) from the graph or plain launches.
+static sl_status run_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_optim *o,
+                          sl_err *err) {
     cuda_impl *c = impl_of(m);
     SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
     SL_TRY(reserve(m, c, x->shape[0], err));
     m->batch = x->shape[0];
+    c->loss_copied = 0;
     cudaGraphExec_t exec = NULL;
-    if (m->cfg.cuda_graph && !c->graphs_off) SL_TRY(graph_for(m, x, y, &exec, err));
-    if (exec) {
+    if (m->cfg.cuda_graph && !c->graphs_off) SL_TRY(graph_for(m, x, y, o, &exec, err));
+    if (exec)
         SL_CUDA_TRY(err, cudaGraphLaunch(exec, c->stream));
-        return SL_OK;
-    }
-    return enqueue_step(m, x, y, err);
+    else
+        SL_TRY(enqueue_step(m, x, y, o, err));
+    c->loss_copied = o != NULL;
+    return SL_OK;
+}
+
+static sl_status cu_loss_grad_async(sl_mlp *m, const sl_tensor *x, const sl_tensor *y,
+                                    sl_err *err) {
+    return run_step(m, x, y, NULL, err);
+}
+
+static sl_status cu_train_step_async(sl_mlp *m, sl_optim *o, const sl_tensor *x,
+                                     const sl_tensor *y, sl_err *err) {
+    SL_TRY(sl__optim_cuda_prepare(o, err));
+    sl_status st = run_step(m, x, y, o, err);
+    if (st == SL_OK) st = sl__optim_cuda_mark(o, impl_of(m)->stream, err);
+    if (st != SL_OK) sl__optim_cuda_cancel(o);
+    return st;
+}
+
+static sl_status cu_read_loss(sl_mlp *m, float *loss, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    if (!c->loss_copied)
+        SL_CUDA_TRY(err, cudaMemcpyAsync(c->loss_h, m->grads + m->nparams, sizeof(float),
+                                         cudaMemcpyDeviceToHost, c->stream));
+    SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
+    c->loss_copied = 0;
+    *loss = *c->loss_h;
+    return SL_OK;
 }
 
 extern "C" const sl__mlp_backend sl__mlp_cuda_backend = {
-    "cuda",      cu_init,     cu_release,  cu_upload,          cu_download, cu_forward,
-    cu_loss_sum, cu_backward, cu_logprobs, cu_loss_grad_async, cu_sync};
+    "cuda",      cu_init,     cu_release,  cu_upload,          cu_download,
+    cu_forward,  cu_loss_sum, cu_backward, cu_logprobs,        cu_loss_grad_async,
+    cu_sync,     cu_train_step_async,      cu_read_loss};

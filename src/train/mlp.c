@@ -324,7 +324,7 @@ sl_status sl_mlp_loss_grad(sl_mlp *m, const sl_tensor *images, const sl_tensor *
     if (m->be->loss_grad_async) {
         SL_TRY(m->be->loss_grad_async(m, &x, &y, err));
         if (!loss) return m->be->sync(m, err);
-        return m->be->download(m, loss, m->grads + m->nparams, 1, err);
+        return sl__mlp_read_loss(m, loss, err);
     }
     SL_TRY(m->be->forward(m, &x, err));
     if (loss) {
@@ -333,6 +333,22 @@ sl_status sl_mlp_loss_grad(sl_mlp *m, const sl_tensor *images, const sl_tensor *
         *loss = (float)(s / (double)x.shape[0]);
     }
     return m->be->backward(m, &x, &y, err);
+}
+
+sl_status sl__mlp_read_loss(sl_mlp *m, float *loss, sl_err *err) {
+    if (m->be->read_loss) return m->be->read_loss(m, loss, err);
+    return m->be->download(m, loss, m->grads + m->nparams, 1, err);
+}
+
+sl_status sl__mlp_train_step_async(sl_mlp *m, sl_optim *o, const sl_tensor *images,
+                                   const sl_tensor *labels, sl_err *err) {
+    if (!m->be->train_step_async) {
+        SL_TRY(sl__mlp_loss_grad_async(m, images, labels, err));
+        return sl__optim_step_async(o, m, err);
+    }
+    sl_tensor x, y;
+    SL_TRY(check_xy(m, images, labels, &x, &y, err));
+    return m->be->train_step_async(m, o, &x, &y, err);
 }
 
 sl_status sl__mlp_loss_grad_async(sl_mlp *m, const sl_tensor *images, const sl_tensor *labels,

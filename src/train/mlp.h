@@ -38,6 +38,13 @@ typedef struct sl__mlp_backend {
     sl_status (*loss_grad_async)(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err);
     /* Optional: waits until the model's queued device work is done. */
     sl_status (*sync)(const sl_mlp *m, sl_err *err);
+    /* Optional: forward + backward + the update of optimiser o (a CUDA optimiser on the model's
+     * device) queued without waiting, as one CUDA graph where graphs are on; the loss is left in
+     * grads[nparams] and, by a graph, also copied for read_loss. */
+    sl_status (*train_step_async)(sl_mlp *m, sl_optim *o, const sl_tensor *x, const sl_tensor *y,
+                                  sl_err *err);
+    /* Optional: waits and returns the float in grads[nparams] (through pinned memory). */
+    sl_status (*read_loss)(sl_mlp *m, float *loss, sl_err *err);
 } sl__mlp_backend;
 
 extern const sl__mlp_backend sl__mlp_cpu_backend;
@@ -73,6 +80,28 @@ struct sl_mlp {
 /* One optimiser update of m's params from its grads, on the model's stream without waiting
  * (optim.c; sl_optim_step waits). */
 sl_status sl__optim_step_async(sl_optim *o, sl_mlp *m, sl_err *err);
+
+/* A CUDA optimiser's update split for a backend that captures it into its step graph (optim.c):
+ * prepare counts the step and stages its scalars in pinned memory (waiting until the previous
+ * update has copied the last ones to the device); cancel undoes prepare's count when the step
+ * then fails; enqueue queues the update of p (o's n floats) from g on stream -- capturable: it
+ * copies the staged scalars to the device and the kernel reads them there, so a replayed graph
+ * picks up each step's scalars; mark records, after the queued (or replayed) work, that the staged
+ * scalars are in use until it is done. */
+sl_status sl__optim_cuda_prepare(sl_optim *o, sl_err *err);
+void sl__optim_cuda_cancel(sl_optim *o);
+sl_status sl__optim_cuda_enqueue(sl_optim *o, float *p, const float *g, void *stream, sl_err *err);
+sl_status sl__optim_cuda_mark(sl_optim *o, void *stream, sl_err *err);
+
+/* One training step without waiting: forward + backward + o's update of m (backends with
+ * train_step_async: one CUDA graph; otherwise loss_grad_async then sl__optim_step_async). The
+ * batch-mean loss is then read by sl__mlp_read_loss (which waits). Arguments are checked as for
+ * sl_mlp_loss_grad; o must be m's optimiser (same device, nparams). */
+sl_status sl__mlp_train_step_async(sl_mlp *m, sl_optim *o, const sl_tensor *images,
+                                   const sl_tensor *labels, sl_err *err);
+/* Waits for the model's queued work and returns the batch-mean loss left by the last
+ * loss_grad_async / train step (averaged when an all-reduce ran over the extra slot). */
+sl_status sl__mlp_read_loss(sl_mlp *m, float *loss, sl_err *err);
 
 /* The model's CUDA stream (a cudaStream_t), NULL on the CPU. */
 static inline void *sl__mlp_stream(const sl_mlp *m) {

@@ -26,6 +26,7 @@
 
 #ifdef SLUICE_HAVE_CUDA
 #include "cuda/kernels.h"
+static void cuda_args(const sl_optim *o, sl__cuda_optim_args *out);
 #endif
 
 struct sl_optim {
@@ -36,6 +37,9 @@ struct sl_optim {
     float *m;   /* SGD momentum buffer, or Adam's first moment; NULL when unused */
     float *v;   /* Adam's second moment */
     void *pool; /* CUDA: the sl__devpool the state came from */
+#ifdef SLUICE_HAVE_CUDA
+    sl__cuda_optim_state *cu; /* CUDA: staged scalars, their device copy */
+#endif
 };
 
 void sl_optim_config_default(sl_optim_config *cfg) {
@@ -134,6 +138,11 @@ sl_status sl_optim_create(const sl_optim_config *cfg, int64_t n, sl_device dev, 
             *state[s] = sl__devpool_alloc(o->pool, bytes, err);
             st = *state[s] ? sl__cuda_fill(*state[s], (size_t)n, zero, 4, NULL, err) : SL_ENOMEM;
         }
+        if (st == SL_OK) {
+            sl__cuda_optim_args a;
+            cuda_args(o, &a);
+            st = sl__cuda_optim_state_create(dev.id, &a, &o->cu, err);
+        }
         if (st != SL_OK) goto fail;
     }
 #endif
@@ -150,6 +159,9 @@ void sl_optim_free(sl_optim *o) {
         sl__alloc_host_free(o->m);
         sl__alloc_host_free(o->v);
     } else if (o->pool) {
+#ifdef SLUICE_HAVE_CUDA
+        sl__cuda_optim_state_free(o->cu); /* waits for the last queued update */
+#endif
         sl__devpool_free(o->pool, o->m);
         sl__devpool_free(o->pool, o->v);
     }
@@ -207,8 +219,8 @@ static void step_adam(sl_optim *o, float *p, const float *g) {
 }
 
 #ifdef SLUICE_HAVE_CUDA
-/* The update on the GPU: the per-step scalars exactly as step_sgd / step_adam compute them. */
-static sl_status step_cuda(sl_optim *o, float *p, const float *g, void *stream, sl_err *err) {
+/* The per-step scalars exactly as step_sgd / step_adam compute them (o->steps counts this step). */
+static void cuda_args(const sl_optim *o, sl__cuda_optim_args *out) {
     sl__cuda_optim_args a;
     memset(&a, 0, sizeof a);
     a.kind = (int)o->cfg.kind;
@@ -227,8 +239,43 @@ static sl_status step_cuda(sl_optim *o, float *p, const float *g, void *stream, 
         a.bc2_sqrt = (float)sqrt(1.0 - pow((double)a.b2, t));
         a.decay = 1.0f - a.lr * a.wd;
     }
+    *out = a;
+}
+
+/* The update on the GPU, queued on stream (NULL: the legacy default stream). */
+static sl_status stage_cuda(sl_optim *o, sl_err *err) {
+    sl__cuda_optim_args a;
+    cuda_args(o, &a);
     SL_TRY(sl__cuda_set_device(o->dev.id, err));
-    return sl__cuda_optim_update(&a, p, g, o->m, o->v, o->n, stream, err);
+    return sl__cuda_optim_stage(o->cu, &a, err);
+}
+
+static sl_status step_cuda(sl_optim *o, float *p, const float *g, void *stream, sl_err *err) {
+    SL_TRY(stage_cuda(o, err));
+    sl_status st = sl__cuda_optim_enqueue(o->cu, p, g, o->m, o->v, o->n, stream, err);
+    if (st == SL_OK) st = sl__cuda_optim_mark(o->cu, stream, err);
+    return st;
+}
+
+sl_status sl__optim_cuda_prepare(sl_optim *o, sl_err *err) {
+    SL_ASSERT(o->dev.kind == SL_DEVICE_CUDA && o->cu);
+    o->steps++;
+    sl_status st = stage_cuda(o, err);
+    if (st != SL_OK) o->steps--;
+    return st;
+}
+
+void sl__optim_cuda_cancel(sl_optim *o) {
+    o->steps--;
+}
+
+sl_status sl__optim_cuda_enqueue(sl_optim *o, float *p, const float *g, void *stream,
+                                 sl_err *err) {
+    return sl__cuda_optim_enqueue(o->cu, p, g, o->m, o->v, o->n, stream, err);
+}
+
+sl_status sl__optim_cuda_mark(sl_optim *o, void *stream, sl_err *err) {
+    return sl__cuda_optim_mark(o->cu, stream, err);
 }
 #endif
 

@@ -10,8 +10,9 @@
  * CUDA replicas (one GPU each, all replicas on GPUs): the step runs on the model's stream without
  * waiting in between -- forward/backward (a CUDA graph), one NCCL all-reduce (average) of the
  * nparams gradients plus the loss in the slot after them, the optimiser kernel -- and waits once,
- * when it reads the averaged loss back. Without caller-made comms, K > 1 GPUs get an NCCL group
- * (ncclCommInitAll); one GPU needs none. */
+ * when it reads the averaged loss back (through pinned memory). One GPU needs no all-reduce, and its
+ * whole step (forward, backward, update, the loss copy) is a single CUDA graph. Without
+ * caller-made comms, K > 1 GPUs get an NCCL group (ncclCommInitAll); one GPU needs none. */
 #include "sluice/train.h"
 
 #include "core/alloc.h"
@@ -168,15 +169,21 @@ typedef struct step_ctx {
     sl_err errs[SL_TRAINER_MAX_REPLICAS];
 } step_ctx;
 
-/* A GPU replica's step: everything queued on the model's stream, one wait at the end. */
+/* A GPU replica's step: everything queued on the model's stream, one wait at the end. Without an
+ * all-reduce (one GPU) the whole step -- forward, backward, update, the loss copied to pinned
+ * memory -- is one CUDA graph; with one, forward/backward (a graph), the all-reduce and the update
+ * are queued in turn. */
 static sl_status replica_step_cuda(sl_trainer *t, int k, step_ctx *c, sl_err *err) {
     sl_mlp *m = t->models[k];
-    SL_TRY(sl__mlp_loss_grad_async(m, &c->images[k], &c->labels[k], err));
-    if (t->comms[k] && sl_comm_size(t->comms[k]) > 1)
+    if (t->comms[k] && sl_comm_size(t->comms[k]) > 1) {
+        SL_TRY(sl__mlp_loss_grad_async(m, &c->images[k], &c->labels[k], err));
         SL_TRY(sl_comm_allreduce(t->comms[k], m->grads, m->nparams + 1, SL_DTYPE_F32, SL_REDUCE_AVG,
                                  sl__mlp_stream(m), err));
-    SL_TRY(sl__optim_step_async(t->optims[k], m, err));
-    return m->be->download(m, &c->loss[k], m->grads + m->nparams, 1, err);
+        SL_TRY(sl__optim_step_async(t->optims[k], m, err));
+    } else {
+        SL_TRY(sl__mlp_train_step_async(m, t->optims[k], &c->images[k], &c->labels[k], err));
+    }
+    return sl__mlp_read_loss(m, &c->loss[k], err);
 }
 
 /* Replica k's part of one step; runs on its own thread (or the caller's, for one replica). */

@@ -4,7 +4,9 @@
  *   2. the all-reduce (average) of the seed's 1,863,690 gradients on 2 GPUs through sl_comm (one
  *      thread per GPU, as the trainer does) against plain NCCL (ncclAllReduce in a group call);
  *   3. scaling: 784-4096-4096-10 at batch 8192 per GPU on 1, 2, 4 ... GPUs, throughput ratio.
- * Usage: bench_train_gpu [steps-for-part-1]. Prints one line per figure. */
+ *   4. the step's matrix products alone (cublasGemmEx against cuBLASLt's heuristic candidates).
+ * Usage: bench_train_gpu [steps-for-part-1 [quick]] (quick: parts 1 and 4 only), or
+ * bench_train_gpu profile (a few steps, for ncu). Prints one line per figure. */
 #include "sluice/comm.h"
 #include "sluice/train.h"
 
@@ -14,6 +16,10 @@
 #include <time.h>
 
 #if defined(SLUICE_HAVE_CUDA) && defined(SLUICE_HAVE_NCCL)
+#include "train/mlp.h" /* sl__mlp_train_step_async: steps queued back to back */
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <pthread.h>
@@ -111,11 +117,194 @@ static void bench_step(int steps) {
             for (int k = 0; k < steps / 4; k++)
                 if (sl_optim_step(o, m, &err) != SL_OK) DIE("optim", &err);
             double t2 = now();
+            /* device time per step: steps queued back to back, one wait at the end */
+            for (int k = 0; k < 20; k++)
+                if (sl__mlp_train_step_async(m, o, &s.xo[0], &s.yo[0], &err) != SL_OK)
+                    DIE("train_step_async", &err);
+            if (sl__mlp_read_loss(m, &loss, &err) != SL_OK) DIE("read_loss", &err);
+            double t3 = now();
+            for (int k = 0; k < steps; k++)
+                if (sl__mlp_train_step_async(m, o, &s.xo[0], &s.yo[0], &err) != SL_OK)
+                    DIE("train_step_async", &err);
+            if (sl__mlp_read_loss(m, &loss, &err) != SL_OK) DIE("read_loss", &err);
+            double t4 = now();
             printf("      of which forward+backward %.1f us, optimiser update %.1f us (each waited "
-                   "for)\n",
-                   (t1 - t0) / (steps / 4) * 1e6, (t2 - t1) / (steps / 4) * 1e6);
+                   "for); steps queued back to back %.1f us/step\n",
+                   (t1 - t0) / (steps / 4) * 1e6, (t2 - t1) / (steps / 4) * 1e6,
+                   (t4 - t3) / steps * 1e6);
             free_setup(&s, 1);
         }
+}
+
+/* the data-parallel step at global batch 200 on 2 GPUs (100 rows each) */
+static void bench_step2(int steps) {
+    static const sl_math modes[2] = {SL_MATH_FP32, SL_MATH_TF32};
+    for (int i = 0; i < 2; i++) {
+        sl_mlp_config mc;
+        sl_mlp_config_default(&mc);
+        mc.math = modes[i];
+        setup s;
+        make_setup(&s, &mc, 2, 100);
+        float loss = 0;
+        double t = time_steps(&s, 50, steps, &loss);
+        printf("step  seed MLP, global batch 200, 2 GPUs (100 each), %s, CUDA graph: %.1f us/step "
+               "(loss %.4f)\n",
+               sl_math_name(modes[i]), t * 1e6, loss);
+        free_setup(&s, 2);
+    }
+}
+
+/* ---- the step's matrix products alone: cublasGemmEx's default against cuBLASLt's candidates ---- */
+
+typedef struct gemm_shape {
+    const char *what;
+    cublasOperation_t ta, tb;
+    int m, n, k;
+} gemm_shape;
+
+static double time_gemm_ex(cublasHandle_t h, const gemm_shape *g, cublasComputeType_t ct,
+                           const float *A, const float *B, float *C, cudaStream_t st) {
+    const float one = 1.0f, zero = 0.0f;
+    const int lda = g->ta == CUBLAS_OP_N ? g->m : g->k, ldb = g->tb == CUBLAS_OP_N ? g->k : g->n;
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    for (int rep = 0; rep < 2; rep++) {
+        cudaEventRecord(e0, st);
+        for (int i = 0; i < 200; i++)
+            cublasGemmEx(h, g->ta, g->tb, g->m, g->n, g->k, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F,
+                         ldb, &zero, C, CUDA_R_32F, g->m, ct, CUBLAS_GEMM_DEFAULT);
+        cudaEventRecord(e1, st);
+    }
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return ms * 1e3 / 200;
+}
+
+static void bench_gemms(void) {
+    static const gemm_shape shapes[] = {
+        {"fwd l0  z=x@w0 (o1024,B200,k784)", CUBLAS_OP_N, CUBLAS_OP_N, 1024, 200, 784},
+        {"fwd l1  z=a@w1 (1024,200,k1024)", CUBLAS_OP_N, CUBLAS_OP_N, 1024, 200, 1024},
+        {"fwd l2  z=a@w2 (10,200,k1024)", CUBLAS_OP_N, CUBLAS_OP_N, 10, 200, 1024},
+        {"bwd dw2 (10,1024,k200)", CUBLAS_OP_N, CUBLAS_OP_T, 10, 1024, 200},
+        {"bwd da1 (1024,200,k10)", CUBLAS_OP_T, CUBLAS_OP_N, 1024, 200, 10},
+        {"bwd dw1 (1024,1024,k200)", CUBLAS_OP_N, CUBLAS_OP_T, 1024, 1024, 200},
+        {"bwd da0 (1024,200,k1024)", CUBLAS_OP_T, CUBLAS_OP_N, 1024, 200, 1024},
+        {"bwd dw0 (1024,784,k200)", CUBLAS_OP_N, CUBLAS_OP_T, 1024, 784, 200},
+    };
+    cudaSetDevice(0);
+    cudaStream_t st;
+    cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+    float *A, *B, *C;
+    void *ws;
+    const size_t ws_bytes = (size_t)32 << 20;
+    cudaMalloc((void **)&A, 4u << 22);
+    cudaMalloc((void **)&B, 4u << 22);
+    cudaMalloc((void **)&C, 4u << 22);
+    cudaMalloc(&ws, ws_bytes);
+    cudaMemset(A, 0x3c, 4u << 22); /* ~0.01, not zeros */
+    cudaMemset(B, 0x3c, 4u << 22);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    cublasSetStream(h, st);
+    cublasSetWorkspace(h, ws, ws_bytes);
+    cublasLtHandle_t lt;
+    cublasLtCreate(&lt);
+    for (int tf = 0; tf < 2; tf++) {
+        cublasSetMathMode(h, tf ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+        const cublasComputeType_t ct = tf ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        double sum_ex = 0, sum_best = 0;
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            const gemm_shape *g = &shapes[si];
+            double ex = time_gemm_ex(h, g, ct, A, B, C, st);
+            /* cuBLASLt: the heuristic's candidates, each timed */
+            cublasLtMatmulDesc_t op;
+            cublasLtMatmulDescCreate(&op, ct, CUDA_R_32F);
+            cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &g->ta, sizeof g->ta);
+            cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &g->tb, sizeof g->tb);
+            const int ar = g->ta == CUBLAS_OP_N ? g->m : g->k, ac = g->ta == CUBLAS_OP_N ? g->k : g->m;
+            const int br = g->tb == CUBLAS_OP_N ? g->k : g->n, bc = g->tb == CUBLAS_OP_N ? g->n : g->k;
+            cublasLtMatrixLayout_t la, lb, lc;
+            cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, (uint64_t)ar, (uint64_t)ac, ar);
+            cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, (uint64_t)br, (uint64_t)bc, br);
+            cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, (uint64_t)g->m, (uint64_t)g->n, g->m);
+            cublasLtMatmulPreference_t pref;
+            cublasLtMatmulPreferenceCreate(&pref);
+            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                 &ws_bytes, sizeof ws_bytes);
+            cublasLtMatmulHeuristicResult_t res[16];
+            int nres = 0;
+            cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 16, res, &nres);
+            double best = 1e9, first = 0;
+            int best_i = -1;
+            const float one = 1.0f, zero = 0.0f;
+            cudaEvent_t e0, e1;
+            cudaEventCreate(&e0);
+            cudaEventCreate(&e1);
+            for (int r = 0; r < nres; r++) {
+                int okrun = 1;
+                for (int rep = 0; rep < 2 && okrun; rep++) {
+                    cudaEventRecord(e0, st);
+                    for (int i = 0; i < 200; i++)
+                        if (cublasLtMatmul(lt, op, &one, A, la, B, lb, &zero, C, lc, C, lc,
+                                           &res[r].algo, ws, ws_bytes, st) != CUBLAS_STATUS_SUCCESS) {
+                            okrun = 0;
+                            break;
+                        }
+                    cudaEventRecord(e1, st);
+                }
+                cudaEventSynchronize(e1);
+                float ms = 0;
+                cudaEventElapsedTime(&ms, e0, e1);
+                double us = okrun ? ms * 1e3 / 200 : 1e9;
+                if (r == 0) first = us;
+                if (us < best) {
+                    best = us;
+                    best_i = r;
+                }
+            }
+            cudaEventDestroy(e0);
+            cudaEventDestroy(e1);
+            sum_ex += ex;
+            sum_best += best < ex ? best : ex;
+            printf("gemm  %s %-34s GemmEx %6.2f us | Lt #0 %6.2f us | best of %2d: #%d %6.2f us "
+                   "(%.1f TFLOP/s)\n",
+                   tf ? "tf32" : "fp32", g->what, ex, first, nres, best_i, best,
+                   2.0 * g->m * g->n * g->k / (best < ex ? best : ex) / 1e6);
+            cublasLtMatmulPreferenceDestroy(pref);
+            cublasLtMatrixLayoutDestroy(la);
+            cublasLtMatrixLayoutDestroy(lb);
+            cublasLtMatrixLayoutDestroy(lc);
+            cublasLtMatmulDescDestroy(op);
+        }
+        printf("gemm  %s: sum GemmEx %.1f us, sum best %.1f us (back to back, no gaps)\n",
+               tf ? "tf32" : "fp32", sum_ex, sum_best);
+    }
+    cublasLtDestroy(lt);
+    cublasDestroy(h);
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    cudaFree(ws);
+    cudaStreamDestroy(st);
+}
+
+/* a few steps for a profiler (ncu): 1 GPU, fp32 then tf32, graphs on */
+static void profile_steps(void) {
+    static const sl_math modes[2] = {SL_MATH_FP32, SL_MATH_TF32};
+    for (int i = 0; i < 2; i++) {
+        sl_mlp_config mc;
+        sl_mlp_config_default(&mc);
+        mc.math = modes[i];
+        setup s;
+        make_setup(&s, &mc, 1, 200);
+        float loss;
+        time_steps(&s, 3, 2, &loss);
+        free_setup(&s, 1);
+    }
 }
 
 /* ---- all-reduce ---------------------------------------------------------------------------- */
@@ -259,11 +448,19 @@ int main(int argc, char **argv) {
         printf("bench_train_gpu: no GPU\n");
         return 0;
     }
+    if (argc > 1 && strcmp(argv[1], "profile") == 0) {
+        profile_steps();
+        return 0;
+    }
+    const int quick = argc > 2 && strcmp(argv[2], "quick") == 0; /* the batch-200 step only */
     int steps = argc > 1 ? atoi(argv[1]) : 2000;
     struct cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, 0);
     printf("bench_train_gpu: %d x %s\n", n, prop.name);
     bench_step(steps);
+    if (n >= 2) bench_step2(steps);
+    bench_gemms();
+    if (quick) return 0;
     if (n >= 2)
         bench_allreduce();
     else

@@ -204,7 +204,7 @@ static void fixtures(void) {
     destroy(&x);
 }
 
-/* convert's encoders reproduce the fixtures (written by PIL/libjpeg at quality 95 and the official
+/* convert's encoders reproduce the fixtures (libjpeg at quality 95; records written by the official
  * protobuf library) byte for byte: JPEG, Caffe2 record and Caffe record */
 static void encoders_match_fixtures(void) {
     sl_err e;

@@ -107,10 +107,10 @@ __device__ __forceinline__ float act_bwd(float da, float a, int act) {
     return act == SL_ACT_TANH ? da * (1.0f - a * a) : (a > 0.0f ? da : 0.0f);
 }
 
-#define AGDB_ROWS 16 // row groups per block of act_grad_db_kernel (blockDim 32 x AGDB_ROWS)
+#define AGDB_ROWS 32 // row groups per block of act_grad_db_kernel (blockDim 32 x AGDB_ROWS)
 
-// da (rows, n) *= act'(a) in place, and db[j] = sum over rows of the result: block (32, 16)
-// covers 32 columns, thread (x, y) sums rows y, y+16, ... of column x, then the 16 partial sums
+// da (rows, n) *= act'(a) in place, and db[j] = sum over rows of the result: block (32, 32)
+// covers 32 columns, thread (x, y) sums rows y, y+32, ... of column x, then the 32 partial sums
 // are added in row-group order (a fixed order: the same bits on every run).
 __global__ void act_grad_db_kernel(float *da, const float *a, int64_t rows, int n, int act,
                                    float *db) {
@@ -459,14 +459,19 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
 }
 
 // Enqueues the backward pass from dz[0] (B, C) into m->grads (the last layer's bias gradient is
-// already there). Layer l's weight gradient runs on the side stream, forked after dz_l is ready;
-// the model's stream goes on with da = dz_l @ w_l^T and the fused act'/bias-gradient kernel. dz
-// ping-pongs between two buffers, so before da overwrites the buffer that layer l+1's weight
-// gradient reads, the model's stream waits for that product; at the end it waits for the side
-// stream (in a capture, this joins the side branch back into the graph).
+// already there). In a graph capture, layer l's weight gradient runs on the side stream, forked
+// after dz_l is ready, while the model's stream goes on with da = dz_l @ w_l^T and the fused
+// act'/bias-gradient kernel: the graph gets two branches. dz ping-pongs between two buffers, so
+// before da overwrites the buffer that layer l+1's weight gradient reads, the model's stream waits
+// for that product; at the end it waits for the side stream (joining the branch back). Plain
+// launches are bound by the host's launch rate, so they stay on the model's stream (the same
+// products, the same bits).
 static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_err *err) {
     cuda_impl *c = impl_of(m);
     int cur = 0;
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    SL_CUDA_TRY(err, cudaStreamIsCapturing(c->stream, &cs));
+    const int fork = cs == cudaStreamCaptureStatusActive;
     for (int l = m->nlayers - 1; l >= 0; l--) {
         const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
         const float *a_prev = l == 0 ? (const float *)x->data : c->act[l - 1];
@@ -475,15 +480,18 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_e
         const float *w = m->params + m->w_off[l];
         const float *dz = c->dz[cur];
         // dw (n, o) row-major = (o, n) col-major = dz^T (o, B) @ a_prev (B, n), on the side
-        SL_CUDA_TRY(err, cudaEventRecord(c->ev_fork, c->stream));
-        SL_CUDA_TRY(err, cudaStreamWaitEvent(c->side, c->ev_fork, 0));
-        SL_TRY(gemm(m, c->blas_side, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B, dz, o, a_prev, lda, gw,
-                    o, err));
-        SL_CUDA_TRY(err, cudaEventRecord(c->ev_dw[l], c->side));
+        if (fork) {
+            SL_CUDA_TRY(err, cudaEventRecord(c->ev_fork, c->stream));
+            SL_CUDA_TRY(err, cudaStreamWaitEvent(c->side, c->ev_fork, 0));
+        }
+        SL_TRY(gemm(m, fork ? c->blas_side : c->blas, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B, dz, o,
+                    a_prev, lda, gw, o, err));
+        if (fork) SL_CUDA_TRY(err, cudaEventRecord(c->ev_dw[l], c->side));
         if (l == 0) break;
         // da^T (n, B) = w (n, o) @ dz^T (o, B), then times act'(a_prev), and db of layer l-1
         float *da = c->dz[1 - cur];
-        if (l + 1 < m->nlayers) SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_dw[l + 1], 0));
+        if (fork && l + 1 < m->nlayers)
+            SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_dw[l + 1], 0));
         SL_TRY(gemm(m, c->blas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)B, o, w, o, dz, o, da, n, err));
         dim3 threads(32, AGDB_ROWS);
         act_grad_db_kernel<<<(unsigned)((n + 31) / 32), threads, 0, c->stream>>>(
@@ -491,7 +499,7 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_e
         SL_CUDA_TRY(err, cudaGetLastError());
         cur = 1 - cur;
     }
-    SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_dw[0], 0));
+    if (fork) SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_dw[0], 0));
     return SL_OK;
 }
 

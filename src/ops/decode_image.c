@@ -533,9 +533,246 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
     return decode_png(w, data, size, info, type, roi, out, why, why_size);
 }
 
+/* ---- the decoded-image cache (decoders.image: cache_size, cache_type, cache_threshold) -------- */
+
+/* DALI's decoder cache, per op instance: decoded images keyed by record key, in host memory on a
+ * CPU pipeline and in device memory on a GPU one, in one arena of cache_size MB that is filled
+ * front to back and never evicted. "threshold" keeps every image of at least cache_threshold
+ * bytes until the arena is full. "largest" (as DALI's) only notes sizes in the first epoch; when a
+ * key comes back it picks the largest images that fit and keeps those from then on. Every
+ * decision is made in setup (it knows the keys and shapes); a key is a hit from the batch after
+ * the one that stored it (the copy into the cache has happened by then: the CPU stage runs
+ * batches in order, and on a GPU the copies are ordered on the pipeline's stream). */
+typedef struct cache_ent {
+    char *key;
+    uint64_t hash;
+    int64_t shape[3];
+    size_t bytes;
+    size_t off;    /* in the arena; SIZE_MAX while not stored */
+    int64_t batch; /* the batch that stored it */
+    bool want;     /* largest: chosen to be kept */
+} cache_ent;
+
+typedef struct sl__decode_cache {
+    size_t cap, used, threshold;
+    bool largest, debug, device, chosen;
+    uint8_t *host; /* the arena on a CPU pipeline */
+    void *dev;     /* the arena on a GPU, allocated in the GPU stage */
+    int dev_id;
+    cache_ent *ents;
+    int n, ents_cap;
+    int *slots; /* open addressing: entry index + 1, 0 empty */
+    int nslots;
+    int64_t hits, misses; /* atomic reads by sl__decode_image_cache_hits */
+    /* per sample of the current batch on a CPU pipeline (setup, then run_cpu) */
+    size_t *hit, *put; /* offset + 1, 0 none */
+    int cap_batch;
+} sl__decode_cache;
+
+static uint64_t key_hash(const char *k) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *k; k++) h = (h ^ (uint8_t)*k) * 1099511628211ull;
+    return h;
+}
+
+static cache_ent *cache_find(sl__decode_cache *c, const char *key, uint64_t h) {
+    if (!c->nslots) return NULL;
+    for (int m = c->nslots - 1, j = (int)(h & (uint64_t)m);; j = (j + 1) & m) {
+        int e = c->slots[j];
+        if (!e) return NULL;
+        cache_ent *x = &c->ents[e - 1];
+        if (x->hash == h && !strcmp(x->key, key)) return x;
+    }
+}
+
+static cache_ent *cache_add(sl__decode_cache *c, const char *key, uint64_t h) {
+    if (2 * (c->n + 1) > c->nslots) { /* grow the table, keep the load under one half */
+        int ns = c->nslots ? 2 * c->nslots : 1024;
+        int *sl = calloc((size_t)ns, sizeof *sl);
+        if (!sl) return NULL;
+        for (int e = 0; e < c->n; e++)
+            for (int j = (int)(c->ents[e].hash & (uint64_t)(ns - 1));; j = (j + 1) & (ns - 1))
+                if (!sl[j]) {
+                    sl[j] = e + 1;
+                    break;
+                }
+        free(c->slots);
+        c->slots = sl;
+        c->nslots = ns;
+    }
+    if (c->n == c->ents_cap) {
+        int nc = c->ents_cap ? 2 * c->ents_cap : 1024;
+        cache_ent *ne = realloc(c->ents, (size_t)nc * sizeof *ne);
+        if (!ne) return NULL;
+        c->ents = ne;
+        c->ents_cap = nc;
+    }
+    cache_ent *x = &c->ents[c->n];
+    memset(x, 0, sizeof *x);
+    if (!(x->key = strdup(key))) return NULL;
+    x->hash = h;
+    x->off = SIZE_MAX;
+    x->batch = -1;
+    for (int j = (int)(h & (uint64_t)(c->nslots - 1));; j = (j + 1) & (c->nslots - 1))
+        if (!c->slots[j]) {
+            c->slots[j] = ++c->n;
+            break;
+        }
+    return x;
+}
+
+static void cache_free(sl__decode_cache *c) {
+    if (!c) return;
+    for (int e = 0; e < c->n; e++) free(c->ents[e].key);
+    free(c->ents);
+    free(c->slots);
+    free(c->hit);
+    free(c->put);
+    sl__alloc_host_free(c->host);
+#ifdef SLUICE_HAVE_NVJPEG
+    if (c->dev) {
+        sl_err e;
+        sl__devpool *pool = sl__devpool_get(c->dev_id, &e);
+        if (pool) sl__devpool_free(pool, c->dev);
+    }
+#endif
+    free(c);
+}
+
+static int cmp_bytes_desc(const void *a, const void *b) {
+    const cache_ent *x = *(cache_ent *const *)a, *y = *(cache_ent *const *)b;
+    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+/* largest: a key came back, so one epoch has been seen; keep the largest images that fit. */
+static void cache_choose(sl__decode_cache *c) {
+    c->chosen = true;
+    cache_ent **v = malloc((size_t)(c->n ? c->n : 1) * sizeof *v);
+    if (!v) return; /* nothing kept: the cache stays empty, outputs are the same */
+    for (int e = 0; e < c->n; e++) v[e] = &c->ents[e];
+    qsort(v, (size_t)c->n, sizeof *v, cmp_bytes_desc);
+    size_t sum = 0;
+    for (int e = 0; e < c->n; e++)
+        if (sum + v[e]->bytes <= c->cap) v[e]->want = true, sum += v[e]->bytes;
+    free(v);
+}
+
+/* Decides sample i of batch `batch`: *hit = offset + 1 of its stored image, or *put = offset + 1
+ * where its decoded image is to be kept (both 0: decode, do not keep). */
+static sl_status cache_decide(sl__decode_cache *c, const char *key, const int64_t *shape,
+                              int64_t batch, size_t *hit, size_t *put, sl_err *err) {
+    *hit = *put = 0;
+    size_t bytes = (size_t)(shape[0] * shape[1] * shape[2]);
+    uint64_t h = key_hash(key);
+    cache_ent *x = cache_find(c, key, h);
+    if (x && x->off != SIZE_MAX) {
+        if (x->batch < batch && x->shape[0] == shape[0] && x->shape[1] == shape[1] &&
+            x->shape[2] == shape[2]) {
+            *hit = x->off + 1;
+            return SL_OK;
+        }
+        return SL_OK; /* stored by this very batch (a key twice in it), or another shape */
+    }
+    if (c->largest && !c->chosen && x) cache_choose(c); /* a key is back: epoch 1 is over */
+    bool keep;
+    if (c->largest)
+        keep = c->chosen && x && x->want;
+    else
+        keep = bytes >= c->threshold;
+    if (keep && c->used + bytes > c->cap) keep = false;
+    if (!x && (keep || (c->largest && !c->chosen))) {
+        if (!(x = cache_add(c, key, h)))
+            return sl_err_set(err, SL_ENOMEM, "decoders.image: out of memory for the cache index");
+        x->bytes = bytes;
+    }
+    if (!keep) return SL_OK;
+    if (!c->device && !c->host) {
+        c->host = sl__alloc_host(c->cap, 64, err);
+        if (!c->host) return err->status;
+    }
+    x->off = c->used;
+    x->batch = batch;
+    memcpy(x->shape, shape, sizeof x->shape);
+    c->used += (bytes + 15) & ~(size_t)15;
+    if (c->used > c->cap) c->used = c->cap;
+    *put = x->off + 1;
+    return SL_OK;
+}
+
+/* setup's cache step: decides every sample from its key and shape (io->out[0] is sized). */
+static sl_status cache_plan(sl__decode_image_state *s, sl__op_io *io, size_t *hit, size_t *put,
+                            sl_err *err) {
+    sl__decode_cache *c = s->cache;
+    const sl_tlist *out = io->out[0];
+    int nh = 0, np = 0;
+    for (int i = 0; i < io->batch; i++) {
+        hit[i] = put[i] = 0;
+        if (!io->keys || !io->keys[i] || s->info[i].format == 0) continue;
+        SL_TRY(cache_decide(c, io->keys[i], sl_tlist_shape(out, i), io->iteration, &hit[i],
+                            &put[i], err));
+        nh += hit[i] != 0;
+        np += put[i] != 0;
+    }
+    __atomic_fetch_add(&c->hits, nh, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->misses, io->batch - nh, __ATOMIC_RELAXED);
+    if (c->debug)
+        sl__log(SL_LOG_INFO, "%s cache: batch %lld: %d hits, %d misses, %d kept (%zu of %zu bytes)",
+                s->name, (long long)io->iteration, nh, io->batch - nh, np, c->used, c->cap);
+    return SL_OK;
+}
+
+static sl_status cache_create(sl__decode_image_state *s, const sl__args *a,
+                              const sl__op_init *init, sl_err *err) {
+    bool has = false;
+    for (const sl__arg_schema *x = a->op->args; x->name && !has; x++)
+        has = !strcmp(x->name, "cache_size");
+    if (!has) return SL_OK; /* decoders.image_random_crop has no cache */
+    int64_t mb = sl__args_int(a, "cache_size");
+    const char *type = sl__args_str(a, "cache_type");
+    int64_t thr = sl__args_int(a, "cache_threshold");
+    if (mb < 0 || thr < 0)
+        return sl_err_set(err, SL_EINVAL, "%s: cache_size and cache_threshold must be >= 0",
+                          s->name);
+    bool largest = type && !strcmp(type, "largest");
+    if (type && type[0] && !largest && strcmp(type, "threshold"))
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: cache_type must be \"threshold\" or \"largest\", not \"%s\"",
+                          s->name, type);
+    if (mb == 0) return SL_OK; /* off, as in DALI */
+    sl__decode_cache *c = sl__calloc(1, sizeof *c, err);
+    if (!c) return SL_ENOMEM;
+    c->cap = (size_t)mb << 20;
+    c->threshold = (size_t)thr;
+    c->largest = largest;
+    c->debug = sl__args_bool(a, "cache_debug");
+    c->dev_id = init->device.id;
+#ifdef SLUICE_HAVE_NVJPEG /* split: the GPU half keeps the images in device memory */
+    c->device = init->device.kind == SL_DEVICE_CUDA;
+#endif
+    s->cache = c;
+    return SL_OK;
+}
+
 /* ---- the operator --------------------------------------------------------------------------- */
 
-static const sl__arg_schema decode_args[] = {SL__DECODE_IMAGE_ARGS, {NULL, 0, NULL, NULL, 0, NULL}};
+#define SL__DECODE_CACHE_ARGS                                                                      \
+    {"cache_size", SL_ARG_INT, "0",                                                                \
+     "MB of decoded images kept per op instance, keyed by record key (in device memory on a GPU "  \
+     "pipeline, host memory on a CPU one), so later epochs skip decoding; 0 = off",                \
+     0, NULL},                                                                                     \
+        {"cache_type", SL_ARG_STR, "\"\"",                                                         \
+         "\"threshold\" (the default): keep every image of at least cache_threshold bytes until "  \
+         "the cache is full; \"largest\": after one epoch, keep the largest images that fit",      \
+         0, NULL},                                                                                 \
+        {"cache_threshold", SL_ARG_INT, "0",                                                       \
+         "threshold cache: smallest decoded image (bytes) that is kept", 0, NULL},                 \
+        {"cache_debug", SL_ARG_BOOL, "False",                                                      \
+         "log the cache's hits and misses per batch (sl_log_set_callback)", 0, NULL},              \
+        {"cache_batch_copy", SL_ARG_BOOL, "True",                                                  \
+         "accepted; a GPU batch's hits are always copied in one launch", 0, NULL}
+
+static const sl__arg_schema decode_args[] = {SL__DECODE_IMAGE_ARGS, SL__DECODE_CACHE_ARGS,
+                                             {NULL, 0, NULL, NULL, 0, NULL}};
 
 void sl__decode_image_free_batch(void *batch_state) {
     sl__decode_image_batch *b = batch_state;
@@ -543,12 +780,28 @@ void sl__decode_image_free_batch(void *batch_state) {
     free(b->on_gpu);
     free(b->hw);
     free(b->roi);
+    free(b->info);
+    free(b->hit_off);
+    free(b->put_off);
     sl__alloc_pinned_free(b->pinned);
     free(b);
 }
 
 sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err *err) {
-    if (io->device.kind != SL_DEVICE_CUDA) return SL_OK;
+    if (io->device.kind != SL_DEVICE_CUDA) {
+        sl__decode_cache *c = s->cache;
+        if (!c) return SL_OK;
+        if (io->batch > c->cap_batch) {
+            free(c->hit);
+            free(c->put);
+            c->cap_batch = 0;
+            c->hit = sl__calloc((size_t)io->batch, sizeof *c->hit, err);
+            c->put = sl__calloc((size_t)io->batch, sizeof *c->put, err);
+            if (!c->hit || !c->put) return SL_ENOMEM;
+            c->cap_batch = io->batch;
+        }
+        return cache_plan(s, io, c->hit, c->put, err);
+    }
     sl__decode_image_batch *b = *io->batch_state;
     if (!b) {
         b = sl__calloc(1, sizeof *b, err);
@@ -559,11 +812,19 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
         free(b->on_gpu);
         free(b->hw);
         free(b->roi);
+        free(b->info);
+        free(b->hit_off);
+        free(b->put_off);
         b->cap = 0;
-        b->on_gpu = sl__calloc((size_t)io->batch, 1, err);
-        b->hw = sl__calloc((size_t)io->batch * 2, sizeof *b->hw, err);
-        b->roi = sl__calloc((size_t)io->batch, sizeof *b->roi, err);
-        if (!b->on_gpu || !b->hw || !b->roi) return SL_ENOMEM;
+        size_t n = (size_t)io->batch;
+        b->on_gpu = sl__calloc(n, 1, err);
+        b->hw = sl__calloc(n * 2, sizeof *b->hw, err);
+        b->roi = sl__calloc(n, sizeof *b->roi, err);
+        b->info = sl__calloc(n, sizeof *b->info, err);
+        b->hit_off = sl__calloc(n, sizeof *b->hit_off, err);
+        b->put_off = sl__calloc(n, sizeof *b->put_off, err);
+        if (!b->on_gpu || !b->hw || !b->roi || !b->info || !b->hit_off || !b->put_off)
+            return SL_ENOMEM;
         b->cap = io->batch;
     }
     const sl_tlist *out = io->out[0];
@@ -575,6 +836,12 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
         if (!b->pinned) return err->status;
         b->pinned_cap = need;
     }
+    memcpy(b->info, s->info, (size_t)io->batch * sizeof *b->info);
+    if (s->cache)
+        SL_TRY(cache_plan(s, io, b->hit_off, b->put_off, err));
+    else
+        memset(b->hit_off, 0, (size_t)io->batch * sizeof *b->hit_off),
+            memset(b->put_off, 0, (size_t)io->batch * sizeof *b->put_off);
     for (int i = 0; i < io->batch; i++) {
         const sl__decode_image_info *inf = &s->info[i];
         b->hw[2 * i] = inf->h, b->hw[2 * i + 1] = inf->w;
@@ -583,7 +850,7 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
             inf->format == SL__IMG_JPEG && inf->orientation == 1 && !s->skip_bad &&
             (gray || ((s->type == SL__IMG_RGB || s->type == SL__IMG_BGR) && inf->comps == 3));
 #ifdef SLUICE_HAVE_NVJPEG
-        b->on_gpu[i] = fits && inf->h * inf->w > s->cpu_max_pixels;
+        b->on_gpu[i] = b->hit_off[i] ? 2 : fits && inf->h * inf->w > s->cpu_max_pixels;
 #else
         (void)fits;
         b->on_gpu[i] = 0;
@@ -602,10 +869,68 @@ uint8_t *sl__decode_image_target(const sl__op_io *io, int i) {
 bool sl__decode_image_on_cpu(const sl__op_io *io, int i) {
     if (io->device.kind != SL_DEVICE_CUDA) return true;
     sl__decode_image_batch *b = *io->batch_state;
-    return !b->on_gpu[i];
+    return b->on_gpu[i] == 0;
 }
 
 #ifdef SLUICE_HAVE_NVJPEG
+/* The GPU stage's CPU fallback: sample i, which nvJPEG did not decode, decoded with libjpeg-turbo
+ * into its pinned slot and copied to its output. */
+static sl_status cpu_fallback(sl__decode_image_state *s, sl__op_io *io, int i,
+                              const sl__decode_image_roi *roi, sl_err *err) {
+    sl__decode_image_batch *b = *io->batch_state;
+    if (!s->gpu_worker) SL_TRY(sl__decode_image_worker_create(s->orient, &s->gpu_worker, err));
+    if (!__atomic_exchange_n(&s->said_fallback, 1, __ATOMIC_RELAXED))
+        sl__log(SL_LOG_INFO,
+                "%s: nvJPEG did not decode record %s; it and any other image nvJPEG does not "
+                "decode are decoded on the CPU",
+                s->name, io->keys && io->keys[i] ? io->keys[i] : "?");
+    const sl_tlist *in = io->in[0];
+    sl_tlist *out = io->out[0];
+    uint8_t *to = sl__decode_image_target(io, i);
+    char why[JMSG_LENGTH_MAX + 64];
+    sl_status st = sl__decode_image_run(s->gpu_worker, in->data[i], sl_tlist_sample_nbytes(in, i),
+                                        &b->info[i], s->type, roi, s->fast_idct, to, why,
+                                        sizeof why);
+    if (st != SL_OK) return sl__op_fail(err, st, io, i, s->name, "%s", why);
+    return sl__cuda_memcpy(out->data[i], true, to, false, sl_tlist_sample_nbytes(out, i),
+                           io->stream, err);
+}
+
+/* Cache hits (cache -> output) and the misses it keeps (output -> cache), one launch. */
+static sl_status cache_copies(sl__decode_image_state *s, sl__op_io *io, sl_err *err) {
+    sl__decode_cache *c = s->cache;
+    sl__decode_image_batch *b = *io->batch_state;
+    sl_tlist *out = io->out[0];
+    int n = 0;
+    for (int i = 0; i < io->batch; i++) n += (b->hit_off[i] || b->put_off[i]);
+    if (n == 0) return SL_OK;
+    if (!c->dev) {
+        sl__devpool *pool = sl__devpool_get(io->device.id, err);
+        if (!pool || !(c->dev = sl__devpool_alloc(pool, c->cap, err)))
+            return sl_err_set(err, err->status ? err->status : SL_ENOMEM,
+                              "%s: cannot allocate the %zu-byte decoded-image cache on the GPU",
+                              s->name, c->cap);
+    }
+    sl__cuda_cast_desc *d =
+        sl__gpu_args_host(&s->copies, io->device.id, (size_t)n * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t maxb = 0, k = 0;
+    for (int i = 0; i < io->batch; i++) {
+        size_t nb = sl_tlist_sample_nbytes(out, i);
+        if (b->hit_off[i])
+            d[k].in = (uint8_t *)c->dev + b->hit_off[i] - 1, d[k].out = out->data[i];
+        else if (b->put_off[i])
+            d[k].in = out->data[i], d[k].out = (uint8_t *)c->dev + b->put_off[i] - 1;
+        else
+            continue;
+        d[k++].n = (int64_t)nb;
+        if ((int64_t)nb > maxb) maxb = (int64_t)nb;
+    }
+    void *dd = NULL;
+    SL_TRY(sl__gpu_args_send(&s->copies, (size_t)n * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_cast(dd, n, maxb, SL_DTYPE_U8, SL_DTYPE_U8, io->stream, err);
+}
+
 sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, bool crop,
                                    sl_err *err) {
     sl__decode_image_batch *b = *io->batch_state;
@@ -616,7 +941,7 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
     /* CPU-decoded samples: one copy per run of consecutive ones */
     for (int i = 0; i < n;) {
         if (b->on_gpu[i]) {
-            ngpu++;
+            ngpu += b->on_gpu[i] == 1;
             i++;
             continue;
         }
@@ -630,18 +955,28 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
                                    io->stream, err));
         i = j + 1;
     }
-    if (ngpu == 0) return SL_OK;
-    if (!s->nvjpeg) SL_TRY(sl__nvjpeg_create(s->hw_load, (sl__nvjpeg **)&s->nvjpeg, err));
+    if (ngpu == 0) return s->cache ? cache_copies(s, io, err) : SL_OK;
+    int first = 0;
+    while (b->on_gpu[first] != 1) first++;
+    if (!s->nvjpeg) {
+        sl_status st = sl__nvjpeg_create(s->hw_load, (sl__nvjpeg **)&s->nvjpeg, err);
+        if (st != SL_OK) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            return sl__op_fail(err, st, io, first, s->name, "%s", msg);
+        }
+    }
     const uint8_t **data = sl__malloc((size_t)ngpu * sizeof *data, err);
     size_t *len = sl__malloc((size_t)ngpu * sizeof *len, err);
     uint8_t **dst = sl__malloc((size_t)ngpu * sizeof *dst, err);
     int64_t *w = sl__malloc((size_t)ngpu * sizeof *w, err);
     int *idx = sl__malloc((size_t)ngpu * sizeof *idx, err);
-    sl_status st = data && len && dst && w && idx ? SL_OK : SL_ENOMEM;
+    char *failed = sl__malloc((size_t)ngpu, err);
+    sl_status st = data && len && dst && w && idx && failed ? SL_OK : SL_ENOMEM;
     int c = s->type == SL__IMG_GRAY ? 1 : 3;
     size_t full = 0;
     for (int i = 0, k = 0; i < n && st == SL_OK; i++) {
-        if (!b->on_gpu[i]) continue;
+        if (b->on_gpu[i] != 1) continue;
         data[k] = in->data[i];
         len[k] = sl_tlist_sample_nbytes(in, i);
         w[k] = b->hw[2 * i + 1];
@@ -657,37 +992,55 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
         for (int k = 0; k < ngpu && st == SL_OK; k++) dst[k] = scratch + (uintptr_t)dst[k];
     }
     int hw = 0;
-    if (st == SL_OK)
-        st = sl__nvjpeg_decode(s->nvjpeg, ngpu, data, len, dst, w, s->type, io->stream, &hw, err);
-    if (st == SL_OK && rois) { /* crop: crop_mirror_normalize's kernel as an exact uint8 copy */
+    if (st == SL_OK) {
+        st = sl__nvjpeg_decode(s->nvjpeg, ngpu, data, len, dst, w, s->type, io->stream, &hw,
+                               failed, err);
+        if (st != SL_OK) { /* not about one image (out of memory): name the batch's first */
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            st = sl__op_fail(err, st, io, first, s->name, "nvJPEG: %s", msg);
+        }
+    }
+    int nfail = 0;
+    for (int k = 0; k < ngpu && st == SL_OK; k++) nfail += failed[k];
+    if (st == SL_OK && rois && nfail < ngpu) { /* crop: cmn's kernel as an exact uint8 copy */
         sl__cuda_cmn_desc *d =
             sl__gpu_args_host(&s->crop, io->device.id, (size_t)ngpu * sizeof *d, err);
         if (!d) st = err->status;
-        int64_t maxpix = 0;
+        int64_t maxpix = 0, m = 0;
         for (int k = 0; k < ngpu && st == SL_OK; k++) {
+            if (failed[k]) continue; /* the CPU writes its window itself */
             int i = idx[k];
-            sl__cmn_sample *p = &d[k].p;
+            sl__cmn_sample *p = &d[m].p;
             memset(p, 0, sizeof *p);
             p->in_h = b->hw[2 * i], p->in_w = b->hw[2 * i + 1], p->in_c = c;
             p->anchor_y = rois[i].y, p->anchor_x = rois[i].x;
             p->out_h = rois[i].h, p->out_w = rois[i].w, p->out_c = c;
             for (int ch = 0; ch < c; ch++) p->inv_std[ch] = 1.0f;
-            d[k].in = dst[k];
-            d[k].out = out->data[i];
+            d[m].in = dst[k];
+            d[m].out = out->data[i];
             if (p->out_h * p->out_w > maxpix) maxpix = p->out_h * p->out_w;
+            m++;
         }
         void *dd = NULL;
         if (st == SL_OK)
-            st = sl__gpu_args_send(&s->crop, (size_t)ngpu * sizeof *d, io->stream, &dd, err);
+            st = sl__gpu_args_send(&s->crop, (size_t)m * sizeof *d, io->stream, &dd, err);
         if (st == SL_OK)
-            st = sl__cuda_cmn(dd, ngpu, maxpix, SL_DTYPE_U8, SL_DTYPE_U8, io->stream, err);
+            st = sl__cuda_cmn(dd, (int)m, maxpix, SL_DTYPE_U8, SL_DTYPE_U8, io->stream, err);
     }
+    /* what nvJPEG did not decode: on the CPU into the pinned slot, then copied (after the crop
+     * kernel on the stream, so nothing overwrites it) */
+    for (int k = 0; k < ngpu && st == SL_OK; k++)
+        if (failed[k]) st = cpu_fallback(s, io, idx[k], rois ? &rois[idx[k]] : NULL, err);
+    if (st == SL_OK) __atomic_fetch_add(&s->decodes, ngpu, __ATOMIC_RELAXED);
+    if (st == SL_OK && s->cache) st = cache_copies(s, io, err);
     if (st == SL_ENOMEM && !err->msg[0]) sl_err_set(err, st, "%s: out of memory", s->name);
     free(data);
     free(len);
     free(dst);
     free(w);
     free(idx);
+    free(failed);
     return st;
 }
 
@@ -702,8 +1055,11 @@ void sl__decode_image_destroy(void *state) {
 #ifdef SLUICE_HAVE_NVJPEG
     sl__nvjpeg_free(s->nvjpeg);
 #endif
+    cache_free(s->cache);
     sl__gpu_scratch_free(&s->full);
     sl__gpu_args_free(&s->crop);
+    sl__gpu_args_free(&s->copies);
+    sl__decode_image_worker_free(s->gpu_worker);
     for (int i = 0; s->workers && i < s->threads; i++) sl__decode_image_worker_free(s->workers[i]);
     free(s->workers);
     free(s->info);
@@ -731,6 +1087,7 @@ sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, vo
 #endif
     if (sl__args_dtype(a, "dtype") != SL_DTYPE_U8)
         st = sl_err_set(err, SL_ENOTSUP, "%s: only dtype=types.UINT8 is supported", s->name);
+    if (st == SL_OK) st = cache_create(s, a, init, err);
     s->threads = init->threads < 1 ? 1 : init->threads;
     if (st == SL_OK && !(s->workers = sl__calloc((size_t)s->threads, sizeof *s->workers, err)))
         st = SL_ENOMEM;
@@ -788,23 +1145,42 @@ static sl_status decode_run_cpu(void *state, sl__op_io *io, int i, int worker, s
     sl__decode_image_state *s = state;
     const sl__decode_image_info *inf = &s->info[i];
     if (inf->format == 0 || !sl__decode_image_on_cpu(io, i)) return SL_OK; /* skipped / nvJPEG */
+    /* a host cache (CPU pipelines, or mixed without nvJPEG): hits are copies */
+    sl__decode_cache *c = io->device.kind != SL_DEVICE_CUDA ? s->cache : NULL;
+    uint8_t *to = sl__decode_image_target(io, i);
+    size_t nb = sl_tlist_sample_nbytes(io->out[0], i);
+    if (c && c->hit[i]) {
+        memcpy(to, c->host + c->hit[i] - 1, nb);
+        return SL_OK;
+    }
     const sl_tlist *in = io->in[0];
     char why[JMSG_LENGTH_MAX + 64];
-    uint8_t *to = sl__decode_image_target(io, i);
     sl_status st =
         sl__decode_image_run(s->workers[worker], in->data[i], sl_tlist_sample_nbytes(in, i), inf,
                              s->type, NULL, s->fast_idct, to, why, sizeof why);
     if (st == SL_EFORMAT && s->skip_bad) {
         __atomic_fetch_add(&s->skipped, 1, __ATOMIC_RELAXED);
-        memset(to, 0, sl_tlist_sample_nbytes(io->out[0], i));
+        memset(to, 0, nb);
+        if (c && c->put[i]) memset(c->host + c->put[i] - 1, 0, nb); /* as a decode would give */
         return SL_OK;
     }
     if (st != SL_OK) return sl__op_fail(err, st, io, i, s->name, "%s", why);
+    __atomic_fetch_add(&s->decodes, 1, __ATOMIC_RELAXED);
+    if (c && c->put[i]) memcpy(c->host + c->put[i] - 1, to, nb);
     return SL_OK;
 }
 
 int64_t sl__decode_image_skipped(void *state) {
     return __atomic_load_n(&((sl__decode_image_state *)state)->skipped, __ATOMIC_RELAXED);
+}
+
+int64_t sl__decode_image_decodes(void *state) {
+    return __atomic_load_n(&((sl__decode_image_state *)state)->decodes, __ATOMIC_RELAXED);
+}
+
+int64_t sl__decode_image_cache_hits(void *state) {
+    sl__decode_cache *c = ((sl__decode_image_state *)state)->cache;
+    return c ? __atomic_load_n(&c->hits, __ATOMIC_RELAXED) : 0;
 }
 
 const sl__op_def sl__decode_image_op = {

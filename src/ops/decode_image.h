@@ -141,16 +141,26 @@ typedef struct sl__decode_image_state {
     void *nvjpeg;            /* sl__nvjpeg, made on the GPU stage's thread (nvJPEG builds) */
     sl__gpu_scratch full;    /* cropping decoder: whole images before the crop */
     sl__gpu_args crop;       /* its crop descriptors */
+    sl__gpu_args copies;     /* the cache's batched device copies */
+    sl__decode_image_worker *gpu_worker; /* the GPU stage's CPU fallback for what nvJPEG fails */
+    int said_fallback;                   /* the fallback was logged */
+    struct sl__decode_cache *cache;      /* decoders.image with cache_size > 0, else NULL */
+    int64_t decodes;                     /* images decoded so far, CPU and nvJPEG (atomic) */
 } sl__decode_image_state;
 
 /* Per batch on a GPU pipeline (*io->batch_state): where each sample is decoded, and the pinned
  * block the CPU decodes into, laid out as the device output buffer (one copy per run of CPU
  * samples). */
 typedef struct sl__decode_image_batch {
-    char *on_gpu; /* per sample: nvJPEG decodes it */
+    char *on_gpu; /* per sample: 0 the CPU pool decodes it, 1 nvJPEG, 2 a cache hit (no decode) */
     int64_t *hw;  /* per sample: the whole image's (h, w), for nvJPEG */
     sl__decode_image_roi *roi; /* cropping decoder: per sample window (setup runs ahead, so the
                                   op state's copy may already hold the next batch's) */
+    sl__decode_image_info *info; /* per sample header facts (for the CPU fallback), same reason */
+    size_t *hit_off;             /* per sample: a cache hit's offset in the device cache + 1 (0:
+                                    not a hit), copied to the output */
+    size_t *put_off;             /* per sample: where the cache keeps a miss, + 1 (0: it does not),
+                                    copied there after decoding */
     int cap;
     uint8_t *pinned;
     size_t pinned_cap;
@@ -175,6 +185,9 @@ sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, vo
 void sl__decode_image_destroy(void *state);
 /* Records skipped so far under skip_bad_records=True. */
 int64_t sl__decode_image_skipped(void *state);
+/* Images decoded so far (CPU and nvJPEG; cache hits are not decodes), and the cache's hits. */
+int64_t sl__decode_image_decodes(void *state);
+int64_t sl__decode_image_cache_hits(void *state);
 
 /* The window decoders.image_random_crop chose for sample i of its last batch. */
 const sl__decode_image_roi *sl__image_random_crop_roi(void *state, int i);

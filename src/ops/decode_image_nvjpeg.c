@@ -3,7 +3,11 @@
  * back end whether it takes the image (nvjpegDecodeBatchedSupported), sends the first
  * ceil(hw_load * supported) of those to the engines (nvjpegDecodeBatchedInitialize +
  * nvjpegDecodeBatched) and everything else to the default back end (nvjpegDecode per image), all
- * on the pipeline's stream. */
+ * on the pipeline's stream. Whatever a back end fails on goes on: from the default back end to the
+ * engines when they support the image, else (and from the engines) back to the caller, who decodes
+ * it on the CPU. A default back end that has failed on its first images and never succeeded is
+ * left alone from then on (on the H200 with CUDA 13 it answered NVJPEG_STATUS_BAD_JPEG to
+ * everything). */
 #include "ops/decode_image_nvjpeg.h"
 
 #include "core/alloc.h"
@@ -12,6 +16,7 @@
 #include <nvjpeg.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,10 +29,15 @@ struct sl__nvjpeg {
     const unsigned char **bits;
     size_t *lens;
     nvjpegImage_t *imgs;
-    char *on_hw; /* per image: 1 engines, 0 default back end; 2 engines after the default failed */
+    char *on_hw; /* per image: 1 engines, 0 default back end; 2 engines after the default failed;
+                    3 not decoded (the caller's CPU fallback) */
     char *hw_ok; /* per image: the engines support it */
-    int said;    /* the default back end's failure was logged */
+    int said, said_hw;    /* the default back end's / the engines' failure was logged */
+    int64_t sw_ok, sw_bad; /* the default back end's successes and failures so far */
 };
+
+/* After this many failures without one success the default back end is no longer tried. */
+#define SW_GIVE_UP 16
 
 #define NVJ_TRY(err, expr)                                                                         \
     do {                                                                                           \
@@ -104,11 +114,12 @@ static sl_status grow(sl__nvjpeg *d, int n, sl_err *err) {
     return SL_OK;
 }
 
-/* One nvjpegDecodeBatched over the images whose on_hw flag equals want. */
-static sl_status run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s, int n, char want,
-                           const uint8_t *const *data, const size_t *len, uint8_t *const *dst,
-                           const int64_t *w, int c, nvjpegOutputFormat_t fmt, cudaStream_t stream,
-                           int *count, sl_err *err) {
+/* One nvjpegDecodeBatched (engines) or nvjpegDecode per image (default back end) over the images
+ * whose on_hw flag equals want; an image it does not decode gets its next route in on_hw. */
+static void run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s, int n, char want,
+                      const uint8_t *const *data, const size_t *len, uint8_t *const *dst,
+                      const int64_t *w, int c, nvjpegOutputFormat_t fmt, cudaStream_t stream,
+                      int *count) {
     int k = 0;
     for (int i = 0; i < n; i++) {
         if (d->on_hw[i] != want) continue;
@@ -120,38 +131,52 @@ static sl_status run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s,
         k++;
     }
     *count = k;
-    if (k == 0) return SL_OK;
-    if (want) { /* the hardware engines: one batched call */
-        NVJ_TRY(err, nvjpegDecodeBatchedInitialize(h, s, k, 1, fmt));
-        NVJ_TRY(err, nvjpegDecodeBatched(h, s, d->bits, d->lens, d->imgs, stream));
-        return SL_OK;
+    if (k == 0) return;
+    if (want) { /* the hardware engines: one batched call; if it fails, all of it to the CPU */
+        nvjpegStatus_t r = nvjpegDecodeBatchedInitialize(h, s, k, 1, fmt);
+        if (r == NVJPEG_STATUS_SUCCESS)
+            r = nvjpegDecodeBatched(h, s, d->bits, d->lens, d->imgs, stream);
+        if (r == NVJPEG_STATUS_SUCCESS) return;
+        if (!d->said_hw++)
+            sl__log(SL_LOG_WARN,
+                    "nvJPEG: the hardware decoder failed on a batch of %d (status %d); those "
+                    "images are decoded on the CPU",
+                    k, (int)r);
+        for (int i = 0; i < n; i++)
+            if (d->on_hw[i] == want) d->on_hw[i] = 3;
+        *count = 0;
+        return;
     }
-    /* the default back end, image by image. On the H200 its calls (batched or not) answered
-     * NVJPEG_STATUS_BAD_JPEG on photos the engines decode; an image the engines support then goes
-     * to them (on_hw = 2, decoded by the caller's second engine batch). */
+    /* the default back end, image by image. On the H200 (CUDA 13) it answered
+     * NVJPEG_STATUS_BAD_JPEG on photos the engines decode; such an image goes to the engines when
+     * they support it (on_hw = 2, the caller's second engine batch), else to the CPU. */
     for (int i = 0, j = 0; i < n; i++) {
         if (d->on_hw[i] != want) continue;
-        nvjpegStatus_t r = nvjpegDecode(h, s, d->bits[j], d->lens[j], fmt, &d->imgs[j], stream);
+        nvjpegStatus_t r = d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP
+                               ? NVJPEG_STATUS_NOT_SUPPORTED
+                               : nvjpegDecode(h, s, d->bits[j], d->lens[j], fmt, &d->imgs[j],
+                                              stream);
         j++;
-        if (r == NVJPEG_STATUS_SUCCESS) continue;
-        if (!d->hw_ok[i])
-            return sl_err_set(err, SL_ECUDA, "nvjpegDecode at %s:%d: nvJPEG status %d", __FILE__,
-                              __LINE__, (int)r);
-        if (!d->said++)
+        if (r == NVJPEG_STATUS_SUCCESS) {
+            d->sw_ok++;
+            continue;
+        }
+        if (d->sw_bad++ == 0)
             sl__log(SL_LOG_WARN,
-                    "nvJPEG: the default back end failed (status %d); images the "
-                    "hardware engines support go to them instead",
+                    "nvJPEG: the default back end failed (status %d); images the hardware "
+                    "engines support go to them, the others are decoded on the CPU",
                     (int)r);
-        d->on_hw[i] = 2;
+        d->on_hw[i] = d->hw && d->hw_ok[i] ? 2 : 3;
+        (*count)--;
     }
-    return SL_OK;
 }
 
 sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const uint8_t *const *data, const size_t *len,
                             uint8_t *const *dst, const int64_t *w, sl__img_type type, void *stream,
-                            int *hw, sl_err *err) {
+                            int *hw, char *failed, sl_err *err) {
     *hw = 0;
     if (n < 1) return SL_OK;
+    memset(failed, 0, (size_t)n);
     SL_TRY(grow(d, n, err));
     nvjpegOutputFormat_t fmt = type == SL__IMG_GRAY  ? NVJPEG_OUTPUT_Y
                                : type == SL__IMG_BGR ? NVJPEG_OUTPUT_BGRI
@@ -168,21 +193,21 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const uint8_t *const *data, co
             d->on_hw[i] = d->hw_ok[i] = 1, supported++;
     }
     /* the engines take ceil(hw_load * supported) of them, the rest go to the GPU/hybrid path */
-    int quota = (int)ceil(d->hw_load * (double)supported);
+    bool sw_gone = d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP; /* the engines take all they can */
+    int quota = sw_gone ? supported : (int)ceil(d->hw_load * (double)supported);
     for (int i = 0; i < n; i++)
         if (d->on_hw[i] && quota-- <= 0) d->on_hw[i] = 0;
     int k;
+    cudaStream_t st = (cudaStream_t)stream;
     if (d->hw) {
-        SL_TRY(run_batch(d, d->hw, d->hw_state, n, 1, data, len, dst, w, c, fmt,
-                         (cudaStream_t)stream, &k, err));
+        run_batch(d, d->hw, d->hw_state, n, 1, data, len, dst, w, c, fmt, st, &k);
         *hw = k;
     }
-    SL_TRY(run_batch(d, d->sw, d->sw_state, n, 0, data, len, dst, w, c, fmt, (cudaStream_t)stream,
-                     &k, err));
+    run_batch(d, d->sw, d->sw_state, n, 0, data, len, dst, w, c, fmt, st, &k);
     if (d->hw) { /* what the default back end could not decode */
-        SL_TRY(run_batch(d, d->hw, d->hw_state, n, 2, data, len, dst, w, c, fmt,
-                         (cudaStream_t)stream, &k, err));
+        run_batch(d, d->hw, d->hw_state, n, 2, data, len, dst, w, c, fmt, st, &k);
         *hw += k;
     }
+    for (int i = 0; i < n; i++) failed[i] = d->on_hw[i] == 3;
     return SL_OK;
 }

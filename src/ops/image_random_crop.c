@@ -166,6 +166,7 @@ static sl_status rc_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
         return SL_OK;
     }
     if (st != SL_OK) return sl__op_fail(err, st, io, i, NAME, "%s", why);
+    __atomic_fetch_add(&d->decodes, 1, __ATOMIC_RELAXED);
     return SL_OK;
 }
 

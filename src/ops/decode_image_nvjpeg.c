@@ -153,7 +153,7 @@ static void run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s, int 
     for (int i = 0, j = 0; i < n; i++) {
         if (d->on_hw[i] != want) continue;
         nvjpegStatus_t r = d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP
-                               ? NVJPEG_STATUS_NOT_SUPPORTED
+                               ? NVJPEG_STATUS_JPEG_NOT_SUPPORTED
                                : nvjpegDecode(h, s, d->bits[j], d->lens[j], fmt, &d->imgs[j],
                                               stream);
         j++;

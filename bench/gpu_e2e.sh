@@ -8,6 +8,7 @@
 set -uo pipefail
 out=${1:-out}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 b=${BUILD:-/tmp/b}
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
 now() { date +%s.%N; }
@@ -19,7 +20,7 @@ cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$out/configure.log" 2>&1
 cmake --build "$b" -j "$nproc_" > "$out/build.log" 2>&1 || { log "build failed"; tail -30 "$out/build.log"; exit 1; }
 cmake --build "$b" -j "$nproc_" --target export_jpegs >> "$out/build.log" 2>&1
 log "build ok"
-(cd "$b" && SL_REQUIRE_GPU=1 ctest -L gpu --output-on-failure > "$OLDPWD/$out/gpu-tests.log" 2>&1)
+(cd "$b" && SL_REQUIRE_GPU=1 ctest -L gpu --output-on-failure > "$out/gpu-tests.log" 2>&1)
 log "gpu tests: $(grep -E 'tests passed|tests failed' "$out/gpu-tests.log")"
 
 scripts/make-data "$b/sluice" data > "$out/data.log" 2>&1 || { log "make-data failed"; cat "$out/data.log"; }
@@ -37,7 +38,8 @@ train gpu1 --devices 0
 train gpu2_sharding --devices 0,1 --mode sharding
 train gpu2_devices --devices 0,1 --mode devices
 t0=$(now)
-mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH \
+mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x NCCL_NVLS_ENABLE=0 \
+    -x LD_LIBRARY_PATH \
     "$b/sluice" train --data data --devices all --json > "$out/mpi2.json" 2> "$out/mpi2.err"
 log "mpi2 (rc $?, $(since "$t0") s): $(cat "$out/mpi2.json")"
 t0=$(now)

@@ -18,7 +18,7 @@ static const char *usage_text =
     "  --batch-size N        global batch size (default 200)\n"
     "  --devices D           cpu, cpu:K, all, or GPU ids 0,1,... (default cpu)\n"
     "  --epochs E            epochs to run, counted from epoch 0 (default 1)\n"
-    "  --threads N           CPU threads per pipeline (default 4)\n"
+    "  --threads N           CPU threads per pipeline (default: the cores over the pipelines)\n"
     "  --prefetch N          batches prepared ahead per pipeline (default 2)\n"
     "  --seed S              pipeline seed (default 0)\n"
     "  --layout sharded|stacked  output layout (default: the decorator's)\n"
@@ -78,7 +78,7 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     sl_iter_config c;
     sl_iter_config_init(&c);
     sl_pipeline_bind binds[64];
-    int nbinds = 0, epochs = 1, json = 0;
+    int nbinds = 0, epochs = 1, json = 0, threads_given = 0;
     long long checkpoint_at = -1, dump_steps = -1;
     const char *path = NULL, *trace_path = NULL, *dump_dir = NULL, *ck_path = NULL;
     sl_err err;
@@ -111,6 +111,7 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         } else if (!strcmp(a, "--threads")) {
             NEED_VALUE;
             c.num_threads = atoi(v);
+            threads_given = 1;
         } else if (!strcmp(a, "--prefetch")) {
             NEED_VALUE;
             c.prefetch_cpu = c.prefetch_gpu = atoi(v);
@@ -172,6 +173,7 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     c.nbinds = nbinds;
     c.shard_offset = w->rank * c.ndevices;
     c.total_shards = w->size * c.ndevices;
+    if (!threads_given) c.num_threads = sl_cli_world_threads(w, c.ndevices);
     bool lead = w->rank == 0;
     if (!lead) json = 0;
     void *resume_bytes = NULL;

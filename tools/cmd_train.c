@@ -31,7 +31,7 @@ static const char *usage_text =
     "  --hidden H1,H2,...      hidden layer sizes (default 1024,1024)\n"
     "  --activation tanh|relu  (default tanh)\n"
     "  --seed S                model init (numpy RandomState) and pipeline seed (default 0)\n"
-    "  --threads N             CPU threads per pipeline (default 4)\n"
+    "  --threads N             CPU threads per pipeline (default: the cores over the pipelines)\n"
     "  --train-pipeline FILE   replace the built-in training pipeline\n"
     "  --val-pipeline FILE     replace the built-in validation pipeline\n"
     "  --arg NAME=VALUE        bind a name in both pipelines (image_size=28, num_classes=10 and\n"
@@ -142,7 +142,7 @@ int sl_cli_train(int argc, char **argv) {
 static int train_main(int argc, char **argv, sl_cli_world *w) {
     const char *data = "data", *devices = "all", *mode = "sharding", *train_path = NULL,
                *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL;
-    int epochs = 5, batch = 200, threads = 4, json = 0, lr_given = 0;
+    int epochs = 5, batch = 200, threads = 0, json = 0, lr_given = 0;
     uint64_t seed = 0;
     sl_trainer_config tc;
     sl_trainer_config_default(&tc);
@@ -197,7 +197,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             return sl_cli_fail("train", "unknown option %s (see sluice train --help)", a), 2;
         }
     }
-    if (epochs < 1 || batch < 1 || threads < 1)
+    if (epochs < 1 || batch < 1 || threads < 0)
         return sl_cli_fail("train", "--epochs, --batch-size and --threads must be positive"), 2;
     if (strcmp(mode, "sharding") && strcmp(mode, "devices"))
         return sl_cli_fail("train", "--mode sharding or devices, not '%s'", mode), 2;
@@ -261,6 +261,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     }
     ic.shard_offset = w->rank * ic.ndevices;
     ic.total_shards = w->size * ic.ndevices;
+    if (threads == 0) ic.num_threads = sl_cli_world_threads(w, ic.ndevices);
     if (resume) {
         size_t n;
         if (sl_cli_world_load(w, resume, &resume_bytes, &n, &e)) {

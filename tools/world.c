@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #ifdef SLUICE_HAVE_MPI
@@ -28,6 +29,7 @@ static int env_int(const char *a, const char *b, const char *c) {
 int sl_cli_world_init(sl_cli_world *w, int *argc, char ***argv) {
     memset(w, 0, sizeof *w);
     w->size = 1;
+    w->local_size = 1;
     int size = env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE");
     if (size <= 1) return 0;
 #ifdef SLUICE_HAVE_MPI
@@ -41,6 +43,8 @@ int sl_cli_world_init(sl_cli_world *w, int *argc, char ***argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &w->size);
     int lr = env_int("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK");
     w->local_rank = lr >= 0 ? lr : w->rank;
+    int ls = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMIX_LOCAL_SIZE");
+    w->local_size = ls > 0 ? ls : 1;
     return 0;
 #else
     (void)argc, (void)argv;
@@ -67,6 +71,12 @@ int sl_cli_world_fail(const sl_cli_world *w, const char *cmd, const char *msg) {
     }
     fprintf(stderr, "sluice %s: %s\n", cmd, msg);
     return 1;
+}
+
+int sl_cli_world_threads(const sl_cli_world *w, int pipelines) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long share = cores / ((long)w->local_size * (pipelines > 0 ? pipelines : 1));
+    return share < 2 ? 2 : share > 64 ? 64 : (int)share;
 }
 
 void sl_cli_world_barrier(const sl_cli_world *w) {

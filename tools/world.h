@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 typedef struct sl_cli_world {
-    int rank, size, local_rank;
+    int rank, size, local_rank, local_size;
     bool mpi; /* MPI was initialised by us */
 } sl_cli_world;
 
@@ -33,5 +33,8 @@ sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void 
 sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, void **bytes, size_t *n,
                             sl_err *err);
 void sl_cli_world_barrier(const sl_cli_world *w);
+/* CPU threads per pipeline when the user gives none: this machine's cores shared by the processes
+ * on it and their pipelines (at least 2). */
+int sl_cli_world_threads(const sl_cli_world *w, int pipelines);
 
 #endif

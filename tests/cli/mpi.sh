@@ -13,7 +13,7 @@ command -v mpirun > /dev/null || { echo "skipped: no mpirun"; exit 0; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-mpi() { timeout 600 mpirun --oversubscribe --allow-run-as-root -np "$@"; }
+mpi() { timeout 600 mpirun --oversubscribe --allow-run-as-root --bind-to none -np "$@"; }
 
 "$SL_SOURCE_DIR/scripts/make-data" "$tool" "$work/data" > /dev/null
 

@@ -37,6 +37,21 @@ train() { # name, args...
 train gpu1 --devices 0
 train gpu2_sharding --devices 0,1 --mode sharding
 train gpu2_devices --devices 0,1 --mode devices
+ngpu=$(nvidia-smi -L | wc -l)
+if [ "$ngpu" -ge 4 ]; then
+    train gpu4_sharding --devices 0,1,2,3 --mode sharding
+    train gpu4_devices --devices 0,1,2,3 --mode devices
+fi
+# the pipeline alone, every epoch decoded: samples/s on 1 and all GPUs
+for d in 0 all; do
+    "$b/sluice" run tests/fixtures/pipelines/seed_training_sharding.py --arg data_path=data/training \
+        --arg image_size=28 --arg num_classes=10 --devices $d --epochs 3 --json \
+        > "$out/run_$d.json" 2> /dev/null
+    log "pipeline --devices $d: $(grep -o '"epochs": \[[^]]*\]' "$out/run_$d.json")"
+done
+cmake --build "$b" -j "$nproc_" --target bench_train_gpu >> "$out/build.log" 2>&1 &&
+    "$b/bench_train_gpu" 2000 > "$out/bench_train_gpu.log" 2>&1
+log "bench_train_gpu: $(grep -E 'step|all-reduce|scaling|efficiency' "$out/bench_train_gpu.log" | head -20 | tr '\n' ';')"
 t0=$(now)
 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x NCCL_NVLS_ENABLE=0 \
     -x LD_LIBRARY_PATH \

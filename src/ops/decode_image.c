@@ -783,6 +783,8 @@ void sl__decode_image_free_batch(void *batch_state) {
     free(b->info);
     free(b->hit_off);
     free(b->put_off);
+    free(b->enc_off);
+    sl__alloc_pinned_free(b->enc);
     sl__alloc_pinned_free(b->pinned);
     free(b);
 }
@@ -815,6 +817,7 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
         free(b->info);
         free(b->hit_off);
         free(b->put_off);
+        free(b->enc_off);
         b->cap = 0;
         size_t n = (size_t)io->batch;
         b->on_gpu = sl__calloc(n, 1, err);
@@ -823,7 +826,9 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
         b->info = sl__calloc(n, sizeof *b->info, err);
         b->hit_off = sl__calloc(n, sizeof *b->hit_off, err);
         b->put_off = sl__calloc(n, sizeof *b->put_off, err);
-        if (!b->on_gpu || !b->hw || !b->roi || !b->info || !b->hit_off || !b->put_off)
+        b->enc_off = sl__calloc(n, sizeof *b->enc_off, err);
+        if (!b->on_gpu || !b->hw || !b->roi || !b->info || !b->hit_off || !b->put_off ||
+            !b->enc_off)
             return SL_ENOMEM;
         b->cap = io->batch;
     }
@@ -856,7 +861,25 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
         b->on_gpu[i] = 0;
 #endif
     }
+    size_t enc = 0; /* the nvJPEG samples' encoded bytes, kept for the GPU half */
+    for (int i = 0; i < io->batch; i++)
+        if (b->on_gpu[i] == 1)
+            b->enc_off[i] = enc, enc += (sl_tlist_sample_nbytes(io->in[0], i) + 63) & ~(size_t)63;
+    if (enc > b->enc_cap) {
+        sl__alloc_pinned_free(b->enc);
+        b->enc_cap = 0;
+        b->enc = sl__alloc_pinned(enc + (enc >> 2), err);
+        if (!b->enc) return err->status;
+        b->enc_cap = enc + (enc >> 2);
+    }
     return SL_OK;
+}
+
+void sl__decode_image_keep(const sl__op_io *io, int i) {
+    if (io->device.kind != SL_DEVICE_CUDA) return;
+    sl__decode_image_batch *b = *io->batch_state;
+    if (b->on_gpu[i] == 1)
+        memcpy(b->enc + b->enc_off[i], io->in[0]->data[i], sl_tlist_sample_nbytes(io->in[0], i));
 }
 
 uint8_t *sl__decode_image_target(const sl__op_io *io, int i) {
@@ -888,7 +911,8 @@ static sl_status cpu_fallback(sl__decode_image_state *s, sl__op_io *io, int i,
     sl_tlist *out = io->out[0];
     uint8_t *to = sl__decode_image_target(io, i);
     char why[JMSG_LENGTH_MAX + 64];
-    sl_status st = sl__decode_image_run(s->gpu_worker, in->data[i], sl_tlist_sample_nbytes(in, i),
+    sl_status st = sl__decode_image_run(s->gpu_worker, b->enc + b->enc_off[i],
+                                        sl_tlist_sample_nbytes(in, i),
                                         &b->info[i], s->type, roi, s->fast_idct, to, why,
                                         sizeof why);
     if (st != SL_OK) return sl__op_fail(err, st, io, i, s->name, "%s", why);
@@ -905,6 +929,7 @@ static sl_status cache_copies(sl__decode_image_state *s, sl__op_io *io, sl_err *
     for (int i = 0; i < io->batch; i++) n += (b->hit_off[i] || b->put_off[i]);
     if (n == 0) return SL_OK;
     if (!c->dev) {
+        c->dev_id = io->device.id; /* freed into the same device's pool */
         sl__devpool *pool = sl__devpool_get(io->device.id, err);
         if (!pool || !(c->dev = sl__devpool_alloc(pool, c->cap, err)))
             return sl_err_set(err, err->status ? err->status : SL_ENOMEM,
@@ -977,7 +1002,7 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
     size_t full = 0;
     for (int i = 0, k = 0; i < n && st == SL_OK; i++) {
         if (b->on_gpu[i] != 1) continue;
-        data[k] = in->data[i];
+        data[k] = b->enc + b->enc_off[i]; /* run_cpu's copy: in->data may be reused by now */
         len[k] = sl_tlist_sample_nbytes(in, i);
         w[k] = b->hw[2 * i + 1];
         idx[k] = i;
@@ -1144,7 +1169,11 @@ static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
 static sl_status decode_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     sl__decode_image_state *s = state;
     const sl__decode_image_info *inf = &s->info[i];
-    if (inf->format == 0 || !sl__decode_image_on_cpu(io, i)) return SL_OK; /* skipped / nvJPEG */
+    if (inf->format == 0) return SL_OK; /* skipped */
+    if (!sl__decode_image_on_cpu(io, i)) {  /* nvJPEG's, or a cache hit on the GPU */
+        sl__decode_image_keep(io, i);
+        return SL_OK;
+    }
     /* a host cache (CPU pipelines, or mixed without nvJPEG): hits are copies */
     sl__decode_cache *c = io->device.kind != SL_DEVICE_CUDA ? s->cache : NULL;
     uint8_t *to = sl__decode_image_target(io, i);

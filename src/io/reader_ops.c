@@ -865,18 +865,23 @@ static sl_status file_setup(void *state, sl__op_io *io, sl_err *err) {
     sl_tlist *out = io->out[0], *lab = io->out[1];
     SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 1, sl_cpu(), err));
     out->layout[0] = 0;
-    for (int i = 0; i < io->batch; i++) {
-        size_t n;
-        if (sl__folder_read(r->folder, r->recs[i], &f->bufs[i], &f->caps[i], &n, err))
-            return sl_err_prefix(err, "readers.file: key %s: ", r->keys[i]);
-        int64_t s = (int64_t)n;
-        sl_tlist_set_external(out, i, f->bufs[i], &s);
-    }
-    SL_TRY(sl_tlist_reset(lab, io->batch, SL_DTYPE_I32, 1, sl_cpu(), err));
     int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
+    sl_status st = SL_OK;
+    for (int i = 0; i < io->batch && st == SL_OK; i++) {
+        size_t n;
+        st = sl__folder_read(r->folder, r->recs[i], &f->bufs[i], &f->caps[i], &n, err);
+        if (st) sl_err_prefix(err, "readers.file: key %s: ", r->keys[i]);
+        shapes[i] = (int64_t)n;
+    }
+    /* the bytes go into the batch's own buffer: the op's read buffers are reused by the next
+     * batch while this one may still be in flight (a GPU stage decodes it later) */
+    if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
+    for (int i = 0; i < io->batch && st == SL_OK; i++)
+        memcpy(out->data[i], f->bufs[i], (size_t)shapes[i]);
+    if (st == SL_OK) st = sl_tlist_reset(lab, io->batch, SL_DTYPE_I32, 1, sl_cpu(), err);
     for (int i = 0; i < io->batch; i++) shapes[i] = 1;
-    sl_status st = sl_tlist_alloc(lab, shapes, err);
+    if (st == SL_OK) st = sl_tlist_alloc(lab, shapes, err);
     free(shapes);
     SL_TRY(st);
     for (int i = 0; i < io->batch; i++)

@@ -18,6 +18,11 @@
  * op without run_gpu runs on the CPU into pinned memory, copied to the GPU once per batch.
  * io->sample_base is batch index * batch size: random streams depend on the sample only.
  *
+ * Outputs must stay valid until their batch is released: in the output lists' own buffers
+ * (sl_tlist_alloc; each batch slot has its own, recycled) or in memory that outlives the pipeline (a
+ * mapped record store) -- never in op state that the next batch reuses, since the CPU stage runs
+ * ahead of the GPU stage and of the consumer.
+ *
  * Readers (SL_OPF_READER) take no inputs; their setup reads the batch's records and sets io->keys.
  * Errors name the record: ops use io->keys[i] in messages (see sl__op_fail). */
 #ifndef SLUICE_OPS_OP_H

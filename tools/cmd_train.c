@@ -41,13 +41,30 @@ static const char *usage_text =
     "                          ({epoch} in FILE: one file per epoch, e.g. ck.{epoch})\n"
     "  --resume FILE           continue from such a checkpoint\n"
     "  --json                  print {\"epochs\": [...]} on stdout at the end\n"
+    "  --profile               time split per epoch: waiting for data (in the iterator), compute\n"
+    "                          (trainer steps), and the pipelines' per-stage thread-seconds\n"
     "Under mpirun each process drives its devices (--devices cpu: one CPU replica; all: the GPU of\n"
     "its local rank), shards are global, rank 0 validates, prints and writes the files.\n";
 
 typedef struct {
     int epoch;
     double seconds, samples_per_s, loss, accuracy;
+    /* --profile: seconds in sl_iter_next (waiting for data) and in sl_trainer_step (compute); the
+     * training pipelines' thread-seconds in the reader, the decoder and the other ops */
+    double wait_s, step_s, reader_s, decode_s, ops_s;
 } epoch_result;
+
+/* The training pipelines' stage thread-seconds so far, summed over devices. */
+static void stage_seconds(sl_iter *it, double *reader_s, double *decode_s, double *ops_s) {
+    *reader_s = *decode_s = *ops_s = 0;
+    for (int d = 0; d < sl_iter_num_devices(it); d++) {
+        sl_pipeline_stats s;
+        sl_pipeline_get_stats(sl_iter_pipeline(it, d), &s);
+        *reader_s += s.reader_s;
+        *decode_s += s.decode_s;
+        *ops_s += s.cpu_ops_s + s.gpu_s;
+    }
+}
 
 /* model + optimiser state, for the iterator's checkpoint */
 static int pack_state(sl_trainer *t, void **out, size_t *size, sl_err *e) {
@@ -142,7 +159,7 @@ int sl_cli_train(int argc, char **argv) {
 static int train_main(int argc, char **argv, sl_cli_world *w) {
     const char *data = "data", *devices = "all", *mode = "sharding", *train_path = NULL,
                *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL;
-    int epochs = 5, batch = 200, threads = 0, json = 0, lr_given = 0;
+    int epochs = 5, batch = 200, threads = 0, json = 0, lr_given = 0, profile = 0;
     uint64_t seed = 0;
     sl_trainer_config tc;
     sl_trainer_config_default(&tc);
@@ -159,6 +176,10 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         }
         if (!strcmp(a, "--json")) {
             json = 1;
+            continue;
+        }
+        if (!strcmp(a, "--profile")) {
+            profile = 1;
             continue;
         }
         if (a[0] != '-' || !v)
@@ -330,13 +351,15 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                (long long)sl_iter_len(val));
     fflush(stdout);
     rc = 0;
+    double prev_stages[3] = {0, 0, 0};
     while (sl_iter_epoch(train) < epochs && rc == 0) {
         int epoch = sl_iter_epoch(train);
-        double t0 = sl_cli_now(), loss_sum = 0;
+        double t0 = sl_cli_now(), loss_sum = 0, wait_s = 0, step_s = 0, tw = t0, ts = 0;
         int64_t steps = 0, total = sl_iter_len(train);
         const sl_iter_batch *b;
         sl_status st;
         while ((st = sl_iter_next(train, &b)) == SL_OK) {
+            if (profile) wait_s += (ts = sl_cli_now()) - tw;
             sl_tensor x[SL_MAX_DEVICES], y[SL_MAX_DEVICES];
             float loss;
             for (int k = 0; k < K && rc == 0; k++)
@@ -345,6 +368,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             if (rc == 0 && sl_trainer_step(tr, x, y, &loss, &e))
                 rc = wfail(w, "step %lld: %s", (long long)steps, e.msg);
             if (rc) break;
+            if (profile) step_s += (tw = sl_cli_now()) - ts;
             loss_sum += loss;
             steps++;
             if (!json && lead && (steps % 10 == 0 || steps == total)) {
@@ -361,7 +385,15 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         double secs = sl_cli_now() - t0;
         epoch_result r = {epoch, secs,
                           (double)steps * K * w->size * B / (secs > 0 ? secs : 1e-9),
-                          steps ? loss_sum / (double)steps : NAN, 0};
+                          steps ? loss_sum / (double)steps : NAN, 0, wait_s, step_s, 0, 0, 0};
+        if (profile) {
+            double rd, dec, ops;
+            stage_seconds(train, &rd, &dec, &ops);
+            r.reader_s = rd - prev_stages[0];
+            r.decode_s = dec - prev_stages[1];
+            r.ops_s = ops - prev_stages[2];
+            prev_stages[0] = rd, prev_stages[1] = dec, prev_stages[2] = ops;
+        }
         if (lead && evaluate(sl_trainer_model(tr, 0), val, &r.accuracy, &e)) {
             rc = wfail(w, "validation: %s", e.msg);
             break;
@@ -371,6 +403,11 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         if (!json && lead) {
             printf("Epoch %d: %.2f s, %.0f samples/s\n", epoch, r.seconds, r.samples_per_s);
             printf("Test set accuracy %.4f\n", r.accuracy);
+            if (profile)
+                printf("Profile: %.2f s waiting for data, %.2f s in training steps, %.2f s other; "
+                       "pipeline thread-seconds: reader %.2f, decode %.2f, other ops %.2f\n",
+                       r.wait_s, r.step_s, r.seconds - r.wait_s - r.step_s, r.reader_s,
+                       r.decode_s, r.ops_s);
             fflush(stdout);
         }
         if (metrics) {
@@ -409,11 +446,17 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     }
     if (json && lead) {
         printf("{\"devices\": %d, \"batch_per_device\": %d, \"epochs\": [", K * w->size, B);
-        for (int i = 0; i < nres; i++)
+        for (int i = 0; i < nres; i++) {
+            const epoch_result *r = &results[i];
             printf("%s{\"epoch\": %d, \"seconds\": %.6f, \"samples_per_s\": %.1f, \"loss\": %.8g, "
-                   "\"accuracy\": %.6f}",
-                   i ? ", " : "", results[i].epoch, results[i].seconds, results[i].samples_per_s,
-                   results[i].loss, results[i].accuracy);
+                   "\"accuracy\": %.6f",
+                   i ? ", " : "", r->epoch, r->seconds, r->samples_per_s, r->loss, r->accuracy);
+            if (profile)
+                printf(", \"wait_s\": %.6f, \"step_s\": %.6f, \"reader_s\": %.6f, "
+                       "\"decode_s\": %.6f, \"ops_s\": %.6f",
+                       r->wait_s, r->step_s, r->reader_s, r->decode_s, r->ops_s);
+            printf("}");
+        }
         printf("]}\n");
     }
 out:

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `sluice train --profile` on the Caffe2 fixture (256 records as both training and test set): each
+# epoch reports the time spent waiting for data and in training steps (which together stay within
+# the epoch's seconds) and the training pipeline's per-stage thread-seconds, in --json and as text;
+# without --profile the JSON keeps its plain fields only.
+set -euo pipefail
+tool=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+mkdir "$work/data"
+ln -s "$SL_FIXTURES/caffe2-fmnist-256" "$work/data/training"
+ln -s "$SL_FIXTURES/caffe2-fmnist-256" "$work/data/testing"
+train() { "$tool" train --data "$work/data" --devices cpu --epochs 2 --batch-size 64 --hidden 32 "$@"; }
+
+train --profile --json > "$work/p.json" || fail "train --profile --json: $(cat "$work/p.json")"
+train --json > "$work/plain.json" || fail "train --json"
+train --profile > "$work/p.txt" || fail "train --profile: $(cat "$work/p.txt")"
+grep -qE '^Profile: [0-9.]+ s waiting for data, [0-9.]+ s in training steps, -?[0-9.]+ s other; pipeline thread-seconds: reader [0-9.]+, decode [0-9.]+, other ops [0-9.]+$' \
+    "$work/p.txt" || fail "profile line: $(cat "$work/p.txt")"
+[ "$(grep -c '^Profile: ' "$work/p.txt")" = 2 ] || fail "one profile line per epoch"
+python3 - "$work/p.json" "$work/plain.json" <<'PY'
+import json, sys
+prof = json.load(open(sys.argv[1]))["epochs"]
+plain = json.load(open(sys.argv[2]))["epochs"]
+assert len(prof) == 2, prof
+for r in prof:
+    for k in ("wait_s", "step_s", "reader_s", "decode_s", "ops_s"):
+        assert k in r and r[k] >= 0, (k, r)
+    assert r["step_s"] > 0 and r["decode_s"] > 0, r
+    assert r["wait_s"] + r["step_s"] <= r["seconds"] * 1.001 + 1e-4, r
+for r in plain:
+    assert "wait_s" not in r and "step_s" not in r, r
+# the profile does not change what is trained
+assert [(r["loss"], r["accuracy"]) for r in prof] == [(r["loss"], r["accuracy"]) for r in plain]
+print("train_profile ok:", prof)
+PY
+echo "train_profile: all checks passed"

@@ -73,7 +73,7 @@ for dev, (sps, m) in rows.items():
     p(f"| sluice `--devices {dev}` | {med(sps):.0f} | {', '.join(f'{x:.0f}' for x in sps)} | "
       f"**{med(sps) / med(tsps):.1f}x** |")
 p(f"| torch DataLoader, 2 workers, PIL | {med(tsps):.0f} | {', '.join(f'{x:.0f}' for x in tsps)} | 1.0x |")
-p("\nWhere the time goes (median run; thread-seconds summed over threads and pipelines):\n")
+p("\n" + "Where the time goes (median run). sluice: each op's time per batch (setup + the per-sample runs spread over the pipeline's 4 threads, from dispatch to the last sample: wall time, not thread-seconds, as `sluice run` reports it), summed over batches and pipelines; on an overloaded machine a tiny op such as one_hot is billed for waiting on descheduled pool threads (cpu:2 runs 8 pool threads on 2 cores). torch: seconds inside each sample's decode + normalise, summed over the 2 workers." + "\n")
 p("| run | epoch s | reader | decode | other ops | not decode | consumer waited |")
 p("|---|---|---|---|---|---|---|")
 for dev, (sps, m) in rows.items():

@@ -65,11 +65,12 @@ class JpegDataset(Dataset):
         return x, y, t1 - t0
 
 
-def make_loader(path, batch, workers, shuffle=True, one_hot=True, seed=0):
+def make_loader(path, batch, workers, shuffle=True, one_hot=True, seed=0, pin_memory=False):
     ds = JpegDataset(path, one_hot=one_hot)
     g = torch.Generator()
     g.manual_seed(seed)
-    return DataLoader(ds, batch_size=batch, shuffle=shuffle, num_workers=workers, generator=g)
+    return DataLoader(ds, batch_size=batch, shuffle=shuffle, num_workers=workers, generator=g,
+                      pin_memory=pin_memory)
 
 
 def main():

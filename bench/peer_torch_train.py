@@ -7,7 +7,9 @@ The main process runs torch with --threads intra-op threads (default: the core c
 OpenBLAS; Debian's torch 1.13 starts with 1 here); the DataLoader workers use 1 each.
 Run with Debian's /usr/bin/python3.
 
-usage: /usr/bin/python3 bench/peer_torch_train.py TRAIN_JPEGS [TEST_JPEGS] [--epochs 1]
+usage: /usr/bin/python3 bench/peer_torch_train.py TRAIN_JPEGS [TEST_JPEGS] [--epochs 1] [--threads T]
+       [--workers 2] [--device cpu|cuda]   (cuda: the model on the GPU, batches copied there from
+       pinned memory inside the compute time; loss.item() synchronises every step)
 Prints one JSON object per run: per epoch seconds, samples/s, mean loss, the time the training loop
 waited on the DataLoader iterator, the time in forward/backward/step, the workers' decode thread-
 seconds, and (with TEST_JPEGS) test accuracy, measured after the epoch's clock stops."""
@@ -26,13 +28,14 @@ from peer_dataloader import make_loader  # noqa: E402
 SIZES = [784, 1024, 1024, 10]
 
 
-def init_params(seed=0):
+def init_params(seed=0, device="cpu"):
     rs = np.random.RandomState(seed)
     params = []
     for m, n in zip(SIZES[:-1], SIZES[1:]):
         w = (0.1 * rs.randn(m, n)).astype(np.float32)
         b = (0.1 * rs.randn(n)).astype(np.float32)
-        params += [torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)]
+        params += [torch.tensor(w, device=device, requires_grad=True),
+                   torch.tensor(b, device=device, requires_grad=True)]
     return params
 
 
@@ -53,12 +56,16 @@ def main():
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--lr", type=float, default=0.001)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--device", default="cpu")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    params = init_params(0)
+    dev = torch.device(a.device)
+    params = init_params(0, dev)
     opt = torch.optim.SGD(params, lr=a.lr)
-    loader = make_loader(a.train, a.batch, a.workers)
-    test = make_loader(a.test, 1000, a.workers, shuffle=False, one_hot=False) if a.test else None
+    pin = dev.type == "cuda"
+    loader = make_loader(a.train, a.batch, a.workers, pin_memory=pin)
+    test = (make_loader(a.test, 1000, a.workers, shuffle=False, one_hot=False, pin_memory=pin)
+            if a.test else None)
     epochs = []
     for epoch in range(a.epochs):
         t0 = time.perf_counter()
@@ -68,6 +75,7 @@ def main():
         for x, y, dt in loader:
             tc = time.perf_counter()
             wait += tc - tw
+            x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
             opt.zero_grad(set_to_none=True)
             loss = -(forward(params, x) * y).sum(dim=1).mean()
             loss.backward()
@@ -85,11 +93,12 @@ def main():
             correct = total = 0
             with torch.no_grad():
                 for x, y, _ in test:
+                    x, y = x.to(dev), y.to(dev)
                     correct += int((forward(params, x).argmax(dim=1) == y).sum())
                     total += x.shape[0]
             r["accuracy"] = correct / total
         epochs.append(r)
-    print(json.dumps({"peer": "torch", "torch": torch.__version__,
+    print(json.dumps({"peer": "torch", "torch": torch.__version__, "device": str(dev),
                       "threads": torch.get_num_threads(), "workers": a.workers,
                       "epochs": epochs}))
 

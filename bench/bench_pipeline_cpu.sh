@@ -61,7 +61,7 @@ p(f"- Machine: {model}, {os.cpu_count()} cores ({platform.platform()}); load ave
   f"shared with other builds, so absolute figures are low and noisy; the ratio is the figure.")
 p(f"- Date: {time.strftime('%Y-%m-%d %H:%M %Z')}; commit {commit}{' (+ local changes)' if dirty else ''}.")
 p(f"- Commands ({runs} runs each, interleaved sluice cpu, sluice cpu:2, torch; medians):")
-p(f"  - `{cmd_sluice}` with DEV = `cpu` (one pipeline, 4 threads) and `cpu:2` (two pipelines of 100)")
+p(f"  - `{cmd_sluice}` with DEV = `cpu` (one pipeline) and `cpu:2` (two pipelines of 100), default pipeline threads")
 p(f"  - `{cmd_torch}`, TRAIN_JPEGS = the LMDB's JPEG bytes and labels exported by "
   f"`{os.environ.get('BUILD', 'build')}/export_jpegs data/training FILE` (same bytes, LMDB order)")
 p(f"- One epoch of 60000 samples. sluice: the epoch's time as `sluice run` reports it (the pipelines are "

@@ -70,7 +70,7 @@ p(f"- Machine: {model}, {os.cpu_count()} cores ({platform.platform()}); load ave
 p(f"- Date: {time.strftime('%Y-%m-%d %H:%M %Z')}; commit {commit}{' (+ local changes)' if dirty else ''}.")
 p(f"- Commands ({runs} runs each, interleaved sluice cpu, sluice cpu:2, torch with "
   f"{' and '.join(torch_threads)} threads; medians; the faster torch setting is the reference):")
-p(f"  - `{cmd_sluice}` with DEV = `cpu` (one replica, OpenBLAS on both cores, one pipeline of 4 threads) "
+p(f"  - `{cmd_sluice}` with DEV = `cpu` (one replica, OpenBLAS on both cores, one pipeline, default threads) "
   f"and `cpu:2` (two replicas of 100 samples, one OpenBLAS thread each, gradients averaged)")
 p(f"  - `{cmd_torch}` (torch {tj['torch']}), the JPEG files exported from the LMDBs by "
   f"`{os.environ.get('BUILD', 'build')}/export_jpegs` (same bytes); weights from numpy RandomState(0) "

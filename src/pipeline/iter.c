@@ -306,6 +306,10 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     for (int dev = 0; dev < it->n && st == SL_OK; dev++)
         st = make_pipeline(it, c, &d, dev, pipe_state[dev], (size_t)pipe_len[dev], err);
     book resumed = it->bk;
+    /* sluice extension: with neither reader_name nor size, a pipeline with one reader has its
+     * epochs counted from that reader (DALI's iterator would never end an epoch) */
+    if (st == SL_OK && !it->use_reader && size < 0 && sl__pipeline_num_readers(it->pipes[0]) == 1)
+        it->use_reader = true;
     if (st == SL_OK) st = init_book(it, c, reader_name, err);
     if (st == SL_OK && !it->use_reader) it->bk.size = size;
     if (resuming) {

@@ -826,6 +826,12 @@ sl_status sl_pipeline_reader_meta(sl_pipeline *p, const char *name, sl_reader_me
     return fail(p, SL_ENOENT, "the pipeline has no reader");
 }
 
+int sl__pipeline_num_readers(const sl_pipeline *p) {
+    int n = 0;
+    for (int k = 0; k < p->nops; k++) n += (p->ops[k].def->flags & SL_OPF_READER) != 0;
+    return n;
+}
+
 void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out) {
     pthread_mutex_lock((pthread_mutex_t *)&p->stats_mu);
     *out = p->stats;

@@ -122,6 +122,8 @@ sl_status sl__pipeline_save_at(sl_pipeline *p, int64_t seq, void **bytes, size_t
 sl_status sl__pipeline_snapshot(sl_pipeline *p, int64_t seq, void **bytes, size_t *size,
                                 sl_err *err);
 
+/* Reader ops in the graph. */
+int sl__pipeline_num_readers(const sl_pipeline *p);
 /* Writes len bytes to path atomically: path.tmp, fsync, rename (iter.c). */
 sl_status sl__iter_write_file(const char *path, const void *buf, size_t len, sl_err *err);
 

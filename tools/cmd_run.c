@@ -173,7 +173,8 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     c.nbinds = nbinds;
     c.shard_offset = w->rank * c.ndevices;
     c.total_shards = w->size * c.ndevices;
-    if (!threads_given) c.num_threads = sl_cli_world_threads(w, c.ndevices);
+    if (!threads_given)
+        c.num_threads = sl_cli_world_threads(w, c.ndevices, c.devices[0].kind == SL_DEVICE_CUDA);
     bool lead = w->rank == 0;
     if (!lead) json = 0;
     void *resume_bytes = NULL;

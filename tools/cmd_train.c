@@ -282,7 +282,9 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     }
     ic.shard_offset = w->rank * ic.ndevices;
     ic.total_shards = w->size * ic.ndevices;
-    if (threads == 0) ic.num_threads = sl_cli_world_threads(w, ic.ndevices);
+    if (threads == 0)
+        ic.num_threads =
+            sl_cli_world_threads(w, ic.ndevices, ic.devices[0].kind == SL_DEVICE_CUDA);
     if (resume) {
         size_t n;
         if (sl_cli_world_load(w, resume, &resume_bytes, &n, &e)) {

@@ -34,7 +34,8 @@ sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, void **byte
                             sl_err *err);
 void sl_cli_world_barrier(const sl_cli_world *w);
 /* CPU threads per pipeline when the user gives none: this machine's cores shared by the processes
- * on it and their pipelines (at least 2). */
-int sl_cli_world_threads(const sl_cli_world *w, int pipelines);
+ * on it and their pipelines (at least 2); for GPU pipelines two cores per GPU are left to its
+ * trainer and NCCL threads, and at most 16 are used. */
+int sl_cli_world_threads(const sl_cli_world *w, int pipelines, bool gpu);
 
 #endif

@@ -11,8 +11,12 @@ all: build
 deps:
 	@scripts/install-deps
 
+# configure quietly, but show what was found (CUDA, nvJPEG, NCCL, MPI) and every error
+CONFIGURE = cmake -S . -B $(1) $(2) $(CMAKE_FLAGS) > $(1).configure.log 2>&1 || \
+	    { cat $(1).configure.log; exit 1; }; grep -h "sluice:" $(1).configure.log
+
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@$(call CONFIGURE,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # ctest over the plain build; GPU-labelled tests only where a GPU answers
@@ -26,16 +30,14 @@ endif
 
 # the same suite under AddressSanitizer + UBSan (CPU code; CUDA off to keep the build short)
 test-asan: deps
-	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=address -DSLUICE_CUDA=OFF \
-	    $(CMAKE_FLAGS) >/dev/null
+	@$(call CONFIGURE,$(BUILD)-asan,-DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=address -DSLUICE_CUDA=OFF)
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ctest --output-on-failure -j $(JOBS) -LE "gpu|slow"
 
 # the thread tests under ThreadSanitizer
 test-tsan: deps
-	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=thread -DSLUICE_CUDA=OFF \
-	    -DSLUICE_MPI=OFF "-DSLUICE_TESTS_ONLY=threads;comm;pipeline" $(CMAKE_FLAGS) >/dev/null
+	@$(call CONFIGURE,$(BUILD)-tsan,-DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=thread -DSLUICE_CUDA=OFF  -DSLUICE_MPI=OFF "-DSLUICE_TESTS_ONLY=threads;comm;pipeline")
 	@cmake --build $(BUILD)-tsan -j $(JOBS)
 	@cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L cpu
 

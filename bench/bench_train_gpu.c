@@ -154,7 +154,8 @@ static void bench_step2(int steps) {
     }
 }
 
-/* ---- the step's matrix products alone: cublasGemmEx's default against cuBLASLt's candidates ---- */
+/* ---- the step's matrix products alone: cublasGemmEx's default against cuBLASLt's candidates ----
+ */
 
 typedef struct gemm_shape {
     const char *what;
@@ -225,8 +226,10 @@ static void bench_gemms(void) {
             cublasLtMatmulDescCreate(&op, ct, CUDA_R_32F);
             cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &g->ta, sizeof g->ta);
             cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &g->tb, sizeof g->tb);
-            const int ar = g->ta == CUBLAS_OP_N ? g->m : g->k, ac = g->ta == CUBLAS_OP_N ? g->k : g->m;
-            const int br = g->tb == CUBLAS_OP_N ? g->k : g->n, bc = g->tb == CUBLAS_OP_N ? g->n : g->k;
+            const int ar = g->ta == CUBLAS_OP_N ? g->m : g->k,
+                      ac = g->ta == CUBLAS_OP_N ? g->k : g->m;
+            const int br = g->tb == CUBLAS_OP_N ? g->k : g->n,
+                      bc = g->tb == CUBLAS_OP_N ? g->n : g->k;
             cublasLtMatrixLayout_t la, lb, lc;
             cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, (uint64_t)ar, (uint64_t)ac, ar);
             cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, (uint64_t)br, (uint64_t)bc, br);
@@ -250,7 +253,8 @@ static void bench_gemms(void) {
                     cudaEventRecord(e0, st);
                     for (int i = 0; i < 200; i++)
                         if (cublasLtMatmul(lt, op, &one, A, la, B, lb, &zero, C, lc, C, lc,
-                                           &res[r].algo, ws, ws_bytes, st) != CUBLAS_STATUS_SUCCESS) {
+                                           &res[r].algo, ws, ws_bytes,
+                                           st) != CUBLAS_STATUS_SUCCESS) {
                             okrun = 0;
                             break;
                         }

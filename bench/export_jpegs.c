@@ -1,8 +1,8 @@
 /* Writes the JPEG bytes and labels of a Caffe2 LMDB (as the seed's readers.caffe2 reads it) to one
- * flat file, so that the PyTorch peers of bench_pipeline_cpu.sh and bench_train_cpu.sh decode the very
- * bytes sluice decodes without a Python LMDB binding. Format: "SLJPEGS1", u32 count, then per record
- * in LMDB order: i32 label, u32 length, the encoded image bytes (little-endian).
- * usage: build/export_jpegs LMDB_DIR OUT_FILE */
+ * flat file, so that the PyTorch peers of bench_pipeline_cpu.sh and bench_train_cpu.sh decode the
+ * very bytes sluice decodes without a Python LMDB binding. Format: "SLJPEGS1", u32 count, then per
+ * record in LMDB order: i32 label, u32 length, the encoded image bytes (little-endian). usage:
+ * build/export_jpegs LMDB_DIR OUT_FILE */
 #include "io/caffe2.h"
 #include "io/lmdb.h"
 

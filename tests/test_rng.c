@@ -1,5 +1,5 @@
-/* RNGs: Philox4x32-10 against the Random123 known-answer vectors; numpy's legacy RandomState against
- * numpy's own numbers and, as a golden test, the seed model's initial weights
+/* RNGs: Philox4x32-10 against the Random123 known-answer vectors; numpy's legacy RandomState
+ * against numpy's own numbers and, as a golden test, the seed model's initial weights
  * (fixtures/seed-model-init.json: first/last values bit-exact, sums within 1e-12 relative). */
 #include "check.h"
 #include "core/rng.h"
@@ -141,8 +141,8 @@ static void test_seed_model(void) {
                 double want_sum = read_number(obj, "sum"), want_sq = read_number(obj, "sumsq");
                 CHECK_MSG(fabs(sum - want_sum) <= 1e-12 * fabs(want_sum), "%s sum %.17g vs %.17g",
                           name, sum, want_sum);
-                CHECK_MSG(fabs(sumsq - want_sq) <= 1e-12 * fabs(want_sq),
-                          "%s sumsq %.17g vs %.17g", name, sumsq, want_sq);
+                CHECK_MSG(fabs(sumsq - want_sq) <= 1e-12 * fabs(want_sq), "%s sumsq %.17g vs %.17g",
+                          name, sumsq, want_sq);
             }
             free(v);
         }

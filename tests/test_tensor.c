@@ -26,8 +26,8 @@ static void test_half(void) {
         CHECK_NEAR(back, vals[i], 1e-3 * (vals[i] < 0 ? -vals[i] : vals[i]) + 6e-8);
     }
     CHECK_EQ_INT(sl__f32_to_f16(1.0f), 0x3c00);
-    CHECK_EQ_INT(sl__f32_to_f16(65520.0f), 0x7c00);         /* rounds to infinity */
-    CHECK_EQ_INT(sl__f32_to_f16(5.9604645e-08f), 0x0001);   /* smallest subnormal */
+    CHECK_EQ_INT(sl__f32_to_f16(65520.0f), 0x7c00);       /* rounds to infinity */
+    CHECK_EQ_INT(sl__f32_to_f16(5.9604645e-08f), 0x0001); /* smallest subnormal */
     CHECK_EQ_INT(sl__f32_to_bf16(1.0f), 0x3f80);
     CHECK_NEAR(sl__bf16_to_f32(sl__f32_to_bf16(3.14159f)), 3.140625, 1e-6);
 }

@@ -1,6 +1,6 @@
 /* Thread pool and queue: parallel-for covers every index once, errors come back (lowest index),
- * several callers share a pool, and a stress test of many producers and consumers with a close while
- * consumers are blocked. Run under ThreadSanitizer by `make check`. */
+ * several callers share a pool, and a stress test of many producers and consumers with a close
+ * while consumers are blocked. Run under ThreadSanitizer by `make check`. */
 #include "check.h"
 #include "core/threads.h"
 

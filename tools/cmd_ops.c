@@ -1,5 +1,5 @@
-/* sluice ops [NAME]: every operator with its arguments, types, defaults and docs, from the op tables
- * (the same tables the pipeline checks arguments against). */
+/* sluice ops [NAME]: every operator with its arguments, types, defaults and docs, from the op
+ * tables (the same tables the pipeline checks arguments against). */
 #include "cli.h"
 
 #include "ops/op.h"

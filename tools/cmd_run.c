@@ -232,8 +232,8 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             if (trace)
                 for (int d = 0; d < ndev; d++)
                     for (int s = 0; s < B; s++)
-                        fprintf(trace, "%d\t%lld\t%d\t%d\t%s\n", epoch, (long long)step,
-                                dev0 + d, s, sl_iter_key(b, d, s));
+                        fprintf(trace, "%d\t%lld\t%d\t%d\t%s\n", epoch, (long long)step, dev0 + d,
+                                s, sl_iter_key(b, d, s));
             if (dump_dir && (dump_steps < 0 || step < dump_steps) &&
                 (rc = dump_batch(dump_dir, it, b, epoch, step)))
                 break;
@@ -244,8 +244,9 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
                     sl_cli_world_save(w, ck_path, bytes, blen, &err)) {
                     rc = sl_cli_world_fail(w, "run", err.msg[0] ? err.msg : sl_iter_errmsg(it));
                 } else if (!json && lead) {
-                    fprintf(stderr, "sluice run: checkpoint after %lld steps (epoch %d step %lld) "
-                                    "written to %s\n",
+                    fprintf(stderr,
+                            "sluice run: checkpoint after %lld steps (epoch %d step %lld) "
+                            "written to %s\n",
                             run_steps, epoch, (long long)step, ck_path);
                 }
                 free(bytes);
@@ -300,8 +301,9 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         }
         printf("}, \"error\": %s}\n", rc ? "true" : "false");
     } else if (lead) {
-        fprintf(stderr, "stages (thread-seconds, all devices): reader %.3f, decode %.3f, "
-                        "other cpu ops %.3f, gpu %.3f; consumer waited %.3f s\n",
+        fprintf(stderr,
+                "stages (thread-seconds, all devices): reader %.3f, decode %.3f, "
+                "other cpu ops %.3f, gpu %.3f; consumer waited %.3f s\n",
                 total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.wait_s);
         for (int k = 0; k < total.num_ops; k++)
             fprintf(stderr, "  %-28s %.3f s\n", total.ops[k].name, total.ops[k].seconds);

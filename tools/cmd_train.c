@@ -43,7 +43,8 @@ static const char *usage_text =
     "  --json                  print {\"epochs\": [...]} on stdout at the end\n"
     "  --profile               time split per epoch: waiting for data (in the iterator), compute\n"
     "                          (trainer steps), and the pipelines' per-stage thread-seconds\n"
-    "Under mpirun each process drives its devices (--devices cpu: one CPU replica; all: the GPU of\n"
+    "Under mpirun each process drives its devices (--devices cpu: one CPU replica; all: the GPU "
+    "of\n"
     "its local rank), shards are global, rank 0 validates, prints and writes the files.\n";
 
 typedef struct {
@@ -187,26 +188,43 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                                a[0] == '-' ? "needs a value" : "unexpected argument"),
                    2;
         i++;
-        if (!strcmp(a, "--data")) data = v;
-        else if (!strcmp(a, "--devices")) devices = v;
-        else if (!strcmp(a, "--mode")) mode = v;
-        else if (!strcmp(a, "--epochs")) epochs = atoi(v);
-        else if (!strcmp(a, "--batch-size")) batch = atoi(v);
-        else if (!strcmp(a, "--lr")) tc.optim.lr = strtof(v, NULL), lr_given = 1;
-        else if (!strcmp(a, "--weight-decay")) tc.optim.weight_decay = strtof(v, NULL);
-        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--threads")) threads = atoi(v);
-        else if (!strcmp(a, "--train-pipeline")) train_path = v;
-        else if (!strcmp(a, "--val-pipeline")) val_path = v;
-        else if (!strcmp(a, "--metrics")) metrics_path = v;
-        else if (!strcmp(a, "--checkpoint")) ck_path = v;
-        else if (!strcmp(a, "--resume")) resume = v;
+        if (!strcmp(a, "--data"))
+            data = v;
+        else if (!strcmp(a, "--devices"))
+            devices = v;
+        else if (!strcmp(a, "--mode"))
+            mode = v;
+        else if (!strcmp(a, "--epochs"))
+            epochs = atoi(v);
+        else if (!strcmp(a, "--batch-size"))
+            batch = atoi(v);
+        else if (!strcmp(a, "--lr"))
+            tc.optim.lr = strtof(v, NULL), lr_given = 1;
+        else if (!strcmp(a, "--weight-decay"))
+            tc.optim.weight_decay = strtof(v, NULL);
+        else if (!strcmp(a, "--seed"))
+            seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--threads"))
+            threads = atoi(v);
+        else if (!strcmp(a, "--train-pipeline"))
+            train_path = v;
+        else if (!strcmp(a, "--val-pipeline"))
+            val_path = v;
+        else if (!strcmp(a, "--metrics"))
+            metrics_path = v;
+        else if (!strcmp(a, "--checkpoint"))
+            ck_path = v;
+        else if (!strcmp(a, "--resume"))
+            resume = v;
         else if (!strcmp(a, "--optimizer")) {
             if (sl_optim_parse_kind(v, &tc.optim, &e)) return sl_cli_fail("train", "%s", e.msg), 2;
         } else if (!strcmp(a, "--activation")) {
-            if (!strcmp(v, "tanh")) tc.model.activation = SL_ACT_TANH;
-            else if (!strcmp(v, "relu")) tc.model.activation = SL_ACT_RELU;
-            else return sl_cli_fail("train", "--activation tanh or relu, not '%s'", v), 2;
+            if (!strcmp(v, "tanh"))
+                tc.model.activation = SL_ACT_TANH;
+            else if (!strcmp(v, "relu"))
+                tc.model.activation = SL_ACT_RELU;
+            else
+                return sl_cli_fail("train", "--activation tanh or relu, not '%s'", v), 2;
         } else if (!strcmp(a, "--hidden")) {
             if (parse_hidden(v, &tc.model))
                 return sl_cli_fail("train", "--hidden wants sizes like 1024,1024, not '%s'", v), 2;
@@ -250,9 +268,9 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
 
     sl_iter_config ic;
     sl_iter_config_init(&ic);
-    ic.text = train_text ? train_text
-                         : !strcmp(mode, "devices") ? sl_cli_seed_training_devices
-                                                    : sl_cli_seed_training_sharding;
+    ic.text = train_text                 ? train_text
+              : !strcmp(mode, "devices") ? sl_cli_seed_training_devices
+                                         : sl_cli_seed_training_sharding;
     ic.filename = train_path ? train_path : "seed training pipeline";
     ic.binds = binds;
     ic.nbinds = nb;
@@ -283,8 +301,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     ic.shard_offset = w->rank * ic.ndevices;
     ic.total_shards = w->size * ic.ndevices;
     if (threads == 0)
-        ic.num_threads =
-            sl_cli_world_threads(w, ic.ndevices, ic.devices[0].kind == SL_DEVICE_CUDA);
+        ic.num_threads = sl_cli_world_threads(w, ic.ndevices, ic.devices[0].kind == SL_DEVICE_CUDA);
     if (resume) {
         size_t n;
         if (sl_cli_world_load(w, resume, &resume_bytes, &n, &e)) {
@@ -385,9 +402,16 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             break;
         }
         double secs = sl_cli_now() - t0;
-        epoch_result r = {epoch, secs,
+        epoch_result r = {epoch,
+                          secs,
                           (double)steps * K * w->size * B / (secs > 0 ? secs : 1e-9),
-                          steps ? loss_sum / (double)steps : NAN, 0, wait_s, step_s, 0, 0, 0};
+                          steps ? loss_sum / (double)steps : NAN,
+                          0,
+                          wait_s,
+                          step_s,
+                          0,
+                          0,
+                          0};
         if (profile) {
             double rd, dec, ops;
             stage_seconds(train, &rd, &dec, &ops);
@@ -408,8 +432,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             if (profile)
                 printf("Profile: %.2f s waiting for data, %.2f s in training steps, %.2f s other; "
                        "pipeline thread-seconds: reader %.2f, decode %.2f, other ops %.2f\n",
-                       r.wait_s, r.step_s, r.seconds - r.wait_s - r.step_s, r.reader_s,
-                       r.decode_s, r.ops_s);
+                       r.wait_s, r.step_s, r.seconds - r.wait_s - r.step_s, r.reader_s, r.decode_s,
+                       r.ops_s);
             fflush(stdout);
         }
         if (metrics) {

@@ -47,18 +47,30 @@ int sl_cli_parse_bind(char *arg, sl_pipeline_bind *out) {
 
 static const char *npy_descr(sl_dtype t) {
     switch (t) {
-    case SL_DTYPE_U8: return "|u1";
-    case SL_DTYPE_I8: return "|i1";
-    case SL_DTYPE_U16: return "<u2";
-    case SL_DTYPE_I16: return "<i2";
-    case SL_DTYPE_I32: return "<i4";
-    case SL_DTYPE_I64: return "<i8";
-    case SL_DTYPE_F16: return "<f2";
-    case SL_DTYPE_BF16: return "<V2"; /* numpy has no bfloat16 */
-    case SL_DTYPE_F32: return "<f4";
-    case SL_DTYPE_F64: return "<f8";
-    case SL_DTYPE_BOOL: return "|b1";
-    case SL_DTYPE_COUNT: break;
+    case SL_DTYPE_U8:
+        return "|u1";
+    case SL_DTYPE_I8:
+        return "|i1";
+    case SL_DTYPE_U16:
+        return "<u2";
+    case SL_DTYPE_I16:
+        return "<i2";
+    case SL_DTYPE_I32:
+        return "<i4";
+    case SL_DTYPE_I64:
+        return "<i8";
+    case SL_DTYPE_F16:
+        return "<f2";
+    case SL_DTYPE_BF16:
+        return "<V2"; /* numpy has no bfloat16 */
+    case SL_DTYPE_F32:
+        return "<f4";
+    case SL_DTYPE_F64:
+        return "<f8";
+    case SL_DTYPE_BOOL:
+        return "|b1";
+    case SL_DTYPE_COUNT:
+        break;
     }
     return "|u1";
 }

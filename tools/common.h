@@ -1,5 +1,5 @@
-/* Helpers shared by the CLI's subcommands: reading files, --arg bindings, .npy output, JSON strings,
- * a wall clock. */
+/* Helpers shared by the CLI's subcommands: reading files, --arg bindings, .npy output, JSON
+ * strings, a wall clock. */
 #ifndef SLUICE_TOOLS_COMMON_H
 #define SLUICE_TOOLS_COMMON_H
 

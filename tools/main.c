@@ -25,7 +25,8 @@ static const struct {
 
 static void log_to_stderr(sl_log_level level, const char *msg, void *user) {
     (void)user;
-    if (level >= SL_LOG_WARN) fprintf(stderr, "sluice: %s: %s\n", level == SL_LOG_WARN ? "warning" : "error", msg);
+    if (level >= SL_LOG_WARN)
+        fprintf(stderr, "sluice: %s: %s\n", level == SL_LOG_WARN ? "warning" : "error", msg);
 }
 
 static int usage(FILE *f) {
@@ -47,7 +48,9 @@ int sl_cli_fail(const char *cmd, const char *fmt, ...) {
     return 1;
 }
 
-bool sl_cli_interactive(void) { return isatty(STDERR_FILENO); }
+bool sl_cli_interactive(void) {
+    return isatty(STDERR_FILENO);
+}
 
 void sl_cli_progress(const char *label, long long done, long long total) {
     if (!sl_cli_interactive() || total <= 0) return;

@@ -1,7 +1,8 @@
 /* Processes of a run (see world.h). The multi-rank checkpoint file is
  *   "SLMR" u32 version(1) u32 ranks, then per rank: u64 length + that rank's iterator checkpoint
  *   (itself CRC-checked), then u32 CRC-32 of everything before it;
- * rank 0 writes it (atomically) after gathering the parts; on resume each rank reads its own part. */
+ * rank 0 writes it (atomically) after gathering the parts; on resume each rank reads its own part.
+ */
 #include "world.h"
 
 #include "pipeline/pipeline.h"
@@ -91,8 +92,8 @@ void sl_cli_world_barrier(const sl_cli_world *w) {
 #endif
 }
 
-sl_status sl_cli_world_comms(const sl_cli_world *w, const sl_device *devices, int k,
-                             sl_comm **out, sl_err *err) {
+sl_status sl_cli_world_comms(const sl_cli_world *w, const sl_device *devices, int k, sl_comm **out,
+                             sl_err *err) {
 #ifdef SLUICE_HAVE_MPI
     if (!w->mpi) return sl_err_set(err, SL_ENOTSUP, "not an MPI run");
     static MPI_Comm world;
@@ -120,7 +121,9 @@ sl_status sl_cli_world_comms(const sl_cli_world *w, const sl_device *devices, in
 #endif
 }
 
-static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put32(unsigned char *p, uint32_t v) {
+    memcpy(p, &v, 4);
+}
 
 sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void *mine, size_t n,
                             sl_err *err) {
@@ -220,8 +223,9 @@ sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, void **byte
         st = sl_err_set(err, SL_ECHECKSUM,
                         "checkpoint %s: checksum mismatch (truncated, altered or damaged)", path);
     } else if (version != 1 || (int)ranks != w->size) {
-        st = sl_err_set(err, SL_EINVAL, "checkpoint %s was written by %u process(es), this run has %d",
-                        path, ranks, w->size);
+        st = sl_err_set(err, SL_EINVAL,
+                        "checkpoint %s was written by %u process(es), this run has %d", path, ranks,
+                        w->size);
     }
     size_t off = 12;
     for (int r = 0; st == SL_OK && r <= w->rank; r++) {

@@ -23,8 +23,8 @@ void sl_cli_world_finalize(sl_cli_world *w);
 int sl_cli_world_fail(const sl_cli_world *w, const char *cmd, const char *msg);
 /* The trainer's communicators across the ranks for this process's k devices: NCCL over MPI for
  * GPUs (k handles), MPI for a CPU device (k must be 1). SL_ENOTSUP without MPI. */
-sl_status sl_cli_world_comms(const sl_cli_world *w, const sl_device *devices, int k,
-                             sl_comm **out, sl_err *err);
+sl_status sl_cli_world_comms(const sl_cli_world *w, const sl_device *devices, int k, sl_comm **out,
+                             sl_err *err);
 /* Gathers every rank's bytes and (rank 0) writes them as one multi-rank checkpoint to path. */
 sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void *mine, size_t n,
                             sl_err *err);

@@ -220,7 +220,8 @@ int main(int argc, char **argv) {
         cudaMalloc((void **)&ref[i], (size_t)W[i] * H[i] * 3);
         cudaMalloc((void **)&out[i], (size_t)W[i] * H[i] * 3);
         m[i] = img(ref[i], i);
-        if (!alone) printf("image %d: %dx%d, %d components, subsampling %d\n", i, W[i], H[i], nc, (int)sub);
+        if (!alone)
+            printf("image %d: %dx%d, %d components, subsampling %d\n", i, W[i], H[i], nc, (int)sub);
     }
     r = nvjpegDecodeBatchedInitialize(hw, hs, n, 1, NVJPEG_OUTPUT_RGBI);
     if (!r) r = nvjpegDecodeBatched(hw, hs, (const unsigned char *const *)bits, lens, m, stream);

@@ -56,10 +56,10 @@ typedef struct sl_iter_config {
     sl_status (*build)(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err);
     void *build_user;
 
-    int ndevices;                      /* local devices: one pipeline each */
+    int ndevices; /* local devices: one pipeline each */
     sl_device devices[SL_MAX_DEVICES];
-    int batch_size;                    /* global batch */
-    int num_threads;                   /* per pipeline; DALI's default 4 */
+    int batch_size;  /* global batch */
+    int num_threads; /* per pipeline; DALI's default 4 */
     uint64_t seed;
     int prefetch_cpu, prefetch_gpu;
     /* multi-process: this process's first global shard and the global shard count (0: local) */
@@ -70,9 +70,9 @@ typedef struct sl_iter_config {
     const char *output_map[SL_MAX_OUTPUTS];
     const char *reader_name;
     int64_t size;
-    int last_batch_policy; /* sl_last_batch_policy or -1 */
+    int last_batch_policy;                                  /* sl_last_batch_policy or -1 */
     int last_batch_padded, prepare_first_batch, auto_reset; /* 0/1 or -1 */
-    int layout;            /* sl_layout_mode or -1 */
+    int layout;                                             /* sl_layout_mode or -1 */
     /* checkpoint to resume from: a file written by sl_iter_checkpoint, or bytes from sl_iter_save
      * (e.g. one rank's part of a multi-process checkpoint); NULL when starting afresh */
     const char *resume;
@@ -97,7 +97,7 @@ void sl_iter_reset(sl_iter *it);
 /* DALI's len(iterator) and iterator.size for the current epoch. */
 int64_t sl_iter_len(const sl_iter *it);
 int64_t sl_iter_size(const sl_iter *it);
-int sl_iter_epoch(const sl_iter *it); /* epochs completed (resets) */
+int sl_iter_epoch(const sl_iter *it);    /* epochs completed (resets) */
 int64_t sl_iter_step(const sl_iter *it); /* batches taken in this epoch */
 int sl_iter_num_devices(const sl_iter *it);
 int sl_iter_device_batch(const sl_iter *it); /* B: samples per device per step */

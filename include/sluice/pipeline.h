@@ -37,18 +37,20 @@
  *     }
  *     sl_pipeline_free(p);
  *
- * From text: sl_pipeline_parse(p, text, "seed.py", ...) reads a DALI pipeline function (one optional
- * @decorator, a def line whose parameters are bound from outside, op-call assignments, .gpu()/.cpu(),
- * keyword arguments with numbers, strings, booleans, lists, types.* constants and arithmetic on known
- * names, and return) and makes the same calls. Errors name line and column, with a caret.
+ * From text: sl_pipeline_parse(p, text, "seed.py", ...) reads a DALI pipeline function (one
+ * optional
+ * @decorator, a def line whose parameters are bound from outside, op-call assignments,
+ * .gpu()/.cpu(), keyword arguments with numbers, strings, booleans, lists, types.* constants and
+ * arithmetic on known names, and return) and makes the same calls. Errors name line and column,
+ * with a caret.
  *
  * Execution: readers and CPU operators run per sample on a thread pool; the CPU stage and the GPU
  * stage run in their own threads and overlap; prefetch_cpu/prefetch_gpu batches are kept ready;
- * buffers are recycled. Every random choice comes from the pipeline seed (or an op's `seed`) and the
- * sample's sequence number, so outputs do not depend on thread count or prefetch depth. On a CPU
- * device, "mixed" and "gpu" operators run on the CPU and .gpu() is a no-op, so one pipeline text runs
- * anywhere. The pipeline never ends: readers wrap around epoch after epoch (the iterator counts
- * epochs from the reader meta). */
+ * buffers are recycled. Every random choice comes from the pipeline seed (or an op's `seed`) and
+ * the sample's sequence number, so outputs do not depend on thread count or prefetch depth. On a
+ * CPU device, "mixed" and "gpu" operators run on the CPU and .gpu() is a no-op, so one pipeline
+ * text runs anywhere. The pipeline never ends: readers wrap around epoch after epoch (the iterator
+ * counts epochs from the reader meta). */
 #ifndef SLUICE_PIPELINE_H
 #define SLUICE_PIPELINE_H
 
@@ -77,10 +79,11 @@ typedef struct sl_reader_meta {
 } sl_reader_meta;
 
 typedef struct sl_pipeline_config {
-    int batch_size;   /* samples per batch (this pipeline's share of a global batch) */
-    int num_threads;  /* CPU workers; DALI's default is 4 */
-    sl_device device; /* SL_DEVICE_CUDA: mixed/gpu ops run there; SL_DEVICE_CPU: everything on CPU */
-    uint64_t seed;    /* pipeline seed; per-op seeds derive from it (an op's `seed` argument wins) */
+    int batch_size;  /* samples per batch (this pipeline's share of a global batch) */
+    int num_threads; /* CPU workers; DALI's default is 4 */
+    sl_device
+        device;    /* SL_DEVICE_CUDA: mixed/gpu ops run there; SL_DEVICE_CPU: everything on CPU */
+    uint64_t seed; /* pipeline seed; per-op seeds derive from it (an op's `seed` argument wins) */
     int prefetch_cpu; /* batches the CPU stage may run ahead (DALI prefetch_queue_depth cpu_size) */
     int prefetch_gpu; /* batches the GPU stage may run ahead (gpu_size) */
 } sl_pipeline_config;
@@ -93,7 +96,8 @@ void sl_pipeline_free(sl_pipeline *p);
 const char *sl_pipeline_errmsg(const sl_pipeline *p);
 sl_status sl_pipeline_status(const sl_pipeline *p);
 
-/* ---- building op by op (graph nodes are ints: one per op output) -------------------------------- */
+/* ---- building op by op (graph nodes are ints: one per op output) --------------------------------
+ */
 
 /* Starts describing an op by DALI name ("readers.caffe2", "fn.decoders.image", ...); NULL on an
  * unknown name (see sl_pipeline_errmsg: it suggests the closest). */
@@ -109,7 +113,8 @@ sl_status sl_pipeline_op_arg_node(sl_pipeline_op *op, const char *name, int node
 /* Checks the arguments against the op's schema and adds it; writes its output nodes (up to max_out)
  * and how many outputs it has to *count (may be NULL). The op handle is freed either way. */
 sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, int *count);
-/* .gpu() / .cpu(): a node holding node's data on the other side; on a CPU pipeline the node itself. */
+/* .gpu() / .cpu(): a node holding node's data on the other side; on a CPU pipeline the node itself.
+ */
 sl_status sl_pipeline_transfer(sl_pipeline *p, int node, sl_device_kind to, int *out_node);
 /* What the pipeline returns, in order, with names (NULL: "out0", "out1", ...). */
 sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
@@ -118,7 +123,8 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
  * the op instances and starts producing batches. */
 sl_status sl_pipeline_build(sl_pipeline *p);
 
-/* ---- pipeline text ------------------------------------------------------------------------------ */
+/* ---- pipeline text ------------------------------------------------------------------------------
+ */
 
 /* Settings a @data_iterator(...) / @pipeline_def(...) decorator line carries. */
 typedef enum sl_layout_mode {
@@ -138,14 +144,14 @@ typedef enum sl_last_batch_policy {
 typedef struct sl_pipeline_decorator {
     bool present;
     char func_name[64];
-    int num_outputs;                     /* output_map entries */
+    int num_outputs; /* output_map entries */
     char output_map[SL_MAX_OUTPUTS][64];
-    char reader_name[64];                /* "" when not given */
-    int64_t size;                        /* -1 when not given */
+    char reader_name[64]; /* "" when not given */
+    int64_t size;         /* -1 when not given */
     sl_layout_mode layout;
     sl_last_batch_policy last_batch_policy;
     bool last_batch_padded, prepare_first_batch, auto_reset;
-    int num_params;                      /* the def line's parameters */
+    int num_params; /* the def line's parameters */
     char params[16][64];
     /* pipeline settings written as plain literals (batch_size=200); -1 when not given */
     int batch_size, num_threads;

@@ -1,9 +1,10 @@
 /* sluice status codes and error records.
  *
- * Every call that can fail returns an sl_status: SL_OK (0) on success, a negative code on error, and
- * SL_EOF (positive) when a stream has ended normally (end of an epoch). The codes come from one X-macro
- * table so that names, messages and values never drift apart. An sl_err carries a code and a message
- * naming the file, record, shard or operator involved; long-lived objects keep their own. */
+ * Every call that can fail returns an sl_status: SL_OK (0) on success, a negative code on error,
+ * and SL_EOF (positive) when a stream has ended normally (end of an epoch). The codes come from one
+ * X-macro table so that names, messages and values never drift apart. An sl_err carries a code and
+ * a message naming the file, record, shard or operator involved; long-lived objects keep their own.
+ */
 #ifndef SLUICE_STATUS_H
 #define SLUICE_STATUS_H
 
@@ -60,7 +61,8 @@ typedef struct sl_err {
 /* Records status and message in err (which may be NULL) and returns status. */
 sl_status sl_err_set(sl_err *err, sl_status status, const char *fmt, ...) SL_PRINTF(3, 4);
 sl_status sl_err_setv(sl_err *err, sl_status status, const char *fmt, va_list ap);
-/* Prefixes err's message with more context ("reading shard 2: " + old message); returns err->status. */
+/* Prefixes err's message with more context ("reading shard 2: " + old message); returns
+ * err->status. */
 sl_status sl_err_prefix(sl_err *err, const char *fmt, ...) SL_PRINTF(2, 3);
 void sl_err_clear(sl_err *err);
 /* Copies src into dst (dst may be NULL); returns src->status. */

@@ -1,10 +1,11 @@
 /* Tensors: typed, shaped views of memory on the CPU or a CUDA device, and lists of samples.
  *
- * An sl_tensor is a plain descriptor (data pointer, dtype, device, up to 8 dims, byte strides, layout
- * string). It owns its memory only when made by sl_tensor_alloc (then sl_tensor_free releases it);
- * every other tensor is a view and freeing it is a no-op. An sl_tlist is a batch of samples that share
- * dtype, rank and device but not shape (what readers and decoders produce); its samples live in one
- * recycled buffer or point at external memory (zero-copy views into an LMDB map). */
+ * An sl_tensor is a plain descriptor (data pointer, dtype, device, up to 8 dims, byte strides,
+ * layout string). It owns its memory only when made by sl_tensor_alloc (then sl_tensor_free
+ * releases it); every other tensor is a view and freeing it is a no-op. An sl_tlist is a batch of
+ * samples that share dtype, rank and device but not shape (what readers and decoders produce); its
+ * samples live in one recycled buffer or point at external memory (zero-copy views into an LMDB
+ * map). */
 #ifndef SLUICE_TENSOR_H
 #define SLUICE_TENSOR_H
 
@@ -41,7 +42,8 @@ typedef enum sl_dtype {
 
 size_t sl_dtype_size(sl_dtype t);
 const char *sl_dtype_name(sl_dtype t);
-/* Accepts "uint8", "float32", ... and DALI's spellings ("UINT8", "FLOAT", "FLOAT16", "INT32", ...). */
+/* Accepts "uint8", "float32", ... and DALI's spellings ("UINT8", "FLOAT", "FLOAT16", "INT32", ...).
+ */
 sl_status sl_dtype_parse(const char *s, sl_dtype *out);
 bool sl_dtype_is_float(sl_dtype t);
 
@@ -63,9 +65,11 @@ static inline sl_device sl_cuda(int id) {
     d.id = id;
     return d;
 }
-static inline bool sl_device_eq(sl_device a, sl_device b) { return a.kind == b.kind && a.id == b.id; }
+static inline bool sl_device_eq(sl_device a, sl_device b) {
+    return a.kind == b.kind && a.id == b.id;
+}
 
-#define SL_MAX_DIMS 8
+#define SL_MAX_DIMS   8
 #define SL_LAYOUT_MAX 8
 
 typedef struct sl_tensor {
@@ -74,9 +78,9 @@ typedef struct sl_tensor {
     sl_device device;
     int ndim;
     int64_t shape[SL_MAX_DIMS];
-    int64_t strides[SL_MAX_DIMS]; /* in bytes */
+    int64_t strides[SL_MAX_DIMS];   /* in bytes */
     char layout[SL_LAYOUT_MAX + 1]; /* "HWC", "CHW" or "" (one letter per dim, or empty) */
-    void *alloc;                     /* non-NULL when this tensor owns its memory */
+    void *alloc;                    /* non-NULL when this tensor owns its memory */
 } sl_tensor;
 
 /* Describes existing contiguous (row-major) memory; layout may be NULL or "". */
@@ -114,21 +118,22 @@ sl_status sl_tensor_fill(sl_tensor *t, double value, void *stream, sl_err *err);
 /* "float32[200,784]@cpu HWC" into buf. */
 const char *sl_tensor_describe(const sl_tensor *t, char *buf, size_t size);
 
-/* ---- sample lists ----------------------------------------------------------------------------- */
+/* ---- sample lists -----------------------------------------------------------------------------
+ */
 
 typedef struct sl_tlist {
-    int count;        /* samples in use */
-    int capacity;     /* samples allocated in the arrays below */
+    int count;    /* samples in use */
+    int capacity; /* samples allocated in the arrays below */
     sl_dtype dtype;
     sl_device device;
     int ndim;
     char layout[SL_LAYOUT_MAX + 1];
-    int64_t *shapes;  /* count * ndim */
-    void **data;      /* per-sample pointers: into buf, or external */
-    void *buf;        /* owned storage for samples that are not external */
-    size_t buf_size;  /* bytes allocated in buf */
+    int64_t *shapes; /* count * ndim */
+    void **data;     /* per-sample pointers: into buf, or external */
+    void *buf;       /* owned storage for samples that are not external */
+    size_t buf_size; /* bytes allocated in buf */
     size_t buf_used;
-    bool pinned;      /* CPU lists: allocate page-locked memory (set before the first alloc) */
+    bool pinned; /* CPU lists: allocate page-locked memory (set before the first alloc) */
 } sl_tlist;
 
 /* Prepares list for count samples of the given dtype/rank/device; keeps and reuses its storage. */

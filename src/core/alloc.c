@@ -1,7 +1,7 @@
-/* Host, pinned and device memory. Device memory is served from per-device pools: freed blocks go to a
- * free list of their size class (powers of two from 256 bytes, 2 MiB multiples above 32 MiB) and are
- * handed out again, so steady-state batches cost no cudaMalloc. A CPU-only build includes no CUDA
- * header: pinned memory and pools answer SL_ENOTSUP there. */
+/* Host, pinned and device memory. Device memory is served from per-device pools: freed blocks go to
+ * a free list of their size class (powers of two from 256 bytes, 2 MiB multiples above 32 MiB) and
+ * are handed out again, so steady-state batches cost no cudaMalloc. A CPU-only build includes no
+ * CUDA header: pinned memory and pools answer SL_ENOTSUP there. */
 #include "core/alloc.h"
 #include "core/log.h"
 
@@ -38,7 +38,9 @@ void *sl__alloc_host(size_t size, size_t align, sl_err *err) {
     return p;
 }
 
-void sl__alloc_host_free(void *p) { free(p); }
+void sl__alloc_host_free(void *p) {
+    free(p);
+}
 
 void *sl__alloc_host_grow(void *p, size_t old_size, size_t new_size, sl_err *err) {
     void *q = sl__alloc_host(new_size, SL_ALIGN, err);
@@ -52,7 +54,9 @@ void *sl__alloc_host_grow(void *p, size_t old_size, size_t new_size, sl_err *err
 
 #ifdef SLUICE_HAVE_CUDA
 
-bool sl__cuda_available(void) { return sl__cuda_device_count() > 0; }
+bool sl__cuda_available(void) {
+    return sl__cuda_device_count() > 0;
+}
 
 int sl__cuda_device_count(void) {
     int n = 0;
@@ -79,10 +83,11 @@ void sl__alloc_pinned_free(void *p) {
     if (p) cudaFreeHost(p);
 }
 
-/* ---- device pool -------------------------------------------------------------------------------- */
+/* ---- device pool --------------------------------------------------------------------------------
+ */
 
-#define POOL_CLASSES 48
-#define POOL_BIG (32u << 20)
+#define POOL_CLASSES  48
+#define POOL_BIG      (32u << 20)
 #define POOL_BIG_STEP (2u << 20)
 
 typedef struct block {
@@ -289,8 +294,12 @@ void sl__devpool_trim(sl__devpool *pl) {
     pthread_mutex_unlock(&pl->mu);
 }
 
-size_t sl__devpool_bytes_in_use(const sl__devpool *pl) { return pl->in_use; }
-size_t sl__devpool_bytes_cached(const sl__devpool *pl) { return pl->cached; }
+size_t sl__devpool_bytes_in_use(const sl__devpool *pl) {
+    return pl->in_use;
+}
+size_t sl__devpool_bytes_cached(const sl__devpool *pl) {
+    return pl->cached;
+}
 
 void sl__devpool_destroy(sl__devpool *pl) {
     if (!pl) return;
@@ -329,14 +338,20 @@ sl__devpool *sl__devpool_get(int device, sl_err *err) {
 
 #else /* no CUDA */
 
-bool sl__cuda_available(void) { return false; }
-int sl__cuda_device_count(void) { return 0; }
+bool sl__cuda_available(void) {
+    return false;
+}
+int sl__cuda_device_count(void) {
+    return 0;
+}
 
 void *sl__alloc_pinned(size_t size, sl_err *err) {
     sl_err_set(err, SL_ENOTSUP, "pinned memory (%zu bytes) needs a CUDA build", size);
     return NULL;
 }
-void sl__alloc_pinned_free(void *p) { (void)p; }
+void sl__alloc_pinned_free(void *p) {
+    (void)p;
+}
 
 sl_status sl__devpool_create(int device, sl__devpool **out, sl_err *err) {
     *out = NULL;
@@ -346,11 +361,21 @@ void *sl__devpool_alloc(sl__devpool *pool, size_t size, sl_err *err) {
     sl_err_set(err, SL_ENOTSUP, "device memory (%zu bytes): this build has no CUDA", size);
     return NULL;
 }
-void sl__devpool_free(sl__devpool *pool, void *p) { (void)pool, (void)p; }
-void sl__devpool_trim(sl__devpool *pool) { (void)pool; }
-size_t sl__devpool_bytes_in_use(const sl__devpool *pool) { return 0; }
-size_t sl__devpool_bytes_cached(const sl__devpool *pool) { return 0; }
-void sl__devpool_destroy(sl__devpool *pool) { (void)pool; }
+void sl__devpool_free(sl__devpool *pool, void *p) {
+    (void)pool, (void)p;
+}
+void sl__devpool_trim(sl__devpool *pool) {
+    (void)pool;
+}
+size_t sl__devpool_bytes_in_use(const sl__devpool *pool) {
+    return 0;
+}
+size_t sl__devpool_bytes_cached(const sl__devpool *pool) {
+    return 0;
+}
+void sl__devpool_destroy(sl__devpool *pool) {
+    (void)pool;
+}
 sl__devpool *sl__devpool_get(int device, sl_err *err) {
     sl_err_set(err, SL_ENOTSUP, "CUDA device %d: this build of sluice has no CUDA", device);
     return NULL;

@@ -1,6 +1,6 @@
-/* Memory: aligned host blocks, pinned (page-locked) host blocks for fast transfers, and a per-device
- * pool of CUDA memory that recycles blocks by size class instead of calling cudaMalloc per batch.
- * Every failure is SL_ENOMEM (or SL_ECUDA / SL_ENOTSUP) with the size in the message. */
+/* Memory: aligned host blocks, pinned (page-locked) host blocks for fast transfers, and a
+ * per-device pool of CUDA memory that recycles blocks by size class instead of calling cudaMalloc
+ * per batch. Every failure is SL_ENOMEM (or SL_ECUDA / SL_ENOTSUP) with the size in the message. */
 #ifndef SLUICE_CORE_ALLOC_H
 #define SLUICE_CORE_ALLOC_H
 
@@ -15,7 +15,8 @@ extern "C" {
 
 #define SL_ALIGN 64
 
-/* Aligned host memory (align a power of two >= sizeof(void*)); size 0 gives a valid unique block. */
+/* Aligned host memory (align a power of two >= sizeof(void*)); size 0 gives a valid unique block.
+ */
 void *sl__alloc_host(size_t size, size_t align, sl_err *err);
 void sl__alloc_host_free(void *p);
 /* Like realloc for blocks from sl__alloc_host; keeps the first min(old, new) bytes. */

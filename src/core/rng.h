@@ -21,7 +21,7 @@ typedef struct sl__rng_philox {
     uint32_t key[2];
     uint32_t ctr[4]; /* ctr[2..3] = stream, ctr[0..1] = block counter */
     uint32_t buf[4];
-    int idx;         /* next unused word of buf; 4 = empty */
+    int idx; /* next unused word of buf; 4 = empty */
 } sl__rng_philox;
 
 /* A stream identified by (seed, stream): e.g. (pipeline seed ^ op, sample index). */
@@ -47,8 +47,8 @@ typedef struct sl__rng_mt {
 
 void sl__rng_mt_seed(sl__rng_mt *r, uint32_t seed); /* init_genrand */
 uint32_t sl__rng_mt_u32(sl__rng_mt *r);
-double sl__rng_mt_random_sample(sl__rng_mt *r);     /* numpy random_sample */
-double sl__rng_mt_randn(sl__rng_mt *r);             /* numpy legacy gauss */
+double sl__rng_mt_random_sample(sl__rng_mt *r); /* numpy random_sample */
+double sl__rng_mt_randn(sl__rng_mt *r);         /* numpy legacy gauss */
 
 #ifdef __cplusplus
 }

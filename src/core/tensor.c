@@ -23,7 +23,9 @@ static const struct {
 #undef SL__DTYPE_INFO
 };
 
-size_t sl_dtype_size(sl_dtype t) { return (unsigned)t < SL_DTYPE_COUNT ? dtype_info[t].size : 0; }
+size_t sl_dtype_size(sl_dtype t) {
+    return (unsigned)t < SL_DTYPE_COUNT ? dtype_info[t].size : 0;
+}
 const char *sl_dtype_name(sl_dtype t) {
     return (unsigned)t < SL_DTYPE_COUNT ? dtype_info[t].name : "?";
 }
@@ -35,14 +37,15 @@ sl_status sl_dtype_parse(const char *s, sl_dtype *out) {
     static const struct {
         const char *alias;
         sl_dtype t;
-    } aliases[] = {{"FLOAT", SL_DTYPE_F32},   {"FLOAT32", SL_DTYPE_F32}, {"FLOAT16", SL_DTYPE_F16},
-                   {"HALF", SL_DTYPE_F16},    {"FLOAT64", SL_DTYPE_F64}, {"DOUBLE", SL_DTYPE_F64},
-                   {"BFLOAT16", SL_DTYPE_BF16}, {"UINT8", SL_DTYPE_U8},  {"INT8", SL_DTYPE_I8},
-                   {"UINT16", SL_DTYPE_U16},  {"INT16", SL_DTYPE_I16},   {"INT32", SL_DTYPE_I32},
-                   {"INT64", SL_DTYPE_I64},   {"BOOL", SL_DTYPE_BOOL},   {"F32", SL_DTYPE_F32},
-                   {"F16", SL_DTYPE_F16},     {"BF16", SL_DTYPE_BF16},   {"F64", SL_DTYPE_F64},
-                   {"U8", SL_DTYPE_U8},       {"I8", SL_DTYPE_I8},       {"U16", SL_DTYPE_U16},
-                   {"I16", SL_DTYPE_I16},     {"I32", SL_DTYPE_I32},     {"I64", SL_DTYPE_I64}};
+    } aliases[] = {
+        {"FLOAT", SL_DTYPE_F32},     {"FLOAT32", SL_DTYPE_F32}, {"FLOAT16", SL_DTYPE_F16},
+        {"HALF", SL_DTYPE_F16},      {"FLOAT64", SL_DTYPE_F64}, {"DOUBLE", SL_DTYPE_F64},
+        {"BFLOAT16", SL_DTYPE_BF16}, {"UINT8", SL_DTYPE_U8},    {"INT8", SL_DTYPE_I8},
+        {"UINT16", SL_DTYPE_U16},    {"INT16", SL_DTYPE_I16},   {"INT32", SL_DTYPE_I32},
+        {"INT64", SL_DTYPE_I64},     {"BOOL", SL_DTYPE_BOOL},   {"F32", SL_DTYPE_F32},
+        {"F16", SL_DTYPE_F16},       {"BF16", SL_DTYPE_BF16},   {"F64", SL_DTYPE_F64},
+        {"U8", SL_DTYPE_U8},         {"I8", SL_DTYPE_I8},       {"U16", SL_DTYPE_U16},
+        {"I16", SL_DTYPE_I16},       {"I32", SL_DTYPE_I32},     {"I64", SL_DTYPE_I64}};
     for (int t = 0; t < SL_DTYPE_COUNT; t++) {
         if (strcmp(s, dtype_info[t].name) == 0) {
             *out = (sl_dtype)t;
@@ -92,8 +95,9 @@ static sl_status init_desc(sl_tensor *t, sl_dtype dtype, sl_device device, int n
     t->device = device;
     t->ndim = ndim;
     for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0) return sl_err_set(err, SL_EINVAL, "negative extent %lld in dim %d",
-                                            (long long)shape[i], i);
+        if (shape[i] < 0)
+            return sl_err_set(err, SL_EINVAL, "negative extent %lld in dim %d", (long long)shape[i],
+                              i);
         t->shape[i] = shape[i];
     }
     sl_tensor_set_strides_contiguous(t);
@@ -297,18 +301,41 @@ static void encode_value(sl_dtype t, double v, unsigned char out[8]) {
     } u;
     memset(&u, 0, sizeof u);
     switch (t) {
-    case SL_DTYPE_U8: u.u8 = (uint8_t)v; break;
-    case SL_DTYPE_I8: u.i8 = (int8_t)v; break;
-    case SL_DTYPE_U16: u.u16 = (uint16_t)v; break;
-    case SL_DTYPE_I16: u.i16 = (int16_t)v; break;
-    case SL_DTYPE_I32: u.i32 = (int32_t)v; break;
-    case SL_DTYPE_I64: u.i64 = (int64_t)v; break;
-    case SL_DTYPE_F16: u.u16 = sl__f32_to_f16((float)v); break;
-    case SL_DTYPE_BF16: u.u16 = sl__f32_to_bf16((float)v); break;
-    case SL_DTYPE_F32: u.f32 = (float)v; break;
-    case SL_DTYPE_F64: u.f64 = v; break;
-    case SL_DTYPE_BOOL: u.u8 = v != 0; break;
-    case SL_DTYPE_COUNT: break;
+    case SL_DTYPE_U8:
+        u.u8 = (uint8_t)v;
+        break;
+    case SL_DTYPE_I8:
+        u.i8 = (int8_t)v;
+        break;
+    case SL_DTYPE_U16:
+        u.u16 = (uint16_t)v;
+        break;
+    case SL_DTYPE_I16:
+        u.i16 = (int16_t)v;
+        break;
+    case SL_DTYPE_I32:
+        u.i32 = (int32_t)v;
+        break;
+    case SL_DTYPE_I64:
+        u.i64 = (int64_t)v;
+        break;
+    case SL_DTYPE_F16:
+        u.u16 = sl__f32_to_f16((float)v);
+        break;
+    case SL_DTYPE_BF16:
+        u.u16 = sl__f32_to_bf16((float)v);
+        break;
+    case SL_DTYPE_F32:
+        u.f32 = (float)v;
+        break;
+    case SL_DTYPE_F64:
+        u.f64 = v;
+        break;
+    case SL_DTYPE_BOOL:
+        u.u8 = v != 0;
+        break;
+    case SL_DTYPE_COUNT:
+        break;
     }
     memcpy(out, u.b, 8);
 }
@@ -354,7 +381,8 @@ const char *sl_tensor_describe(const sl_tensor *t, char *buf, size_t size) {
     return buf;
 }
 
-/* ---- sample lists ------------------------------------------------------------------------------ */
+/* ---- sample lists ------------------------------------------------------------------------------
+ */
 
 sl_status sl_tlist_reset(sl_tlist *l, int count, sl_dtype dtype, int ndim, sl_device device,
                          sl_err *err) {
@@ -391,7 +419,9 @@ sl_status sl_tlist_reset(sl_tlist *l, int count, sl_dtype dtype, int ndim, sl_de
     return SL_OK;
 }
 
-static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+static size_t round_up(size_t n, size_t a) {
+    return (n + a - 1) / a * a;
+}
 
 /* Samples of one shape are packed back to back (the batch is then a dense tensor); samples of
  * different shapes each start on a 64-byte boundary. */

@@ -1,9 +1,9 @@
 /* Thread pool and bounded queue on pthreads.
  *
- * Pool: callers post jobs (fn, n) to a list; each worker takes indices one at a time from the oldest
- * job that has any left, so several pipelines can share one pool. A failing index records its error;
- * indices above the lowest failure are skipped, indices below it still run, and the caller gets the
- * lowest failing index's error -- the same error for any thread count. */
+ * Pool: callers post jobs (fn, n) to a list; each worker takes indices one at a time from the
+ * oldest job that has any left, so several pipelines can share one pool. A failing index records
+ * its error; indices above the lowest failure are skipped, indices below it still run, and the
+ * caller gets the lowest failing index's error -- the same error for any thread count. */
 #include "core/threads.h"
 
 #include "core/alloc.h"
@@ -20,9 +20,9 @@ typedef struct job {
     sl__pool_fn fn;
     void *ctx;
     int64_t n;
-    int64_t next;     /* next index to hand out */
-    int64_t done;     /* indices finished (or skipped) */
-    int64_t fail_at;  /* lowest failing index, n when none */
+    int64_t next;    /* next index to hand out */
+    int64_t done;    /* indices finished (or skipped) */
+    int64_t fail_at; /* lowest failing index, n when none */
     sl_err fail_err;
     pthread_cond_t finished;
     struct job *link;
@@ -103,8 +103,8 @@ sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err) {
         if (rc) {
             p->nthreads = i;
             sl__pool_free(p);
-            return sl_err_set(err, SL_ENOMEM, "cannot start worker thread %d of %d: %s", i,
-                              threads, strerror(rc));
+            return sl_err_set(err, SL_ENOMEM, "cannot start worker thread %d of %d: %s", i, threads,
+                              strerror(rc));
         }
     }
     p->nthreads = threads;
@@ -112,7 +112,9 @@ sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err) {
     return SL_OK;
 }
 
-int sl__pool_threads(const sl__pool *p) { return p->nthreads; }
+int sl__pool_threads(const sl__pool *p) {
+    return p->nthreads;
+}
 
 sl_status sl__pool_parallel_for(sl__pool *p, int64_t n, sl__pool_fn fn, void *ctx, sl_err *err) {
     if (n <= 0) return SL_OK;
@@ -150,7 +152,8 @@ void sl__pool_free(sl__pool *p) {
     free(p);
 }
 
-/* ---- queue ------------------------------------------------------------------------------------ */
+/* ---- queue ------------------------------------------------------------------------------------
+ */
 
 struct sl__queue {
     pthread_mutex_t mu;
@@ -211,7 +214,9 @@ sl_status sl__queue_try_push(sl__queue *q, void *item) {
     return st;
 }
 
-sl_status sl__queue_pop(sl__queue *q, void **item) { return sl__queue_pop_timeout(q, item, -1); }
+sl_status sl__queue_pop(sl__queue *q, void **item) {
+    return sl__queue_pop_timeout(q, item, -1);
+}
 
 sl_status sl__queue_pop_timeout(sl__queue *q, void **item, int timeout_ms) {
     struct timespec deadline;
@@ -242,7 +247,9 @@ sl_status sl__queue_pop_timeout(sl__queue *q, void **item, int timeout_ms) {
     return st;
 }
 
-sl_status sl__queue_try_pop(sl__queue *q, void **item) { return sl__queue_pop_timeout(q, item, 0); }
+sl_status sl__queue_try_pop(sl__queue *q, void **item) {
+    return sl__queue_pop_timeout(q, item, 0);
+}
 
 void sl__queue_close(sl__queue *q) {
     pthread_mutex_lock(&q->mu);

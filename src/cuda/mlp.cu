@@ -404,16 +404,16 @@ static sl_status cu_sync(const sl_mlp *m, sl_err *err) {
 }
 
 // C (col-major mm x nn, ldc) = op(A) op(B), in the model's math mode
-static sl_status gemm(const sl_mlp *m, cublasHandle_t h, cublasOperation_t ta,
-                      cublasOperation_t tb, int mm, int nn, int kk, const float *A, int lda,
-                      const float *B, int ldb, float *C, int ldc, sl_err *err) {
+static sl_status gemm(const sl_mlp *m, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                      int mm, int nn, int kk, const float *A, int lda, const float *B, int ldb,
+                      float *C, int ldc, sl_err *err) {
     const float alpha = 1.0f, beta = 0.0f;
     cublasComputeType_t ct = m->cfg.math == SL_MATH_TF32   ? CUBLAS_COMPUTE_32F_FAST_TF32
                              : m->cfg.math == SL_MATH_BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF
                                                            : CUBLAS_COMPUTE_32F;
-    SL_CUBLAS_TRY(err, cublasGemmEx(h, ta, tb, mm, nn, kk, &alpha, A, CUDA_R_32F,
-                                    lda, B, CUDA_R_32F, ldb, &beta, C, CUDA_R_32F, ldc, ct,
-                                    CUBLAS_GEMM_DEFAULT));
+    SL_CUBLAS_TRY(err,
+                  cublasGemmEx(h, ta, tb, mm, nn, kk, &alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F,
+                               ldb, &beta, C, CUDA_R_32F, ldc, ct, CUBLAS_GEMM_DEFAULT));
     return SL_OK;
 }
 
@@ -439,16 +439,16 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
                 bias_act4_kernel<<<blocks_for(B * o / 4, 256), 256, 0, c->stream>>>(
                     (float4 *)z, (const float4 *)b, B * o / 4, o / 4, m->cfg.activation);
             else
-                bias_act_kernel<<<blocks_for(B * o, 256), 256, 0, c->stream>>>(
-                    z, b, B * o, o, m->cfg.activation);
+                bias_act_kernel<<<blocks_for(B * o, 256), 256, 0, c->stream>>>(z, b, B * o, o,
+                                                                               m->cfg.activation);
         } else {
             const unsigned blocks = (unsigned)((B * 32 + 255) / 256);
             logsoftmax_xent_kernel<<<blocks, 256, 0, c->stream>>>(
                 z, b, B, o, y ? (const float *)y->data : NULL, y ? ld_of(y) : 0, 1.0f / (float)B,
                 c->dz[0], c->row_loss);
             if (y) // the loss, and the last layer's bias gradient
-                loss_db_kernel<<<1, 256, 0, c->stream>>>(c->row_loss, B, o, c->dz[0],
-                                                         c->loss_sum, m->grads + m->nparams,
+                loss_db_kernel<<<1, 256, 0, c->stream>>>(c->row_loss, B, o, c->dz[0], c->loss_sum,
+                                                         m->grads + m->nparams,
                                                          m->grads + m->b_off[l]);
         }
         SL_CUDA_TRY(err, cudaGetLastError());
@@ -636,8 +636,8 @@ static sl_status cu_loss_grad_async(sl_mlp *m, const sl_tensor *x, const sl_tens
     return run_step(m, x, y, NULL, err);
 }
 
-static sl_status cu_train_step_async(sl_mlp *m, sl_optim *o, const sl_tensor *x,
-                                     const sl_tensor *y, sl_err *err) {
+static sl_status cu_train_step_async(sl_mlp *m, sl_optim *o, const sl_tensor *x, const sl_tensor *y,
+                                     sl_err *err) {
     SL_TRY(sl__optim_cuda_prepare(o, err));
     sl_status st = run_step(m, x, y, o, err);
     if (st == SL_OK) st = sl__optim_cuda_mark(o, impl_of(m)->stream, err);
@@ -658,6 +658,6 @@ static sl_status cu_read_loss(sl_mlp *m, float *loss, sl_err *err) {
 }
 
 extern "C" const sl__mlp_backend sl__mlp_cuda_backend = {
-    "cuda",      cu_init,     cu_release,  cu_upload,          cu_download,
-    cu_forward,  cu_loss_sum, cu_backward, cu_logprobs,        cu_loss_grad_async,
-    cu_sync,     cu_train_step_async,      cu_read_loss};
+    "cuda",      cu_init,     cu_release,  cu_upload,          cu_download, cu_forward,
+    cu_loss_sum, cu_backward, cu_logprobs, cu_loss_grad_async, cu_sync,     cu_train_step_async,
+    cu_read_loss};

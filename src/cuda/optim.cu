@@ -25,10 +25,10 @@
 
 struct sl__cuda_optim_state {
     int device;
-    int kind, sgd_static;       // sgd_static: plain SGD or momentum (scalars never change)
-    sl__cuda_optim_args *host;  // pinned
-    sl__cuda_optim_args *dev;   // device copy the kernels read
-    cudaEvent_t done;           // recorded after the last queued update (outside captures)
+    int kind, sgd_static;      // sgd_static: plain SGD or momentum (scalars never change)
+    sl__cuda_optim_args *host; // pinned
+    sl__cuda_optim_args *dev;  // device copy the kernels read
+    cudaEvent_t done;          // recorded after the last queued update (outside captures)
     int recorded;
 };
 
@@ -120,7 +120,8 @@ extern "C" sl_status sl__cuda_optim_state_create(int device, const sl__cuda_opti
     cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaMalloc((void **)&s->dev, sizeof *s->dev);
-    if (e == cudaSuccess && !(s->host = (sl__cuda_optim_args *)sl__alloc_pinned(sizeof *s->host, err)))
+    if (e == cudaSuccess &&
+        !(s->host = (sl__cuda_optim_args *)sl__alloc_pinned(sizeof *s->host, err)))
         st = SL_ENOMEM;
     if (e == cudaSuccess && st == SL_OK) {
         *s->host = *initial;
@@ -152,8 +153,8 @@ extern "C" sl_status sl__cuda_optim_enqueue(sl__cuda_optim_state *s, float *p, c
     if (n <= 0) return SL_OK;
     cudaStream_t st = (cudaStream_t)stream;
     if (!s->sgd_static)
-        SL_CUDA_TRY(err, cudaMemcpyAsync(s->dev, s->host, sizeof *s->dev, cudaMemcpyHostToDevice,
-                                         st));
+        SL_CUDA_TRY(err,
+                    cudaMemcpyAsync(s->dev, s->host, sizeof *s->dev, cudaMemcpyHostToDevice, st));
     const int vec = (((uintptr_t)p | (uintptr_t)g) & 15) == 0;
     const int64_t work = s->kind == SL_OPTIM_SGD && vec ? (n + 3) / 4 : n;
     int64_t blocks64 = (work + 255) / 256;

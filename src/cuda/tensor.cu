@@ -29,11 +29,20 @@ extern "C" sl_status sl__cuda_fill(void *data, size_t n, const unsigned char *va
     cudaStream_t s = (cudaStream_t)stream;
     sl_status st;
     switch (elem) {
-    case 1: st = launch_fill<uint8_t>(data, n, value, s, err); break;
-    case 2: st = launch_fill<uint16_t>(data, n, value, s, err); break;
-    case 4: st = launch_fill<uint32_t>(data, n, value, s, err); break;
-    case 8: st = launch_fill<uint64_t>(data, n, value, s, err); break;
-    default: return sl_err_set(err, SL_EINVAL, "fill of %zu-byte elements", elem);
+    case 1:
+        st = launch_fill<uint8_t>(data, n, value, s, err);
+        break;
+    case 2:
+        st = launch_fill<uint16_t>(data, n, value, s, err);
+        break;
+    case 4:
+        st = launch_fill<uint32_t>(data, n, value, s, err);
+        break;
+    case 8:
+        st = launch_fill<uint64_t>(data, n, value, s, err);
+        break;
+    default:
+        return sl_err_set(err, SL_EINVAL, "fill of %zu-byte elements", elem);
     }
     if (st != SL_OK || stream) return st;
     SL_CUDA_TRY(err, cudaStreamSynchronize(0));

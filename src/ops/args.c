@@ -36,7 +36,8 @@ sl_status sl__val_copy(sl__val *dst, const sl__val *src, sl_err *err) {
     return SL_OK;
 }
 
-/* ---- literal parser --------------------------------------------------------------------------- */
+/* ---- literal parser ---------------------------------------------------------------------------
+ */
 
 typedef struct {
     const char *p;
@@ -151,13 +152,27 @@ const char *sl__val_format(const sl__val *v, char *buf, size_t size) {
     size_t n = 0;
     buf[0] = '\0';
     switch (v->kind) {
-    case SL_VAL_NONE: snprintf(buf, size, "None"); break;
-    case SL_VAL_BOOL: snprintf(buf, size, "%s", v->b ? "True" : "False"); break;
-    case SL_VAL_INT: snprintf(buf, size, "%lld", (long long)v->i); break;
-    case SL_VAL_FLOAT: snprintf(buf, size, "%g%s", v->f, v->f == (long long)v->f ? ".0" : ""); break;
-    case SL_VAL_STR: snprintf(buf, size, "\"%s\"", v->s); break;
-    case SL_VAL_ENUM: snprintf(buf, size, "%s", v->s); break;
-    case SL_VAL_NODE: snprintf(buf, size, "<per-sample input %d>", v->node); break;
+    case SL_VAL_NONE:
+        snprintf(buf, size, "None");
+        break;
+    case SL_VAL_BOOL:
+        snprintf(buf, size, "%s", v->b ? "True" : "False");
+        break;
+    case SL_VAL_INT:
+        snprintf(buf, size, "%lld", (long long)v->i);
+        break;
+    case SL_VAL_FLOAT:
+        snprintf(buf, size, "%g%s", v->f, v->f == (long long)v->f ? ".0" : "");
+        break;
+    case SL_VAL_STR:
+        snprintf(buf, size, "\"%s\"", v->s);
+        break;
+    case SL_VAL_ENUM:
+        snprintf(buf, size, "%s", v->s);
+        break;
+    case SL_VAL_NODE:
+        snprintf(buf, size, "<per-sample input %d>", v->node);
+        break;
     case SL_VAL_LIST:
         n = (size_t)snprintf(buf, size, "[");
         for (int i = 0; i < v->n && n < size; i++) {
@@ -171,19 +186,29 @@ const char *sl__val_format(const sl__val *v, char *buf, size_t size) {
     return buf;
 }
 
-/* ---- schema checking ---------------------------------------------------------------------------- */
+/* ---- schema checking ----------------------------------------------------------------------------
+ */
 
 const char *sl__arg_type_name(sl__arg_type t) {
     switch (t) {
-    case SL_ARG_BOOL: return "bool";
-    case SL_ARG_INT: return "int";
-    case SL_ARG_FLOAT: return "float";
-    case SL_ARG_STR: return "str";
-    case SL_ARG_DTYPE: return "DALIDataType";
-    case SL_ARG_ENUM: return "enum";
-    case SL_ARG_INTS: return "int or list of int";
-    case SL_ARG_FLOATS: return "float or list of float";
-    case SL_ARG_STRS: return "str or list of str";
+    case SL_ARG_BOOL:
+        return "bool";
+    case SL_ARG_INT:
+        return "int";
+    case SL_ARG_FLOAT:
+        return "float";
+    case SL_ARG_STR:
+        return "str";
+    case SL_ARG_DTYPE:
+        return "DALIDataType";
+    case SL_ARG_ENUM:
+        return "enum";
+    case SL_ARG_INTS:
+        return "int or list of int";
+    case SL_ARG_FLOATS:
+        return "float or list of float";
+    case SL_ARG_STRS:
+        return "str or list of str";
     }
     return "?";
 }
@@ -270,8 +295,9 @@ static sl_status convert(sl__val *v, const sl__arg_schema *a, const char *opname
             v->n = 1;
         }
         sl__arg_schema one = *a;
-        one.type = a->type == SL_ARG_INTS ? SL_ARG_INT
-                   : a->type == SL_ARG_FLOATS ? SL_ARG_FLOAT : SL_ARG_STR;
+        one.type = a->type == SL_ARG_INTS     ? SL_ARG_INT
+                   : a->type == SL_ARG_FLOATS ? SL_ARG_FLOAT
+                                              : SL_ARG_STR;
         for (int i = 0; i < v->n; i++) {
             if (v->items[i].kind == SL_VAL_NONE || v->items[i].kind == SL_VAL_LIST) goto bad;
             SL_TRY(convert(&v->items[i], &one, opname, err));
@@ -292,7 +318,8 @@ int sl__op_distance(const char *a, const char *b) {
     for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
     for (size_t i = 1; i <= n; i++)
         for (size_t j = 1; j <= m; j++) {
-            int c = d[i - 1][j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            int c = d[i - 1][j - 1] +
+                    (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
             int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
             d[i][j] = c < del ? (c < ins ? c : ins) : (del < ins ? del : ins);
         }
@@ -401,10 +428,18 @@ bool sl__args_given(const sl__args *a, const char *name) {
     return i >= 0 && a->given[i] && a->vals[i].kind != SL_VAL_NONE;
 }
 
-int64_t sl__args_int(const sl__args *a, const char *name) { return sl__args_get(a, name)->i; }
-double sl__args_float(const sl__args *a, const char *name) { return sl__args_get(a, name)->f; }
-bool sl__args_bool(const sl__args *a, const char *name) { return sl__args_get(a, name)->b; }
-const char *sl__args_str(const sl__args *a, const char *name) { return sl__args_get(a, name)->s; }
+int64_t sl__args_int(const sl__args *a, const char *name) {
+    return sl__args_get(a, name)->i;
+}
+double sl__args_float(const sl__args *a, const char *name) {
+    return sl__args_get(a, name)->f;
+}
+bool sl__args_bool(const sl__args *a, const char *name) {
+    return sl__args_get(a, name)->b;
+}
+const char *sl__args_str(const sl__args *a, const char *name) {
+    return sl__args_get(a, name)->s;
+}
 sl_dtype sl__args_dtype(const sl__args *a, const char *name) {
     return (sl_dtype)sl__args_get(a, name)->i;
 }

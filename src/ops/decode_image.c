@@ -533,7 +533,8 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
     return decode_png(w, data, size, info, type, roi, out, why, why_size);
 }
 
-/* ---- the decoded-image cache (decoders.image: cache_size, cache_type, cache_threshold) -------- */
+/* ---- the decoded-image cache (decoders.image: cache_size, cache_type, cache_threshold) --------
+ */
 
 /* DALI's decoder cache, per op instance: decoded images keyed by record key, in host memory on a
  * CPU pipeline and in device memory on a GPU one, in one arena of cache_size MB that is filled
@@ -708,8 +709,8 @@ static sl_status cache_plan(sl__decode_image_state *s, sl__op_io *io, size_t *hi
     for (int i = 0; i < io->batch; i++) {
         hit[i] = put[i] = 0;
         if (!io->keys || !io->keys[i] || s->info[i].format == 0) continue;
-        SL_TRY(cache_decide(c, io->keys[i], sl_tlist_shape(out, i), io->iteration, &hit[i],
-                            &put[i], err));
+        SL_TRY(cache_decide(c, io->keys[i], sl_tlist_shape(out, i), io->iteration, &hit[i], &put[i],
+                            err));
         nh += hit[i] != 0;
         np += put[i] != 0;
     }
@@ -721,8 +722,8 @@ static sl_status cache_plan(sl__decode_image_state *s, sl__op_io *io, size_t *hi
     return SL_OK;
 }
 
-static sl_status cache_create(sl__decode_image_state *s, const sl__args *a,
-                              const sl__op_init *init, sl_err *err) {
+static sl_status cache_create(sl__decode_image_state *s, const sl__args *a, const sl__op_init *init,
+                              sl_err *err) {
     bool has = false;
     for (const sl__arg_schema *x = a->op->args; x->name && !has; x++)
         has = !strcmp(x->name, "cache_size");
@@ -756,23 +757,39 @@ static sl_status cache_create(sl__decode_image_state *s, const sl__args *a,
 /* ---- the operator --------------------------------------------------------------------------- */
 
 #define SL__DECODE_CACHE_ARGS                                                                      \
-    {"cache_size", SL_ARG_INT, "0",                                                                \
+    {"cache_size",                                                                                 \
+     SL_ARG_INT,                                                                                   \
+     "0",                                                                                          \
      "MB of decoded images kept per op instance, keyed by record key (in device memory on a GPU "  \
      "pipeline, host memory on a CPU one), so later epochs skip decoding; 0 = off",                \
-     0, NULL},                                                                                     \
-        {"cache_type", SL_ARG_STR, "\"\"",                                                         \
+     0,                                                                                            \
+     NULL},                                                                                        \
+        {"cache_type",                                                                             \
+         SL_ARG_STR,                                                                               \
+         "\"\"",                                                                                   \
          "\"threshold\" (the default): keep every image of at least cache_threshold bytes until "  \
          "the cache is full; \"largest\": after one epoch, keep the largest images that fit",      \
-         0, NULL},                                                                                 \
-        {"cache_threshold", SL_ARG_INT, "0",                                                       \
-         "threshold cache: smallest decoded image (bytes) that is kept", 0, NULL},                 \
-        {"cache_debug", SL_ARG_BOOL, "False",                                                      \
-         "log the cache's hits and misses per batch (sl_log_set_callback)", 0, NULL},              \
-        {"cache_batch_copy", SL_ARG_BOOL, "True",                                                  \
-         "accepted; a GPU batch's hits are always copied in one launch", 0, NULL}
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {"cache_threshold",                                                                        \
+         SL_ARG_INT,                                                                               \
+         "0",                                                                                      \
+         "threshold cache: smallest decoded image (bytes) that is kept",                           \
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {"cache_debug",                                                                            \
+         SL_ARG_BOOL,                                                                              \
+         "False",                                                                                  \
+         "log the cache's hits and misses per batch (sl_log_set_callback)",                        \
+         0,                                                                                        \
+         NULL},                                                                                    \
+    {                                                                                              \
+        "cache_batch_copy", SL_ARG_BOOL, "True",                                                   \
+            "accepted; a GPU batch's hits are always copied in one launch", 0, NULL                \
+    }
 
-static const sl__arg_schema decode_args[] = {SL__DECODE_IMAGE_ARGS, SL__DECODE_CACHE_ARGS,
-                                             {NULL, 0, NULL, NULL, 0, NULL}};
+static const sl__arg_schema decode_args[] = {
+    SL__DECODE_IMAGE_ARGS, SL__DECODE_CACHE_ARGS, {NULL, 0, NULL, NULL, 0, NULL}};
 
 void sl__decode_image_free_batch(void *batch_state) {
     sl__decode_image_batch *b = batch_state;
@@ -911,10 +928,9 @@ static sl_status cpu_fallback(sl__decode_image_state *s, sl__op_io *io, int i,
     sl_tlist *out = io->out[0];
     uint8_t *to = sl__decode_image_target(io, i);
     char why[JMSG_LENGTH_MAX + 64];
-    sl_status st = sl__decode_image_run(s->gpu_worker, b->enc + b->enc_off[i],
-                                        sl_tlist_sample_nbytes(in, i),
-                                        &b->info[i], s->type, roi, s->fast_idct, to, why,
-                                        sizeof why);
+    sl_status st =
+        sl__decode_image_run(s->gpu_worker, b->enc + b->enc_off[i], sl_tlist_sample_nbytes(in, i),
+                             &b->info[i], s->type, roi, s->fast_idct, to, why, sizeof why);
     if (st != SL_OK) return sl__op_fail(err, st, io, i, s->name, "%s", why);
     return sl__cuda_memcpy(out->data[i], true, to, false, sl_tlist_sample_nbytes(out, i),
                            io->stream, err);
@@ -1018,8 +1034,8 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
     }
     int hw = 0;
     if (st == SL_OK) {
-        st = sl__nvjpeg_decode(s->nvjpeg, ngpu, data, len, dst, w, s->type, io->stream, &hw,
-                               failed, err);
+        st = sl__nvjpeg_decode(s->nvjpeg, ngpu, data, len, dst, w, s->type, io->stream, &hw, failed,
+                               err);
         if (st != SL_OK) { /* not about one image (out of memory): name the batch's first */
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err->msg);
@@ -1169,8 +1185,8 @@ static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
 static sl_status decode_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     sl__decode_image_state *s = state;
     const sl__decode_image_info *inf = &s->info[i];
-    if (inf->format == 0) return SL_OK; /* skipped */
-    if (!sl__decode_image_on_cpu(io, i)) {  /* nvJPEG's, or a cache hit on the GPU */
+    if (inf->format == 0) return SL_OK;    /* skipped */
+    if (!sl__decode_image_on_cpu(io, i)) { /* nvJPEG's, or a cache hit on the GPU */
         sl__decode_image_keep(io, i);
         return SL_OK;
     }

@@ -93,7 +93,7 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
         {"hybrid_huffman_threshold",                                                               \
          SL_ARG_INT,                                                                               \
          "1000000",                                                                                \
-         "mixed: accepted; nvJPEG's default back end picks CPU or GPU Huffman decoding itself",   \
+         "mixed: accepted; nvJPEG's default back end picks CPU or GPU Huffman decoding itself",    \
          0,                                                                                        \
          NULL},                                                                                    \
         {"hw_decoder_load",                                                                        \
@@ -135,13 +135,13 @@ typedef struct sl__decode_image_state {
     sl__decode_image_worker **workers; /* one per pool thread */
     sl__decode_image_info *info;       /* per sample of the current batch; format 0 = skipped */
     int info_cap;
-    int64_t skipped; /* records skipped so far (atomic) */
-    double hw_load;          /* hw_decoder_load */
-    int64_t cpu_max_pixels;  /* cpu_decode_max_pixels */
-    void *nvjpeg;            /* sl__nvjpeg, made on the GPU stage's thread (nvJPEG builds) */
-    sl__gpu_scratch full;    /* cropping decoder: whole images before the crop */
-    sl__gpu_args crop;       /* its crop descriptors */
-    sl__gpu_args copies;     /* the cache's batched device copies */
+    int64_t skipped;        /* records skipped so far (atomic) */
+    double hw_load;         /* hw_decoder_load */
+    int64_t cpu_max_pixels; /* cpu_decode_max_pixels */
+    void *nvjpeg;           /* sl__nvjpeg, made on the GPU stage's thread (nvJPEG builds) */
+    sl__gpu_scratch full;   /* cropping decoder: whole images before the crop */
+    sl__gpu_args crop;      /* its crop descriptors */
+    sl__gpu_args copies;    /* the cache's batched device copies */
     sl__decode_image_worker *gpu_worker; /* the GPU stage's CPU fallback for what nvJPEG fails */
     int said_fallback;                   /* the fallback was logged */
     struct sl__decode_cache *cache;      /* decoders.image with cache_size > 0, else NULL */
@@ -154,8 +154,8 @@ typedef struct sl__decode_image_state {
 typedef struct sl__decode_image_batch {
     char *on_gpu; /* per sample: 0 the CPU pool decodes it, 1 nvJPEG, 2 a cache hit (no decode) */
     int64_t *hw;  /* per sample: the whole image's (h, w), for nvJPEG */
-    sl__decode_image_roi *roi; /* cropping decoder: per sample window (setup runs ahead, so the
-                                  op state's copy may already hold the next batch's) */
+    sl__decode_image_roi *roi;   /* cropping decoder: per sample window (setup runs ahead, so the
+                                    op state's copy may already hold the next batch's) */
     sl__decode_image_info *info; /* per sample header facts (for the CPU fallback), same reason */
     size_t *hit_off;             /* per sample: a cache hit's offset in the device cache + 1 (0:
                                     not a hit), copied to the output */

@@ -32,7 +32,7 @@ struct sl__nvjpeg {
     char *on_hw; /* per image: 1 engines, 0 default back end; 2 engines after the default failed;
                     3 not decoded (the caller's CPU fallback) */
     char *hw_ok; /* per image: the engines support it */
-    int said, said_hw;    /* the default back end's / the engines' failure was logged */
+    int said, said_hw;     /* the default back end's / the engines' failure was logged */
     int64_t sw_ok, sw_bad; /* the default back end's successes and failures so far */
 };
 
@@ -152,10 +152,10 @@ static void run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s, int 
      * they support it (on_hw = 2, the caller's second engine batch), else to the CPU. */
     for (int i = 0, j = 0; i < n; i++) {
         if (d->on_hw[i] != want) continue;
-        nvjpegStatus_t r = d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP
-                               ? NVJPEG_STATUS_JPEG_NOT_SUPPORTED
-                               : nvjpegDecode(h, s, d->bits[j], d->lens[j], fmt, &d->imgs[j],
-                                              stream);
+        nvjpegStatus_t r =
+            d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP
+                ? NVJPEG_STATUS_JPEG_NOT_SUPPORTED
+                : nvjpegDecode(h, s, d->bits[j], d->lens[j], fmt, &d->imgs[j], stream);
         j++;
         if (r == NVJPEG_STATUS_SUCCESS) {
             d->sw_ok++;

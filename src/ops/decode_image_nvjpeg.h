@@ -22,7 +22,8 @@ void sl__nvjpeg_free(sl__nvjpeg *d);
 /* Decodes n JPEGs (host bytes) into device images dst[i]: (h[i], w[i], c) uint8 HWC, c 3 for RGB
  * and BGR, 1 for GRAY (the luma plane). Queued on stream; *hw = images the engines took. An image
  * nvJPEG does not decode (any failure status, from either back end) is not an error: failed[i] is
- * set to 1 and the caller decodes it on the CPU; errors are left for what is not about one image. */
+ * set to 1 and the caller decodes it on the CPU; errors are left for what is not about one image.
+ */
 sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const uint8_t *const *data, const size_t *len,
                             uint8_t *const *dst, const int64_t *w, sl__img_type type, void *stream,
                             int *hw, char *failed, sl_err *err);

@@ -4,13 +4,12 @@
  * "readers.caffe2"), lists its arguments (name, type, default, doc: DALI's), its input count and
  * devices, and gives the functions the executor calls, per batch, in this order:
  *
- *   setup(state, io)       on the CPU: every per-sample decision (crop windows, mirror flags, random
- *                          draws from io->seed and the sample's global index), output dtypes and
- *                          shapes; it sizes the outputs with sl_tlist_reset + sl_tlist_alloc (buffers
- *                          are recycled) or points them at input memory (no-copy ops like reshape).
- *   run_cpu(state, io, i)  sample i, on a pool worker (worker = its index, for per-thread scratch);
- *                          NULL when setup did all the work.
- *   run_gpu(state, io)     the whole batch on io->stream, reading the same per-sample decisions.
+ *   setup(state, io)       on the CPU: every per-sample decision (crop windows, mirror flags,
+ * random draws from io->seed and the sample's global index), output dtypes and shapes; it sizes the
+ * outputs with sl_tlist_reset + sl_tlist_alloc (buffers are recycled) or points them at input
+ * memory (no-copy ops like reshape). run_cpu(state, io, i)  sample i, on a pool worker (worker =
+ * its index, for per-thread scratch); NULL when setup did all the work. run_gpu(state, io)     the
+ * whole batch on io->stream, reading the same per-sample decisions.
  *
  * On a CUDA pipeline a gpu op's setup and run_gpu run in the GPU stage. A mixed op with a run_gpu
  * has both halves: setup and run_cpu (on the pool) in the CPU stage with io->device on the GPU,
@@ -19,8 +18,8 @@
  * io->sample_base is batch index * batch size: random streams depend on the sample only.
  *
  * Outputs must stay valid until their batch is released: in the output lists' own buffers
- * (sl_tlist_alloc; each batch slot has its own, recycled) or in memory that outlives the pipeline (a
- * mapped record store) -- never in op state that the next batch reuses, since the CPU stage runs
+ * (sl_tlist_alloc; each batch slot has its own, recycled) or in memory that outlives the pipeline
+ * (a mapped record store) -- never in op state that the next batch reuses, since the CPU stage runs
  * ahead of the GPU stage and of the consumer.
  *
  * Readers (SL_OPF_READER) take no inputs; their setup reads the batch's records and sets io->keys.
@@ -40,7 +39,8 @@
 extern "C" {
 #endif
 
-/* ---- values (argument values as written in a pipeline, or built in C) -------------------------- */
+/* ---- values (argument values as written in a pipeline, or built in C) --------------------------
+ */
 
 typedef enum sl__val_kind {
     SL_VAL_NONE = 0, /* None / not given */
@@ -50,7 +50,7 @@ typedef enum sl__val_kind {
     SL_VAL_STR,  /* "string" */
     SL_VAL_ENUM, /* types.GRAY -> "GRAY"; bare names too */
     SL_VAL_LIST,
-    SL_VAL_NODE  /* a per-sample argument input: the output of another op (mirror=coin) */
+    SL_VAL_NODE /* a per-sample argument input: the output of another op (mirror=coin) */
 } sl__val_kind;
 
 typedef struct sl__val {
@@ -93,7 +93,8 @@ enum {
 typedef struct sl__arg_schema {
     const char *name;
     sl__arg_type type;
-    const char *def;     /* default in pipeline syntax ("1.0", "[0.0]", "\"CHW\"", "types.FLOAT"); NULL = none */
+    const char *def; /* default in pipeline syntax ("1.0", "[0.0]", "\"CHW\"", "types.FLOAT"); NULL
+                        = none */
     const char *doc;
     unsigned flags;
     const char *choices; /* SL_ARG_ENUM: "A|B|C" */
@@ -107,8 +108,8 @@ const char *sl__arg_type_name(sl__arg_type t);
 typedef struct sl__args {
     const struct sl__op_def *op;
     int count;
-    sl__val *vals;   /* parallel to op->args */
-    bool *given;     /* set by the user */
+    sl__val *vals; /* parallel to op->args */
+    bool *given;   /* set by the user */
 } sl__args;
 
 /* Checks named values against op's schema (unknown names get a "did you mean" suggestion) and fills
@@ -130,7 +131,8 @@ int sl__args_strs(const sl__args *a, const char *name, const char *const **out);
 int sl__args_node(const sl__args *a, const char *name);
 const sl__val *sl__args_get(const sl__args *a, const char *name);
 
-/* ---- the operator table entry ------------------------------------------------------------------ */
+/* ---- the operator table entry ------------------------------------------------------------------
+ */
 
 enum {
     SL_OPDEV_CPU = 1u << 0,
@@ -146,31 +148,31 @@ enum {
 
 /* What an op instance learns when it is created. */
 typedef struct sl__op_init {
-    const char *name;   /* instance name (the `name=` argument, else the op name) */
-    sl_device device;   /* where its outputs live */
-    int batch_size;     /* max samples per batch */
-    int threads;        /* pool workers: per-thread scratch slots */
-    uint64_t seed;      /* this instance's seed (its `seed` argument, or derived from the pipeline's) */
+    const char *name; /* instance name (the `name=` argument, else the op name) */
+    sl_device device; /* where its outputs live */
+    int batch_size;   /* max samples per batch */
+    int threads;      /* pool workers: per-thread scratch slots */
+    uint64_t seed; /* this instance's seed (its `seed` argument, or derived from the pipeline's) */
 } sl__op_init;
 
 /* One batch through one op instance. */
 typedef struct sl__op_io {
-    int batch;                 /* samples in this batch */
+    int batch; /* samples in this batch */
     int num_inputs;
     sl_tlist *const *in;
     int num_arg_inputs;
-    sl_tlist *const *arg_in;   /* per-sample argument inputs, see sl__args_node */
+    sl_tlist *const *arg_in; /* per-sample argument inputs, see sl__args_node */
     int num_outputs;
     sl_tlist *const *out;
-    const char *const *keys;   /* per-sample record keys (readers set them) */
-    uint64_t seed;             /* the instance's seed */
-    int64_t sample_base;       /* global sequence number of sample 0 (RNG stream = base + i) */
-    int64_t iteration;         /* batches this instance has run */
+    const char *const *keys; /* per-sample record keys (readers set them) */
+    uint64_t seed;           /* the instance's seed */
+    int64_t sample_base;     /* global sequence number of sample 0 (RNG stream = base + i) */
+    int64_t iteration;       /* batches this instance has run */
     sl_device device;
-    void *stream;              /* cudaStream_t for run_gpu */
-    void **batch_state;        /* this op's slot for this batch: data its setup/run_cpu leave for
-                                * its run_gpu (the CPU stage runs ahead, so op state is not it);
-                                * the op allocates it, free_batch_state frees it at the end */
+    void *stream;       /* cudaStream_t for run_gpu */
+    void **batch_state; /* this op's slot for this batch: data its setup/run_cpu leave for
+                         * its run_gpu (the CPU stage runs ahead, so op state is not it);
+                         * the op allocates it, free_batch_state frees it at the end */
 } sl__op_io;
 
 typedef struct sl__op_def {

@@ -15,9 +15,15 @@ extern const sl__op_def sl__resize_op;
 extern const sl__op_def sl__image_random_crop_op;
 
 const sl__op_def *const sl__image_ops[] = {
-    &sl__decode_image_op, &sl__crop_mirror_normalize_op, &sl__reshape_op,
-    &sl__one_hot_op,      &sl__cast_op,                  &sl__flip_op,
-    &sl__coin_flip_op,    &sl__uniform_op,               &sl__resize_op,
+    &sl__decode_image_op,
+    &sl__crop_mirror_normalize_op,
+    &sl__reshape_op,
+    &sl__one_hot_op,
+    &sl__cast_op,
+    &sl__flip_op,
+    &sl__coin_flip_op,
+    &sl__uniform_op,
+    &sl__resize_op,
     &sl__image_random_crop_op,
     NULL,
 };

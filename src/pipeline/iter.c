@@ -25,7 +25,7 @@
 #endif
 
 #define MAX_SHARDS 4096
-#define MAX_HELD 16
+#define MAX_HELD   16
 
 typedef struct book {
     int64_t counter, size;
@@ -45,19 +45,19 @@ struct sl_iter_batch {
 
 struct sl_iter {
     sl_err err;
-    int n;                        /* local devices = pipelines */
+    int n; /* local devices = pipelines */
     sl_device devices[SL_MAX_DEVICES];
     sl_pipeline *pipes[SL_MAX_DEVICES];
-    int B;                        /* per-device batch */
-    int S;                        /* shards (global devices) */
+    int B; /* per-device batch */
+    int S; /* shards (global devices) */
     int nout;
     char names[SL_MAX_OUTPUTS][64];
     sl_layout_mode layout;
     sl_last_batch_policy policy;
     bool padded, auto_reset, stick, use_reader;
-    int64_t N;                    /* epoch_size (reader) */
-    book bk;                      /* current */
-    book bk_first;                /* before the prepared first batch */
+    int64_t N;     /* epoch_size (reader) */
+    book bk;       /* current */
+    book bk_first; /* before the prepared first batch */
     bool first_pending, ever_consumed, ended;
     int held_count, held_next;
     sl_iter_batch held[MAX_HELD]; /* ring of batches handed out */
@@ -131,15 +131,20 @@ sl_status sl_iter_parse_devices(const char *spec, sl_iter_config *c, sl_err *err
     return c->ndevices ? SL_OK : sl_err_set(err, SL_EINVAL, "devices \"%s\": none", spec);
 }
 
-const char *sl_iter_errmsg(const sl_iter *it) { return it ? it->err.msg : ""; }
+const char *sl_iter_errmsg(const sl_iter *it) {
+    return it ? it->err.msg : "";
+}
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
 
 static int64_t shard_size(int64_t N, int S, int i) {
     return (int64_t)((i + 1) * N / S) - (int64_t)(i * N / S);
 }
 
-/* ---- creation ---------------------------------------------------------------------------------- */
+/* ---- creation ----------------------------------------------------------------------------------
+ */
 
 static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pipeline_decorator *d,
                                int dev, const void *restore, size_t restore_size, sl_err *err) {
@@ -263,8 +268,9 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     it->auto_reset = c->auto_reset >= 0 ? c->auto_reset : d.auto_reset;
     it->padded = c->last_batch_padded >= 0 ? c->last_batch_padded : d.last_batch_padded;
     bool prepare = c->prepare_first_batch >= 0 ? c->prepare_first_batch : d.prepare_first_batch;
-    const char *reader_name = c->reader_name ? c->reader_name : d.reader_name[0] ? d.reader_name
-                                                                                 : NULL;
+    const char *reader_name = c->reader_name     ? c->reader_name
+                              : d.reader_name[0] ? d.reader_name
+                                                 : NULL;
     int64_t size = c->size >= 0 ? c->size : d.size;
     it->use_reader = reader_name != NULL;
     it->max_held = c->prefetch_cpu;
@@ -367,7 +373,8 @@ void sl_iter_free(sl_iter *it) {
     free(it);
 }
 
-/* ---- stepping ---------------------------------------------------------------------------------- */
+/* ---- stepping ----------------------------------------------------------------------------------
+ */
 
 /* Takes one batch from every pipeline into the next held slot (releasing the oldest). */
 static sl_status take(sl_iter *it, sl_iter_batch **out) {
@@ -487,7 +494,9 @@ void sl_iter_reset(sl_iter *it) {
     it->ended = false;
 }
 
-int64_t sl_iter_size(const sl_iter *it) { return it->bk.size; }
+int64_t sl_iter_size(const sl_iter *it) {
+    return it->bk.size;
+}
 int64_t sl_iter_len(const sl_iter *it) {
     const book *k = &it->bk;
     if (k->size < 0) return -1;
@@ -495,26 +504,39 @@ int64_t sl_iter_len(const sl_iter *it) {
         return it->policy != SL_LAST_BATCH_DROP ? ceil_div(k->size, it->B) : k->size / it->B;
     return ceil_div(k->size, (int64_t)it->n * it->B);
 }
-int sl_iter_epoch(const sl_iter *it) { return it->bk.epoch; }
+int sl_iter_epoch(const sl_iter *it) {
+    return it->bk.epoch;
+}
 int64_t sl_iter_step(const sl_iter *it) {
     return it->bk.step - (it->first_pending ? 1 : 0);
 }
-int sl_iter_num_devices(const sl_iter *it) { return it->n; }
-int sl_iter_device_batch(const sl_iter *it) { return it->B; }
-int sl_iter_num_outputs(const sl_iter *it) { return it->nout; }
+int sl_iter_num_devices(const sl_iter *it) {
+    return it->n;
+}
+int sl_iter_device_batch(const sl_iter *it) {
+    return it->B;
+}
+int sl_iter_num_outputs(const sl_iter *it) {
+    return it->nout;
+}
 const char *sl_iter_output_name(const sl_iter *it, int i) {
     return i >= 0 && i < it->nout ? it->names[i] : NULL;
 }
-sl_layout_mode sl_iter_layout(const sl_iter *it) { return it->layout; }
+sl_layout_mode sl_iter_layout(const sl_iter *it) {
+    return it->layout;
+}
 sl_pipeline *sl_iter_pipeline(sl_iter *it, int device) {
     return device >= 0 && device < it->n ? it->pipes[device] : NULL;
 }
-int sl_iter_batch_devices(const sl_iter_batch *b) { return b->it->n; }
+int sl_iter_batch_devices(const sl_iter_batch *b) {
+    return b->it->n;
+}
 const char *sl_iter_key(const sl_iter_batch *b, int dev, int sample) {
     return dev >= 0 && dev < b->it->n ? sl_batch_key(b->b[dev], sample) : "";
 }
 
-/* ---- outputs ----------------------------------------------------------------------------------- */
+/* ---- outputs -----------------------------------------------------------------------------------
+ */
 
 sl_status sl_iter_shard(const sl_iter_batch *b, int output, int dev, sl_tensor *out, sl_err *err) {
     if (dev < 0 || dev >= b->it->n)
@@ -573,7 +595,8 @@ sl_status sl_iter_global(const sl_iter_batch *cb, int output, sl_tensor *out, sl
     for (int d = 0; d < it->n; d++) {
         sl_tensor s;
         SL_TRY(sl_iter_shard(b, output, d, &s, err));
-        if (s.dtype != s0.dtype || s.ndim != s0.ndim || memcmp(s.shape, s0.shape, (size_t)s.ndim * 8))
+        if (s.dtype != s0.dtype || s.ndim != s0.ndim ||
+            memcmp(s.shape, s0.shape, (size_t)s.ndim * 8))
             return sl_err_set(err, SL_EINVAL, "output %s: device %d's shard differs in shape",
                               it->names[output], d);
         sl_tensor dst;
@@ -618,18 +641,41 @@ sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, void **man
     m->dl_tensor.device.device_id = s.device.id;
     DLDataType t = {kDLUInt, 8, 1};
     switch (s.dtype) {
-    case SL_DTYPE_U8: t = (DLDataType){kDLUInt, 8, 1}; break;
-    case SL_DTYPE_I8: t = (DLDataType){kDLInt, 8, 1}; break;
-    case SL_DTYPE_U16: t = (DLDataType){kDLUInt, 16, 1}; break;
-    case SL_DTYPE_I16: t = (DLDataType){kDLInt, 16, 1}; break;
-    case SL_DTYPE_I32: t = (DLDataType){kDLInt, 32, 1}; break;
-    case SL_DTYPE_I64: t = (DLDataType){kDLInt, 64, 1}; break;
-    case SL_DTYPE_F16: t = (DLDataType){kDLFloat, 16, 1}; break;
-    case SL_DTYPE_BF16: t = (DLDataType){kDLBfloat, 16, 1}; break;
-    case SL_DTYPE_F32: t = (DLDataType){kDLFloat, 32, 1}; break;
-    case SL_DTYPE_F64: t = (DLDataType){kDLFloat, 64, 1}; break;
-    case SL_DTYPE_BOOL: t = (DLDataType){kDLUInt, 8, 1}; break; /* DLPack < 0.8 has no bool */
-    case SL_DTYPE_COUNT: break;
+    case SL_DTYPE_U8:
+        t = (DLDataType){kDLUInt, 8, 1};
+        break;
+    case SL_DTYPE_I8:
+        t = (DLDataType){kDLInt, 8, 1};
+        break;
+    case SL_DTYPE_U16:
+        t = (DLDataType){kDLUInt, 16, 1};
+        break;
+    case SL_DTYPE_I16:
+        t = (DLDataType){kDLInt, 16, 1};
+        break;
+    case SL_DTYPE_I32:
+        t = (DLDataType){kDLInt, 32, 1};
+        break;
+    case SL_DTYPE_I64:
+        t = (DLDataType){kDLInt, 64, 1};
+        break;
+    case SL_DTYPE_F16:
+        t = (DLDataType){kDLFloat, 16, 1};
+        break;
+    case SL_DTYPE_BF16:
+        t = (DLDataType){kDLBfloat, 16, 1};
+        break;
+    case SL_DTYPE_F32:
+        t = (DLDataType){kDLFloat, 32, 1};
+        break;
+    case SL_DTYPE_F64:
+        t = (DLDataType){kDLFloat, 64, 1};
+        break;
+    case SL_DTYPE_BOOL:
+        t = (DLDataType){kDLUInt, 8, 1};
+        break; /* DLPack < 0.8 has no bool */
+    case SL_DTYPE_COUNT:
+        break;
     }
     m->dl_tensor.dtype = t;
     m->deleter = dl_deleter;
@@ -641,9 +687,10 @@ sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, void **man
 #endif
 }
 
-/* ---- checkpoints ------------------------------------------------------------------------------ */
+/* ---- checkpoints ------------------------------------------------------------------------------
+ */
 
-#define CK_MAGIC 0x4b434c53u /* "SLCK" */
+#define CK_MAGIC   0x4b434c53u /* "SLCK" */
 #define CK_VERSION 1u
 
 typedef struct {

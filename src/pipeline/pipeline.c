@@ -1,9 +1,9 @@
 /* The pipeline: a graph of op instances built op by op (or by the text parser), validated at build,
  * then run by a CPU stage thread that fills recycled batch slots ahead of the consumer.
  *
- * Each batch goes through the ops in graph order: an op's setup (per-sample decisions, output sizes)
- * then its run_cpu for every sample on the thread pool. Batches flow free queue -> CPU stage ->
- * ready queue -> consumer -> free queue, so prefetch_cpu batches are prepared while the consumer
+ * Each batch goes through the ops in graph order: an op's setup (per-sample decisions, output
+ * sizes) then its run_cpu for every sample on the thread pool. Batches flow free queue -> CPU stage
+ * -> ready queue -> consumer -> free queue, so prefetch_cpu batches are prepared while the consumer
  * works, and every buffer is reused from batch to batch. Errors travel with their batch and come
  * back, in order, from sl_pipeline_next. Before producing batch k the stage snapshots the state of
  * every op (reader position, counters), which is what a checkpoint after k batches holds. */
@@ -63,8 +63,12 @@ sl_status sl_pipeline_create(const sl_pipeline_config *cfg, sl_pipeline **out, s
     return SL_OK;
 }
 
-const char *sl_pipeline_errmsg(const sl_pipeline *p) { return p ? p->err.msg : ""; }
-sl_status sl_pipeline_status(const sl_pipeline *p) { return p->err.status; }
+const char *sl_pipeline_errmsg(const sl_pipeline *p) {
+    return p ? p->err.msg : "";
+}
+sl_status sl_pipeline_status(const sl_pipeline *p) {
+    return p->err.status;
+}
 
 /* Records an error in the pipeline's own error and returns it. */
 static sl_status fail(sl_pipeline *p, sl_status st, const char *fmt, ...) SL_PRINTF(3, 4);
@@ -76,7 +80,8 @@ static sl_status fail(sl_pipeline *p, sl_status st, const char *fmt, ...) {
     return st;
 }
 
-/* ---- builder ---------------------------------------------------------------------------------- */
+/* ---- builder ----------------------------------------------------------------------------------
+ */
 
 sl_pipeline_op *sl_pipeline_op_begin(sl_pipeline *p, const char *op_name) {
     if (p->built) {
@@ -101,7 +106,9 @@ sl_pipeline_op *sl_pipeline_op_begin(sl_pipeline *p, const char *op_name) {
     return op;
 }
 
-static bool node_ok(const sl_pipeline *p, int node) { return node >= 0 && node < p->nnodes; }
+static bool node_ok(const sl_pipeline *p, int node) {
+    return node >= 0 && node < p->nnodes;
+}
 
 sl_status sl_pipeline_op_input(sl_pipeline_op *op, int node) {
     if (op->status) return op->status;
@@ -149,9 +156,9 @@ sl_status sl_pipeline_op_arg(sl_pipeline_op *op, const char *name, const char *v
         if (!v.s) return op->status = fail(op->p, SL_ENOMEM, "out of memory");
     }
     if (!strcmp(name, "device")) {
-        sl_status st = v.kind == SL_VAL_STR ? sl_pipeline_op_device(op, v.s)
-                                            : fail(op->p, SL_EINVAL, "%s: device must be a string",
-                                                   op->def->name);
+        sl_status st = v.kind == SL_VAL_STR
+                           ? sl_pipeline_op_device(op, v.s)
+                           : fail(op->p, SL_EINVAL, "%s: device must be a string", op->def->name);
         sl__val_free(&v);
         return op->status = st;
     }
@@ -207,7 +214,9 @@ static sl_status add_node(sl_pipeline *p, int op, int out, int src, bool gpu, in
     return SL_OK;
 }
 
-static bool cuda_pipeline(const sl_pipeline *p) { return p->cfg.device.kind == SL_DEVICE_CUDA; }
+static bool cuda_pipeline(const sl_pipeline *p) {
+    return p->cfg.device.kind == SL_DEVICE_CUDA;
+}
 
 sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, int *count) {
     sl_pipeline *p = op->p;
@@ -229,7 +238,9 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
                      (!cuda_pipeline(p) && (def->devices & (SL_OPDEV_CPU | SL_OPDEV_MIXED)));
     if (!supported) {
         st = fail(p, SL_EINVAL, "%s cannot run on device \"%s\"", def->name,
-                  placement == SL_OPDEV_GPU ? "gpu" : placement == SL_OPDEV_MIXED ? "mixed" : "cpu");
+                  placement == SL_OPDEV_GPU     ? "gpu"
+                  : placement == SL_OPDEV_MIXED ? "mixed"
+                                                : "cpu");
         goto done;
     }
     if (op->ninputs < def->min_inputs || op->ninputs > def->max_inputs) {
@@ -347,7 +358,8 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
     return SL_OK;
 }
 
-/* ---- executor ---------------------------------------------------------------------------------- */
+/* ---- executor ----------------------------------------------------------------------------------
+ */
 
 /* The sample list holding node id's data in batch b (aliases resolved). */
 static sl_tlist *node_list(const sl_pipeline *p, sl_batch *b, int id) {
@@ -550,7 +562,8 @@ static sl_status transfer(sl_pipeline *p, int id, sl_batch *b, sl_err *err) {
     bool same = src->buf != NULL;
     for (int i = 0; i < src->count && same; i++)
         same = (char *)src->data[i] - (char *)src->buf == (char *)dst->data[i] - (char *)dst->buf;
-    if (same) return sl__cuda_memcpy(dst->buf, true, src->buf, false, dst->buf_used, p->stream, err);
+    if (same)
+        return sl__cuda_memcpy(dst->buf, true, src->buf, false, dst->buf_used, p->stream, err);
     /* samples elsewhere (views into the record store: labels): gathered on the host into a pinned
      * block laid out as dst's buffer, then one copy. The block is free again once the batch's
      * stream work is done, which gpu_produce waits for; growing waits for it first. */
@@ -679,8 +692,8 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
         init.batch_size = p->cfg.batch_size;
         init.threads = p->cfg.num_threads;
         init.seed = op->seed;
-        sl_status st = op->def->create ? op->def->create(&op->args, &init, &op->state, &p->err)
-                                       : SL_OK;
+        sl_status st =
+            op->def->create ? op->def->create(&op->args, &init, &op->state, &p->err) : SL_OK;
         if (st) {
             if (!strstr(p->err.msg, op->name)) sl_err_prefix(&p->err, "%s: ", op->name);
             return st;
@@ -786,17 +799,28 @@ void sl_pipeline_free(sl_pipeline *p) {
     free(p);
 }
 
-/* ---- accessors ----------------------------------------------------------------------------------- */
+/* ---- accessors
+ * ----------------------------------------------------------------------------------- */
 
-int sl_pipeline_num_outputs(const sl_pipeline *p) { return p->nout; }
+int sl_pipeline_num_outputs(const sl_pipeline *p) {
+    return p->nout;
+}
 const char *sl_pipeline_output_name(const sl_pipeline *p, int i) {
     return i >= 0 && i < p->nout ? p->output_names[i] : NULL;
 }
-int sl_pipeline_batch_size(const sl_pipeline *p) { return p->cfg.batch_size; }
-sl_device sl_pipeline_device(const sl_pipeline *p) { return p->cfg.device; }
+int sl_pipeline_batch_size(const sl_pipeline *p) {
+    return p->cfg.batch_size;
+}
+sl_device sl_pipeline_device(const sl_pipeline *p) {
+    return p->cfg.device;
+}
 
-int sl_batch_size(const sl_batch *b) { return b->size; }
-int64_t sl_batch_index(const sl_batch *b) { return b->seq; }
+int sl_batch_size(const sl_batch *b) {
+    return b->size;
+}
+int64_t sl_batch_index(const sl_batch *b) {
+    return b->seq;
+}
 const char *sl_batch_key(const sl_batch *b, int i) {
     return i >= 0 && i < b->size && b->keys[i] ? b->keys[i] : "";
 }
@@ -851,9 +875,10 @@ void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out) {
     }
 }
 
-/* ---- checkpoints ---------------------------------------------------------------------------------- */
+/* ---- checkpoints
+ * ---------------------------------------------------------------------------------- */
 
-#define SNAP_MAGIC 0x53504c53u /* "SLPS" */
+#define SNAP_MAGIC   0x53504c53u /* "SLPS" */
 #define SNAP_VERSION 2u
 
 typedef struct {
@@ -963,8 +988,8 @@ static sl_status apply_restore(sl_pipeline *p) {
         return fail(p, SL_EFORMAT, "pipeline checkpoint: not a sluice pipeline state (version %u)",
                     hdr[1]);
     if ((int)hdr[2] != p->nops)
-        return fail(p, SL_EINVAL, "pipeline checkpoint: %u operators, this pipeline has %d",
-                    hdr[2], p->nops);
+        return fail(p, SL_EINVAL, "pipeline checkpoint: %u operators, this pipeline has %d", hdr[2],
+                    p->nops);
     memcpy(&seq, b, sizeof seq);
     b += sizeof seq;
     for (int k = 0; k < p->nops; k++) {
@@ -982,8 +1007,8 @@ static sl_status apply_restore(sl_pipeline *p) {
         if (n) SL_TRY(op->def->restore(op->state, b, (size_t)n, &p->err));
         b += n;
     }
-    if (b != end) return fail(p, SL_EFORMAT, "pipeline checkpoint: %zu trailing bytes",
-                              (size_t)(end - b));
+    if (b != end)
+        return fail(p, SL_EFORMAT, "pipeline checkpoint: %zu trailing bytes", (size_t)(end - b));
     p->next_seq = seq;
     p->taken = seq;
     p->released = seq;

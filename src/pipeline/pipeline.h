@@ -10,14 +10,14 @@
 
 #include <pthread.h>
 
-#define SL__MAX_OP_INPUTS 8
+#define SL__MAX_OP_INPUTS  8
 #define SL__MAX_OP_OUTPUTS 8
 
 /* A graph node: one op output, a transfer (a copy of src to the GPU, on CUDA pipelines), or an
  * alias (src's data seen as GPU data: .gpu() on a CPU pipeline). `gpu` is DALI's placement, which
  * decides the device rules; only transfers move data. */
 #define SL__NODE_TRANSFER (-1)
-#define SL__NODE_ALIAS (-2)
+#define SL__NODE_ALIAS    (-2)
 typedef struct sl__node {
     int op;   /* producing op instance, or SL__NODE_TRANSFER / SL__NODE_ALIAS */
     int out;  /* output index of that op */

@@ -269,8 +269,7 @@ void sl__optim_cuda_cancel(sl_optim *o) {
     o->steps--;
 }
 
-sl_status sl__optim_cuda_enqueue(sl_optim *o, float *p, const float *g, void *stream,
-                                 sl_err *err) {
+sl_status sl__optim_cuda_enqueue(sl_optim *o, float *p, const float *g, void *stream, sl_err *err) {
     return sl__cuda_optim_enqueue(o->cu, p, g, o->m, o->v, o->n, stream, err);
 }
 

@@ -10,8 +10,8 @@
  * CUDA replicas (one GPU each, all replicas on GPUs): the step runs on the model's stream without
  * waiting in between -- forward/backward (a CUDA graph), one NCCL all-reduce (average) of the
  * nparams gradients plus the loss in the slot after them, the optimiser kernel -- and waits once,
- * when it reads the averaged loss back (through pinned memory). One GPU needs no all-reduce, and its
- * whole step (forward, backward, update, the loss copy) is a single CUDA graph. Without
+ * when it reads the averaged loss back (through pinned memory). One GPU needs no all-reduce, and
+ * its whole step (forward, backward, update, the loss copy) is a single CUDA graph. Without
  * caller-made comms, K > 1 GPUs get an NCCL group (ncclCommInitAll); one GPU needs none. */
 #include "sluice/train.h"
 

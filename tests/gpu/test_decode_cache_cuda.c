@@ -66,9 +66,9 @@ static unsigned char *collect(const char *args, sl_device dev, size_t *len) {
                 sl_tlist_sample(l, k, &dt);
                 size_t nb = sl_tlist_sample_nbytes(l, k);
                 while (used + nb > cap) buf = realloc(buf, cap *= 2);
-                CHECK_OK(sl_tensor_wrap(&ht, buf + used, dt.dtype, sl_cpu(), dt.ndim, dt.shape,
-                                        NULL),
-                         NULL);
+                CHECK_OK(
+                    sl_tensor_wrap(&ht, buf + used, dt.dtype, sl_cpu(), dt.ndim, dt.shape, NULL),
+                    NULL);
                 CHECK_OK(sl_tensor_copy(&ht, &dt, NULL, &e), &e);
                 used += nb;
             }
@@ -104,7 +104,8 @@ int main(void) {
     gpu_require(1);
     sl_log_set_callback(on_log, NULL);
     run("", ", cache_size=1, cache_debug=True", sl_cpu());
-    run(", cpu_decode_max_pixels=0, hw_decoder_load=1.0", ", cache_size=1, cache_debug=True", sl_cuda(0));
+    run(", cpu_decode_max_pixels=0, hw_decoder_load=1.0", ", cache_size=1, cache_debug=True",
+        sl_cuda(0));
     sl_log_set_callback(NULL, NULL);
     return check_done();
 }

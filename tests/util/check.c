@@ -48,7 +48,9 @@ const char *scratch_dir(const char *name) {
     return b;
 }
 
-const char *check_errmsg(const void *e) { return e ? ((const sl_err *)e)->msg : ""; }
+const char *check_errmsg(const void *e) {
+    return e ? ((const sl_err *)e)->msg : "";
+}
 
 int check_needle_missing(const char *msg, const char *needle) {
     return needle && !strstr(msg, needle);

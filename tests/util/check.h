@@ -44,7 +44,7 @@ const char *scratch_dir(const char *name);
         long long check_a = (long long)(a), check_b = (long long)(b);                              \
         check_count++;                                                                             \
         if (check_a != check_b)                                                                    \
-            check_fail(__FILE__, __LINE__, "CHECK_EQ_INT(%s, %s): %lld != %lld", #a, #b, check_a,   \
+            check_fail(__FILE__, __LINE__, "CHECK_EQ_INT(%s, %s): %lld != %lld", #a, #b, check_a,  \
                        check_b);                                                                   \
     } while (0)
 
@@ -62,18 +62,19 @@ const char *scratch_dir(const char *name);
         const char *check_a = (a), *check_b = (b);                                                 \
         check_count++;                                                                             \
         if (!check_a || !check_b || strcmp(check_a, check_b) != 0)                                 \
-            check_fail(__FILE__, __LINE__, "CHECK_STR(%s, %s): \"%s\" != \"%s\"", #a, #b,           \
+            check_fail(__FILE__, __LINE__, "CHECK_STR(%s, %s): \"%s\" != \"%s\"", #a, #b,          \
                        check_a ? check_a : "(null)", check_b ? check_b : "(null)");                \
     } while (0)
 
-/* The call must return SL_OK; on failure prints the status and the error message of e (may be NULL). */
+/* The call must return SL_OK; on failure prints the status and the error message of e (may be
+ * NULL). */
 #define CHECK_OK(expr, e)                                                                          \
     do {                                                                                           \
         sl_status check_st = (expr);                                                               \
         check_count++;                                                                             \
         if (check_st != SL_OK)                                                                     \
             check_fail(__FILE__, __LINE__, "CHECK_OK(%s): %s: %s", #expr,                          \
-                       sl_status_name(check_st), check_errmsg(e));                 \
+                       sl_status_name(check_st), check_errmsg(e));                                 \
     } while (0)
 
 /* The call must fail with the given status, and the message must contain `needle` (may be NULL). */
@@ -82,11 +83,10 @@ const char *scratch_dir(const char *name);
         sl_status check_st = (expr);                                                               \
         check_count++;                                                                             \
         if (check_st != (status))                                                                  \
-            check_fail(__FILE__, __LINE__, "CHECK_FAILS(%s): got %s, want %s (%s)", #expr,          \
-                       sl_status_name(check_st), sl_status_name(status),                           \
-                       check_errmsg(e));                                           \
+            check_fail(__FILE__, __LINE__, "CHECK_FAILS(%s): got %s, want %s (%s)", #expr,         \
+                       sl_status_name(check_st), sl_status_name(status), check_errmsg(e));         \
         else if (check_needle_missing(check_errmsg(e), (needle)))                                  \
-            check_fail(__FILE__, __LINE__, "CHECK_FAILS(%s): message \"%s\" lacks \"%s\"", #expr,   \
+            check_fail(__FILE__, __LINE__, "CHECK_FAILS(%s): message \"%s\" lacks \"%s\"", #expr,  \
                        check_errmsg(e), (const char *)(needle));                                   \
     } while (0)
 

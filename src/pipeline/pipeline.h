@@ -96,7 +96,7 @@ struct sl_pipeline {
     void *stream;      /* the GPU stage's cudaStream_t */
     void *xfer_pinned; /* GPU stage: pinned block gathering scattered host samples for one copy */
     size_t xfer_cap, xfer_used; /* used: by this batch's transfers so far */
-    volatile int stopping;
+    int stopping; /* the CPU stage has ended (under snap_mu) */
     int64_t next_seq; /* next batch the CPU stage produces */
     int64_t taken;    /* batches handed to the consumer */
     int64_t released; /* batches given back */

@@ -553,6 +553,17 @@ static sl_status caffe2_setup(void *state, sl__op_io *io, sl_err *err) {
     return SL_OK;
 }
 
+/* out becomes batch int32 (1,) labels, packed in its own buffer. */
+static sl_status label_list(sl_tlist *out, int batch, sl_err *err) {
+    SL_TRY(sl_tlist_reset(out, batch, SL_DTYPE_I32, 1, sl_cpu(), err));
+    int64_t *shapes = sl__malloc((size_t)(batch > 0 ? batch : 1) * sizeof *shapes, err);
+    if (!shapes) return SL_ENOMEM;
+    for (int i = 0; i < batch; i++) shapes[i] = 1;
+    sl_status st = sl_tlist_alloc(out, shapes, err);
+    free(shapes);
+    return st;
+}
+
 static const sl__op_def caffe2_op = {
     .name = "readers.caffe2",
     .doc = "Reads Caffe2 TensorProtos records from LMDB: encoded image bytes (uint8 1-D, views "
@@ -657,13 +668,7 @@ static sl_status caffe_setup(void *state, sl__op_io *io, sl_err *err) {
     }
     if (r->label_available) {
         sl_tlist *out = io->out[o];
-        SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_I32, 1, sl_cpu(), err));
-        int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
-        if (!shapes) return SL_ENOMEM;
-        for (int i = 0; i < io->batch; i++) shapes[i] = 1;
-        sl_status st = sl_tlist_alloc(out, shapes, err);
-        free(shapes);
-        SL_TRY(st);
+        SL_TRY(label_list(out, io->batch, err));
         for (int i = 0; i < io->batch; i++) *(int32_t *)out->data[i] = r->cd[i].label;
     }
     return SL_OK;
@@ -752,13 +757,7 @@ static sl_status mnist_setup(void *state, sl__op_io *io, sl_err *err) {
     }
     if (r->lab) {
         out = io->out[1];
-        SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_I32, 1, sl_cpu(), err));
-        int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
-        if (!shapes) return SL_ENOMEM;
-        for (int i = 0; i < io->batch; i++) shapes[i] = 1;
-        sl_status st = sl_tlist_alloc(out, shapes, err);
-        free(shapes);
-        SL_TRY(st);
+        SL_TRY(label_list(out, io->batch, err));
         for (int i = 0; i < io->batch; i++) {
             size_t n;
             *(int32_t *)out->data[i] = *sl__idx_item(r->lab, r->recs[i], &n);
@@ -879,11 +878,9 @@ static sl_status file_setup(void *state, sl__op_io *io, sl_err *err) {
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     for (int i = 0; i < io->batch && st == SL_OK; i++)
         memcpy(out->data[i], f->bufs[i], (size_t)shapes[i]);
-    if (st == SL_OK) st = sl_tlist_reset(lab, io->batch, SL_DTYPE_I32, 1, sl_cpu(), err);
-    for (int i = 0; i < io->batch; i++) shapes[i] = 1;
-    if (st == SL_OK) st = sl_tlist_alloc(lab, shapes, err);
     free(shapes);
     SL_TRY(st);
+    SL_TRY(label_list(lab, io->batch, err));
     for (int i = 0; i < io->batch; i++)
         *(int32_t *)lab->data[i] = sl__folder_label(r->folder, r->recs[i]);
     return SL_OK;

@@ -7,6 +7,7 @@
 #include "train/mlp.h"
 
 #include "core/alloc.h"
+#include "core/bytes.h"
 #include "core/log.h"
 #include "core/rng.h"
 
@@ -14,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 void sl_mlp_config_default(sl_mlp_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
@@ -487,35 +487,6 @@ sl_status sl_mlp_evaluate(sl_mlp *m, const sl_tensor *images, const sl_tensor *l
 static const unsigned char MLP_MAGIC[8] = {'S', 'L', 'M', 'L', 'P', '\r', '\n', 0x1a};
 #define MLP_VERSION 1u
 
-static void put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put_u64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get_u32(const unsigned char *p) {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-static uint64_t get_u64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-/* CRC-32 over any length (zlib's crc32 takes 32-bit lengths). */
-static uint32_t crc_of(const unsigned char *p, size_t n) {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (n > 0) {
-        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        crc = crc32(crc, p, chunk);
-        p += chunk;
-        n -= chunk;
-    }
-    return (uint32_t)crc;
-}
-
 static size_t header_size(int nsizes) {
     return 8 + 4 + 4 + 4 + 4 * (size_t)nsizes + 8;
 }
@@ -531,11 +502,11 @@ sl_status sl_mlp_serialize(const sl_mlp *m, void *buf, size_t cap, size_t *size,
                           need);
     unsigned char *p = buf;
     memcpy(p, MLP_MAGIC, 8);
-    put_u32(p + 8, MLP_VERSION);
-    put_u32(p + 12, (uint32_t)m->cfg.activation);
-    put_u32(p + 16, (uint32_t)m->cfg.nsizes);
-    for (int i = 0; i < m->cfg.nsizes; i++) put_u32(p + 20 + 4 * i, (uint32_t)m->cfg.sizes[i]);
-    put_u64(p + hdr - 8, (uint64_t)m->nparams);
+    sl__put_u32(p + 8, MLP_VERSION);
+    sl__put_u32(p + 12, (uint32_t)m->cfg.activation);
+    sl__put_u32(p + 16, (uint32_t)m->cfg.nsizes);
+    for (int i = 0; i < m->cfg.nsizes; i++) sl__put_u32(p + 20 + 4 * i, (uint32_t)m->cfg.sizes[i]);
+    sl__put_u64(p + hdr - 8, (uint64_t)m->nparams);
     /* floats: fetch to the host in place, then make them little-endian */
     float *data = (float *)(void *)(p + hdr);
     float *tmp = NULL;
@@ -552,10 +523,10 @@ sl_status sl_mlp_serialize(const sl_mlp *m, void *buf, size_t cap, size_t *size,
     for (int64_t i = 0; i < m->nparams; i++) {
         uint32_t bits;
         memcpy(&bits, &src[i], 4);
-        put_u32(p + hdr + 4 * (size_t)i, bits);
+        sl__put_u32(p + hdr + 4 * (size_t)i, bits);
     }
     free(tmp);
-    put_u32(p + need - 4, crc_of(p, need - 4));
+    sl__put_u32(p + need - 4, sl__crc32(p, need - 4));
     return SL_OK;
 }
 
@@ -565,11 +536,11 @@ static sl_status parse_header(const unsigned char *p, size_t size, sl_mlp_config
     if (size < 20 || memcmp(p, MLP_MAGIC, 8) != 0)
         return sl_err_set(err, SL_EFORMAT, "not an sluice MLP file (%s)",
                           size < 8 ? "too short for the magic" : "bad magic");
-    uint32_t version = get_u32(p + 8);
+    uint32_t version = sl__get_u32(p + 8);
     if (version != MLP_VERSION)
         return sl_err_set(err, SL_EFORMAT, "MLP file version %u, this build reads %u", version,
                           MLP_VERSION);
-    uint32_t act = get_u32(p + 12), nsizes = get_u32(p + 16);
+    uint32_t act = sl__get_u32(p + 12), nsizes = sl__get_u32(p + 16);
     if (nsizes < 2 || nsizes > SL_MLP_MAX_SIZES)
         return sl_err_set(err, SL_EFORMAT, "MLP file: %u layer sizes (2..%d allowed)", nsizes,
                           SL_MLP_MAX_SIZES);
@@ -582,7 +553,7 @@ static sl_status parse_header(const unsigned char *p, size_t size, sl_mlp_config
     cfg->activation = (sl_activation)act;
     uint64_t want = 0;
     for (uint32_t i = 0; i < nsizes; i++) {
-        uint32_t s = get_u32(p + 20 + 4 * i);
+        uint32_t s = sl__get_u32(p + 20 + 4 * i);
         if (s < 1 || s > (1u << 20))
             return sl_err_set(err, SL_EFORMAT, "MLP file: layer size %u out of range", s);
         cfg->sizes[i] = (int)s;
@@ -590,7 +561,7 @@ static sl_status parse_header(const unsigned char *p, size_t size, sl_mlp_config
     }
     if (act > SL_ACT_RELU)
         return sl_err_set(err, SL_EFORMAT, "MLP file: unknown activation %u", act);
-    *nparams = get_u64(p + *hdr - 8);
+    *nparams = sl__get_u64(p + *hdr - 8);
     if (*nparams != want)
         return sl_err_set(err, SL_EFORMAT, "MLP file: %llu parameters for sizes needing %llu",
                           (unsigned long long)*nparams, (unsigned long long)want);
@@ -599,7 +570,7 @@ static sl_status parse_header(const unsigned char *p, size_t size, sl_mlp_config
         return sl_err_set(err, SL_EFORMAT, "MLP file truncated: %zu of %zu bytes", size, total);
     if (size > total)
         return sl_err_set(err, SL_EFORMAT, "MLP file has %zu bytes after its end", size - total);
-    uint32_t crc = crc_of(p, total - 4), stored = get_u32(p + total - 4);
+    uint32_t crc = sl__crc32(p, total - 4), stored = sl__get_u32(p + total - 4);
     if (crc != stored)
         return sl_err_set(err, SL_ECHECKSUM,
                           "MLP file checksum mismatch (stored %08x, computed %08x): the file was "
@@ -630,7 +601,7 @@ sl_status sl_mlp_deserialize(sl_mlp *m, const void *buf, size_t size, sl_err *er
     float *host = sl__alloc_host((size_t)n * sizeof(float), SL_ALIGN, err);
     if (!host) return SL_ENOMEM;
     for (uint64_t i = 0; i < n; i++) {
-        uint32_t bits = get_u32(p + hdr + 4 * (size_t)i);
+        uint32_t bits = sl__get_u32(p + hdr + 4 * (size_t)i);
         memcpy(&host[i], &bits, 4);
     }
     sl_status st = m->be->upload(m, m->params, host, (int64_t)n, err);

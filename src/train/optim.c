@@ -16,13 +16,13 @@
 #include "sluice/train.h"
 
 #include "core/alloc.h"
+#include "core/bytes.h"
 #include "core/log.h"
 #include "train/mlp.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #ifdef SLUICE_HAVE_CUDA
 #include "cuda/kernels.h"
@@ -337,33 +337,6 @@ sl_status sl_optim_step(sl_optim *o, sl_mlp *m, sl_err *err) {
 static const unsigned char OPT_MAGIC[8] = {'S', 'L', 'O', 'P', 'T', '\r', '\n', 0x1a};
 #define OPT_HDR 40
 
-static void put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put_u64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get_u32(const unsigned char *p) {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-static uint64_t get_u64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-static uint32_t crc_of(const unsigned char *p, size_t n) {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (n > 0) {
-        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        crc = crc32(crc, p, chunk);
-        p += chunk;
-        n -= chunk;
-    }
-    return (uint32_t)crc;
-}
-
 /* Copies n state floats between the optimiser's device and the host (to_dev: host -> device). */
 static sl_status state_copy(const sl_optim *o, float *dst, const float *src, int to_dev,
                             sl_err *err) {
@@ -387,12 +360,12 @@ sl_status sl_optim_serialize(const sl_optim *o, void *buf, size_t cap, size_t *s
                           need);
     unsigned char *p = buf;
     memcpy(p, OPT_MAGIC, 8);
-    put_u32(p + 8, 1);
-    put_u32(p + 12, (uint32_t)o->cfg.kind);
-    put_u32(p + 16, (uint32_t)k);
-    put_u32(p + 20, 0);
-    put_u64(p + 24, (uint64_t)o->n);
-    put_u64(p + 32, (uint64_t)o->steps);
+    sl__put_u32(p + 8, 1);
+    sl__put_u32(p + 12, (uint32_t)o->cfg.kind);
+    sl__put_u32(p + 16, (uint32_t)k);
+    sl__put_u32(p + 20, 0);
+    sl__put_u64(p + 24, (uint64_t)o->n);
+    sl__put_u64(p + 32, (uint64_t)o->steps);
     unsigned char *q = p + OPT_HDR;
     float *host = NULL;
     if (o->dev.kind != SL_DEVICE_CPU && k > 0 &&
@@ -411,11 +384,11 @@ sl_status sl_optim_serialize(const sl_optim *o, void *buf, size_t cap, size_t *s
         for (int64_t i = 0; i < o->n; i++, q += 4) {
             uint32_t bits;
             memcpy(&bits, &src[i], 4);
-            put_u32(q, bits);
+            sl__put_u32(q, bits);
         }
     }
     sl__alloc_host_free(host);
-    put_u32(p + need - 4, crc_of(p, need - 4));
+    sl__put_u32(p + need - 4, sl__crc32(p, need - 4));
     return SL_OK;
 }
 
@@ -424,11 +397,11 @@ sl_status sl_optim_deserialize(sl_optim *o, const void *buf, size_t size, sl_err
     if (!p || size < OPT_HDR + 4 || memcmp(p, OPT_MAGIC, 8) != 0)
         return sl_err_set(err, SL_EFORMAT, "not an sluice optimiser state (%s)",
                           size < OPT_HDR + 4 ? "truncated" : "bad magic");
-    if (get_u32(p + 8) != 1)
+    if (sl__get_u32(p + 8) != 1)
         return sl_err_set(err, SL_EFORMAT, "optimiser state version %u, this build reads 1",
-                          get_u32(p + 8));
-    const uint32_t kind = get_u32(p + 12), k = get_u32(p + 16);
-    const uint64_t n = get_u64(p + 24), steps = get_u64(p + 32);
+                          sl__get_u32(p + 8));
+    const uint32_t kind = sl__get_u32(p + 12), k = sl__get_u32(p + 16);
+    const uint64_t n = sl__get_u64(p + 24), steps = sl__get_u64(p + 32);
     if (kind != (uint32_t)o->cfg.kind || k != (uint32_t)nstate(&o->cfg) || n != (uint64_t)o->n)
         return sl_err_set(err, SL_EINVAL,
                           "optimiser state is for kind %u with %u x %llu floats; this optimiser "
@@ -439,7 +412,7 @@ sl_status sl_optim_deserialize(sl_optim *o, const void *buf, size_t size, sl_err
     if (size != need)
         return sl_err_set(err, SL_EFORMAT, "optimiser state is %zu bytes, expected %zu%s", size,
                           need, size < need ? " (truncated)" : "");
-    if (crc_of(p, need - 4) != get_u32(p + need - 4))
+    if (sl__crc32(p, need - 4) != sl__get_u32(p + need - 4))
         return sl_err_set(err, SL_ECHECKSUM, "optimiser state checksum mismatch");
     const unsigned char *q = p + OPT_HDR;
     float *host = NULL;
@@ -450,7 +423,7 @@ sl_status sl_optim_deserialize(sl_optim *o, const void *buf, size_t size, sl_err
         float *dst = s == 0 ? o->m : o->v;
         float *w = host ? host : dst;
         for (uint64_t i = 0; i < n; i++, q += 4) {
-            uint32_t bits = get_u32(q);
+            uint32_t bits = sl__get_u32(q);
             memcpy(&w[i], &bits, 4);
         }
         if (host) {

@@ -302,7 +302,8 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         printf("}, \"error\": %s}\n", rc ? "true" : "false");
     } else if (lead) {
         fprintf(stderr,
-                "stages (thread-seconds, all devices): reader %.3f, decode %.3f, "
+                "stages (seconds each op took per batch, summed; all devices): reader %.3f, decode "
+                "%.3f, "
                 "other cpu ops %.3f, gpu %.3f; consumer waited %.3f s\n",
                 total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.wait_s);
         for (int k = 0; k < total.num_ops; k++)

@@ -42,7 +42,7 @@ static const char *usage_text =
     "  --resume FILE           continue from such a checkpoint\n"
     "  --json                  print {\"epochs\": [...]} on stdout at the end\n"
     "  --profile               time split per epoch: waiting for data (in the iterator), compute\n"
-    "                          (trainer steps), and the pipelines' per-stage thread-seconds\n"
+    "                          (trainer steps), and the pipelines' per-stage op seconds\n"
     "Under mpirun each process drives its devices (--devices cpu: one CPU replica; all: the GPU "
     "of\n"
     "its local rank), shards are global, rank 0 validates, prints and writes the files.\n";
@@ -51,11 +51,13 @@ typedef struct {
     int epoch;
     double seconds, samples_per_s, loss, accuracy;
     /* --profile: seconds in sl_iter_next (waiting for data) and in sl_trainer_step (compute); the
-     * training pipelines' thread-seconds in the reader, the decoder and the other ops */
+     * training pipelines' op seconds (summed per batch) in the reader, the decoder and the other
+     * ops */
     double wait_s, step_s, reader_s, decode_s, ops_s;
 } epoch_result;
 
-/* The training pipelines' stage thread-seconds so far, summed over devices. */
+/* The training pipelines' stage op seconds so far (each op's time per batch, summed), over devices.
+ */
 static void stage_seconds(sl_iter *it, double *reader_s, double *decode_s, double *ops_s) {
     *reader_s = *decode_s = *ops_s = 0;
     for (int d = 0; d < sl_iter_num_devices(it); d++) {
@@ -431,7 +433,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             printf("Test set accuracy %.4f\n", r.accuracy);
             if (profile)
                 printf("Profile: %.2f s waiting for data, %.2f s in training steps, %.2f s other; "
-                       "pipeline thread-seconds: reader %.2f, decode %.2f, other ops %.2f\n",
+                       "pipeline op seconds: reader %.2f, decode %.2f, other ops %.2f\n",
                        r.wait_s, r.step_s, r.seconds - r.wait_s - r.step_s, r.reader_s, r.decode_s,
                        r.ops_s);
             fflush(stdout);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `sluice train --profile` on the Caffe2 fixture (256 records as both training and test set): each
 # epoch reports the time spent waiting for data and in training steps (which together stay within
-# the epoch's seconds) and the training pipeline's per-stage thread-seconds, in --json and as text;
+# the epoch's seconds) and the training pipeline's per-stage op seconds, in --json and as text;
 # without --profile the JSON keeps its plain fields only.
 set -euo pipefail
 tool=$1
@@ -17,7 +17,7 @@ train() { "$tool" train --data "$work/data" --devices cpu --epochs 2 --batch-siz
 train --profile --json > "$work/p.json" || fail "train --profile --json: $(cat "$work/p.json")"
 train --json > "$work/plain.json" || fail "train --json"
 train --profile > "$work/p.txt" || fail "train --profile: $(cat "$work/p.txt")"
-grep -qE '^Profile: [0-9.]+ s waiting for data, [0-9.]+ s in training steps, -?[0-9.]+ s other; pipeline thread-seconds: reader [0-9.]+, decode [0-9.]+, other ops [0-9.]+$' \
+grep -qE '^Profile: [0-9.]+ s waiting for data, [0-9.]+ s in training steps, -?[0-9.]+ s other; pipeline op seconds: reader [0-9.]+, decode [0-9.]+, other ops [0-9.]+$' \
     "$work/p.txt" || fail "profile line: $(cat "$work/p.txt")"
 [ "$(grep -c '^Profile: ' "$work/p.txt")" = 2 ] || fail "one profile line per epoch"
 python3 - "$work/p.json" "$work/plain.json" <<'PY'

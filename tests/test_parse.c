@@ -9,22 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* One line per statement, then the outputs:
  *   op decoders.image(0) device=mixed -> 2 | output_type=GRAY
  *   gpu(1) -> 5
@@ -93,7 +77,7 @@ static void test_seed_files(void) {
     const char *files[3] = {"pipelines/seed_training_sharding.py",
                             "pipelines/seed_training_devices.py", "pipelines/seed_validation.py"};
     for (int f = 0; f < 3; f++) {
-        char *text = read_text(fixture(files[f]));
+        char *text = check_read_text(fixture(files[f]));
         CHECK_MSG(text != NULL, "cannot read %s", fixture(files[f]));
         if (!text) continue;
         sl__parse_prog *prog = NULL;
@@ -548,7 +532,7 @@ static void test_robustness(void) {
     uint64_t rng = 88172645463325252ull;
     int ok = 0, failed = 0;
     for (int f = 0; f < 3; f++) {
-        char *text = read_text(fixture(files[f]));
+        char *text = check_read_text(fixture(files[f]));
         if (!text) continue;
         size_t len = strlen(text);
         char *buf = malloc(len + 64);

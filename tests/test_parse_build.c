@@ -9,22 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 static sl_pipeline *make(int batch) {
     sl_pipeline_config cfg;
     sl_pipeline_config_init(&cfg);
@@ -142,7 +126,7 @@ static void test_seed_files(void) {
                                  {"num_shards", "1"},
                                  {"shard_id", "0"}};
     for (int f = 0; f < 3; f++) {
-        char *text = read_text(fixture(files[f]));
+        char *text = check_read_text(fixture(files[f]));
         CHECK_MSG(text != NULL, "cannot read %s", files[f]);
         sl_pipeline *p = text ? make(8) : NULL;
         if (!p) {

@@ -96,10 +96,10 @@ struct sl_pipeline {
     void *stream;      /* the GPU stage's cudaStream_t */
     void *xfer_pinned; /* GPU stage: pinned block gathering scattered host samples for one copy */
     size_t xfer_cap, xfer_used; /* used: by this batch's transfers so far */
-    int stopping; /* the CPU stage has ended (under snap_mu) */
-    int64_t next_seq; /* next batch the CPU stage produces */
-    int64_t taken;    /* batches handed to the consumer */
-    int64_t released; /* batches given back */
+    int stopping;               /* the CPU stage has ended (under snap_mu) */
+    int64_t next_seq;           /* next batch the CPU stage produces */
+    int64_t taken;              /* batches handed to the consumer */
+    int64_t released;           /* batches given back */
 
     /* checkpoints: snapshot of op state before batch seq, in a ring */
     pthread_mutex_t snap_mu;

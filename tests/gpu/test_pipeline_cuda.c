@@ -14,22 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 static sl_pipeline *make(const char *text, sl_device dev, int batch, int nbind,
                          const sl_pipeline_bind *binds) {
     sl_pipeline_config cfg;
@@ -123,7 +107,7 @@ static void compare_runs(const char *what, const char *text, int batch, int batc
 
 int main(void) {
     gpu_require(1);
-    char *seed = read_text(fixture("pipelines/seed_training_sharding.py"));
+    char *seed = check_read_text(fixture("pipelines/seed_training_sharding.py"));
     CHECK_MSG(seed != NULL, "cannot read the seed pipeline");
     sl_pipeline_bind binds[5] = {{"data_path", fixture("caffe2-fmnist-256")},
                                  {"image_size", "28"},

@@ -19,6 +19,8 @@ const char *check_errmsg(const void *e);
 int check_needle_missing(const char *msg, const char *needle);
 /* Path of a fixture file: SL_FIXTURES "/" rel, in a static rotating buffer. */
 const char *fixture(const char *rel);
+/* The whole file as a NUL-terminated string (malloc'd), or NULL. */
+char *check_read_text(const char *path);
 /* A fresh scratch folder under the build tree for this test (created empty). */
 const char *scratch_dir(const char *name);
 

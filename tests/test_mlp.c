@@ -14,34 +14,6 @@
 /* ---- the seed's initial weights ---------------------------------------------------------------
  */
 
-static const char *find_param(const char *json, const char *name) {
-    char pat[32];
-    snprintf(pat, sizeof pat, "\"%s\": {", name);
-    return strstr(json, pat);
-}
-
-static void read_array(const char *obj, const char *key, double *out, int n) {
-    char pat[32];
-    snprintf(pat, sizeof pat, "\"%s\": [", key);
-    const char *p = strstr(obj, pat);
-    CHECK(p != NULL);
-    if (!p) return;
-    p += strlen(pat);
-    for (int i = 0; i < n; i++) {
-        char *end;
-        out[i] = strtod(p, &end);
-        p = end + 1;
-    }
-}
-
-static double read_number(const char *obj, const char *key) {
-    char pat[32];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *p = strstr(obj, pat);
-    CHECK(p != NULL);
-    return p ? strtod(p + strlen(pat), NULL) : NAN;
-}
-
 static void test_seed_init(void) {
     FILE *f = fopen(fixture("seed-model-init.json"), "rb");
     CHECK_MSG(f != NULL, "cannot open %s", fixture("seed-model-init.json"));
@@ -68,12 +40,12 @@ static void test_seed_init(void) {
             CHECK_OK(sl_mlp_param_range(m, l, which, &off, &count, &err), &err);
             char name[8];
             snprintf(name, sizeof name, "%c%d", which == 0 ? 'w' : 'b', l);
-            const char *obj = find_param(json, name);
+            const char *obj = check_json_object(json, name);
             CHECK_MSG(obj != NULL, "no %s in the fixture", name);
             if (!obj || off < 0) continue;
             double first[8], last[8];
-            read_array(obj, "first8", first, 8);
-            read_array(obj, "last8", last, 8);
+            check_json_array(obj, "first8", first, 8);
+            check_json_array(obj, "last8", last, 8);
             const float *v = p + off;
             for (int i = 0; i < 8; i++) {
                 CHECK_MSG(v[i] == (float)first[i], "%s[%d]: %.9g vs %.9g", name, i, v[i],
@@ -88,7 +60,7 @@ static void test_seed_init(void) {
             }
             /* float32 rounding moves each value by <= 2^-24 relative: the sums move by far less
              * than these bounds; a wrong draw order or scale moves them by whole units */
-            double want = read_number(obj, "sum"), want_sq = read_number(obj, "sumsq");
+            double want = check_json_number(obj, "sum"), want_sq = check_json_number(obj, "sumsq");
             CHECK_MSG(fabs(sum - want) <= 1e-4 + 1e-6 * fabs(want), "%s sum %.12g vs %.12g", name,
                       sum, want);
             CHECK_MSG(fabs(sumsq - want_sq) <= 1e-6 * fabs(want_sq), "%s sumsq %.12g vs %.12g",

@@ -68,35 +68,6 @@ static void test_numpy(void) {
     CHECK(sl__rng_mt_randn(&r) == 0.9787379841057392);
 }
 
-/* Reads the numbers after "key": [ ... ] or "key": value inside the object of param `name`. */
-static const char *find_param(const char *json, const char *name) {
-    char pat[32];
-    snprintf(pat, sizeof pat, "\"%s\": {", name);
-    return strstr(json, pat);
-}
-
-static void read_array(const char *obj, const char *key, double *out, int n) {
-    char pat[32];
-    snprintf(pat, sizeof pat, "\"%s\": [", key);
-    const char *p = strstr(obj, pat);
-    CHECK(p != NULL);
-    if (!p) return;
-    p += strlen(pat);
-    for (int i = 0; i < n; i++) {
-        char *end;
-        out[i] = strtod(p, &end);
-        p = end + 1; /* skip ',' */
-    }
-}
-
-static double read_number(const char *obj, const char *key) {
-    char pat[32];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *p = strstr(obj, pat);
-    CHECK(p != NULL);
-    return p ? strtod(p + strlen(pat), NULL) : NAN;
-}
-
 static void test_seed_model(void) {
     FILE *f = fopen(fixture("seed-model-init.json"), "rb");
     CHECK_MSG(f != NULL, "cannot open %s", fixture("seed-model-init.json"));
@@ -127,18 +98,19 @@ static void test_seed_model(void) {
             sumsq += c2;
             char name[8];
             snprintf(name, sizeof name, "%c%d", part == 0 ? 'w' : 'b', l);
-            const char *obj = find_param(json, name);
+            const char *obj = check_json_object(json, name);
             CHECK_MSG(obj != NULL, "no %s in the fixture", name);
             if (obj) {
                 double first[8], last[8];
-                read_array(obj, "first8", first, 8);
-                read_array(obj, "last8", last, 8);
+                check_json_array(obj, "first8", first, 8);
+                check_json_array(obj, "last8", last, 8);
                 for (int i = 0; i < 8; i++) {
                     CHECK_MSG(v[i] == first[i], "%s[%d]: %.17g vs %.17g", name, i, v[i], first[i]);
                     CHECK_MSG(v[count - 8 + i] == last[i], "%s[-%d]: %.17g vs %.17g", name, 8 - i,
                               v[count - 8 + i], last[i]);
                 }
-                double want_sum = read_number(obj, "sum"), want_sq = read_number(obj, "sumsq");
+                double want_sum = check_json_number(obj, "sum"),
+                       want_sq = check_json_number(obj, "sumsq");
                 CHECK_MSG(fabs(sum - want_sum) <= 1e-12 * fabs(want_sum), "%s sum %.17g vs %.17g",
                           name, sum, want_sum);
                 CHECK_MSG(fabs(sumsq - want_sq) <= 1e-12 * fabs(want_sq), "%s sumsq %.17g vs %.17g",

@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "cuda/check.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -60,16 +61,6 @@ struct nccl_group {
         }                                                                                          \
     } while (0)
 
-#define SL_CUDA_CALL(err, expr)                                                                    \
-    do {                                                                                           \
-        cudaError_t sl__e = (expr);                                                                \
-        if (sl__e != cudaSuccess) {                                                                \
-            (void)cudaGetLastError();                                                              \
-            return sl_err_set((err), SL_ECUDA, "%s at %s:%d: %s", #expr, __FILE__, __LINE__,       \
-                              cudaGetErrorString(sl__e));                                          \
-        }                                                                                          \
-    } while (0)
-
 static nccl_comm *nc_of(sl_comm *c) {
     return (nccl_comm *)c;
 }
@@ -103,24 +94,24 @@ static int group_broken(nccl_group *g) {
 
 /* Before a collective: the handle's stream waits for the caller's stream (NULL: legacy default). */
 static sl_status order_in(nccl_comm *nc, void *stream, sl_err *err) {
-    SL_CUDA_CALL(err, cudaSetDevice(nc->device));
-    SL_CUDA_CALL(err, cudaEventRecord(nc->ev_in, (cudaStream_t)stream));
-    SL_CUDA_CALL(err, cudaStreamWaitEvent(nc->stream, nc->ev_in, 0));
+    SL_CUDA_TRY(err, cudaSetDevice(nc->device));
+    SL_CUDA_TRY(err, cudaEventRecord(nc->ev_in, (cudaStream_t)stream));
+    SL_CUDA_TRY(err, cudaStreamWaitEvent(nc->stream, nc->ev_in, 0));
     return SL_OK;
 }
 
 /* After a collective: the caller's stream waits for its end; with no stream, the host does
  * (polling the event, NCCL's asynchronous error and the group's abort flag). */
 static sl_status order_out(nccl_comm *nc, void *stream, const char *what, sl_err *err) {
-    SL_CUDA_CALL(err, cudaEventRecord(nc->ev_out, nc->stream));
+    SL_CUDA_TRY(err, cudaEventRecord(nc->ev_out, nc->stream));
     if (stream) {
-        SL_CUDA_CALL(err, cudaStreamWaitEvent((cudaStream_t)stream, nc->ev_out, 0));
+        SL_CUDA_TRY(err, cudaStreamWaitEvent((cudaStream_t)stream, nc->ev_out, 0));
         return SL_OK;
     }
     for (unsigned spins = 0;; spins++) {
         cudaError_t e = cudaEventQuery(nc->ev_out);
         if (e == cudaSuccess) return SL_OK;
-        if (e != cudaErrorNotReady) SL_CUDA_CALL(err, e);
+        if (e != cudaErrorNotReady) SL_CUDA_TRY(err, e);
         if (group_broken(nc->g)) return closed(nc, what, err);
         pthread_mutex_lock(&nc->mu);
         ncclResult_t async = ncclSuccess;
@@ -247,12 +238,12 @@ static const sl__comm_ops nccl_ops = {nccl_allreduce, nccl_broadcast, nccl_barri
 
 /* The per-handle CUDA objects on its device. */
 static sl_status member_setup(nccl_comm *m, sl_err *err) {
-    SL_CUDA_CALL(err, cudaSetDevice(m->device));
-    SL_CUDA_CALL(err, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
-    SL_CUDA_CALL(err, cudaEventCreateWithFlags(&m->ev_in, cudaEventDisableTiming));
-    SL_CUDA_CALL(err, cudaEventCreateWithFlags(&m->ev_out, cudaEventDisableTiming));
-    SL_CUDA_CALL(err, cudaMalloc(&m->scratch, 4));
-    SL_CUDA_CALL(err, cudaMemset(m->scratch, 0, 4));
+    SL_CUDA_TRY(err, cudaSetDevice(m->device));
+    SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    SL_CUDA_TRY(err, cudaEventCreateWithFlags(&m->ev_in, cudaEventDisableTiming));
+    SL_CUDA_TRY(err, cudaEventCreateWithFlags(&m->ev_out, cudaEventDisableTiming));
+    SL_CUDA_TRY(err, cudaMalloc(&m->scratch, 4));
+    SL_CUDA_TRY(err, cudaMemset(m->scratch, 0, 4));
     return SL_OK;
 }
 

@@ -1,6 +1,7 @@
 /* Test harness state and helpers (see check.h). */
 #include "check.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,4 +71,32 @@ char *check_read_text(const char *path) {
     if (s) s[n] = '\0';
     fclose(f);
     return s;
+}
+
+const char *check_json_object(const char *json, const char *name) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": {", name);
+    return strstr(json, pat);
+}
+
+void check_json_array(const char *obj, const char *key, double *out, int n) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": [", key);
+    const char *p = strstr(obj, pat);
+    CHECK(p != NULL);
+    if (!p) return;
+    p += strlen(pat);
+    for (int i = 0; i < n; i++) {
+        char *end;
+        out[i] = strtod(p, &end);
+        p = end + 1; /* skip ',' */
+    }
+}
+
+double check_json_number(const char *obj, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(obj, pat);
+    CHECK(p != NULL);
+    return p ? strtod(p + strlen(pat), NULL) : NAN;
 }

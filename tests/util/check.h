@@ -21,6 +21,11 @@ int check_needle_missing(const char *msg, const char *needle);
 const char *fixture(const char *rel);
 /* The whole file as a NUL-terminated string (malloc'd), or NULL. */
 char *check_read_text(const char *path);
+/* A tiny reader for the seed-model-init.json fixture: the text after `"name": {`, n numbers of the
+ * list after `"key": [`, and the number after `"key": ` (a CHECK fails when a key is missing). */
+const char *check_json_object(const char *json, const char *name);
+void check_json_array(const char *obj, const char *key, double *out, int n);
+double check_json_number(const char *obj, const char *key);
 /* A fresh scratch folder under the build tree for this test (created empty). */
 const char *scratch_dir(const char *name);
 

@@ -11,8 +11,14 @@
 //             da = dz @ w^T (gemm T,N) on the model's stream, followed by one kernel that
 //             multiplies by act'(a_prev) and sums the columns into the previous layer's db (a
 //             fixed-order reduction, no GEMV with a ones vector)
+// A narrow layer (at most SMALL_C = 16 outputs: the seed's 10-class last layer) skips cuBLAS,
+// whose kernels cost more than the few MFLOP they do there: forward, one kernel computes the
+// product (a warp per row, w transposed in shared memory), the bias, the log-softmax, the loss
+// terms and dz, and its last block to finish reduces the loss and the bias gradient in the fixed
+// order above; backward, one kernel computes dw, da, act'(a_prev) and the previous layer's db.
+// These products are float32 in every math mode.
 // The batch loss is left, as the batch mean, in the extra gradient slot grads[nparams], so the
-// trainer's single all-reduce averages it too; it is read back through pinned memory. The matrix
+// trainer's single all-reduce averages it too; it is read back through pinned memory. The cuBLAS
 // products use float32, TF32 or bfloat16 tensor-core inputs (sl_mlp_config.math); all other
 // arithmetic is float32. With cuda_graph set, forward + backward -- and for the trainer's one-GPU
 // step also the optimiser update and the copy of the loss to pinned memory -- for one (batch,
@@ -55,6 +61,8 @@ struct cuda_impl {
     float *dz[2];                   // (rows, max size) each, backward ping-pong
     double *row_loss;               // (rows,)
     double *loss_sum;               // (1,)
+    unsigned *done;                 // (1,): last_fwd_kernel's count of finished blocks, 0 between
+    int nsm;                        // multiprocessors of the device
     int64_t rows;                   // capacity in rows
     int graphs_off;                 // a capture failed: plain launches from then on
     graph_entry graphs[NGRAPHS];
@@ -219,18 +227,20 @@ __global__ void loss_reduce_kernel(const double *row_loss, int64_t rows, double 
     }
 }
 
-// One block of 256 after the last layer: with row_loss, *sum = sum(row_loss) in a fixed order and
+// One block of NT after the last layer: with row_loss, *sum = sum(row_loss) in a fixed order and
 // mean_out = sum / rows (as loss_reduce_kernel); db[j] = sum over rows of dz (rows, C)[:, j], one
-// warp per column (lanes over rows, then a fixed butterfly).
-__global__ void loss_db_kernel(const double *row_loss, int64_t rows, int C, const float *dz,
-                               double *sum, float *mean_out, float *db) {
-    __shared__ double part[256];
+// warp per column (lanes over rows, then a fixed butterfly). Reads through L2 (__ldcg): the block
+// that finishes last_fwd_kernel reads what other blocks of the same launch wrote.
+template <int NT>
+__device__ void loss_db_block(const double *row_loss, int64_t rows, int C, const float *dz,
+                              double *sum, float *mean_out, float *db) {
+    __shared__ double part[NT];
     if (row_loss) {
         double s = 0;
-        for (int64_t r = threadIdx.x; r < rows; r += 256) s += row_loss[r];
+        for (int64_t r = threadIdx.x; r < rows; r += NT) s += __ldcg(row_loss + r);
         part[threadIdx.x] = s;
         __syncthreads();
-        for (int w = 128; w > 0; w >>= 1) {
+        for (int w = NT / 2; w > 0; w >>= 1) {
             if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
             __syncthreads();
         }
@@ -240,11 +250,185 @@ __global__ void loss_db_kernel(const double *row_loss, int64_t rows, int C, cons
         }
     }
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-    for (int j = warp; j < C; j += 8) {
+    for (int j = warp; j < C; j += NT / 32) {
         float s = 0.0f;
-        for (int64_t r = lane; r < rows; r += 32) s += dz[r * C + j];
+        for (int64_t r = lane; r < rows; r += 32) s += __ldcg(dz + r * C + j);
         s = warp_sumf(s);
         if (lane == 0) db[j] = s;
+    }
+}
+
+__global__ void loss_db_kernel(const double *row_loss, int64_t rows, int C, const float *dz,
+                               double *sum, float *mean_out, float *db) {
+    loss_db_block<256>(row_loss, rows, C, dz, sum, mean_out, db);
+}
+
+// ---- the narrow last layer ----------------------------------------------------------------------
+// For a layer of at most SMALL_C outputs (the seed's 10 classes) a GEMM is mostly launch and tile
+// overhead (two cuBLAS kernels for 4 MFLOP forward, one per product backward), so its products
+// are done here, in float32 in every math mode, fused with what follows them.
+
+#define SMALL_C      16         // widest layer the kernels below take (CM: 8, 10 or 16)
+#define LFWD_THREADS 128        // last_fwd_kernel: 4 warps, each one row at a time
+#define LFWD_SMEM    (46 << 10) // its dynamic shared memory at most (w transposed), under 48 KiB
+#define LBWD_RG      16         // row groups of last_bwd_kernel (blockDim 32 x LBWD_RG)
+
+// The last layer forward, one warp per row: z (rows, C) = a (rows, K; row pitch lda) @ w (K, C),
+// lane k summing columns k, k+32, ... then a fixed butterfly per class, w transposed in shared
+// memory (C x (K+1) floats, dynamic); then the arithmetic of logsoftmax_xent_kernel (z + b,
+// log-softmax in place, and with y the row losses and dz), lane j holding class j. With y, the
+// block that finishes last (a counter, reset by that block) also does loss_db_block: the loss sum
+// and mean and the bias gradient db (C,), in loss_db_kernel's fixed order.
+template <int CM>
+__global__ void __launch_bounds__(LFWD_THREADS)
+    last_fwd_kernel(const float *a, int64_t lda, const float *w, const float *b, int64_t rows,
+                    int K, int C, float *z, const float *y, int64_t ldy, float inv_b, float *dz,
+                    double *row_loss, double *loss_sum, float *loss_mean, float *db,
+                    unsigned *done) {
+    extern __shared__ float ws[]; // ws[c * (K + 1) + k] = w[k * C + c]
+    __shared__ unsigned last;
+    const int ldw = K + 1, total = K * C;
+    // the copy of w: 8 loads in flight per thread (w is in L2: the latency is the cost)
+    if ((((uintptr_t)w) & 15) == 0 && (total & 3) == 0) {
+        const float4 *w4 = (const float4 *)w;
+        for (int i0 = threadIdx.x; i0 < total / 4; i0 += 8 * LFWD_THREADS) {
+            float4 v[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                const int i = i0 + u * LFWD_THREADS;
+                v[u] = i < total / 4 ? w4[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            }
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                const int i = i0 + u * LFWD_THREADS;
+                if (i < total / 4) {
+                    const float e[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        const int k = (4 * i + q) / C, c = 4 * i + q - k * C;
+                        ws[c * ldw + k] = e[q];
+                    }
+                }
+            }
+        }
+    } else {
+        for (int i0 = threadIdx.x; i0 < total; i0 += 8 * LFWD_THREADS) {
+            float v[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                const int i = i0 + u * LFWD_THREADS;
+                v[u] = i < total ? w[i] : 0.0f;
+            }
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                const int i = i0 + u * LFWD_THREADS;
+                if (i < total) {
+                    const int k = i / C, c = i - k * C;
+                    ws[c * ldw + k] = v[u];
+                }
+            }
+        }
+    }
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    const bool on = lane < C;
+    const int64_t nwarps = (int64_t)gridDim.x * (LFWD_THREADS / 32);
+    for (int64_t r = (int64_t)blockIdx.x * (LFWD_THREADS / 32) + threadIdx.x / 32; r < rows;
+         r += nwarps) {
+        const float *ar = a + r * lda;
+        float acc[CM];
+#pragma unroll
+        for (int c = 0; c < CM; c++) acc[c] = 0.0f;
+#pragma unroll 8
+        for (int k = lane; k < K; k += 32) {
+            const float v = ar[k];
+#pragma unroll
+            for (int c = 0; c < CM; c++)
+                if (c < C) acc[c] = fmaf(v, ws[c * ldw + k], acc[c]);
+        }
+        float v = -INFINITY; // lane j: z[r, j] + b[j]
+#pragma unroll
+        for (int c = 0; c < CM; c++)
+            if (c < C) {
+                const float s = warp_sumf(acc[c]);
+                if (lane == c) v = s + b[c];
+            }
+        const float mx = warp_max(v);
+        const double s = warp_sum(on ? exp((double)v - (double)mx) : 0.0);
+        const float lse = (float)((double)mx + log(s));
+        const float lp = v - lse;
+        if (on) z[r * C + lane] = lp;
+        if (y) {
+            const float yv = on ? y[r * ldy + lane] : 0.0f;
+            const float ysum = warp_sumf(yv);
+            const double l = warp_sum(on ? (double)lp * (double)yv : 0.0);
+            if (on) dz[r * C + lane] = (expf(lp) * ysum - yv) * inv_b;
+            if (lane == 0) row_loss[r] = -l;
+        }
+    }
+    if (!y) return; // the same for the whole grid
+    __threadfence(); // this thread's dz and row_loss are visible to every block before the count
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    loss_db_block<LFWD_THREADS>(row_loss, rows, C, dz, loss_sum, loss_mean, db);
+    if (threadIdx.x == 0) *done = 0; // for the next launch
+}
+
+// The backward of a layer of C <= SMALL_C outputs and n inputs: gw (n, C) = a^T @ dz, a (rows, n;
+// row pitch lda), dz (rows, C); with da: da (rows, n) = (dz @ w^T) * act'(a) and db (n,) its
+// column sums -- act_grad_db_kernel's result, without the (k = C) GEMM before it. Block (32,
+// LBWD_RG) covers 32 columns; thread (x, y) takes rows y, y+LBWD_RG, ... of column x (the dz row
+// is one broadcast load per warp), then the partial sums of gw and db are added in row-group
+// order (a fixed order: the same bits on every run).
+template <int CM>
+__global__ void __launch_bounds__(32 * LBWD_RG)
+    last_bwd_kernel(const float *dz, const float *a, int64_t lda, const float *w, int64_t rows,
+                    int n, int C, int act, float *gw, float *da, float *db) {
+    __shared__ float part[LBWD_RG][CM + 1][33]; // [.][CM][.]: db
+    const int x = threadIdx.x, ty = threadIdx.y;
+    const int j = blockIdx.x * 32 + x;
+    float wj[CM], g[CM], sdb = 0.0f;
+#pragma unroll
+    for (int c = 0; c < CM; c++) {
+        g[c] = 0.0f;
+        wj[c] = j < n && c < C ? w[(int64_t)j * C + c] : 0.0f;
+    }
+    if (j < n)
+        for (int64_t r = ty; r < rows; r += LBWD_RG) {
+            const float av = a[r * lda + j];
+            const float *dr = dz + r * C;
+            float s = 0.0f;
+#pragma unroll
+            for (int c = 0; c < CM; c++)
+                if (c < C) {
+                    const float d = dr[c];
+                    g[c] = fmaf(av, d, g[c]);
+                    s = fmaf(d, wj[c], s);
+                }
+            if (da) {
+                const float v = act_bwd(s, av, act);
+                da[r * n + j] = v;
+                sdb += v;
+            }
+        }
+#pragma unroll
+    for (int c = 0; c < CM; c++)
+        if (c < C) part[ty][c][x] = g[c];
+    part[ty][CM][x] = sdb;
+    __syncthreads();
+    if (j >= n) return;
+    for (int c = ty; c <= CM; c += LBWD_RG) {
+        if (c < C || (c == CM && da)) {
+            float t = part[0][c][x];
+            for (int k = 1; k < LBWD_RG; k++) t += part[k][c][x];
+            if (c == CM)
+                db[j] = t;
+            else
+                gw[(int64_t)j * C + c] = t;
+        }
     }
 }
 
@@ -326,6 +510,7 @@ static void cu_release(sl_mlp *m) {
             sl__devpool_free(c->pool, c->workspace);
             sl__devpool_free(c->pool, c->workspace_side);
             sl__devpool_free(c->pool, c->loss_sum);
+            sl__devpool_free(c->pool, c->done);
             sl__devpool_free(c->pool, m->params);
             sl__devpool_free(c->pool, m->grads);
         }
@@ -362,16 +547,20 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     c->workspace = sl__devpool_alloc(c->pool, WORKSPACE_BYTES, err);
     c->workspace_side = sl__devpool_alloc(c->pool, WORKSPACE_BYTES, err);
     c->loss_sum = (double *)sl__devpool_alloc(c->pool, sizeof(double), err);
+    c->done = (unsigned *)sl__devpool_alloc(c->pool, sizeof(unsigned), err);
     const size_t bytes = (size_t)m->nparams * sizeof(float);
     m->params = (float *)sl__devpool_alloc(c->pool, bytes, err);
     m->grads = (float *)sl__devpool_alloc(c->pool, bytes + sizeof(float), err); // + the loss
-    if (!c->workspace || !c->workspace_side || !c->loss_sum || !m->params || !m->grads)
+    if (!c->workspace || !c->workspace_side || !c->loss_sum || !c->done || !m->params ||
+        !m->grads)
         return err_status(err, SL_ENOMEM);
     c->loss_h = (float *)sl__alloc_pinned(sizeof(float), err);
     if (!c->loss_h) return err_status(err, SL_ENOMEM);
     SL_CUBLAS_TRY(err, cublasSetWorkspace(c->blas, c->workspace, WORKSPACE_BYTES));
     SL_CUBLAS_TRY(err, cublasSetWorkspace(c->blas_side, c->workspace_side, WORKSPACE_BYTES));
     SL_CUDA_TRY(err, cudaMemsetAsync(m->grads, 0, bytes + sizeof(float), c->stream));
+    SL_CUDA_TRY(err, cudaMemsetAsync(c->done, 0, sizeof(unsigned), c->stream));
+    SL_CUDA_TRY(err, cudaDeviceGetAttribute(&c->nsm, cudaDevAttrMultiProcessorCount, m->dev.id));
     SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
     return SL_OK;
 }
@@ -421,6 +610,54 @@ static int ld_of(const sl_tensor *t) {
     return (int)(t->strides[0] / (int64_t)sizeof(float));
 }
 
+// The last layer (n inputs, o outputs) forward goes through last_fwd_kernel: o narrow, and w
+// transposed fits its shared memory.
+static int fused_fwd(int n, int o) {
+    return o <= SMALL_C && (size_t)o * (size_t)(n + 1) * sizeof(float) <= LFWD_SMEM;
+}
+
+template <int CM>
+static void launch_last_fwd(cuda_impl *c, const float *a, int64_t lda, const float *w,
+                            const float *b, int64_t B, int K, int C, float *z, const float *y,
+                            int64_t ldy, float *loss_mean, float *db) {
+    const int64_t want = (B + LFWD_THREADS / 32 - 1) / (LFWD_THREADS / 32);
+    const int64_t most = 4 * (int64_t)(c->nsm > 0 ? c->nsm : 1); // each block copies w once
+    const unsigned blocks = (unsigned)(want < most ? want : most);
+    const size_t smem = (size_t)C * (size_t)(K + 1) * sizeof(float);
+    last_fwd_kernel<CM><<<blocks, LFWD_THREADS, smem, c->stream>>>(
+        a, lda, w, b, B, K, C, z, y, ldy, 1.0f / (float)B, c->dz[0], c->row_loss, c->loss_sum,
+        loss_mean, db, c->done);
+}
+
+// z (B, C) = log-softmax(a @ w + b); with y also dz[0], the row losses, the loss (sum and
+// *loss_mean) and db (C,). C <= SMALL_C.
+static void last_fwd(cuda_impl *c, const float *a, int64_t lda, const float *w, const float *b,
+                     int64_t B, int K, int C, float *z, const float *y, int64_t ldy,
+                     float *loss_mean, float *db) {
+    if (C <= 8)
+        launch_last_fwd<8>(c, a, lda, w, b, B, K, C, z, y, ldy, loss_mean, db);
+    else if (C <= 10)
+        launch_last_fwd<10>(c, a, lda, w, b, B, K, C, z, y, ldy, loss_mean, db);
+    else
+        launch_last_fwd<SMALL_C>(c, a, lda, w, b, B, K, C, z, y, ldy, loss_mean, db);
+}
+
+// gw (n, C) = a^T @ dz; with da, da = (dz @ w^T) * act'(a) and db its column sums. C <= SMALL_C.
+static void last_bwd(cuda_impl *c, const float *dz, const float *a, int64_t lda, const float *w,
+                     int64_t B, int n, int C, int act, float *gw, float *da, float *db) {
+    const dim3 threads(32, LBWD_RG);
+    const unsigned blocks = (unsigned)((n + 31) / 32);
+    if (C <= 8)
+        last_bwd_kernel<8><<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da,
+                                                               db);
+    else if (C <= 10)
+        last_bwd_kernel<10><<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw,
+                                                                da, db);
+    else
+        last_bwd_kernel<SMALL_C><<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act,
+                                                                     gw, da, db);
+}
+
 // Enqueues the forward pass over x (B rows); with y, also the loss (sum into c->loss_sum, batch
 // mean into grads[nparams]), the last layer's gradient into dz[0] and its bias gradient.
 static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err) {
@@ -432,6 +669,12 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
         const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
         const float *w = m->params + m->w_off[l], *b = m->params + m->b_off[l];
         float *z = c->act[l];
+        if (l + 1 == m->nlayers && fused_fwd(n, o)) { // the product and all that follows it
+            last_fwd(c, a, lda, w, b, B, n, o, z, y ? (const float *)y->data : NULL,
+                     y ? ld_of(y) : 0, m->grads + m->nparams, m->grads + m->b_off[l]);
+            SL_CUDA_TRY(err, cudaGetLastError());
+            break;
+        }
         // z^T (o, B) = w^T (o, n) @ a^T (n, B)
         SL_TRY(gemm(m, c->blas, CUBLAS_OP_N, CUBLAS_OP_N, o, (int)B, n, w, o, a, lda, z, o, err));
         if (l + 1 < m->nlayers) {
@@ -459,19 +702,22 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
 }
 
 // Enqueues the backward pass from dz[0] (B, C) into m->grads (the last layer's bias gradient is
-// already there). In a graph capture, layer l's weight gradient runs on the side stream, forked
-// after dz_l is ready, while the model's stream goes on with da = dz_l @ w_l^T and the fused
+// already there). A layer of at most SMALL_C outputs (the last layer) is one last_bwd_kernel on the
+// model's stream: its weight gradient, da, act'(a_prev) and the previous layer's db together. For
+// a wider layer l, in a graph capture, the weight gradient runs on the side stream, forked after
+// dz_l is ready, while the model's stream goes on with da = dz_l @ w_l^T and the fused
 // act'/bias-gradient kernel: the graph gets two branches. dz ping-pongs between two buffers, so
 // before da overwrites the buffer that layer l+1's weight gradient reads, the model's stream waits
-// for that product; at the end it waits for the side stream (joining the branch back). Plain
-// launches are bound by the host's launch rate, so they stay on the model's stream (the same
-// products, the same bits).
+// for that product if it ran on the side; at the end it waits for the side stream's last product
+// (joining the branch back). Plain launches are bound by the host's launch rate, so they stay on
+// the model's stream (the same products, the same bits).
 static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_err *err) {
     cuda_impl *c = impl_of(m);
     int cur = 0;
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     SL_CUDA_TRY(err, cudaStreamIsCapturing(c->stream, &cs));
     const int fork = cs == cudaStreamCaptureStatusActive;
+    cudaEvent_t side_last = NULL; // the side stream's last product, not yet waited for
     for (int l = m->nlayers - 1; l >= 0; l--) {
         const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
         const float *a_prev = l == 0 ? (const float *)x->data : c->act[l - 1];
@@ -479,6 +725,19 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_e
         float *gw = m->grads + m->w_off[l];
         const float *w = m->params + m->w_off[l];
         const float *dz = c->dz[cur];
+        float *da = l == 0 ? NULL : c->dz[1 - cur];
+        if (o <= SMALL_C) {
+            if (da && side_last) { // layer l+1's weight gradient on the side reads the da buffer
+                SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, side_last, 0));
+                side_last = NULL;
+            }
+            last_bwd(c, dz, a_prev, lda, w, B, n, o, m->cfg.activation, gw, da,
+                     da ? m->grads + m->b_off[l - 1] : NULL);
+            SL_CUDA_TRY(err, cudaGetLastError());
+            if (l == 0) break;
+            cur = 1 - cur;
+            continue;
+        }
         // dw (n, o) row-major = (o, n) col-major = dz^T (o, B) @ a_prev (B, n), on the side
         if (fork) {
             SL_CUDA_TRY(err, cudaEventRecord(c->ev_fork, c->stream));
@@ -487,11 +746,13 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_e
         SL_TRY(gemm(m, fork ? c->blas_side : c->blas, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B, dz, o,
                     a_prev, lda, gw, o, err));
         if (fork) SL_CUDA_TRY(err, cudaEventRecord(c->ev_dw[l], c->side));
-        if (l == 0) break;
+        if (l == 0) {
+            side_last = fork ? c->ev_dw[l] : NULL;
+            break;
+        }
         // da^T (n, B) = w (n, o) @ dz^T (o, B), then times act'(a_prev), and db of layer l-1
-        float *da = c->dz[1 - cur];
-        if (fork && l + 1 < m->nlayers)
-            SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_dw[l + 1], 0));
+        if (side_last) SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, side_last, 0));
+        side_last = fork ? c->ev_dw[l] : NULL;
         SL_TRY(gemm(m, c->blas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)B, o, w, o, dz, o, da, n, err));
         dim3 threads(32, AGDB_ROWS);
         act_grad_db_kernel<<<(unsigned)((n + 31) / 32), threads, 0, c->stream>>>(
@@ -499,7 +760,7 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_e
         SL_CUDA_TRY(err, cudaGetLastError());
         cur = 1 - cur;
     }
-    if (fork) SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_dw[0], 0));
+    if (side_last) SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, side_last, 0));
     return SL_OK;
 }
 

@@ -423,11 +423,20 @@ static sl_status jpeg_body(sl__decode_image_worker *w, const uint8_t *data, size
         jpeg_finish_decompress(ci);
         return SL_OK;
     }
-    /* Fancy upsampling treats the right edge of a cropped scanline as the image's edge, so ask
-       for up to 16 more columns (one iMCU) than needed: the window's pixels then equal those of
-       a full decode. jpeg_crop_scanline moves x0 left to an iMCU boundary itself. */
-    int64_t extra = W - (roi->x + roi->w) < 16 ? W - (roi->x + roi->w) : 16;
-    JDIMENSION x0 = (JDIMENSION)roi->x, cw = (JDIMENSION)(roi->w + extra);
+    /* The window, cut from a cropped decode, equals the full decode's pixels when libjpeg's fancy
+       (triangle) chroma upsampling sees the same neighbours as in the full decode. It treats both
+       ends of a cropped scanline as image edges, so: ask for up to one iMCU more on the right;
+       start one column left of the window, so that jpeg_crop_scanline, which moves the start left
+       to an iMCU boundary, goes one iMCU further back when the window begins on a boundary
+       (else the window's first column would be upsampled as an edge column); and keep the crop
+       more than one iMCU wide, or libjpeg switches a chroma plane narrower than 2 samples to
+       plain replication. Rows need nothing: jpeg_skip_scanlines keeps the context rows that
+       h2v2/h1v2 fancy upsampling reads. tests/test_crop_exact.c checks all of this. */
+    int64_t mcu_w = (int64_t)ci->max_h_samp_factor * DCTSIZE;
+    int64_t extra = W - (roi->x + roi->w) < mcu_w ? W - (roi->x + roi->w) : mcu_w;
+    int64_t left = roi->x - 1 < W - mcu_w - 1 ? roi->x - 1 : W - mcu_w - 1;
+    if (left < 0) left = 0;
+    JDIMENSION x0 = (JDIMENSION)left, cw = (JDIMENSION)(roi->x + roi->w + extra - left);
     if (!full && (x0 > 0 || cw < (JDIMENSION)W)) jpeg_crop_scanline(ci, &x0, &cw);
     if (roi->y > 0) jpeg_skip_scanlines(ci, (JDIMENSION)roi->y);
     int64_t dx = roi->x - (int64_t)x0;

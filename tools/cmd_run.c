@@ -35,7 +35,31 @@ static const char *usage_text =
 typedef struct {
     double seconds;
     int64_t steps, samples;
+    /* what the pipelines' stages took in this epoch (all devices); the CPU stage runs a few
+     * batches ahead, so an epoch's figures are those of the batches produced while it ran */
+    double reader_s, decode_s, cpu_ops_s, gpu_s, cpu_stage_s;
 } epoch_stat;
+
+/* Stage and op times of every device's pipeline, summed. */
+static void total_stats(sl_iter *it, sl_pipeline_stats *total) {
+    memset(total, 0, sizeof *total);
+    for (int d = 0; d < sl_iter_num_devices(it); d++) {
+        sl_pipeline_stats s;
+        sl_pipeline_get_stats(sl_iter_pipeline(it, d), &s);
+        total->reader_s += s.reader_s;
+        total->decode_s += s.decode_s;
+        total->cpu_ops_s += s.cpu_ops_s;
+        total->gpu_s += s.gpu_s;
+        total->wait_s += s.wait_s;
+        total->cpu_stage_s += s.cpu_stage_s;
+        total->batches += s.batches;
+        total->num_ops = s.num_ops;
+        for (int k = 0; k < s.num_ops; k++) {
+            memcpy(total->ops[k].name, s.ops[k].name, sizeof s.ops[k].name);
+            total->ops[k].seconds += s.ops[k].seconds;
+        }
+    }
+}
 
 static int dump_batch(const char *dir, const sl_iter *it, const sl_iter_batch *b, int epoch,
                       int64_t step) {
@@ -219,10 +243,13 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     if (!json && lead)
         fprintf(stderr, "sluice run: %s on %d device(s), %d per device, %lld batches per epoch\n",
                 path, ndev * w->size, B, (long long)sl_iter_len(it));
+    sl_pipeline_stats before, total;
+    total_stats(it, &before);
     while (!stopped && sl_iter_epoch(it) < epochs && rc == 0) {
         int epoch = sl_iter_epoch(it);
         double t0 = sl_cli_now();
-        epoch_stat es = {0, 0, 0};
+        epoch_stat es;
+        memset(&es, 0, sizeof es);
         const sl_iter_batch *b;
         sl_status st;
         while ((st = sl_iter_next(it, &b)) == SL_OK) {
@@ -256,6 +283,13 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         }
         if (st != SL_OK && st != SL_EOF) rc = sl_cli_world_fail(w, "run", sl_iter_errmsg(it));
         es.seconds = sl_cli_now() - t0;
+        total_stats(it, &total);
+        es.reader_s = total.reader_s - before.reader_s;
+        es.decode_s = total.decode_s - before.decode_s;
+        es.cpu_ops_s = total.cpu_ops_s - before.cpu_ops_s;
+        es.gpu_s = total.gpu_s - before.gpu_s;
+        es.cpu_stage_s = total.cpu_stage_s - before.cpu_stage_s;
+        before = total;
         if (nstats < 256) stats[nstats++] = es;
         if (!json && lead && rc == 0)
             fprintf(stderr, "Epoch %d: %.3f s, %.0f samples/s, %lld steps%s\n", epoch, es.seconds,
@@ -264,36 +298,24 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         if (!stopped && rc == 0) sl_iter_reset(it);
     }
     /* per-stage time, summed over devices */
-    sl_pipeline_stats total;
-    memset(&total, 0, sizeof total);
-    for (int d = 0; d < ndev; d++) {
-        sl_pipeline_stats s;
-        sl_pipeline_get_stats(sl_iter_pipeline(it, d), &s);
-        total.reader_s += s.reader_s;
-        total.decode_s += s.decode_s;
-        total.cpu_ops_s += s.cpu_ops_s;
-        total.gpu_s += s.gpu_s;
-        total.wait_s += s.wait_s;
-        total.batches += s.batches;
-        total.num_ops = s.num_ops;
-        for (int k = 0; k < s.num_ops; k++) {
-            memcpy(total.ops[k].name, s.ops[k].name, sizeof s.ops[k].name);
-            total.ops[k].seconds += s.ops[k].seconds;
-        }
-    }
+    total_stats(it, &total);
     if (json) {
         printf("{\"pipeline\": ");
         sl_cli_json_str(stdout, path);
         printf(", \"devices\": %d, \"batch_per_device\": %d, \"epochs\": [", ndev, B);
         for (int i = 0; i < nstats; i++)
             printf("%s{\"seconds\": %.6f, \"steps\": %lld, \"samples\": %lld, \"samples_per_s\": "
-                   "%.1f}",
+                   "%.1f, \"stages\": {\"reader_s\": %.6f, \"decode_s\": %.6f, \"cpu_ops_s\": "
+                   "%.6f, \"gpu_s\": %.6f, \"cpu_stage_s\": %.6f}}",
                    i ? ", " : "", stats[i].seconds, (long long)stats[i].steps,
                    (long long)stats[i].samples,
-                   stats[i].samples / (stats[i].seconds > 0 ? stats[i].seconds : 1e-9));
+                   stats[i].samples / (stats[i].seconds > 0 ? stats[i].seconds : 1e-9),
+                   stats[i].reader_s, stats[i].decode_s, stats[i].cpu_ops_s, stats[i].gpu_s,
+                   stats[i].cpu_stage_s);
         printf("], \"stages\": {\"reader_s\": %.6f, \"decode_s\": %.6f, \"cpu_ops_s\": %.6f, "
-               "\"gpu_s\": %.6f, \"consumer_wait_s\": %.6f}, \"ops\": {",
-               total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.wait_s);
+               "\"gpu_s\": %.6f, \"cpu_stage_s\": %.6f, \"consumer_wait_s\": %.6f}, \"ops\": {",
+               total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.cpu_stage_s,
+               total.wait_s);
         for (int k = 0; k < total.num_ops; k++) {
             printf("%s", k ? ", " : "");
             sl_cli_json_str(stdout, total.ops[k].name);
@@ -304,8 +326,10 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         fprintf(stderr,
                 "stages (seconds each op took per batch, summed; all devices): reader %.3f, decode "
                 "%.3f, "
-                "other cpu ops %.3f, gpu %.3f; consumer waited %.3f s\n",
-                total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.wait_s);
+                "other cpu ops %.3f, gpu %.3f; the CPU stage took %.3f s in all; consumer waited "
+                "%.3f s\n",
+                total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.cpu_stage_s,
+                total.wait_s);
         for (int k = 0; k < total.num_ops; k++)
             fprintf(stderr, "  %-28s %.3f s\n", total.ops[k].name, total.ops[k].seconds);
     }

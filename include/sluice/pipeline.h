@@ -203,6 +203,8 @@ sl_status sl_pipeline_reader_meta(sl_pipeline *p, const char *name, sl_reader_me
 typedef struct sl_pipeline_stats {
     int64_t batches;
     double reader_s, cpu_ops_s, decode_s, gpu_s, wait_s; /* seconds, summed over batches */
+    double cpu_stage_s; /* the CPU stage's wall time producing batches: its ops, plus the
+                         * executor's own work (snapshots, packing outputs) */
     int num_ops;
     struct {
         char name[64];

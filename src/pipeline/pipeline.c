@@ -513,6 +513,7 @@ static void store_snapshot(sl_pipeline *p, int64_t seq, void *bytes, size_t size
 }
 
 static sl_status produce(sl_pipeline *p, sl_batch *b) {
+    double t0 = now_s();
     b->status = SL_OK;
     sl_err_clear(&b->err);
     b->size = p->cfg.batch_size;
@@ -526,6 +527,7 @@ static sl_status produce(sl_pipeline *p, sl_batch *b) {
     if (st == SL_OK) st = pack_outputs(p, b, false, &b->err);
     pthread_mutex_lock(&p->stats_mu);
     p->stats.batches++;
+    p->stats.cpu_stage_s += now_s() - t0;
     for (int k = 0; k < p->nops && k < (int)SL_ARRAY_LEN(p->stats.ops); k++)
         p->stats.ops[k].seconds = p->ops[k].seconds;
     pthread_mutex_unlock(&p->stats_mu);

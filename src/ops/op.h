@@ -8,7 +8,8 @@
  * random draws from io->seed and the sample's global index), output dtypes and shapes; it sizes the
  * outputs with sl_tlist_reset + sl_tlist_alloc (buffers are recycled) or points them at input
  * memory (no-copy ops like reshape). run_cpu(state, io, i)  sample i, on a pool worker (worker =
- * its index, for per-thread scratch); NULL when setup did all the work. run_gpu(state, io)     the
+ * its index, for per-thread scratch); NULL when setup did all the work; setup may also name
+ * the only samples that need it (io->run_index). run_gpu(state, io)     the
  * whole batch on io->stream, reading the same per-sample decisions.
  *
  * On a CUDA pipeline a gpu op's setup and run_gpu run in the GPU stage. A mixed op with a run_gpu
@@ -173,6 +174,12 @@ typedef struct sl__op_io {
     void **batch_state; /* this op's slot for this batch: data its setup/run_cpu leave for
                          * its run_gpu (the CPU stage runs ahead, so op state is not it);
                          * the op allocates it, free_batch_state frees it at the end */
+    /* setup may narrow run_cpu to the samples that have work left (a decoder whose images all
+     * came from its cache): run_index NULL (the default) runs every sample; else the run_count
+     * samples it lists (memory the op owns, valid until run_cpu is done; run_count 0: the pool
+     * is not woken at all). run_cpu must still be correct for any sample. */
+    const int *run_index;
+    int run_count;
 } sl__op_io;
 
 typedef struct sl__op_def {

@@ -374,7 +374,8 @@ typedef struct {
 
 static sl_status run_sample(void *ctx_, int64_t i, int worker, sl_err *err) {
     run_ctx *c = ctx_;
-    return c->op->def->run_cpu(c->op->state, c->io, (int)i, worker, err);
+    int s = c->io->run_index ? c->io->run_index[i] : (int)i;
+    return c->op->def->run_cpu(c->op->state, c->io, s, worker, err);
 }
 
 static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
@@ -427,9 +428,14 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
         if (op->def->setup) st = op->def->setup(op->state, &io, err);
         if (st == SL_OK && k == p->reader_op) st = copy_keys(b, io.keys, err);
         io.keys = (const char *const *)b->keys;
-        if (st == SL_OK && op->def->run_cpu) {
+        int n = io.run_index ? io.run_count : b->size; /* setup may leave samples out */
+        if (st == SL_OK && op->def->run_cpu && n > 0) {
             run_ctx c = {op, &io};
-            st = sl__pool_parallel_for(p->pool, b->size, run_sample, &c, err);
+            st = sl__pool_parallel_for(p->pool, n, run_sample, &c, err);
+            pthread_mutex_lock(&p->stats_mu);
+            op->pool_jobs++;
+            op->pool_samples += n;
+            pthread_mutex_unlock(&p->stats_mu);
         }
     }
     if (st == SL_OK) {
@@ -528,8 +534,11 @@ static sl_status produce(sl_pipeline *p, sl_batch *b) {
     pthread_mutex_lock(&p->stats_mu);
     p->stats.batches++;
     p->stats.cpu_stage_s += now_s() - t0;
-    for (int k = 0; k < p->nops && k < (int)SL_ARRAY_LEN(p->stats.ops); k++)
+    for (int k = 0; k < p->nops && k < (int)SL_ARRAY_LEN(p->stats.ops); k++) {
         p->stats.ops[k].seconds = p->ops[k].seconds;
+        p->stats.ops[k].pool_jobs = p->ops[k].pool_jobs;
+        p->stats.ops[k].pool_samples = p->ops[k].pool_samples;
+    }
     pthread_mutex_unlock(&p->stats_mu);
     return b->status = st;
 }

@@ -40,6 +40,7 @@ typedef struct sl__opinst {
     void *state;
     uint64_t seed;
     double seconds;
+    int64_t pool_jobs, pool_samples; /* batches whose run_cpu went to the pool; samples it ran */
 } sl__opinst;
 
 struct sl_pipeline_op {

@@ -4,7 +4,9 @@
  * counter (cache_debug's per-batch misses, through the log callback) drops to zero from epoch 2
  * on ("threshold", everything fits), stays at 256 per epoch when no image reaches
  * cache_threshold, and with "largest" (which only notes sizes during the first epoch) drops to
- * zero from epoch 3 on. Bad cache arguments are errors naming the argument. */
+ * zero from epoch 3 on. Only misses reach the thread pool: a batch served from the cache does not
+ * wake it (the pipeline's per-op pool counters). Bad cache arguments are errors naming the
+ * argument. */
 #include "check.h"
 
 #include "sluice/pipeline.h"
@@ -62,6 +64,9 @@ static sl_pipeline *make(const char *type, const char *cache, sl_err *e) {
     return p;
 }
 
+/* decoders.image's thread-pool use: batches whose run_cpu went to the pool, samples run there */
+static int64_t pool_jobs, pool_samples;
+
 /* 3 epochs of images and labels, concatenated, with the keys */
 static unsigned char *collect(const char *type, const char *cache, size_t *len, char **keys) {
     sl_err e;
@@ -88,6 +93,13 @@ static unsigned char *collect(const char *type, const char *cache, size_t *len, 
             snprintf(*keys + kused, 32, "%s", sl_batch_key(b, k));
         sl_pipeline_release(p, b);
     }
+    sl_pipeline_stats st;
+    sl_pipeline_get_stats(p, &st);
+    pool_jobs = pool_samples = -1;
+    for (int k = 0; k < st.num_ops; k++)
+        if (!strcmp(st.ops[k].name, "decoders.image"))
+            pool_jobs = st.ops[k].pool_jobs, pool_samples = st.ops[k].pool_samples;
+    CHECK(pool_jobs >= 0);
     sl_pipeline_free(p);
     *len = used;
     return buf;
@@ -116,7 +128,21 @@ static void run(const char *type, const char *cache, const int want[EPOCHS]) {
     CHECK_EQ_INT(nlines, EPOCHS * PER_EPOCH);
     int dec[EPOCHS];
     epoch_misses(dec);
-    printf("%-6s%-50s decodes per epoch: %d %d %d\n", type, cache, dec[0], dec[1], dec[2]);
+    printf("%-6s%-50s decodes per epoch: %d %d %d; pool: %lld batches, %lld samples\n", type, cache,
+           dec[0], dec[1], dec[2], (long long)pool_jobs, (long long)pool_samples);
+    /* hits are copied by setup itself: only misses go to the pool, and a batch without any does
+     * not wake it (batches the CPU stage ran ahead are hits too when the last epoch's are) */
+    int batches_with_misses = 0, total = 0;
+    for (int b = 0; b < EPOCHS * PER_EPOCH; b++) batches_with_misses += misses[b] > 0;
+    for (int ep = 0; ep < EPOCHS; ep++) total += dec[ep];
+    if (want[EPOCHS - 1] == 0) {
+        CHECK_MSG(pool_jobs == batches_with_misses, "%s%s: %lld pool batches, %d with misses", type,
+                  cache, (long long)pool_jobs, batches_with_misses);
+        CHECK_MSG(pool_samples == total, "%s%s: %lld samples on the pool, %d misses", type, cache,
+                  (long long)pool_samples, total);
+    } else {
+        CHECK(pool_samples >= total);
+    }
     for (int ep = 0; ep < EPOCHS; ep++)
         CHECK_MSG(dec[ep] == want[ep], "%s%s: epoch %d decoded %d images, want %d", type, cache, ep,
                   dec[ep], want[ep]);

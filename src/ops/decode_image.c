@@ -554,9 +554,13 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
  * the one that stored it (the copy into the cache has happened by then: the CPU stage runs
  * batches in order, and on a GPU the copies are ordered on the pipeline's stream). */
 typedef struct cache_ent {
-    char *key;
     uint64_t hash;
+    char small[24]; /* the key when it is shorter: one cache line less to fetch per lookup */
+    char *key;      /* else the key (malloc'd); NULL when it is in small */
     int64_t shape[3];
+    sl__decode_image_info info; /* the stored image's header facts: setup needs no peek */
+    size_t enc_len;             /* its record's length: a record of another length under this
+                                   key is another image (decoded, not served from here) */
     size_t bytes;
     size_t off;    /* in the arena; SIZE_MAX while not stored */
     int64_t batch; /* the batch that stored it */
@@ -574,15 +578,26 @@ typedef struct sl__decode_cache {
     int *slots; /* open addressing: entry index + 1, 0 empty */
     int nslots;
     int64_t hits, misses; /* atomic reads by sl__decode_image_cache_hits */
-    /* per sample of the current batch on a CPU pipeline (setup, then run_cpu) */
-    size_t *hit, *put; /* offset + 1, 0 none */
+    /* per sample of the current batch (setup, then run_cpu on a CPU pipeline) */
+    size_t *hit, *put; /* offset + 1, 0 none (CPU pipelines) */
+    uint64_t *hash;    /* its key's hash */
+    int *ent;          /* its key's entry + 1 as setup found it, 0 none */
+    int *run;          /* the samples run_cpu still has work for (io->run_index) */
     int cap_batch;
 } sl__decode_cache;
 
+/* A CPU pipeline's setup copies a batch's hits itself up to this many bytes; the rest are
+ * copied by run_cpu on the pool. */
+#define CACHE_INLINE_BYTES ((size_t)256 << 10)
+
+/* FNV-1a, then a 64-bit finaliser (splitmix64's): FNV's low bits, which pick the slot, hardly
+ * differ between keys like "00000001" and "00000257", and linear probing made long runs of them */
 static uint64_t key_hash(const char *k) {
     uint64_t h = 1469598103934665603ull;
     for (; *k; k++) h = (h ^ (uint8_t)*k) * 1099511628211ull;
-    return h;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
 }
 
 static cache_ent *cache_find(sl__decode_cache *c, const char *key, uint64_t h) {
@@ -591,7 +606,7 @@ static cache_ent *cache_find(sl__decode_cache *c, const char *key, uint64_t h) {
         int e = c->slots[j];
         if (!e) return NULL;
         cache_ent *x = &c->ents[e - 1];
-        if (x->hash == h && !strcmp(x->key, key)) return x;
+        if (x->hash == h && !strcmp(x->key ? x->key : x->small, key)) return x;
     }
 }
 
@@ -619,7 +634,11 @@ static cache_ent *cache_add(sl__decode_cache *c, const char *key, uint64_t h) {
     }
     cache_ent *x = &c->ents[c->n];
     memset(x, 0, sizeof *x);
-    if (!(x->key = strdup(key))) return NULL;
+    size_t kn = strlen(key);
+    if (kn < sizeof x->small)
+        memcpy(x->small, key, kn + 1);
+    else if (!(x->key = strdup(key)))
+        return NULL;
     x->hash = h;
     x->off = SIZE_MAX;
     x->batch = -1;
@@ -638,6 +657,9 @@ static void cache_free(sl__decode_cache *c) {
     free(c->slots);
     free(c->hit);
     free(c->put);
+    free(c->hash);
+    free(c->ent);
+    free(c->run);
     sl__alloc_host_free(c->host);
 #ifdef SLUICE_HAVE_NVJPEG
     if (c->dev) {
@@ -667,21 +689,27 @@ static void cache_choose(sl__decode_cache *c) {
     free(v);
 }
 
-/* Decides sample i of batch `batch`: *hit = offset + 1 of its stored image, or *put = offset + 1
- * where its decoded image is to be kept (both 0: decode, do not keep). */
-static sl_status cache_decide(sl__decode_cache *c, const char *key, const int64_t *shape,
-                              int64_t batch, size_t *hit, size_t *put, sl_err *err) {
+/* Decides a sample of batch `batch` (its key's hash h, and its entry + 1 as setup found it, 0 when
+ * it found none; the header facts info, its record's length enc_len): *hit = offset + 1 of its
+ * stored image, or *put = offset + 1 where its decoded image is to be kept (both 0: decode, do not
+ * keep). */
+static sl_status cache_decide(sl__decode_cache *c, const char *key, uint64_t h, int ent,
+                              const sl__decode_image_info *info, size_t enc_len,
+                              const int64_t *shape, int64_t batch, size_t *hit, size_t *put,
+                              sl_err *err) {
     *hit = *put = 0;
     size_t bytes = (size_t)(shape[0] * shape[1] * shape[2]);
-    uint64_t h = key_hash(key);
-    cache_ent *x = cache_find(c, key, h);
+    /* none found by setup: an earlier sample of this batch may have added the key since */
+    cache_ent *x = ent ? &c->ents[ent - 1] : cache_find(c, key, h);
     if (x && x->off != SIZE_MAX) {
-        if (x->batch < batch && x->shape[0] == shape[0] && x->shape[1] == shape[1] &&
-            x->shape[2] == shape[2]) {
+        if (x->batch < batch && x->enc_len == enc_len && x->shape[0] == shape[0] &&
+            x->shape[1] == shape[1] && x->shape[2] == shape[2]) {
             *hit = x->off + 1;
             return SL_OK;
         }
-        return SL_OK; /* stored by this very batch (a key twice in it), or another shape */
+        /* stored by this very batch (a key twice in it), or another record under the same key
+         * (two stores with overlapping keys): decoded, not kept */
+        return SL_OK;
     }
     if (c->largest && !c->chosen && x) cache_choose(c); /* a key is back: epoch 1 is over */
     bool keep;
@@ -703,10 +731,62 @@ static sl_status cache_decide(sl__decode_cache *c, const char *key, const int64_
     x->off = c->used;
     x->batch = batch;
     memcpy(x->shape, shape, sizeof x->shape);
+    x->info = *info;
+    x->enc_len = enc_len;
     c->used += (bytes + 15) & ~(size_t)15;
     if (c->used > c->cap) c->used = c->cap;
     *put = x->off + 1;
     return SL_OK;
+}
+
+/* The per-sample arrays for a batch of n. */
+static sl_status cache_batch_arrays(sl__decode_cache *c, int n, sl_err *err) {
+    if (n <= c->cap_batch) return SL_OK;
+    free(c->hit), free(c->put), free(c->hash), free(c->ent), free(c->run);
+    c->cap_batch = 0;
+    c->hit = sl__calloc((size_t)n, sizeof *c->hit, err);
+    c->put = sl__calloc((size_t)n, sizeof *c->put, err);
+    c->hash = sl__calloc((size_t)n, sizeof *c->hash, err);
+    c->ent = sl__calloc((size_t)n, sizeof *c->ent, err);
+    c->run = sl__calloc((size_t)n, sizeof *c->run, err);
+    if (!c->hit || !c->put || !c->hash || !c->ent || !c->run) return SL_ENOMEM;
+    c->cap_batch = n;
+    return SL_OK;
+}
+
+/* setup's first step: finds every key of the batch (c->hash, c->ent). The index is far larger
+ * than the CPU caches and each lookup would wait on its slot, then its entry: all slots are
+ * fetched ahead first, then all entries, then they are read. */
+static void cache_lookup(sl__decode_cache *c, const sl__op_io *io) {
+    int n = io->batch, m = c->nslots - 1;
+    for (int i = 0; i < n; i++) {
+        c->ent[i] = 0;
+        c->hash[i] = io->keys && io->keys[i] ? key_hash(io->keys[i]) : 0;
+        if (c->nslots) __builtin_prefetch(&c->slots[c->hash[i] & (uint64_t)m]);
+    }
+    if (!c->nslots || !io->keys) return;
+    for (int i = 0; i < n; i++) {
+        int e = c->slots[c->hash[i] & (uint64_t)m];
+        if (e) __builtin_prefetch(&c->ents[e - 1]), __builtin_prefetch(&c->ents[e - 1].info);
+    }
+    for (int i = 0; i < n; i++) {
+        if (!io->keys[i]) continue;
+        cache_ent *x = cache_find(c, io->keys[i], c->hash[i]);
+        c->ent[i] = x ? (int)(x - c->ents) + 1 : 0;
+    }
+}
+
+/* Then for sample i: when the cache holds its image (stored by an earlier batch, from a record of
+ * the same length), fills *info from the entry instead of peeking at the record's headers. */
+static bool cache_known(sl__decode_cache *c, const sl__op_io *io, int i,
+                        sl__decode_image_info *info) {
+    if (!c->ent[i]) return false;
+    const cache_ent *x = &c->ents[c->ent[i] - 1];
+    if (x->off == SIZE_MAX || x->batch >= io->iteration ||
+        x->enc_len != sl_tlist_sample_nbytes(io->in[0], i))
+        return false;
+    *info = x->info;
+    return true;
 }
 
 /* setup's cache step: decides every sample from its key and shape (io->out[0] is sized). */
@@ -718,8 +798,9 @@ static sl_status cache_plan(sl__decode_image_state *s, sl__op_io *io, size_t *hi
     for (int i = 0; i < io->batch; i++) {
         hit[i] = put[i] = 0;
         if (!io->keys || !io->keys[i] || s->info[i].format == 0) continue;
-        SL_TRY(cache_decide(c, io->keys[i], sl_tlist_shape(out, i), io->iteration, &hit[i], &put[i],
-                            err));
+        SL_TRY(cache_decide(c, io->keys[i], c->hash[i], c->ent[i], &s->info[i],
+                            sl_tlist_sample_nbytes(io->in[0], i), sl_tlist_shape(out, i),
+                            io->iteration, &hit[i], &put[i], err));
         nh += hit[i] != 0;
         np += put[i] != 0;
     }
@@ -819,16 +900,25 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
     if (io->device.kind != SL_DEVICE_CUDA) {
         sl__decode_cache *c = s->cache;
         if (!c) return SL_OK;
-        if (io->batch > c->cap_batch) {
-            free(c->hit);
-            free(c->put);
-            c->cap_batch = 0;
-            c->hit = sl__calloc((size_t)io->batch, sizeof *c->hit, err);
-            c->put = sl__calloc((size_t)io->batch, sizeof *c->put, err);
-            if (!c->hit || !c->put) return SL_ENOMEM;
-            c->cap_batch = io->batch;
+        SL_TRY(cache_plan(s, io, c->hit, c->put, err));
+        /* hits are copies: made here, on the stage thread, up to CACHE_INLINE_BYTES a batch
+         * (waking the pool costs more than that); what is left goes to run_cpu */
+        const sl_tlist *out = io->out[0];
+        size_t inl = 0;
+        int n = 0;
+        for (int i = 0; i < io->batch; i++) {
+            if (s->info[i].format == 0) continue; /* skipped: nothing to do */
+            size_t nb = sl_tlist_sample_nbytes(out, i);
+            if (c->hit[i] && inl + nb <= CACHE_INLINE_BYTES) {
+                memcpy(out->data[i], c->host + c->hit[i] - 1, nb);
+                inl += nb;
+                continue;
+            }
+            c->run[n++] = i;
         }
-        return cache_plan(s, io, c->hit, c->put, err);
+        io->run_index = c->run;
+        io->run_count = n;
+        return SL_OK;
     }
     sl__decode_image_batch *b = *io->batch_state;
     if (!b) {
@@ -891,6 +981,13 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
     for (int i = 0; i < io->batch; i++)
         if (b->on_gpu[i] == 1)
             b->enc_off[i] = enc, enc += (sl_tlist_sample_nbytes(io->in[0], i) + 63) & ~(size_t)63;
+    if (s->cache) { /* run_cpu has nothing to do for hits (the GPU half copies them) */
+        int m = 0;
+        for (int i = 0; i < io->batch; i++)
+            if (b->on_gpu[i] != 2 && s->info[i].format != 0) s->cache->run[m++] = i;
+        io->run_index = s->cache->run;
+        io->run_count = m;
+    }
     if (enc > b->enc_cap) {
         sl__alloc_pinned_free(b->enc);
         b->enc_cap = 0;
@@ -1164,13 +1261,19 @@ static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
     }
     sl_tlist *out = io->out[0];
     SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 3, io->device, err));
+    if (s->cache) {
+        SL_TRY(cache_batch_arrays(s->cache, io->batch, err));
+        cache_lookup(s->cache, io);
+    }
     int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     for (int i = 0; i < io->batch; i++) {
         char why[256];
         sl__decode_image_info *inf = &s->info[i];
-        sl_status st = sl__decode_image_peek(in->data[i], sl_tlist_sample_nbytes(in, i), s->type,
-                                             s->orient, s->max_pixels, inf, why, sizeof why);
+        sl_status st = SL_OK;
+        if (!s->cache || !cache_known(s->cache, io, i, inf))
+            st = sl__decode_image_peek(in->data[i], sl_tlist_sample_nbytes(in, i), s->type,
+                                       s->orient, s->max_pixels, inf, why, sizeof why);
         if (st != SL_OK && !s->skip_bad) {
             free(shapes);
             return sl__op_fail(err, st, io, i, s->name, "%s", why);

@@ -98,12 +98,14 @@ int64_t sl__caffe2_values(const sl__caffe2_tensor *t, double *out, int64_t cap) 
     default:
         return -1;
     }
-    n = sl__protowire_repeated(t->msg, t->len, (uint32_t)field, kind, NULL, 0);
+    /* one pass when the values wanted fit tmp (labels: one), a second for more */
+    int64_t m0 = out && cap > 0 ? (cap < 256 ? cap : 256) : 0;
+    n = sl__protowire_repeated(t->msg, t->len, (uint32_t)field, kind, m0 ? tmp : NULL, m0);
     if (n < 0 || !out || cap <= 0) return n;
     int64_t m = n < cap ? n : cap;
     uint64_t *raw = m <= 256 ? tmp : malloc((size_t)m * sizeof *raw);
     if (!raw) return -1;
-    sl__protowire_repeated(t->msg, t->len, (uint32_t)field, kind, raw, m);
+    if (raw != tmp) sl__protowire_repeated(t->msg, t->len, (uint32_t)field, kind, raw, m);
     for (int64_t k = 0; k < m; k++) {
         uint64_t u = raw[k];
         if (kind == SL_PW_FIXED32) {

@@ -174,6 +174,19 @@ const char *sl__lmdb_key(const sl__lmdb *db, int64_t i, char *buf, size_t size) 
     return sl__lmdb_escape(db->recs[i].key, db->recs[i].key_size, buf, size);
 }
 
+void sl__lmdb_prefetch(const sl__lmdb *db, const int64_t *recs, int n, int stage) {
+    for (int k = 0; k < n; k++) {
+        const sl__lmdb_rec *r = &db->recs[recs[k]];
+        if (stage == 0) {
+            __builtin_prefetch(r);
+            continue;
+        }
+        __builtin_prefetch(r->key);
+        __builtin_prefetch(r->val);
+        if (r->val_size > 64) __builtin_prefetch(r->val + r->val_size - 1);
+    }
+}
+
 const char *sl__lmdb_path(const sl__lmdb *db, int64_t i) {
     int lo = 0, hi = db->nenv - 1;
     while (lo < hi) { /* last env with first <= i */

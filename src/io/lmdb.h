@@ -24,6 +24,10 @@ void sl__lmdb_value(const sl__lmdb *db, int64_t i, const uint8_t **data, size_t 
 /* Record i's key as printable text (bytes outside 0x20..0x7e, and '\\', as \xHH) into buf
  * (truncated to size); returns buf. */
 const char *sl__lmdb_key(const sl__lmdb *db, int64_t i, char *buf, size_t size);
+/* Hints that records will be read soon (a batch's worth, picked at random across the map, each
+ * a wait on memory when read one by one): stage 0 fetches their index entries, stage 1 (after
+ * stage 0 for the same records) their keys and the first and last bytes of their values. */
+void sl__lmdb_prefetch(const sl__lmdb *db, const int64_t *recs, int n, int stage);
 /* The path record i comes from. */
 const char *sl__lmdb_path(const sl__lmdb *db, int64_t i);
 /* Bytes of index memory (for benchmarks). */

@@ -97,6 +97,8 @@ typedef struct reader {
     int label_type, num_labels, additional;
     bool bbox, image_available, label_available;
     sl__caffe2_record *c2; /* batch */
+    int64_t *nlab;         /* batch: label values per record */
+    double *lab0;          /* batch: each record's first label value */
     sl__caffe_datum *cd;   /* batch */
     double *vals;          /* scratch for label values */
     int64_t vals_cap;
@@ -154,6 +156,8 @@ static void reader_free(void *state) {
     free(r->keys);
     free(r->keybuf);
     free(r->c2);
+    free(r->nlab);
+    free(r->lab0);
     free(r->cd);
     free(r->vals);
     free(r);
@@ -192,10 +196,12 @@ static sl_status reader_next(reader *r, sl__op_io *io, sl_err *err) {
     if (io->batch > r->batch_size || io->batch < 0)
         return sl_err_set(err, SL_EINVAL, "%s: batch of %d samples, created for at most %d",
                           r->opname, io->batch, r->batch_size);
-    for (int i = 0; i < io->batch; i++) {
-        r->recs[i] = sl__loader_next(r->loader, i == 0, NULL);
-        rec_key(r, r->recs[i], r->keys[i], KEY_MAX);
+    for (int i = 0; i < io->batch; i++) r->recs[i] = sl__loader_next(r->loader, i == 0, NULL);
+    if (r->db) { /* the batch's records lie all over the map: fetch them before reading any */
+        sl__lmdb_prefetch(r->db, r->recs, io->batch, 0);
+        sl__lmdb_prefetch(r->db, r->recs, io->batch, 1);
     }
+    for (int i = 0; i < io->batch; i++) rec_key(r, r->recs[i], r->keys[i], KEY_MAX);
     io->keys = (const char *const *)r->keys;
     return SL_OK;
 }
@@ -284,7 +290,9 @@ static sl_status caffe2_create(const sl__args *a, const sl__op_init *init, void 
     if (!st) st = reader_start(r, a, init, err);
     if (!st) {
         r->c2 = sl__malloc((size_t)r->batch_size * sizeof *r->c2, err);
-        if (!r->c2) st = SL_ENOMEM;
+        r->nlab = sl__malloc((size_t)r->batch_size * sizeof *r->nlab, err);
+        r->lab0 = sl__malloc((size_t)r->batch_size * sizeof *r->lab0, err);
+        if (!r->c2 || !r->nlab || !r->lab0) st = SL_ENOMEM;
     }
     if (st) {
         reader_free(r);
@@ -391,7 +399,9 @@ static sl_status c2_labels(reader *r, sl__op_io *io, int o, int li, sl_err *err)
             break;
         }
         t = ti;
-        int64_t n = sl__caffe2_values(&c->t[li], NULL, 0);
+        /* one pass over the label proto: its value count, and its first value (all of a
+         * SINGLE_LABEL record's) */
+        int64_t n = r->nlab[i] = sl__caffe2_values(&c->t[li], &r->lab0[i], 1);
         if (n < 0) {
             st = rec_fail(r, i, SL_EFORMAT, err, "label values are malformed");
             break;
@@ -425,7 +435,11 @@ static sl_status c2_labels(reader *r, sl__op_io *io, int o, int li, sl_err *err)
     if (!st) st = sl_tlist_alloc(out, shapes, err);
     for (int i = 0; i < io->batch && !st; i++) {
         const sl__caffe2_record *c = &r->c2[i];
-        int64_t n = sl__caffe2_values(&c->t[li], NULL, 0);
+        int64_t n = r->nlab[i];
+        if (lt == SL_C2_SINGLE_LABEL) {
+            store_val(t, out->data[i], 0, r->lab0[i]);
+            continue;
+        }
         st = need_vals(r, 2 * n + 1, err);
         if (st) break;
         sl__caffe2_values(&c->t[li], r->vals, n);
@@ -521,6 +535,7 @@ static sl_status caffe2_setup(void *state, sl__op_io *io, sl_err *err) {
         SL_TRY(c2_labels(r, io, o++, pi, err));
         pi += r->label_type == SL_C2_MULTI_LABEL_WEIGHTED_SPARSE ? 2 : 1;
     }
+
     for (int k = 0; k < r->additional; k++) {
         char what[48];
         snprintf(what, sizeof what, "additional input %d", k);

@@ -4,6 +4,7 @@
 #define SLUICE_CUDA_KERNELS_H
 
 #include "ops/crop_mirror_normalize.h"
+#include "ops/jpeg_ycc.h"
 #include "sluice/status.h"
 
 #include <stdbool.h>
@@ -81,6 +82,18 @@ typedef struct sl__cuda_resize_desc {
 sl_status sl__cuda_resize(const sl__cuda_resize_desc *d, const void *params, int n, int64_t max_tmp,
                           int64_t max_out, float *scratch, int in_dtype, int out_dtype,
                           void *stream, sl_err *err);
+
+/* nvJPEG's YUV planes -> HWC RGB (or BGR): the window (y0, x0, out_h, out_w) of the image that
+ * layout l describes, exactly as libjpeg-turbo upsamples and converts it (ops/jpeg_ycc.h) */
+typedef struct sl__cuda_ycc_desc {
+    const uint8_t *y, *cb, *cr;
+    int64_t ypitch, cpitch;
+    sl__ycc_layout l;
+    int32_t y0, x0, out_h, out_w;
+    uint8_t *out;
+} sl__cuda_ycc_desc;
+sl_status sl__cuda_ycc(const sl__cuda_ycc_desc *d, int n, int64_t max_pixels, int bgr, void *stream,
+                       sl_err *err);
 
 /* Streams for pipeline stages: created on `device`, with the calling thread's device set too. */
 sl_status sl__cuda_set_device(int device, sl_err *err);

@@ -7,6 +7,7 @@
  * back here, so bad data is an SL_EFORMAT naming the record, never an exit. The shared decode core
  * is also used by decoders.image_random_crop (image_random_crop.c). */
 #include "ops/decode_image.h"
+#include "ops/jpeg_ycc.h"
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -63,6 +64,8 @@ static sl_status peek_jpeg(const uint8_t *d, size_t n, bool orient, sl__decode_i
                            char *why, size_t why_size) {
     size_t p = 2;
     info->orientation = 1;
+    int jfif = 0, adobe = -1; /* adobe: the APP14 transform, -1 without the marker */
+    uint8_t id[3] = {0, 0, 0};
     for (;;) {
         while (p < n && d[p] != 0xFF) p++; /* tolerate junk before a marker, as libjpeg does */
         while (p < n && d[p] == 0xFF) p++;
@@ -84,6 +87,15 @@ static sl_status peek_jpeg(const uint8_t *d, size_t n, bool orient, sl__decode_i
             info->h = rd16(s + 1, false);
             info->w = rd16(s + 3, false);
             info->comps = s[5];
+            for (int k = 0; k < info->comps && k < 4 && 6 + 3 * (size_t)k + 1 < sl; k++) {
+                if (k < 3) id[k] = s[6 + 3 * k];
+                info->samp[k][0] = s[7 + 3 * k] >> 4;
+                info->samp[k][1] = s[7 + 3 * k] & 15;
+            }
+        } else if (m == 0xE0 && sl >= 14 && !memcmp(s, "JFIF", 5)) {
+            jfif = 1;
+        } else if (m == 0xEE && sl >= 12 && !memcmp(s, "Adobe", 5)) {
+            adobe = s[11];
         } else if (m == 0xE1 && orient && sl > 6 && !memcmp(s, "Exif\0\0", 6)) {
             info->orientation = tiff_orientation(s + 6, sl - 6);
         }
@@ -94,6 +106,10 @@ static sl_status peek_jpeg(const uint8_t *d, size_t n, bool orient, sl__decode_i
         snprintf(why, why_size, "JPEG header is truncated or has no frame (SOF) marker");
         return SL_EFORMAT;
     }
+    /* libjpeg's guess of the colour space of 3 components (jdapimin.c, default_decompress_parms) */
+    if (info->comps == 3)
+        info->ycbcr =
+            jfif || (adobe >= 0 ? adobe != 0 : !(id[0] == 'R' && id[1] == 'G' && id[2] == 'B'));
     return SL_OK;
 }
 
@@ -967,9 +983,12 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
         const sl__decode_image_info *inf = &s->info[i];
         b->hw[2 * i] = inf->h, b->hw[2 * i + 1] = inf->w;
         bool gray = s->type == SL__IMG_GRAY;
+        sl__ycc_layout l;
         bool fits =
             inf->format == SL__IMG_JPEG && inf->orientation == 1 && !s->skip_bad &&
-            (gray || ((s->type == SL__IMG_RGB || s->type == SL__IMG_BGR) && inf->comps == 3));
+            (gray ||
+             ((s->type == SL__IMG_RGB || s->type == SL__IMG_BGR) && inf->comps == 3 && inf->ycbcr &&
+              sl__ycc_layout_of(inf->h, inf->w, (const uint8_t(*)[2])inf->samp, &l)));
 #ifdef SLUICE_HAVE_NVJPEG
         b->on_gpu[i] = b->hit_off[i] ? 2 : fits && inf->h * inf->w > s->cpu_max_pixels;
 #else
@@ -1113,50 +1132,59 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
             return sl__op_fail(err, st, io, first, s->name, "%s", msg);
         }
     }
-    const uint8_t **data = sl__malloc((size_t)ngpu * sizeof *data, err);
-    size_t *len = sl__malloc((size_t)ngpu * sizeof *len, err);
-    uint8_t **dst = sl__malloc((size_t)ngpu * sizeof *dst, err);
-    int64_t *w = sl__malloc((size_t)ngpu * sizeof *w, err);
+    sl__nvjpeg_job *jobs = sl__calloc((size_t)ngpu, sizeof *jobs, err);
     int *idx = sl__malloc((size_t)ngpu * sizeof *idx, err);
     char *failed = sl__malloc((size_t)ngpu, err);
-    sl_status st = data && len && dst && w && idx && failed ? SL_OK : SL_ENOMEM;
+    sl_status st = jobs && idx && failed ? SL_OK : SL_ENOMEM;
     int c = s->type == SL__IMG_GRAY ? 1 : 3;
-    size_t full = 0;
+    size_t full = 0; /* bytes of whole images to crop from (cropping decoder, not via planes) */
     for (int i = 0, k = 0; i < n && st == SL_OK; i++) {
         if (b->on_gpu[i] != 1) continue;
-        data[k] = b->enc + b->enc_off[i]; /* run_cpu's copy: in->data may be reused by now */
-        len[k] = sl_tlist_sample_nbytes(in, i);
-        w[k] = b->hw[2 * i + 1];
+        sl__nvjpeg_job *j = &jobs[k];
+        j->data = b->enc + b->enc_off[i]; /* run_cpu's copy: in->data may be reused by now */
+        j->len = sl_tlist_sample_nbytes(in, i);
+        j->w = b->hw[2 * i + 1];
+        const sl__decode_image_info *inf = &b->info[i];
+        if (c == 3 && !sl__ycc_layout_of(inf->h, inf->w, (const uint8_t(*)[2])inf->samp, &j->ycc))
+            j->ycc.w = 0; /* setup only sends layouts it handles; nvJPEG's RGB if not */
         idx[k] = i;
-        dst[k] = rois ? (uint8_t *)(uintptr_t)full : out->data[i];
-        full += ((size_t)(b->hw[2 * i] * b->hw[2 * i + 1] * c) + 255) & ~(size_t)255;
+        if (rois && j->ycc.w > 0) { /* the planes' kernel writes the window itself */
+            j->y0 = (int32_t)rois[i].y, j->x0 = (int32_t)rois[i].x;
+            j->out_h = (int32_t)rois[i].h, j->out_w = (int32_t)rois[i].w;
+            j->dst = out->data[i];
+        } else if (rois) {
+            j->dst = (uint8_t *)(uintptr_t)full;
+            full += ((size_t)(b->hw[2 * i] * b->hw[2 * i + 1] * c) + 255) & ~(size_t)255;
+        } else {
+            j->dst = out->data[i];
+        }
         k++;
     }
     uint8_t *scratch = NULL;
-    if (st == SL_OK && rois) {
+    if (st == SL_OK && full) {
         scratch = sl__gpu_scratch_get(&s->full, io->device.id, full, io->stream, err);
         if (!scratch) st = err->status;
-        for (int k = 0; k < ngpu && st == SL_OK; k++) dst[k] = scratch + (uintptr_t)dst[k];
+        for (int k = 0; k < ngpu && st == SL_OK; k++)
+            if (jobs[k].out_w == 0) jobs[k].dst = scratch + (uintptr_t)jobs[k].dst;
     }
     int hw = 0;
     if (st == SL_OK) {
-        st = sl__nvjpeg_decode(s->nvjpeg, ngpu, data, len, dst, w, s->type, io->stream, &hw, failed,
-                               err);
+        st = sl__nvjpeg_decode(s->nvjpeg, ngpu, jobs, s->type, io->stream, &hw, failed, err);
         if (st != SL_OK) { /* not about one image (out of memory): name the batch's first */
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err->msg);
             st = sl__op_fail(err, st, io, first, s->name, "nvJPEG: %s", msg);
         }
     }
-    int nfail = 0;
-    for (int k = 0; k < ngpu && st == SL_OK; k++) nfail += failed[k];
-    if (st == SL_OK && rois && nfail < ngpu) { /* crop: cmn's kernel as an exact uint8 copy */
+    int ncrop = 0;
+    for (int k = 0; k < ngpu && st == SL_OK; k++) ncrop += rois && !failed[k] && !jobs[k].out_w;
+    if (st == SL_OK && ncrop) { /* crop whole images: cmn's kernel as an exact uint8 copy */
         sl__cuda_cmn_desc *d =
-            sl__gpu_args_host(&s->crop, io->device.id, (size_t)ngpu * sizeof *d, err);
+            sl__gpu_args_host(&s->crop, io->device.id, (size_t)ncrop * sizeof *d, err);
         if (!d) st = err->status;
         int64_t maxpix = 0, m = 0;
         for (int k = 0; k < ngpu && st == SL_OK; k++) {
-            if (failed[k]) continue; /* the CPU writes its window itself */
+            if (failed[k] || jobs[k].out_w) continue; /* the CPU / the planes' kernel wrote it */
             int i = idx[k];
             sl__cmn_sample *p = &d[m].p;
             memset(p, 0, sizeof *p);
@@ -1164,7 +1192,7 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
             p->anchor_y = rois[i].y, p->anchor_x = rois[i].x;
             p->out_h = rois[i].h, p->out_w = rois[i].w, p->out_c = c;
             for (int ch = 0; ch < c; ch++) p->inv_std[ch] = 1.0f;
-            d[m].in = dst[k];
+            d[m].in = jobs[k].dst;
             d[m].out = out->data[i];
             if (p->out_h * p->out_w > maxpix) maxpix = p->out_h * p->out_w;
             m++;
@@ -1182,10 +1210,7 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
     if (st == SL_OK) __atomic_fetch_add(&s->decodes, ngpu, __ATOMIC_RELAXED);
     if (st == SL_OK && s->cache) st = cache_copies(s, io, err);
     if (st == SL_ENOMEM && !err->msg[0]) sl_err_set(err, st, "%s: out of memory", s->name);
-    free(data);
-    free(len);
-    free(dst);
-    free(w);
+    free(jobs);
     free(idx);
     free(failed);
     return st;

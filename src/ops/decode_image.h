@@ -34,6 +34,9 @@ typedef struct sl__decode_image_info {
     int orientation; /* EXIF orientation 1..8 (1 when not adjusting) */
     int64_t out_h, out_w; /* extents after orientation */
     int c;                /* output channels */
+    uint8_t samp[4][2];   /* JPEG: each component's sampling factors (horizontal, vertical) */
+    bool ycbcr;           /* JPEG with 3 components that libjpeg decodes as YCbCr (JFIF, Adobe
+                             transform 1, or component ids that are not 'R','G','B') */
 } sl__decode_image_info;
 
 typedef struct sl__decode_image_roi {

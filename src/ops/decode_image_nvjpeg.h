@@ -2,12 +2,15 @@
  * nvjpeg.h is found). A decoder owns two nvJPEG handles on one GPU: the hardware JPEG engines
  * (NVJPEG_BACKEND_HARDWARE, when the GPU has them: A100, H100, H200) and the default GPU/hybrid
  * back end. Each batch sends the share hw_decoder_load of the images the engines support to the
- * hardware and the rest to nvjpegDecodeBatched on the default handle, as DALI does. No nvJPEG type
- * appears here, so decode_image.c stays free of CUDA headers. */
+ * hardware and the rest to the default back end, as DALI does. Colour images are decoded to their
+ * planes and finished as libjpeg-turbo finishes them (ops/jpeg_ycc.h), so that the GPU decode
+ * equals the CPU decode (nvJPEG's own RGB output replicates chroma). No nvJPEG type appears here,
+ * so decode_image.c stays free of CUDA headers. */
 #ifndef SLUICE_OPS_DECODE_IMAGE_NVJPEG_H
 #define SLUICE_OPS_DECODE_IMAGE_NVJPEG_H
 
 #include "ops/decode_image.h"
+#include "ops/jpeg_ycc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,14 +22,26 @@ typedef struct sl__nvjpeg sl__nvjpeg;
 sl_status sl__nvjpeg_create(double hw_load, sl__nvjpeg **out, sl_err *err);
 void sl__nvjpeg_free(sl__nvjpeg *d);
 
-/* Decodes n JPEGs (host bytes) into device images dst[i]: (h[i], w[i], c) uint8 HWC, c 3 for RGB
- * and BGR, 1 for GRAY (the luma plane). Queued on stream; *hw = images the engines took. An image
- * nvJPEG does not decode (any failure status, from either back end) is not an error: failed[i] is
- * set to 1 and the caller decodes it on the CPU; errors are left for what is not about one image.
- */
-sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const uint8_t *const *data, const size_t *len,
-                            uint8_t *const *dst, const int64_t *w, sl__img_type type, void *stream,
-                            int *hw, char *failed, sl_err *err);
+/* One image for sl__nvjpeg_decode. */
+typedef struct sl__nvjpeg_job {
+    const uint8_t *data; /* the JPEG, in host memory that stays put until the batch is done */
+    size_t len;
+    int64_t w;    /* the image's width: dst's row pitch (w * c bytes) for a whole image */
+    uint8_t *dst; /* device memory: the whole image (h, w, c), or the window below */
+    /* RGB and BGR only: ycc.w > 0 for a YCbCr JPEG whose layout jpeg_ycc.h handles. Its planes
+     * are decoded as stored (NVJPEG_OUTPUT_YUV) and finished by jpeg_ycc.h's upsampling and
+     * conversion (sl__cuda_ycc), which makes the result equal libjpeg-turbo's; only the window
+     * (y0, x0, out_h, out_w) is written, dst then being (out_h, out_w, 3). */
+    sl__ycc_layout ycc;
+    int32_t y0, x0, out_h, out_w;
+} sl__nvjpeg_job;
+
+/* Decodes n JPEGs into device memory as their jobs say, uint8 HWC: c 3 for RGB and BGR, 1 for
+ * GRAY (the luma plane). Queued on stream; *hw = images the engines took. An image nvJPEG does not
+ * decode (any failure status, from either back end) is not an error: failed[i] is set to 1 and the
+ * caller decodes it on the CPU; errors are left for what is not about one image. */
+sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl__img_type type,
+                            void *stream, int *hw, char *failed, sl_err *err);
 
 #ifdef __cplusplus
 }

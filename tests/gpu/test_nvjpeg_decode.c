@@ -1,10 +1,14 @@
 /* The mixed image decoders with nvJPEG against the CPU decoders on the DALI_extra photos (4 JPEGs,
  * 640x408 to 1280x871): decoders.image RGB and GRAY, and decoders.image_random_crop, on a GPU
  * pipeline with cpu_decode_max_pixels=0 (every JPEG through nvJPEG: the hardware engines take
- * hw_decoder_load of them), against the same pipeline on the CPU (libjpeg-turbo). Same shapes and
- * windows; per image the mean absolute difference is < 1 and the largest <= 12 (DALI's tolerance:
- * the two decoders upsample chroma differently). Prints what it measured. Also: the small-image
- * path (every image on the CPU pool, copied once per batch) equals the CPU pipeline exactly. */
+ * hw_decoder_load of them; BGR with hw_decoder_load=0 all goes to the default back end), against
+ * the same pipeline on the CPU (libjpeg-turbo). Same shapes and windows. RGB and GRAY must be equal
+ * byte for byte: colour JPEGs are decoded to their planes and finished with libjpeg-turbo's own
+ * upsampling and conversion (ops/jpeg_ycc.h). The random crops within DALI's tolerance (per image
+ * mean absolute difference < 1, largest <= 12): the CPU decodes only the window's iMCU columns
+ * (jpeg_crop_scanline), which upsamples its edge columns as image edges. Prints what it measured.
+ * Also: the small-image path (every image on the CPU pool, copied once per batch) equals the CPU
+ * pipeline exactly. */
 #include "check.h"
 #include "gpu.h"
 
@@ -88,8 +92,10 @@ static void run(const char *text, int exact) {
             break;
         }
         for (int k = 0; k < 8; k++) CHECK_STR(sl_batch_key(bc, k), sl_batch_key(bg, k));
-        const char *names[3] = {"decoders.image RGB", "decoders.image GRAY", "image_random_crop"};
-        for (int o = 0; o < sl_pipeline_num_outputs(c); o++) compare(bc, bg, o, names[o], exact);
+        const char *names[4] = {"decoders.image RGB", "BGR, default back end",
+                                "decoders.image GRAY", "image_random_crop"};
+        for (int o = 0; o < sl_pipeline_num_outputs(c); o++)
+            compare(bc, bg, o, names[o], exact || o < 3);
         sl_pipeline_release(c, bc);
         sl_pipeline_release(g, bg);
     }
@@ -111,11 +117,13 @@ int main(void) {
         "        files=['padlock-406986_640.jpg', 'site-1534685_1280.jpg',\n"
         "               'snail-4291306_1280.jpg', 'swan-3584559_640.jpg'])\n"
         "    rgb = fn.decoders.image(jpegs, device='mixed', cpu_decode_max_pixels=0)\n"
+        "    bgr = fn.decoders.image(jpegs, device='mixed', output_type=types.BGR,\n"
+        "                            cpu_decode_max_pixels=0, hw_decoder_load=0)\n"
         "    gray = fn.decoders.image(jpegs, device='mixed', output_type=types.GRAY,\n"
         "                             cpu_decode_max_pixels=0, hw_decoder_load=0.5)\n"
         "    crops = fn.decoders.image_random_crop(jpegs, device='mixed', seed=5,\n"
         "                                          cpu_decode_max_pixels=0)\n"
-        "    return rgb, gray, crops\n";
+        "    return rgb, bgr, gray, crops\n";
     run(text, 0);
     const char *small =
         "def photos(file_root):\n"

@@ -57,7 +57,8 @@ int check_needle_missing(const char *msg, const char *needle) {
     return needle && !strstr(msg, needle);
 }
 
-char *check_read_text(const char *path) {
+void *check_read_file(const char *path, size_t *size) {
+    *size = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
@@ -68,9 +69,14 @@ char *check_read_text(const char *path) {
         free(s);
         s = NULL;
     }
-    if (s) s[n] = '\0';
+    if (s) s[n] = '\0', *size = (size_t)n;
     fclose(f);
     return s;
+}
+
+char *check_read_text(const char *path) {
+    size_t n;
+    return check_read_file(path, &n);
 }
 
 const char *check_json_object(const char *json, const char *name) {

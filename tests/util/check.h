@@ -19,6 +19,8 @@ const char *check_errmsg(const void *e);
 int check_needle_missing(const char *msg, const char *needle);
 /* Path of a fixture file: SL_FIXTURES "/" rel, in a static rotating buffer. */
 const char *fixture(const char *rel);
+/* The whole file (malloc'd, with a NUL after its *size bytes), or NULL. */
+void *check_read_file(const char *path, size_t *size);
 /* The whole file as a NUL-terminated string (malloc'd), or NULL. */
 char *check_read_text(const char *path);
 /* A tiny reader for the seed-model-init.json fixture: the text after `"name": {`, n numbers of the

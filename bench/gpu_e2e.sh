@@ -37,6 +37,13 @@ train() { # name, args...
 train gpu1 --devices 0
 train gpu2_sharding --devices 0,1 --mode sharding
 train gpu2_devices --devices 0,1 --mode devices
+# the decoded-image cache in training: the seed's training pipeline with cache_size=256 on its
+# decoder (epoch 0 fills the cache, later epochs are hits); and the decode threads per pipeline
+sed 's/output_type=types.GRAY)/output_type=types.GRAY, cache_size=256)/' \
+    tests/fixtures/pipelines/seed_training_sharding.py > "$out/seed_cached.py"
+train gpu1_cached --devices 0 --train-pipeline "$out/seed_cached.py" --profile
+train gpu2_cached --devices 0,1 --mode sharding --train-pipeline "$out/seed_cached.py" --profile
+for t in 8 12; do train "gpu2_threads$t" --devices 0,1 --mode sharding --threads $t; done
 ngpu=$(nvidia-smi -L | wc -l)
 if [ "$ngpu" -ge 4 ]; then
     train gpu4_sharding --devices 0,1,2,3 --mode sharding
@@ -49,6 +56,12 @@ for d in 0 all; do
         > "$out/run_$d.json" 2> /dev/null
     log "pipeline --devices $d: $(grep -o '"epochs": \[[^]]*\]' "$out/run_$d.json")"
 done
+# issue 8's pipelines: the ImageNet-style one (hw_decoder_load variants, CPU only) and the seed's
+# from the decoded-image cache
+bench/gpu_imagenet.sh "$b" "$out/imagenet" 0.9 0.7 1.0 > "$out/imagenet.log" 2>&1
+log "imagenet: $(grep -o '"pipeline": "[^"]*"\|"samples_per_s": [0-9.]*' "$out/imagenet.log" | tr '\n' ' ')"
+bench/gpu_decode.sh "$b" "$out/decode" > "$out/decode.log" 2>&1
+log "cache: $(grep -o '== .*\|"samples_per_s": [0-9.]*' "$out/decode.log" | tr '\n' ' ')"
 cmake --build "$b" -j "$nproc_" --target bench_train_gpu >> "$out/build.log" 2>&1 &&
     "$b/bench_train_gpu" 2000 > "$out/bench_train_gpu.log" 2>&1
 log "bench_train_gpu: $(grep -E 'step|all-reduce|scaling|efficiency' "$out/bench_train_gpu.log" | head -20 | tr '\n' ';')"

@@ -17,6 +17,7 @@
 
 #include <jerror.h>
 #include <jpeglib.h>
+#include <math.h>
 #include <setjmp.h>
 #include <spng.h>
 #include <stdlib.h>
@@ -87,6 +88,7 @@ static sl_status peek_jpeg(const uint8_t *d, size_t n, bool orient, sl__decode_i
             info->h = rd16(s + 1, false);
             info->w = rd16(s + 3, false);
             info->comps = s[5];
+            info->sof = m & 15;
             for (int k = 0; k < info->comps && k < 4 && 6 + 3 * (size_t)k + 1 < sl; k++) {
                 if (k < 3) id[k] = s[6 + 3 * k];
                 info->samp[k][0] = s[7 + 3 * k] >> 4;
@@ -912,6 +914,30 @@ void sl__decode_image_free_batch(void *batch_state) {
     free(b);
 }
 
+/* What the hardware JPEG engines take (JPEG layouts they decode: baseline or extended Huffman,
+ * gray or 4:4:4 / 4:2:2 / 4:4:0 / 4:2:0), as far as the header tells. */
+static bool engine_fits(const sl__decode_image_info *inf) {
+    if (inf->sof > 1) return false;
+    if (inf->comps == 1) return true;
+    sl__ycc_layout l;
+    return sl__ycc_layout_of(inf->h, inf->w, (const uint8_t(*)[2])inf->samp, &l) && l.hs <= 2 &&
+           l.vs <= 2;
+}
+
+/* hw_decoder_load, on a GPU with JPEG engines (or before that is known): of the images bound for
+ * nvJPEG, the first ceil(hw_load * n) the engines take stay there; the others are decoded on the
+ * CPU pool in this stage, in parallel with the engines (libjpeg-turbo, like the small images).
+ * Without engines everything stays with nvJPEG's GPU/hybrid back end. */
+static void route_engines(sl__decode_image_state *s, int n, sl__decode_image_batch *b) {
+    if (__atomic_load_n(&s->engines, __ATOMIC_RELAXED) == 0) return;
+    int fit = 0;
+    for (int i = 0; i < n; i++) fit += b->on_gpu[i] == 1 && engine_fits(&b->info[i]);
+    double load = s->hw_load < 0 ? 0 : s->hw_load > 1 ? 1 : s->hw_load;
+    int quota = (int)ceil(load * (double)fit);
+    for (int i = 0; i < n; i++)
+        if (b->on_gpu[i] == 1 && (!engine_fits(&b->info[i]) || quota-- <= 0)) b->on_gpu[i] = 0;
+}
+
 sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err *err) {
     if (io->device.kind != SL_DEVICE_CUDA) {
         sl__decode_cache *c = s->cache;
@@ -996,6 +1022,7 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
         b->on_gpu[i] = 0;
 #endif
     }
+    route_engines(s, io->batch, b);
     size_t enc = 0; /* the nvJPEG samples' encoded bytes, kept for the GPU half */
     for (int i = 0; i < io->batch; i++)
         if (b->on_gpu[i] == 1)
@@ -1125,12 +1152,13 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
     int first = 0;
     while (b->on_gpu[first] != 1) first++;
     if (!s->nvjpeg) {
-        sl_status st = sl__nvjpeg_create(s->hw_load, (sl__nvjpeg **)&s->nvjpeg, err);
+        sl_status st = sl__nvjpeg_create((sl__nvjpeg **)&s->nvjpeg, err);
         if (st != SL_OK) {
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err->msg);
             return sl__op_fail(err, st, io, first, s->name, "%s", msg);
         }
+        __atomic_store_n(&s->engines, sl__nvjpeg_has_engines(s->nvjpeg) ? 1 : 0, __ATOMIC_RELAXED);
     }
     sl__nvjpeg_job *jobs = sl__calloc((size_t)ngpu, sizeof *jobs, err);
     int *idx = sl__malloc((size_t)ngpu * sizeof *idx, err);
@@ -1249,6 +1277,7 @@ sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, vo
     s->skip_bad = sl__args_bool(a, "skip_bad_records");
     s->max_pixels = sl__args_int(a, "max_image_pixels");
     s->hw_load = sl__args_float(a, "hw_decoder_load");
+    s->engines = -1;
     s->cpu_max_pixels = sl__args_int(a, "cpu_decode_max_pixels");
     sl_status st = SL_OK;
 #if defined(SLUICE_HAVE_CUDA) && !defined(SLUICE_HAVE_NVJPEG)

@@ -35,8 +35,9 @@ typedef struct sl__decode_image_info {
     int64_t out_h, out_w; /* extents after orientation */
     int c;                /* output channels */
     uint8_t samp[4][2];   /* JPEG: each component's sampling factors (horizontal, vertical) */
-    bool ycbcr;           /* JPEG with 3 components that libjpeg decodes as YCbCr (JFIF, Adobe
-                             transform 1, or component ids that are not 'R','G','B') */
+    uint8_t sof; /* JPEG: the frame marker's process, 0xC0 + sof (0 baseline, 2 progressive) */
+    bool ycbcr;  /* JPEG with 3 components that libjpeg decodes as YCbCr (JFIF, Adobe
+                    transform 1, or component ids that are not 'R','G','B') */
 } sl__decode_image_info;
 
 typedef struct sl__decode_image_roi {
@@ -102,8 +103,9 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
         {"hw_decoder_load",                                                                        \
          SL_ARG_FLOAT,                                                                             \
          "0.9",                                                                                    \
-         "mixed, nvJPEG: share of each batch's JPEGs given to the hardware JPEG engines (those "   \
-         "they support); the rest go to the GPU/hybrid back end",                                  \
+         "mixed, nvJPEG: share of each batch's large baseline JPEGs given to the hardware JPEG "   \
+         "engines; the rest (and progressive JPEGs) are decoded on the CPU pool. Without engines " \
+         "nvJPEG's GPU/hybrid back end decodes them all",                                          \
          0,                                                                                        \
          NULL},                                                                                    \
         {"cpu_decode_max_pixels",                                                                  \
@@ -140,6 +142,7 @@ typedef struct sl__decode_image_state {
     int info_cap;
     int64_t skipped;        /* records skipped so far (atomic) */
     double hw_load;         /* hw_decoder_load */
+    int engines;            /* the GPU has hardware JPEG engines: -1 not known yet, 0, 1 (atomic) */
     int64_t cpu_max_pixels; /* cpu_decode_max_pixels */
     void *nvjpeg;           /* sl__nvjpeg, made on the GPU stage's thread (nvJPEG builds) */
     sl__gpu_scratch full;   /* cropping decoder: whole images before the crop */

@@ -1,16 +1,17 @@
 /* nvJPEG batched decoding (decode_image_nvjpeg.h). Handles and states are made once, on the GPU
  * stage's thread; each batch parses every header (nvjpegJpegStreamParseHeader) to ask the hardware
- * back end whether it takes the image (nvjpegDecodeBatchedSupported), sends the first
- * ceil(hw_load * supported) of those to the engines (nvjpegDecodeBatchedInitialize +
- * nvjpegDecodeBatched) and everything else to the default back end (nvjpegDecode per image), all
- * on the pipeline's stream. Colour images go through NVJPEG_OUTPUT_YUV: their planes land in a
- * per-batch device scratch block and one sl__cuda_ycc launch finishes them as libjpeg-turbo does
- * (an image whose planes nvJPEG sizes differently from libjpeg goes to the CPU; if the engines
- * refuse YUV output, the default back end takes those images). Whatever a back end fails on goes
- * on: from the default back end to the engines when they support the image, else (and from the
- * engines) back to the caller, who decodes it on the CPU. A default back end that has failed on its
- * first images and never succeeded is left alone from then on (on the H200 with CUDA 13 it answered
- * NVJPEG_STATUS_BAD_JPEG to everything). */
+ * back end whether it takes the image (nvjpegDecodeBatchedSupported), sends those to the engines
+ * (nvjpegDecodeBatchedInitialize + nvjpegDecodeBatched) and everything else to the default back
+ * end (nvjpegDecode per image), all on the pipeline's stream. (The hw_decoder_load split happens
+ * before, in the decoder's setup: what the engines are not given is decoded on the CPU pool.)
+ * Colour images go through NVJPEG_OUTPUT_YUV: their planes land in a per-batch device scratch block
+ * and one sl__cuda_ycc launch finishes them as libjpeg-turbo does (an image whose planes nvJPEG
+ * sizes differently from libjpeg goes to the CPU; if the engines refuse YUV output, the default
+ * back end takes those images). Whatever a back end fails on goes on: from the default back end to
+ * the engines when they support the image, else (and from the engines) back to the caller, who
+ * decodes it on the CPU. A default back end that has failed on its first images and never succeeded
+ * is left alone from then on (on the H200 with CUDA 13 it answered NVJPEG_STATUS_BAD_JPEG to
+ * everything). */
 #include "ops/decode_image_nvjpeg.h"
 
 #include "core/alloc.h"
@@ -20,13 +21,11 @@
 
 #include <nvjpeg.h>
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct sl__nvjpeg {
-    double hw_load;
     int device;
     nvjpegHandle_t hw, sw;
     nvjpegJpegState_t hw_state, sw_state;
@@ -86,7 +85,8 @@ static sl_status create(sl__nvjpeg *d, sl_err *err) {
         return sl_err_set(err, SL_ECUDA, "nvJPEG: no current CUDA device");
     NVJ_TRY(err, nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &d->sw));
     NVJ_TRY(err, nvjpegJpegStateCreate(d->sw, &d->sw_state));
-    if (d->hw_load > 0 &&
+    const char *env = getenv("SLUICE_NVJPEG_ENGINES");
+    if (!(env && !strcmp(env, "0")) &&
         nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &d->hw) == NVJPEG_STATUS_SUCCESS) {
         if (nvjpegJpegStateCreate(d->hw, &d->hw_state) != NVJPEG_STATUS_SUCCESS ||
             nvjpegJpegStreamCreate(d->hw, &d->parse) != NVJPEG_STATUS_SUCCESS) {
@@ -97,16 +97,20 @@ static sl_status create(sl__nvjpeg *d, sl_err *err) {
         d->hw = NULL;
     }
     sl__log(SL_LOG_INFO, "nvJPEG: %s",
-            d->hw ? "hardware JPEG decoder engines in use"
-                  : "no hardware JPEG decoder: GPU/hybrid back end only");
+            d->hw                      ? "hardware JPEG decoder engines in use"
+            : env && !strcmp(env, "0") ? "SLUICE_NVJPEG_ENGINES=0: GPU/hybrid back end only"
+                                       : "no hardware JPEG decoder: GPU/hybrid back end only");
     return SL_OK;
 }
 
-sl_status sl__nvjpeg_create(double hw_load, sl__nvjpeg **out, sl_err *err) {
+bool sl__nvjpeg_has_engines(const sl__nvjpeg *d) {
+    return d->hw != NULL;
+}
+
+sl_status sl__nvjpeg_create(sl__nvjpeg **out, sl_err *err) {
     *out = NULL;
     sl__nvjpeg *d = sl__calloc(1, sizeof *d, err);
     if (!d) return SL_ENOMEM;
-    d->hw_load = hw_load < 0 ? 0 : hw_load > 1 ? 1 : hw_load;
     sl_status st = create(d, err);
     if (st != SL_OK) {
         sl__nvjpeg_free(d);
@@ -294,7 +298,6 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl
     cudaStream_t st = (cudaStream_t)stream;
     memset(d->on_hw, 0, (size_t)n);
     SL_TRY(plan_planes(d, n, jobs, type, st, err));
-    int supported = 0;
     for (int i = 0; i < n; i++) {
         d->hw_ok[i] = 0;
         if (!d->hw || d->on_hw[i] == 3 || (d->yuv[i] && no_hw_yuv(d))) continue;
@@ -302,13 +305,8 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl
         if (nvjpegJpegStreamParseHeader(d->hw, jobs[i].data, jobs[i].len, d->parse) ==
                 NVJPEG_STATUS_SUCCESS &&
             nvjpegDecodeBatchedSupported(d->hw, d->parse, &no) == NVJPEG_STATUS_SUCCESS && no == 0)
-            d->on_hw[i] = d->hw_ok[i] = 1, supported++;
+            d->on_hw[i] = d->hw_ok[i] = 1;
     }
-    /* the engines take ceil(hw_load * supported) of them, the rest go to the GPU/hybrid path */
-    bool sw_gone = d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP; /* the engines take all they can */
-    int quota = sw_gone ? supported : (int)ceil(d->hw_load * (double)supported);
-    for (int i = 0; i < n; i++)
-        if (d->on_hw[i] == 1 && quota-- <= 0) d->on_hw[i] = 0;
     int k;
     for (int yuv = 1; yuv >= 0; yuv--) /* planes first: a refusal moves them to the default */
         if (d->hw) {

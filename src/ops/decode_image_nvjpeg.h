@@ -1,11 +1,11 @@
 /* nvJPEG batched decoding for the mixed image decoders (decode_image_nvjpeg.c, compiled only where
  * nvjpeg.h is found). A decoder owns two nvJPEG handles on one GPU: the hardware JPEG engines
  * (NVJPEG_BACKEND_HARDWARE, when the GPU has them: A100, H100, H200) and the default GPU/hybrid
- * back end. Each batch sends the share hw_decoder_load of the images the engines support to the
- * hardware and the rest to the default back end, as DALI does. Colour images are decoded to their
- * planes and finished as libjpeg-turbo finishes them (ops/jpeg_ycc.h), so that the GPU decode
- * equals the CPU decode (nvJPEG's own RGB output replicates chroma). No nvJPEG type appears here,
- * so decode_image.c stays free of CUDA headers. */
+ * back end. The engines take every image they support, the default back end the others (the
+ * hw_decoder_load split is made before: the decoder's setup gives the rest to the CPU pool). Colour
+ * images are decoded to their planes and finished as libjpeg-turbo finishes them (ops/jpeg_ycc.h),
+ * so that the GPU decode equals the CPU decode (nvJPEG's own RGB output replicates chroma). No
+ * nvJPEG type appears here, so decode_image.c stays free of CUDA headers. */
 #ifndef SLUICE_OPS_DECODE_IMAGE_NVJPEG_H
 #define SLUICE_OPS_DECODE_IMAGE_NVJPEG_H
 
@@ -18,8 +18,11 @@ extern "C" {
 
 typedef struct sl__nvjpeg sl__nvjpeg;
 
-/* On the calling thread's current device (the GPU stage's). */
-sl_status sl__nvjpeg_create(double hw_load, sl__nvjpeg **out, sl_err *err);
+/* On the calling thread's current device (the GPU stage's). The engines are used when the GPU has
+ * them, unless the environment says SLUICE_NVJPEG_ENGINES=0 (then the default back end alone). */
+sl_status sl__nvjpeg_create(sl__nvjpeg **out, sl_err *err);
+/* The hardware engines are in use. */
+bool sl__nvjpeg_has_engines(const sl__nvjpeg *d);
 void sl__nvjpeg_free(sl__nvjpeg *d);
 
 /* One image for sl__nvjpeg_decode. */

@@ -1,8 +1,9 @@
 /* The mixed image decoders with nvJPEG against the CPU decoders on the DALI_extra photos (4 JPEGs,
- * 640x408 to 1280x871): decoders.image RGB and GRAY, and decoders.image_random_crop, on a GPU
- * pipeline with cpu_decode_max_pixels=0 (every JPEG through nvJPEG: the hardware engines take
- * hw_decoder_load of them; BGR with hw_decoder_load=0 all goes to the default back end), against
- * the same pipeline on the CPU (libjpeg-turbo). Same shapes and windows. RGB and GRAY must be equal
+ * 640x408 to 1280x871): decoders.image RGB (hw_decoder_load 0.9: most to the hardware engines, the
+ * rest to the CPU pool), BGR with hw_decoder_load=0 (all on the CPU pool) and GRAY, and
+ * decoders.image_random_crop, on a GPU pipeline with cpu_decode_max_pixels=0, against the same
+ * pipeline on the CPU (libjpeg-turbo); then all of it again with SLUICE_NVJPEG_ENGINES=0 (nvJPEG's
+ * default back end decodes every image). Same shapes and windows. RGB, BGR and GRAY must be equal
  * byte for byte: colour JPEGs are decoded to their planes and finished with libjpeg-turbo's own
  * upsampling and conversion (ops/jpeg_ycc.h). The random crops within DALI's tolerance (per image
  * mean absolute difference < 1, largest <= 12): the CPU decodes only the window's iMCU columns
@@ -92,7 +93,7 @@ static void run(const char *text, int exact) {
             break;
         }
         for (int k = 0; k < 8; k++) CHECK_STR(sl_batch_key(bc, k), sl_batch_key(bg, k));
-        const char *names[4] = {"decoders.image RGB", "BGR, default back end",
+        const char *names[4] = {"decoders.image RGB", "BGR, hw_decoder_load=0",
                                 "decoders.image GRAY", "image_random_crop"};
         for (int o = 0; o < sl_pipeline_num_outputs(c); o++)
             compare(bc, bg, o, names[o], exact || o < 3);
@@ -125,6 +126,11 @@ int main(void) {
         "                                          cpu_decode_max_pixels=0)\n"
         "    return rgb, bgr, gray, crops\n";
     run(text, 0);
+    /* the same without the engines: nvJPEG's default (GPU/hybrid) back end decodes everything */
+    setenv("SLUICE_NVJPEG_ENGINES", "0", 1);
+    printf("-- SLUICE_NVJPEG_ENGINES=0\n");
+    run(text, 0);
+    unsetenv("SLUICE_NVJPEG_ENGINES");
     const char *small =
         "def photos(file_root):\n"
         "    jpegs, labels = fn.readers.file(file_root=file_root,\n"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# bench/gpu_imagenet.sh BUILD_DIR OUT_DIR [hw_decoder_load ...]: the ImageNet-style pipeline of
+# issue 8 (decoders.image_random_crop mixed -> resize 224x224 -> crop_mirror_normalize FLOAT16
+# CHW, random mirror) over the DALI_extra photos x500, batch 128, GPU 0, 3 epochs, once per
+# hw_decoder_load given (default: 0.65 1.0 0), and once with every image decoded on the CPU pool
+# (cpu_decode_max_pixels large). One JSON line per run in OUT_DIR/imagenet_*.json.
+set -uo pipefail
+build=${1:?usage: bench/gpu_imagenet.sh BUILD_DIR OUT_DIR [hw_decoder_load ...]}
+out=${2:?usage: bench/gpu_imagenet.sh BUILD_DIR OUT_DIR [hw_decoder_load ...]}
+shift 2
+loads=("$@")
+[ ${#loads[@]} -gt 0 ] || loads=(0.65 1.0 0)
+src=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+root=$src/tests/fixtures/dali_extra/jpeg
+: >"$out/photos.txt"
+for k in $(seq 500); do
+    i=0
+    for f in "$root"/*.jpg; do echo "$(basename "$f") $i" >>"$out/photos.txt"; i=$((i + 1)); done
+done
+pipeline() { # decoder arguments
+    cat <<PY
+def imagenet(file_root, file_list):
+    jpegs, labels = fn.readers.file(file_root=file_root, file_list=file_list, random_shuffle=True)
+    images = fn.decoders.image_random_crop(jpegs, device="mixed", output_type=types.RGB$1)
+    images = fn.resize(images, resize_x=224, resize_y=224)
+    coin = fn.random.coin_flip(probability=0.5)
+    images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, output_layout="CHW",
+                                      mean=[123.675, 116.28, 103.53], std=[58.395, 57.12, 57.375],
+                                      mirror=coin)
+    return images, labels
+PY
+}
+run() { # name, decoder arguments
+    pipeline "$2" >"$out/$1.py"
+    echo "== $1 ($2)"
+    timeout 60 "$build/sluice" run "$out/$1.py" --devices 0 --batch-size 128 --epochs 3 \
+        --threads "${THREADS:-$(nproc)}" --json --arg file_root="$root" \
+        --arg file_list="$out/photos.txt" 2>&1 | tee "$out/$1.json"
+}
+for l in "${loads[@]}"; do run "imagenet_hw$l" ", hw_decoder_load=$l"; done
+run imagenet_cpu ", cpu_decode_max_pixels=100000000"

@@ -13,10 +13,11 @@
 //             fixed-order reduction, no GEMV with a ones vector)
 // A narrow layer (at most SMALL_C = 16 outputs: the seed's 10-class last layer) skips cuBLAS,
 // whose kernels cost more than the few MFLOP they do there: forward, one kernel computes the
-// product (a warp per row, w transposed in shared memory), the bias, the log-softmax, the loss
-// terms and dz, and its last block to finish reduces the loss and the bias gradient in the fixed
-// order above; backward, one kernel computes dw, da, act'(a_prev) and the previous layer's db.
-// These products are float32 in every math mode.
+// product (each warp a slice of K, w in registers, a few rows per block), the bias, the
+// log-softmax, the loss terms and dz, and the loss and the bias gradient (per block in row order,
+// then, in the block that finishes last, over blocks in block order); backward, one kernel
+// computes dw, da, act'(a_prev) and the previous layer's db. These products are float32 in every
+// math mode.
 // The batch loss is left, as the batch mean, in the extra gradient slot grads[nparams], so the
 // trainer's single all-reduce averages it too; it is read back through pinned memory. The cuBLAS
 // products use float32, TF32 or bfloat16 tensor-core inputs (sl_mlp_config.math); all other
@@ -62,7 +63,8 @@ struct cuda_impl {
     double *row_loss;               // (rows,)
     double *loss_sum;               // (1,)
     unsigned *done;                 // (1,): last_fwd_kernel's count of finished blocks, 0 between
-    int nsm;                        // multiprocessors of the device
+    double *bpart;                  // (lf_blocks, SMALL_C + 1): last_fwd_kernel's per-block sums
+    int lf_blocks;                  // last_fwd_kernel's most blocks (each loads all of w once)
     int64_t rows;                   // capacity in rows
     int graphs_off;                 // a capture failed: plain launches from then on
     graph_entry graphs[NGRAPHS];
@@ -229,15 +231,14 @@ __global__ void loss_reduce_kernel(const double *row_loss, int64_t rows, double 
 
 // One block of NT after the last layer: with row_loss, *sum = sum(row_loss) in a fixed order and
 // mean_out = sum / rows (as loss_reduce_kernel); db[j] = sum over rows of dz (rows, C)[:, j], one
-// warp per column (lanes over rows, then a fixed butterfly). Reads through L2 (__ldcg): the block
-// that finishes last_fwd_kernel reads what other blocks of the same launch wrote.
+// warp per column (lanes over rows, then a fixed butterfly).
 template <int NT>
 __device__ void loss_db_block(const double *row_loss, int64_t rows, int C, const float *dz,
                               double *sum, float *mean_out, float *db) {
     __shared__ double part[NT];
     if (row_loss) {
         double s = 0;
-        for (int64_t r = threadIdx.x; r < rows; r += NT) s += __ldcg(row_loss + r);
+        for (int64_t r = threadIdx.x; r < rows; r += NT) s += row_loss[r];
         part[threadIdx.x] = s;
         __syncthreads();
         for (int w = NT / 2; w > 0; w >>= 1) {
@@ -252,7 +253,7 @@ __device__ void loss_db_block(const double *row_loss, int64_t rows, int C, const
     const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
     for (int j = warp; j < C; j += NT / 32) {
         float s = 0.0f;
-        for (int64_t r = lane; r < rows; r += 32) s += __ldcg(dz + r * C + j);
+        for (int64_t r = lane; r < rows; r += 32) s += dz[r * C + j];
         s = warp_sumf(s);
         if (lane == 0) db[j] = s;
     }
@@ -269,112 +270,152 @@ __global__ void loss_db_kernel(const double *row_loss, int64_t rows, int C, cons
 // are done here, in float32 in every math mode, fused with what follows them.
 
 #define SMALL_C      16         // widest layer the kernels below take (CM: 8, 10 or 16)
-#define LFWD_THREADS 128        // last_fwd_kernel: 4 warps, each one row at a time
-#define LFWD_SMEM    (46 << 10) // its dynamic shared memory at most (w transposed), under 48 KiB
+#define LF_WARPS     8          // last_fwd_kernel: warps per block, each a slice of K
+#define LF_KI        4          // k per lane: K <= LF_KMAX
+#define LF_KMAX      (LF_WARPS * 32 * LF_KI)
+#define LF_RB        2          // rows per block and round
 #define LBWD_RG      16         // row groups of last_bwd_kernel (blockDim 32 x LBWD_RG)
 
-// The last layer forward, one warp per row: z (rows, C) = a (rows, K; row pitch lda) @ w (K, C),
-// lane k summing columns k, k+32, ... then a fixed butterfly per class, w transposed in shared
-// memory (C x (K+1) floats, dynamic); then the arithmetic of logsoftmax_xent_kernel (z + b,
-// log-softmax in place, and with y the row losses and dz), lane j holding class j. With y, the
-// block that finishes last (a counter, reset by that block) also does loss_db_block: the loss sum
-// and mean and the bias gradient db (C,), in loss_db_kernel's fixed order.
+// The last layer forward, for latency (a few rows per block, every load in flight at once, no
+// shared-memory copy of w): z (rows, C) = a (rows, K; row pitch lda) @ w (K, C), K <= LF_KMAX.
+// Warp v of the block holds, in registers, w's rows k = v*32*LF_KI + lane + 32 i (i < LF_KI);
+// per round the block takes LF_RB rows, each warp sums its k-slice (a fixed butterfly per class)
+// into shared memory, and warp rr then adds the LF_WARPS slices of row rr in warp order and
+// does the arithmetic of logsoftmax_xent_kernel (z + b, log-softmax in place, with y dz), lane j
+// holding class j. With y, each block adds its rows' dz (db) and losses in row order into
+// bpart[block] (SMALL_C + 1 doubles: db in float arithmetic, the loss in double), and the block
+// that finishes last (a counter, reset by that block) adds the blocks' sums in block order: db,
+// *loss_sum and *loss_mean. Fixed orders throughout: the same bits on every run.
 template <int CM>
-__global__ void __launch_bounds__(LFWD_THREADS)
+__global__ void __launch_bounds__(LF_WARPS * 32)
     last_fwd_kernel(const float *a, int64_t lda, const float *w, const float *b, int64_t rows,
                     int K, int C, float *z, const float *y, int64_t ldy, float inv_b, float *dz,
-                    double *row_loss, double *loss_sum, float *loss_mean, float *db,
+                    double *bpart, double *loss_sum, float *loss_mean, float *db,
                     unsigned *done) {
-    extern __shared__ float ws[]; // ws[c * (K + 1) + k] = w[k * C + c]
+    __shared__ float part[LF_RB][LF_WARPS][CM];
+    __shared__ double fin[LF_RB][SMALL_C + 1];
     __shared__ unsigned last;
-    const int ldw = K + 1, total = K * C;
-    // the copy of w: 8 loads in flight per thread (w is in L2: the latency is the cost)
-    if ((((uintptr_t)w) & 15) == 0 && (total & 3) == 0) {
-        const float4 *w4 = (const float4 *)w;
-        for (int i0 = threadIdx.x; i0 < total / 4; i0 += 8 * LFWD_THREADS) {
-            float4 v[8];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    const int k0 = warp * 32 * LF_KI + lane;
+    float wr[LF_KI][CM];
 #pragma unroll
-            for (int u = 0; u < 8; u++) {
-                const int i = i0 + u * LFWD_THREADS;
-                v[u] = i < total / 4 ? w4[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
+    for (int i = 0; i < LF_KI; i++)
 #pragma unroll
-            for (int u = 0; u < 8; u++) {
-                const int i = i0 + u * LFWD_THREADS;
-                if (i < total / 4) {
-                    const float e[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
-#pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        const int k = (4 * i + q) / C, c = 4 * i + q - k * C;
-                        ws[c * ldw + k] = e[q];
-                    }
-                }
-            }
+        for (int c = 0; c < CM; c++) {
+            const int k = k0 + 32 * i;
+            wr[i][c] = k < K && c < C ? w[(int64_t)k * C + c] : 0.0f;
         }
-    } else {
-        for (int i0 = threadIdx.x; i0 < total; i0 += 8 * LFWD_THREADS) {
-            float v[8];
+    float dbp = 0.0f; // warp rr: its rows' dz[:, lane], in row order
+    double lsp = 0.0; // and their losses (lane 0)
+    for (int64_t r0 = (int64_t)blockIdx.x * LF_RB; r0 < rows; r0 += (int64_t)gridDim.x * LF_RB) {
+        float av[LF_RB][LF_KI];
 #pragma unroll
-            for (int u = 0; u < 8; u++) {
-                const int i = i0 + u * LFWD_THREADS;
-                v[u] = i < total ? w[i] : 0.0f;
+        for (int rr = 0; rr < LF_RB; rr++)
+#pragma unroll
+            for (int i = 0; i < LF_KI; i++) {
+                const int k = k0 + 32 * i;
+                av[rr][i] = r0 + rr < rows && k < K ? a[(r0 + rr) * lda + k] : 0.0f;
             }
 #pragma unroll
-            for (int u = 0; u < 8; u++) {
-                const int i = i0 + u * LFWD_THREADS;
-                if (i < total) {
-                    const int k = i / C, c = i - k * C;
-                    ws[c * ldw + k] = v[u];
-                }
-            }
-        }
-    }
-    __syncthreads();
-    const int lane = threadIdx.x & 31;
-    const bool on = lane < C;
-    const int64_t nwarps = (int64_t)gridDim.x * (LFWD_THREADS / 32);
-    for (int64_t r = (int64_t)blockIdx.x * (LFWD_THREADS / 32) + threadIdx.x / 32; r < rows;
-         r += nwarps) {
-        const float *ar = a + r * lda;
-        float acc[CM];
+        for (int rr = 0; rr < LF_RB; rr++) {
+            float acc[CM];
 #pragma unroll
-        for (int c = 0; c < CM; c++) acc[c] = 0.0f;
-#pragma unroll 8
-        for (int k = lane; k < K; k += 32) {
-            const float v = ar[k];
+            for (int c = 0; c < CM; c++) {
+                acc[c] = 0.0f;
+#pragma unroll
+                for (int i = 0; i < LF_KI; i++) acc[c] = fmaf(av[rr][i], wr[i][c], acc[c]);
+            }
 #pragma unroll
             for (int c = 0; c < CM; c++)
-                if (c < C) acc[c] = fmaf(v, ws[c * ldw + k], acc[c]);
+                if (c < C) {
+                    const float s = warp_sumf(acc[c]);
+                    if (lane == 0) part[rr][warp][c] = s;
+                }
         }
-        float v = -INFINITY; // lane j: z[r, j] + b[j]
-#pragma unroll
-        for (int c = 0; c < CM; c++)
-            if (c < C) {
-                const float s = warp_sumf(acc[c]);
-                if (lane == c) v = s + b[c];
+        __syncthreads();
+        const int64_t r = r0 + warp;
+        if (warp < LF_RB && r < rows) {
+            const bool on = lane < C;
+            float v = -INFINITY; // lane j: z[r, j] + b[j]
+            if (on) {
+                float s = part[warp][0][lane];
+                for (int u = 1; u < LF_WARPS; u++) s += part[warp][u][lane];
+                v = s + b[lane];
             }
-        const float mx = warp_max(v);
-        const double s = warp_sum(on ? exp((double)v - (double)mx) : 0.0);
-        const float lse = (float)((double)mx + log(s));
-        const float lp = v - lse;
-        if (on) z[r * C + lane] = lp;
-        if (y) {
-            const float yv = on ? y[r * ldy + lane] : 0.0f;
-            const float ysum = warp_sumf(yv);
-            const double l = warp_sum(on ? (double)lp * (double)yv : 0.0);
-            if (on) dz[r * C + lane] = (expf(lp) * ysum - yv) * inv_b;
-            if (lane == 0) row_loss[r] = -l;
+            const float mx = warp_max(v);
+            const double e = warp_sum(on ? exp((double)v - (double)mx) : 0.0);
+            const float lse = (float)((double)mx + log(e));
+            const float lp = v - lse;
+            if (on) z[r * C + lane] = lp;
+            if (y) {
+                const float yv = on ? y[r * ldy + lane] : 0.0f;
+                const float ysum = warp_sumf(yv);
+                const double l = warp_sum(on ? (double)lp * (double)yv : 0.0);
+                const float d = (expf(lp) * ysum - yv) * inv_b;
+                if (on) {
+                    dz[r * C + lane] = d;
+                    dbp += d;
+                }
+                lsp -= l;
+            }
         }
+        __syncthreads(); // part is refilled next round
     }
     if (!y) return; // the same for the whole grid
-    __threadfence(); // this thread's dz and row_loss are visible to every block before the count
+    if (warp < LF_RB) {
+        if (lane < C) fin[warp][lane] = dbp;
+        if (lane == 0) fin[warp][SMALL_C] = lsp;
+    }
     __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+    const int t = threadIdx.x;
+    const bool mine = t < C || t == SMALL_C;
+    if (mine) {
+        if (t == SMALL_C) {
+            double s = fin[0][t];
+            for (int rr = 1; rr < LF_RB; rr++) s += fin[rr][t];
+            bpart[blockIdx.x * (SMALL_C + 1) + t] = s;
+        } else {
+            float s = (float)fin[0][t];
+            for (int rr = 1; rr < LF_RB; rr++) s += (float)fin[rr][t];
+            bpart[blockIdx.x * (SMALL_C + 1) + t] = s;
+        }
+    }
+    __threadfence(); // this block's sums are visible to every block before the count
+    __syncthreads();
+    if (t == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
     __syncthreads();
     if (!last) return;
     __threadfence();
-    loss_db_block<LFWD_THREADS>(row_loss, rows, C, dz, loss_sum, loss_mean, db);
-    if (threadIdx.x == 0) *done = 0; // for the next launch
+    // one warp per sum: lane j adds blocks j, j+32, ... (8 loads in flight), then a fixed butterfly
+    for (int c = warp; c <= SMALL_C; c += LF_WARPS) {
+        if (c >= C && c != SMALL_C) continue; // the same for the whole warp
+        double s = 0.0;
+        float f = 0.0f;
+        for (unsigned k0 = lane; k0 < gridDim.x; k0 += 32 * 8) {
+            double v[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                const unsigned k = k0 + 32 * u;
+                v[u] = k < gridDim.x ? __ldcg(bpart + k * (SMALL_C + 1) + c) : 0.0;
+            }
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                s += v[u];
+                f += (float)v[u];
+            }
+        }
+        if (c == SMALL_C) {
+            s = warp_sum(s);
+            if (lane == 0) {
+                *loss_sum = s;
+                *loss_mean = (float)(s / (double)rows);
+            }
+        } else {
+            f = warp_sumf(f);
+            if (lane == 0) db[c] = f;
+        }
+    }
+    if (t == 0) *done = 0; // for the next launch
 }
 
 // The backward of a layer of C <= SMALL_C outputs and n inputs: gw (n, C) = a^T @ dz, a (rows, n;
@@ -511,6 +552,7 @@ static void cu_release(sl_mlp *m) {
             sl__devpool_free(c->pool, c->workspace_side);
             sl__devpool_free(c->pool, c->loss_sum);
             sl__devpool_free(c->pool, c->done);
+            sl__devpool_free(c->pool, c->bpart);
             sl__devpool_free(c->pool, m->params);
             sl__devpool_free(c->pool, m->grads);
         }
@@ -560,7 +602,12 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     SL_CUBLAS_TRY(err, cublasSetWorkspace(c->blas_side, c->workspace_side, WORKSPACE_BYTES));
     SL_CUDA_TRY(err, cudaMemsetAsync(m->grads, 0, bytes + sizeof(float), c->stream));
     SL_CUDA_TRY(err, cudaMemsetAsync(c->done, 0, sizeof(unsigned), c->stream));
-    SL_CUDA_TRY(err, cudaDeviceGetAttribute(&c->nsm, cudaDevAttrMultiProcessorCount, m->dev.id));
+    int nsm = 0;
+    SL_CUDA_TRY(err, cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, m->dev.id));
+    c->lf_blocks = 2 * (nsm > 0 ? nsm : 1);
+    c->bpart = (double *)sl__devpool_alloc(
+        c->pool, (size_t)c->lf_blocks * (SMALL_C + 1) * sizeof(double), err);
+    if (!c->bpart) return err_status(err, SL_ENOMEM);
     SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
     return SL_OK;
 }
@@ -611,21 +658,19 @@ static int ld_of(const sl_tensor *t) {
 }
 
 // The last layer (n inputs, o outputs) forward goes through last_fwd_kernel: o narrow, and w
-// transposed fits its shared memory.
+// fits the registers of one block.
 static int fused_fwd(int n, int o) {
-    return o <= SMALL_C && (size_t)o * (size_t)(n + 1) * sizeof(float) <= LFWD_SMEM;
+    return o <= SMALL_C && n <= LF_KMAX;
 }
 
 template <int CM>
 static void launch_last_fwd(cuda_impl *c, const float *a, int64_t lda, const float *w,
                             const float *b, int64_t B, int K, int C, float *z, const float *y,
                             int64_t ldy, float *loss_mean, float *db) {
-    const int64_t want = (B + LFWD_THREADS / 32 - 1) / (LFWD_THREADS / 32);
-    const int64_t most = 4 * (int64_t)(c->nsm > 0 ? c->nsm : 1); // each block copies w once
-    const unsigned blocks = (unsigned)(want < most ? want : most);
-    const size_t smem = (size_t)C * (size_t)(K + 1) * sizeof(float);
-    last_fwd_kernel<CM><<<blocks, LFWD_THREADS, smem, c->stream>>>(
-        a, lda, w, b, B, K, C, z, y, ldy, 1.0f / (float)B, c->dz[0], c->row_loss, c->loss_sum,
+    const int64_t want = (B + LF_RB - 1) / LF_RB;
+    const unsigned blocks = (unsigned)(want < c->lf_blocks ? want : c->lf_blocks);
+    last_fwd_kernel<CM><<<blocks, LF_WARPS * 32, 0, c->stream>>>(
+        a, lda, w, b, B, K, C, z, y, ldy, 1.0f / (float)B, c->dz[0], c->bpart, c->loss_sum,
         loss_mean, db, c->done);
 }
 

@@ -30,6 +30,10 @@ static const char *usage_text =
     "  --weight-decay W        (default 0)\n"
     "  --hidden H1,H2,...      hidden layer sizes (default 1024,1024)\n"
     "  --activation tanh|relu  (default tanh)\n"
+    "  --math fp32|tf32|bf16   GPU matrix products: float32 (default), TF32 or bfloat16 "
+    "tensor-core\n"
+    "                          inputs, float32 accumulation (the CPU always computes in float32;\n"
+    "                          docs/trainer.md has the accuracy cost)\n"
     "  --seed S                model init (numpy RandomState) and pipeline seed (default 0)\n"
     "  --threads N             CPU threads per pipeline (default: the cores over the pipelines)\n"
     "  --train-pipeline FILE   replace the built-in training pipeline\n"
@@ -220,6 +224,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             resume = v;
         else if (!strcmp(a, "--optimizer")) {
             if (sl_optim_parse_kind(v, &tc.optim, &e)) return sl_cli_fail("train", "%s", e.msg), 2;
+        } else if (!strcmp(a, "--math")) {
+            if (sl_math_parse(v, &tc.model.math, &e)) return sl_cli_fail("train", "%s", e.msg), 2;
         } else if (!strcmp(a, "--activation")) {
             if (!strcmp(v, "tanh"))
                 tc.model.activation = SL_ACT_TANH;

@@ -4,6 +4,9 @@
 # and devices modes), 2 processes of one GPU each (mpirun), `make demo`, and the peers in the same
 # run: the JAX reference (../shared/reference/jax_reference.py) and PyTorch (DataLoader + the same
 # MLP, bench/peer_torch_train.py --device cuda). Writes logs and a summary under OUT (default out/).
+# Also: training from the decoded-image cache (a copy of the seed's training pipeline with
+# cache_size=256), with --math tf32, with fewer decode threads, and issue 8's pipelines
+# (bench/gpu_imagenet.sh, bench/gpu_decode.sh).
 # usage (GPU machine, repo root): FASHION_MNIST_DIR=... bench/gpu_e2e.sh [OUT]
 set -uo pipefail
 out=${1:-out}
@@ -43,6 +46,8 @@ sed 's/output_type=types.GRAY)/output_type=types.GRAY, cache_size=256)/' \
     tests/fixtures/pipelines/seed_training_sharding.py > "$out/seed_cached.py"
 train gpu1_cached --devices 0 --train-pipeline "$out/seed_cached.py" --profile
 train gpu2_cached --devices 0,1 --mode sharding --train-pipeline "$out/seed_cached.py" --profile
+train gpu2_tf32 --devices 0,1 --mode sharding --math tf32
+train gpu2_cached_tf32 --devices 0,1 --mode sharding --math tf32 --train-pipeline "$out/seed_cached.py"
 for t in 8 12; do train "gpu2_threads$t" --devices 0,1 --mode sharding --threads $t; done
 ngpu=$(nvidia-smi -L | wc -l)
 if [ "$ngpu" -ge 4 ]; then
@@ -70,6 +75,12 @@ mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x NCCL_NVLS_ENA
     -x LD_LIBRARY_PATH \
     "$b/sluice" train --data data --devices all --json > "$out/mpi2.json" 2> "$out/mpi2.err"
 log "mpi2 (rc $?, $(since "$t0") s): $(cat "$out/mpi2.json")"
+t0=$(now)
+mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x NCCL_NVLS_ENABLE=0 \
+    -x LD_LIBRARY_PATH \
+    "$b/sluice" train --data data --devices all --json --train-pipeline "$out/seed_cached.py" \
+    > "$out/mpi2_cached.json" 2> "$out/mpi2_cached.err"
+log "mpi2_cached (rc $?, $(since "$t0") s): $(cat "$out/mpi2_cached.json")"
 t0=$(now)
 make demo BUILD="$b" > "$out/demo.log" 2>&1
 log "make demo (rc $?, $(since "$t0") s): $(grep -E 'accuracy|Training on' "$out/demo.log" | tr '\n' ' ')"

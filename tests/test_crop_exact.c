@@ -6,10 +6,10 @@
  * ones from a fixed seed plus edge cases in each direction (at 0, at iMCU multiples and one
  * either side, reaching the right or bottom edge, 1..3 pixels wide or tall, the whole image). */
 #include "check.h"
+#include "jpegref.h"
 #include "opharness.h"
 #include "ops/decode_image.h"
 
-#include <jpeglib.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,32 +24,6 @@ static const char *const JPEGS[] = {
 typedef struct span {
     int64_t at, len;
 } span;
-
-/* the reference: plain libjpeg-turbo, ISLOW, default (fancy) upsampling; (h, w, c) uint8.
- *mcu_w, *mcu_h: the iMCU's extents (8 * the largest sampling factor) */
-static uint8_t *full_decode(const uint8_t *d, size_t n, J_COLOR_SPACE cs, int64_t *h, int64_t *w,
-                            int *mcu_w, int *mcu_h) {
-    struct jpeg_decompress_struct ci;
-    struct jpeg_error_mgr jerr;
-    ci.err = jpeg_std_error(&jerr);
-    jpeg_create_decompress(&ci);
-    jpeg_mem_src(&ci, d, (unsigned long)n);
-    jpeg_read_header(&ci, TRUE);
-    ci.out_color_space = cs;
-    ci.dct_method = JDCT_ISLOW;
-    jpeg_start_decompress(&ci);
-    *h = ci.output_height, *w = ci.output_width;
-    *mcu_w = ci.max_h_samp_factor * DCTSIZE, *mcu_h = ci.max_v_samp_factor * DCTSIZE;
-    int c = ci.output_components;
-    uint8_t *img = malloc((size_t)(*h * *w * c));
-    while (ci.output_scanline < ci.output_height) {
-        JSAMPROW r = img + (int64_t)ci.output_scanline * *w * c;
-        jpeg_read_scanlines(&ci, &r, 1);
-    }
-    jpeg_finish_decompress(&ci);
-    jpeg_destroy_decompress(&ci);
-    return img;
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static int64_t below(int64_t n) { /* splitmix64, uniform enough for picking windows */
@@ -94,32 +68,9 @@ static uint8_t *encode(int64_t w, int64_t h, int hs, int vs, bool gray, bool pro
             p[1] = (uint8_t)(((x / 3 + y / 5) % 2) ? 220 - noise : 30 + noise);
             p[2] = (uint8_t)((y * 255 / h + 3 * noise) & 255);
         }
-    struct jpeg_compress_struct ci;
-    struct jpeg_error_mgr jerr;
-    ci.err = jpeg_std_error(&jerr);
-    jpeg_create_compress(&ci);
-    unsigned char *mem = NULL;
-    unsigned long len = 0;
-    jpeg_mem_dest(&ci, &mem, &len);
-    ci.image_width = (JDIMENSION)w, ci.image_height = (JDIMENSION)h;
-    ci.input_components = 3, ci.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&ci);
-    jpeg_set_quality(&ci, 90, TRUE);
-    if (gray) jpeg_set_colorspace(&ci, JCS_GRAYSCALE);
-    ci.comp_info[0].h_samp_factor = hs, ci.comp_info[0].v_samp_factor = vs;
-    if (progressive) jpeg_simple_progression(&ci);
-    jpeg_start_compress(&ci, TRUE);
-    while (ci.next_scanline < ci.image_height) {
-        JSAMPROW r = px + (int64_t)ci.next_scanline * w * 3;
-        jpeg_write_scanlines(&ci, &r, 1);
-    }
-    jpeg_finish_compress(&ci);
-    jpeg_destroy_compress(&ci);
+    uint8_t *d = jref_encode(px, w, h, hs, vs,
+                             (gray ? JREF_GRAY : 0) | (progressive ? JREF_PROGRESSIVE : 0), n);
     free(px);
-    uint8_t *d = malloc(len);
-    memcpy(d, mem, len);
-    free(mem);
-    *n = len;
     return d;
 }
 
@@ -164,7 +115,7 @@ static void check_jpeg(sl__decode_image_worker *wk, const uint8_t *d, size_t n, 
         CHECK_EQ_INT(info.orientation, 1); /* else the crop path is not the one under test */
         int64_t h, w;
         int mw, mh;
-        uint8_t *ref = full_decode(d, n, t ? JCS_GRAYSCALE : JCS_RGB, &h, &w, &mw, &mh);
+        uint8_t *ref = jref_decode(d, n, t ? JCS_GRAYSCALE : JCS_RGB, &h, &w, &mw, &mh);
         CHECK_EQ_INT(h, info.h);
         CHECK_EQ_INT(w, info.w);
         CHECK_EQ_INT(info.c, t ? 1 : 3);

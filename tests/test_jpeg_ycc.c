@@ -6,6 +6,7 @@
  * columns. Also: the header peek's colour-space guess (YCbCr unless Adobe transform 0 or
  * 'R','G','B' component ids, as libjpeg guesses) and the layouts jpeg_ycc.h declines. */
 #include "check.h"
+#include "jpegref.h"
 
 #include "ops/decode_image.h"
 #include "ops/jpeg_ycc.h"
@@ -32,55 +33,19 @@ static uint8_t *picture(int w, int h) {
     return p;
 }
 
-/* Encodes with libjpeg: luma factors (hy, vy), chroma 1x1; rgb_space writes an Adobe RGB JPEG. */
-static unsigned char *encode(int w, int h, int hy, int vy, int rgb_space, unsigned long *size) {
-    struct jpeg_compress_struct c;
-    struct jpeg_error_mgr jerr;
-    c.err = jpeg_std_error(&jerr);
-    jpeg_create_compress(&c);
-    unsigned char *out = NULL;
-    *size = 0;
-    jpeg_mem_dest(&c, &out, size);
-    c.image_width = (JDIMENSION)w;
-    c.image_height = (JDIMENSION)h;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, 90, TRUE);
-    if (rgb_space) jpeg_set_colorspace(&c, JCS_RGB);
-    c.comp_info[0].h_samp_factor = rgb_space ? 1 : hy;
-    c.comp_info[0].v_samp_factor = rgb_space ? 1 : vy;
-    for (int k = 1; k < 3; k++) c.comp_info[k].h_samp_factor = c.comp_info[k].v_samp_factor = 1;
-    jpeg_start_compress(&c, TRUE);
+/* Encodes the test picture: luma factors (hy, vy), chroma 1x1; rgb_space: an Adobe RGB JPEG. */
+static unsigned char *encode(int w, int h, int hy, int vy, int rgb_space, size_t *size) {
     uint8_t *px = picture(w, h);
-    while (c.next_scanline < c.image_height) {
-        JSAMPROW row = px + (size_t)c.next_scanline * w * 3;
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
+    uint8_t *d = jref_encode(px, w, h, rgb_space ? 1 : hy, rgb_space ? 1 : vy,
+                             rgb_space ? JREF_RGB_SPACE : 0, size);
     free(px);
-    return out;
+    return d;
 }
 
-/* libjpeg's own decode to RGB (or BGR), default settings (ISLOW IDCT, fancy upsampling). */
+/* libjpeg's own decode to RGB (or BGR). */
 static uint8_t *decode_rgb(const unsigned char *d, size_t n, int bgr) {
-    struct jpeg_decompress_struct c;
-    struct jpeg_error_mgr jerr;
-    c.err = jpeg_std_error(&jerr);
-    jpeg_create_decompress(&c);
-    jpeg_mem_src(&c, d, (unsigned long)n);
-    jpeg_read_header(&c, TRUE);
-    c.out_color_space = bgr ? JCS_EXT_BGR : JCS_RGB;
-    jpeg_start_decompress(&c);
-    uint8_t *out = malloc((size_t)c.output_width * c.output_height * 3);
-    while (c.output_scanline < c.output_height) {
-        JSAMPROW row = out + (size_t)c.output_scanline * c.output_width * 3;
-        jpeg_read_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_decompress(&c);
-    jpeg_destroy_decompress(&c);
-    return out;
+    int64_t h, w;
+    return jref_decode(d, n, bgr ? JCS_EXT_BGR : JCS_RGB, &h, &w, NULL, NULL);
 }
 
 /* The planes as stored: libjpeg's raw data output, each plane padded to whole blocks. */
@@ -172,7 +137,7 @@ int main(void) {
     int cases = 0;
     for (size_t a = 0; a < sizeof layouts / sizeof *layouts; a++)
         for (size_t b = 0; b < sizeof sizes / sizeof *sizes; b++) {
-            unsigned long n = 0;
+            size_t n = 0;
             int w = sizes[b][0], h = sizes[b][1];
             unsigned char *d = encode(w, h, layouts[a][0], layouts[a][1], 0, &n);
             char what[64];
@@ -183,7 +148,7 @@ int main(void) {
         }
     /* an Adobe RGB JPEG (transform 0) is not YCbCr: the peek says so, callers decode it another way
      */
-    unsigned long n = 0;
+    size_t n = 0;
     unsigned char *d = encode(20, 10, 1, 1, 1, &n);
     sl__decode_image_info info;
     char why[256];

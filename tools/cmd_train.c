@@ -8,6 +8,10 @@
 #include "sluice/iterator.h"
 #include "sluice/train.h"
 
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
+
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -45,7 +49,8 @@ static const char *usage_text =
     "                          ({epoch} in FILE: one file per epoch, e.g. ck.{epoch})\n"
     "  --resume FILE           continue from such a checkpoint\n"
     "  --json                  print {\"epochs\": [...]} on stdout at the end\n"
-    "  --profile               time split per epoch: waiting for data (in the iterator), compute\n"
+    "  --profile               start-up phases, then the time split per epoch: waiting for data\n"
+    "                          (in the iterator), compute\n"
     "                          (trainer steps), and the pipelines' per-stage op seconds\n"
     "Under mpirun each process drives its devices (--devices cpu: one CPU replica; all: the GPU "
     "of\n"
@@ -320,10 +325,23 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         ic.resume_bytes = resume_bytes;
         ic.resume_size = n;
     }
+    double t_start = sl_cli_now(), t_ctx = t_start, t_train, t_val, t_trainer;
+#ifdef SLUICE_HAVE_CUDA
+    if (ic.devices[0].kind == SL_DEVICE_CUDA) { /* every GPU's context at once */
+        int ids[SL_MAX_DEVICES];
+        for (int k = 0; k < ic.ndevices; k++) ids[k] = ic.devices[k].id;
+        if (sl__cuda_init_devices(ids, ic.ndevices, &e)) {
+            rc = wfail(w, "%s", e.msg);
+            goto out;
+        }
+        t_ctx = sl_cli_now();
+    }
+#endif
     if (sl_iter_create(&ic, &train, &e)) {
         rc = wfail(w, "%s", e.msg);
         goto out;
     }
+    t_train = sl_cli_now();
     /* validation: one pipeline on the first device, no sharding */
     sl_pipeline_bind vbinds[40];
     memcpy(vbinds, binds, sizeof vbinds);
@@ -342,6 +360,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         rc = wfail(w, "%s", e.msg);
         goto out;
     }
+    t_val = sl_cli_now();
     int K = sl_iter_num_devices(train), B = sl_iter_device_batch(train);
     tc.replicas = K;
     for (int k = 0; k < K; k++) tc.devices[k] = ic.devices[k];
@@ -356,6 +375,17 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     if (sl_trainer_create(&tc, &tr, &e)) {
         rc = wfail(w, "%s", e.msg);
         goto out;
+    }
+    t_trainer = sl_cli_now();
+    if (profile && lead) {
+        bool gpu = ic.devices[0].kind == SL_DEVICE_CUDA;
+        fprintf(stderr, "startup: ");
+        if (gpu) fprintf(stderr, "GPU contexts %.3f s, ", t_ctx - t_start);
+        fprintf(stderr, "training pipelines %.3f s, validation pipeline %.3f s, trainer %.3f s%s\n",
+                t_train - t_ctx, t_val - t_train, t_trainer - t_val,
+                !gpu                   ? ""
+                : K > 1 || w->size > 1 ? " (cuBLAS, NCCL)"
+                                       : " (cuBLAS)");
     }
     if (resume) {
         size_t n;

@@ -97,6 +97,9 @@ sl_status sl__cuda_ycc(const sl__cuda_ycc_desc *d, int n, int64_t max_pixels, in
 
 /* Streams for pipeline stages: created on `device`, with the calling thread's device set too. */
 sl_status sl__cuda_set_device(int device, sl_err *err);
+/* Creates the CUDA contexts of n GPUs at once, a thread each (each takes a fraction of a second;
+ * made one after the other by the first calls on each device, they add up at start-up). */
+sl_status sl__cuda_init_devices(const int *ids, int n, sl_err *err);
 sl_status sl__cuda_stream_create(int device, void **stream, sl_err *err);
 sl_status sl__cuda_stream_sync(void *stream, sl_err *err);
 void sl__cuda_stream_destroy(void *stream);

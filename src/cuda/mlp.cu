@@ -27,8 +27,8 @@
 // growing the scratch buffers drops every graph, and a failed capture falls back to plain launches
 // for good. The step's inputs are first copied into the model's own buffers (one 2D copy each,
 // outside the graph): the pipeline hands out batches from a ring of slots, and keyed by input
-// address the graphs were re-captured at every step (5 slots, 4 cached graphs: ~0.2 ms a step). Every entry sets the model's device first, so any
-// thread may call.
+// address the graphs were re-captured at every step (5 slots, 4 cached graphs: ~0.2 ms a step).
+// Every entry sets the model's device first, so any thread may call.
 #include "core/alloc.h"
 #include "core/log.h"
 #include "cuda/check.h"
@@ -272,12 +272,12 @@ __global__ void loss_db_kernel(const double *row_loss, int64_t rows, int C, cons
 // overhead (two cuBLAS kernels for 4 MFLOP forward, one per product backward), so its products
 // are done here, in float32 in every math mode, fused with what follows them.
 
-#define SMALL_C      16         // widest layer the kernels below take (CM: 8, 10 or 16)
-#define LF_WARPS     8          // last_fwd_kernel: warps per block, each a slice of K
-#define LF_KI        4          // k per lane: K <= LF_KMAX
-#define LF_KMAX      (LF_WARPS * 32 * LF_KI)
-#define LF_RB        2          // rows per block and round
-#define LBWD_RG      16         // row groups of last_bwd_kernel (blockDim 32 x LBWD_RG)
+#define SMALL_C  16 // widest layer the kernels below take (CM: 8, 10 or 16)
+#define LF_WARPS 8  // last_fwd_kernel: warps per block, each a slice of K
+#define LF_KI    4  // k per lane: K <= LF_KMAX
+#define LF_KMAX  (LF_WARPS * 32 * LF_KI)
+#define LF_RB    2  // rows per block and round
+#define LBWD_RG  16 // row groups of last_bwd_kernel (blockDim 32 x LBWD_RG)
 
 // The last layer forward, for latency (a few rows per block, every load in flight at once, no
 // shared-memory copy of w): z (rows, C) = a (rows, K; row pitch lda) @ w (K, C), K <= LF_KMAX.
@@ -293,8 +293,7 @@ template <int CM>
 __global__ void __launch_bounds__(LF_WARPS * 32)
     last_fwd_kernel(const float *a, int64_t lda, const float *w, const float *b, int64_t rows,
                     int K, int C, float *z, const float *y, int64_t ldy, float inv_b, float *dz,
-                    double *bpart, double *loss_sum, float *loss_mean, float *db,
-                    unsigned *done) {
+                    double *bpart, double *loss_sum, float *loss_mean, float *db, unsigned *done) {
     __shared__ float part[LF_RB][LF_WARPS][CM];
     __shared__ double fin[LF_RB][SMALL_C + 1];
     __shared__ unsigned last;
@@ -529,8 +528,9 @@ static sl_status reserve(sl_mlp *m, cuda_impl *c, int64_t rows, sl_err *err) {
     if (st == SL_OK) {
         const size_t n = (size_t)m->cfg.sizes[0], C = (size_t)m->cfg.sizes[m->nlayers];
         c->x_in = (float *)sl__devpool_alloc(c->pool, (size_t)rows * n * sizeof(float), err);
-        c->y_in = c->x_in ? (float *)sl__devpool_alloc(c->pool, (size_t)rows * C * sizeof(float), err)
-                          : NULL;
+        c->y_in = c->x_in
+                      ? (float *)sl__devpool_alloc(c->pool, (size_t)rows * C * sizeof(float), err)
+                      : NULL;
         if (!c->x_in || !c->y_in) st = err_status(err, SL_ENOMEM);
     }
     if (st != SL_OK) {
@@ -606,8 +606,7 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     const size_t bytes = (size_t)m->nparams * sizeof(float);
     m->params = (float *)sl__devpool_alloc(c->pool, bytes, err);
     m->grads = (float *)sl__devpool_alloc(c->pool, bytes + sizeof(float), err); // + the loss
-    if (!c->workspace || !c->workspace_side || !c->loss_sum || !c->done || !m->params ||
-        !m->grads)
+    if (!c->workspace || !c->workspace_side || !c->loss_sum || !c->done || !m->params || !m->grads)
         return err_status(err, SL_ENOMEM);
     c->loss_h = (float *)sl__alloc_pinned(sizeof(float), err);
     if (!c->loss_h) return err_status(err, SL_ENOMEM);
@@ -706,14 +705,14 @@ static void last_bwd(cuda_impl *c, const float *dz, const float *a, int64_t lda,
     const dim3 threads(32, LBWD_RG);
     const unsigned blocks = (unsigned)((n + 31) / 32);
     if (C <= 8)
-        last_bwd_kernel<8><<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da,
-                                                               db);
+        last_bwd_kernel<8>
+            <<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da, db);
     else if (C <= 10)
-        last_bwd_kernel<10><<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw,
-                                                                da, db);
+        last_bwd_kernel<10>
+            <<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da, db);
     else
-        last_bwd_kernel<SMALL_C><<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act,
-                                                                     gw, da, db);
+        last_bwd_kernel<SMALL_C>
+            <<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da, db);
 }
 
 // Enqueues the forward pass over x (B rows); with y, also the loss (sum into c->loss_sum, batch

@@ -38,6 +38,7 @@ extern "C" sl_status sl__cuda_init_devices(const int *ids, int n, sl_err *err) {
     for (auto &t : threads) t.join();
     for (int i = 0; i < n; i++)
         if (r[(size_t)i] != cudaSuccess)
-            return sl_err_set(err, SL_ECUDA, "GPU %d: %s", ids[i], cudaGetErrorString(r[(size_t)i]));
+            return sl_err_set(err, SL_ECUDA, "GPU %d: %s", ids[i],
+                              cudaGetErrorString(r[(size_t)i]));
     return SL_OK;
 }

@@ -47,21 +47,10 @@ static sl_pipeline *make(const char *type, const char *cache, sl_err *e) {
     c.num_threads = 3;
     c.prefetch_cpu = 2;
     c.seed = 11;
-    sl_pipeline *p;
-    if (sl_pipeline_create(&c, &p, e)) return NULL;
     char text[1024];
     snprintf(text, sizeof text, text_fmt, type, cache);
     sl_pipeline_bind bind = {"data_path", fixture("caffe2-fmnist-256")};
-    if (sl_pipeline_parse(p, text, "cache.py", 1, &bind, e)) {
-        sl_pipeline_free(p);
-        return NULL;
-    }
-    if (sl_pipeline_build(p)) {
-        sl_err_set(e, sl_pipeline_status(p), "%s", sl_pipeline_errmsg(p));
-        sl_pipeline_free(p);
-        return NULL;
-    }
-    return p;
+    return check_pipeline(&c, text, "cache.py", 1, &bind, e);
 }
 
 /* decoders.image's thread-pool use: batches whose run_cpu went to the pool, samples run there */

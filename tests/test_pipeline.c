@@ -31,20 +31,9 @@ static sl_pipeline *make(const char *path, int threads, int prefetch, int batch,
     c.num_threads = threads;
     c.prefetch_cpu = prefetch;
     c.seed = 7;
-    sl_pipeline *p;
-    if (sl_pipeline_create(&c, &p, e)) return NULL;
     sl_pipeline_bind binds[4] = {
         {"data_path", path}, {"image_size", "28"}, {"num_shards", "1"}, {"shard_id", "0"}};
-    if (sl_pipeline_parse(p, text, "test.py", 4, binds, e)) {
-        sl_pipeline_free(p);
-        return NULL;
-    }
-    if (sl_pipeline_build(p)) {
-        sl_err_set(e, sl_pipeline_status(p), "%s", sl_pipeline_errmsg(p));
-        sl_pipeline_free(p);
-        return NULL;
-    }
-    return p;
+    return check_pipeline(&c, text, "test.py", 4, binds, e);
 }
 
 /* n batches of images and labels, concatenated */

@@ -35,11 +35,8 @@ static unsigned char *collect(const char *args, sl_device dev, size_t *len) {
     c.num_threads = 3;
     c.seed = 5;
     c.device = dev;
-    sl_pipeline *p = NULL;
     sl_err e;
     *len = 0;
-    CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
-    if (!p) return NULL;
     char text[1024];
     snprintf(text, sizeof text,
              "def pipe(data_path):\n"
@@ -48,10 +45,10 @@ static unsigned char *collect(const char *args, sl_device dev, size_t *len) {
              "    return images, labels\n",
              args);
     sl_pipeline_bind bind = {"data_path", fixture("caffe2-fmnist-256")};
-    sl_status st = sl_pipeline_parse(p, text, "cache.py", 1, &bind, &e);
-    CHECK_MSG(st == SL_OK, "%s", e.msg);
-    if (st == SL_OK) st = sl_pipeline_build(p);
-    CHECK_MSG(st == SL_OK, "%s", sl_pipeline_errmsg(p));
+    sl_pipeline *p = check_pipeline(&c, text, "cache.py", 1, &bind, &e);
+    CHECK_MSG(p != NULL, "%s", e.msg);
+    if (!p) return NULL;
+    sl_status st = SL_OK;
     size_t cap = 1 << 20, used = 0;
     unsigned char *buf = malloc(cap);
     for (int i = 0; st == SL_OK && i < EPOCHS * PER_EPOCH; i++) {

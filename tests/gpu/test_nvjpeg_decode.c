@@ -25,19 +25,10 @@ static sl_pipeline *make(const char *text, sl_device dev) {
     cfg.num_threads = 2;
     cfg.device = dev;
     cfg.seed = 99;
-    sl_pipeline *p = NULL;
     sl_err e;
-    CHECK_OK(sl_pipeline_create(&cfg, &p, &e), &e);
-    if (!p) return NULL;
     sl_pipeline_bind bind = {"file_root", fixture("dali_extra/jpeg")};
-    sl_status st = sl_pipeline_parse(p, text, "photos.py", 1, &bind, &e);
-    CHECK_MSG(st == SL_OK, "%s", e.msg);
-    if (st == SL_OK) st = sl_pipeline_build(p);
-    CHECK_MSG(st == SL_OK, "%s", sl_pipeline_errmsg(p));
-    if (st != SL_OK) {
-        sl_pipeline_free(p);
-        return NULL;
-    }
+    sl_pipeline *p = check_pipeline(&cfg, text, "photos.py", 1, &bind, &e);
+    CHECK_MSG(p != NULL, "%s", e.msg);
     return p;
 }
 

@@ -79,6 +79,22 @@ char *check_read_text(const char *path) {
     return check_read_file(path, &n);
 }
 
+sl_pipeline *check_pipeline(const sl_pipeline_config *cfg, const char *text, const char *file,
+                            int nbind, const sl_pipeline_bind *binds, sl_err *e) {
+    sl_pipeline *p = NULL;
+    if (sl_pipeline_create(cfg, &p, e)) return NULL;
+    if (sl_pipeline_parse(p, text, file, nbind, binds, e)) {
+        sl_pipeline_free(p);
+        return NULL;
+    }
+    if (sl_pipeline_build(p)) {
+        sl_err_set(e, sl_pipeline_status(p), "%s", sl_pipeline_errmsg(p));
+        sl_pipeline_free(p);
+        return NULL;
+    }
+    return p;
+}
+
 const char *check_json_object(const char *json, const char *name) {
     char pat[64];
     snprintf(pat, sizeof pat, "\"%s\": {", name);

@@ -3,6 +3,7 @@
 #ifndef SLUICE_TEST_CHECK_H
 #define SLUICE_TEST_CHECK_H
 
+#include "sluice/pipeline.h"
 #include "sluice/status.h"
 
 #include <stdint.h>
@@ -28,6 +29,10 @@ char *check_read_text(const char *path);
 const char *check_json_object(const char *json, const char *name);
 void check_json_array(const char *obj, const char *key, double *out, int n);
 double check_json_number(const char *obj, const char *key);
+/* A pipeline made with cfg from DALI-syntax text (file names it in errors) and built; NULL with *e
+ * set when creating, parsing or building fails. */
+sl_pipeline *check_pipeline(const sl_pipeline_config *cfg, const char *text, const char *file,
+                            int nbind, const sl_pipeline_bind *binds, sl_err *e);
 /* A fresh scratch folder under the build tree for this test (created empty). */
 const char *scratch_dir(const char *name);
 

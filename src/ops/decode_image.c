@@ -899,9 +899,8 @@ static sl_status cache_create(sl__decode_image_state *s, const sl__args *a, cons
 static const sl__arg_schema decode_args[] = {
     SL__DECODE_IMAGE_ARGS, SL__DECODE_CACHE_ARGS, {NULL, 0, NULL, NULL, 0, NULL}};
 
-void sl__decode_image_free_batch(void *batch_state) {
-    sl__decode_image_batch *b = batch_state;
-    if (!b) return;
+/* The per-sample arrays of a batch state (sized for b->cap samples). */
+static void free_batch_arrays(sl__decode_image_batch *b) {
     free(b->on_gpu);
     free(b->hw);
     free(b->roi);
@@ -909,9 +908,21 @@ void sl__decode_image_free_batch(void *batch_state) {
     free(b->hit_off);
     free(b->put_off);
     free(b->enc_off);
+}
+
+void sl__decode_image_free_batch(void *batch_state) {
+    sl__decode_image_batch *b = batch_state;
+    if (!b) return;
+    free_batch_arrays(b);
     sl__alloc_pinned_free(b->enc);
     sl__alloc_pinned_free(b->pinned);
     free(b);
+}
+
+/* The chroma layout of a peeked 3-component JPEG (jpeg_ycc.h); 0 when jpeg_ycc.h does not handle
+ * it. */
+static int ycc_layout(const sl__decode_image_info *inf, sl__ycc_layout *l) {
+    return sl__ycc_layout_of(inf->h, inf->w, (const uint8_t(*)[2])inf->samp, l);
 }
 
 /* What the hardware JPEG engines take (JPEG layouts they decode: baseline or extended Huffman,
@@ -920,8 +931,7 @@ static bool engine_fits(const sl__decode_image_info *inf) {
     if (inf->sof > 1) return false;
     if (inf->comps == 1) return true;
     sl__ycc_layout l;
-    return sl__ycc_layout_of(inf->h, inf->w, (const uint8_t(*)[2])inf->samp, &l) && l.hs <= 2 &&
-           l.vs <= 2;
+    return ycc_layout(inf, &l) && l.hs <= 2 && l.vs <= 2;
 }
 
 /* hw_decoder_load, on a GPU with JPEG engines (or before that is known): of the images bound for
@@ -931,11 +941,17 @@ static bool engine_fits(const sl__decode_image_info *inf) {
 static void route_engines(sl__decode_image_state *s, int n, sl__decode_image_batch *b) {
     if (__atomic_load_n(&s->engines, __ATOMIC_RELAXED) == 0) return;
     int fit = 0;
-    for (int i = 0; i < n; i++) fit += b->on_gpu[i] == 1 && engine_fits(&b->info[i]);
+    for (int i = 0; i < n; i++) {
+        if (b->on_gpu[i] != 1) continue;
+        if (engine_fits(&b->info[i]))
+            fit++;
+        else
+            b->on_gpu[i] = 0; /* the engines would refuse it: the CPU pool */
+    }
     double load = s->hw_load < 0 ? 0 : s->hw_load > 1 ? 1 : s->hw_load;
     int quota = (int)ceil(load * (double)fit);
     for (int i = 0; i < n; i++)
-        if (b->on_gpu[i] == 1 && (!engine_fits(&b->info[i]) || quota-- <= 0)) b->on_gpu[i] = 0;
+        if (b->on_gpu[i] == 1 && quota-- <= 0) b->on_gpu[i] = 0;
 }
 
 sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err *err) {
@@ -969,13 +985,7 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
         *io->batch_state = b;
     }
     if (io->batch > b->cap) {
-        free(b->on_gpu);
-        free(b->hw);
-        free(b->roi);
-        free(b->info);
-        free(b->hit_off);
-        free(b->put_off);
-        free(b->enc_off);
+        free_batch_arrays(b);
         b->cap = 0;
         size_t n = (size_t)io->batch;
         b->on_gpu = sl__calloc(n, 1, err);
@@ -1010,11 +1020,9 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
         b->hw[2 * i] = inf->h, b->hw[2 * i + 1] = inf->w;
         bool gray = s->type == SL__IMG_GRAY;
         sl__ycc_layout l;
-        bool fits =
-            inf->format == SL__IMG_JPEG && inf->orientation == 1 && !s->skip_bad &&
-            (gray ||
-             ((s->type == SL__IMG_RGB || s->type == SL__IMG_BGR) && inf->comps == 3 && inf->ycbcr &&
-              sl__ycc_layout_of(inf->h, inf->w, (const uint8_t(*)[2])inf->samp, &l)));
+        bool fits = inf->format == SL__IMG_JPEG && inf->orientation == 1 && !s->skip_bad &&
+                    (gray || ((s->type == SL__IMG_RGB || s->type == SL__IMG_BGR) &&
+                              inf->comps == 3 && inf->ycbcr && ycc_layout(inf, &l)));
 #ifdef SLUICE_HAVE_NVJPEG
         b->on_gpu[i] = b->hit_off[i] ? 2 : fits && inf->h * inf->w > s->cpu_max_pixels;
 #else
@@ -1173,7 +1181,7 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
         j->len = sl_tlist_sample_nbytes(in, i);
         j->w = b->hw[2 * i + 1];
         const sl__decode_image_info *inf = &b->info[i];
-        if (c == 3 && !sl__ycc_layout_of(inf->h, inf->w, (const uint8_t(*)[2])inf->samp, &j->ycc))
+        if (c == 3 && !ycc_layout(inf, &j->ycc))
             j->ycc.w = 0; /* setup only sends layouts it handles; nvJPEG's RGB if not */
         idx[k] = i;
         if (rois && j->ycc.w > 0) { /* the planes' kernel writes the window itself */

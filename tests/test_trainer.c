@@ -2,7 +2,9 @@
  * cpu:1 with the same global batch of 200 (gradients and parameter updates within 1e-5 relative;
  * the seed's model); all replicas hold bit-identical parameters after every step; cpu:1 equals a
  * plain loop of sl_mlp_loss_grad + sl_optim_step bit for bit; bad shards are refused before any
- * replica starts (the trainer stays usable); sl_trainer_sync copies replica 0 everywhere. */
+ * replica starts (the trainer stays usable); sl_trainer_sync copies replica 0 everywhere;
+ * pipelined steps (sl_trainer_step_async + sl_trainer_wait) give each step's loss one call later,
+ * the same losses and parameters as sl_trainer_step, bit for bit. */
 #include "check.h"
 #include "sluice/train.h"
 
@@ -156,6 +158,59 @@ static void test_equivalence(void) {
     free(y);
 }
 
+/* Four steps on two batches in turn, pipelined on one trainer and one by one on another */
+static void test_pipelined(int K) {
+    sl_err err;
+    float *x[2], *y[2];
+    sl_tensor tx[2], ty[2];
+    int64_t sx[2] = {B, IN}, sy[2] = {B, C};
+    for (int i = 0; i < 2; i++) {
+        x[i] = malloc(sizeof(float) * B * IN);
+        y[i] = malloc(sizeof(float) * B * C);
+        make_batch(x[i], y[i], 7 + i);
+        sl_tensor_wrap(&tx[i], x[i], SL_DTYPE_F32, sl_cpu(), 2, sx, NULL);
+        sl_tensor_wrap(&ty[i], y[i], SL_DTYPE_F32, sl_cpu(), 2, sy, NULL);
+    }
+    sl_trainer *ts = make_trainer(K, 0.05f), *ta = make_trainer(K, 0.05f);
+    if (!ts || !ta) return;
+    float want[4], got[5], l = 0;
+    CHECK_OK(sl_trainer_wait(ta, &l, &err), &err); /* nothing in flight: NAN, no error */
+    CHECK(isnan(l));
+    for (int s = 0; s < 4; s++) {
+        CHECK_OK(sl_trainer_step_global(ts, &tx[s % 2], &ty[s % 2], &want[s], &err), &err);
+        sl_tensor xs[4], ys[4];
+        for (int k = 0; k < K; k++) {
+            CHECK_OK(sl_tensor_slice(&tx[s % 2], 0, k * (B / K), (k + 1) * (B / K), &xs[k], &err),
+                     &err);
+            CHECK_OK(sl_tensor_slice(&ty[s % 2], 0, k * (B / K), (k + 1) * (B / K), &ys[k], &err),
+                     &err);
+        }
+        CHECK_OK(sl_trainer_step_async(ta, xs, ys, &got[s], &err), &err);
+    }
+    CHECK_OK(sl_trainer_wait(ta, &got[4], &err), &err);
+    CHECK_MSG(isnan(got[0]), "cpu:%d: the first pipelined step gave a loss (%g) before the next", K,
+              got[0]);
+    for (int s = 0; s < 4; s++)
+        CHECK_MSG(memcmp(&got[s + 1], &want[s], sizeof(float)) == 0,
+                  "cpu:%d step %d: pipelined loss %.9g, one by one %.9g", K, s, got[s + 1],
+                  want[s]);
+    CHECK_OK(sl_trainer_wait(ta, &l, &err), &err);
+    CHECK(isnan(l));
+    const int64_t P = sl_mlp_num_params(sl_trainer_model(ts, 0));
+    float *ps = malloc(P * 4), *pa = malloc(P * 4);
+    CHECK_OK(sl_mlp_get_params(sl_trainer_model(ts, 0), ps, P, &err), &err);
+    CHECK_OK(sl_mlp_get_params(sl_trainer_model(ta, K - 1), pa, P, &err), &err);
+    CHECK_MSG(memcmp(ps, pa, P * 4) == 0, "cpu:%d: pipelined parameters differ", K);
+    free(ps);
+    free(pa);
+    for (int i = 0; i < 2; i++) {
+        free(x[i]);
+        free(y[i]);
+    }
+    sl_trainer_free(ts);
+    sl_trainer_free(ta);
+}
+
 static void test_config_errors(void) {
     sl_trainer_config cfg;
     sl_trainer_config_default(&cfg);
@@ -172,6 +227,8 @@ static void test_config_errors(void) {
 
 int main(void) {
     test_equivalence();
+    test_pipelined(1);
+    test_pipelined(2);
     test_config_errors();
     return check_done();
 }

@@ -5,6 +5,7 @@
 #include "common.h"
 #include "world.h"
 
+#include "sluice/comm.h"
 #include "sluice/iterator.h"
 #include "sluice/train.h"
 
@@ -13,6 +14,7 @@
 #endif
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
@@ -63,6 +65,7 @@ typedef struct {
      * training pipelines' op seconds (summed per batch) in the reader, the decoder and the other
      * ops */
     double wait_s, step_s, reader_s, decode_s, ops_s;
+    double eval_s; /* validation after the epoch (not in seconds) */
 } epoch_result;
 
 /* The training pipelines' stage op seconds so far (each op's time per batch, summed), over devices.
@@ -148,6 +151,40 @@ static int evaluate(sl_mlp *m, sl_iter *val, double *accuracy, sl_err *e) {
 }
 
 static int train_main(int argc, char **argv, sl_cli_world *w);
+
+/* The NCCL group of this process's GPUs, made on a thread of its own from the start: its set-up
+ * (~0.5 s for 2 GPUs) then overlaps the GPU contexts, the pipelines and the models. */
+typedef struct nccl_setup {
+    pthread_t thread;
+    int started;
+    sl_comm_config cc;
+    sl_comm *comms[SL_MAX_DEVICES];
+    sl_status st;
+    sl_err err;
+} nccl_setup;
+
+static void *nccl_setup_run(void *arg) {
+    nccl_setup *ns = arg;
+    ns->st = sl_comm_create(&ns->cc, ns->comms, SL_MAX_DEVICES, NULL, &ns->err);
+    if (ns->st) sl_err_prefix(&ns->err, "NCCL group of %d GPUs: ", ns->cc.size);
+    return NULL;
+}
+
+static void nccl_setup_start(nccl_setup *ns, const sl_device *devices, int n) {
+    memset(ns, 0, sizeof *ns);
+    ns->cc.kind = SL_COMM_NCCL;
+    ns->cc.size = n;
+    ns->cc.devices = devices;
+    ns->started = pthread_create(&ns->thread, NULL, nccl_setup_run, ns) == 0;
+}
+
+/* Joins the set-up; its comms then belong to the caller (SL_OK) or are none. */
+static sl_status nccl_setup_join(nccl_setup *ns, sl_err *err) {
+    if (!ns->started) return SL_OK;
+    pthread_join(ns->thread, NULL);
+    ns->started = 0;
+    return ns->st ? sl_err_copy(err, &ns->err) : SL_OK;
+}
 
 /* A failure at run time: printed (with the rank under mpirun), and every rank stops. */
 static int wfail(const sl_cli_world *w, const char *fmt, ...) SL_PRINTF(2, 3);
@@ -301,6 +338,9 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     bool lead = w->rank == 0;
     sl_comm *comms[SL_MAX_DEVICES] = {0};
     int ncomms = 0;
+    nccl_setup nccl = {.started = 0};
+    int nccl_own = 0; /* comms holds the NCCL group made here */
+    double t_start = 0;
     void *resume_bytes = NULL;
     if (sl_iter_parse_devices(devices, &ic, &e)) {
         rc = wfail(w, "%s", e.msg);
@@ -325,8 +365,12 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         ic.resume_bytes = resume_bytes;
         ic.resume_size = n;
     }
-    double t_start = sl_cli_now(), t_ctx = t_start, t_train, t_val, t_trainer;
+    t_start = sl_cli_now();
+    double t_ctx = t_start, t_train, t_val, t_trainer, t_nccl = 0;
 #ifdef SLUICE_HAVE_CUDA
+    if (ic.devices[0].kind == SL_DEVICE_CUDA && ic.ndevices > 1 && w->size == 1 &&
+        sl_comm_available(SL_COMM_NCCL))
+        nccl_setup_start(&nccl, ic.devices, ic.ndevices);
     if (ic.devices[0].kind == SL_DEVICE_CUDA) { /* every GPU's context at once */
         int ids[SL_MAX_DEVICES];
         for (int k = 0; k < ic.ndevices; k++) ids[k] = ic.devices[k].id;
@@ -371,12 +415,23 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         }
         ncomms = K;
         tc.comms = comms;
+    } else if (nccl.started) {
+        if (nccl_setup_join(&nccl, &e)) {
+            rc = wfail(w, "%s", e.msg);
+            goto out;
+        }
+        t_nccl = sl_cli_now();
+        memcpy(comms, nccl.comms, sizeof comms);
+        ncomms = nccl.cc.size;
+        nccl_own = 1;
+        if (ncomms == K) tc.comms = comms; /* else the trainer makes its own */
     }
     if (sl_trainer_create(&tc, &tr, &e)) {
         rc = wfail(w, "%s", e.msg);
         goto out;
     }
     t_trainer = sl_cli_now();
+    const int pipelined = ic.prefetch_cpu >= 2;
     if (profile && lead) {
         bool gpu = ic.devices[0].kind == SL_DEVICE_CUDA;
         fprintf(stderr, "startup: ");
@@ -384,8 +439,13 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         fprintf(stderr, "training pipelines %.3f s, validation pipeline %.3f s, trainer %.3f s%s\n",
                 t_train - t_ctx, t_val - t_train, t_trainer - t_val,
                 !gpu                   ? ""
+                : t_nccl > 0           ? " (cuBLAS, waiting for NCCL)"
                 : K > 1 || w->size > 1 ? " (cuBLAS, NCCL)"
                                        : " (cuBLAS)");
+        if (t_nccl > 0)
+            fprintf(stderr, "startup: NCCL's set-up, begun at the start on its own thread, was "
+                            "ready %.3f s after the start\n",
+                    t_nccl - t_start);
     }
     if (resume) {
         size_t n;
@@ -418,15 +478,18 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         while ((st = sl_iter_next(train, &b)) == SL_OK) {
             if (profile) wait_s += (ts = sl_cli_now()) - tw;
             sl_tensor x[SL_MAX_DEVICES], y[SL_MAX_DEVICES];
-            float loss;
+            float loss = NAN;
             for (int k = 0; k < K && rc == 0; k++)
                 if (sl_iter_shard(b, 0, k, &x[k], &e) || sl_iter_shard(b, 1, k, &y[k], &e))
                     rc = wfail(w, "%s", e.msg);
-            if (rc == 0 && sl_trainer_step(tr, x, y, &loss, &e))
-                rc = wfail(w, "step %lld: %s", (long long)steps, e.msg);
+            /* pipelined: this step is queued, the loss is the previous step's (the batch stays
+             * valid for prefetch_cpu >= 2 more sl_iter_next calls, as the trainer needs) */
+            if (rc == 0 && (pipelined ? sl_trainer_step_async(tr, x, y, &loss, &e)
+                                      : sl_trainer_step(tr, x, y, &loss, &e)))
+                rc = wfail(w, "step %lld: %s", (long long)steps - pipelined, e.msg);
             if (rc) break;
             if (profile) step_s += (tw = sl_cli_now()) - ts;
-            loss_sum += loss;
+            if (!pipelined || steps > 0) loss_sum += loss; /* none yet at an epoch's first */
             steps++;
             if (!json && lead && (steps % 10 == 0 || steps == total)) {
                 char label[32];
@@ -439,6 +502,12 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             rc = wfail(w, "%s", sl_iter_errmsg(train));
             break;
         }
+        float last = NAN;
+        if (sl_trainer_wait(tr, &last, &e)) {
+            rc = wfail(w, "step %lld: %s", (long long)steps - 1, e.msg);
+            break;
+        }
+        if (pipelined && steps > 0) loss_sum += last;
         double secs = sl_cli_now() - t0;
         epoch_result r = {epoch,
                           secs,
@@ -447,6 +516,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                           0,
                           wait_s,
                           step_s,
+                          0,
                           0,
                           0,
                           0};
@@ -458,10 +528,12 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             r.ops_s = ops - prev_stages[2];
             prev_stages[0] = rd, prev_stages[1] = dec, prev_stages[2] = ops;
         }
+        double t_eval = sl_cli_now();
         if (lead && evaluate(sl_trainer_model(tr, 0), val, &r.accuracy, &e)) {
             rc = wfail(w, "validation: %s", e.msg);
             break;
         }
+        r.eval_s = sl_cli_now() - t_eval;
         sl_iter_reset(train);
         if (nres < 1024) results[nres++] = r;
         if (!json && lead) {
@@ -469,9 +541,10 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             printf("Test set accuracy %.4f\n", r.accuracy);
             if (profile)
                 printf("Profile: %.2f s waiting for data, %.2f s in training steps, %.2f s other; "
-                       "pipeline op seconds: reader %.2f, decode %.2f, other ops %.2f\n",
+                       "pipeline op seconds: reader %.2f, decode %.2f, other ops %.2f; "
+                       "validation %.3f s\n",
                        r.wait_s, r.step_s, r.seconds - r.wait_s - r.step_s, r.reader_s, r.decode_s,
-                       r.ops_s);
+                       r.ops_s, r.eval_s);
             fflush(stdout);
         }
         if (metrics) {
@@ -517,19 +590,35 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                    i ? ", " : "", r->epoch, r->seconds, r->samples_per_s, r->loss, r->accuracy);
             if (profile)
                 printf(", \"wait_s\": %.6f, \"step_s\": %.6f, \"reader_s\": %.6f, "
-                       "\"decode_s\": %.6f, \"ops_s\": %.6f",
-                       r->wait_s, r->step_s, r->reader_s, r->decode_s, r->ops_s);
+                       "\"decode_s\": %.6f, \"ops_s\": %.6f, \"eval_s\": %.6f",
+                       r->wait_s, r->step_s, r->reader_s, r->decode_s, r->ops_s, r->eval_s);
             printf("}");
         }
         printf("]}\n");
     }
 out:
+    if (nccl.started && nccl_setup_join(&nccl, &e) == SL_OK) {
+        memcpy(comms, nccl.comms, sizeof comms); /* a failure before they were taken */
+        ncomms = nccl.cc.size;
+    }
     if (metrics) fclose(metrics);
+    double t_end = sl_cli_now();
     sl_trainer_free(tr);
-    for (int k = 0; k < ncomms; k++) sl_comm_free(comms[k]);
+    double t_tr = sl_cli_now();
+    /* After a run that went well the process ends here: tearing NCCL's group down would take
+     * ~0.45 s (ncclCommDestroy waits on its threads; ncclCommAbort takes as long), and the end of
+     * the process frees the same. After a failure it is torn down properly. */
+    if (!(nccl_own && rc == 0))
+        for (int k = 0; k < ncomms; k++) sl_comm_free(comms[k]);
+    double t_comm = sl_cli_now();
     free(resume_bytes);
     sl_iter_free(val);
     sl_iter_free(train);
+    if (profile && lead && t_start > 0)
+        fprintf(stderr,
+                "teardown: trainer %.3f s, comms %.3f s, pipelines %.3f s; %.3f s since the "
+                "start\n",
+                t_tr - t_end, t_comm - t_tr, sl_cli_now() - t_comm, sl_cli_now() - t_start);
     free(train_text);
     free(val_text);
     return rc;

@@ -236,6 +236,19 @@ sl_status sl_trainer_sync(sl_trainer *t, sl_err *err);
  * comes before the all-reduce) and the error of the lowest failing replica is returned. */
 sl_status sl_trainer_step(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
                           float *loss, sl_err *err);
+/* Pipelined steps, for a loop that fetches the next batch while the GPUs compute (what
+ * `sluice train` does): sl_trainer_step_async checks and queues one step like sl_trainer_step and
+ * returns as soon as the step queued before it is done -- not this one -- with that step's loss in
+ * *prev_loss (may be NULL; NAN when no step was in flight). sl_trainer_wait waits for the step in
+ * flight and gives its loss (NAN when none). The step's images and labels must stay valid and
+ * unchanged until the next sl_trainer_step_async, sl_trainer_step or sl_trainer_wait returns: an
+ * sl_iter batch does, with prefetch_cpu >= 2. The results are the same bits as sl_trainer_step's.
+ * An error of the step in flight is returned by the call that waits for it, and breaks the
+ * trainer as in sl_trainer_step. On CPU replicas the step runs within the call; its loss is still
+ * handed out one call later. Read the models (evaluate, save) after sl_trainer_wait. */
+sl_status sl_trainer_step_async(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
+                                float *prev_loss, sl_err *err);
+sl_status sl_trainer_wait(sl_trainer *t, float *loss, sl_err *err);
 /* The same with one global batch split into K equal row ranges (B must be divisible by K).
  * images: (B, sizes[0]) f32, labels: (B, sizes[-1]) f32, on the CPU or (one device) shared. */
 sl_status sl_trainer_step_global(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,

@@ -19,10 +19,12 @@
 // computes dw, da, act'(a_prev) and the previous layer's db. These products are float32 in every
 // math mode.
 // The batch loss is left, as the batch mean, in the extra gradient slot grads[nparams], so the
-// trainer's single all-reduce averages it too; it is read back through pinned memory. The cuBLAS
+// trainer's single all-reduce averages it too. A posted step copies it (a one-thread kernel) into
+// the next slot of a small ring in mapped pinned memory and records that slot's event, so the
+// losses of steps queued back to back are read later, each when its own step is done. The cuBLAS
 // products use float32, TF32 or bfloat16 tensor-core inputs (sl_mlp_config.math); all other
 // arithmetic is float32. With cuda_graph set, forward + backward -- and for the trainer's one-GPU
-// step also the optimiser update and the copy of the loss to pinned memory -- for one (batch,
+// step also the optimiser update and the copy of the loss into the ring -- for one (batch,
 // optimiser) key is captured once as a CUDA graph and replayed; a few keys are cached (LRU),
 // growing the scratch buffers drops every graph, and a failed capture falls back to plain launches
 // for good. The step's inputs are first copied into the model's own buffers (one 2D copy each,
@@ -41,6 +43,7 @@
 #include <string.h>
 
 #define NGRAPHS         4
+#define NLOSS           4 // losses posted and not yet taken, at most
 #define WORKSPACE_BYTES ((size_t)32 << 20)
 
 struct graph_entry {
@@ -51,6 +54,13 @@ struct graph_entry {
     uint64_t used;
 };
 
+// One posted loss: the batch-mean loss and its sequence number (the post's index), written by
+// loss_out_kernel into pinned memory.
+struct loss_slot {
+    float loss;
+    unsigned seq;
+};
+
 struct cuda_impl {
     cudaStream_t stream;
     cudaStream_t side; // the weight gradients, in parallel with the backward chain
@@ -58,8 +68,20 @@ struct cuda_impl {
     sl__devpool *pool;
     void *workspace, *workspace_side;
     cudaEvent_t ev_fork, ev_dw[SL__MLP_MAX_LAYERS];
-    float *loss_h;                  // pinned: the loss read back
-    int loss_copied;                // the last graph already copied the loss into loss_h
+    // Gradient buckets: a step without an optimiser (the trainer's all-reduced step) marks
+    // ev_bucket once the gradients from w_off[1] on -- every layer above the first, and the loss
+    // slot -- are complete, so that their all-reduce (ordered on `early`, which waits for it) runs
+    // while the first layer's gradients are still being computed.
+    cudaEvent_t ev_bucket;
+    cudaStream_t early;
+    int mark_bucket;   // the step being queued marks ev_bucket
+    int bucket_marked; // the step last queued did
+    loss_slot *loss_ring;           // pinned and mapped: the last NLOSS posted losses
+    loss_slot *loss_ring_dev;       // the same memory as the device sees it
+    unsigned *loss_seq;             // (1,): losses posted so far, counted by loss_out_kernel
+    cudaEvent_t loss_ev[NLOSS];     // recorded after each posted loss, slot posted % NLOSS
+    uint64_t posted, taken;         // losses posted and taken (host counts)
+    int loss_queued;                // the step just queued wrote its loss already (in its graph)
     float *act[SL__MLP_MAX_LAYERS]; // act[l]: (rows, sizes[l+1]); the last holds logprobs
     float *dz[2];                   // (rows, max size) each, backward ping-pong
     double *row_loss;               // (rows,)
@@ -542,6 +564,15 @@ static sl_status reserve(sl_mlp *m, cuda_impl *c, int64_t rows, sl_err *err) {
     return SL_OK;
 }
 
+// Copies the loss into the ring slot of the next post (seq counts the posts), so that a graph
+// replayed every step leaves each step's loss in its own slot.
+__global__ void loss_out_kernel(const float *loss, loss_slot *ring, unsigned *seq) {
+    const unsigned s = *seq;
+    ring[s % NLOSS].loss = *loss;
+    ring[s % NLOSS].seq = s;
+    *seq = s + 1;
+}
+
 // ---- the backend --------------------------------------------------------------------------------
 
 static void cu_release(sl_mlp *m) {
@@ -550,21 +581,27 @@ static void cu_release(sl_mlp *m) {
         cudaSetDevice(m->dev.id);
         if (c->stream) cudaStreamSynchronize(c->stream);
         if (c->side) cudaStreamSynchronize(c->side);
+        if (c->early) cudaStreamSynchronize(c->early);
         drop_graphs(c);
         if (c->pool) free_scratch(c);
         if (c->blas) cublasDestroy(c->blas);
         if (c->blas_side) cublasDestroy(c->blas_side);
         if (c->ev_fork) cudaEventDestroy(c->ev_fork);
+        if (c->ev_bucket) cudaEventDestroy(c->ev_bucket);
         for (int l = 0; l < SL__MLP_MAX_LAYERS; l++)
             if (c->ev_dw[l]) cudaEventDestroy(c->ev_dw[l]);
         if (c->side) cudaStreamDestroy(c->side);
+        if (c->early) cudaStreamDestroy(c->early);
         if (c->stream) cudaStreamDestroy(c->stream);
-        sl__alloc_pinned_free(c->loss_h);
+        for (int i = 0; i < NLOSS; i++)
+            if (c->loss_ev[i]) cudaEventDestroy(c->loss_ev[i]);
+        if (c->loss_ring) cudaFreeHost(c->loss_ring);
         if (c->pool) {
             sl__devpool_free(c->pool, c->workspace);
             sl__devpool_free(c->pool, c->workspace_side);
             sl__devpool_free(c->pool, c->loss_sum);
             sl__devpool_free(c->pool, c->done);
+            sl__devpool_free(c->pool, c->loss_seq);
             sl__devpool_free(c->pool, c->bpart);
             sl__devpool_free(c->pool, m->params);
             sl__devpool_free(c->pool, m->grads);
@@ -588,6 +625,8 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     m->stream = c->stream;
     SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
     SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_fork, cudaEventDisableTiming));
+    SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_bucket, cudaEventDisableTiming));
+    SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&c->early, cudaStreamNonBlocking));
     for (int l = 0; l < m->nlayers; l++)
         SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_dw[l], cudaEventDisableTiming));
     const cublasMath_t math =
@@ -608,12 +647,18 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     m->grads = (float *)sl__devpool_alloc(c->pool, bytes + sizeof(float), err); // + the loss
     if (!c->workspace || !c->workspace_side || !c->loss_sum || !c->done || !m->params || !m->grads)
         return err_status(err, SL_ENOMEM);
-    c->loss_h = (float *)sl__alloc_pinned(sizeof(float), err);
-    if (!c->loss_h) return err_status(err, SL_ENOMEM);
+    c->loss_seq = (unsigned *)sl__devpool_alloc(c->pool, sizeof(unsigned), err);
+    if (!c->loss_seq) return err_status(err, SL_ENOMEM);
+    SL_CUDA_TRY(err, cudaHostAlloc((void **)&c->loss_ring, NLOSS * sizeof(loss_slot),
+                                   cudaHostAllocMapped | cudaHostAllocPortable));
+    SL_CUDA_TRY(err, cudaHostGetDevicePointer((void **)&c->loss_ring_dev, c->loss_ring, 0));
+    for (int i = 0; i < NLOSS; i++)
+        SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->loss_ev[i], cudaEventDisableTiming));
     SL_CUBLAS_TRY(err, cublasSetWorkspace(c->blas, c->workspace, WORKSPACE_BYTES));
     SL_CUBLAS_TRY(err, cublasSetWorkspace(c->blas_side, c->workspace_side, WORKSPACE_BYTES));
     SL_CUDA_TRY(err, cudaMemsetAsync(m->grads, 0, bytes + sizeof(float), c->stream));
     SL_CUDA_TRY(err, cudaMemsetAsync(c->done, 0, sizeof(unsigned), c->stream));
+    SL_CUDA_TRY(err, cudaMemsetAsync(c->loss_seq, 0, sizeof(unsigned), c->stream));
     int nsm = 0;
     SL_CUDA_TRY(err, cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, m->dev.id));
     c->lf_blocks = 2 * (nsm > 0 ? nsm : 1);
@@ -768,6 +813,15 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
 // for that product if it ran on the side; at the end it waits for the side stream's last product
 // (joining the branch back). Plain launches are bound by the host's launch rate, so they stay on
 // the model's stream (the same products, the same bits).
+// Records ev_bucket after the work queued on s (as an event node, inside a capture).
+static sl_status mark_bucket(cuda_impl *c, cudaStream_t s, int capturing, sl_err *err) {
+    if (capturing)
+        SL_CUDA_TRY(err, cudaEventRecordWithFlags(c->ev_bucket, s, cudaEventRecordExternal));
+    else
+        SL_CUDA_TRY(err, cudaEventRecord(c->ev_bucket, s));
+    return SL_OK;
+}
+
 static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_err *err) {
     cuda_impl *c = impl_of(m);
     int cur = 0;
@@ -791,6 +845,7 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_e
             last_bwd(c, dz, a_prev, lda, w, B, n, o, m->cfg.activation, gw, da,
                      da ? m->grads + m->b_off[l - 1] : NULL);
             SL_CUDA_TRY(err, cudaGetLastError());
+            if (l == 1 && c->mark_bucket) SL_TRY(mark_bucket(c, c->stream, fork, err));
             if (l == 0) break;
             cur = 1 - cur;
             continue;
@@ -803,6 +858,7 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_e
         SL_TRY(gemm(m, fork ? c->blas_side : c->blas, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B, dz, o,
                     a_prev, lda, gw, o, err));
         if (fork) SL_CUDA_TRY(err, cudaEventRecord(c->ev_dw[l], c->side));
+        if (l == 1 && c->mark_bucket) SL_TRY(mark_bucket(c, fork ? c->side : c->stream, fork, err));
         if (l == 0) {
             side_last = fork ? c->ev_dw[l] : NULL;
             break;
@@ -872,7 +928,7 @@ static sl_status cu_logprobs(sl_mlp *m, sl_tensor *out, sl_err *err) {
 }
 
 // Forward + backward; with o (a CUDA optimiser of the model), then o's update and the copy of the
-// loss to pinned memory.
+// loss into the next slot of the pinned ring.
 static sl_status enqueue_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_optim *o,
                               sl_err *err) {
     SL_TRY(enqueue_forward(m, x, y, err));
@@ -880,8 +936,8 @@ static sl_status enqueue_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y,
     if (!o) return SL_OK;
     cuda_impl *c = impl_of(m);
     SL_TRY(sl__optim_cuda_enqueue(o, m->params, m->grads, c->stream, err));
-    SL_CUDA_TRY(err, cudaMemcpyAsync(c->loss_h, m->grads + m->nparams, sizeof(float),
-                                     cudaMemcpyDeviceToHost, c->stream));
+    loss_out_kernel<<<1, 1, 0, c->stream>>>(m->grads + m->nparams, c->loss_ring_dev, c->loss_seq);
+    SL_CUDA_TRY(err, cudaGetLastError());
     return SL_OK;
 }
 
@@ -953,7 +1009,9 @@ static sl_status run_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_
     SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
     SL_TRY(reserve(m, c, x->shape[0], err));
     m->batch = x->shape[0];
-    c->loss_copied = 0;
+    c->loss_queued = 0;
+    c->mark_bucket = o == NULL && m->nlayers >= 2;
+    c->bucket_marked = 0;
     cudaGraphExec_t exec = NULL;
     if (m->cfg.cuda_graph && !c->graphs_off) {
         sl_tensor xs, ys;
@@ -964,7 +1022,9 @@ static sl_status run_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_
         SL_CUDA_TRY(err, cudaGraphLaunch(exec, c->stream));
     else
         SL_TRY(enqueue_step(m, x, y, o, err));
-    c->loss_copied = o != NULL;
+    c->loss_queued = o != NULL;
+    c->bucket_marked = c->mark_bucket;
+    c->mark_bucket = 0;
     return SL_OK;
 }
 
@@ -982,19 +1042,67 @@ static sl_status cu_train_step_async(sl_mlp *m, sl_optim *o, const sl_tensor *x,
     return st;
 }
 
-static sl_status cu_read_loss(sl_mlp *m, float *loss, sl_err *err) {
+// Posts the loss of the step just queued: its copy into the ring (unless the step's graph did it)
+// and the slot's event after it.
+static sl_status cu_post_loss(sl_mlp *m, sl_err *err) {
     cuda_impl *c = impl_of(m);
+    if (c->posted - c->taken >= NLOSS)
+        return sl_err_set(err, SL_ESTATE, "model: %d step losses posted and not taken", NLOSS);
     SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
-    if (!c->loss_copied)
-        SL_CUDA_TRY(err, cudaMemcpyAsync(c->loss_h, m->grads + m->nparams, sizeof(float),
-                                         cudaMemcpyDeviceToHost, c->stream));
-    SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
-    c->loss_copied = 0;
-    *loss = *c->loss_h;
+    if (!c->loss_queued) {
+        loss_out_kernel<<<1, 1, 0, c->stream>>>(m->grads + m->nparams, c->loss_ring_dev,
+                                                c->loss_seq);
+        SL_CUDA_TRY(err, cudaGetLastError());
+    }
+    c->loss_queued = 0;
+    SL_CUDA_TRY(err, cudaEventRecord(c->loss_ev[c->posted % NLOSS], c->stream));
+    c->posted++;
+    return SL_OK;
+}
+
+// Waits for the oldest posted loss (not for anything queued after it) and returns it.
+static sl_status cu_take_loss(sl_mlp *m, float *loss, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    if (c->taken == c->posted) return sl_err_set(err, SL_ESTATE, "model: no step loss posted");
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    SL_CUDA_TRY(err, cudaEventSynchronize(c->loss_ev[c->taken % NLOSS]));
+    const volatile loss_slot *s = &c->loss_ring[c->taken % NLOSS];
+    if (s->seq != (unsigned)c->taken)
+        return sl_err_set(err, SL_ESTATE, "model: step loss %llu found loss %u in its slot",
+                          (unsigned long long)c->taken, s->seq);
+    *loss = s->loss;
+    c->taken++;
+    return SL_OK;
+}
+
+// After a step without an optimiser: `early` waits for the mark, and gradients from w_off[1] on
+// are ready for work queued there.
+static sl_status cu_early_grads(sl_mlp *m, int64_t *split, void **stream, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    *stream = NULL;
+    *split = 0;
+    if (!c->bucket_marked) return SL_OK;
+    c->bucket_marked = 0;
+    SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
+    SL_CUDA_TRY(err, cudaStreamWaitEvent(c->early, c->ev_bucket, 0));
+    *split = m->w_off[1];
+    *stream = c->early;
+    return SL_OK;
+}
+
+static int cu_losses_pending(const sl_mlp *m) {
+    const cuda_impl *c = impl_of(m);
+    return (int)(c->posted - c->taken);
+}
+
+// Posts the last step's loss and waits for it (and every loss posted before it).
+static sl_status cu_read_loss(sl_mlp *m, float *loss, sl_err *err) {
+    SL_TRY(cu_post_loss(m, err));
+    while (cu_losses_pending(m) > 0) SL_TRY(cu_take_loss(m, loss, err));
     return SL_OK;
 }
 
 extern "C" const sl__mlp_backend sl__mlp_cuda_backend = {
     "cuda",      cu_init,     cu_release,  cu_upload,          cu_download, cu_forward,
     cu_loss_sum, cu_backward, cu_logprobs, cu_loss_grad_async, cu_sync,     cu_train_step_async,
-    cu_read_loss};
+    cu_read_loss, cu_post_loss, cu_take_loss, cu_losses_pending, cu_early_grads};

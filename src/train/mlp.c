@@ -340,6 +340,30 @@ sl_status sl__mlp_read_loss(sl_mlp *m, float *loss, sl_err *err) {
     return m->be->download(m, loss, m->grads + m->nparams, 1, err);
 }
 
+int sl__mlp_has_loss_ring(const sl_mlp *m) {
+    return m->be->post_loss != NULL;
+}
+
+sl_status sl__mlp_post_loss(sl_mlp *m, sl_err *err) {
+    SL_ASSERT(m->be->post_loss);
+    return m->be->post_loss(m, err);
+}
+
+sl_status sl__mlp_take_loss(sl_mlp *m, float *loss, sl_err *err) {
+    SL_ASSERT(m->be->take_loss);
+    return m->be->take_loss(m, loss, err);
+}
+
+int sl__mlp_losses_pending(const sl_mlp *m) {
+    return m->be->losses_pending ? m->be->losses_pending(m) : 0;
+}
+
+sl_status sl__mlp_early_grads(sl_mlp *m, int64_t *split, void **stream, sl_err *err) {
+    *split = 0;
+    *stream = NULL;
+    return m->be->early_grads ? m->be->early_grads(m, split, stream, err) : SL_OK;
+}
+
 sl_status sl__mlp_train_step_async(sl_mlp *m, sl_optim *o, const sl_tensor *images,
                                    const sl_tensor *labels, sl_err *err) {
     if (!m->be->train_step_async) {

@@ -43,8 +43,15 @@ typedef struct sl__mlp_backend {
      * grads[nparams] and, by a graph, also copied for read_loss. */
     sl_status (*train_step_async)(sl_mlp *m, sl_optim *o, const sl_tensor *x, const sl_tensor *y,
                                   sl_err *err);
-    /* Optional: waits and returns the float in grads[nparams] (through pinned memory). */
+    /* Optional: waits and returns the float in grads[nparams] (through pinned memory), taking
+     * every posted loss on the way. */
     sl_status (*read_loss)(sl_mlp *m, float *loss, sl_err *err);
+    /* Optional, all three or none (see sl__mlp_post_loss). */
+    sl_status (*post_loss)(sl_mlp *m, sl_err *err);
+    sl_status (*take_loss)(sl_mlp *m, float *loss, sl_err *err);
+    int (*losses_pending)(const sl_mlp *m);
+    /* Optional: see sl__mlp_early_grads. */
+    sl_status (*early_grads)(sl_mlp *m, int64_t *split, void **stream, sl_err *err);
 } sl__mlp_backend;
 
 extern const sl__mlp_backend sl__mlp_cpu_backend;
@@ -103,6 +110,21 @@ sl_status sl__mlp_train_step_async(sl_mlp *m, sl_optim *o, const sl_tensor *imag
  * loss_grad_async / train step (averaged when an all-reduce ran over the extra slot). */
 sl_status sl__mlp_read_loss(sl_mlp *m, float *loss, sl_err *err);
 
+/* Steps queued back to back, each loss read when its own step is done (backends with post_loss):
+ * after queuing a step (sl__mlp_train_step_async, or loss_grad_async + all-reduce + update),
+ * post_loss queues the copy of its loss (grads[nparams]) into the next of a few pinned slots;
+ * take_loss waits for the oldest posted step only and returns its loss; at most 4 are pending
+ * (SL_ESTATE beyond). sl__mlp_has_loss_ring says whether the backend has them. */
+int sl__mlp_has_loss_ring(const sl_mlp *m);
+sl_status sl__mlp_post_loss(sl_mlp *m, sl_err *err);
+sl_status sl__mlp_take_loss(sl_mlp *m, float *loss, sl_err *err);
+int sl__mlp_losses_pending(const sl_mlp *m);
+/* Right after sl__mlp_loss_grad_async: a stream of the model (a cudaStream_t) on which the
+ * gradients from *split on -- every layer but the first, and the loss slot -- are ready while the
+ * first layer's are still being computed, so that their all-reduce can start early; the rest are
+ * ready on the model's stream. *stream NULL (and *split 0): no such split (a one-layer model, a
+ * backend without it). */
+sl_status sl__mlp_early_grads(sl_mlp *m, int64_t *split, void **stream, sl_err *err);
 /* The model's CUDA stream (a cudaStream_t), NULL on the CPU. */
 static inline void *sl__mlp_stream(const sl_mlp *m) {
     return m->stream;

@@ -9,9 +9,11 @@
  * (sl_comm_abort) so the others return instead of waiting, and marks the trainer broken.
  * CUDA replicas (one GPU each, all replicas on GPUs): the step runs on the model's stream without
  * waiting in between -- forward/backward (a CUDA graph), one NCCL all-reduce (average) of the
- * nparams gradients plus the loss in the slot after them, the optimiser kernel -- and waits once,
- * when it reads the averaged loss back (through pinned memory). One GPU needs no all-reduce, and
- * its whole step (forward, backward, update, the loss copy) is a single CUDA graph. Without
+ * nparams gradients plus the loss in the slot after them, the optimiser kernel, the loss copied
+ * into a pinned slot of its own -- and waits only when it reads a loss back: sl_trainer_step for
+ * its own, sl_trainer_step_async for the step before it, so that the host queues step n + 1 (and
+ * fetches its batch) while the GPUs run step n. One GPU needs no all-reduce, and its whole step
+ * (forward, backward, update, the loss copy) is a single CUDA graph. Without
  * caller-made comms, K > 1 GPUs get an NCCL group (ncclCommInitAll); one GPU needs none. */
 #include "sluice/train.h"
 
@@ -20,6 +22,7 @@
 #include "core/threads.h"
 #include "train/mlp.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +37,8 @@ struct sl_trainer {
     int cuda;       /* all replicas on CUDA devices */
     int broken;
     sl_err broken_err;
+    int in_flight;   /* a step was queued and not waited for (sl_trainer_step_async) */
+    float held_loss; /* CPU replicas: that step's loss, held back until the next call */
 };
 
 void sl_trainer_config_default(sl_trainer_config *cfg) {
@@ -164,29 +169,48 @@ sl_status sl_trainer_sync(sl_trainer *t, sl_err *err) {
 typedef struct step_ctx {
     sl_trainer *t;
     const sl_tensor *images, *labels;
+    int wait_all; /* 0: queue a step and take the loss of the one before it; 1: take every loss */
     float loss[SL_TRAINER_MAX_REPLICAS];
+    int have_loss[SL_TRAINER_MAX_REPLICAS];
     sl_status st[SL_TRAINER_MAX_REPLICAS];
     sl_err errs[SL_TRAINER_MAX_REPLICAS];
 } step_ctx;
 
-/* A GPU replica's step: everything queued on the model's stream, one wait at the end. Without an
- * all-reduce (one GPU) the whole step -- forward, backward, update, the loss copied to pinned
- * memory -- is one CUDA graph; with one, forward/backward (a graph), the all-reduce and the update
- * are queued in turn. */
+/* A GPU replica's step: everything queued on the model's stream -- without an all-reduce (one
+ * GPU) the whole step (forward, backward, update, the loss into its pinned slot) is one CUDA
+ * graph; with one, forward/backward (a graph), the all-reduce and the update are queued in turn --
+ * then the loss is posted and, when a step was already in flight, that step's loss is taken
+ * (waiting for it alone). */
 static sl_status replica_step_cuda(sl_trainer *t, int k, step_ctx *c, sl_err *err) {
     sl_mlp *m = t->models[k];
-    if (t->comms[k] && sl_comm_size(t->comms[k]) > 1) {
-        SL_TRY(sl__mlp_loss_grad_async(m, &c->images[k], &c->labels[k], err));
-        SL_TRY(sl_comm_allreduce(t->comms[k], m->grads, m->nparams + 1, SL_DTYPE_F32, SL_REDUCE_AVG,
-                                 sl__mlp_stream(m), err));
-        SL_TRY(sl__optim_step_async(t->optims[k], m, err));
-    } else {
-        SL_TRY(sl__mlp_train_step_async(m, t->optims[k], &c->images[k], &c->labels[k], err));
+    if (!c->wait_all) {
+        if (t->comms[k] && sl_comm_size(t->comms[k]) > 1) {
+            /* two buckets: the upper layers' gradients (and the loss) are averaged while the
+             * first layer's are computed, then the first layer's */
+            SL_TRY(sl__mlp_loss_grad_async(m, &c->images[k], &c->labels[k], err));
+            int64_t split;
+            void *early;
+            SL_TRY(sl__mlp_early_grads(m, &split, &early, err));
+            if (early)
+                SL_TRY(sl_comm_allreduce(t->comms[k], m->grads + split, m->nparams + 1 - split,
+                                         SL_DTYPE_F32, SL_REDUCE_AVG, early, err));
+            SL_TRY(sl_comm_allreduce(t->comms[k], m->grads, early ? split : m->nparams + 1,
+                                     SL_DTYPE_F32, SL_REDUCE_AVG, sl__mlp_stream(m), err));
+            SL_TRY(sl__optim_step_async(t->optims[k], m, err));
+        } else {
+            SL_TRY(sl__mlp_train_step_async(m, t->optims[k], &c->images[k], &c->labels[k], err));
+        }
+        SL_TRY(sl__mlp_post_loss(m, err));
     }
-    return sl__mlp_read_loss(m, &c->loss[k], err);
+    while (sl__mlp_losses_pending(m) > (c->wait_all ? 0 : 1)) {
+        SL_TRY(sl__mlp_take_loss(m, &c->loss[k], err));
+        c->have_loss[k] = 1;
+    }
+    return SL_OK;
 }
 
-/* Replica k's part of one step; runs on its own thread (or the caller's, for one replica). */
+/* Replica k's part of one step; runs on its own thread (or the caller's, for one replica). CPU
+ * replicas run the whole step here (wait_all has nothing left to do for them). */
 static sl_status replica_step(void *vctx, int64_t i, int worker, sl_err *unused) {
     step_ctx *c = vctx;
     sl_trainer *t = c->t;
@@ -202,6 +226,7 @@ static sl_status replica_step(void *vctx, int64_t i, int worker, sl_err *unused)
         c->st[k] = st;
         return SL_OK;
     }
+    if (c->wait_all) return SL_OK;
     float loss = 0;
     sl_status st = sl_mlp_loss_grad(m, &c->images[k], &c->labels[k], &loss, err);
     if (st == SL_OK)
@@ -216,8 +241,9 @@ static sl_status replica_step(void *vctx, int64_t i, int worker, sl_err *unused)
         sl_comm_abort(t->comms[k]);
     }
     c->loss[k] = (float)l;
+    c->have_loss[k] = 1;
     c->st[k] = st;
-    return SL_OK; /* statuses are collected per replica, see sl_trainer_step */
+    return SL_OK; /* statuses are collected per replica, see run_replicas */
 }
 
 static sl_status check_shard(const sl_trainer *t, int k, const sl_tensor *x, const sl_tensor *y,
@@ -247,18 +273,16 @@ static sl_status check_shard(const sl_trainer *t, int k, const sl_tensor *x, con
     return SL_OK;
 }
 
-sl_status sl_trainer_step(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
-                          float *loss, sl_err *err) {
-    if (t->broken)
-        return sl_err_set(err, SL_ESTATE, "trainer: a previous step failed (%s)",
-                          t->broken_err.msg);
-    if (!images || !labels) return sl_err_set(err, SL_EINVAL, "trainer: images/labels missing");
-    for (int k = 0; k < t->K; k++) SL_TRY(check_shard(t, k, &images[k], &labels[k], err));
+/* Runs every replica's part (queue a step, or wait_all) and collects the outcome: the loss taken
+ * on replica 0 (NAN when none was), or the root cause of a failure, which breaks the trainer. */
+static sl_status run_replicas(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
+                              int wait_all, float *loss, sl_err *err) {
     step_ctx *c = sl__calloc(1, sizeof *c, err);
     if (!c) return SL_ENOMEM;
     c->t = t;
     c->images = images;
     c->labels = labels;
+    c->wait_all = wait_all;
     sl_status st = SL_OK;
     if (t->K == 1)
         replica_step(c, 0, 0, NULL);
@@ -279,10 +303,48 @@ sl_status sl_trainer_step(sl_trainer *t, const sl_tensor *images, const sl_tenso
         if (t->broken_err.status == SL_OK)
             sl_err_set(&t->broken_err, st, "status %s", sl_status_name(st));
     } else if (loss) {
-        *loss = c->loss[0];
+        *loss = c->have_loss[0] ? c->loss[0] : NAN;
     }
     free(c);
     return st;
+}
+
+sl_status sl_trainer_step_async(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
+                                float *prev_loss, sl_err *err) {
+    if (t->broken)
+        return sl_err_set(err, SL_ESTATE, "trainer: a previous step failed (%s)",
+                          t->broken_err.msg);
+    if (!images || !labels) return sl_err_set(err, SL_EINVAL, "trainer: images/labels missing");
+    for (int k = 0; k < t->K; k++) SL_TRY(check_shard(t, k, &images[k], &labels[k], err));
+    float loss = NAN;
+    SL_TRY(run_replicas(t, images, labels, 0, &loss, err));
+    if (!t->cuda) { /* done already: hold its loss back, as a GPU step's would be */
+        float done = t->held_loss;
+        t->held_loss = loss;
+        loss = t->in_flight ? done : NAN;
+    }
+    t->in_flight = 1;
+    if (prev_loss) *prev_loss = loss;
+    return SL_OK;
+}
+
+sl_status sl_trainer_wait(sl_trainer *t, float *loss, sl_err *err) {
+    if (loss) *loss = NAN;
+    if (!t->in_flight) return SL_OK;
+    if (t->broken)
+        return sl_err_set(err, SL_ESTATE, "trainer: a previous step failed (%s)",
+                          t->broken_err.msg);
+    float l = t->held_loss;
+    if (t->cuda) SL_TRY(run_replicas(t, NULL, NULL, 1, &l, err));
+    t->in_flight = 0;
+    if (loss) *loss = l;
+    return SL_OK;
+}
+
+sl_status sl_trainer_step(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
+                          float *loss, sl_err *err) {
+    SL_TRY(sl_trainer_step_async(t, images, labels, NULL, err));
+    return sl_trainer_wait(t, loss, err);
 }
 
 sl_status sl_trainer_step_global(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,

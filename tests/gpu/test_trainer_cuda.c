@@ -2,7 +2,9 @@
  * with the same global batch within 1e-5 relative (loss, averaged gradients, parameters after the
  * update), and stays so over several steps (SGD; Adam: the first step's gradients); both replicas
  * hold the same bits after every step; the 1-GPU trainer matches the CPU trainer within 1e-4;
- * sl_trainer_sync copies across GPUs; evaluation on replica 0 with device tensors. */
+ * sl_trainer_sync copies across GPUs; evaluation on replica 0 with device tensors; pipelined steps
+ * (sl_trainer_step_async, two batches in turn as from a pipeline's ring) give the same losses,
+ * one call later, and the same parameters as sl_trainer_step, bit for bit, on 1 and 2 GPUs. */
 #include "check.h"
 #include "gpu.h"
 #include "sluice/train.h"
@@ -38,15 +40,16 @@ static sl_trainer *make(int K, int gpu, sl_optim_kind kind) {
 }
 
 /* shard k of the global batch on replica k's device (owners freed by the caller) */
-static void shards(sl_trainer *t, sl_tensor *xo, sl_tensor *yo, sl_tensor *xs, sl_tensor *ys) {
+static void shards_of(sl_trainer *t, float *gx, float *gy, sl_tensor *xo, sl_tensor *yo,
+                      sl_tensor *xs, sl_tensor *ys) {
     const int K = sl_trainer_replicas(t);
     sl_err err;
     for (int k = 0; k < K; k++) {
         sl_device d = sl_mlp_device(sl_trainer_model(t, k));
         int64_t xshape[2] = {B / K, IN}, yshape[2] = {B / K, C};
         sl_tensor hx, hy;
-        sl_tensor_wrap(&hx, X + (size_t)k * (B / K) * IN, SL_DTYPE_F32, sl_cpu(), 2, xshape, NULL);
-        sl_tensor_wrap(&hy, Y + (size_t)k * (B / K) * C, SL_DTYPE_F32, sl_cpu(), 2, yshape, NULL);
+        sl_tensor_wrap(&hx, gx + (size_t)k * (B / K) * IN, SL_DTYPE_F32, sl_cpu(), 2, xshape, NULL);
+        sl_tensor_wrap(&hy, gy + (size_t)k * (B / K) * C, SL_DTYPE_F32, sl_cpu(), 2, yshape, NULL);
         if (d.kind == SL_DEVICE_CPU) {
             xs[k] = hx;
             ys[k] = hy;
@@ -61,6 +64,54 @@ static void shards(sl_trainer *t, sl_tensor *xo, sl_tensor *yo, sl_tensor *xs, s
         xs[k] = xo[k];
         ys[k] = yo[k];
     }
+}
+
+static void shards(sl_trainer *t, sl_tensor *xo, sl_tensor *yo, sl_tensor *xs, sl_tensor *ys) {
+    shards_of(t, X, Y, xo, yo, xs, ys);
+}
+
+static void pipelined(int K, sl_optim_kind kind, const char *name) {
+    enum { STEPS = 7 };
+    static float X2[B * IN];
+    for (int i = 0; i < B * IN; i++) X2[i] = X[(i + 7 * IN) % (B * IN)]; /* rows rotated */
+    sl_trainer *ts = make(K, 1, kind), *ta = make(K, 1, kind);
+    if (!ts || !ta) return;
+    sl_tensor xo[2][2], yo[2][2], x[2][2], y[2][2];
+    shards_of(ta, X, Y, xo[0], yo[0], x[0], y[0]);
+    shards_of(ta, X2, Y, xo[1], yo[1], x[1], y[1]);
+    float want[STEPS], got[STEPS + 1];
+    sl_err err;
+    for (int s = 0; s < STEPS; s++) {
+        CHECK_OK(sl_trainer_step(ts, x[s % 2], y[s % 2], &want[s], &err), &err);
+        CHECK_OK(sl_trainer_step_async(ta, x[s % 2], y[s % 2], &got[s], &err), &err);
+    }
+    CHECK_OK(sl_trainer_wait(ta, &got[STEPS], &err), &err);
+    CHECK_MSG(isnan(got[0]), "%s, %d GPU(s): a loss (%g) before any step was done", name, K,
+              got[0]);
+    for (int s = 0; s < STEPS; s++)
+        CHECK_MSG(memcmp(&got[s + 1], &want[s], sizeof(float)) == 0,
+                  "%s, %d GPU(s), step %d: pipelined loss %.9g, one by one %.9g", name, K, s,
+                  got[s + 1], want[s]);
+    CHECK_MSG(want[STEPS - 1] != want[STEPS - 3], "%s: the losses do not change", name);
+    const int64_t P = sl_mlp_num_params(sl_trainer_model(ts, 0));
+    float *a = malloc(sizeof(float) * P), *b = malloc(sizeof(float) * P);
+    for (int k = 0; k < K; k++) {
+        CHECK_OK(sl_mlp_get_params(sl_trainer_model(ts, k), a, P, &err), &err);
+        CHECK_OK(sl_mlp_get_params(sl_trainer_model(ta, k), b, P, &err), &err);
+        CHECK_MSG(memcmp(a, b, sizeof(float) * P) == 0,
+                  "%s, %d GPU(s): pipelined parameters differ on replica %d", name, K, k);
+    }
+    printf("%s, %d GPU(s): %d pipelined steps give the losses and parameters of one by one\n",
+           name, K, STEPS);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < K; k++) {
+            sl_tensor_free(&xo[i][k]);
+            sl_tensor_free(&yo[i][k]);
+        }
+    free(a);
+    free(b);
+    sl_trainer_free(ts);
+    sl_trainer_free(ta);
 }
 
 static void run(sl_optim_kind kind, const char *name) {
@@ -159,5 +210,9 @@ int main(void) {
     }
     run(SL_OPTIM_SGD, "sgd");
     run(SL_OPTIM_ADAM, "adam");
+    for (int K = 1; K <= 2; K++) {
+        pipelined(K, SL_OPTIM_SGD, "sgd");
+        pipelined(K, SL_OPTIM_ADAM, "adam");
+    }
     return check_done();
 }

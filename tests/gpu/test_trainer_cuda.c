@@ -101,8 +101,8 @@ static void pipelined(int K, sl_optim_kind kind, const char *name) {
         CHECK_MSG(memcmp(a, b, sizeof(float) * P) == 0,
                   "%s, %d GPU(s): pipelined parameters differ on replica %d", name, K, k);
     }
-    printf("%s, %d GPU(s): %d pipelined steps give the losses and parameters of one by one\n",
-           name, K, STEPS);
+    printf("%s, %d GPU(s): %d pipelined steps give the losses and parameters of one by one\n", name,
+           K, STEPS);
     for (int i = 0; i < 2; i++)
         for (int k = 0; k < K; k++) {
             sl_tensor_free(&xo[i][k]);

@@ -202,6 +202,48 @@ static void nccl_setup_start(nccl_setup *ns, const sl_device *devices, int n) {
     ns->started = pthread_create(&ns->thread, NULL, nccl_setup_run, ns) == 0;
 }
 
+/* While NCCL sets up, the GPUs are idle: one forward/backward of a throwaway model like the real
+ * one (same sizes, math and batch), a thread per GPU, loads the kernels of cuBLAS and sluice that
+ * the first training step would otherwise load (lazily, ~0.1 s). Best effort: an error here
+ * shows up again, and is reported, when the real model is made. */
+typedef struct warm_job {
+    pthread_t thread;
+    int started;
+    const sl_mlp_config *mc;
+    sl_device dev;
+    int rows;
+} warm_job;
+
+static void *warm_run(void *arg) {
+    warm_job *j = arg;
+    sl_err e;
+    sl_mlp *m = NULL;
+    sl_tensor x, y;
+    memset(&x, 0, sizeof x);
+    memset(&y, 0, sizeof y);
+    const int64_t xs[2] = {j->rows, j->mc->sizes[0]};
+    const int64_t ys[2] = {j->rows, j->mc->sizes[j->mc->nsizes - 1]};
+    if (sl_mlp_create(j->mc, j->dev, &m, &e) == SL_OK &&
+        sl_tensor_alloc(&x, SL_DTYPE_F32, j->dev, 2, xs, NULL, &e) == SL_OK &&
+        sl_tensor_alloc(&y, SL_DTYPE_F32, j->dev, 2, ys, NULL, &e) == SL_OK &&
+        sl_tensor_fill(&x, 0, NULL, &e) == SL_OK && sl_tensor_fill(&y, 0, NULL, &e) == SL_OK)
+        (void)sl_mlp_loss_grad(m, &x, &y, NULL, &e);
+    sl_tensor_free(&x);
+    sl_tensor_free(&y);
+    sl_mlp_free(m);
+    return NULL;
+}
+
+static void warm_gpus(const sl_mlp_config *mc, const sl_device *devs, int n, int rows) {
+    warm_job jobs[SL_MAX_DEVICES];
+    for (int k = 0; k < n; k++) {
+        jobs[k] = (warm_job){.mc = mc, .dev = devs[k], .rows = rows};
+        jobs[k].started = pthread_create(&jobs[k].thread, NULL, warm_run, &jobs[k]) == 0;
+    }
+    for (int k = 0; k < n; k++)
+        if (jobs[k].started) pthread_join(jobs[k].thread, NULL);
+}
+
 /* Joins the set-up; its comms then belong to the caller (SL_OK) or are none. */
 static sl_status nccl_setup_join(nccl_setup *ns, sl_err *err) {
     if (!ns->started) return SL_OK;
@@ -391,7 +433,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     }
     t_start = sl_cli_now();
     const double age_at_start = profile ? process_age() : -1;
-    double t_ctx = t_start, t_train, t_val, t_trainer, t_nccl = 0;
+    double t_ctx = t_start, t_train, t_val, t_trainer, t_nccl = 0, t_warm = 0;
 #ifdef SLUICE_HAVE_CUDA
     if (ic.devices[0].kind == SL_DEVICE_CUDA && ic.ndevices > 1 && w->size == 1 &&
         sl_comm_available(SL_COMM_NCCL))
@@ -441,6 +483,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         ncomms = K;
         tc.comms = comms;
     } else if (nccl.started) {
+        warm_gpus(&tc.model, ic.devices, K, B);
+        t_warm = sl_cli_now();
         if (nccl_setup_join(&nccl, &e)) {
             rc = wfail(w, "%s", e.msg);
             goto out;
@@ -460,8 +504,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     if (profile && lead) {
         bool gpu = ic.devices[0].kind == SL_DEVICE_CUDA;
         fprintf(stderr,
-                "startup: %.2f s from the process's start to here (libraries, CUDA's "
-                "initialisation), then ",
+                "startup: %.2f s from the process's start (libraries, device discovery), then ",
                 age_at_start);
         if (gpu) fprintf(stderr, "GPU contexts %.3f s, ", t_ctx - t_start);
         fprintf(stderr, "training pipelines %.3f s, validation pipeline %.3f s, trainer %.3f s%s\n",
@@ -472,9 +515,9 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                                        : " (cuBLAS)");
         if (t_nccl > 0)
             fprintf(stderr,
-                    "startup: NCCL's set-up, begun at the start on its own thread, was "
-                    "ready %.3f s after the start\n",
-                    t_nccl - t_start);
+                    "startup: NCCL's set-up, begun at the start on its own thread, was ready "
+                    "%.3f s after the start; the GPUs' warm-up meanwhile took %.3f s\n",
+                    t_nccl - t_start, t_warm - t_val);
     }
     if (resume) {
         size_t n;

@@ -65,9 +65,13 @@ static sl_status make(inst *x, const char *opname, int batch, const char *const 
     return SL_OK;
 }
 
+/* setup, then run_cpu for every sample (readers.file reads its files there), as the pipeline does
+ */
 static sl_status step(inst *x, int batch, sl_err *e) {
     x->io.batch = batch;
     sl_status st = x->op->setup(x->state, &x->io, e);
+    for (int i = 0; i < batch && st == SL_OK && x->op->run_cpu; i++)
+        st = x->op->run_cpu(x->state, &x->io, i, 0, e);
     x->io.iteration++;
     return st;
 }
@@ -500,6 +504,25 @@ static void idx_and_files(void) {
     CHECK_STR(x.io.keys[0], "b/y.jpg");
     CHECK_EQ_INT(*(int32_t *)x.out[1].data[0], 7);
     CHECK_EQ_INT(*(int32_t *)x.out[1].data[1], 3);
+    destroy(&x);
+    /* files that vanish or change size after the listing: errors naming the file and key */
+    CHECK_OK(make(&x, "readers.file", 3, fa, 1, &e), &e);
+    x.io.batch = 3;
+    CHECK_OK(x.op->setup(x.state, &x.io, &e), &e); /* sized: a/x.jpg 4 bytes, b/y.jpg 2 */
+    snprintf(cmd, sizeof cmd, "printf 'AA' > %s/a/x.jpg && printf 'BBB' > %s/b/y.jpg", root, root);
+    CHECK_EQ_INT(system(cmd), 0);
+    CHECK_FAILS(x.op->run_cpu(x.state, &x.io, 0, 0, &e), SL_EIO, &e, "short read: 2 of 4 bytes");
+    CHECK(strstr(e.msg, "key a/x.jpg") && strstr(e.msg, "/a/x.jpg"));
+    CHECK_FAILS(x.op->run_cpu(x.state, &x.io, 1, 0, &e), SL_EIO, &e,
+                "changed size while being read (2 -> 3 bytes)");
+    CHECK(strstr(e.msg, "key b/y.jpg") && strstr(e.msg, "/b/y.jpg"));
+    snprintf(cmd, sizeof cmd, "rm %s/b/z.JPEG", root);
+    CHECK_EQ_INT(system(cmd), 0);
+    CHECK_FAILS(x.op->run_cpu(x.state, &x.io, 2, 0, &e), SL_EIO, &e, "No such file");
+    CHECK(strstr(e.msg, "key b/z.JPEG") && strstr(e.msg, "/b/z.JPEG"));
+    x.io.iteration++;
+    CHECK_FAILS(step(&x, 3, &e), SL_EIO, &e, "b/z.JPEG: No such file"); /* gone before setup */
+    CHECK(strstr(e.msg, "readers.file: key b/z.JPEG") != NULL);
     destroy(&x);
     const char *missing[] = {"file_root=\"/nonexistent/sluice-files\""};
     CHECK_FAILS(make(&x, "readers.file", 2, missing, 1, &e), SL_ENOENT, &e,

@@ -8,11 +8,13 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct entry {
     char *name;
@@ -220,35 +222,64 @@ void sl__folder_shuffle(sl__folder *f, uint64_t seed) {
     }
 }
 
-sl_status sl__folder_read(const sl__folder *f, int64_t i, uint8_t **buf, size_t *cap, size_t *size,
-                          sl_err *err) {
-    char p[8192];
+/* File i's path: its name, under the root unless absolute. */
+static void path_of(const sl__folder *f, int64_t i, char *p, size_t size) {
     const char *name = f->e[i].name;
     if (name[0] == '/' || !f->root[0])
-        snprintf(p, sizeof p, "%s", name);
+        snprintf(p, size, "%s", name);
     else
-        snprintf(p, sizeof p, "%s/%s", f->root, name);
-    FILE *fp = fopen(p, "rb");
-    if (!fp) return sl_err_set(err, SL_EIO, "%s: %s", p, strerror(errno));
+        snprintf(p, size, "%s/%s", f->root, name);
+}
+
+sl_status sl__folder_size(const sl__folder *f, int64_t i, size_t *size, sl_err *err) {
+    char p[8192];
+    path_of(f, i, p, sizeof p);
+    struct stat sb;
+    if (stat(p, &sb) != 0) return sl_err_set(err, SL_EIO, "%s: %s", p, strerror(errno));
+    if (!S_ISREG(sb.st_mode)) return sl_err_set(err, SL_EIO, "%s: not a regular file", p);
+    *size = (size_t)sb.st_size;
+    return SL_OK;
+}
+
+sl_status sl__folder_read_into(const sl__folder *f, int64_t i, uint8_t *dst, size_t size,
+                               sl_err *err) {
+    char p[8192];
+    path_of(f, i, p, sizeof p);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return sl_err_set(err, SL_EIO, "%s: %s", p, strerror(errno));
+    sl_status st = SL_OK;
     size_t n = 0;
-    for (;;) {
-        if (n == *cap) {
-            size_t nc = *cap ? *cap * 2 : 65536;
-            uint8_t *nb = realloc(*buf, nc);
-            if (!nb) {
-                fclose(fp);
-                return sl_err_set(err, SL_ENOMEM, "%s: out of memory", p);
-            }
-            *buf = nb;
-            *cap = nc;
-        }
-        size_t got = fread(*buf + n, 1, *cap - n, fp);
-        n += got;
-        if (got == 0) break;
+    while (n < size && st == SL_OK) {
+        ssize_t got = read(fd, dst + n, size - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0)
+            st = sl_err_set(err, SL_EIO, "%s: read error: %s", p, strerror(errno));
+        else if (got == 0)
+            st = sl_err_set(err, SL_EIO, "%s: short read: %zu of %zu bytes (the file shrank)", p, n,
+                            size);
+        else
+            n += (size_t)got;
     }
-    int bad = ferror(fp);
-    fclose(fp);
-    if (bad) return sl_err_set(err, SL_EIO, "%s: read error", p);
+    struct stat sb;
+    if (st == SL_OK && fstat(fd, &sb) == 0 && (size_t)sb.st_size != size)
+        st = sl_err_set(err, SL_EIO,
+                        "%s: the file changed size while being read (%zu -> %lld bytes)", p, size,
+                        (long long)sb.st_size);
+    close(fd);
+    return st;
+}
+
+sl_status sl__folder_read(const sl__folder *f, int64_t i, uint8_t **buf, size_t *cap, size_t *size,
+                          sl_err *err) {
+    size_t n;
+    SL_TRY(sl__folder_size(f, i, &n, err));
+    if (n > *cap || !*buf) {
+        uint8_t *nb = realloc(*buf, n ? n : 1);
+        if (!nb) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", f->e[i].name);
+        *buf = nb;
+        *cap = n ? n : 1;
+    }
+    SL_TRY(sl__folder_read_into(f, i, *buf, n, err));
     *size = n;
     return SL_OK;
 }

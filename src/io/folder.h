@@ -29,7 +29,13 @@ int sl__folder_classes(const sl__folder *f);
 /* Shuffles the entry order once (seeded); DALI's readers.file does so when random_shuffle is set.
  */
 void sl__folder_shuffle(sl__folder *f, uint64_t seed);
-/* Reads file i into *buf (grown as needed, capacity *cap); *size its length. */
+/* The size of file i in bytes, from the file system now (a regular file, else an error). */
+sl_status sl__folder_size(const sl__folder *f, int64_t i, size_t *size, sl_err *err);
+/* Reads file i, of size bytes (sl__folder_size's answer), into dst. A file that is gone, shorter
+ * or longer by now is an error naming its path. Thread-safe: one call per file, in parallel. */
+sl_status sl__folder_read_into(const sl__folder *f, int64_t i, uint8_t *dst, size_t size,
+                               sl_err *err);
+/* Both of the above: file i into *buf (grown as needed, capacity *cap); *size its length. */
 sl_status sl__folder_read(const sl__folder *f, int64_t i, uint8_t **buf, size_t *cap, size_t *size,
                           sl_err *err);
 void sl__folder_close(sl__folder *f);

@@ -3,7 +3,9 @@
  * loader core (loader.h) that decides, sample by sample, which record comes next. Setup reads the
  * batch's records, sets io->keys (owned here, valid until the next setup) and fills the outputs:
  * encoded images as zero-copy uint8 views into the LMDB map, raw images as (H, W, C) uint8, labels
- * as int32/float32 (1,) or (num_labels,). Every record error is SL_EFORMAT naming path and key. */
+ * as int32/float32 (1,) or (num_labels,); readers.file's setup sizes the files and its run_cpu
+ * reads each one, on the pool, straight into the batch's output. Every record error is SL_EFORMAT
+ * (SL_EIO for files) naming path and key. */
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -802,8 +804,7 @@ static const sl__op_def mnist_op = {
 
 typedef struct file_reader {
     reader r;       /* first: the common part */
-    uint8_t **bufs; /* batch: file contents */
-    size_t *caps;
+    int64_t *sizes; /* batch: file sizes, the byte output's shapes */
 } file_reader;
 
 static const sl__arg_schema file_args[] = {
@@ -821,10 +822,7 @@ static const sl__arg_schema file_args[] = {
 static void file_free(void *state) {
     file_reader *f = state;
     if (!f) return;
-    if (f->bufs)
-        for (int i = 0; i < f->r.batch_size; i++) free(f->bufs[i]);
-    free(f->bufs);
-    free(f->caps);
+    free(f->sizes);
     reader_free(&f->r);
 }
 
@@ -860,9 +858,8 @@ static sl_status file_create(const sl__args *a, const sl__op_init *init, void **
         st = reader_start(r, a, init, err);
     }
     if (!st) {
-        f->bufs = sl__calloc((size_t)r->batch_size, sizeof *f->bufs, err);
-        f->caps = sl__calloc((size_t)r->batch_size, sizeof *f->caps, err);
-        if (!f->bufs || !f->caps) st = SL_ENOMEM;
+        f->sizes = sl__calloc((size_t)r->batch_size, sizeof *f->sizes, err);
+        if (!f->sizes) st = SL_ENOMEM;
     }
     if (st) {
         file_free(f);
@@ -872,6 +869,9 @@ static sl_status file_create(const sl__args *a, const sl__op_init *init, void **
     return SL_OK;
 }
 
+/* Sizes each file (stat) and allocates the batch's byte output; run_cpu then reads every file
+ * straight into its place there, on the pool. The bytes live in the batch's own buffer, never in
+ * op state: a GPU stage may still be decoding this batch while the next one is read. */
 static sl_status file_setup(void *state, sl__op_io *io, sl_err *err) {
     file_reader *f = state;
     reader *r = &f->r;
@@ -879,25 +879,27 @@ static sl_status file_setup(void *state, sl__op_io *io, sl_err *err) {
     sl_tlist *out = io->out[0], *lab = io->out[1];
     SL_TRY(sl_tlist_reset(out, io->batch, SL_DTYPE_U8, 1, sl_cpu(), err));
     out->layout[0] = 0;
-    int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
-    if (!shapes) return SL_ENOMEM;
-    sl_status st = SL_OK;
-    for (int i = 0; i < io->batch && st == SL_OK; i++) {
+    for (int i = 0; i < io->batch; i++) {
         size_t n;
-        st = sl__folder_read(r->folder, r->recs[i], &f->bufs[i], &f->caps[i], &n, err);
-        if (st) sl_err_prefix(err, "readers.file: key %s: ", r->keys[i]);
-        shapes[i] = (int64_t)n;
+        if (sl__folder_size(r->folder, r->recs[i], &n, err) != SL_OK)
+            return sl_err_prefix(err, "readers.file: key %s: ", r->keys[i]);
+        f->sizes[i] = (int64_t)n;
     }
-    /* the bytes go into the batch's own buffer: the op's read buffers are reused by the next
-     * batch while this one may still be in flight (a GPU stage decodes it later) */
-    if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
-    for (int i = 0; i < io->batch && st == SL_OK; i++)
-        memcpy(out->data[i], f->bufs[i], (size_t)shapes[i]);
-    free(shapes);
-    SL_TRY(st);
+    SL_TRY(sl_tlist_alloc(out, f->sizes, err));
     SL_TRY(label_list(lab, io->batch, err));
     for (int i = 0; i < io->batch; i++)
         *(int32_t *)lab->data[i] = sl__folder_label(r->folder, r->recs[i]);
+    return SL_OK;
+}
+
+/* file i of the batch into out[0] sample i, as sized by setup */
+static sl_status file_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    file_reader *f = state;
+    (void)worker;
+    const sl_tlist *out = io->out[0];
+    if (sl__folder_read_into(f->r.folder, f->r.recs[i], out->data[i],
+                             sl_tlist_sample_nbytes(out, i), err) != SL_OK)
+        return sl_err_prefix(err, "readers.file: key %s: ", io->keys[i]);
     return SL_OK;
 }
 
@@ -911,6 +913,7 @@ static const sl__op_def file_op = {
     .num_outputs = file_outputs,
     .create = file_create,
     .setup = file_setup,
+    .run_cpu = file_run_cpu,
     .destroy = file_free,
     .reader_meta = reader_meta,
     .save = reader_save,

@@ -23,7 +23,8 @@
  * (a mapped record store) -- never in op state that the next batch reuses, since the CPU stage runs
  * ahead of the GPU stage and of the consumer.
  *
- * Readers (SL_OPF_READER) take no inputs; their setup reads the batch's records and sets io->keys.
+ * Readers (SL_OPF_READER) take no inputs; their setup reads the batch's records (or sizes the
+ * outputs, for run_cpu to fill on the pool) and sets io->keys.
  * Errors name the record: ops use io->keys[i] in messages (see sl__op_fail). */
 #ifndef SLUICE_OPS_OP_H
 #define SLUICE_OPS_OP_H

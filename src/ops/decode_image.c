@@ -907,14 +907,13 @@ static void free_batch_arrays(sl__decode_image_batch *b) {
     free(b->info);
     free(b->hit_off);
     free(b->put_off);
-    free(b->enc_off);
+    free(b->run);
 }
 
 void sl__decode_image_free_batch(void *batch_state) {
     sl__decode_image_batch *b = batch_state;
     if (!b) return;
     free_batch_arrays(b);
-    sl__alloc_pinned_free(b->enc);
     sl__alloc_pinned_free(b->pinned);
     free(b);
 }
@@ -994,9 +993,8 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
         b->info = sl__calloc(n, sizeof *b->info, err);
         b->hit_off = sl__calloc(n, sizeof *b->hit_off, err);
         b->put_off = sl__calloc(n, sizeof *b->put_off, err);
-        b->enc_off = sl__calloc(n, sizeof *b->enc_off, err);
-        if (!b->on_gpu || !b->hw || !b->roi || !b->info || !b->hit_off || !b->put_off ||
-            !b->enc_off)
+        b->run = sl__calloc(n, sizeof *b->run, err);
+        if (!b->on_gpu || !b->hw || !b->roi || !b->info || !b->hit_off || !b->put_off || !b->run)
             return SL_ENOMEM;
         b->cap = io->batch;
     }
@@ -1031,32 +1029,15 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
 #endif
     }
     route_engines(s, io->batch, b);
-    size_t enc = 0; /* the nvJPEG samples' encoded bytes, kept for the GPU half */
+    /* run_cpu decodes the CPU's share only: nvJPEG reads its samples' bytes from the input in the
+     * GPU half (the batch slot keeps them until the batch is released, op.h), and cache hits are
+     * copied there too */
+    int m = 0;
     for (int i = 0; i < io->batch; i++)
-        if (b->on_gpu[i] == 1)
-            b->enc_off[i] = enc, enc += (sl_tlist_sample_nbytes(io->in[0], i) + 63) & ~(size_t)63;
-    if (s->cache) { /* run_cpu has nothing to do for hits (the GPU half copies them) */
-        int m = 0;
-        for (int i = 0; i < io->batch; i++)
-            if (b->on_gpu[i] != 2 && s->info[i].format != 0) s->cache->run[m++] = i;
-        io->run_index = s->cache->run;
-        io->run_count = m;
-    }
-    if (enc > b->enc_cap) {
-        sl__alloc_pinned_free(b->enc);
-        b->enc_cap = 0;
-        b->enc = sl__alloc_pinned(enc + (enc >> 2), err);
-        if (!b->enc) return err->status;
-        b->enc_cap = enc + (enc >> 2);
-    }
+        if (b->on_gpu[i] == 0 && s->info[i].format != 0) b->run[m++] = i;
+    io->run_index = b->run;
+    io->run_count = m;
     return SL_OK;
-}
-
-void sl__decode_image_keep(const sl__op_io *io, int i) {
-    if (io->device.kind != SL_DEVICE_CUDA) return;
-    sl__decode_image_batch *b = *io->batch_state;
-    if (b->on_gpu[i] == 1)
-        memcpy(b->enc + b->enc_off[i], io->in[0]->data[i], sl_tlist_sample_nbytes(io->in[0], i));
 }
 
 uint8_t *sl__decode_image_target(const sl__op_io *io, int i) {
@@ -1089,8 +1070,8 @@ static sl_status cpu_fallback(sl__decode_image_state *s, sl__op_io *io, int i,
     uint8_t *to = sl__decode_image_target(io, i);
     char why[JMSG_LENGTH_MAX + 64];
     sl_status st =
-        sl__decode_image_run(s->gpu_worker, b->enc + b->enc_off[i], sl_tlist_sample_nbytes(in, i),
-                             &b->info[i], s->type, roi, s->fast_idct, to, why, sizeof why);
+        sl__decode_image_run(s->gpu_worker, in->data[i], sl_tlist_sample_nbytes(in, i), &b->info[i],
+                             s->type, roi, s->fast_idct, to, why, sizeof why);
     if (st != SL_OK) return sl__op_fail(err, st, io, i, s->name, "%s", why);
     return sl__cuda_memcpy(out->data[i], true, to, false, sl_tlist_sample_nbytes(out, i),
                            io->stream, err);
@@ -1177,7 +1158,7 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
     for (int i = 0, k = 0; i < n && st == SL_OK; i++) {
         if (b->on_gpu[i] != 1) continue;
         sl__nvjpeg_job *j = &jobs[k];
-        j->data = b->enc + b->enc_off[i]; /* run_cpu's copy: in->data may be reused by now */
+        j->data = in->data[i]; /* pageable host memory, valid until the batch is released */
         j->len = sl_tlist_sample_nbytes(in, i);
         j->w = b->hw[2 * i + 1];
         const sl__decode_image_info *inf = &b->info[i];
@@ -1359,11 +1340,8 @@ static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
 static sl_status decode_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     sl__decode_image_state *s = state;
     const sl__decode_image_info *inf = &s->info[i];
-    if (inf->format == 0) return SL_OK;    /* skipped */
-    if (!sl__decode_image_on_cpu(io, i)) { /* nvJPEG's, or a cache hit on the GPU */
-        sl__decode_image_keep(io, i);
-        return SL_OK;
-    }
+    if (inf->format == 0) return SL_OK;                /* skipped */
+    if (!sl__decode_image_on_cpu(io, i)) return SL_OK; /* nvJPEG's, or a cache hit on the GPU */
     /* a host cache (CPU pipelines, or mixed without nvJPEG): hits are copies */
     sl__decode_cache *c = io->device.kind != SL_DEVICE_CUDA ? s->cache : NULL;
     uint8_t *to = sl__decode_image_target(io, i);

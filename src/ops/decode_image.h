@@ -167,11 +167,7 @@ typedef struct sl__decode_image_batch {
                                     not a hit), copied to the output */
     size_t *put_off;             /* per sample: where the cache keeps a miss, + 1 (0: it does not),
                                     copied there after decoding */
-    size_t *enc_off;             /* per nvJPEG sample: its encoded bytes' offset in enc */
-    uint8_t *enc;                /* pinned: the nvJPEG samples' encoded bytes, copied by run_cpu
-                                    (the input's memory may be reused once the CPU stage moves
-                                    on: the file reader's is) */
-    size_t enc_cap;
+    int *run;                    /* the samples run_cpu decodes (io->run_index) */
     int cap;
     uint8_t *pinned;
     size_t pinned_cap;
@@ -185,8 +181,6 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err
 uint8_t *sl__decode_image_target(const sl__op_io *io, int i);
 /* true when run_cpu should decode sample i (not left to nvJPEG). */
 bool sl__decode_image_on_cpu(const sl__op_io *io, int i);
-/* run_cpu for a sample left to nvJPEG: keeps its encoded bytes for the GPU half. */
-void sl__decode_image_keep(const sl__op_io *io, int i);
 /* The GPU half: copies the CPU-decoded samples, decodes the rest with nvJPEG into the outputs, or,
  * when crop, into device scratch and then cuts each batch roi out. */
 sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, bool crop,

@@ -153,11 +153,8 @@ static sl_status rc_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     rc_state *s = state;
     sl__decode_image_state *d = s->dec;
     const sl__decode_image_info *inf = &d->info[i];
-    if (inf->format == 0) return SL_OK;    /* skipped */
-    if (!sl__decode_image_on_cpu(io, i)) { /* nvJPEG's: keep its bytes for the GPU half */
-        sl__decode_image_keep(io, i);
-        return SL_OK;
-    }
+    if (inf->format == 0) return SL_OK;                /* skipped */
+    if (!sl__decode_image_on_cpu(io, i)) return SL_OK; /* nvJPEG's: the GPU half decodes it */
     const sl_tlist *in = io->in[0];
     char why[512];
     uint8_t *to = sl__decode_image_target(io, i);

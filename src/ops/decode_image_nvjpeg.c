@@ -1,17 +1,17 @@
 /* nvJPEG batched decoding (decode_image_nvjpeg.h). Handles and states are made once, on the GPU
- * stage's thread; each batch parses every header (nvjpegJpegStreamParseHeader) to ask the hardware
- * back end whether it takes the image (nvjpegDecodeBatchedSupported), sends those to the engines
- * (nvjpegDecodeBatchedInitialize + nvjpegDecodeBatched) and everything else to the default back
- * end (nvjpegDecode per image), all on the pipeline's stream. (The hw_decoder_load split happens
- * before, in the decoder's setup: what the engines are not given is decoded on the CPU pool.)
- * Colour images go through NVJPEG_OUTPUT_YUV: their planes land in a per-batch device scratch block
- * and one sl__cuda_ycc launch finishes them as libjpeg-turbo does (an image whose planes nvJPEG
- * sizes differently from libjpeg goes to the CPU; if the engines refuse YUV output, the default
- * back end takes those images). Whatever a back end fails on goes on: from the default back end to
- * the engines when they support the image, else (and from the engines) back to the caller, who
- * decodes it on the CPU. A default back end that has failed on its first images and never succeeded
- * is left alone from then on (on the H200 with CUDA 13 it answered NVJPEG_STATUS_BAD_JPEG to
- * everything). */
+ * stage's thread; each batch parses every header once (nvjpegJpegStreamParseHeader), which gives
+ * the planes' sizes and tells whether the hardware back end takes the image
+ * (nvjpegDecodeBatchedSupported), sends those to the engines (nvjpegDecodeBatchedInitialize +
+ * nvjpegDecodeBatched) and everything else to the default back end (nvjpegDecode per image), all
+ * on the pipeline's stream. (The hw_decoder_load split happens before, in the decoder's setup: what
+ * the engines are not given is decoded on the CPU pool.) Colour images go through
+ * NVJPEG_OUTPUT_YUV: their planes land in a per-batch device scratch block and one sl__cuda_ycc
+ * launch finishes them as libjpeg-turbo does (an image whose planes nvJPEG sizes differently from
+ * libjpeg goes to the CPU; if the engines refuse YUV output, the default back end takes those
+ * images). Whatever a back end fails on goes on: from the default back end to the engines when
+ * they support the image, else (and from the engines) back to the caller, who decodes it on the
+ * CPU. A default back end that has failed on its first images and never succeeded is left alone
+ * from then on (on the H200 with CUDA 13 it answered NVJPEG_STATUS_BAD_JPEG to everything). */
 #include "ops/decode_image_nvjpeg.h"
 
 #include "core/alloc.h"
@@ -96,6 +96,7 @@ static sl_status create(sl__nvjpeg *d, sl_err *err) {
     } else {
         d->hw = NULL;
     }
+    if (!d->parse) NVJ_TRY(err, nvjpegJpegStreamCreate(d->sw, &d->parse));
     sl__log(SL_LOG_INFO, "nvJPEG: %s",
             d->hw                      ? "hardware JPEG decoder engines in use"
             : env && !strcmp(env, "0") ? "SLUICE_NVJPEG_ENGINES=0: GPU/hybrid back end only"
@@ -228,27 +229,47 @@ static void run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s, int 
     }
 }
 
-/* Marks the jobs that go through planes and places their planes in the scratch block. An image
- * whose planes nvJPEG would size differently from libjpeg is not decoded here (on_hw = 3). */
-static sl_status plan_planes(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl__img_type type,
-                             cudaStream_t stream, sl_err *err) {
+/* Parses each header once (nvjpegJpegStreamParseHeader, with the engines' handle when there are
+ * engines): marks the jobs that go through planes and places their planes in the scratch block,
+ * and asks the engines whether they take each image. An image whose planes nvJPEG would size
+ * differently from libjpeg, or whose header nvJPEG does not parse, is not decoded here (on_hw =
+ * 3). */
+static sl_status plan(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl__img_type type,
+                      cudaStream_t stream, sl_err *err) {
+    nvjpegHandle_t h = d->hw ? d->hw : d->sw; /* the handle d->parse was made with */
     size_t total = 0;
     for (int i = 0; i < n; i++) {
         const sl__ycc_layout *l = &jobs[i].ycc;
         d->yuv[i] = type != SL__IMG_GRAY && l->w > 0;
-        if (!d->yuv[i]) continue;
-        int nc = 0, wd[4] = {0}, ht[4] = {0};
-        nvjpegChromaSubsampling_t css;
-        if (nvjpegGetImageInfo(d->sw, jobs[i].data, jobs[i].len, &nc, &css, wd, ht) !=
-                NVJPEG_STATUS_SUCCESS ||
-            nc != 3 || wd[0] != l->w || ht[0] != l->h || wd[1] != l->cw || ht[1] != l->ch ||
-            wd[2] != l->cw || ht[2] != l->ch) {
-            d->on_hw[i] = 3;
+        d->hw_ok[i] = 0;
+        bool ask_hw = d->hw && !(d->yuv[i] && no_hw_yuv(d));
+        if (!d->yuv[i] && !ask_hw) continue;
+        if (nvjpegJpegStreamParseHeader(h, jobs[i].data, jobs[i].len, d->parse) !=
+            NVJPEG_STATUS_SUCCESS) {
+            if (d->yuv[i]) d->on_hw[i] = 3;
             continue;
         }
-        d->plane_off[i] = total;
-        total += (pitch_of(l->w) * (size_t)l->h + 2 * pitch_of(l->cw) * (size_t)l->ch + 255) &
-                 ~(size_t)255;
+        if (d->yuv[i]) {
+            unsigned nc = 0, wd[3] = {0}, ht[3] = {0};
+            bool same =
+                nvjpegJpegStreamGetComponentsNum(d->parse, &nc) == NVJPEG_STATUS_SUCCESS && nc == 3;
+            for (unsigned c = 0; c < 3 && same; c++)
+                same = nvjpegJpegStreamGetComponentDimensions(d->parse, c, &wd[c], &ht[c]) ==
+                       NVJPEG_STATUS_SUCCESS;
+            if (!same || wd[0] != (unsigned)l->w || ht[0] != (unsigned)l->h ||
+                wd[1] != (unsigned)l->cw || ht[1] != (unsigned)l->ch || wd[2] != (unsigned)l->cw ||
+                ht[2] != (unsigned)l->ch) {
+                d->on_hw[i] = 3;
+                continue;
+            }
+            d->plane_off[i] = total;
+            total += (pitch_of(l->w) * (size_t)l->h + 2 * pitch_of(l->cw) * (size_t)l->ch + 255) &
+                     ~(size_t)255;
+        }
+        int no = 1;
+        if (ask_hw && nvjpegDecodeBatchedSupported(d->hw, d->parse, &no) == NVJPEG_STATUS_SUCCESS &&
+            no == 0)
+            d->on_hw[i] = d->hw_ok[i] = 1;
     }
     if (total && !sl__gpu_scratch_get(&d->planes, d->device, total, stream, err))
         return err->status;
@@ -297,16 +318,7 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl
     int c = type == SL__IMG_GRAY ? 1 : 3;
     cudaStream_t st = (cudaStream_t)stream;
     memset(d->on_hw, 0, (size_t)n);
-    SL_TRY(plan_planes(d, n, jobs, type, st, err));
-    for (int i = 0; i < n; i++) {
-        d->hw_ok[i] = 0;
-        if (!d->hw || d->on_hw[i] == 3 || (d->yuv[i] && no_hw_yuv(d))) continue;
-        int no = 1;
-        if (nvjpegJpegStreamParseHeader(d->hw, jobs[i].data, jobs[i].len, d->parse) ==
-                NVJPEG_STATUS_SUCCESS &&
-            nvjpegDecodeBatchedSupported(d->hw, d->parse, &no) == NVJPEG_STATUS_SUCCESS && no == 0)
-            d->on_hw[i] = d->hw_ok[i] = 1;
-    }
+    SL_TRY(plan(d, n, jobs, type, st, err));
     int k;
     for (int yuv = 1; yuv >= 0; yuv--) /* planes first: a refusal moves them to the default */
         if (d->hw) {

@@ -6,8 +6,10 @@
  * default back end decodes every image). Same shapes and windows, and every output equal byte for
  * byte: colour JPEGs are decoded to their planes and finished with libjpeg-turbo's own upsampling
  * and conversion (ops/jpeg_ycc.h), and the CPU's cropped decode equals its full decode. (DALI only
- * asks for mean < 1 and max <= 12.) Prints what it measured. Also: the small-image path (every
- * image on the CPU pool, copied once per batch) equals the CPU pipeline exactly. */
+ * asks for mean < 1 and max <= 12.) Prints what it measured. No image nvJPEG is given may end up
+ * on the GPU stage's CPU fallback (which would also match the CPU decode): its log line fails the
+ * test. Also: the small-image path (every image on the CPU pool, copied once per batch) equals the
+ * CPU pipeline exactly. */
 #include "check.h"
 #include "gpu.h"
 
@@ -18,6 +20,14 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_NVJPEG
+static int fallbacks; /* "nvJPEG did not decode" log lines (the GPU stage's thread) */
+
+static void on_log(sl_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (strstr(msg, "nvJPEG")) printf("log %d: %s\n", (int)level, msg);
+    if (strstr(msg, "nvJPEG did not decode")) __atomic_fetch_add(&fallbacks, 1, __ATOMIC_RELAXED);
+}
+
 static sl_pipeline *make(const char *text, sl_device dev) {
     sl_pipeline_config cfg;
     sl_pipeline_config_init(&cfg);
@@ -98,6 +108,7 @@ int main(void) {
     printf("skipped: this build has no nvJPEG\n");
     return 0;
 #else
+    sl_log_set_callback(on_log, NULL);
     const char *text =
         "def photos(file_root):\n"
         "    jpegs, labels = fn.readers.file(file_root=file_root, random_shuffle=True,\n"
@@ -125,6 +136,10 @@ int main(void) {
         "    rgb = fn.decoders.image(jpegs, device='mixed', cpu_decode_max_pixels=10000000)\n"
         "    return rgb\n";
     run(small);
+    sl_log_set_callback(NULL, NULL);
+    CHECK_MSG(__atomic_load_n(&fallbacks, __ATOMIC_RELAXED) == 0,
+              "%d decoder(s) sent images nvJPEG was given to the CPU fallback (see the log lines)",
+              fallbacks);
     return check_done();
 #endif
 }

@@ -899,7 +899,7 @@ static sl_status file_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_
     const sl_tlist *out = io->out[0];
     if (sl__folder_read_into(f->r.folder, f->r.recs[i], out->data[i],
                              sl_tlist_sample_nbytes(out, i), err) != SL_OK)
-        return sl_err_prefix(err, "readers.file: key %s: ", io->keys[i]);
+        return sl_err_prefix(err, "readers.file: key %s: ", f->r.keys[i]); /* this reader's */
     return SL_OK;
 }
 

@@ -49,6 +49,13 @@ train gpu2_cached --devices 0,1 --mode sharding --train-pipeline "$out/seed_cach
 train gpu2_tf32 --devices 0,1 --mode sharding --math tf32
 train gpu2_cached_tf32 --devices 0,1 --mode sharding --math tf32 --train-pipeline "$out/seed_cached.py"
 for t in 8 12; do train "gpu2_threads$t" --devices 0,1 --mode sharding --threads $t; done
+# start to exit again, three times each, with --profile's start-up and teardown lines (stderr)
+for rep in 1 2 3; do
+    train "startup_gpu1_$rep" --devices 0 --profile
+    train "startup_gpu2_$rep" --devices 0,1 --mode sharding --profile
+    grep -hE '^(startup|teardown):' "$out/startup_gpu1_$rep.err" "$out/startup_gpu2_$rep.err" \
+        | tee -a "$out/summary.txt"
+done
 ngpu=$(nvidia-smi -L | wc -l)
 if [ "$ngpu" -ge 4 ]; then
     train gpu4_sharding --devices 0,1,2,3 --mode sharding
@@ -63,7 +70,7 @@ for d in 0 all; do
 done
 # issue 8's pipelines: the ImageNet-style one (hw_decoder_load variants, CPU only) and the seed's
 # from the decoded-image cache
-bench/gpu_imagenet.sh "$b" "$out/imagenet" 0.9 0.7 1.0 > "$out/imagenet.log" 2>&1
+bench/gpu_imagenet.sh "$b" "$out/imagenet" 0.9 0.8 0.7 1.0 > "$out/imagenet.log" 2>&1
 log "imagenet: $(grep -o '"pipeline": "[^"]*"\|"samples_per_s": [0-9.]*' "$out/imagenet.log" | tr '\n' ' ')"
 NO_IMAGENET=1 bench/gpu_decode.sh "$b" "$out/decode" > "$out/decode.log" 2>&1
 log "cache: $(grep -o '== .*\|"samples_per_s": [0-9.]*' "$out/decode.log" | tr '\n' ' ')"

@@ -434,10 +434,10 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     t_start = sl_cli_now();
     const double age_at_start = profile ? process_age() : -1;
     double t_ctx = t_start, t_train, t_val, t_trainer, t_nccl = 0, t_warm = 0;
-#ifdef SLUICE_HAVE_CUDA
     if (ic.devices[0].kind == SL_DEVICE_CUDA && ic.ndevices > 1 && w->size == 1 &&
         sl_comm_available(SL_COMM_NCCL))
         nccl_setup_start(&nccl, ic.devices, ic.ndevices);
+#ifdef SLUICE_HAVE_CUDA
     if (ic.devices[0].kind == SL_DEVICE_CUDA) { /* every GPU's context at once */
         int ids[SL_MAX_DEVICES];
         for (int k = 0; k < ic.ndevices; k++) ids[k] = ic.devices[k].id;

@@ -76,9 +76,9 @@ struct cuda_impl {
     cudaStream_t early;
     int mark_bucket;                // the step being queued marks ev_bucket
     int bucket_marked;              // the step last queued did
-    loss_slot *loss_ring;           // pinned and mapped: the last NLOSS posted losses
+    loss_slot *loss_ring;           // pinned and mapped: the last NLOSS losses written
     loss_slot *loss_ring_dev;       // the same memory as the device sees it
-    unsigned *loss_seq;             // (1,): losses posted so far, counted by loss_out_kernel
+    unsigned *loss_seq;             // (1,): loss_out_kernel runs so far (the next slot)
     cudaEvent_t loss_ev[NLOSS];     // recorded after each posted loss, index posted % NLOSS
     uint64_t post_seq[NLOSS];       // the loss_out run each post waits for, index posted % NLOSS
     uint64_t launched;              // loss_out runs queued so far (the next one's seq)

@@ -4,7 +4,8 @@
  * plain loop of sl_mlp_loss_grad + sl_optim_step bit for bit; bad shards are refused before any
  * replica starts (the trainer stays usable); sl_trainer_sync copies replica 0 everywhere;
  * pipelined steps (sl_trainer_step_async + sl_trainer_wait) give each step's loss one call later,
- * the same losses and parameters as sl_trainer_step, bit for bit. */
+ * the same losses and parameters as sl_trainer_step, bit for bit; a bad batch is refused without
+ * losing the step in flight. */
 #include "check.h"
 #include "sluice/train.h"
 
@@ -187,6 +188,12 @@ static void test_pipelined(int K) {
         }
         CHECK_OK(sl_trainer_step_async(ta, xs, ys, &got[s], &err), &err);
     }
+    /* a bad batch is refused before anything is queued: the step in flight is still waited for */
+    sl_tensor bad;
+    CHECK_OK(sl_tensor_slice(&tx[0], 1, 0, IN - 1, &bad, &err), &err);
+    sl_tensor bads[4] = {bad, bad, bad, bad};
+    float none = 0;
+    CHECK_FAILS(sl_trainer_step_async(ta, bads, bads, &none, &err), SL_EINVAL, &err, "shard 0");
     CHECK_OK(sl_trainer_wait(ta, &got[4], &err), &err);
     CHECK_MSG(isnan(got[0]), "cpu:%d: the first pipelined step gave a loss (%g) before the next", K,
               got[0]);

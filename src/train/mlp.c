@@ -340,10 +340,6 @@ sl_status sl__mlp_read_loss(sl_mlp *m, float *loss, sl_err *err) {
     return m->be->download(m, loss, m->grads + m->nparams, 1, err);
 }
 
-int sl__mlp_has_loss_ring(const sl_mlp *m) {
-    return m->be->post_loss != NULL;
-}
-
 sl_status sl__mlp_post_loss(sl_mlp *m, sl_err *err) {
     SL_ASSERT(m->be->post_loss);
     return m->be->post_loss(m, err);

@@ -115,8 +115,7 @@ sl_status sl__mlp_read_loss(sl_mlp *m, float *loss, sl_err *err);
  * post_loss queues the copy of its loss (grads[nparams]) into the next of a few pinned slots;
  * take_loss waits for the oldest posted step only and returns its loss; at most 4 are pending
  * (SL_ESTATE beyond), and a posted loss must be taken before 4 more steps are queued (SL_ESTATE).
- * sl__mlp_has_loss_ring says whether the backend has them. */
-int sl__mlp_has_loss_ring(const sl_mlp *m);
+ */
 sl_status sl__mlp_post_loss(sl_mlp *m, sl_err *err);
 sl_status sl__mlp_take_loss(sl_mlp *m, float *loss, sl_err *err);
 int sl__mlp_losses_pending(const sl_mlp *m);

@@ -248,6 +248,13 @@ static sl_status cpu_logprobs(sl_mlp *m, sl_tensor *out, sl_err *err) {
 }
 
 const sl__mlp_backend sl__mlp_cpu_backend = {
-    "cpu",        cpu_init,     cpu_release, cpu_upload, cpu_download, cpu_forward, cpu_loss_sum,
-    cpu_backward, cpu_logprobs, NULL,        NULL,       NULL,         NULL,
-    NULL,         NULL,         NULL,        NULL};
+    .name = "cpu",
+    .init = cpu_init,
+    .release = cpu_release,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .forward = cpu_forward,
+    .loss_sum = cpu_loss_sum,
+    .backward = cpu_backward,
+    .logprobs = cpu_logprobs,
+}; /* the optional asynchronous entries stay NULL */

@@ -166,10 +166,15 @@ sl_status sl_trainer_sync(sl_trainer *t, sl_err *err) {
 /* ---- the step ---------------------------------------------------------------------------------
  */
 
+/* What the replicas do: queue a step and take the loss of the one before it
+ * (sl_trainer_step_async), queue one and take every loss (sl_trainer_step), or only take every loss
+ * (sl_trainer_wait). */
+typedef enum { STEP_QUEUE, STEP_QUEUE_WAIT, STEP_WAIT } step_mode;
+
 typedef struct step_ctx {
     sl_trainer *t;
     const sl_tensor *images, *labels;
-    int wait_all; /* 0: queue a step and take the loss of the one before it; 1: take every loss */
+    step_mode mode;
     float loss[SL_TRAINER_MAX_REPLICAS];
     int have_loss[SL_TRAINER_MAX_REPLICAS];
     sl_status st[SL_TRAINER_MAX_REPLICAS];
@@ -179,11 +184,11 @@ typedef struct step_ctx {
 /* A GPU replica's step: everything queued on the model's stream -- without an all-reduce (one
  * GPU) the whole step (forward, backward, update, the loss into its pinned slot) is one CUDA
  * graph; with one, forward/backward (a graph), the all-reduce and the update are queued in turn --
- * then the loss is posted and, when a step was already in flight, that step's loss is taken
- * (waiting for it alone). */
+ * then the loss is posted, and the losses are taken down to the mode's count: all of them, or
+ * all but this step's (waiting for the step before it alone). */
 static sl_status replica_step_cuda(sl_trainer *t, int k, step_ctx *c, sl_err *err) {
     sl_mlp *m = t->models[k];
-    if (!c->wait_all) {
+    if (c->mode != STEP_WAIT) {
         if (t->comms[k] && sl_comm_size(t->comms[k]) > 1) {
             /* two buckets: the upper layers' gradients (and the loss) are averaged while the
              * first layer's are computed, then the first layer's */
@@ -202,7 +207,7 @@ static sl_status replica_step_cuda(sl_trainer *t, int k, step_ctx *c, sl_err *er
         }
         SL_TRY(sl__mlp_post_loss(m, err));
     }
-    while (sl__mlp_losses_pending(m) > (c->wait_all ? 0 : 1)) {
+    while (sl__mlp_losses_pending(m) > (c->mode == STEP_QUEUE ? 1 : 0)) {
         SL_TRY(sl__mlp_take_loss(m, &c->loss[k], err));
         c->have_loss[k] = 1;
     }
@@ -210,7 +215,7 @@ static sl_status replica_step_cuda(sl_trainer *t, int k, step_ctx *c, sl_err *er
 }
 
 /* Replica k's part of one step; runs on its own thread (or the caller's, for one replica). CPU
- * replicas run the whole step here (wait_all has nothing left to do for them). */
+ * replicas run the whole step here (STEP_WAIT has nothing left to do for them). */
 static sl_status replica_step(void *vctx, int64_t i, int worker, sl_err *unused) {
     step_ctx *c = vctx;
     sl_trainer *t = c->t;
@@ -226,7 +231,7 @@ static sl_status replica_step(void *vctx, int64_t i, int worker, sl_err *unused)
         c->st[k] = st;
         return SL_OK;
     }
-    if (c->wait_all) return SL_OK;
+    if (c->mode == STEP_WAIT) return SL_OK;
     float loss = 0;
     sl_status st = sl_mlp_loss_grad(m, &c->images[k], &c->labels[k], &loss, err);
     if (st == SL_OK)
@@ -273,16 +278,16 @@ static sl_status check_shard(const sl_trainer *t, int k, const sl_tensor *x, con
     return SL_OK;
 }
 
-/* Runs every replica's part (queue a step, or wait_all) and collects the outcome: the loss taken
- * on replica 0 (NAN when none was), or the root cause of a failure, which breaks the trainer. */
+/* Runs every replica's part of `mode` and collects the outcome: the loss taken on replica 0 (NAN
+ * when none was), or the root cause of a failure, which breaks the trainer. */
 static sl_status run_replicas(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
-                              int wait_all, float *loss, sl_err *err) {
+                              step_mode mode, float *loss, sl_err *err) {
     step_ctx *c = sl__calloc(1, sizeof *c, err);
     if (!c) return SL_ENOMEM;
     c->t = t;
     c->images = images;
     c->labels = labels;
-    c->wait_all = wait_all;
+    c->mode = mode;
     sl_status st = SL_OK;
     if (t->K == 1)
         replica_step(c, 0, 0, NULL);
@@ -309,15 +314,21 @@ static sl_status run_replicas(sl_trainer *t, const sl_tensor *images, const sl_t
     return st;
 }
 
-sl_status sl_trainer_step_async(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
-                                float *prev_loss, sl_err *err) {
+/* Checks and queues one step (mode STEP_QUEUE or STEP_QUEUE_WAIT); *loss: the loss taken. */
+static sl_status submit(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
+                        step_mode mode, float *loss, sl_err *err) {
     if (t->broken)
         return sl_err_set(err, SL_ESTATE, "trainer: a previous step failed (%s)",
                           t->broken_err.msg);
     if (!images || !labels) return sl_err_set(err, SL_EINVAL, "trainer: images/labels missing");
     for (int k = 0; k < t->K; k++) SL_TRY(check_shard(t, k, &images[k], &labels[k], err));
+    return run_replicas(t, images, labels, mode, loss, err);
+}
+
+sl_status sl_trainer_step_async(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
+                                float *prev_loss, sl_err *err) {
     float loss = NAN;
-    SL_TRY(run_replicas(t, images, labels, 0, &loss, err));
+    SL_TRY(submit(t, images, labels, STEP_QUEUE, &loss, err));
     if (!t->cuda) { /* done already: hold its loss back, as a GPU step's would be */
         float done = t->held_loss;
         t->held_loss = loss;
@@ -335,16 +346,20 @@ sl_status sl_trainer_wait(sl_trainer *t, float *loss, sl_err *err) {
         return sl_err_set(err, SL_ESTATE, "trainer: a previous step failed (%s)",
                           t->broken_err.msg);
     float l = t->held_loss;
-    if (t->cuda) SL_TRY(run_replicas(t, NULL, NULL, 1, &l, err));
+    if (t->cuda) SL_TRY(run_replicas(t, NULL, NULL, STEP_WAIT, &l, err));
     t->in_flight = 0;
     if (loss) *loss = l;
     return SL_OK;
 }
 
+/* One pass over the replicas: queue the step and take every loss, this step's last. */
 sl_status sl_trainer_step(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
                           float *loss, sl_err *err) {
-    SL_TRY(sl_trainer_step_async(t, images, labels, NULL, err));
-    return sl_trainer_wait(t, loss, err);
+    float l = NAN;
+    SL_TRY(submit(t, images, labels, STEP_QUEUE_WAIT, &l, err));
+    t->in_flight = 0;
+    if (loss) *loss = l;
+    return SL_OK;
 }
 
 sl_status sl_trainer_step_global(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,

@@ -30,6 +30,9 @@
 
 typedef struct nccl_group nccl_group;
 
+#define SCRATCH_TAIL  16 /* a broadcast's tail (nccl_broadcast) from here in a handle's scratch */
+#define SCRATCH_BYTES 32
+
 typedef struct nccl_comm {
     sl_comm base;
     nccl_group *g;
@@ -38,7 +41,7 @@ typedef struct nccl_comm {
     ncclComm_t comm;
     cudaStream_t stream;
     cudaEvent_t ev_in, ev_out;
-    void *scratch;      /* 4 bytes of device memory for the barrier */
+    void *scratch;      /* device memory: the barrier's int, a broadcast's tail at SCRATCH_TAIL */
     pthread_mutex_t mu; /* held while enqueuing, and by abort */
     int aborted;
 } nccl_comm;
@@ -145,20 +148,42 @@ static sl_status nccl_allreduce(sl_comm *c, void *buf, int64_t count, sl_dtype d
     return order_out(nc, stream, "allreduce", err);
 }
 
+/* NCCL's broadcast kernels read the buffer in whole words, past its end when nbytes is not a
+ * multiple of them (compute-sanitizer flags a 4-byte read beyond a 777-byte buffer). So the
+ * buffer's last nbytes % BCAST_ALIGN bytes travel through the handle's own scratch: copied there,
+ * broadcast with the rest in one NCCL group, copied back, all on the handle's stream. */
+#define BCAST_ALIGN 16
+
 static sl_status nccl_broadcast(sl_comm *c, void *buf, size_t nbytes, int root, void *stream,
                                 sl_err *err) {
     nccl_comm *nc = nc_of(c);
     if (group_broken(nc->g)) return closed(nc, "broadcast", err);
     if (nbytes == 0) return SL_OK;
     SL_TRY(order_in(nc, stream, err));
+    const size_t head = nbytes - nbytes % BCAST_ALIGN, tail = nbytes - head;
+    char *tail_buf = (char *)nc->scratch + SCRATCH_TAIL;
+    if (tail)
+        SL_CUDA_TRY(err, cudaMemcpyAsync(tail_buf, (char *)buf + head, tail,
+                                         cudaMemcpyDeviceToDevice, nc->stream));
     pthread_mutex_lock(&nc->mu);
-    ncclResult_t r = nc->aborted
-                         ? ncclInvalidUsage
-                         : ncclBroadcast(buf, buf, nbytes, ncclUint8, root, nc->comm, nc->stream);
+    ncclResult_t r = ncclInvalidUsage;
+    if (!nc->aborted) {
+        r = ncclGroupStart();
+        if (r == ncclSuccess && head)
+            r = ncclBroadcast(buf, buf, head, ncclUint8, root, nc->comm, nc->stream);
+        if (r == ncclSuccess && tail)
+            r = ncclBroadcast(tail_buf, tail_buf, BCAST_ALIGN, ncclUint8, root, nc->comm,
+                              nc->stream);
+        ncclResult_t r2 = ncclGroupEnd();
+        if (r == ncclSuccess) r = r2;
+    }
     int was_aborted = nc->aborted;
     pthread_mutex_unlock(&nc->mu);
     if (was_aborted) return closed(nc, "broadcast", err);
     SL_NCCL_TRY(err, nc->comm, r);
+    if (tail)
+        SL_CUDA_TRY(err, cudaMemcpyAsync((char *)buf + head, tail_buf, tail,
+                                         cudaMemcpyDeviceToDevice, nc->stream));
     return order_out(nc, stream, "broadcast", err);
 }
 
@@ -242,8 +267,8 @@ static sl_status member_setup(nccl_comm *m, sl_err *err) {
     SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     SL_CUDA_TRY(err, cudaEventCreateWithFlags(&m->ev_in, cudaEventDisableTiming));
     SL_CUDA_TRY(err, cudaEventCreateWithFlags(&m->ev_out, cudaEventDisableTiming));
-    SL_CUDA_TRY(err, cudaMalloc(&m->scratch, 4));
-    SL_CUDA_TRY(err, cudaMemset(m->scratch, 0, 4));
+    SL_CUDA_TRY(err, cudaMalloc(&m->scratch, SCRATCH_BYTES));
+    SL_CUDA_TRY(err, cudaMemset(m->scratch, 0, SCRATCH_BYTES));
     return SL_OK;
 }
 

@@ -412,6 +412,9 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         rc = wfail(w, "%s", e.msg);
         goto out;
     }
+#ifdef SLUICE_HAVE_CUDA
+    if (ic.devices[0].kind == SL_DEVICE_CUDA) sl__cuda_blas_preload(); /* overlaps the set-up */
+#endif
     if (w->size > 1 && ic.devices[0].kind == SL_DEVICE_CUDA && !strcmp(devices, "all")) {
         /* one GPU per process: the one of its local rank */
         ic.devices[0] = sl_cuda(w->local_rank % ic.ndevices);

@@ -1,6 +1,6 @@
 /* SL_CUDA_TRY: runs a CUDA runtime call and, on failure, records "expr at file:line: reason" in an
- * sl_err and returns SL_ECUDA from the enclosing function. SL_CUBLAS_TRY does the same for cuBLAS
- * calls (the file includes <cublas_v2.h> first). For CUDA-aware files only. */
+ * sl_err and returns SL_ECUDA from the enclosing function (SL_CUBLAS_TRY, cublas_dl.h, does the
+ * same for cuBLAS calls). For CUDA-aware files only. */
 #ifndef SLUICE_CUDA_CHECK_H
 #define SLUICE_CUDA_CHECK_H
 
@@ -16,14 +16,6 @@
             return sl_err_set((err), SL_ECUDA, "%s at %s:%d: %s", #expr, __FILE__, __LINE__,       \
                               cudaGetErrorString(sl__e));                                          \
         }                                                                                          \
-    } while (0)
-
-#define SL_CUBLAS_TRY(err, expr)                                                                   \
-    do {                                                                                           \
-        cublasStatus_t sl__s = (expr);                                                             \
-        if (sl__s != CUBLAS_STATUS_SUCCESS)                                                        \
-            return sl_err_set((err), SL_ECUDA, "%s at %s:%d: %s", #expr, __FILE__, __LINE__,       \
-                              cublasGetStatusString(sl__s));                                       \
     } while (0)
 
 #endif

@@ -95,6 +95,13 @@ typedef struct sl__cuda_ycc_desc {
 sl_status sl__cuda_ycc(const sl__cuda_ycc_desc *d, int n, int64_t max_pixels, int bgr, void *stream,
                        sl_err *err);
 
+/* Starts loading cuBLAS (cublas_dl.h) on a thread of its own and returns; the GPU model's first
+ * use waits for it. For a process about to train on GPUs, at its start. */
+void sl__cuda_blas_preload(void);
+/* Loads cuBLAS now, or waits for the load under way: SL_ECUDA naming the library when it cannot be
+ * loaded. Needs no GPU. */
+sl_status sl__cuda_blas_load(sl_err *err);
+
 /* Streams for pipeline stages: created on `device`, with the calling thread's device set too. */
 sl_status sl__cuda_set_device(int device, sl_err *err);
 /* Creates the CUDA contexts of n GPUs at once, a thread each (each takes a fraction of a second;

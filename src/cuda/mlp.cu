@@ -34,10 +34,10 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "cuda/check.h"
+#include "cuda/cublas_dl.h"
 #include "cuda/kernels.h"
 #include "train/mlp.h"
 
-#include <cublas_v2.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +63,8 @@ struct loss_slot {
 
 struct cuda_impl {
     cudaStream_t stream;
-    cudaStream_t side; // the weight gradients, in parallel with the backward chain
+    cudaStream_t side;        // the weight gradients, in parallel with the backward chain
+    const sl__cublas_api *cb; // cuBLAS, loaded at run time
     cublasHandle_t blas, blas_side;
     sl__devpool *pool;
     void *workspace, *workspace_side;
@@ -586,8 +587,8 @@ static void cu_release(sl_mlp *m) {
         if (c->early) cudaStreamSynchronize(c->early);
         drop_graphs(c);
         if (c->pool) free_scratch(c);
-        if (c->blas) cublasDestroy(c->blas);
-        if (c->blas_side) cublasDestroy(c->blas_side);
+        if (c->blas) c->cb->destroy(c->blas);
+        if (c->blas_side) c->cb->destroy(c->blas_side);
         if (c->ev_fork) cudaEventDestroy(c->ev_fork);
         if (c->ev_bucket) cudaEventDestroy(c->ev_bucket);
         for (int l = 0; l < SL__MLP_MAX_LAYERS; l++)
@@ -633,12 +634,14 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
         SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_dw[l], cudaEventDisableTiming));
     const cublasMath_t math =
         m->cfg.math == SL_MATH_FP32 ? CUBLAS_DEFAULT_MATH : CUBLAS_TF32_TENSOR_OP_MATH;
-    SL_CUBLAS_TRY(err, cublasCreate(&c->blas));
-    SL_CUBLAS_TRY(err, cublasSetStream(c->blas, c->stream));
-    SL_CUBLAS_TRY(err, cublasSetMathMode(c->blas, math));
-    SL_CUBLAS_TRY(err, cublasCreate(&c->blas_side));
-    SL_CUBLAS_TRY(err, cublasSetStream(c->blas_side, c->side));
-    SL_CUBLAS_TRY(err, cublasSetMathMode(c->blas_side, math));
+    const sl__cublas_api *cb = c->cb = sl__cublas(err);
+    if (!cb) return SL_ECUDA;
+    SL_CUBLAS_TRY(err, cb, cb->create(&c->blas));
+    SL_CUBLAS_TRY(err, cb, cb->set_stream(c->blas, c->stream));
+    SL_CUBLAS_TRY(err, cb, cb->set_math_mode(c->blas, math));
+    SL_CUBLAS_TRY(err, cb, cb->create(&c->blas_side));
+    SL_CUBLAS_TRY(err, cb, cb->set_stream(c->blas_side, c->side));
+    SL_CUBLAS_TRY(err, cb, cb->set_math_mode(c->blas_side, math));
     // workspaces of our own: cuBLAS allocates nothing while a graph is being captured
     c->workspace = sl__devpool_alloc(c->pool, WORKSPACE_BYTES, err);
     c->workspace_side = sl__devpool_alloc(c->pool, WORKSPACE_BYTES, err);
@@ -656,8 +659,8 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     SL_CUDA_TRY(err, cudaHostGetDevicePointer((void **)&c->loss_ring_dev, c->loss_ring, 0));
     for (int i = 0; i < NLOSS; i++)
         SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->loss_ev[i], cudaEventDisableTiming));
-    SL_CUBLAS_TRY(err, cublasSetWorkspace(c->blas, c->workspace, WORKSPACE_BYTES));
-    SL_CUBLAS_TRY(err, cublasSetWorkspace(c->blas_side, c->workspace_side, WORKSPACE_BYTES));
+    SL_CUBLAS_TRY(err, cb, cb->set_workspace(c->blas, c->workspace, WORKSPACE_BYTES));
+    SL_CUBLAS_TRY(err, cb, cb->set_workspace(c->blas_side, c->workspace_side, WORKSPACE_BYTES));
     SL_CUDA_TRY(err, cudaMemsetAsync(m->grads, 0, bytes + sizeof(float), c->stream));
     SL_CUDA_TRY(err, cudaMemsetAsync(c->done, 0, sizeof(unsigned), c->stream));
     SL_CUDA_TRY(err, cudaMemsetAsync(c->loss_seq, 0, sizeof(unsigned), c->stream));
@@ -706,9 +709,10 @@ static sl_status gemm(const sl_mlp *m, cublasHandle_t h, cublasOperation_t ta, c
     cublasComputeType_t ct = m->cfg.math == SL_MATH_TF32   ? CUBLAS_COMPUTE_32F_FAST_TF32
                              : m->cfg.math == SL_MATH_BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF
                                                            : CUBLAS_COMPUTE_32F;
-    SL_CUBLAS_TRY(err,
-                  cublasGemmEx(h, ta, tb, mm, nn, kk, &alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F,
-                               ldb, &beta, C, CUDA_R_32F, ldc, ct, CUBLAS_GEMM_DEFAULT));
+    const sl__cublas_api *cb = impl_of(m)->cb;
+    SL_CUBLAS_TRY(err, cb,
+                  cb->gemm_ex(h, ta, tb, mm, nn, kk, &alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb,
+                              &beta, C, CUDA_R_32F, ldc, ct, CUBLAS_GEMM_DEFAULT));
     return SL_OK;
 }
 

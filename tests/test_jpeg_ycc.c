@@ -93,9 +93,9 @@ static void compare(const char *what, const unsigned char *d, size_t n) {
               "%s: %s", what, why);
     CHECK_MSG(info.ycbcr, "%s: peek says not YCbCr", what);
     sl__ycc_layout l;
-    CHECK_MSG(sl__ycc_layout_of(info.h, info.w, (const uint8_t(*)[2])info.samp, &l), "%s: layout",
-              what);
-    if (!info.ycbcr) return;
+    const bool have_layout = sl__ycc_layout_of(info.h, info.w, (const uint8_t(*)[2])info.samp, &l);
+    CHECK_MSG(have_layout, "%s: layout", what);
+    if (!info.ycbcr || !have_layout) return; /* l is not set without a layout */
     planes pl;
     decode_raw(d, n, &pl);
     for (int bgr = 0; bgr < 2; bgr++) {

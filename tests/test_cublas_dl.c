@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int main(void) {
 #ifndef SLUICE_HAVE_CUDA
@@ -23,9 +24,10 @@ int main(void) {
     CHECK_OK(sl__cuda_blas_load(&err), &err);
     CHECK_OK(sl__cuda_blas_load(&err), &err); /* loaded once; later calls return at once */
     /* the sluice tool does not map cuBLAS by itself: `sluice --help` runs without it */
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "LD_DEBUG=libs %s/sluice --help 2>&1 >/dev/null | grep -c libcublas",
-             SL_BUILD_DIR);
+    char tool[512], cmd[1024];
+    snprintf(tool, sizeof tool, "%s/sluice", SL_BUILD_DIR);
+    CHECK_MSG(access(tool, X_OK) == 0, "no tool at %s", tool); /* else grep would count 0 */
+    snprintf(cmd, sizeof cmd, "LD_DEBUG=libs %s --help 2>&1 >/dev/null | grep -c libcublas", tool);
     FILE *p = popen(cmd, "r");
     CHECK(p != NULL);
     if (p) {

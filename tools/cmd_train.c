@@ -405,7 +405,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     sl_comm *comms[SL_MAX_DEVICES] = {0};
     int ncomms = 0;
     nccl_setup nccl = {.started = 0};
-    int nccl_own = 0; /* comms holds the NCCL group made here */
+    bool blas_preloading = false; /* cuBLAS is being loaded on a thread of its own */
+    int nccl_own = 0;             /* comms holds the NCCL group made here */
     double t_start = 0;
     void *resume_bytes = NULL;
     if (sl_iter_parse_devices(devices, &ic, &e)) {
@@ -413,7 +414,10 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         goto out;
     }
 #ifdef SLUICE_HAVE_CUDA
-    if (ic.devices[0].kind == SL_DEVICE_CUDA) sl__cuda_blas_preload(); /* overlaps the set-up */
+    if (ic.devices[0].kind == SL_DEVICE_CUDA) { /* overlaps the set-up */
+        sl__cuda_blas_preload();
+        blas_preloading = true;
+    }
 #endif
     if (w->size > 1 && ic.devices[0].kind == SL_DEVICE_CUDA && !strcmp(devices, "all")) {
         /* one GPU per process: the one of its local rank */
@@ -696,5 +700,12 @@ out:
                 t_tr - t_end, t_comm - t_tr, sl_cli_now() - t_comm, process_age());
     free(train_text);
     free(val_text);
+#ifdef SLUICE_HAVE_CUDA
+    /* an early failure must not end the process while cuBLAS's initialisers still run on the
+     * preload thread: wait for the load (done long since after any training step) */
+    if (blas_preloading) (void)sl__cuda_blas_load(NULL);
+#else
+    (void)blas_preloading;
+#endif
     return rc;
 }

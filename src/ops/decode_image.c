@@ -1047,12 +1047,6 @@ uint8_t *sl__decode_image_target(const sl__op_io *io, int i) {
     return b->pinned + ((uint8_t *)out->data[i] - (uint8_t *)out->buf);
 }
 
-bool sl__decode_image_on_cpu(const sl__op_io *io, int i) {
-    if (io->device.kind != SL_DEVICE_CUDA) return true;
-    sl__decode_image_batch *b = *io->batch_state;
-    return b->on_gpu[i] == 0;
-}
-
 #ifdef SLUICE_HAVE_NVJPEG
 /* The GPU stage's CPU fallback: sample i, which nvJPEG did not decode, decoded with libjpeg-turbo
  * into its pinned slot and copied to its output. */
@@ -1340,8 +1334,9 @@ static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
 static sl_status decode_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     sl__decode_image_state *s = state;
     const sl__decode_image_info *inf = &s->info[i];
-    if (inf->format == 0) return SL_OK;                /* skipped */
-    if (!sl__decode_image_on_cpu(io, i)) return SL_OK; /* nvJPEG's, or a cache hit on the GPU */
+    /* (on a GPU pipeline nvJPEG's samples and the cache's hits are never in the run: see
+     * sl__decode_image_plan) */
+    if (inf->format == 0) return SL_OK; /* skipped */
     /* a host cache (CPU pipelines, or mixed without nvJPEG): hits are copies */
     sl__decode_cache *c = io->device.kind != SL_DEVICE_CUDA ? s->cache : NULL;
     uint8_t *to = sl__decode_image_target(io, i);

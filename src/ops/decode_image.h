@@ -179,8 +179,6 @@ typedef struct sl__decode_image_batch {
 sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err *err);
 /* Where run_cpu writes sample i: its pinned slot on a GPU pipeline, else the output itself. */
 uint8_t *sl__decode_image_target(const sl__op_io *io, int i);
-/* true when run_cpu should decode sample i (not left to nvJPEG). */
-bool sl__decode_image_on_cpu(const sl__op_io *io, int i);
 /* The GPU half: copies the CPU-decoded samples, decodes the rest with nvJPEG into the outputs, or,
  * when crop, into device scratch and then cuts each batch roi out. */
 sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, bool crop,

@@ -153,8 +153,7 @@ static sl_status rc_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     rc_state *s = state;
     sl__decode_image_state *d = s->dec;
     const sl__decode_image_info *inf = &d->info[i];
-    if (inf->format == 0) return SL_OK;                /* skipped */
-    if (!sl__decode_image_on_cpu(io, i)) return SL_OK; /* nvJPEG's: the GPU half decodes it */
+    if (inf->format == 0) return SL_OK; /* skipped (nvJPEG's samples are never in the run) */
     const sl_tlist *in = io->in[0];
     char why[512];
     uint8_t *to = sl__decode_image_target(io, i);

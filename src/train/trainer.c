@@ -314,12 +314,15 @@ static sl_status run_replicas(sl_trainer *t, const sl_tensor *images, const sl_t
     return st;
 }
 
+/* SL_ESTATE for every call on a trainer that a failed step broke. */
+static sl_status broken_error(const sl_trainer *t, sl_err *err) {
+    return sl_err_set(err, SL_ESTATE, "trainer: a previous step failed (%s)", t->broken_err.msg);
+}
+
 /* Checks and queues one step (mode STEP_QUEUE or STEP_QUEUE_WAIT); *loss: the loss taken. */
 static sl_status submit(sl_trainer *t, const sl_tensor *images, const sl_tensor *labels,
                         step_mode mode, float *loss, sl_err *err) {
-    if (t->broken)
-        return sl_err_set(err, SL_ESTATE, "trainer: a previous step failed (%s)",
-                          t->broken_err.msg);
+    if (t->broken) return broken_error(t, err);
     if (!images || !labels) return sl_err_set(err, SL_EINVAL, "trainer: images/labels missing");
     for (int k = 0; k < t->K; k++) SL_TRY(check_shard(t, k, &images[k], &labels[k], err));
     return run_replicas(t, images, labels, mode, loss, err);
@@ -342,9 +345,7 @@ sl_status sl_trainer_step_async(sl_trainer *t, const sl_tensor *images, const sl
 sl_status sl_trainer_wait(sl_trainer *t, float *loss, sl_err *err) {
     if (loss) *loss = NAN;
     if (!t->in_flight) return SL_OK;
-    if (t->broken)
-        return sl_err_set(err, SL_ESTATE, "trainer: a previous step failed (%s)",
-                          t->broken_err.msg);
+    if (t->broken) return broken_error(t, err);
     float l = t->held_loss;
     if (t->cuda) SL_TRY(run_replicas(t, NULL, NULL, STEP_WAIT, &l, err));
     t->in_flight = 0;

@@ -3,7 +3,9 @@
 # issue 8 (decoders.image_random_crop mixed -> resize 224x224 -> crop_mirror_normalize FLOAT16
 # CHW, random mirror) over the DALI_extra photos x500, batch 128, GPU 0, 3 epochs, once per
 # hw_decoder_load given (default: 0.65 1.0 0), and once with every image decoded on the CPU pool
-# (cpu_decode_max_pixels large). One JSON line per run in OUT_DIR/imagenet_*.json.
+# (cpu_decode_max_pixels large). One JSON line per run in OUT_DIR/imagenet_*.json. PHOTOS=DIR
+# takes the photos from DIR instead (bench/shrink_jpegs writes them at ImageNet's size); REPEAT=N
+# repeats each N times instead of 500.
 set -uo pipefail
 build=${1:?usage: bench/gpu_imagenet.sh BUILD_DIR OUT_DIR [hw_decoder_load ...]}
 out=${2:?usage: bench/gpu_imagenet.sh BUILD_DIR OUT_DIR [hw_decoder_load ...]}
@@ -12,9 +14,9 @@ loads=("$@")
 [ ${#loads[@]} -gt 0 ] || loads=(0.65 1.0 0)
 src=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
-root=$src/tests/fixtures/dali_extra/jpeg
+root=${PHOTOS:-$src/tests/fixtures/dali_extra/jpeg}
 : >"$out/photos.txt"
-for k in $(seq 500); do
+for k in $(seq "${REPEAT:-500}"); do
     i=0
     for f in "$root"/*.jpg; do echo "$(basename "$f") $i" >>"$out/photos.txt"; i=$((i + 1)); done
 done

@@ -2,7 +2,8 @@
  * byte-identical for any thread count and prefetch depth (with random shuffling and a random
  * mirror in the graph), the same from run to run, and an error raised inside a worker (a corrupt
  * JPEG in the middle of the data) comes back from sl_pipeline_next naming the record's key and the
- * op, after which the pipeline frees cleanly (the ASan build checks for leaks). */
+ * op, after which the pipeline frees cleanly (the ASan build checks for leaks); so does a record
+ * the reader itself cannot parse, raised in the read stage ahead of the decoder. */
 #include "check.h"
 
 #include "sluice/pipeline.h"
@@ -89,8 +90,10 @@ static void test_determinism(void) {
     free(ref);
 }
 
-/* Copies the fixture LMDB into dir, replacing record `bad` with a truncated JPEG. */
-static void write_corrupt_lmdb(const char *src_path, const char *dir, int bad, char *badkey) {
+/* Copies the fixture LMDB into dir, replacing record `bad` with a truncated JPEG, or with a record
+ * that is not a TensorProtos message when broken_record. */
+static void write_corrupt_lmdb(const char *src_path, const char *dir, int bad, bool broken_record,
+                               char *badkey) {
     MDB_env *src, *dst;
     MDB_txn *rt, *wt;
     MDB_dbi rd, wd;
@@ -132,6 +135,10 @@ static void write_corrupt_lmdb(const char *src_path, const char *dir, int bad, c
             const unsigned char lab[] = {0x0a, 4, 0x10, 2, 0x20, 3};
             memcpy(rec + n, lab, sizeof lab);
             n += sizeof lab;
+            if (broken_record) {
+                rec[1] = 120; /* the first message runs past the record's end */
+                n = 8;
+            }
             MDB_val nv = {n, rec};
             CHECK(mdb_put(wt, wd, &k, &nv, 0) == 0);
             snprintf(badkey, 64, "%.*s", (int)k.mv_size, (const char *)k.mv_data);
@@ -150,7 +157,7 @@ static void write_corrupt_lmdb(const char *src_path, const char *dir, int bad, c
 static void test_worker_error(void) {
     const char *dir = scratch_dir("pipeline-corrupt");
     char badkey[64] = "";
-    write_corrupt_lmdb(fixture("caffe2-fmnist-256"), dir, 150, badkey);
+    write_corrupt_lmdb(fixture("caffe2-fmnist-256"), dir, 150, false, badkey);
     sl_err e;
     sl_err_clear(&e);
     /* no shuffle: the bad record sits in batch 150 / 32 = 4 */
@@ -185,6 +192,55 @@ static void test_worker_error(void) {
     sl_batch *b;
     CHECK_EQ_INT(sl_pipeline_next(p, &b), SL_EFORMAT); /* stays failed */
     sl_pipeline_free(p);
+}
+
+/* A record the reader cannot parse, in a pipeline where a decoder follows the reader (so the
+ * reader runs in its read stage, ahead of the decoder): the batches before it come out whole, then
+ * the error, naming the store, the record and the reader; the pipeline stays failed and frees
+ * cleanly. */
+static void test_reader_error(void) {
+    const char *dir = scratch_dir("pipeline-bad-record");
+    char badkey[64] = "";
+    write_corrupt_lmdb(fixture("caffe2-fmnist-256"), dir, 100, true, badkey);
+    const char *plain =
+        "def pipe(data_path):\n"
+        "    jpegs, labels = fn.readers.caffe2(path=data_path, name=\"rd\")\n"
+        "    images = fn.decoders.image(jpegs, device=\"mixed\", output_type=types.GRAY)\n"
+        "    return images, labels\n";
+    for (int prefetch = 1; prefetch <= 3; prefetch += 2) {
+        sl_err e;
+        sl_err_clear(&e);
+        sl_pipeline_config c;
+        sl_pipeline_config_init(&c);
+        c.batch_size = 32;
+        c.num_threads = 3;
+        c.prefetch_cpu = prefetch;
+        sl_pipeline *p;
+        CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
+        sl_pipeline_bind b1 = {"data_path", dir};
+        CHECK_OK(sl_pipeline_parse(p, plain, "plain.py", 1, &b1, &e), &e);
+        CHECK_MSG(sl_pipeline_build(p) == SL_OK, "%s", sl_pipeline_errmsg(p));
+        int ok = 0;
+        sl_status st = SL_OK;
+        for (int i = 0; i < 8; i++) {
+            sl_batch *b;
+            st = sl_pipeline_next(p, &b);
+            if (st) break;
+            sl_tensor t;
+            CHECK_OK(sl_batch_tensor(b, 0, &t, &e), &e);
+            CHECK_EQ_INT(t.shape[0], 32); /* a whole batch of decoded images */
+            ok++;
+            sl_pipeline_release(p, b);
+        }
+        CHECK_EQ_INT(ok, 3); /* record 100 is in batch 100 / 32 = 3 */
+        CHECK_EQ_INT(st, SL_EFORMAT);
+        const char *msg = sl_pipeline_errmsg(p);
+        CHECK_MSG(strstr(msg, badkey) != NULL, "message lacks key %s: %s", badkey, msg);
+        CHECK_MSG(strstr(msg, "readers.caffe2") != NULL, "message lacks the reader: %s", msg);
+        sl_batch *b;
+        CHECK_EQ_INT(sl_pipeline_next(p, &b), SL_EFORMAT); /* stays failed */
+        sl_pipeline_free(p);
+    }
 }
 
 static void test_build_errors(void) {
@@ -226,5 +282,6 @@ int main(void) {
     test_build_errors();
     test_determinism();
     test_worker_error();
+    test_reader_error();
     return check_done();
 }

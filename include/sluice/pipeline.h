@@ -44,8 +44,9 @@
  * arithmetic on known names, and return) and makes the same calls. Errors name line and column,
  * with a caret.
  *
- * Execution: readers and CPU operators run per sample on a thread pool; the CPU stage and the GPU
- * stage run in their own threads and overlap; prefetch_cpu/prefetch_gpu batches are kept ready;
+ * Execution: readers and CPU operators run per sample on a thread pool; the readers (when CPU work
+ * follows them), the other CPU operators and the GPU operators run as stages in threads of their
+ * own and overlap; prefetch_cpu/prefetch_gpu batches are kept ready;
  * buffers are recycled. Every random choice comes from the pipeline seed (or an op's `seed`) and
  * the sample's sequence number, so outputs do not depend on thread count or prefetch depth. On a
  * CPU device, "mixed" and "gpu" operators run on the CPU and .gpu() is a no-op, so one pipeline
@@ -204,7 +205,8 @@ typedef struct sl_pipeline_stats {
     int64_t batches;
     double reader_s, cpu_ops_s, decode_s, gpu_s, wait_s; /* seconds, summed over batches */
     double cpu_stage_s; /* the CPU stage's wall time producing batches: its ops, plus the
-                         * executor's own work (snapshots, packing outputs) */
+                         * executor's own work (snapshots, packing outputs); with a read stage,
+                         * the two threads' times summed */
     int num_ops;
     struct {
         char name[64];

@@ -1,12 +1,16 @@
 /* The pipeline: a graph of op instances built op by op (or by the text parser), validated at build,
- * then run by a CPU stage thread that fills recycled batch slots ahead of the consumer.
+ * then run by stage threads that fill recycled batch slots ahead of the consumer.
  *
  * Each batch goes through the ops in graph order: an op's setup (per-sample decisions, output
- * sizes) then its run_cpu for every sample on the thread pool. Batches flow free queue -> CPU stage
- * -> ready queue -> consumer -> free queue, so prefetch_cpu batches are prepared while the consumer
- * works, and every buffer is reused from batch to batch. Errors travel with their batch and come
- * back, in order, from sl_pipeline_next. Before producing batch k the stage snapshots the state of
- * every op (reader position, counters), which is what a checkpoint after k batches holds. */
+ * sizes) then its run_cpu for every sample on the thread pool. Batches flow free queue -> [read
+ * stage ->] CPU stage [-> GPU stage] -> ready queue -> consumer -> free queue, so prefetch_cpu
+ * batches are prepared while the consumer works, and every buffer is reused from batch to batch.
+ * When CPU work follows the readers (a decoder, say), the readers run in a read stage of their own,
+ * so that reading batch k + 1 overlaps the rest of batch k's CPU work: their outputs must stay
+ * valid while later batches are read anyway, since the GPU stage runs behind the CPU stage. Errors
+ * travel with their batch and come back, in order, from sl_pipeline_next. Before producing batch k
+ * the first stage snapshots the state of every op (only readers have any: their position), which is
+ * what a checkpoint after k batches holds. */
 #include "pipeline/pipeline.h"
 
 #include "core/alloc.h"
@@ -518,21 +522,26 @@ static void store_snapshot(sl_pipeline *p, int64_t seq, void *bytes, size_t size
     pthread_mutex_unlock(&p->snap_mu);
 }
 
-static sl_status produce(sl_pipeline *p, sl_batch *b) {
+/* Runs the CPU parts of ops [k0, k1) on batch b. The part that starts a batch takes its snapshot
+ * first; the part that ends it packs its outputs. */
+static sl_status produce(sl_pipeline *p, sl_batch *b, int k0, int k1) {
     double t0 = now_s();
-    b->status = SL_OK;
-    sl_err_clear(&b->err);
-    b->size = p->cfg.batch_size;
-    void *snap = NULL;
-    size_t snap_size = 0;
-    sl_status st = sl__pipeline_snapshot(p, b->seq, &snap, &snap_size, &b->err);
-    if (st) return b->status = st;
-    store_snapshot(p, b->seq, snap, snap_size);
-    for (int k = 0; k < p->nops && st == SL_OK; k++)
+    sl_status st = SL_OK;
+    if (k0 == 0) {
+        b->status = SL_OK;
+        sl_err_clear(&b->err);
+        b->size = p->cfg.batch_size;
+        void *snap = NULL;
+        size_t snap_size = 0;
+        st = sl__pipeline_snapshot(p, b->seq, &snap, &snap_size, &b->err);
+        if (st) return b->status = st;
+        store_snapshot(p, b->seq, snap, snap_size);
+    }
+    for (int k = k0; k < k1 && st == SL_OK; k++)
         if (!p->ops[k].on_gpu) st = run_op(p, k, b, false, &b->err);
-    if (st == SL_OK) st = pack_outputs(p, b, false, &b->err);
+    if (st == SL_OK && k1 == p->nops) st = pack_outputs(p, b, false, &b->err);
     pthread_mutex_lock(&p->stats_mu);
-    p->stats.batches++;
+    p->stats.batches += k1 == p->nops;
     p->stats.cpu_stage_s += now_s() - t0;
     for (int k = 0; k < p->nops && k < (int)SL_ARRAY_LEN(p->stats.ops); k++) {
         p->stats.ops[k].seconds = p->ops[k].seconds;
@@ -543,22 +552,48 @@ static sl_status produce(sl_pipeline *p, sl_batch *b) {
     return b->status = st;
 }
 
-static void *cpu_stage(void *arg) {
+/* The stage that takes snapshots has ended: wake anyone waiting for one that will never come. */
+static void end_snapshots(sl_pipeline *p) {
+    pthread_mutex_lock(&p->snap_mu);
+    p->stopping = 1;
+    pthread_cond_broadcast(&p->snap_cv);
+    pthread_mutex_unlock(&p->snap_mu);
+}
+
+/* The read stage (only when read_ops > 0): numbers the batches and runs the readers. */
+static void *read_stage(void *arg) {
     sl_pipeline *p = arg;
     for (;;) {
         void *item;
         if (sl__queue_pop(p->free_q, &item) != SL_OK) break;
         sl_batch *b = item;
         b->seq = p->next_seq++;
-        sl_status st = produce(p, b);
+        sl_status st = produce(p, b, 0, p->read_ops);
+        if (sl__queue_push(p->read_q, b) != SL_OK) break;
+        if (st < 0) break; /* the error travels with its batch; the stage stops */
+    }
+    end_snapshots(p);
+    return NULL;
+}
+
+/* The CPU stage: the CPU ops after the read stage's, or all of them when there is none. */
+static void *cpu_stage(void *arg) {
+    sl_pipeline *p = arg;
+    for (;;) {
+        void *item;
+        sl_status st;
+        if (sl__queue_pop(p->read_ops ? p->read_q : p->free_q, &item) != SL_OK) break;
+        sl_batch *b = item;
+        if (p->read_ops) {
+            st = b->status < 0 ? b->status : produce(p, b, p->read_ops, p->nops);
+        } else {
+            b->seq = p->next_seq++;
+            st = produce(p, b, 0, p->nops);
+        }
         if (sl__queue_push(p->gpu_stage ? p->mid_q : p->ready_q, b) != SL_OK) break;
         if (st < 0) break; /* the error travels with its batch; the stage stops */
     }
-    /* wake anyone waiting for a snapshot that will never come */
-    pthread_mutex_lock(&p->snap_mu);
-    p->stopping = 1;
-    pthread_cond_broadcast(&p->snap_cv);
-    pthread_mutex_unlock(&p->snap_mu);
+    if (!p->read_ops) end_snapshots(p);
     return NULL;
 }
 
@@ -632,8 +667,9 @@ static void *gpu_stage(void *arg) {
 #endif
 
 static sl_status alloc_slots(sl_pipeline *p) {
-    /* prefetch_cpu batches in preparation, up to prefetch_cpu held by the consumer, one in hand */
-    p->nslots = 2 * p->cfg.prefetch_cpu + 1;
+    /* prefetch_cpu batches in preparation, up to prefetch_cpu held by the consumer, one in hand,
+     * and one more for a read stage */
+    p->nslots = 2 * p->cfg.prefetch_cpu + 1 + (p->read_ops > 0);
     p->slots = sl__calloc((size_t)p->nslots, sizeof *p->slots, &p->err);
     if (!p->slots) return SL_ENOMEM;
     int bs = p->cfg.batch_size;
@@ -658,6 +694,7 @@ static sl_status alloc_slots(sl_pipeline *p) {
     for (int i = 0; i < p->nsnap; i++) p->snap_seq[i] = -1;
     SL_TRY(sl__queue_create(p->nslots, &p->free_q, &p->err));
     SL_TRY(sl__queue_create(p->nslots, &p->ready_q, &p->err));
+    if (p->read_ops) SL_TRY(sl__queue_create(p->cfg.prefetch_cpu, &p->read_q, &p->err));
     if (p->gpu_stage) {
         SL_TRY(sl__queue_create(p->cfg.prefetch_gpu, &p->mid_q, &p->err));
         /* host sources of transfers are page-locked, so the copy is one DMA per batch */
@@ -671,6 +708,20 @@ static sl_status alloc_slots(sl_pipeline *p) {
 }
 
 static sl_status apply_restore(sl_pipeline *p);
+
+/* How many leading ops a read stage runs: through the last reader or op with state to checkpoint
+ * (so that one thread takes every snapshot), when CPU work follows them; 0 for no read stage. */
+static int read_stage_ops(const sl_pipeline *p) {
+    int last = -1;
+    for (int k = 0; k < p->nops; k++)
+        if ((p->ops[k].def->flags & SL_OPF_READER) || p->ops[k].def->save) last = k;
+    if (last < 0) return 0;
+    for (int k = last + 1; k < p->nops; k++) {
+        const sl__opinst *op = &p->ops[k];
+        if (!op->on_gpu && (op->def->run_cpu || op->def->setup)) return last + 1;
+    }
+    return 0;
+}
 
 sl_status sl_pipeline_build(sl_pipeline *p) {
     if (p->built) return fail(p, SL_ESTATE, "sl_pipeline_build called twice");
@@ -712,6 +763,7 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
         snprintf(p->stats.ops[k < 32 ? k : 31].name, sizeof p->stats.ops[0].name, "%s", op->name);
     }
     p->stats.num_ops = p->nops < 32 ? p->nops : 32;
+    p->read_ops = read_stage_ops(p);
     SL_TRY(apply_restore(p));
     SL_TRY(sl__pool_create(p->cfg.num_threads, &p->pool, &p->err));
     SL_TRY(alloc_slots(p));
@@ -726,6 +778,11 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
     if (pthread_create(&p->cpu_thread, NULL, cpu_stage, p) != 0)
         return fail(p, SL_ENOMEM, "cannot start the pipeline's CPU stage thread");
     p->cpu_thread_started = true;
+    if (p->read_ops) {
+        if (pthread_create(&p->read_thread, NULL, read_stage, p) != 0)
+            return fail(p, SL_ENOMEM, "cannot start the pipeline's read stage thread");
+        p->read_thread_started = true;
+    }
     p->built = true;
     return SL_OK;
 }
@@ -765,8 +822,10 @@ void sl_pipeline_release(sl_pipeline *p, sl_batch *b) {
 void sl_pipeline_free(sl_pipeline *p) {
     if (!p) return;
     if (p->free_q) sl__queue_close(p->free_q);
+    if (p->read_q) sl__queue_close(p->read_q);
     if (p->mid_q) sl__queue_close(p->mid_q);
     if (p->ready_q) sl__queue_close(p->ready_q);
+    if (p->read_thread_started) pthread_join(p->read_thread, NULL);
     if (p->cpu_thread_started) pthread_join(p->cpu_thread, NULL);
     if (p->gpu_thread_started) pthread_join(p->gpu_thread, NULL);
 #ifdef SLUICE_HAVE_CUDA
@@ -800,6 +859,7 @@ void sl_pipeline_free(sl_pipeline *p) {
     free(p->restore_bytes);
     free(p->slots);
     sl__queue_free(p->free_q);
+    sl__queue_free(p->read_q);
     sl__queue_free(p->mid_q);
     sl__queue_free(p->ready_q);
     free(p->ops);

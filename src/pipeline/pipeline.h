@@ -90,15 +90,17 @@ struct sl_pipeline {
     sl__pool *pool;
     int nslots;
     sl_batch *slots;
-    sl__queue *free_q, *mid_q, *ready_q; /* mid: CPU stage -> GPU stage */
-    pthread_t cpu_thread, gpu_thread;
-    bool cpu_thread_started, gpu_thread_started;
+    /* read: read stage -> CPU stage; mid: CPU stage -> GPU stage */
+    sl__queue *free_q, *read_q, *mid_q, *ready_q;
+    pthread_t read_thread, cpu_thread, gpu_thread;
+    bool read_thread_started, cpu_thread_started, gpu_thread_started;
+    int read_ops;      /* > 0: ops [0, read_ops) (the readers) run in a read stage of their own */
     bool gpu_stage;    /* a CUDA pipeline with transfers or GPU ops */
     void *stream;      /* the GPU stage's cudaStream_t */
     void *xfer_pinned; /* GPU stage: pinned block gathering scattered host samples for one copy */
     size_t xfer_cap, xfer_used; /* used: by this batch's transfers so far */
-    int stopping;               /* the CPU stage has ended (under snap_mu) */
-    int64_t next_seq;           /* next batch the CPU stage produces */
+    int stopping;               /* the stage taking snapshots has ended (under snap_mu) */
+    int64_t next_seq;           /* next batch the first stage produces */
     int64_t taken;              /* batches handed to the consumer */
     int64_t released;           /* batches given back */
 

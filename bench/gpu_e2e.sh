@@ -21,7 +21,7 @@ nproc_=$(nproc)
 log "machine: $(nvidia-smi -L | tr '\n' ' ') $(nproc) cores; $(date -u +%FT%TZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$out/configure.log" 2>&1
 cmake --build "$b" -j "$nproc_" > "$out/build.log" 2>&1 || { log "build failed"; tail -30 "$out/build.log"; exit 1; }
-cmake --build "$b" -j "$nproc_" --target export_jpegs >> "$out/build.log" 2>&1
+cmake --build "$b" -j "$nproc_" --target export_jpegs shrink_jpegs >> "$out/build.log" 2>&1
 log "build ok"
 (cd "$b" && SL_REQUIRE_GPU=1 ctest -L gpu --output-on-failure > "$out/gpu-tests.log" 2>&1)
 log "gpu tests: $(grep -E 'tests passed|tests failed' "$out/gpu-tests.log")"
@@ -68,10 +68,19 @@ for d in 0 all; do
         > "$out/run_$d.json" 2> /dev/null
     log "pipeline --devices $d: $(grep -o '"epochs": \[[^]]*\]' "$out/run_$d.json")"
 done
-# issue 8's pipelines: the ImageNet-style one (hw_decoder_load variants, CPU only) and the seed's
-# from the decoded-image cache
-bench/gpu_imagenet.sh "$b" "$out/imagenet" 0.9 0.8 0.7 1.0 > "$out/imagenet.log" 2>&1
-log "imagenet: $(grep -o '"pipeline": "[^"]*"\|"samples_per_s": [0-9.]*' "$out/imagenet.log" | tr '\n' ' ')"
+# issue 8's pipelines: the ImageNet-style one (hw_decoder_load variants, CPU only; 6000 images an
+# epoch; 16 decode threads as on the one-GPU machine, and every core) over the DALI_extra photos and
+# over the same photos at ImageNet's size (bench/shrink_jpegs), and the seed's from the cache
+mkdir -p "$out/small"
+"$b/shrink_jpegs" 200000 "$out/small" tests/fixtures/dali_extra/jpeg/*.jpg > /dev/null
+for t in 16 "$nproc_"; do
+    REPEAT=1500 THREADS=$t bench/gpu_imagenet.sh "$b" "$out/imagenet$t" 0.65 0.9 0.5 \
+        > "$out/imagenet$t.log" 2>&1
+    log "imagenet, $t threads: $(grep -o '"pipeline": "[^"]*"\|"samples_per_s": [0-9.]*' "$out/imagenet$t.log" | tr '\n' ' ')"
+    REPEAT=1500 THREADS=$t PHOTOS="$out/small" bench/gpu_imagenet.sh "$b" "$out/imagenet_small$t" \
+        0.65 0.4 > "$out/imagenet_small$t.log" 2>&1
+    log "imagenet at ImageNet's size, $t threads: $(grep -o '"pipeline": "[^"]*"\|"samples_per_s": [0-9.]*' "$out/imagenet_small$t.log" | tr '\n' ' ')"
+done
 NO_IMAGENET=1 bench/gpu_decode.sh "$b" "$out/decode" > "$out/decode.log" 2>&1
 log "cache: $(grep -o '== .*\|"samples_per_s": [0-9.]*' "$out/decode.log" | tr '\n' ' ')"
 cmake --build "$b" -j "$nproc_" --target bench_train_gpu >> "$out/build.log" 2>&1 &&

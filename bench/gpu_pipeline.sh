@@ -6,7 +6,7 @@
 #     PyTorch DataLoader, 16 workers, PIL, on the same JPEG bytes (bench/peer_gpu_pipeline.py);
 # (b) an ImageNet-style pipeline (decoders.image_random_crop mixed -> resize 224x224 ->
 #     crop_mirror_normalize FLOAT16 CHW with a random mirror) over the dali_extra photos repeated
-#     (2000 files), batch 128 on GPU 0: bench/gpu_imagenet.sh at hw_decoder_load 0.9.
+#     (2000 files), batch 128 on GPU 0: bench/gpu_imagenet.sh at hw_decoder_load 0.65.
 set -uo pipefail
 build=${1:?usage: bench/gpu_pipeline.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: bench/gpu_pipeline.sh BUILD_DIR OUT_DIR}
@@ -27,4 +27,4 @@ echo "== peer: PyTorch DataLoader, 16 workers, PIL"
 python3 "$src/bench/peer_gpu_pipeline.py" "$out/data/training/data.mdb" 2>&1 | tee "$out/peer.txt"
 
 echo "== ImageNet-style pipeline, GPU 0, batch 128 (bench/gpu_imagenet.sh)"
-"$src/bench/gpu_imagenet.sh" "$build" "$out/imagenet" 0.9
+"$src/bench/gpu_imagenet.sh" "$build" "$out/imagenet" 0.65

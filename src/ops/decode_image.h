@@ -102,7 +102,7 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
          NULL},                                                                                    \
         {"hw_decoder_load",                                                                        \
          SL_ARG_FLOAT,                                                                             \
-         "0.9",                                                                                    \
+         "0.65",                                                                                   \
          "mixed, nvJPEG: share of each batch's large baseline JPEGs given to the hardware JPEG "   \
          "engines; the rest (and progressive JPEGs) are decoded on the CPU pool. Without engines " \
          "nvJPEG's GPU/hybrid back end decodes them all",                                          \

@@ -1,7 +1,7 @@
 /* The mixed image decoders with nvJPEG against the CPU decoders on the DALI_extra photos (4 JPEGs,
- * 640x408 to 1280x871): decoders.image RGB (hw_decoder_load 0.9: most to the hardware engines, the
- * rest to the CPU pool), BGR with hw_decoder_load=0 (all on the CPU pool) and GRAY, and
- * decoders.image_random_crop, on a GPU pipeline with cpu_decode_max_pixels=0, against the same
+ * 640x408 to 1280x871): decoders.image RGB (hw_decoder_load 0.65, the default: most to the hardware
+ * engines, the rest to the CPU pool), BGR with hw_decoder_load=0 (all on the CPU pool) and GRAY,
+ * and decoders.image_random_crop, on a GPU pipeline with cpu_decode_max_pixels=0, against the same
  * pipeline on the CPU (libjpeg-turbo); then all of it again with SLUICE_NVJPEG_ENGINES=0 (nvJPEG's
  * default back end decodes every image). Same shapes and windows, and every output equal byte for
  * byte: colour JPEGs are decoded to their planes and finished with libjpeg-turbo's own upsampling

@@ -8,6 +8,7 @@
 #include "sluice/iterator.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -103,7 +104,7 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     sl_iter_config_init(&c);
     sl_pipeline_bind binds[64];
     int nbinds = 0, epochs = 1, json = 0, threads_given = 0;
-    long long checkpoint_at = -1, dump_steps = -1;
+    long long checkpoint_at = -1, dump_steps = -1, opt_n;
     const char *path = NULL, *trace_path = NULL, *dump_dir = NULL, *ck_path = NULL;
     sl_err err;
     sl_err_clear(&err);
@@ -125,23 +126,29 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             nbinds++;
         } else if (!strcmp(a, "--batch-size")) {
             NEED_VALUE;
-            c.batch_size = atoi(v);
+            if (sl_cli_opt_int("run", a, v, 1, INT_MAX, &opt_n)) return 2;
+            c.batch_size = (int)opt_n;
         } else if (!strcmp(a, "--devices")) {
             NEED_VALUE;
             if (sl_iter_parse_devices(v, &c, &err)) return sl_cli_fail("run", "%s", err.msg), 2;
         } else if (!strcmp(a, "--epochs")) {
             NEED_VALUE;
-            epochs = atoi(v);
+            if (sl_cli_opt_int("run", a, v, 1, INT_MAX, &opt_n)) return 2;
+            epochs = (int)opt_n;
         } else if (!strcmp(a, "--threads")) {
             NEED_VALUE;
-            c.num_threads = atoi(v);
+            if (sl_cli_opt_int("run", a, v, 1, 1024, &opt_n)) return 2;
+            c.num_threads = (int)opt_n;
             threads_given = 1;
         } else if (!strcmp(a, "--prefetch")) {
             NEED_VALUE;
-            c.prefetch_cpu = c.prefetch_gpu = atoi(v);
+            if (sl_cli_opt_int("run", a, v, 1, 1024, &opt_n)) return 2;
+            c.prefetch_cpu = c.prefetch_gpu = (int)opt_n;
         } else if (!strcmp(a, "--seed")) {
             NEED_VALUE;
-            c.seed = strtoull(v, NULL, 10);
+            unsigned long long seed;
+            if (sl_cli_opt_u64("run", a, v, &seed)) return 2;
+            c.seed = seed;
         } else if (!strcmp(a, "--layout")) {
             NEED_VALUE;
             if (!strcmp(v, "sharded"))
@@ -158,13 +165,13 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             dump_dir = v;
         } else if (!strcmp(a, "--dump-steps")) {
             NEED_VALUE;
-            dump_steps = atoll(v);
+            if (sl_cli_opt_int("run", a, v, 0, LLONG_MAX, &dump_steps)) return 2;
         } else if (!strcmp(a, "--checkpoint")) {
             NEED_VALUE;
             ck_path = v;
         } else if (!strcmp(a, "--checkpoint-at")) {
             NEED_VALUE;
-            checkpoint_at = atoll(v);
+            if (sl_cli_opt_int("run", a, v, 0, LLONG_MAX, &checkpoint_at)) return 2;
         } else if (!strcmp(a, "--resume")) {
             NEED_VALUE;
             c.resume = v;

@@ -14,6 +14,8 @@
 #endif
 
 #include <errno.h>
+#include <float.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <math.h>
@@ -275,7 +277,9 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     const char *data = "data", *devices = "all", *mode = "sharding", *train_path = NULL,
                *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL;
     int epochs = 5, batch = 200, threads = 0, json = 0, lr_given = 0, profile = 0;
-    uint64_t seed = 0;
+    unsigned long long seed = 0;
+    long long opt_n;
+    double opt_x;
     sl_trainer_config tc;
     sl_trainer_config_default(&tc);
     sl_pipeline_bind user_binds[32];
@@ -308,19 +312,25 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             devices = v;
         else if (!strcmp(a, "--mode"))
             mode = v;
-        else if (!strcmp(a, "--epochs"))
-            epochs = atoi(v);
-        else if (!strcmp(a, "--batch-size"))
-            batch = atoi(v);
-        else if (!strcmp(a, "--lr"))
-            tc.optim.lr = strtof(v, NULL), lr_given = 1;
-        else if (!strcmp(a, "--weight-decay"))
-            tc.optim.weight_decay = strtof(v, NULL);
-        else if (!strcmp(a, "--seed"))
-            seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--threads"))
-            threads = atoi(v);
-        else if (!strcmp(a, "--train-pipeline"))
+        else if (!strcmp(a, "--epochs")) {
+            if (sl_cli_opt_int("train", a, v, 1, INT_MAX, &opt_n)) return 2;
+            epochs = (int)opt_n;
+        } else if (!strcmp(a, "--batch-size")) {
+            if (sl_cli_opt_int("train", a, v, 1, INT_MAX, &opt_n)) return 2;
+            batch = (int)opt_n;
+        } else if (!strcmp(a, "--threads")) {
+            if (sl_cli_opt_int("train", a, v, 0, 1024, &opt_n)) return 2;
+            threads = (int)opt_n;
+        } else if (!strcmp(a, "--lr")) {
+            if (sl_cli_opt_float("train", a, v, 0, DBL_MAX, &opt_x)) return 2;
+            tc.optim.lr = (float)opt_x;
+            lr_given = 1;
+        } else if (!strcmp(a, "--weight-decay")) {
+            if (sl_cli_opt_float("train", a, v, 0, DBL_MAX, &opt_x)) return 2;
+            tc.optim.weight_decay = (float)opt_x;
+        } else if (!strcmp(a, "--seed")) {
+            if (sl_cli_opt_u64("train", a, v, &seed)) return 2;
+        } else if (!strcmp(a, "--train-pipeline"))
             train_path = v;
         else if (!strcmp(a, "--val-pipeline"))
             val_path = v;
@@ -352,8 +362,6 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             return sl_cli_fail("train", "unknown option %s (see sluice train --help)", a), 2;
         }
     }
-    if (epochs < 1 || batch < 1 || threads < 0)
-        return sl_cli_fail("train", "--epochs, --batch-size and --threads must be positive"), 2;
     if (strcmp(mode, "sharding") && strcmp(mode, "devices"))
         return sl_cli_fail("train", "--mode sharding or devices, not '%s'", mode), 2;
     tc.model.seed = (uint32_t)seed;

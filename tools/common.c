@@ -1,7 +1,13 @@
 /* Shared CLI helpers (see common.h). */
 #include "common.h"
 
+#include "cli.h"
+
+#include <ctype.h>
 #include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -122,4 +128,43 @@ double sl_cli_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int sl_cli_opt_int(const char *cmd, const char *opt, const char *v, long long lo, long long hi,
+                   long long *out) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (end == v || *end || errno || x < lo || x > hi) {
+        if (hi >= INT_MAX)
+            return sl_cli_fail(cmd, "%s wants a whole number >= %lld, not '%s'", opt, lo, v);
+        return sl_cli_fail(cmd, "%s wants a whole number in %lld..%lld, not '%s'", opt, lo, hi, v);
+    }
+    *out = x;
+    return 0;
+}
+
+int sl_cli_opt_u64(const char *cmd, const char *opt, const char *v, unsigned long long *out) {
+    char *end;
+    errno = 0;
+    const char *d = v;
+    while (isspace((unsigned char)*d)) d++;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*d == '-' || end == v || *end || errno)
+        return sl_cli_fail(cmd, "%s wants a whole number >= 0, not '%s'", opt, v);
+    *out = x;
+    return 0;
+}
+
+int sl_cli_opt_float(const char *cmd, const char *opt, const char *v, double lo, double hi,
+                     double *out) {
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || *end || errno || !isfinite(x) || x < lo || x > hi) {
+        if (hi >= DBL_MAX) return sl_cli_fail(cmd, "%s wants a number >= %g, not '%s'", opt, lo, v);
+        return sl_cli_fail(cmd, "%s wants a number in %g..%g, not '%s'", opt, lo, hi, v);
+    }
+    *out = x;
+    return 0;
 }

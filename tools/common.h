@@ -17,5 +17,12 @@ int sl_cli_write_npy(const char *path, const sl_tensor *t);
 /* Writes s as a JSON string literal (with quotes). */
 void sl_cli_json_str(FILE *f, const char *s);
 double sl_cli_now(void);
+/* Option values: the whole of v must be a number within [lo, hi] (a float also finite; hi INT_MAX
+ * or DBL_MAX for no upper bound), else a "sluice CMD: OPT wants ..." line on stderr and nonzero. */
+int sl_cli_opt_int(const char *cmd, const char *opt, const char *v, long long lo, long long hi,
+                   long long *out);
+int sl_cli_opt_u64(const char *cmd, const char *opt, const char *v, unsigned long long *out);
+int sl_cli_opt_float(const char *cmd, const char *opt, const char *v, double lo, double hi,
+                     double *out);
 
 #endif

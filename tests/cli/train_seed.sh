@@ -5,7 +5,8 @@
 #    (SEED.md: 0.6530 0.7255 0.7533 0.7709 0.7806);
 #  - --optimizer adam reaches >= 0.87 in 5 epochs;
 #  - --resume from the checkpoint written after epoch 2 reproduces epochs 3-5 exactly;
-#  - the printed lines are the tutorial's ("Epoch N: T s, R samples/s", "Test set accuracy A").
+#  - the printed lines are the tutorial's ("Epoch N: T s, R samples/s", "Test set accuracy A");
+#  - malformed numbers in options are refused (exit 2, naming the option and the value).
 set -euo pipefail
 tool=$1
 work=$(mktemp -d)
@@ -61,4 +62,21 @@ if "$tool" train --data "$work/data" --devices cpu --resume /nonexistent/ck 2> "
     fail "a missing checkpoint was accepted"
 fi
 grep -q "/nonexistent/ck" "$work/err" || fail "error: $(cat "$work/err")"
+# a malformed number is refused before anything runs: exit 2, naming the option and the value
+# (these used to be read with atoi/strtof: --lr abc trained with a learning rate of 0)
+bad_option() { # command, option, value
+    local rc=0 data=(--data "$work/data")
+    [ "$1" = train ] || data=()
+    "$tool" "$1" "${data[@]}" --devices cpu "$2" "$3" > /dev/null 2> "$work/err" || rc=$?
+    [ "$rc" = 2 ] || fail "$1 $2 $3: exit $rc"
+    grep -qF -- "$2 wants" "$work/err" && grep -qF -- "'$3'" "$work/err" ||
+        fail "$1 $2 $3: $(cat "$work/err")"
+}
+for opt in "--lr abc" "--lr -1" "--weight-decay nan" "--epochs 5x" "--epochs 0" \
+    "--batch-size 1e3" "--seed -3" "--threads 2000"; do
+    bad_option train $opt
+done
+for opt in "--prefetch 0" "--batch-size x" "--dump-steps -1" "--seed 1.5"; do
+    bad_option run $opt
+done
 echo "train_seed: all checks passed"

@@ -5,7 +5,8 @@
 # hw_decoder_load given (default: 0.65 1.0 0), and once with every image decoded on the CPU pool
 # (cpu_decode_max_pixels large). One JSON line per run in OUT_DIR/imagenet_*.json. PHOTOS=DIR
 # takes the photos from DIR instead (bench/shrink_jpegs writes them at ImageNet's size); REPEAT=N
-# repeats each N times instead of 500.
+# repeats each N times instead of 500; EPOCHS=N runs N epochs instead of 3 (the first few are
+# slower); ARGS=", name=value..." adds decoder arguments; NO_CPU=1 skips the CPU-pool-only run.
 set -uo pipefail
 build=${1:?usage: bench/gpu_imagenet.sh BUILD_DIR OUT_DIR [hw_decoder_load ...]}
 out=${2:?usage: bench/gpu_imagenet.sh BUILD_DIR OUT_DIR [hw_decoder_load ...]}
@@ -36,9 +37,9 @@ PY
 run() { # name, decoder arguments
     pipeline "$2" >"$out/$1.py"
     echo "== $1 ($2)"
-    timeout 60 "$build/sluice" run "$out/$1.py" --devices 0 --batch-size 128 --epochs 3 \
+    timeout 60 "$build/sluice" run "$out/$1.py" --devices 0 --batch-size 128 --epochs "${EPOCHS:-3}" \
         --threads "${THREADS:-$(nproc)}" --json --arg file_root="$root" \
         --arg file_list="$out/photos.txt" 2>&1 | tee "$out/$1.json"
 }
-for l in "${loads[@]}"; do run "imagenet_hw$l" ", hw_decoder_load=$l"; done
-run imagenet_cpu ", cpu_decode_max_pixels=100000000"
+for l in "${loads[@]}"; do run "imagenet_hw$l" ", hw_decoder_load=$l${ARGS:-}"; done
+[ -n "${NO_CPU:-}" ] || run imagenet_cpu ", cpu_decode_max_pixels=100000000"

@@ -2,7 +2,7 @@
  * decode) cut short, random bytes, a zero-byte record, a PNG whose IDAT CRC is broken, a real JPEG
  * cut inside its entropy data, and images over max_image_pixels. Each is SL_EFORMAT naming the
  * record's key (no crash; the ASan build checks for leaks); with skip_bad_records=True the batch
- * goes through and the bad records are counted. */
+ * goes through and the bad records are counted. Out-of-range preallocation hints are refused. */
 #include "check.h"
 #include "opharness.h"
 
@@ -100,6 +100,16 @@ int main(void) {
     CHECK_FAILS(decode(png, plen, "cat-big", limit, 1, &e), SL_EFORMAT, &e, "record cat-big");
     const char *roomy[] = {"max_image_pixels=261120", NULL};
     CHECK_OK(decode(jpg, jlen, "swan-fits", roomy, 1, &e), &e);
+
+    /* preallocation hints: accepted within a JPEG's sides (they act on GPUs with JPEG engines
+       only), refused outside them when the op is made */
+    const char *hints[] = {"preallocate_width_hint=1280", "preallocate_height_hint=960", NULL};
+    CHECK_OK(decode(jpg, jlen, "swan-hints", hints, 1, &e), &e);
+    const char *neg[] = {"preallocate_width_hint=-1", NULL};
+    CHECK_FAILS(decode(jpg, jlen, "swan-neg", neg, 1, &e), SL_EINVAL, &e,
+                "preallocate_width_hint -1");
+    const char *huge[] = {"preallocate_height_hint=70000", NULL};
+    CHECK_FAILS(decode(jpg, jlen, "swan-huge", huge, 1, &e), SL_EINVAL, &e, "0..65535");
 
     /* skip_bad_records: a batch of good and bad records goes through; bad ones are counted */
     {

@@ -1142,6 +1142,11 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
             return sl__op_fail(err, st, io, first, s->name, "%s", msg);
         }
         __atomic_store_n(&s->engines, sl__nvjpeg_has_engines(s->nvjpeg) ? 1 : 0, __ATOMIC_RELAXED);
+        /* the engines take at most ceil(hw_decoder_load x batch) images of a batch */
+        int most = (int)ceil(s->hw_load * s->batch_size);
+        if (s->prealloc_w > 0 && s->prealloc_h > 0 && most > 0)
+            sl__nvjpeg_preallocate(s->nvjpeg, most, s->prealloc_w, s->prealloc_h,
+                                   s->type == SL__IMG_GRAY);
     }
     sl__nvjpeg_job *jobs = sl__calloc((size_t)ngpu, sizeof *jobs, err);
     int *idx = sl__malloc((size_t)ngpu * sizeof *idx, err);
@@ -1260,6 +1265,11 @@ sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, vo
     s->skip_bad = sl__args_bool(a, "skip_bad_records");
     s->max_pixels = sl__args_int(a, "max_image_pixels");
     s->hw_load = sl__args_float(a, "hw_decoder_load");
+    int64_t pw = sl__args_int(a, "preallocate_width_hint");
+    int64_t ph = sl__args_int(a, "preallocate_height_hint");
+    s->prealloc_w = pw >= 0 && pw <= 65535 ? (int)pw : 0;
+    s->prealloc_h = ph >= 0 && ph <= 65535 ? (int)ph : 0;
+    s->batch_size = init->batch_size;
     s->engines = -1;
     s->cpu_max_pixels = sl__args_int(a, "cpu_decode_max_pixels");
     sl_status st = SL_OK;
@@ -1271,6 +1281,11 @@ sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, vo
 #endif
     if (sl__args_dtype(a, "dtype") != SL_DTYPE_U8)
         st = sl_err_set(err, SL_ENOTSUP, "%s: only dtype=types.UINT8 is supported", s->name);
+    if (st == SL_OK && (pw < 0 || pw > 65535 || ph < 0 || ph > 65535))
+        st = sl_err_set(err, SL_EINVAL,
+                        "%s: preallocate_width_hint %lld and preallocate_height_hint %lld must "
+                        "be 0..65535 (a JPEG's largest side)",
+                        s->name, (long long)pw, (long long)ph);
     if (st == SL_OK) st = cache_create(s, a, init, err);
     s->threads = init->threads < 1 ? 1 : init->threads;
     if (st == SL_OK && !(s->workers = sl__calloc((size_t)s->threads, sizeof *s->workers, err)))

@@ -125,8 +125,20 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
          "libjpeg's fancy upsampling",                                                             \
          0,                                                                                        \
          NULL},                                                                                    \
-        {"preallocate_width_hint", SL_ARG_INT, "0", "accepted, unused", 0, NULL},                  \
-        {"preallocate_height_hint", SL_ARG_INT, "0", "accepted, unused", 0, NULL}, {               \
+        {"preallocate_width_hint",                                                                 \
+         SL_ARG_INT,                                                                               \
+         "0",                                                                                      \
+         "mixed, hardware JPEG engines: with preallocate_height_hint, the engines' buffers are "   \
+         "made at the first batch for images this wide (0: grown as batches need them)",           \
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {"preallocate_height_hint",                                                                \
+         SL_ARG_INT,                                                                               \
+         "0",                                                                                      \
+         "mixed, hardware JPEG engines: see preallocate_width_hint",                               \
+         0,                                                                                        \
+         NULL},                                                                                    \
+    {                                                                                              \
         "bytes_per_sample_hint", SL_ARG_INTS, "[0]", "accepted, unused", 0, NULL                   \
     }
 
@@ -140,8 +152,10 @@ typedef struct sl__decode_image_state {
     sl__decode_image_worker **workers; /* one per pool thread */
     sl__decode_image_info *info;       /* per sample of the current batch; format 0 = skipped */
     int info_cap;
-    int64_t skipped;        /* records skipped so far (atomic) */
-    double hw_load;         /* hw_decoder_load */
+    int64_t skipped;            /* records skipped so far (atomic) */
+    double hw_load;             /* hw_decoder_load */
+    int prealloc_w, prealloc_h; /* preallocate_width_hint, preallocate_height_hint */
+    int batch_size;             /* the pipeline's */
     int engines;            /* the GPU has hardware JPEG engines: -1 not known yet, 0, 1 (atomic) */
     int64_t cpu_max_pixels; /* cpu_decode_max_pixels */
     void *nvjpeg;           /* sl__nvjpeg, made on the GPU stage's thread (nvJPEG builds) */

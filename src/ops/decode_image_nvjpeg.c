@@ -108,6 +108,18 @@ bool sl__nvjpeg_has_engines(const sl__nvjpeg *d) {
     return d->hw != NULL;
 }
 
+void sl__nvjpeg_preallocate(sl__nvjpeg *d, int n, int w, int h, bool gray) {
+    if (!d->hw || n < 1 || w < 1 || h < 1) return;
+    nvjpegStatus_t r = nvjpegDecodeBatchedPreAllocate(d->hw, d->hw_state, n, w, h,
+                                                      gray ? NVJPEG_CSS_GRAY : NVJPEG_CSS_444,
+                                                      gray ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_YUV);
+    if (r != NVJPEG_STATUS_SUCCESS)
+        sl__log(SL_LOG_WARN,
+                "nvJPEG: preallocating the hardware decoder for %d images of %dx%d failed "
+                "(status %d); its buffers grow as batches need them",
+                n, w, h, (int)r);
+}
+
 sl_status sl__nvjpeg_create(sl__nvjpeg **out, sl_err *err) {
     *out = NULL;
     sl__nvjpeg *d = sl__calloc(1, sizeof *d, err);

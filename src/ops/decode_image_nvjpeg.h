@@ -23,6 +23,11 @@ typedef struct sl__nvjpeg sl__nvjpeg;
 sl_status sl__nvjpeg_create(sl__nvjpeg **out, sl_err *err);
 /* The hardware engines are in use. */
 bool sl__nvjpeg_has_engines(const sl__nvjpeg *d);
+/* DALI's preallocate_width_hint / preallocate_height_hint: makes the engines' buffers up front for
+ * a batch of n images of w x h (planes of 4:4:4, the largest, as DALI does; gray: the luma
+ * plane), so that early batches do not grow them. Only a hint: without engines it does nothing, and
+ * a refusal is logged once. */
+void sl__nvjpeg_preallocate(sl__nvjpeg *d, int n, int w, int h, bool gray);
 void sl__nvjpeg_free(sl__nvjpeg *d);
 
 /* One image for sl__nvjpeg_decode. */

@@ -9,7 +9,8 @@
  * asks for mean < 1 and max <= 12.) Prints what it measured. No image nvJPEG is given may end up
  * on the GPU stage's CPU fallback (which would also match the CPU decode): its log line fails the
  * test. Also: the small-image path (every image on the CPU pool, copied once per batch) equals the
- * CPU pipeline exactly. */
+ * CPU pipeline exactly. The RGB and GRAY decoders pass DALI's preallocation hints, which the
+ * engines must accept. */
 #include "check.h"
 #include "gpu.h"
 
@@ -21,11 +22,14 @@
 
 #ifdef SLUICE_HAVE_NVJPEG
 static int fallbacks; /* "nvJPEG did not decode" log lines (the GPU stage's thread) */
+static int refusals;  /* the engines refused the preallocation hints */
 
 static void on_log(sl_log_level level, const char *msg, void *user) {
     (void)user;
     if (strstr(msg, "nvJPEG")) printf("log %d: %s\n", (int)level, msg);
     if (strstr(msg, "nvJPEG did not decode")) __atomic_fetch_add(&fallbacks, 1, __ATOMIC_RELAXED);
+    if (strstr(msg, "preallocating the hardware decoder"))
+        __atomic_fetch_add(&refusals, 1, __ATOMIC_RELAXED);
 }
 
 static sl_pipeline *make(const char *text, sl_device dev) {
@@ -114,11 +118,13 @@ int main(void) {
         "    jpegs, labels = fn.readers.file(file_root=file_root, random_shuffle=True,\n"
         "        files=['padlock-406986_640.jpg', 'site-1534685_1280.jpg',\n"
         "               'snail-4291306_1280.jpg', 'swan-3584559_640.jpg'])\n"
-        "    rgb = fn.decoders.image(jpegs, device='mixed', cpu_decode_max_pixels=0)\n"
+        "    rgb = fn.decoders.image(jpegs, device='mixed', cpu_decode_max_pixels=0,\n"
+        "                            preallocate_width_hint=1280, preallocate_height_hint=960)\n"
         "    bgr = fn.decoders.image(jpegs, device='mixed', output_type=types.BGR,\n"
         "                            cpu_decode_max_pixels=0, hw_decoder_load=0)\n"
         "    gray = fn.decoders.image(jpegs, device='mixed', output_type=types.GRAY,\n"
-        "                             cpu_decode_max_pixels=0, hw_decoder_load=0.5)\n"
+        "                             cpu_decode_max_pixels=0, hw_decoder_load=0.5,\n"
+        "                             preallocate_width_hint=1280, preallocate_height_hint=960)\n"
         "    crops = fn.decoders.image_random_crop(jpegs, device='mixed', seed=5,\n"
         "                                          cpu_decode_max_pixels=0)\n"
         "    return rgb, bgr, gray, crops\n";
@@ -140,6 +146,8 @@ int main(void) {
     CHECK_MSG(__atomic_load_n(&fallbacks, __ATOMIC_RELAXED) == 0,
               "%d decoder(s) sent images nvJPEG was given to the CPU fallback (see the log lines)",
               fallbacks);
+    CHECK_MSG(__atomic_load_n(&refusals, __ATOMIC_RELAXED) == 0,
+              "the engines refused %d preallocation(s) (see the log lines)", refusals);
     return check_done();
 #endif
 }

@@ -178,8 +178,9 @@ static double process_age(void) {
     return hz > 0 ? up - (double)start / (double)hz : -1;
 }
 
-/* The NCCL group of this process's GPUs, made on a thread of its own from the start: its set-up
- * (~0.5 s for 2 GPUs) then overlaps the GPU contexts, the pipelines and the models. */
+/* The NCCL group of this process's GPUs (under mpirun: of every process's GPUs, over MPI), made on
+ * a thread of its own from the start: its set-up (~0.5 s for 2 GPUs) then overlaps the GPU
+ * contexts, the pipelines and the models. */
 typedef struct nccl_setup {
     pthread_t thread;
     int started;
@@ -196,11 +197,13 @@ static void *nccl_setup_run(void *arg) {
     return NULL;
 }
 
-static void nccl_setup_start(nccl_setup *ns, const sl_device *devices, int n) {
+static void nccl_setup_start(nccl_setup *ns, const sl_device *devices, int n,
+                             const void *mpi_comm) {
     memset(ns, 0, sizeof *ns);
     ns->cc.kind = SL_COMM_NCCL;
     ns->cc.size = n;
     ns->cc.devices = devices;
+    ns->cc.mpi_comm = mpi_comm;
     ns->started = pthread_create(&ns->thread, NULL, nccl_setup_run, ns) == 0;
 }
 
@@ -449,9 +452,10 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     t_start = sl_cli_now();
     const double age_at_start = profile ? process_age() : -1;
     double t_ctx = t_start, t_train, t_val, t_trainer, t_nccl = 0, t_warm = 0;
-    if (ic.devices[0].kind == SL_DEVICE_CUDA && ic.ndevices > 1 && w->size == 1 &&
-        sl_comm_available(SL_COMM_NCCL))
-        nccl_setup_start(&nccl, ic.devices, ic.ndevices);
+    const void *mpi_comm = sl_cli_world_mpi_comm(w);
+    if (ic.devices[0].kind == SL_DEVICE_CUDA && sl_comm_available(SL_COMM_NCCL) &&
+        (w->size > 1 ? mpi_comm != NULL : ic.ndevices > 1))
+        nccl_setup_start(&nccl, ic.devices, ic.ndevices, w->size > 1 ? mpi_comm : NULL);
 #ifdef SLUICE_HAVE_CUDA
     if (ic.devices[0].kind == SL_DEVICE_CUDA) { /* every GPU's context at once */
         int ids[SL_MAX_DEVICES];
@@ -490,7 +494,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     int K = sl_iter_num_devices(train), B = sl_iter_device_batch(train);
     tc.replicas = K;
     for (int k = 0; k < K; k++) tc.devices[k] = ic.devices[k];
-    if (w->size > 1) {
+    if (w->size > 1 && !nccl.started) {
         if (sl_cli_world_comms(w, ic.devices, K, comms, &e)) {
             rc = wfail(w, "%s", e.msg);
             goto out;
@@ -508,7 +512,12 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         memcpy(comms, nccl.comms, sizeof comms);
         ncomms = nccl.cc.size;
         nccl_own = 1;
-        if (ncomms == K) tc.comms = comms; /* else the trainer makes its own */
+        if (ncomms == K) {
+            tc.comms = comms;
+        } else if (w->size > 1) { /* the trainer's own group would leave the other ranks out */
+            rc = wfail(w, "an NCCL group of %d GPUs for %d replicas", ncomms, K);
+            goto out;
+        } /* else the trainer makes its own */
     }
     if (sl_trainer_create(&tc, &tr, &e)) {
         rc = wfail(w, "%s", e.msg);
@@ -692,9 +701,10 @@ out:
     double t_end = sl_cli_now();
     sl_trainer_free(tr);
     double t_tr = sl_cli_now();
-    /* After a run that went well the process ends here: tearing NCCL's group down would take
-     * ~0.45 s (ncclCommDestroy waits on its threads; ncclCommAbort takes as long), and the end of
-     * the process frees the same. After a failure it is torn down properly. */
+    /* After a run that went well the process ends here (under mpirun after MPI_Finalize, which
+     * NCCL's group does not use once made): tearing the group down would take ~0.45 s
+     * (ncclCommDestroy waits on its threads; ncclCommAbort takes as long), and the end of the
+     * process frees the same. After a failure it is torn down properly. */
     if (!(nccl_own && rc == 0))
         for (int k = 0; k < ncomms; k++) sl_comm_free(comms[k]);
     double t_comm = sl_cli_now();

@@ -40,6 +40,7 @@ int sl_cli_world_init(sl_cli_world *w, int *argc, char ***argv) {
         return 1;
     }
     w->mpi = true;
+    w->mpi_threads = provided >= MPI_THREAD_MULTIPLE;
     MPI_Comm_rank(MPI_COMM_WORLD, &w->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &w->size);
     int lr = env_int("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK");
@@ -118,6 +119,18 @@ sl_status sl_cli_world_comms(const sl_cli_world *w, const sl_device *devices, in
 #else
     (void)w, (void)devices, (void)k, (void)out;
     return sl_err_set(err, SL_ENOTSUP, "this build has no MPI");
+#endif
+}
+
+const void *sl_cli_world_mpi_comm(const sl_cli_world *w) {
+#ifdef SLUICE_HAVE_MPI
+    static MPI_Comm world;
+    if (!w->mpi || !w->mpi_threads) return NULL;
+    world = MPI_COMM_WORLD;
+    return &world;
+#else
+    (void)w;
+    return NULL;
 #endif
 }
 

@@ -12,7 +12,8 @@
 
 typedef struct sl_cli_world {
     int rank, size, local_rank, local_size;
-    bool mpi; /* MPI was initialised by us */
+    bool mpi;         /* MPI was initialised by us */
+    bool mpi_threads; /* ... and takes calls from several threads at once (MPI_THREAD_MULTIPLE) */
 } sl_cli_world;
 
 /* Initialises MPI when the process was launched by mpirun (OMPI_/PMI_/PMIX_ variables). */
@@ -25,6 +26,9 @@ int sl_cli_world_fail(const sl_cli_world *w, const char *cmd, const char *msg);
  * GPUs (k handles), MPI for a CPU device (k must be 1). SL_ENOTSUP without MPI. */
 sl_status sl_cli_world_comms(const sl_cli_world *w, const sl_device *devices, int k, sl_comm **out,
                              sl_err *err);
+/* MPI_COMM_WORLD for sl_comm_config.mpi_comm when other threads may call MPI while this one does
+ * not (NCCL's set-up on its own thread, over MPI); NULL when they may not, or without MPI. */
+const void *sl_cli_world_mpi_comm(const sl_cli_world *w);
 /* Gathers every rank's bytes and (rank 0) writes them as one multi-rank checkpoint to path. */
 sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void *mine, size_t n,
                             sl_err *err);

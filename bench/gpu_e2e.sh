@@ -73,7 +73,7 @@ done
 # over the same photos at ImageNet's size (bench/shrink_jpegs), and the seed's from the cache
 mkdir -p "$out/small"
 "$b/shrink_jpegs" 200000 "$out/small" tests/fixtures/dali_extra/jpeg/*.jpg > /dev/null
-for t in 16 "$nproc_"; do
+for t in $(printf "%s\n" 16 "$nproc_" | sort -un); do # 16 and every core (once on 16 cores)
     REPEAT=1500 THREADS=$t bench/gpu_imagenet.sh "$b" "$out/imagenet$t" 0.65 0.9 0.5 \
         > "$out/imagenet$t.log" 2>&1
     log "imagenet, $t threads: $(grep -o '"pipeline": "[^"]*"\|"samples_per_s": [0-9.]*' "$out/imagenet$t.log" | tr '\n' ' ')"

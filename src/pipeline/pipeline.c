@@ -1015,7 +1015,10 @@ sl_status sl__pipeline_save_at(sl_pipeline *p, int64_t want, void **bytes, size_
     *size = 0;
     if (!p->built) return fail(p, SL_ESTATE, "checkpoint before sl_pipeline_build");
     if (p->failed) return p->err.status;
-    if (want < p->taken - p->nsnap + 2 || want > p->taken)
+    /* the first stage runs at most nslots batches ahead of the consumer's releases, and the ring
+     * holds nslots + 2 snapshots: the last three batches taken are always still in it (an older
+     * one could be overwritten while this waits for it) */
+    if (want < p->taken - 2 || want > p->taken)
         return fail(p, SL_EINVAL, "no snapshot of batch %lld kept", (long long)want);
     pthread_mutex_lock(&p->snap_mu);
     int i = (int)(want % p->nsnap);

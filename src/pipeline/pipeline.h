@@ -119,7 +119,8 @@ struct sl_pipeline {
     sl_pipeline_stats stats;
 };
 
-/* The snapshot taken before batch seq (the last few are kept): a checkpoint after seq batches. */
+/* The snapshot taken before batch seq (seq from taken - 2 to taken): a checkpoint after seq
+ * batches. */
 sl_status sl__pipeline_save_at(sl_pipeline *p, int64_t seq, void **bytes, size_t *size);
 /* Serialises every op's checkpoint state and counters ("before batch seq"). */
 sl_status sl__pipeline_snapshot(sl_pipeline *p, int64_t seq, void **bytes, size_t *size,

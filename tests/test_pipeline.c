@@ -154,13 +154,8 @@ static void write_corrupt_lmdb(const char *src_path, const char *dir, int bad, b
     mdb_env_close(dst);
 }
 
-static void test_worker_error(void) {
-    const char *dir = scratch_dir("pipeline-corrupt");
-    char badkey[64] = "";
-    write_corrupt_lmdb(fixture("caffe2-fmnist-256"), dir, 150, false, badkey);
-    sl_err e;
-    sl_err_clear(&e);
-    /* no shuffle: the bad record sits in batch 150 / 32 = 4 */
+/* The reader and decoder over dir, no shuffle, batch 32. */
+static sl_pipeline *make_plain(const char *dir, int threads, int prefetch, sl_err *e) {
     const char *plain =
         "def pipe(data_path):\n"
         "    jpegs, labels = fn.readers.caffe2(path=data_path, name=\"rd\")\n"
@@ -169,29 +164,58 @@ static void test_worker_error(void) {
     sl_pipeline_config c;
     sl_pipeline_config_init(&c);
     c.batch_size = 32;
-    c.num_threads = 4;
+    c.num_threads = threads;
+    c.prefetch_cpu = prefetch;
     sl_pipeline *p;
-    CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
+    CHECK_OK(sl_pipeline_create(&c, &p, e), e);
     sl_pipeline_bind b1 = {"data_path", dir};
-    CHECK_OK(sl_pipeline_parse(p, plain, "plain.py", 1, &b1, &e), &e);
+    CHECK_OK(sl_pipeline_parse(p, plain, "plain.py", 1, &b1, e), e);
     CHECK_MSG(sl_pipeline_build(p) == SL_OK, "%s", sl_pipeline_errmsg(p));
+    return p;
+}
+
+/* Takes up to 8 batches, stopping at the first that fails (its status in *st): how many came out.
+ * With whole, each must hold a whole batch of decoded images. */
+static int take_until_error(sl_pipeline *p, bool whole, sl_status *st, sl_err *e) {
     int ok = 0;
-    sl_status st = SL_OK;
+    *st = SL_OK;
     for (int i = 0; i < 8; i++) {
         sl_batch *b;
-        st = sl_pipeline_next(p, &b);
-        if (st) break;
+        *st = sl_pipeline_next(p, &b);
+        if (*st) break;
+        if (whole) {
+            sl_tensor t;
+            CHECK_OK(sl_batch_tensor(b, 0, &t, e), e);
+            CHECK_EQ_INT(t.shape[0], 32);
+        }
         ok++;
         sl_pipeline_release(p, b);
     }
-    CHECK_EQ_INT(ok, 4);
-    CHECK_EQ_INT(st, SL_EFORMAT);
+    return ok;
+}
+
+/* The failed pipeline's message names the record and the op, and it stays failed; then frees. */
+static void check_failed_and_free(sl_pipeline *p, const char *badkey, const char *op) {
     const char *msg = sl_pipeline_errmsg(p);
     CHECK_MSG(strstr(msg, badkey) != NULL, "message lacks key %s: %s", badkey, msg);
-    CHECK_MSG(strstr(msg, "decoders.image") != NULL, "message lacks the op: %s", msg);
+    CHECK_MSG(strstr(msg, op) != NULL, "message lacks %s: %s", op, msg);
     sl_batch *b;
     CHECK_EQ_INT(sl_pipeline_next(p, &b), SL_EFORMAT); /* stays failed */
     sl_pipeline_free(p);
+}
+
+static void test_worker_error(void) {
+    const char *dir = scratch_dir("pipeline-corrupt");
+    char badkey[64] = "";
+    write_corrupt_lmdb(fixture("caffe2-fmnist-256"), dir, 150, false, badkey);
+    sl_err e;
+    sl_err_clear(&e);
+    sl_pipeline *p = make_plain(dir, 4, 2, &e);
+    sl_status st;
+    /* no shuffle: the bad record sits in batch 150 / 32 = 4 */
+    CHECK_EQ_INT(take_until_error(p, false, &st, &e), 4);
+    CHECK_EQ_INT(st, SL_EFORMAT);
+    check_failed_and_free(p, badkey, "decoders.image");
 }
 
 /* A record the reader cannot parse, in a pipeline where a decoder follows the reader (so the
@@ -202,44 +226,15 @@ static void test_reader_error(void) {
     const char *dir = scratch_dir("pipeline-bad-record");
     char badkey[64] = "";
     write_corrupt_lmdb(fixture("caffe2-fmnist-256"), dir, 100, true, badkey);
-    const char *plain =
-        "def pipe(data_path):\n"
-        "    jpegs, labels = fn.readers.caffe2(path=data_path, name=\"rd\")\n"
-        "    images = fn.decoders.image(jpegs, device=\"mixed\", output_type=types.GRAY)\n"
-        "    return images, labels\n";
     for (int prefetch = 1; prefetch <= 3; prefetch += 2) {
         sl_err e;
         sl_err_clear(&e);
-        sl_pipeline_config c;
-        sl_pipeline_config_init(&c);
-        c.batch_size = 32;
-        c.num_threads = 3;
-        c.prefetch_cpu = prefetch;
-        sl_pipeline *p;
-        CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
-        sl_pipeline_bind b1 = {"data_path", dir};
-        CHECK_OK(sl_pipeline_parse(p, plain, "plain.py", 1, &b1, &e), &e);
-        CHECK_MSG(sl_pipeline_build(p) == SL_OK, "%s", sl_pipeline_errmsg(p));
-        int ok = 0;
-        sl_status st = SL_OK;
-        for (int i = 0; i < 8; i++) {
-            sl_batch *b;
-            st = sl_pipeline_next(p, &b);
-            if (st) break;
-            sl_tensor t;
-            CHECK_OK(sl_batch_tensor(b, 0, &t, &e), &e);
-            CHECK_EQ_INT(t.shape[0], 32); /* a whole batch of decoded images */
-            ok++;
-            sl_pipeline_release(p, b);
-        }
-        CHECK_EQ_INT(ok, 3); /* record 100 is in batch 100 / 32 = 3 */
+        sl_pipeline *p = make_plain(dir, 3, prefetch, &e);
+        sl_status st;
+        /* record 100 is in batch 100 / 32 = 3 */
+        CHECK_EQ_INT(take_until_error(p, true, &st, &e), 3);
         CHECK_EQ_INT(st, SL_EFORMAT);
-        const char *msg = sl_pipeline_errmsg(p);
-        CHECK_MSG(strstr(msg, badkey) != NULL, "message lacks key %s: %s", badkey, msg);
-        CHECK_MSG(strstr(msg, "readers.caffe2") != NULL, "message lacks the reader: %s", msg);
-        sl_batch *b;
-        CHECK_EQ_INT(sl_pipeline_next(p, &b), SL_EFORMAT); /* stays failed */
-        sl_pipeline_free(p);
+        check_failed_and_free(p, badkey, "readers.caffe2");
     }
 }
 

@@ -4,6 +4,7 @@
  * as they are). Keys are the input order, zero-padded (at least 8 digits). The LMDB writer, the
  * record encoders and the JPEG encoder are the library's (src/io/). */
 #include "cli.h"
+#include "common.h"
 
 #include "io/caffe.h"
 #include "io/caffe2.h"
@@ -69,9 +70,8 @@ int sl_cli_convert(int argc, char **argv) {
         if (!strcmp(a, "--raw")) {
             raw = true;
         } else if (!strcmp(a, "--quality") && i + 1 < argc) {
-            char *end;
-            long q = strtol(argv[++i], &end, 10);
-            if (*end || q < 1 || q > 100) return sl_cli_fail("convert", "--quality wants 1..100");
+            long long q;
+            if (sl_cli_opt_int("convert", a, argv[++i], 1, 100, &q)) return 1;
             quality = (int)q;
         } else if (slot && i + 1 < argc) {
             *slot = argv[++i];

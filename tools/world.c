@@ -93,15 +93,22 @@ void sl_cli_world_barrier(const sl_cli_world *w) {
 #endif
 }
 
+#ifdef SLUICE_HAVE_MPI
+/* MPI_COMM_WORLD where sl_comm_config.mpi_comm can point at it */
+static const MPI_Comm *world_comm(void) {
+    static MPI_Comm world;
+    world = MPI_COMM_WORLD;
+    return &world;
+}
+#endif
+
 sl_status sl_cli_world_comms(const sl_cli_world *w, const sl_device *devices, int k, sl_comm **out,
                              sl_err *err) {
 #ifdef SLUICE_HAVE_MPI
     if (!w->mpi) return sl_err_set(err, SL_ENOTSUP, "not an MPI run");
-    static MPI_Comm world;
-    world = MPI_COMM_WORLD;
     sl_comm_config cc;
     memset(&cc, 0, sizeof cc);
-    cc.mpi_comm = &world;
+    cc.mpi_comm = world_comm();
     if (devices[0].kind == SL_DEVICE_CUDA) {
         cc.kind = SL_COMM_NCCL;
         cc.size = k;
@@ -124,10 +131,7 @@ sl_status sl_cli_world_comms(const sl_cli_world *w, const sl_device *devices, in
 
 const void *sl_cli_world_mpi_comm(const sl_cli_world *w) {
 #ifdef SLUICE_HAVE_MPI
-    static MPI_Comm world;
-    if (!w->mpi || !w->mpi_threads) return NULL;
-    world = MPI_COMM_WORLD;
-    return &world;
+    return w->mpi && w->mpi_threads ? world_comm() : NULL;
 #else
     (void)w;
     return NULL;

@@ -1267,8 +1267,6 @@ sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, vo
     s->hw_load = sl__args_float(a, "hw_decoder_load");
     int64_t pw = sl__args_int(a, "preallocate_width_hint");
     int64_t ph = sl__args_int(a, "preallocate_height_hint");
-    s->prealloc_w = pw >= 0 && pw <= 65535 ? (int)pw : 0;
-    s->prealloc_h = ph >= 0 && ph <= 65535 ? (int)ph : 0;
     s->batch_size = init->batch_size;
     s->engines = -1;
     s->cpu_max_pixels = sl__args_int(a, "cpu_decode_max_pixels");
@@ -1286,6 +1284,8 @@ sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, vo
                         "%s: preallocate_width_hint %lld and preallocate_height_hint %lld must "
                         "be 0..65535 (a JPEG's largest side)",
                         s->name, (long long)pw, (long long)ph);
+    s->prealloc_w = (int)pw; /* in range when st is SL_OK; the op is not made otherwise */
+    s->prealloc_h = (int)ph;
     if (st == SL_OK) st = cache_create(s, a, init, err);
     s->threads = init->threads < 1 ? 1 : init->threads;
     if (st == SL_OK && !(s->workers = sl__calloc((size_t)s->threads, sizeof *s->workers, err)))

@@ -202,9 +202,53 @@ static void test_random_crop(sl_tlist *enc, sl_tlist *full) {
         printf("random crop (%d threads): max |diff| to the full decode's window %d\n", threads,
                worst);
         CHECK(worst == 0);
+        /* the pool decodes the dearest windows first: the share of a whole decode a window costs
+         * (rows down to its bottom, its area) falls along the run, which holds every sample */
+        CHECK(h.run_count == 4);
+        double last = 2.0;
+        int seen = 0;
+        for (int k = 0; k < h.run_count && h.run_index; k++) {
+            int i = h.run_index[k];
+            const sl__decode_image_roi *r = sl__image_random_crop_roi(h.state, i);
+            double share = 0.65 * (double)(r->y + r->h) / 408.0 +
+                           0.35 * (double)(r->h * r->w) / (408.0 * 640.0);
+            CHECK_MSG(share <= last, "run %d: sample %d costs %g after %g", k, i, share, last);
+            last = share;
+            seen |= 1 << i;
+        }
+        CHECK(h.run_index != NULL && seen == 15);
         sl_tlist_free(&four);
         oph_destroy(&h);
     }
+}
+
+/* decoders.image on images of two sizes: the larger ones are decoded first (a batch does not
+ * wait on a large image started last); images of one size keep their order */
+static void test_run_order(void) {
+    size_t ls, lb;
+    void *small = oph_read_file(fixture("dali_extra/jpeg/swan-3584559_640.jpg"), &ls);
+    void *big = oph_read_file(fixture("dali_extra/jpeg/site-1534685_1280.jpg"), &lb);
+    CHECK(small && big);
+    const void *d[4] = {small, big, small, big};
+    size_t len[4] = {ls, lb, ls, lb};
+    sl_tlist enc;
+    memset(&enc, 0, sizeof enc);
+    CHECK_OK(oph_bytes(&enc, 4, d, len, &e), &e);
+    oph h;
+    CHECK_OK(oph_create(&h, "decoders.image", NULL, 2, 4, 0, &e), &e);
+    run1(&h, &enc, 4, NULL, 0, 0);
+    CHECK(h.run_index != NULL && h.run_count == 4);
+    static const int want[4] = {1, 3, 0, 2};
+    for (int k = 0; k < 4 && h.run_index; k++)
+        CHECK_MSG(h.run_index[k] == want[k], "run %d: sample %d", k, h.run_index[k]);
+    for (int i = 0; i < 4; i++) CHECK(sl_tlist_shape(&h.out[0], i)[1] == (i % 2 ? 1280 : 640));
+    const void *same[2] = {small, small};
+    CHECK_OK(oph_bytes(&enc, 2, same, len, &e), &e);
+    run1(&h, &enc, 2, NULL, 0, 0);
+    CHECK(h.run_index == NULL && h.run_count == 2);
+    oph_destroy(&h);
+    sl_tlist_free(&enc);
+    free(small), free(big);
 }
 
 static void test_reshape_one_hot(void) {
@@ -253,6 +297,7 @@ static void test_reshape_one_hot(void) {
 int main(void) {
     test_cast();
     test_reshape_one_hot();
+    test_run_order();
     sl_tensor t;
     CHECK_OK(npy_load(fixture("dali_extra/cmn/input0.npy"), &t, &e), &e);
     sl_tlist img;

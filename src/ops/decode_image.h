@@ -104,8 +104,9 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
          SL_ARG_FLOAT,                                                                             \
          "0.65",                                                                                   \
          "mixed, nvJPEG: share of each batch's large baseline JPEGs given to the hardware JPEG "   \
-         "engines; the rest (and progressive JPEGs) are decoded on the CPU pool. Without engines " \
-         "nvJPEG's GPU/hybrid back end decodes them all",                                          \
+         "engines; the rest (and progressive JPEGs) are decoded on the CPU pool, which gets the "  \
+         "random crop windows cheapest to decode there. Without engines nvJPEG's GPU/hybrid back " \
+         "end decodes them all",                                                                   \
          0,                                                                                        \
          NULL},                                                                                    \
         {"cpu_decode_max_pixels",                                                                  \
@@ -166,6 +167,9 @@ typedef struct sl__decode_image_state {
     int said_fallback;                   /* the fallback was logged */
     struct sl__decode_cache *cache;      /* decoders.image with cache_size > 0, else NULL */
     int64_t decodes;                     /* images decoded so far, CPU and nvJPEG (atomic) */
+    void *rank;                          /* plan's scratch: sort keys */
+    int *order;                          /* plan's scratch, and a CPU pipeline's run order */
+    int rank_cap;
 } sl__decode_image_state;
 
 /* Per batch on a GPU pipeline (*io->batch_state): where each sample is decoded, and the pinned
@@ -187,10 +191,13 @@ typedef struct sl__decode_image_batch {
     size_t pinned_cap;
 } sl__decode_image_batch;
 
-/* setup's last step on a GPU pipeline (io->device CUDA): routes every sample (full is the size of
- * the image nvJPEG would write: the whole image, also for a cropping decoder) and sizes the
- * pinned block to io->out[0]'s buffer. */
-sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io, sl_err *err);
+/* setup's last step. On a GPU pipeline (io->device CUDA): routes every sample (engines, CPU
+ * pool, cache) and sizes the pinned block to io->out[0]'s buffer. On a CPU pipeline: the cache's
+ * decisions. On both: run_cpu's samples in the order of their decode's cost, dearest first, so a
+ * batch does not wait on a large image started last. rois: the cropping decoder's windows (NULL:
+ * whole images). */
+sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
+                                const sl__decode_image_roi *rois, sl_err *err);
 /* Where run_cpu writes sample i: its pinned slot on a GPU pipeline, else the output itself. */
 uint8_t *sl__decode_image_target(const sl__op_io *io, int i);
 /* The GPU half: copies the CPU-decoded samples, decodes the rest with nvJPEG into the outputs, or,

@@ -141,7 +141,7 @@ static sl_status rc_setup(void *state, sl__op_io *io, sl_err *err) {
     sl_status st = sl_tlist_alloc(out, shapes, err);
     free(shapes);
     if (st == SL_OK) memcpy(out->layout, "HWC", 4);
-    if (st == SL_OK) st = sl__decode_image_plan(d, io, err);
+    if (st == SL_OK) st = sl__decode_image_plan(d, io, s->roi, err);
     if (st == SL_OK && io->device.kind == SL_DEVICE_CUDA) { /* the GPU half reads its own copy */
         sl__decode_image_batch *b = *io->batch_state;
         memcpy(b->roi, s->roi, (size_t)io->batch * sizeof *b->roi);

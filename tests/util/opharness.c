@@ -75,7 +75,8 @@ typedef struct {
 
 static sl_status run_one(void *ctx, int64_t i, int worker, sl_err *err) {
     run_ctx *c = ctx;
-    return c->h->def->run_cpu(c->h->state, c->io, (int)i, worker, err);
+    int k = c->io->run_index ? c->io->run_index[i] : (int)i;
+    return c->h->def->run_cpu(c->h->state, c->io, k, worker, err);
 }
 
 sl_status oph_run(oph *h, int batch, sl_tlist *const *in, int num_in, sl_tlist *const *arg_in,
@@ -97,12 +98,14 @@ sl_status oph_run(oph *h, int batch, sl_tlist *const *in, int num_in, sl_tlist *
     io.iteration = h->iteration++;
     io.device = sl_cpu();
     SL_TRY(h->def->setup(h->state, &io, err));
+    /* as the executor: run_cpu on the samples setup lists, in its order, or on all of them */
+    int n = io.run_index ? io.run_count : batch;
+    h->run_index = io.run_index;
+    h->run_count = n;
     if (!h->def->run_cpu) return SL_OK;
-    if (h->pool) {
-        run_ctx c = {h, &io};
-        return sl__pool_parallel_for(h->pool, batch, run_one, &c, err);
-    }
-    for (int i = 0; i < batch; i++) SL_TRY(h->def->run_cpu(h->state, &io, i, 0, err));
+    run_ctx c = {h, &io};
+    if (h->pool) return sl__pool_parallel_for(h->pool, n, run_one, &c, err);
+    for (int i = 0; i < n; i++) SL_TRY(run_one(&c, i, 0, err));
     return SL_OK;
 }
 

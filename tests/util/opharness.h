@@ -18,6 +18,8 @@ typedef struct oph {
     struct sl__pool *pool;
     int64_t iteration;
     uint64_t seed;
+    const int *run_index; /* the last batch's run: setup's io->run_index (NULL: every sample in */
+    int run_count;        /* order), valid until the next oph_run; run_count samples */
 } oph;
 
 /* argv: NULL-terminated "name=value" strings (value in pipeline syntax). */

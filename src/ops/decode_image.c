@@ -913,6 +913,10 @@ static void free_batch_arrays(sl__decode_image_batch *b) {
 void sl__decode_image_free_batch(void *batch_state) {
     sl__decode_image_batch *b = batch_state;
     if (!b) return;
+#ifdef SLUICE_HAVE_NVJPEG
+    sl__nvjpeg_ahead_free(b->ahead);
+#endif
+    free(b->ajobs), free(b->aidx), free(b->adone);
     free_batch_arrays(b);
     sl__alloc_pinned_free(b->pinned);
     free(b);
@@ -1064,7 +1068,7 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
         b->info = sl__calloc(n, sizeof *b->info, err);
         b->hit_off = sl__calloc(n, sizeof *b->hit_off, err);
         b->put_off = sl__calloc(n, sizeof *b->put_off, err);
-        b->run = sl__calloc(n, sizeof *b->run, err);
+        b->run = sl__calloc(n + 1, sizeof *b->run, err); /* + the engines' job */
         if (!b->on_gpu || !b->hw || !b->roi || !b->info || !b->hit_off || !b->put_off || !b->run)
             return SL_ENOMEM;
         b->cap = io->batch;
@@ -1107,6 +1111,20 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
     for (int i = 0; i < io->batch; i++)
         if (b->on_gpu[i] == 0 && s->info[i].format != 0) b->run[m++] = i;
     order_by_cost(s, b->run, m, rois, true); /* the dearest first: the batch's tail is shorter */
+    b->an = 0;
+#ifdef SLUICE_HAVE_NVJPEG
+    /* once the GPU stage has made the decoder (its first batch) and it has engines: the engines'
+     * share is started from the pool too, first, so that they work on this batch while the GPU
+     * stage finishes the one before (run_cpu's sample -1, sl__decode_image_ahead) */
+    sl__nvjpeg *nvj = __atomic_load_n((sl__nvjpeg **)&s->nvjpeg, __ATOMIC_ACQUIRE);
+    bool engine_work = false;
+    for (int i = 0; i < io->batch && !engine_work; i++) engine_work = b->on_gpu[i] == 1;
+    if (nvj && engine_work && sl__nvjpeg_has_engines(nvj)) {
+        memmove(b->run + 1, b->run, (size_t)m * sizeof *b->run);
+        b->run[0] = -1;
+        m++;
+    }
+#endif
     io->run_index = b->run;
     io->run_count = m;
     return SL_OK;
@@ -1179,11 +1197,62 @@ static sl_status cache_copies(sl__decode_image_state *s, sl__op_io *io, sl_err *
     return sl__cuda_cast(dd, n, maxb, SL_DTYPE_U8, SL_DTYPE_U8, io->stream, err);
 }
 
+/* Sample i's nvJPEG job; false when its window must be cut from the whole image in device scratch
+ * (a cropping decoder's image that does not go through planes: j->dst is then left NULL). */
+static bool make_job(const sl__decode_image_state *s, const sl__op_io *io,
+                     const sl__decode_image_batch *b, int i, const sl__decode_image_roi *rois,
+                     sl__nvjpeg_job *j) {
+    const sl_tlist *in = io->in[0];
+    memset(j, 0, sizeof *j);
+    j->data = in->data[i]; /* pageable host memory, valid until the batch is released */
+    j->len = sl_tlist_sample_nbytes(in, i);
+    j->w = b->hw[2 * i + 1];
+    if (s->type != SL__IMG_GRAY && !ycc_layout(&b->info[i], &j->ycc))
+        j->ycc.w = 0;           /* setup only sends layouts it handles; nvJPEG's RGB if not */
+    if (rois && j->ycc.w > 0) { /* the planes' kernel writes the window itself */
+        j->y0 = (int32_t)rois[i].y, j->x0 = (int32_t)rois[i].x;
+        j->out_h = (int32_t)rois[i].h, j->out_w = (int32_t)rois[i].w;
+    } else if (rois) {
+        return false;
+    }
+    j->dst = io->out[0]->data[i];
+    return true;
+}
+
+sl_status sl__decode_image_ahead(sl__decode_image_state *s, sl__op_io *io,
+                                 const sl__decode_image_roi *rois, sl_err *err) {
+    sl__decode_image_batch *b = *io->batch_state;
+    sl__nvjpeg *nvj = __atomic_load_n((sl__nvjpeg **)&s->nvjpeg, __ATOMIC_ACQUIRE);
+    if (!nvj) return SL_OK; /* (plan only asks once it is made) */
+    if (io->batch > b->acap) {
+        free(b->ajobs), free(b->aidx), free(b->adone);
+        b->acap = 0;
+        b->ajobs = sl__calloc((size_t)io->batch, sizeof *b->ajobs, err);
+        b->aidx = sl__calloc((size_t)io->batch, sizeof *b->aidx, err);
+        b->adone = sl__calloc((size_t)io->batch, 1, err);
+        if (!b->ajobs || !b->aidx || !b->adone) return SL_ENOMEM;
+        b->acap = io->batch;
+    }
+    int k = 0;
+    for (int i = 0; i < io->batch; i++)
+        if (b->on_gpu[i] == 1 && make_job(s, io, b, i, rois, &b->ajobs[k])) b->aidx[k++] = i;
+    if (k == 0) return SL_OK;
+    sl_status st = sl__nvjpeg_ahead_run(nvj, &b->ahead, k, b->ajobs, s->type, b->adone, err);
+    if (st != SL_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return sl__op_fail(err, st, io, b->aidx[0], s->name, "nvJPEG: %s", msg);
+    }
+    b->an = k;
+    for (int a = 0; a < k; a++)
+        if (b->adone[a]) b->on_gpu[b->aidx[a]] = 3; /* the GPU stage only finishes it */
+    return SL_OK;
+}
+
 sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, bool crop,
                                    sl_err *err) {
     sl__decode_image_batch *b = *io->batch_state;
     const sl__decode_image_roi *rois = crop ? b->roi : NULL;
-    const sl_tlist *in = io->in[0];
     sl_tlist *out = io->out[0];
     int n = io->batch, ngpu = 0;
     /* CPU-decoded samples: one copy per run of consecutive ones */
@@ -1203,22 +1272,31 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
                                    io->stream, err));
         i = j + 1;
     }
+    int ahead = 0; /* the engines' images decoded ahead: their planes are finished here */
+    for (int a = 0; a < b->an; a++) ahead += b->adone[a];
+    if (ahead) {
+        SL_TRY(sl__nvjpeg_ahead_finish(s->nvjpeg, b->ahead, b->an, b->ajobs, s->type, io->stream,
+                                       err));
+        __atomic_fetch_add(&s->decodes, ahead, __ATOMIC_RELAXED);
+    }
     if (ngpu == 0) return s->cache ? cache_copies(s, io, err) : SL_OK;
     int first = 0;
     while (b->on_gpu[first] != 1) first++;
     if (!s->nvjpeg) {
-        sl_status st = sl__nvjpeg_create((sl__nvjpeg **)&s->nvjpeg, err);
+        sl__nvjpeg *nvj = NULL;
+        sl_status st = sl__nvjpeg_create(&nvj, err);
         if (st != SL_OK) {
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err->msg);
             return sl__op_fail(err, st, io, first, s->name, "%s", msg);
         }
-        __atomic_store_n(&s->engines, sl__nvjpeg_has_engines(s->nvjpeg) ? 1 : 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->engines, sl__nvjpeg_has_engines(nvj) ? 1 : 0, __ATOMIC_RELAXED);
         /* the engines take at most ceil(hw_decoder_load x batch) images of a batch */
         int most = (int)ceil(s->hw_load * s->batch_size);
         if (s->prealloc_w > 0 && s->prealloc_h > 0 && most > 0)
-            sl__nvjpeg_preallocate(s->nvjpeg, most, s->prealloc_w, s->prealloc_h,
+            sl__nvjpeg_preallocate(nvj, most, s->prealloc_w, s->prealloc_h,
                                    s->type == SL__IMG_GRAY);
+        __atomic_store_n((sl__nvjpeg **)&s->nvjpeg, nvj, __ATOMIC_RELEASE); /* plan reads it */
     }
     sl__nvjpeg_job *jobs = sl__calloc((size_t)ngpu, sizeof *jobs, err);
     int *idx = sl__malloc((size_t)ngpu * sizeof *idx, err);
@@ -1229,24 +1307,10 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
     for (int i = 0, k = 0; i < n && st == SL_OK; i++) {
         if (b->on_gpu[i] != 1) continue;
         sl__nvjpeg_job *j = &jobs[k];
-        j->data = in->data[i]; /* pageable host memory, valid until the batch is released */
-        j->len = sl_tlist_sample_nbytes(in, i);
-        j->w = b->hw[2 * i + 1];
-        const sl__decode_image_info *inf = &b->info[i];
-        if (c == 3 && !ycc_layout(inf, &j->ycc))
-            j->ycc.w = 0; /* setup only sends layouts it handles; nvJPEG's RGB if not */
-        idx[k] = i;
-        if (rois && j->ycc.w > 0) { /* the planes' kernel writes the window itself */
-            j->y0 = (int32_t)rois[i].y, j->x0 = (int32_t)rois[i].x;
-            j->out_h = (int32_t)rois[i].h, j->out_w = (int32_t)rois[i].w;
-            j->dst = out->data[i];
-        } else if (rois) {
-            j->dst = (uint8_t *)(uintptr_t)full;
-            full += ((size_t)(b->hw[2 * i] * b->hw[2 * i + 1] * c) + 255) & ~(size_t)255;
-        } else {
-            j->dst = out->data[i];
-        }
-        k++;
+        idx[k++] = i;
+        if (make_job(s, io, b, i, rois, j)) continue;
+        j->dst = (uint8_t *)(uintptr_t)full; /* an offset in the scratch block, set below */
+        full += ((size_t)(b->hw[2 * i] * b->hw[2 * i + 1] * c) + 255) & ~(size_t)255;
     }
     uint8_t *scratch = NULL;
     if (st == SL_OK && full) {
@@ -1422,6 +1486,9 @@ static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
 
 static sl_status decode_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     sl__decode_image_state *s = state;
+#ifdef SLUICE_HAVE_NVJPEG
+    if (i < 0) return sl__decode_image_ahead(s, io, NULL, err); /* the engines' job */
+#endif
     const sl__decode_image_info *inf = &s->info[i];
     /* (on a GPU pipeline nvJPEG's samples and the cache's hits are never in the run: see
      * sl__decode_image_plan) */

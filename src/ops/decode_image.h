@@ -176,7 +176,8 @@ typedef struct sl__decode_image_state {
  * block the CPU decodes into, laid out as the device output buffer (one copy per run of CPU
  * samples). */
 typedef struct sl__decode_image_batch {
-    char *on_gpu; /* per sample: 0 the CPU pool decodes it, 1 nvJPEG, 2 a cache hit (no decode) */
+    char *on_gpu; /* per sample: 0 the CPU pool decodes it, 1 nvJPEG, 2 a cache hit (no decode),
+                     3 the engines decoded it ahead (the GPU stage finishes its planes) */
     int64_t *hw;  /* per sample: the whole image's (h, w), for nvJPEG */
     sl__decode_image_roi *roi;   /* cropping decoder: per sample window (setup runs ahead, so the
                                     op state's copy may already hold the next batch's) */
@@ -185,10 +186,17 @@ typedef struct sl__decode_image_batch {
                                     not a hit), copied to the output */
     size_t *put_off;             /* per sample: where the cache keeps a miss, + 1 (0: it does not),
                                     copied there after decoding */
-    int *run;                    /* the samples run_cpu decodes (io->run_index) */
+    int *run; /* the samples run_cpu decodes (io->run_index; -1: the engines' job, first) */
     int cap;
     uint8_t *pinned;
     size_t pinned_cap;
+    /* the engines' share decoded ahead (sl__decode_image_ahead): an jobs for the samples aidx,
+     * adone[k] when job k was decoded (its sample's on_gpu is then 3) */
+    struct sl__nvjpeg_ahead *ahead;
+    struct sl__nvjpeg_job *ajobs;
+    int *aidx;
+    char *adone;
+    int an, acap;
 } sl__decode_image_batch;
 
 /* setup's last step. On a GPU pipeline (io->device CUDA): routes every sample (engines, CPU
@@ -198,6 +206,11 @@ typedef struct sl__decode_image_batch {
  * whole images). */
 sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
                                 const sl__decode_image_roi *rois, sl_err *err);
+/* run_cpu's sample -1 on a GPU pipeline (plan lists it first when the decoder has engines): sends
+ * the batch's engine images to them from this pool thread, so that they decode while the CPU's
+ * share is decoded beside them and the GPU stage finishes the batch before. rois as for plan. */
+sl_status sl__decode_image_ahead(sl__decode_image_state *s, sl__op_io *io,
+                                 const sl__decode_image_roi *rois, sl_err *err);
 /* Where run_cpu writes sample i: its pinned slot on a GPU pipeline, else the output itself. */
 uint8_t *sl__decode_image_target(const sl__op_io *io, int i);
 /* The GPU half: copies the CPU-decoded samples, decodes the rest with nvJPEG into the outputs, or,

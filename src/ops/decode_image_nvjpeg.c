@@ -11,7 +11,15 @@
  * images). Whatever a back end fails on goes on: from the default back end to the engines when
  * they support the image, else (and from the engines) back to the caller, who decodes it on the
  * CPU. A default back end that has failed on its first images and never succeeded is left alone
- * from then on (on the H200 with CUDA 13 it answered NVJPEG_STATUS_BAD_JPEG to everything). */
+ * from then on (on the H200 with CUDA 13 it answered NVJPEG_STATUS_BAD_JPEG to everything).
+ * Decoding ahead (sl__nvjpeg_ahead_*): nvjpegDecodeBatched on the engines returns only once they
+ * are done, so a GPU stage that also called it left them idle while it parsed, finished and synced
+ * each batch. From its second batch on, the decoder's CPU stage starts the engines' share itself
+ * (a pool thread, beside the CPU's share), with its own engine state, parser and stream, into a
+ * per-batch planes block, and marks an event; the GPU stage waits for the event on its stream and
+ * finishes the planes. What the engines do not decode there goes through sl__nvjpeg_decode as
+ * before. The two threads share the handles (nvJPEG allows that, one state per thread) and only
+ * atomic counters. */
 #include "ops/decode_image_nvjpeg.h"
 
 #include "core/alloc.h"
@@ -25,25 +33,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct sl__nvjpeg {
-    int device;
-    nvjpegHandle_t hw, sw;
-    nvjpegJpegState_t hw_state, sw_state;
-    nvjpegJpegStream_t parse;
+/* One batch's arrays and device blocks: the decoder's own (the GPU stage's), and one per batch
+ * decoded ahead (sl__nvjpeg_ahead). */
+typedef struct work {
     int cap;
     const unsigned char **bits;
     size_t *lens;
     nvjpegImage_t *imgs;
     char *on_hw; /* per image: 1 engines, 0 default back end; 2 engines after the default failed;
-                    3 not decoded (the caller's CPU fallback) */
+                    3 not decoded here (the caller's fallback) */
     char *hw_ok; /* per image: the engines support it */
     char *yuv;   /* per image: decoded to planes and finished by sl__cuda_ycc */
     size_t *plane_off; /* per yuv image: its planes' offset in the scratch block */
     sl__gpu_scratch planes;
-    sl__gpu_args ycc;          /* the sl__cuda_ycc descriptors */
-    int said, said_hw;         /* the default back end's / the engines' failure was logged */
-    int hw_yuv_ok, hw_yuv_bad; /* the engines' YUV batches that worked / failed so far */
+    sl__gpu_args ycc; /* the sl__cuda_ycc descriptors */
+} work;
+
+struct sl__nvjpeg {
+    int device;
+    nvjpegHandle_t hw, sw;
+    nvjpegJpegState_t hw_state, sw_state;
+    nvjpegJpegStream_t parse;
+    work w;
+    /* decoding ahead (a CPU stage thread): its own engine state, parser and stream */
+    nvjpegJpegState_t ahead_state;
+    nvjpegJpegStream_t ahead_parse;
+    cudaStream_t ahead_stream;
+    int pre_n, pre_w, pre_h; /* preallocate_*_hint: for the engines' states (0: none) */
+    bool pre_gray;
+    int said_hw;               /* the engines' failure was logged (atomic) */
+    int hw_yuv_ok, hw_yuv_bad; /* the engines' YUV batches that worked / failed so far (atomic) */
     int64_t sw_ok, sw_bad;     /* the default back end's successes and failures so far */
+};
+
+struct sl__nvjpeg_ahead {
+    work w;
+    cudaEvent_t done; /* recorded on the ahead stream after the batch's engine work */
+    int device;
 };
 
 /* After this many failures without one success the default back end is no longer tried. */
@@ -57,26 +83,35 @@ struct sl__nvjpeg {
                               __LINE__, (int)nvj__s);                                              \
     } while (0)
 
-static void free_arrays(sl__nvjpeg *d) {
-    free(d->bits);
-    free(d->lens);
-    free(d->imgs);
-    free(d->on_hw);
-    free(d->hw_ok);
-    free(d->yuv);
-    free(d->plane_off);
+static void free_arrays(work *w) {
+    free(w->bits);
+    free(w->lens);
+    free(w->imgs);
+    free(w->on_hw);
+    free(w->hw_ok);
+    free(w->yuv);
+    free(w->plane_off);
+}
+
+static void free_work(work *w) {
+    sl__gpu_scratch_free(&w->planes);
+    sl__gpu_args_free(&w->ycc);
+    free_arrays(w);
+    memset(w, 0, sizeof *w);
 }
 
 void sl__nvjpeg_free(sl__nvjpeg *d) {
     if (!d) return;
+    if (d->ahead_stream) cudaStreamSynchronize(d->ahead_stream);
+    if (d->ahead_parse) nvjpegJpegStreamDestroy(d->ahead_parse);
+    if (d->ahead_state) nvjpegJpegStateDestroy(d->ahead_state);
+    if (d->ahead_stream) cudaStreamDestroy(d->ahead_stream);
     if (d->parse) nvjpegJpegStreamDestroy(d->parse);
     if (d->hw_state) nvjpegJpegStateDestroy(d->hw_state);
     if (d->sw_state) nvjpegJpegStateDestroy(d->sw_state);
     if (d->hw) nvjpegDestroy(d->hw);
     if (d->sw) nvjpegDestroy(d->sw);
-    sl__gpu_scratch_free(&d->planes);
-    sl__gpu_args_free(&d->ycc);
-    free_arrays(d);
+    free_work(&d->w);
     free(d);
 }
 
@@ -108,9 +143,11 @@ bool sl__nvjpeg_has_engines(const sl__nvjpeg *d) {
     return d->hw != NULL;
 }
 
-void sl__nvjpeg_preallocate(sl__nvjpeg *d, int n, int w, int h, bool gray) {
+static void preallocate(sl__nvjpeg *d, nvjpegJpegState_t state) {
+    int n = d->pre_n, w = d->pre_w, h = d->pre_h;
+    bool gray = d->pre_gray;
     if (!d->hw || n < 1 || w < 1 || h < 1) return;
-    nvjpegStatus_t r = nvjpegDecodeBatchedPreAllocate(d->hw, d->hw_state, n, w, h,
+    nvjpegStatus_t r = nvjpegDecodeBatchedPreAllocate(d->hw, state, n, w, h,
                                                       gray ? NVJPEG_CSS_GRAY : NVJPEG_CSS_444,
                                                       gray ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_YUV);
     if (r != NVJPEG_STATUS_SUCCESS)
@@ -118,6 +155,11 @@ void sl__nvjpeg_preallocate(sl__nvjpeg *d, int n, int w, int h, bool gray) {
                 "nvJPEG: preallocating the hardware decoder for %d images of %dx%d failed "
                 "(status %d); its buffers grow as batches need them",
                 n, w, h, (int)r);
+}
+
+void sl__nvjpeg_preallocate(sl__nvjpeg *d, int n, int w, int h, bool gray) {
+    d->pre_n = n, d->pre_w = w, d->pre_h = h, d->pre_gray = gray;
+    preallocate(d, d->hw_state);
 }
 
 sl_status sl__nvjpeg_create(sl__nvjpeg **out, sl_err *err) {
@@ -133,27 +175,28 @@ sl_status sl__nvjpeg_create(sl__nvjpeg **out, sl_err *err) {
     return SL_OK;
 }
 
-static sl_status grow(sl__nvjpeg *d, int n, sl_err *err) {
-    if (n <= d->cap) return SL_OK;
-    free_arrays(d);
+static sl_status grow(work *w, int n, sl_err *err) {
+    if (n <= w->cap) return SL_OK;
+    free_arrays(w);
     size_t k = (size_t)n;
-    d->bits = calloc(k, sizeof *d->bits);
-    d->lens = calloc(k, sizeof *d->lens);
-    d->imgs = calloc(k, sizeof *d->imgs);
-    d->on_hw = calloc(k, 1);
-    d->hw_ok = calloc(k, 1);
-    d->yuv = calloc(k, 1);
-    d->plane_off = calloc(k, sizeof *d->plane_off);
-    d->cap = 0;
-    if (!d->bits || !d->lens || !d->imgs || !d->on_hw || !d->hw_ok || !d->yuv || !d->plane_off)
+    w->bits = calloc(k, sizeof *w->bits);
+    w->lens = calloc(k, sizeof *w->lens);
+    w->imgs = calloc(k, sizeof *w->imgs);
+    w->on_hw = calloc(k, 1);
+    w->hw_ok = calloc(k, 1);
+    w->yuv = calloc(k, 1);
+    w->plane_off = calloc(k, sizeof *w->plane_off);
+    w->cap = 0;
+    if (!w->bits || !w->lens || !w->imgs || !w->on_hw || !w->hw_ok || !w->yuv || !w->plane_off)
         return sl_err_set(err, SL_ENOMEM, "nvJPEG: out of memory for %d images", n);
-    d->cap = n;
+    w->cap = n;
     return SL_OK;
 }
 
 /* The engines have failed every YUV batch so far, twice or more: they are not asked again. */
 static bool no_hw_yuv(const sl__nvjpeg *d) {
-    return d->hw_yuv_ok == 0 && d->hw_yuv_bad >= 2;
+    return __atomic_load_n(&d->hw_yuv_ok, __ATOMIC_RELAXED) == 0 &&
+           __atomic_load_n(&d->hw_yuv_bad, __ATOMIC_RELAXED) >= 2;
 }
 
 /* Plane pitches: rows start on 32-byte boundaries. */
@@ -162,15 +205,14 @@ static size_t pitch_of(int64_t w) {
 }
 
 /* The output descriptor of job j: its three planes in the scratch block, or dst itself. */
-static void describe(const sl__nvjpeg *d, int i, const sl__nvjpeg_job *j, int c,
-                     nvjpegImage_t *im) {
+static void describe(const work *w, int i, const sl__nvjpeg_job *j, int c, nvjpegImage_t *im) {
     memset(im, 0, sizeof *im);
-    if (!d->yuv[i]) {
+    if (!w->yuv[i]) {
         im->channel[0] = j->dst;
         im->pitch[0] = (size_t)j->w * (size_t)c;
         return;
     }
-    unsigned char *p = (unsigned char *)d->planes.dev + d->plane_off[i];
+    unsigned char *p = (unsigned char *)w->planes.dev + w->plane_off[i];
     size_t yp = pitch_of(j->ycc.w), cp = pitch_of(j->ycc.cw);
     im->channel[0] = p;
     im->channel[1] = p + yp * (size_t)j->ycc.h;
@@ -180,18 +222,18 @@ static void describe(const sl__nvjpeg *d, int i, const sl__nvjpeg_job *j, int c,
 }
 
 /* One nvjpegDecodeBatched (engines) or nvjpegDecode per image (default back end) over the images
- * whose on_hw flag equals want and whose yuv flag equals yuv; an image it does not decode gets its
- * next route in on_hw. */
-static void run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s, int n, char want,
-                      char yuv, const sl__nvjpeg_job *jobs, int c, nvjpegOutputFormat_t direct,
-                      cudaStream_t stream, int *count) {
+ * of w whose on_hw flag equals want and whose yuv flag equals yuv; an image it does not decode
+ * gets its next route in on_hw (3, not decoded here, when ahead: the GPU stage tries it again). */
+static void run_batch(sl__nvjpeg *d, work *w, nvjpegHandle_t h, nvjpegJpegState_t s, int n,
+                      char want, char yuv, const sl__nvjpeg_job *jobs, int c,
+                      nvjpegOutputFormat_t direct, cudaStream_t stream, bool ahead, int *count) {
     nvjpegOutputFormat_t fmt = yuv ? NVJPEG_OUTPUT_YUV : direct;
     int k = 0;
     for (int i = 0; i < n; i++) {
-        if (d->on_hw[i] != want || d->yuv[i] != yuv) continue;
-        d->bits[k] = jobs[i].data;
-        d->lens[k] = jobs[i].len;
-        describe(d, i, &jobs[i], c, &d->imgs[k]);
+        if (w->on_hw[i] != want || w->yuv[i] != yuv) continue;
+        w->bits[k] = jobs[i].data;
+        w->lens[k] = jobs[i].len;
+        describe(w, i, &jobs[i], c, &w->imgs[k]);
         k++;
     }
     *count = k;
@@ -199,33 +241,35 @@ static void run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s, int 
     if (want) { /* the hardware engines: one batched call; if it fails, all of it goes on */
         nvjpegStatus_t r = nvjpegDecodeBatchedInitialize(h, s, k, 1, fmt);
         if (r == NVJPEG_STATUS_SUCCESS)
-            r = nvjpegDecodeBatched(h, s, d->bits, d->lens, d->imgs, stream);
+            r = nvjpegDecodeBatched(h, s, w->bits, w->lens, w->imgs, stream);
         if (r == NVJPEG_STATUS_SUCCESS) {
-            d->hw_yuv_ok += yuv;
+            if (yuv) __atomic_fetch_add(&d->hw_yuv_ok, 1, __ATOMIC_RELAXED);
             return;
         }
         /* planes the engines refuse go to the default back end (while it works) */
-        bool to_sw = yuv && want == 1 && !(d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP);
-        if (yuv) d->hw_yuv_bad++;
-        if (!d->said_hw++)
+        bool to_sw = !ahead && yuv && want == 1 && !(d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP);
+        if (yuv) __atomic_fetch_add(&d->hw_yuv_bad, 1, __ATOMIC_RELAXED);
+        if (!__atomic_fetch_add(&d->said_hw, 1, __ATOMIC_RELAXED))
             sl__log(SL_LOG_WARN,
                     "nvJPEG: the hardware decoder failed on a batch of %d (status %d, %s output); "
                     "those images are decoded %s",
                     k, (int)r, yuv ? "YUV" : "direct",
-                    to_sw ? "by the default back end" : "on the CPU");
+                    ahead   ? "again by the GPU stage"
+                    : to_sw ? "by the default back end"
+                            : "on the CPU");
         for (int i = 0; i < n; i++)
-            if (d->on_hw[i] == want && d->yuv[i] == yuv) d->on_hw[i] = to_sw ? 0 : 3;
+            if (w->on_hw[i] == want && w->yuv[i] == yuv) w->on_hw[i] = to_sw ? 0 : 3;
         *count = 0;
         return;
     }
     /* the default back end, image by image; what it fails on goes to the engines when they
      * support it (on_hw = 2, the caller's second engine batch), else to the CPU. */
     for (int i = 0, j = 0; i < n; i++) {
-        if (d->on_hw[i] != want || d->yuv[i] != yuv) continue;
+        if (w->on_hw[i] != want || w->yuv[i] != yuv) continue;
         nvjpegStatus_t r =
             d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP
                 ? NVJPEG_STATUS_JPEG_NOT_SUPPORTED
-                : nvjpegDecode(h, s, d->bits[j], d->lens[j], fmt, &d->imgs[j], stream);
+                : nvjpegDecode(h, s, w->bits[j], w->lens[j], fmt, &w->imgs[j], stream);
         j++;
         if (r == NVJPEG_STATUS_SUCCESS) {
             d->sw_ok++;
@@ -236,73 +280,75 @@ static void run_batch(sl__nvjpeg *d, nvjpegHandle_t h, nvjpegJpegState_t s, int 
                     "nvJPEG: the default back end failed (status %d); images the hardware "
                     "engines support go to them, the others are decoded on the CPU",
                     (int)r);
-        d->on_hw[i] = d->hw && d->hw_ok[i] && !(yuv && no_hw_yuv(d)) ? 2 : 3;
+        w->on_hw[i] = d->hw && w->hw_ok[i] && !(yuv && no_hw_yuv(d)) ? 2 : 3;
         (*count)--;
     }
 }
 
-/* Parses each header once (nvjpegJpegStreamParseHeader, with the engines' handle when there are
- * engines): marks the jobs that go through planes and places their planes in the scratch block,
- * and asks the engines whether they take each image. An image whose planes nvJPEG would size
- * differently from libjpeg, or whose header nvJPEG does not parse, is not decoded here (on_hw =
- * 3). */
-static sl_status plan(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl__img_type type,
+/* Parses each header once (nvjpegJpegStreamParseHeader on parse, made with the engines' handle
+ * when there are engines): marks the jobs that go through planes and places their planes in w's
+ * scratch block, and asks the engines whether they take each image. An image whose planes nvJPEG
+ * would size differently from libjpeg, or whose header nvJPEG does not parse, is not decoded here
+ * (on_hw = 3); ahead, neither is one the engines do not take. */
+static sl_status plan(sl__nvjpeg *d, work *w, nvjpegJpegStream_t parse, int n,
+                      const sl__nvjpeg_job *jobs, sl__img_type type, bool ahead,
                       cudaStream_t stream, sl_err *err) {
-    nvjpegHandle_t h = d->hw ? d->hw : d->sw; /* the handle d->parse was made with */
+    nvjpegHandle_t h = d->hw ? d->hw : d->sw; /* the handle parse was made with */
     size_t total = 0;
     for (int i = 0; i < n; i++) {
         const sl__ycc_layout *l = &jobs[i].ycc;
-        d->yuv[i] = type != SL__IMG_GRAY && l->w > 0;
-        d->hw_ok[i] = 0;
-        bool ask_hw = d->hw && !(d->yuv[i] && no_hw_yuv(d));
-        if (!d->yuv[i] && !ask_hw) continue;
-        if (nvjpegJpegStreamParseHeader(h, jobs[i].data, jobs[i].len, d->parse) !=
+        w->on_hw[i] = ahead ? 3 : 0;
+        w->yuv[i] = type != SL__IMG_GRAY && l->w > 0;
+        w->hw_ok[i] = 0;
+        bool ask_hw = d->hw && !(w->yuv[i] && no_hw_yuv(d));
+        if (!w->yuv[i] && !ask_hw) continue;
+        if (nvjpegJpegStreamParseHeader(h, jobs[i].data, jobs[i].len, parse) !=
             NVJPEG_STATUS_SUCCESS) {
-            if (d->yuv[i]) d->on_hw[i] = 3;
+            if (w->yuv[i]) w->on_hw[i] = 3;
             continue;
         }
-        if (d->yuv[i]) {
+        if (w->yuv[i]) {
             unsigned nc = 0, wd[3] = {0}, ht[3] = {0};
             bool same =
-                nvjpegJpegStreamGetComponentsNum(d->parse, &nc) == NVJPEG_STATUS_SUCCESS && nc == 3;
+                nvjpegJpegStreamGetComponentsNum(parse, &nc) == NVJPEG_STATUS_SUCCESS && nc == 3;
             for (unsigned c = 0; c < 3 && same; c++)
-                same = nvjpegJpegStreamGetComponentDimensions(d->parse, c, &wd[c], &ht[c]) ==
+                same = nvjpegJpegStreamGetComponentDimensions(parse, c, &wd[c], &ht[c]) ==
                        NVJPEG_STATUS_SUCCESS;
             if (!same || wd[0] != (unsigned)l->w || ht[0] != (unsigned)l->h ||
                 wd[1] != (unsigned)l->cw || ht[1] != (unsigned)l->ch || wd[2] != (unsigned)l->cw ||
                 ht[2] != (unsigned)l->ch) {
-                d->on_hw[i] = 3;
+                w->on_hw[i] = 3;
                 continue;
             }
-            d->plane_off[i] = total;
+            w->plane_off[i] = total;
             total += (pitch_of(l->w) * (size_t)l->h + 2 * pitch_of(l->cw) * (size_t)l->ch + 255) &
                      ~(size_t)255;
         }
         int no = 1;
-        if (ask_hw && nvjpegDecodeBatchedSupported(d->hw, d->parse, &no) == NVJPEG_STATUS_SUCCESS &&
+        if (ask_hw && nvjpegDecodeBatchedSupported(d->hw, parse, &no) == NVJPEG_STATUS_SUCCESS &&
             no == 0)
-            d->on_hw[i] = d->hw_ok[i] = 1;
+            w->on_hw[i] = w->hw_ok[i] = 1;
     }
-    if (total && !sl__gpu_scratch_get(&d->planes, d->device, total, stream, err))
+    if (total && !sl__gpu_scratch_get(&w->planes, d->device, total, stream, err))
         return err->status;
     return SL_OK;
 }
 
-/* One sl__cuda_ycc launch over the images decoded to planes. */
-static sl_status finish_planes(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl__img_type type,
-                               cudaStream_t stream, sl_err *err) {
+/* One sl__cuda_ycc launch over w's images decoded to planes. */
+static sl_status finish_planes(sl__nvjpeg *d, work *w, int n, const sl__nvjpeg_job *jobs,
+                               sl__img_type type, cudaStream_t stream, sl_err *err) {
     int m = 0;
-    for (int i = 0; i < n; i++) m += d->yuv[i] && d->on_hw[i] != 3;
+    for (int i = 0; i < n; i++) m += w->yuv[i] && w->on_hw[i] != 3;
     if (m == 0) return SL_OK;
-    sl__cuda_ycc_desc *q = sl__gpu_args_host(&d->ycc, d->device, (size_t)m * sizeof *q, err);
+    sl__cuda_ycc_desc *q = sl__gpu_args_host(&w->ycc, d->device, (size_t)m * sizeof *q, err);
     if (!q) return err->status;
     int64_t maxpix = 0;
     m = 0;
     for (int i = 0; i < n; i++) {
-        if (!d->yuv[i] || d->on_hw[i] == 3) continue;
+        if (!w->yuv[i] || w->on_hw[i] == 3) continue;
         const sl__nvjpeg_job *j = &jobs[i];
         nvjpegImage_t im;
-        describe(d, i, j, 3, &im);
+        describe(w, i, j, 3, &im);
         sl__cuda_ycc_desc *x = &q[m++];
         x->y = im.channel[0], x->cb = im.channel[1], x->cr = im.channel[2];
         x->ypitch = (int64_t)im.pitch[0], x->cpitch = (int64_t)im.pitch[1];
@@ -314,8 +360,14 @@ static sl_status finish_planes(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs,
         if ((int64_t)x->out_h * x->out_w > maxpix) maxpix = (int64_t)x->out_h * x->out_w;
     }
     void *dev = NULL;
-    SL_TRY(sl__gpu_args_send(&d->ycc, (size_t)m * sizeof *q, stream, &dev, err));
+    SL_TRY(sl__gpu_args_send(&w->ycc, (size_t)m * sizeof *q, stream, &dev, err));
     return sl__cuda_ycc(dev, m, maxpix, type == SL__IMG_BGR, stream, err);
+}
+
+static nvjpegOutputFormat_t direct_format(sl__img_type type) {
+    return type == SL__IMG_GRAY  ? NVJPEG_OUTPUT_Y
+           : type == SL__IMG_BGR ? NVJPEG_OUTPUT_BGRI
+                                 : NVJPEG_OUTPUT_RGBI;
 }
 
 sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl__img_type type,
@@ -323,27 +375,89 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl
     *hw = 0;
     if (n < 1) return SL_OK;
     memset(failed, 0, (size_t)n);
-    SL_TRY(grow(d, n, err));
-    nvjpegOutputFormat_t fmt = type == SL__IMG_GRAY  ? NVJPEG_OUTPUT_Y
-                               : type == SL__IMG_BGR ? NVJPEG_OUTPUT_BGRI
-                                                     : NVJPEG_OUTPUT_RGBI;
+    work *w = &d->w;
+    SL_TRY(grow(w, n, err));
+    nvjpegOutputFormat_t fmt = direct_format(type);
     int c = type == SL__IMG_GRAY ? 1 : 3;
     cudaStream_t st = (cudaStream_t)stream;
-    memset(d->on_hw, 0, (size_t)n);
-    SL_TRY(plan(d, n, jobs, type, st, err));
+    SL_TRY(plan(d, w, d->parse, n, jobs, type, false, st, err));
     int k;
     for (int yuv = 1; yuv >= 0; yuv--) /* planes first: a refusal moves them to the default */
         if (d->hw) {
-            run_batch(d, d->hw, d->hw_state, n, 1, (char)yuv, jobs, c, fmt, st, &k);
+            run_batch(d, w, d->hw, d->hw_state, n, 1, (char)yuv, jobs, c, fmt, st, false, &k);
             *hw += k;
         }
     for (int yuv = 1; yuv >= 0; yuv--)
-        run_batch(d, d->sw, d->sw_state, n, 0, (char)yuv, jobs, c, fmt, st, &k);
+        run_batch(d, w, d->sw, d->sw_state, n, 0, (char)yuv, jobs, c, fmt, st, false, &k);
     for (int yuv = 1; yuv >= 0 && d->hw; yuv--) { /* what the default back end could not decode */
-        run_batch(d, d->hw, d->hw_state, n, 2, (char)yuv, jobs, c, fmt, st, &k);
+        run_batch(d, w, d->hw, d->hw_state, n, 2, (char)yuv, jobs, c, fmt, st, false, &k);
         *hw += k;
     }
-    SL_TRY(finish_planes(d, n, jobs, type, st, err));
-    for (int i = 0; i < n; i++) failed[i] = d->on_hw[i] == 3;
+    SL_TRY(finish_planes(d, w, n, jobs, type, st, err));
+    for (int i = 0; i < n; i++) failed[i] = w->on_hw[i] == 3;
     return SL_OK;
+}
+
+/* ---- decoding ahead ------------------------------------------------------------------------- */
+
+void sl__nvjpeg_ahead_free(sl__nvjpeg_ahead *a) {
+    if (!a) return;
+    if (a->done) {
+        cudaSetDevice(a->device);
+        cudaEventSynchronize(a->done);
+        cudaEventDestroy(a->done);
+    }
+    free_work(&a->w);
+    free(a);
+}
+
+sl_status sl__nvjpeg_ahead_run(sl__nvjpeg *d, sl__nvjpeg_ahead **slot, int n,
+                               const sl__nvjpeg_job *jobs, sl__img_type type, char *done,
+                               sl_err *err) {
+    memset(done, 0, (size_t)n);
+    if (!d->hw || n < 1) return SL_OK;
+    if (cudaSetDevice(d->device) != cudaSuccess)
+        return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot use GPU %d", d->device);
+    if (!d->ahead_stream) { /* once, on the first batch decoded ahead (the CPU stage's thread) */
+        if (cudaStreamCreateWithFlags(&d->ahead_stream, cudaStreamNonBlocking) != cudaSuccess) {
+            d->ahead_stream = NULL;
+            return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot make a stream on GPU %d", d->device);
+        }
+        NVJ_TRY(err, nvjpegJpegStateCreate(d->hw, &d->ahead_state));
+        NVJ_TRY(err, nvjpegJpegStreamCreate(d->hw, &d->ahead_parse));
+        preallocate(d, d->ahead_state);
+        sl__log(SL_LOG_INFO, "nvJPEG: the engines' share of each batch is now decoded ahead, "
+                             "from the CPU stage");
+    }
+    sl__nvjpeg_ahead *a = *slot;
+    if (!a) {
+        a = sl__calloc(1, sizeof *a, err);
+        if (!a) return SL_ENOMEM;
+        a->device = d->device;
+        if (cudaEventCreateWithFlags(&a->done, cudaEventDisableTiming) != cudaSuccess) {
+            free(a);
+            return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot make an event on GPU %d", d->device);
+        }
+        *slot = a;
+    }
+    work *w = &a->w;
+    SL_TRY(grow(w, n, err));
+    int c = type == SL__IMG_GRAY ? 1 : 3, k;
+    SL_TRY(plan(d, w, d->ahead_parse, n, jobs, type, true, d->ahead_stream, err));
+    for (int yuv = 1; yuv >= 0; yuv--)
+        run_batch(d, w, d->hw, d->ahead_state, n, 1, (char)yuv, jobs, c, direct_format(type),
+                  d->ahead_stream, true, &k);
+    if (cudaEventRecord(a->done, d->ahead_stream) != cudaSuccess)
+        return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot record an event on GPU %d", d->device);
+    for (int i = 0; i < n; i++) done[i] = w->on_hw[i] == 1;
+    return SL_OK;
+}
+
+sl_status sl__nvjpeg_ahead_finish(sl__nvjpeg *d, sl__nvjpeg_ahead *a, int n,
+                                  const sl__nvjpeg_job *jobs, sl__img_type type, void *stream,
+                                  sl_err *err) {
+    if (!a || n < 1) return SL_OK;
+    if (cudaStreamWaitEvent((cudaStream_t)stream, a->done, 0) != cudaSuccess)
+        return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot wait for the engines' batch");
+    return finish_planes(d, &a->w, n, jobs, type, (cudaStream_t)stream, err);
 }

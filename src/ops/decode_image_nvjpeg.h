@@ -51,6 +51,26 @@ typedef struct sl__nvjpeg_job {
 sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl__img_type type,
                             void *stream, int *hw, char *failed, sl_err *err);
 
+/* Decoding ahead: the engines' share of a batch, started from the CPU stage (a pool thread, beside
+ * the CPU's share) so that the engines work on batch k + 1 while the GPU stage finishes batch k
+ * (nvjpegDecodeBatched on the engines returns only when they are done). Per batch slot, made by
+ * the first run, freed with the batch state. */
+typedef struct sl__nvjpeg_ahead sl__nvjpeg_ahead;
+
+/* Any thread, one batch at a time: parses the n images, sends those the engines take to them
+ * (planes or the jobs' dst, as sl__nvjpeg_decode) on the decoder's own stream, and marks an event.
+ * done[i] = 1 for each image decoded; the others (not taken, refused, or no engines at all) are
+ * left to sl__nvjpeg_decode in the GPU stage. Errors only for what is not about one image. */
+sl_status sl__nvjpeg_ahead_run(sl__nvjpeg *d, sl__nvjpeg_ahead **slot, int n,
+                               const sl__nvjpeg_job *jobs, sl__img_type type, char *done,
+                               sl_err *err);
+/* The GPU stage: stream waits for the engines' batch, then the planes are finished into the jobs'
+ * outputs (the same n jobs, still in place). */
+sl_status sl__nvjpeg_ahead_finish(sl__nvjpeg *d, sl__nvjpeg_ahead *a, int n,
+                                  const sl__nvjpeg_job *jobs, sl__img_type type, void *stream,
+                                  sl_err *err);
+void sl__nvjpeg_ahead_free(sl__nvjpeg_ahead *a);
+
 #ifdef __cplusplus
 }
 #endif

@@ -152,6 +152,9 @@ static sl_status rc_setup(void *state, sl__op_io *io, sl_err *err) {
 static sl_status rc_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     rc_state *s = state;
     sl__decode_image_state *d = s->dec;
+#ifdef SLUICE_HAVE_NVJPEG
+    if (i < 0) return sl__decode_image_ahead(d, io, s->roi, err); /* the engines' job */
+#endif
     const sl__decode_image_info *inf = &d->info[i];
     if (inf->format == 0) return SL_OK; /* skipped (nvJPEG's samples are never in the run) */
     const sl_tlist *in = io->in[0];

@@ -10,7 +10,8 @@
  * on the GPU stage's CPU fallback (which would also match the CPU decode): its log line fails the
  * test. Also: the small-image path (every image on the CPU pool, copied once per batch) equals the
  * CPU pipeline exactly. The RGB and GRAY decoders pass DALI's preallocation hints, which the
- * engines must accept. */
+ * engines must accept. Eight batches, so that the engines' share is also decoded ahead (from the
+ * CPU stage), which every decoder that gives the engines images must then do. */
 #include "check.h"
 #include "gpu.h"
 
@@ -23,6 +24,8 @@
 #ifdef SLUICE_HAVE_NVJPEG
 static int fallbacks; /* "nvJPEG did not decode" log lines (the GPU stage's thread) */
 static int refusals;  /* the engines refused the preallocation hints */
+static int engines;   /* decoders that found hardware engines */
+static int ahead;     /* decoders that started decoding the engines' share ahead */
 
 static void on_log(sl_log_level level, const char *msg, void *user) {
     (void)user;
@@ -30,6 +33,8 @@ static void on_log(sl_log_level level, const char *msg, void *user) {
     if (strstr(msg, "nvJPEG did not decode")) __atomic_fetch_add(&fallbacks, 1, __ATOMIC_RELAXED);
     if (strstr(msg, "preallocating the hardware decoder"))
         __atomic_fetch_add(&refusals, 1, __ATOMIC_RELAXED);
+    if (strstr(msg, "engines in use")) __atomic_fetch_add(&engines, 1, __ATOMIC_RELAXED);
+    if (strstr(msg, "decoded ahead")) __atomic_fetch_add(&ahead, 1, __ATOMIC_RELAXED);
 }
 
 static sl_pipeline *make(const char *text, sl_device dev) {
@@ -83,7 +88,7 @@ static double compare(const sl_batch *bc, const sl_batch *bg, int o, const char 
 
 static void run(const char *text) {
     sl_pipeline *c = make(text, sl_cpu()), *g = make(text, sl_cuda(0));
-    for (int it = 0; c && g && it < 3; it++) {
+    for (int it = 0; c && g && it < 8; it++) { /* past the first batches: decoding ahead too */
         sl_batch *bc = NULL, *bg = NULL;
         CHECK_OK(sl_pipeline_next(c, &bc), NULL);
         sl_status st = sl_pipeline_next(g, &bg);
@@ -129,6 +134,10 @@ int main(void) {
         "                                          cpu_decode_max_pixels=0)\n"
         "    return rgb, bgr, gray, crops\n";
     run(text);
+    /* with engines, every decoder that gives them images (not BGR at load 0) decodes ahead once
+     * its first batch has made the decoder */
+    printf("decoders with engines: %d, decoding ahead: %d\n", engines, ahead);
+    CHECK(engines == 0 || ahead == 3);
     /* the same without the engines: nvJPEG's default (GPU/hybrid) back end decodes everything */
     setenv("SLUICE_NVJPEG_ENGINES", "0", 1);
     printf("-- SLUICE_NVJPEG_ENGINES=0\n");

@@ -402,10 +402,13 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl
 
 void sl__nvjpeg_ahead_free(sl__nvjpeg_ahead *a) {
     if (!a) return;
-    if (a->done) {
+    if (a->done) { /* on the event's device, leaving the caller's current device as it was */
+        int was = -1;
+        cudaGetDevice(&was);
         cudaSetDevice(a->device);
         cudaEventSynchronize(a->done);
         cudaEventDestroy(a->done);
+        if (was >= 0 && was != a->device) cudaSetDevice(was);
     }
     free_work(&a->w);
     free(a);

@@ -1,4 +1,5 @@
 /* Thread pool and queue: parallel-for covers every index once, errors come back (lowest index),
+ * a side task runs on the caller's thread beside the workers,
  * several callers share a pool, and a stress test of many producers and consumers with a close
  * while consumers are blocked. Run under ThreadSanitizer by `make check`. */
 #include "check.h"
@@ -6,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +60,49 @@ static void *caller_main(void *a_) {
     for (int r = 0; r < 20 && a->st == SL_OK; r++)
         a->st = sl__pool_parallel_for(a->pool, 1000, pf_fn, &c, &e);
     return NULL;
+}
+
+/* parallel_for_beside: the side task runs once, on the caller's thread, while the workers take
+ * indices (it waits until one has run, so a side that ran before or after the job would hang
+ * there and fail the check); every index runs once; its error comes before the indices' (round
+ * 1, where index 3 fails too); with no indices it still runs (round 2). */
+typedef struct {
+    pthread_t caller;
+    atomic_int *hits;
+    int64_t n;
+    int runs, on_caller, saw_work;
+    bool fail;
+} side_ctx;
+
+static sl_status side_fn(void *ctx_, sl_err *err) {
+    side_ctx *c = ctx_;
+    c->runs++;
+    c->on_caller = pthread_equal(pthread_self(), c->caller);
+    for (long spin = 0; c->n > 0 && spin < 2000000000L && !c->saw_work; spin++)
+        for (int64_t i = 0; i < c->n && !c->saw_work; i++) c->saw_work = atomic_load(&c->hits[i]);
+    return c->fail ? sl_err_set(err, SL_ECUDA, "the side task failed") : SL_OK;
+}
+
+static void test_beside(int threads) {
+    sl_err e;
+    sl__pool *p;
+    CHECK_OK(sl__pool_create(threads, &p, &e), &e);
+    enum { N = 64 };
+    atomic_int hits[N];
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i++) atomic_init(&hits[i], 0);
+        side_ctx sc = {pthread_self(), hits, round == 2 ? 0 : N, 0, 0, 0, round == 1};
+        pf_ctx c = {hits, round == 1 ? 0 : N};
+        sl_status st = sl__pool_parallel_for_beside(p, sc.n, pf_fn, &c, side_fn, &sc, &e);
+        CHECK(sc.runs == 1 && sc.on_caller);
+        if (round < 2) CHECK_MSG(sc.saw_work, "round %d: the side task saw no index run", round);
+        for (int i = 0; i < sc.n && round == 0; i++) CHECK_EQ_INT(atomic_load(&hits[i]), 1);
+        if (round == 1)
+            CHECK_FAILS(st, SL_ECUDA, &e, "the side task failed"); /* not record 3's */
+        else
+            CHECK_OK(st, &e);
+    }
+    sl__pool_free(p);
 }
 
 static void test_shared_pool(void) {
@@ -185,6 +230,8 @@ static void test_close_while_blocked(void) {
 }
 
 int main(void) {
+    test_beside(1);
+    test_beside(4);
     test_parallel_for(1);
     test_parallel_for(4);
     test_shared_pool();

@@ -117,7 +117,19 @@ int sl__pool_threads(const sl__pool *p) {
 }
 
 sl_status sl__pool_parallel_for(sl__pool *p, int64_t n, sl__pool_fn fn, void *ctx, sl_err *err) {
-    if (n <= 0) return SL_OK;
+    return sl__pool_parallel_for_beside(p, n, fn, ctx, NULL, NULL, err);
+}
+
+sl_status sl__pool_parallel_for_beside(sl__pool *p, int64_t n, sl__pool_fn fn, void *ctx,
+                                       sl__pool_side_fn side, void *side_ctx, sl_err *err) {
+    sl_status side_st = SL_OK;
+    sl_err side_err;
+    side_err.status = SL_OK;
+    side_err.msg[0] = '\0';
+    if (n <= 0) {
+        if (side) side_st = side(side_ctx, &side_err);
+        return side_st < 0 ? sl_err_copy(err, &side_err) : SL_OK;
+    }
     job j;
     memset(&j, 0, sizeof j);
     j.fn = fn;
@@ -132,9 +144,15 @@ sl_status sl__pool_parallel_for(sl__pool *p, int64_t n, sl__pool_fn fn, void *ct
         p->head = &j;
     p->tail = &j;
     pthread_cond_broadcast(&p->work);
+    if (side) { /* on this thread while the workers take the indices */
+        pthread_mutex_unlock(&p->mu);
+        side_st = side(side_ctx, &side_err);
+        pthread_mutex_lock(&p->mu);
+    }
     while (j.done < j.n) pthread_cond_wait(&j.finished, &p->mu);
     pthread_mutex_unlock(&p->mu);
     pthread_cond_destroy(&j.finished);
+    if (side_st < 0) return sl_err_copy(err, &side_err);
     if (j.fail_at < n) return sl_err_copy(err, &j.fail_err);
     return SL_OK;
 }

@@ -23,6 +23,11 @@ typedef sl_status (*sl__pool_fn)(void *ctx, int64_t i, int worker, sl_err *err);
 sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err);
 int sl__pool_threads(const sl__pool *p);
 sl_status sl__pool_parallel_for(sl__pool *p, int64_t n, sl__pool_fn fn, void *ctx, sl_err *err);
+/* The same, and side(side_ctx) run once on the calling thread meanwhile (NULL: none), so a task
+ * that mostly waits (the hardware JPEG engines) takes no worker. Its error comes first. */
+typedef sl_status (*sl__pool_side_fn)(void *ctx, sl_err *err);
+sl_status sl__pool_parallel_for_beside(sl__pool *p, int64_t n, sl__pool_fn fn, void *ctx,
+                                       sl__pool_side_fn side, void *side_ctx, sl_err *err);
 void sl__pool_free(sl__pool *p);
 
 typedef struct sl__queue sl__queue;

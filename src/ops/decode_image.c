@@ -1068,7 +1068,7 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
         b->info = sl__calloc(n, sizeof *b->info, err);
         b->hit_off = sl__calloc(n, sizeof *b->hit_off, err);
         b->put_off = sl__calloc(n, sizeof *b->put_off, err);
-        b->run = sl__calloc(n + 1, sizeof *b->run, err); /* + the engines' job */
+        b->run = sl__calloc(n, sizeof *b->run, err);
         if (!b->on_gpu || !b->hw || !b->roi || !b->info || !b->hit_off || !b->put_off || !b->run)
             return SL_ENOMEM;
         b->cap = io->batch;
@@ -1114,16 +1114,13 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
     b->an = 0;
 #ifdef SLUICE_HAVE_NVJPEG
     /* once the GPU stage has made the decoder (its first batch) and it has engines: the engines'
-     * share is started from the pool too, first, so that they work on this batch while the GPU
-     * stage finishes the one before (run_cpu's sample -1, sl__decode_image_ahead) */
+     * share is started from this stage too (the batch job, run_cpu's sample -1, on the stage's
+     * thread beside the pool: sl__decode_image_ahead), so that they work on this batch while the
+     * GPU stage finishes the one before */
     sl__nvjpeg *nvj = __atomic_load_n((sl__nvjpeg **)&s->nvjpeg, __ATOMIC_ACQUIRE);
     bool engine_work = false;
     for (int i = 0; i < io->batch && !engine_work; i++) engine_work = b->on_gpu[i] == 1;
-    if (nvj && engine_work && sl__nvjpeg_has_engines(nvj)) {
-        memmove(b->run + 1, b->run, (size_t)m * sizeof *b->run);
-        b->run[0] = -1;
-        m++;
-    }
+    io->batch_job = nvj && engine_work && sl__nvjpeg_has_engines(nvj);
 #endif
     io->run_index = b->run;
     io->run_count = m;

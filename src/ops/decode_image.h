@@ -186,7 +186,7 @@ typedef struct sl__decode_image_batch {
                                     not a hit), copied to the output */
     size_t *put_off;             /* per sample: where the cache keeps a miss, + 1 (0: it does not),
                                     copied there after decoding */
-    int *run; /* the samples run_cpu decodes (io->run_index; -1: the engines' job, first) */
+    int *run;                    /* the samples run_cpu decodes (io->run_index) */
     int cap;
     uint8_t *pinned;
     size_t pinned_cap;
@@ -206,9 +206,10 @@ typedef struct sl__decode_image_batch {
  * whole images). */
 sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
                                 const sl__decode_image_roi *rois, sl_err *err);
-/* run_cpu's sample -1 on a GPU pipeline (plan lists it first when the decoder has engines): sends
- * the batch's engine images to them from this pool thread, so that they decode while the CPU's
- * share is decoded beside them and the GPU stage finishes the batch before. rois as for plan. */
+/* run_cpu's sample -1 on a GPU pipeline (the batch job plan asks for when the decoder has engines):
+ * sends the batch's engine images to them from the CPU stage's thread, so that they decode while
+ * the pool decodes the CPU's share and the GPU stage finishes the batch before. rois as for
+ * plan. */
 sl_status sl__decode_image_ahead(sl__decode_image_state *s, sl__op_io *io,
                                  const sl__decode_image_roi *rois, sl_err *err);
 /* Where run_cpu writes sample i: its pinned slot on a GPU pipeline, else the output itself. */

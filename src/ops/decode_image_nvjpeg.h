@@ -51,10 +51,10 @@ typedef struct sl__nvjpeg_job {
 sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl__img_type type,
                             void *stream, int *hw, char *failed, sl_err *err);
 
-/* Decoding ahead: the engines' share of a batch, started from the CPU stage (a pool thread, beside
- * the CPU's share) so that the engines work on batch k + 1 while the GPU stage finishes batch k
- * (nvjpegDecodeBatched on the engines returns only when they are done). Per batch slot, made by
- * the first run, freed with the batch state. */
+/* Decoding ahead: the engines' share of a batch, started from the CPU stage (its own thread, while
+ * the pool decodes the CPU's share) so that the engines work on batch k + 1 while the GPU stage
+ * finishes batch k (nvjpegDecodeBatched on the engines returns only when they are done). Per batch
+ * slot, made by the first run, freed with the batch state. */
 typedef struct sl__nvjpeg_ahead sl__nvjpeg_ahead;
 
 /* Any thread, one batch at a time: parses the n images, sends those the engines take to them

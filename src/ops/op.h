@@ -178,9 +178,15 @@ typedef struct sl__op_io {
     /* setup may narrow run_cpu to the samples that have work left (a decoder whose images all
      * came from its cache): run_index NULL (the default) runs every sample; else the run_count
      * samples it lists (memory the op owns, valid until run_cpu is done; run_count 0: the pool
-     * is not woken at all). run_cpu must still be correct for any sample. */
+     * is not woken at all). run_cpu must still be correct for any sample. The pool hands the
+     * list out in order, so an op lists its dearest samples first (a batch then does not wait
+     * on a long one started last). */
     const int *run_index;
     int run_count;
+    /* setup may also ask for one batch-wide job (the mixed decoder's hardware engines): run_cpu
+     * is then called once with sample -1 and worker -1, on the stage's own thread, while the pool
+     * runs the samples. */
+    bool batch_job;
 } sl__op_io;
 
 typedef struct sl__op_def {

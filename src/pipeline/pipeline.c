@@ -382,6 +382,12 @@ static sl_status run_sample(void *ctx_, int64_t i, int worker, sl_err *err) {
     return c->op->def->run_cpu(c->op->state, c->io, s, worker, err);
 }
 
+/* setup's batch_job: run_cpu's sample -1, on the stage's thread beside the pool's samples */
+static sl_status run_batch_job(void *ctx_, sl_err *err) {
+    run_ctx *c = ctx_;
+    return c->op->def->run_cpu(c->op->state, c->io, -1, -1, err);
+}
+
 static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
     for (int i = 0; i < b->size; i++) {
         const char *k = keys && keys[i] ? keys[i] : "";
@@ -433,9 +439,10 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
         if (st == SL_OK && k == p->reader_op) st = copy_keys(b, io.keys, err);
         io.keys = (const char *const *)b->keys;
         int n = io.run_index ? io.run_count : b->size; /* setup may leave samples out */
-        if (st == SL_OK && op->def->run_cpu && n > 0) {
+        if (st == SL_OK && op->def->run_cpu && (n > 0 || io.batch_job)) {
             run_ctx c = {op, &io};
-            st = sl__pool_parallel_for(p->pool, n, run_sample, &c, err);
+            st = sl__pool_parallel_for_beside(p->pool, n, run_sample, &c,
+                                              io.batch_job ? run_batch_job : NULL, &c, err);
             pthread_mutex_lock(&p->stats_mu);
             op->pool_jobs++;
             op->pool_samples += n;

@@ -103,6 +103,7 @@ sl_status oph_run(oph *h, int batch, sl_tlist *const *in, int num_in, sl_tlist *
     h->run_index = io.run_index;
     h->run_count = n;
     if (!h->def->run_cpu) return SL_OK;
+    if (io.batch_job) SL_TRY(h->def->run_cpu(h->state, &io, -1, -1, err));
     run_ctx c = {h, &io};
     if (h->pool) return sl__pool_parallel_for(h->pool, n, run_one, &c, err);
     for (int i = 0; i < n; i++) SL_TRY(run_one(&c, i, 0, err));

@@ -215,7 +215,9 @@ static int max_taps(int64_t in, int64_t out) {
     return t > 511 ? 511 : t;
 }
 
-/* out: (out_h, out_w, C) */
+/* out: (out_h, out_w, C). Two separable passes, rows into a float scratch then columns; each
+ * output sums its taps in order. The taps' clamped offsets are worked out once per image, and
+ * uint8 (the decoders' output) is read and written directly. */
 static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     resize_state *s = state;
     const sl_tlist *in = io->in[0];
@@ -223,37 +225,54 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
     int64_t H = sh[0], W = sh[1], C = sh[2], OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
     int tx_max = max_taps(W, OW), ty_max = max_taps(H, OH);
     size_t need = sizeof(float) * (size_t)(H * OW * C + OW * tx_max + OH * ty_max) +
-                  sizeof(int64_t) * (size_t)(OW + OH);
+                  sizeof(int64_t) * (size_t)(OW + OH + OW * tx_max) +
+                  sizeof(float *) * (size_t)ty_max;
     if (need > s->scratch_size[worker]) {
         free(s->scratch[worker]);
         s->scratch[worker] = malloc(need);
         s->scratch_size[worker] = s->scratch[worker] ? need : 0;
         if (!s->scratch[worker]) return sl__op_fail(err, SL_ENOMEM, io, i, NAME, "out of memory");
     }
-    int64_t *fx = (int64_t *)s->scratch[worker], *fy = fx + OW;
-    float *wx = (float *)(fy + OH), *wy = wx + OW * tx_max, *tmp = wy + OH * ty_max;
+    int64_t *fx = (int64_t *)s->scratch[worker], *fy = fx + OW, *xoff = fy + OH;
+    const float **rows = (const float **)(xoff + OW * tx_max);
+    float *wx = (float *)(rows + ty_max), *wy = wx + OW * tx_max, *tmp = wy + OH * ty_max;
     int tx = axis_taps(s, W, OW, fx, wx, tx_max), ty = axis_taps(s, H, OH, fy, wy, ty_max);
+    for (int64_t x = 0; x < OW; x++) /* taps outside the image are folded onto the edge */
+        for (int k = 0; k < tx; k++) xoff[x * tx + k] = (int64_t)clampi(fx[x] + k, W) * C;
     const void *src = in->data[i];
     sl_dtype it = in->dtype, ot = io->out[0]->dtype;
-    for (int64_t y = 0; y < H; y++)
-        for (int64_t x = 0; x < OW; x++)
+    for (int64_t y = 0; y < H; y++) {
+        float *t = tmp + y * OW * C;
+        for (int64_t x = 0; x < OW; x++) {
+            const int64_t *xo = xoff + x * tx;
+            const float *w = wx + x * tx;
             for (int64_t c = 0; c < C; c++) {
                 float acc = 0;
-                for (int k = 0; k < tx; k++)
-                    acc += wx[x * tx + k] *
-                           (float)sl__dtype_conv_load(
-                               src, it, ((int64_t)y * W + (int64_t)clampi(fx[x] + k, W)) * C + c);
-                tmp[(y * OW + x) * C + c] = acc;
+                if (it == SL_DTYPE_U8) {
+                    const uint8_t *row = (const uint8_t *)src + y * W * C + c;
+                    for (int k = 0; k < tx; k++) acc += w[k] * (float)row[xo[k]];
+                } else {
+                    for (int k = 0; k < tx; k++)
+                        acc += w[k] * (float)sl__dtype_conv_load(src, it, y * W * C + xo[k] + c);
+                }
+                t[x * C + c] = acc;
             }
+        }
+    }
     void *dst = io->out[0]->data[i];
-    for (int64_t y = 0; y < OH; y++)
-        for (int64_t x = 0; x < OW; x++)
-            for (int64_t c = 0; c < C; c++) {
-                float acc = 0;
-                for (int k = 0; k < ty; k++)
-                    acc += wy[y * ty + k] * tmp[((int64_t)clampi(fy[y] + k, H) * OW + x) * C + c];
-                sl__dtype_conv_store(dst, ot, (y * OW + x) * C + c, acc);
-            }
+    int64_t n = OW * C;
+    for (int64_t y = 0; y < OH; y++) {
+        const float *w = wy + y * ty;
+        for (int k = 0; k < ty; k++) rows[k] = tmp + (int64_t)clampi(fy[y] + k, H) * n;
+        for (int64_t j = 0; j < n; j++) {
+            float acc = 0;
+            for (int k = 0; k < ty; k++) acc += w[k] * rows[k][j];
+            if (ot == SL_DTYPE_U8)
+                ((uint8_t *)dst)[y * n + j] = (uint8_t)sl__dtype_conv_sat(acc, 0, 255);
+            else
+                sl__dtype_conv_store(dst, ot, y * n + j, acc);
+        }
+    }
     return SL_OK;
 }
 

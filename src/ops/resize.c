@@ -224,9 +224,8 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
     const int64_t *sh = sl_tlist_shape(in, i);
     int64_t H = sh[0], W = sh[1], C = sh[2], OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
     int tx_max = max_taps(W, OW), ty_max = max_taps(H, OH);
-    size_t need = sizeof(float) * (size_t)(H * OW * C + OW * tx_max + OH * ty_max) +
-                  sizeof(int64_t) * (size_t)(OW + OH + OW * tx_max) +
-                  sizeof(float *) * (size_t)ty_max;
+    size_t need = sizeof(float) * (size_t)((H + 1) * OW * C + OW * tx_max + OH * ty_max) +
+                  sizeof(int64_t) * (size_t)(OW + OH + OW * tx_max);
     if (need > s->scratch_size[worker]) {
         free(s->scratch[worker]);
         s->scratch[worker] = malloc(need);
@@ -234,8 +233,7 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
         if (!s->scratch[worker]) return sl__op_fail(err, SL_ENOMEM, io, i, NAME, "out of memory");
     }
     int64_t *fx = (int64_t *)s->scratch[worker], *fy = fx + OW, *xoff = fy + OH;
-    const float **rows = (const float **)(xoff + OW * tx_max);
-    float *wx = (float *)(rows + ty_max), *wy = wx + OW * tx_max, *tmp = wy + OH * ty_max;
+    float *wx = (float *)(xoff + OW * tx_max), *wy = wx + OW * tx_max, *tmp = wy + OH * ty_max;
     int tx = axis_taps(s, W, OW, fx, wx, tx_max), ty = axis_taps(s, H, OH, fy, wy, ty_max);
     for (int64_t x = 0; x < OW; x++) /* taps outside the image are folded onto the edge */
         for (int k = 0; k < tx; k++) xoff[x * tx + k] = (int64_t)clampi(fx[x] + k, W) * C;
@@ -246,6 +244,18 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
         for (int64_t x = 0; x < OW; x++) {
             const int64_t *xo = xoff + x * tx;
             const float *w = wx + x * tx;
+            if (it == SL_DTYPE_U8 && C == 3) { /* the three channels' sums side by side */
+                const uint8_t *row = (const uint8_t *)src + y * W * C;
+                float a0 = 0, a1 = 0, a2 = 0;
+                for (int k = 0; k < tx; k++) {
+                    const uint8_t *px = row + xo[k];
+                    a0 += w[k] * (float)px[0];
+                    a1 += w[k] * (float)px[1];
+                    a2 += w[k] * (float)px[2];
+                }
+                t[x * 3] = a0, t[x * 3 + 1] = a1, t[x * 3 + 2] = a2;
+                continue;
+            }
             for (int64_t c = 0; c < C; c++) {
                 float acc = 0;
                 if (it == SL_DTYPE_U8) {
@@ -261,16 +271,19 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
     }
     void *dst = io->out[0]->data[i];
     int64_t n = OW * C;
+    float *acc = tmp + H * n; /* one output row's sums, tap by tap (each still in tap order) */
     for (int64_t y = 0; y < OH; y++) {
         const float *w = wy + y * ty;
-        for (int k = 0; k < ty; k++) rows[k] = tmp + (int64_t)clampi(fy[y] + k, H) * n;
+        for (int64_t j = 0; j < n; j++) acc[j] = 0;
+        for (int k = 0; k < ty; k++) {
+            const float *r = tmp + (int64_t)clampi(fy[y] + k, H) * n;
+            for (int64_t j = 0; j < n; j++) acc[j] += w[k] * r[j];
+        }
         for (int64_t j = 0; j < n; j++) {
-            float acc = 0;
-            for (int k = 0; k < ty; k++) acc += w[k] * rows[k][j];
             if (ot == SL_DTYPE_U8)
-                ((uint8_t *)dst)[y * n + j] = (uint8_t)sl__dtype_conv_sat(acc, 0, 255);
+                ((uint8_t *)dst)[y * n + j] = (uint8_t)sl__dtype_conv_sat(acc[j], 0, 255);
             else
-                sl__dtype_conv_store(dst, ot, y * n + j, acc);
+                sl__dtype_conv_store(dst, ot, y * n + j, acc[j]);
         }
     }
     return SL_OK;

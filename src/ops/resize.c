@@ -277,7 +277,8 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
         for (int64_t j = 0; j < n; j++) acc[j] = 0;
         for (int k = 0; k < ty; k++) {
             const float *r = tmp + (int64_t)clampi(fy[y] + k, H) * n;
-            for (int64_t j = 0; j < n; j++) acc[j] += w[k] * r[j];
+            float wk = w[k];
+            for (int64_t j = 0; j < n; j++) acc[j] += wk * r[j];
         }
         for (int64_t j = 0; j < n; j++) {
             if (ot == SL_DTYPE_U8)

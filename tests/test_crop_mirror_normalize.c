@@ -2,7 +2,8 @@
  * (dali_extra/cmn, see ARGS.md) within 1e-6, each sample run with its own arguments (DALI's test
  * feeds per-sample mean/std; here sample i gets its own op instance, and once more the whole batch
  * with per-sample mean/std/mirror inputs). Also: dtypes, pad_output, trim_to_shape, the error
- * policy naming the record, and per-sample mirror from another op's output. */
+ * policy naming the record, per-sample mirror from another op's output, and the CPU run's table
+ * path for larger uint8 windows. */
 #include "check.h"
 #include "npy.h"
 #include "opharness.h"
@@ -74,7 +75,60 @@ static void fmt3(char *buf, size_t n, const char *name, const double *v, double 
              (double)(float)(v[1] * mul), (double)(float)(v[2] * mul));
 }
 
+/* Windows of more than 1024 pixels from uint8 HWC take the CPU run's table path (each channel's
+ * 256 outputs worked out once): every element, inside the image and in the padding, mirrored,
+ * must equal the formula the generic loop computes, for float16 and float outputs. */
+static void test_table_path(void) {
+    enum { H = 48, W = 40, CH = 50, CW = 44 };
+    static uint8_t img[H * W * 3];
+    uint32_t r = 12345;
+    for (int k = 0; k < H * W * 3; k++) img[k] = (uint8_t)((r = r * 1103515245u + 12345u) >> 23);
+    const float mean[3] = {10, 20, 30}, sd[3] = {50, 60, 70}, fill[3] = {1, 2, 3};
+    for (int half = 0; half <= 1; half++) {
+        sl_err e;
+        sl_tlist in;
+        memset(&in, 0, sizeof in);
+        int64_t shape[3] = {H, W, 3};
+        CHECK_OK(sl_tlist_reset(&in, 1, SL_DTYPE_U8, 3, sl_cpu(), &e), &e);
+        sl_tlist_set_external(&in, 0, img, shape);
+        memcpy(in.layout, "HWC", 4);
+        const char *argv[] = {"mean=[10.0, 20.0, 30.0]",
+                              "std=[50.0, 60.0, 70.0]",
+                              "mirror=1",
+                              "crop=[50, 44]",
+                              "out_of_bounds_policy=\"pad\"",
+                              "fill_values=[1.0, 2.0, 3.0]",
+                              half ? "dtype=types.FLOAT16" : "dtype=types.FLOAT",
+                              "output_layout=\"CHW\"",
+                              NULL};
+        oph op;
+        CHECK_OK(oph_create(&op, "crop_mirror_normalize", argv, 1, 1, 0, &e), &e);
+        sl_tlist *ins[1] = {&in};
+        CHECK_OK(oph_run(&op, 1, ins, 1, NULL, 0, NULL, 0, &e), &e);
+        int bad = 0;
+        for (int c = 0; c < 3; c++)
+            for (int y = 0; y < CH; y++)
+                for (int x = 0; x < CW; x++) {
+                    int sy = -1 + y, sx = -2 + (CW - 1 - x); /* anchor (-1, -2), mirrored */
+                    bool in_b = sy >= 0 && sy < H && sx >= 0 && sx < W;
+                    float want = in_b ? ((float)img[(sy * W + sx) * 3 + c] - mean[c]) *
+                                            (float)(1.0 / (double)sd[c])
+                                      : fill[c];
+                    int64_t k = ((int64_t)c * CH + y) * CW + x;
+                    bool same =
+                        half ? ((const uint16_t *)op.out[0].data[0])[k] == sl__f32_to_f16(want)
+                             : ((const float *)op.out[0].data[0])[k] == want;
+                    bad += !same;
+                }
+        CHECK_MSG(bad == 0, "%s: %d of %d elements differ from the formula",
+                  half ? "float16" : "float", bad, 3 * CH * CW);
+        oph_destroy(&op);
+        sl_tlist_free(&in);
+    }
+}
+
 int main(void) {
+    test_table_path();
     sl_err e;
     sl_tensor t[3];
     sl_tlist in;

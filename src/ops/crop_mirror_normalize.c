@@ -344,40 +344,57 @@ static sl_status cmn_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
     int64_t ys = p->in_chw ? p->in_w : p->in_w * IC, xs = p->in_chw ? 1 : IC,
             cs = p->in_chw ? p->in_h * p->in_w : 1;
     int64_t oys = p->out_chw ? W : W * C, oxs = p->out_chw ? 1 : C, ocs = p->out_chw ? H * W : 1;
-    if (it == SL_DTYPE_U8 && (ot == SL_DTYPE_F32 || ot == SL_DTYPE_F16) && !p->in_chw && IC == C &&
-        C <= 4) {
-        /* the common paths: uint8 HWC -> float or float16, the same values as the generic loop
-         * below. A uint8 channel has 256 values: for windows of more than 1024 pixels each
-         * channel's outputs are worked out once and the loop only looks them up */
+    bool direct = it == SL_DTYPE_U8 && !p->in_chw && IC == C;
+    if (direct && ot == SL_DTYPE_F32 && H * W <= 1024) {
+        /* small uint8 HWC windows (MNIST's) -> float: no dtype switch in the loop */
         const uint8_t *in8 = src;
-        bool half = ot == SL_DTYPE_F16, lut = H * W > 1024;
+        float *of = dst;
+        for (int64_t y = 0; y < H; y++) {
+            int64_t sy = p->anchor_y + (p->mirror_y ? H - 1 - y : y);
+            bool row_in = sy >= 0 && sy < p->in_h;
+            for (int64_t x = 0; x < W; x++) {
+                int64_t sx = p->anchor_x + (p->mirror_x ? W - 1 - x : x);
+                float *o = of + y * oys + x * oxs;
+                if (row_in && sx >= 0 && sx < p->in_w) {
+                    const uint8_t *px = in8 + sy * ys + sx * xs;
+                    for (int64_t c = 0; c < C; c++)
+                        o[c * ocs] = ((float)px[c] - p->mean[c]) * p->inv_std[c];
+                } else {
+                    for (int64_t c = 0; c < C; c++) o[c * ocs] = p->fill[c];
+                }
+            }
+        }
+        return SL_OK;
+    }
+    if (direct && (ot == SL_DTYPE_F32 || ot == SL_DTYPE_F16) && C <= 4) {
+        /* larger uint8 HWC windows -> float or float16: a uint8 channel has 256 values, so each
+         * channel's outputs are worked out once per sample and the loop only looks them up (the
+         * same values as the generic loop below) */
+        const uint8_t *in8 = src;
+        bool half = ot == SL_DTYPE_F16;
         float f[4][256];
-        uint16_t h[4][256];
-        for (int64_t c = 0; c < C && lut; c++)
+        uint16_t h[4][256], fill16[4];
+        for (int64_t c = 0; c < C; c++) {
             for (int v = 0; v < 256; v++) {
                 f[c][v] = ((float)v - p->mean[c]) * p->inv_std[c];
-                if (half) h[c][v] = sl__f32_to_f16(f[c][v]);
+                h[c][v] = sl__f32_to_f16(f[c][v]);
             }
+            fill16[c] = sl__f32_to_f16(p->fill[c]);
+        }
         for (int64_t y = 0; y < H; y++) {
             int64_t sy = p->anchor_y + (p->mirror_y ? H - 1 - y : y);
             bool row_in = sy >= 0 && sy < p->in_h;
             for (int64_t x = 0; x < W; x++) {
                 int64_t sx = p->anchor_x + (p->mirror_x ? W - 1 - x : x);
                 int64_t o = y * oys + x * oxs;
-                const uint8_t *px =
-                    row_in && sx >= 0 && sx < p->in_w ? in8 + sy * ys + sx * xs : NULL;
-                for (int64_t c = 0; c < C; c++) {
-                    if (half && lut && px) {
-                        ((uint16_t *)dst)[o + c * ocs] = h[c][px[c]];
-                        continue;
-                    }
-                    float v = !px   ? p->fill[c]
-                              : lut ? f[c][px[c]]
-                                    : ((float)px[c] - p->mean[c]) * p->inv_std[c];
-                    if (half)
-                        ((uint16_t *)dst)[o + c * ocs] = sl__f32_to_f16(v);
-                    else
-                        ((float *)dst)[o + c * ocs] = v;
+                bool in_b = row_in && sx >= 0 && sx < p->in_w;
+                const uint8_t *px = in8 + (in_b ? sy * ys + sx * xs : 0);
+                if (half) {
+                    uint16_t *o16 = (uint16_t *)dst + o;
+                    for (int64_t c = 0; c < C; c++) o16[c * ocs] = in_b ? h[c][px[c]] : fill16[c];
+                } else {
+                    float *of = (float *)dst + o;
+                    for (int64_t c = 0; c < C; c++) of[c * ocs] = in_b ? f[c][px[c]] : p->fill[c];
                 }
             }
         }

@@ -333,6 +333,15 @@ static inline void store(void *p, sl_dtype t, int64_t k, float v) {
     }
 }
 
+/* Where output pixel (y, x) of sample p reads: its offset in the input (row stride ys, pixel
+ * stride xs), or -1 when it falls outside the image (the fill values). */
+static inline int64_t source_at(const sl__cmn_sample *p, int64_t y, int64_t x, int64_t ys,
+                                int64_t xs) {
+    int64_t sy = p->anchor_y + (p->mirror_y ? p->out_h - 1 - y : y);
+    int64_t sx = p->anchor_x + (p->mirror_x ? p->out_w - 1 - x : x);
+    return sy >= 0 && sy < p->in_h && sx >= 0 && sx < p->in_w ? sy * ys + sx * xs : -1;
+}
+
 /* out: (out_h, out_w, out_c) HWC or (out_c, out_h, out_w) CHW, one pass */
 static sl_status cmn_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     cmn_state *s = state;
@@ -348,22 +357,17 @@ static sl_status cmn_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
     if (direct && ot == SL_DTYPE_F32 && H * W <= 1024) {
         /* small uint8 HWC windows (MNIST's) -> float: no dtype switch in the loop */
         const uint8_t *in8 = src;
-        float *of = dst;
-        for (int64_t y = 0; y < H; y++) {
-            int64_t sy = p->anchor_y + (p->mirror_y ? H - 1 - y : y);
-            bool row_in = sy >= 0 && sy < p->in_h;
+        for (int64_t y = 0; y < H; y++)
             for (int64_t x = 0; x < W; x++) {
-                int64_t sx = p->anchor_x + (p->mirror_x ? W - 1 - x : x);
-                float *o = of + y * oys + x * oxs;
-                if (row_in && sx >= 0 && sx < p->in_w) {
-                    const uint8_t *px = in8 + sy * ys + sx * xs;
+                int64_t at = source_at(p, y, x, ys, xs);
+                float *o = (float *)dst + y * oys + x * oxs;
+                if (at >= 0) {
                     for (int64_t c = 0; c < C; c++)
-                        o[c * ocs] = ((float)px[c] - p->mean[c]) * p->inv_std[c];
+                        o[c * ocs] = ((float)in8[at + c] - p->mean[c]) * p->inv_std[c];
                 } else {
                     for (int64_t c = 0; c < C; c++) o[c * ocs] = p->fill[c];
                 }
             }
-        }
         return SL_OK;
     }
     if (direct && (ot == SL_DTYPE_F32 || ot == SL_DTYPE_F16) && C <= 4) {
@@ -381,41 +385,32 @@ static sl_status cmn_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
             }
             fill16[c] = sl__f32_to_f16(p->fill[c]);
         }
-        for (int64_t y = 0; y < H; y++) {
-            int64_t sy = p->anchor_y + (p->mirror_y ? H - 1 - y : y);
-            bool row_in = sy >= 0 && sy < p->in_h;
+        for (int64_t y = 0; y < H; y++)
             for (int64_t x = 0; x < W; x++) {
-                int64_t sx = p->anchor_x + (p->mirror_x ? W - 1 - x : x);
-                int64_t o = y * oys + x * oxs;
-                bool in_b = row_in && sx >= 0 && sx < p->in_w;
-                const uint8_t *px = in8 + (in_b ? sy * ys + sx * xs : 0);
+                int64_t at = source_at(p, y, x, ys, xs), o = y * oys + x * oxs;
+                const uint8_t *px = in8 + (at >= 0 ? at : 0);
                 if (half) {
                     uint16_t *o16 = (uint16_t *)dst + o;
-                    for (int64_t c = 0; c < C; c++) o16[c * ocs] = in_b ? h[c][px[c]] : fill16[c];
+                    for (int64_t c = 0; c < C; c++)
+                        o16[c * ocs] = at >= 0 ? h[c][px[c]] : fill16[c];
                 } else {
                     float *of = (float *)dst + o;
-                    for (int64_t c = 0; c < C; c++) of[c * ocs] = in_b ? f[c][px[c]] : p->fill[c];
+                    for (int64_t c = 0; c < C; c++)
+                        of[c * ocs] = at >= 0 ? f[c][px[c]] : p->fill[c];
                 }
             }
-        }
         return SL_OK;
     }
-    for (int64_t y = 0; y < H; y++) {
-        int64_t sy = p->anchor_y + (p->mirror_y ? H - 1 - y : y);
-        bool row_in = sy >= 0 && sy < p->in_h;
+    for (int64_t y = 0; y < H; y++)
         for (int64_t x = 0; x < W; x++) {
-            int64_t sx = p->anchor_x + (p->mirror_x ? W - 1 - x : x);
-            int64_t o = y * oys + x * oxs;
-            bool in_b = row_in && sx >= 0 && sx < p->in_w;
+            int64_t at = source_at(p, y, x, ys, xs), o = y * oys + x * oxs;
             for (int64_t c = 0; c < C; c++) {
-                float v =
-                    in_b && c < IC
-                        ? (load(src, it, sy * ys + sx * xs + c * cs) - p->mean[c]) * p->inv_std[c]
-                        : p->fill[c];
+                float v = at >= 0 && c < IC
+                              ? (load(src, it, at + c * cs) - p->mean[c]) * p->inv_std[c]
+                              : p->fill[c];
                 store(dst, ot, o + c * ocs, v);
             }
         }
-    }
     return SL_OK;
 }
 

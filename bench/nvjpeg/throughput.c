@@ -7,11 +7,14 @@
  *                  one image at a time per thread, back end B (1 hybrid, 2 GPU hybrid)
  *   cpu:0:T        libjpeg-turbo whole decodes
  * All run together for DUR seconds (env, default 3) after a warm-up; it prints images/s per group
- * and in total. Build and run on the GPU machine, from the repository root:
+ * and in total. batch: env DISTINCT=1 gives every slot its own copy of the bitstream (as a
+ * pipeline's samples are); INIT_EACH=1 calls nvjpegDecodeBatchedInitialize before every call (as
+ * sluice does); BVAR=1 alternates the batch size between B and B - 1 (implies INIT_EACH). Build and
+ * run on the GPU machine, from the repository root:
  *   gcc -O2 bench/nvjpeg/throughput.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64 \
  *       -lnvjpeg -lcudart -ljpeg -lpthread -o /tmp/nvjt
  *   PHOTOS=tests/fixtures/dali_extra/jpeg /tmp/nvjt batch:3:1 cpu:0:15
- * Figures: bench/RESULTS.md, session 6. */
+ * Figures: bench/RESULTS.md, sessions 6 and 7. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <cuda_runtime.h>
@@ -73,10 +76,17 @@ static void *batch_worker(void *a) {
     const unsigned char **bits = calloc(B, sizeof *bits);
     size_t *lens = calloc(B, sizeof *lens);
     nvjpegImage_t *out = calloc(B, sizeof *out);
+    const int distinct = getenv("DISTINCT") != NULL, init_each = getenv("INIT_EACH") != NULL;
+    const int bvar = getenv("BVAR") != NULL;
     for (int i = 0; i < B; i++) {
         int k = (i + j->tid) % 4;
         bits[i] = img[k];
         lens[i] = len[k];
+        if (distinct) { /* each slot its own copy, as a pipeline's samples are */
+            unsigned char *c = malloc(len[k]);
+            memcpy(c, img[k], len[k]);
+            bits[i] = c;
+        }
         CC(cudaMalloc((void **)&out[i].channel[0], (size_t)W[k] * H[k] * 3));
         out[i].pitch[0] = (size_t)W[k] * 3;
         if (yuv) {
@@ -92,14 +102,20 @@ static void *batch_worker(void *a) {
     CC(cudaStreamSynchronize(s)); /* warm */
     while (!atomic_load(&go))
         ;
+    int calls = 0;
     while (!atomic_load(&stop)) {
-        nvjpegStatus_t r = nvjpegDecodeBatched(h, st, bits, lens, out, s);
+        const int nb = bvar && (calls++ & 1) ? B - 1 : B; /* BVAR: batch sizes alternate */
+        nvjpegStatus_t r = NVJPEG_STATUS_SUCCESS;
+        if (init_each || bvar) /* INIT_EACH: initialised before every call, as sluice does */
+            r = nvjpegDecodeBatchedInitialize(h, st, nb, 1,
+                                              yuv ? NVJPEG_OUTPUT_YUV : NVJPEG_OUTPUT_RGBI);
+        if (!r) r = nvjpegDecodeBatched(h, st, bits, lens, out, s);
         if (r) {
             if (!j->fail++) fprintf(stderr, "batched backend %d: status %d\n", j->backend, r);
             break;
         }
         CC(cudaStreamSynchronize(s));
-        j->count += B;
+        j->count += nb;
     }
     return NULL;
 }

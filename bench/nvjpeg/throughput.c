@@ -84,6 +84,10 @@ static void *batch_worker(void *a) {
         lens[i] = len[k];
         if (distinct) { /* each slot its own copy, as a pipeline's samples are */
             unsigned char *c = malloc(len[k]);
+            if (!c) {
+                fprintf(stderr, "out of memory for the bitstream copies\n");
+                exit(1);
+            }
             memcpy(c, img[k], len[k]);
             bits[i] = c;
         }

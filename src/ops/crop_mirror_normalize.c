@@ -381,9 +381,9 @@ static sl_status cmn_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
         for (int64_t c = 0; c < C; c++) {
             for (int v = 0; v < 256; v++) {
                 f[c][v] = ((float)v - p->mean[c]) * p->inv_std[c];
-                h[c][v] = sl__f32_to_f16(f[c][v]);
+                if (half) h[c][v] = sl__f32_to_f16(f[c][v]);
             }
-            fill16[c] = sl__f32_to_f16(p->fill[c]);
+            if (half) fill16[c] = sl__f32_to_f16(p->fill[c]);
         }
         for (int64_t y = 0; y < H; y++)
             for (int64_t x = 0; x < W; x++) {

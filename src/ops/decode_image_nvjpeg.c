@@ -16,11 +16,10 @@
  * are done, so a GPU stage that also called it left them idle while it parsed, finished and synced
  * each batch. From its second batch on, the decoder's CPU stage starts the engines' share itself
  * (on the stage's thread, while the pool decodes the CPU's share), with its own engine state,
- * parser and stream, into a
- * per-batch planes block, and marks an event; the GPU stage waits for the event on its stream and
- * finishes the planes. What the engines do not decode there goes through sl__nvjpeg_decode as
- * before. The two threads share the handles (nvJPEG allows that, one state per thread) and only
- * atomic counters. */
+ * parser and stream, into a per-batch planes block, and marks an event; the GPU stage waits for the
+ * event on its stream and finishes the planes. What the engines do not decode there goes through
+ * sl__nvjpeg_decode as before. The two threads share the handles (nvJPEG allows that, one state per
+ * thread) and only atomic counters. */
 #include "ops/decode_image_nvjpeg.h"
 
 #include "core/alloc.h"

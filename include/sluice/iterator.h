@@ -54,7 +54,11 @@ typedef struct sl_iter_config {
     const sl_pipeline_bind *binds;
     /* ... or a function that builds it op by op into p (text NULL) */
     sl_status (*build)(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err);
-    void *build_user;
+    /* with text: called for each pipeline once it is made, before its text is parsed -- to
+     * register the sources its fn.external_source ops use (sl_pipeline_add_source), one per shard
+     * if they differ; NULL: nothing to do */
+    sl_status (*prepare)(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err);
+    void *build_user; /* build's or prepare's user */
 
     int ndevices; /* local devices: one pipeline each */
     sl_device devices[SL_MAX_DEVICES];

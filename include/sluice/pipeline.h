@@ -124,6 +124,38 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
  * the op instances and starts producing batches. */
 sl_status sl_pipeline_build(sl_pipeline *p);
 
+/* ---- fn.external_source: samples made by the caller's code --------------------------------------
+ *
+ * A source is two functions the pipeline calls for every sample of every batch: `shape` says what
+ * the sample is (in the CPU stage, one sample after another, in order), then `fill` writes it
+ * straight into the batch (on the pool's workers, several samples at once: it must be
+ * thread-safe). A source that is a function of sl_source_info alone gives the same batches
+ * whatever the thread count or prefetch depth, and resumes exactly from a checkpoint. It has no
+ * end: with the iterator, give `size` (as DALI wants for external_source without a reader). */
+typedef struct sl_source_info {
+    int64_t iteration; /* the batch's index since the pipeline started (sl_batch_index) */
+    int idx_in_batch;  /* 0 .. batch size - 1 */
+    int64_t sample;    /* iteration * batch size + idx_in_batch */
+    int output;        /* which of the op's outputs (num_outputs=N asks for 0 .. N-1) */
+} sl_source_info;
+
+typedef struct sl_source {
+    /* The sample's dtype and shape (ndim 0 .. SL_MAX_DIMS; shape has SL_MAX_DIMS slots). Every
+     * sample of one output must have the same dtype and ndim; extents may differ. */
+    sl_status (*shape)(void *user, const sl_source_info *info, sl_dtype *dtype, int *ndim,
+                       int64_t *shape, sl_err *err);
+    /* Writes the sample's nbytes (dense, C order, as shape described) to dst. */
+    sl_status (*fill)(void *user, const sl_source_info *info, void *dst, size_t nbytes,
+                      sl_err *err);
+    void *user;
+} sl_source;
+
+/* Registers src under `name` (1-63 characters), before sl_pipeline_parse / sl_pipeline_build:
+ * fn.external_source(source=name) then takes its samples from it. In pipeline text the name may
+ * be written bare (source=my_source), quoted, or bound to a def parameter. The functions and user
+ * must stay valid until the pipeline is freed. A name used twice is an SL_EINVAL. */
+sl_status sl_pipeline_add_source(sl_pipeline *p, const char *name, const sl_source *src);
+
 /* ---- pipeline text ------------------------------------------------------------------------------
  */
 

@@ -155,6 +155,10 @@ typedef struct sl__op_init {
     int batch_size;   /* max samples per batch */
     int threads;      /* pool workers: per-thread scratch slots */
     uint64_t seed; /* this instance's seed (its `seed` argument, or derived from the pipeline's) */
+    /* the pipeline's registered sources (fn.external_source): *out = the one named name, else an
+     * error that lists those registered */
+    sl_status (*find_source)(const void *ctx, const char *name, sl_source *out, sl_err *err);
+    const void *source_ctx;
 } sl__op_init;
 
 /* One batch through one op instance. */

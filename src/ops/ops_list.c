@@ -1,4 +1,5 @@
-/* The image and generic operators, listed for the op table. Each lives in its own file here. */
+/* The image and generic operators (and external_source), listed for the op table. Each lives in its
+ * own file here. */
 #include "ops/op.h"
 
 #include <stddef.h>
@@ -13,6 +14,7 @@ extern const sl__op_def sl__coin_flip_op;
 extern const sl__op_def sl__uniform_op;
 extern const sl__op_def sl__resize_op;
 extern const sl__op_def sl__image_random_crop_op;
+extern const sl__op_def sl__external_source_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -25,5 +27,6 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__uniform_op,
     &sl__resize_op,
     &sl__image_random_crop_op,
+    &sl__external_source_op,
     NULL,
 };

@@ -160,6 +160,11 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
     sl_pipeline *p = it->pipes[dev];
     int shard_id = c->shard_offset + dev, num_shards = it->S;
     sl_status st;
+    if (c->text && c->prepare) {
+        st = c->prepare(p, shard_id, num_shards, c->build_user, err);
+        if (st && err && !err->msg[0]) sl_err_copy(err, &p->err);
+        if (st) return st;
+    }
     if (c->text) {
         /* user binds first; num_shards/shard_id only where the user bound none */
         sl_pipeline_bind binds[80];

@@ -132,7 +132,30 @@ sl_status sl_pipeline_parse(sl_pipeline *p, const char *text, const char *filena
     sl_err local;
     if (!err) err = &local;
     sl__parse_prog *prog = NULL;
+    /* registered sources are names the text may use bare (source=my_source): bound first, so
+     * that the caller's own binds win */
+    sl_pipeline_bind *all = NULL;
+    char(*quoted)[68] = NULL;
+    if (p->nsources) {
+        all = sl__calloc((size_t)(p->nsources + nbind), sizeof *all, err);
+        quoted = sl__calloc((size_t)p->nsources, sizeof *quoted, err);
+        if (!all || !quoted) {
+            free(all);
+            free(quoted);
+            return SL_ENOMEM;
+        }
+        for (int i = 0; i < p->nsources; i++) {
+            snprintf(quoted[i], sizeof quoted[i], "\"%s\"", p->sources[i].name);
+            all[i].name = p->sources[i].name;
+            all[i].value = quoted[i];
+        }
+        for (int i = 0; i < nbind; i++) all[p->nsources + i] = binds[i];
+        binds = all;
+        nbind += p->nsources;
+    }
     sl_status st = sl__parse_program(text, filename, nbind, binds, &prog, err);
+    free(all);
+    free(quoted);
     if (st == SL_OK) {
         applier a = {prog, p, NULL, err};
         a.map = sl__calloc((size_t)prog->num_nodes + 1, sizeof *a.map, err);

@@ -84,6 +84,52 @@ static sl_status fail(sl_pipeline *p, sl_status st, const char *fmt, ...) {
     return st;
 }
 
+sl_status sl_pipeline_add_source(sl_pipeline *p, const char *name, const sl_source *src) {
+    if (p->built) return fail(p, SL_ESTATE, "sl_pipeline_add_source after sl_pipeline_build");
+    size_t len = name ? strlen(name) : 0;
+    if (len < 1 || len > 63)
+        return fail(p, SL_EINVAL, "sl_pipeline_add_source: a source name has 1-63 characters");
+    for (size_t i = 0; i < len; i++)
+        if (name[i] <= ' ' || name[i] > '~' || name[i] == '"' || name[i] == '\'' || name[i] == '\\')
+            return fail(p, SL_EINVAL,
+                        "sl_pipeline_add_source: source name '%s': no spaces, quotes or "
+                        "backslashes",
+                        name);
+    if (!src || !src->shape || !src->fill)
+        return fail(p, SL_EINVAL, "sl_pipeline_add_source: source '%s' needs shape and fill", name);
+    for (int i = 0; i < p->nsources; i++)
+        if (!strcmp(p->sources[i].name, name))
+            return fail(p, SL_EINVAL, "sl_pipeline_add_source: source '%s' is already registered",
+                        name);
+    struct sl__source_entry *grown =
+        realloc(p->sources, (size_t)(p->nsources + 1) * sizeof *p->sources);
+    if (!grown) return fail(p, SL_ENOMEM, "out of memory");
+    p->sources = grown;
+    memcpy(p->sources[p->nsources].name, name, len + 1);
+    p->sources[p->nsources++].src = *src;
+    return SL_OK;
+}
+
+/* sl__op_init's find_source */
+static sl_status find_source(const void *ctx, const char *name, sl_source *out, sl_err *err) {
+    const sl_pipeline *p = ctx;
+    for (int i = 0; i < p->nsources; i++)
+        if (!strcmp(p->sources[i].name, name)) {
+            *out = p->sources[i].src;
+            return SL_OK;
+        }
+    if (p->nsources == 0)
+        return sl_err_set(err, SL_ENOENT,
+                          "no source named '%s': none is registered (sl_pipeline_add_source)",
+                          name);
+    char list[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < p->nsources && used + 1 < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s'%s'", i ? ", " : "",
+                                 p->sources[i].name);
+    return sl_err_set(err, SL_ENOENT, "no source named '%s' (registered: %s)", name, list);
+}
+
 /* ---- builder ----------------------------------------------------------------------------------
  */
 
@@ -761,6 +807,8 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
         init.batch_size = p->cfg.batch_size;
         init.threads = p->cfg.num_threads;
         init.seed = op->seed;
+        init.find_source = find_source;
+        init.source_ctx = p;
         sl_status st =
             op->def->create ? op->def->create(&op->args, &init, &op->state, &p->err) : SL_OK;
         if (st) {
@@ -871,6 +919,7 @@ void sl_pipeline_free(sl_pipeline *p) {
     sl__queue_free(p->ready_q);
     free(p->ops);
     free(p->nodes);
+    free(p->sources);
     pthread_mutex_destroy(&p->snap_mu);
     pthread_cond_destroy(&p->snap_cv);
     pthread_mutex_destroy(&p->stats_mu);

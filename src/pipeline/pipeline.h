@@ -117,6 +117,13 @@ struct sl_pipeline {
     /* stats */
     pthread_mutex_t stats_mu;
     sl_pipeline_stats stats;
+
+    /* fn.external_source's sources (sl_pipeline_add_source) */
+    int nsources;
+    struct sl__source_entry {
+        char name[64];
+        sl_source src;
+    } * sources;
 };
 
 /* The snapshot taken before batch seq (seq from taken - 2 to taken): a checkpoint after seq

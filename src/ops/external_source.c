@@ -1,0 +1,197 @@
+/* external_source: samples made by the caller's code, through a source registered with
+ * sl_pipeline_add_source (include/sluice/pipeline.h). DALI's fn.external_source with a per-sample
+ * source: setup asks the source for every sample's dtype and shape (the stage's thread, in order),
+ * sizes the outputs, and run_cpu has the source write each sample straight into its place (the
+ * pool's workers). What the source says is checked before anything is written: a dtype or ndim
+ * that changes within an output, or differs from the op's `dtype` / `ndim`, is an error naming
+ * the sample and batch, as is any error the source returns (its message kept). */
+#include "ops/op.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const sl__arg_schema src_args[] = {
+    {"source", SL_ARG_STR, NULL, "name of a source registered with sl_pipeline_add_source",
+     SL_ARGF_REQUIRED, NULL},
+    {"num_outputs", SL_ARG_INT, "None",
+     "outputs; the source is asked for each (sl_source_info.output); default 1", 0, NULL},
+    {"dtype", SL_ARG_DTYPE, "None", "data type every sample must have (checked)", 0, NULL},
+    {"ndim", SL_ARG_INT, "None", "dimensions every sample must have (checked)", 0, NULL},
+    {"layout", SL_ARG_STRS, "None", "layout of the outputs (\"HWC\"...): one for all, or one each",
+     0, NULL},
+    {"batch", SL_ARG_BOOL, "True",
+     "accepted for DALI's sake: sluice asks the source per sample either way", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct src_state {
+    const char *name; /* the instance's */
+    char source[64];
+    sl_source src;
+    int nout;
+    int dtype, ndim; /* what every sample must have; -1: anything */
+    char layout[SL_MAX_OUTPUTS][SL_LAYOUT_MAX + 1];
+    int batch_size;
+    int64_t *shapes; /* setup's scratch: batch x SL_MAX_DIMS */
+} src_state;
+
+static int src_num_outputs(const sl__args *a) {
+    return sl__args_given(a, "num_outputs") ? (int)sl__args_int(a, "num_outputs") : 1;
+}
+
+static void src_destroy(void *state) {
+    src_state *s = state;
+    if (s) free(s->shapes);
+    free(s);
+}
+
+static sl_status src_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    src_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    s->name = init->name;
+    s->batch_size = init->batch_size;
+    s->nout = src_num_outputs(a);
+    s->dtype = sl__args_given(a, "dtype") ? (int)sl__args_dtype(a, "dtype") : -1;
+    s->ndim = sl__args_given(a, "ndim") ? (int)sl__args_int(a, "ndim") : -1;
+    const char *name = sl__args_str(a, "source");
+    sl_status st = SL_OK;
+    if (s->nout < 1 || s->nout > SL_MAX_OUTPUTS)
+        st = sl_err_set(err, SL_EINVAL, "%s: num_outputs %d (1..%d)", s->name, s->nout,
+                        SL_MAX_OUTPUTS);
+    else if (s->ndim < -1 || s->ndim > SL_MAX_DIMS)
+        st = sl_err_set(err, SL_EINVAL, "%s: ndim %d (0..%d)", s->name, s->ndim, SL_MAX_DIMS);
+    else if (!name || !name[0] || strlen(name) >= sizeof s->source)
+        st = sl_err_set(err, SL_EINVAL, "%s: source must name a registered source", s->name);
+    else if (!init->find_source)
+        st = sl_err_set(err, SL_ENOENT, "%s: no sources here (sl_pipeline_add_source)", s->name);
+    if (st == SL_OK) {
+        snprintf(s->source, sizeof s->source, "%s", name);
+        st = init->find_source(init->source_ctx, name, &s->src, err);
+        if (st != SL_OK) sl_err_prefix(err, "%s: ", s->name);
+    }
+    if (st == SL_OK && sl__args_given(a, "layout")) {
+        const char *const *l;
+        int n = sl__args_strs(a, "layout", &l);
+        if (n != 1 && n != s->nout)
+            st = sl_err_set(err, SL_EINVAL, "%s: %d layouts for %d outputs (give one, or one each)",
+                            s->name, n, s->nout);
+        for (int o = 0; o < s->nout && st == SL_OK; o++) {
+            const char *x = l[n == 1 ? 0 : o];
+            if (strlen(x) > SL_LAYOUT_MAX)
+                st = sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" is too long", s->name, x);
+            else
+                snprintf(s->layout[o], sizeof s->layout[o], "%s", x);
+        }
+    }
+    if (st == SL_OK) {
+        s->shapes = sl__malloc((size_t)init->batch_size * SL_MAX_DIMS * sizeof *s->shapes, err);
+        if (!s->shapes) st = SL_ENOMEM;
+    }
+    if (st != SL_OK) {
+        src_destroy(s);
+        return st;
+    }
+    *out = s;
+    return SL_OK;
+}
+
+static sl_source_info info_of(const src_state *s, const sl__op_io *io, int i, int o) {
+    sl_source_info f;
+    f.iteration = io->sample_base / s->batch_size;
+    f.idx_in_batch = i;
+    f.sample = io->sample_base + i;
+    f.output = o;
+    return f;
+}
+
+/* An error of the source's (or about what it said) for sample i's output o. */
+static sl_status src_fail(const src_state *s, const sl__op_io *io, int i, int o, sl_status st,
+                          const char *what, sl_err *err) {
+    char msg[SL_ERRMSG_MAX];
+    snprintf(msg, sizeof msg, "%s", what && what[0] ? what : sl_status_str(st));
+    char out[24] = "";
+    if (s->nout > 1) snprintf(out, sizeof out, " output %d", o);
+    return sl_err_set(err, st, "%s: source '%s': batch %lld sample %d%s: %s", s->name, s->source,
+                      (long long)(io->sample_base / s->batch_size), i, out, msg);
+}
+
+static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
+    src_state *s = state;
+    for (int o = 0; o < s->nout; o++) {
+        sl_dtype dt0 = SL_DTYPE_U8;
+        int nd0 = 0;
+        for (int i = 0; i < io->batch; i++) {
+            sl_source_info f = info_of(s, io, i, o);
+            sl_dtype dt = (sl_dtype)-1;
+            int nd = -1;
+            int64_t *sh = s->shapes + (size_t)i * SL_MAX_DIMS;
+            memset(sh, 0, SL_MAX_DIMS * sizeof *sh);
+            sl_err e;
+            e.status = SL_OK;
+            e.msg[0] = '\0';
+            sl_status st = s->src.shape(s->src.user, &f, &dt, &nd, sh, &e);
+            if (st != SL_OK) return src_fail(s, io, i, o, st, e.msg, err);
+            char bad[160] = "";
+            if (sl_dtype_size(dt) == 0)
+                snprintf(bad, sizeof bad, "shape gave data type %d, not one of sl_dtype's",
+                         (int)dt);
+            else if (nd < 0 || nd > SL_MAX_DIMS)
+                snprintf(bad, sizeof bad, "shape gave ndim %d (0..%d)", nd, SL_MAX_DIMS);
+            else if (s->dtype >= 0 && (int)dt != s->dtype)
+                snprintf(bad, sizeof bad, "data type %s, but dtype=%s", sl_dtype_name(dt),
+                         sl_dtype_name((sl_dtype)s->dtype));
+            else if (s->ndim >= 0 && nd != s->ndim)
+                snprintf(bad, sizeof bad, "%d dimensions, but ndim=%d", nd, s->ndim);
+            else if (i > 0 && (dt != dt0 || nd != nd0))
+                snprintf(bad, sizeof bad, "%s with %d dimensions, but sample 0 is %s with %d",
+                         sl_dtype_name(dt), nd, sl_dtype_name(dt0), nd0);
+            for (int d = 0; d < nd && !bad[0] && nd <= SL_MAX_DIMS; d++)
+                if (sh[d] < 0) snprintf(bad, sizeof bad, "extent %lld", (long long)sh[d]);
+            if (bad[0]) return src_fail(s, io, i, o, SL_EINVAL, bad, err);
+            if (i == 0) dt0 = dt, nd0 = nd;
+        }
+        /* shapes rows are SL_MAX_DIMS apart; the list wants them packed */
+        for (int i = 1; i < io->batch && nd0 < SL_MAX_DIMS; i++)
+            memmove(s->shapes + (size_t)i * (size_t)nd0, s->shapes + (size_t)i * SL_MAX_DIMS,
+                    (size_t)nd0 * sizeof *s->shapes);
+        sl_tlist *out = io->out[o];
+        SL_TRY(sl_tlist_reset(out, io->batch, dt0, nd0, sl_cpu(), err));
+        SL_TRY(sl_tlist_alloc(out, s->shapes, err));
+        memcpy(out->layout, s->layout[o], sizeof out->layout);
+    }
+    return SL_OK;
+}
+
+static sl_status src_run(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    (void)worker;
+    src_state *s = state;
+    for (int o = 0; o < s->nout; o++) {
+        sl_source_info f = info_of(s, io, i, o);
+        sl_err e;
+        e.status = SL_OK;
+        e.msg[0] = '\0';
+        sl_status st = s->src.fill(s->src.user, &f, io->out[o]->data[i],
+                                   sl_tlist_sample_nbytes(io->out[o], i), &e);
+        if (st != SL_OK) return src_fail(s, io, i, o, st, e.msg, err);
+    }
+    return SL_OK;
+}
+
+const sl__op_def sl__external_source_op = {
+    .name = "external_source",
+    .doc = "Samples made by the caller's code: a source registered with sl_pipeline_add_source "
+           "is asked for each sample's dtype and shape, then writes it into the batch.",
+    .min_inputs = 0,
+    .max_inputs = 0,
+    .args = src_args,
+    .devices = SL_OPDEV_CPU,
+    .num_outputs = src_num_outputs,
+    .create = src_create,
+    .setup = src_setup,
+    .run_cpu = src_run,
+    .destroy = src_destroy,
+};

@@ -1,0 +1,341 @@
+/* external_source: samples from a source registered with sl_pipeline_add_source.
+ * - From pipeline text (the source named bare), two outputs of varying shapes through a cast:
+ *   every sample's shape, layout and bytes are what the source made, for 4 batches, and 1 and 3
+ *   threads give the same batches; every call saw consistent sl_source_info.
+ * - Built op by op through the C API.
+ * - Errors name the source, batch and sample and keep the source's message: a failing fill, a
+ *   failing shape without a message, a dtype that changes within an output, a dtype other than
+ *   the op's `dtype`; an unknown source lists the registered ones; bad registrations are refused.
+ * - The iterator's prepare hook registers one source per shard (2 CPU devices, size 40), and a
+ *   checkpoint taken after one step resumes at the second step's samples. */
+#include "check.h"
+
+#include "sluice/iterator.h"
+#include "sluice/pipeline.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { B = 8, BATCHES = 4 };
+
+static atomic_int bad_info; /* a call whose sl_source_info did not add up */
+
+typedef struct ramp {
+    int32_t label_offset; /* per shard, in the iterator test */
+    int fail_sample;      /* fill fails there (-1: never) */
+    int flip_sample;      /* shape gives float32 there (-1: never) */
+    bool quiet;           /* shape fails without a message */
+} ramp;
+
+static void check_info(const sl_source_info *f) {
+    if (f->sample != f->iteration * B + f->idx_in_batch || f->idx_in_batch < 0 ||
+        f->idx_in_batch >= B || f->output < 0 || f->output > 1)
+        atomic_fetch_add(&bad_info, 1);
+}
+
+static int64_t img_h(int64_t s) {
+    return 1 + s % 5;
+}
+static int64_t img_w(int64_t s) {
+    return 2 + s % 3;
+}
+
+static sl_status ramp_shape(void *user, const sl_source_info *f, sl_dtype *dt, int *nd, int64_t *sh,
+                            sl_err *err) {
+    const ramp *r = user;
+    check_info(f);
+    if (r->quiet && f->sample == 2) return SL_EIO;
+    if (f->output == 0) {
+        *dt = f->sample == r->flip_sample ? SL_DTYPE_F32 : SL_DTYPE_U8;
+        *nd = 3;
+        sh[0] = img_h(f->sample), sh[1] = img_w(f->sample), sh[2] = 1;
+    } else {
+        *dt = SL_DTYPE_I32;
+        *nd = 1;
+        sh[0] = 1;
+    }
+    (void)err;
+    return SL_OK;
+}
+
+static sl_status ramp_fill(void *user, const sl_source_info *f, void *dst, size_t nbytes,
+                           sl_err *err) {
+    const ramp *r = user;
+    check_info(f);
+    if (f->sample == r->fail_sample)
+        return sl_err_set(err, SL_EIO, "disk gone at sample %lld", (long long)f->sample);
+    if (f->output == 0) {
+        if (nbytes != (size_t)(img_h(f->sample) * img_w(f->sample))) atomic_fetch_add(&bad_info, 1);
+        uint8_t *d = dst;
+        for (size_t k = 0; k < nbytes; k++) d[k] = (uint8_t)(f->sample * 7 + (int64_t)k);
+    } else {
+        if (nbytes != 4) atomic_fetch_add(&bad_info, 1);
+        int32_t v = (int32_t)(f->sample * 3) + r->label_offset;
+        memcpy(dst, &v, sizeof v);
+    }
+    return SL_OK;
+}
+
+static const char *TEXT = "def pipe():\n"
+                          "    images, labels = fn.external_source(source=ramp, num_outputs=2,\n"
+                          "                                        layout=[\"HWC\", \"\"])\n"
+                          "    floats = fn.cast(images, dtype=types.FLOAT)\n"
+                          "    return images, floats, labels\n";
+
+/* A pipeline with `name` -> r registered, from text; NULL with e set on failure. */
+static sl_pipeline *make(const char *text, int threads, const char *name, ramp *r, sl_err *e) {
+    sl_pipeline_config c;
+    sl_pipeline_config_init(&c);
+    c.batch_size = B;
+    c.num_threads = threads;
+    sl_pipeline *p = NULL;
+    if (sl_pipeline_create(&c, &p, e)) return NULL;
+    sl_source src = {ramp_shape, ramp_fill, r};
+    sl_status st = sl_pipeline_add_source(p, name, &src);
+    if (st == SL_OK) st = sl_pipeline_parse(p, text, "source.py", 0, NULL, e);
+    if (st == SL_OK) st = sl_pipeline_build(p);
+    if (st != SL_OK) {
+        e->status = st;
+        snprintf(e->msg, sizeof e->msg, "%s", sl_pipeline_errmsg(p));
+        sl_pipeline_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Checks batch b's three outputs sample by sample; appends the image bytes to *sum. */
+static void check_batch(sl_batch *b, int64_t iteration, uint64_t *sum) {
+    CHECK_EQ_INT(sl_batch_index(b), iteration);
+    const sl_tlist *img = sl_batch_output(b, 0), *flt = sl_batch_output(b, 1),
+                   *lab = sl_batch_output(b, 2);
+    CHECK_EQ_INT(img->count, B);
+    CHECK_EQ_INT(img->dtype, SL_DTYPE_U8);
+    CHECK_EQ_INT(flt->dtype, SL_DTYPE_F32);
+    CHECK_EQ_INT(lab->dtype, SL_DTYPE_I32);
+    CHECK_STR(img->layout, "HWC");
+    for (int i = 0; i < B; i++) {
+        int64_t s = iteration * B + i;
+        sl_tensor t, f, l;
+        sl_tlist_sample(img, i, &t);
+        sl_tlist_sample(flt, i, &f);
+        sl_tlist_sample(lab, i, &l);
+        CHECK_EQ_INT(t.ndim, 3);
+        CHECK_EQ_INT(t.shape[0], img_h(s));
+        CHECK_EQ_INT(t.shape[1], img_w(s));
+        CHECK_EQ_INT(t.shape[2], 1);
+        int wrong = 0;
+        for (int64_t k = 0; k < img_h(s) * img_w(s); k++) {
+            uint8_t want = (uint8_t)(s * 7 + k);
+            wrong += ((uint8_t *)t.data)[k] != want || ((float *)f.data)[k] != (float)want;
+            *sum = *sum * 31 + ((uint8_t *)t.data)[k];
+        }
+        CHECK_MSG(wrong == 0, "sample %lld: %d bytes differ", (long long)s, wrong);
+        CHECK_EQ_INT(*(int32_t *)l.data, s * 3);
+    }
+}
+
+static void test_text(void) {
+    uint64_t sums[2] = {0, 0};
+    int threads[2] = {1, 3};
+    for (int r = 0; r < 2; r++) {
+        ramp src = {0, -1, -1, false};
+        sl_err e;
+        sl_pipeline *p = make(TEXT, threads[r], "ramp", &src, &e);
+        CHECK_MSG(p != NULL, "%s", e.msg);
+        if (!p) return;
+        for (int k = 0; k < BATCHES; k++) {
+            sl_batch *b = NULL;
+            sl_status st = sl_pipeline_next(p, &b);
+            CHECK_MSG(st == SL_OK, "%s", sl_pipeline_errmsg(p));
+            if (st != SL_OK) break;
+            check_batch(b, k, &sums[r]);
+            sl_pipeline_release(p, b);
+        }
+        sl_pipeline_free(p);
+    }
+    CHECK(sums[0] != 0);
+    CHECK(sums[0] == sums[1]);
+    CHECK_EQ_INT(atomic_load(&bad_info), 0);
+}
+
+static void test_c_api(void) {
+    sl_pipeline_config c;
+    sl_pipeline_config_init(&c);
+    c.batch_size = B;
+    sl_pipeline *p = NULL;
+    sl_err e;
+    CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
+    ramp r = {0, -1, -1, false};
+    sl_source src = {ramp_shape, ramp_fill, &r};
+    CHECK_OK(sl_pipeline_add_source(p, "ramp", &src), NULL);
+    int outs[3], n = 0;
+    sl_pipeline_op *op = sl_pipeline_op_begin(p, "external_source");
+    CHECK(op != NULL);
+    sl_pipeline_op_arg(op, "source", "\"ramp\"");
+    sl_pipeline_op_arg(op, "num_outputs", "2");
+    sl_pipeline_op_arg(op, "layout", "\"HWC\"");
+    CHECK_OK(sl_pipeline_op_end(op, outs, 2, &n), NULL);
+    CHECK_EQ_INT(n, 2);
+    op = sl_pipeline_op_begin(p, "cast");
+    sl_pipeline_op_input(op, outs[0]);
+    sl_pipeline_op_arg(op, "dtype", "types.FLOAT");
+    CHECK_OK(sl_pipeline_op_end(op, &outs[2], 1, NULL), NULL);
+    int order[3] = {outs[0], outs[2], outs[1]};
+    CHECK_OK(sl_pipeline_set_outputs(p, 3, order, NULL), NULL);
+    sl_status st = sl_pipeline_build(p);
+    CHECK_MSG(st == SL_OK, "%s", sl_pipeline_errmsg(p));
+    sl_batch *b = NULL;
+    if (st == SL_OK) st = sl_pipeline_next(p, &b);
+    CHECK_MSG(st == SL_OK, "%s", sl_pipeline_errmsg(p));
+    uint64_t sum = 0;
+    if (b) {
+        check_batch(b, 0, &sum);
+        sl_pipeline_release(p, b);
+    }
+    sl_pipeline_free(p);
+}
+
+/* The first error of a pipeline from text (source `name` -> r): status and message. */
+static sl_status run_until_error(const char *text, const char *name, ramp *r, char *msg,
+                                 size_t size) {
+    sl_err e;
+    sl_pipeline *p = make(text, 2, name, r, &e);
+    if (!p) {
+        snprintf(msg, size, "%s", e.msg);
+        return e.status;
+    }
+    sl_status st = SL_OK;
+    for (int k = 0; k < BATCHES && st == SL_OK; k++) {
+        sl_batch *b = NULL;
+        st = sl_pipeline_next(p, &b);
+        if (b) sl_pipeline_release(p, b);
+    }
+    snprintf(msg, size, "%s", st == SL_OK ? "" : sl_pipeline_errmsg(p));
+    sl_pipeline_free(p);
+    return st;
+}
+
+#define CHECK_ERR(st, want, msg, needle)                                                           \
+    do {                                                                                           \
+        CHECK_EQ_INT(st, want);                                                                    \
+        CHECK_MSG(!check_needle_missing(msg, needle), "message \"%s\" lacks \"%s\"", msg, needle); \
+    } while (0)
+
+static void test_errors(void) {
+    char msg[SL_ERRMSG_MAX];
+    ramp fails = {0, 13, -1, false}; /* batch 1, sample 5 */
+    sl_status st = run_until_error(TEXT, "ramp", &fails, msg, sizeof msg);
+    CHECK_ERR(st, SL_EIO, msg,
+              "external_source: source 'ramp': batch 1 sample 5 output 0: disk gone at sample 13");
+    ramp quiet = {0, -1, -1, true};
+    st = run_until_error(TEXT, "ramp", &quiet, msg, sizeof msg);
+    CHECK_ERR(st, SL_EIO, msg, "batch 0 sample 2 output 0: ");
+    CHECK_ERR(st, SL_EIO, msg, sl_status_str(SL_EIO));
+    ramp flips = {0, -1, 11, false};
+    st = run_until_error(TEXT, "ramp", &flips, msg, sizeof msg);
+    CHECK_ERR(st, SL_EINVAL, msg,
+              "batch 1 sample 3 output 0: float32 with 3 dimensions, but sample 0 is uint8");
+    ramp ok = {0, -1, -1, false};
+    st = run_until_error("def pipe():\n"
+                         "    images = fn.external_source(source=ramp, dtype=types.FLOAT)\n"
+                         "    return images\n",
+                         "ramp", &ok, msg, sizeof msg);
+    CHECK_ERR(st, SL_EINVAL, msg, "batch 0 sample 0: data type uint8, but dtype=float32");
+    st = run_until_error("def pipe():\n"
+                         "    images = fn.external_source(source=\"nope\")\n"
+                         "    return images\n",
+                         "ramp", &ok, msg, sizeof msg);
+    CHECK_ERR(st, SL_ENOENT, msg, "no source named 'nope' (registered: 'ramp')");
+    st = run_until_error("def pipe():\n"
+                         "    images = fn.external_source(source=nope)\n"
+                         "    return images\n",
+                         "ramp", &ok, msg, sizeof msg);
+    CHECK_ERR(st, SL_EINVAL, msg, "source.py:2");
+    CHECK_ERR(st, SL_EINVAL, msg, "name 'nope' is not defined");
+
+    sl_pipeline_config c;
+    sl_pipeline_config_init(&c);
+    sl_pipeline *p = NULL;
+    sl_err e;
+    CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
+    sl_source src = {ramp_shape, ramp_fill, &ok}, half = {ramp_shape, NULL, &ok};
+    CHECK_OK(sl_pipeline_add_source(p, "a", &src), NULL);
+    CHECK_EQ_INT(sl_pipeline_add_source(p, "a", &src), SL_EINVAL);
+    CHECK(!check_needle_missing(sl_pipeline_errmsg(p), "'a' is already registered"));
+    CHECK_EQ_INT(sl_pipeline_add_source(p, "b", &half), SL_EINVAL);
+    CHECK_EQ_INT(sl_pipeline_add_source(p, "say \"hi\"", &src), SL_EINVAL);
+    CHECK_EQ_INT(sl_pipeline_add_source(p, "", &src), SL_EINVAL);
+    sl_pipeline_free(p);
+}
+
+static sl_status prepare(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err) {
+    ramp *r = (ramp *)user + shard_id;
+    (void)num_shards, (void)err;
+    sl_source src = {ramp_shape, ramp_fill, r};
+    return sl_pipeline_add_source(p, "ramp", &src);
+}
+
+static void test_iterator(void) {
+    ramp shards[2] = {{0, -1, -1, false}, {1000, -1, -1, false}};
+    sl_iter_config c;
+    sl_iter_config_init(&c);
+    sl_err e;
+    c.text = TEXT;
+    c.filename = "source.py";
+    c.prepare = prepare;
+    c.build_user = shards;
+    c.batch_size = 2 * B;
+    c.size = 40;
+    CHECK_OK(sl_iter_parse_devices("cpu:2", &c, &e), &e);
+    sl_iter *it = NULL;
+    sl_status st = sl_iter_create(&c, &it, &e);
+    CHECK_MSG(st == SL_OK, "%s", e.msg);
+    if (st != SL_OK) return;
+    int steps = 0;
+    const sl_iter_batch *b;
+    while ((st = sl_iter_next(it, &b)) == SL_OK) {
+        for (int dev = 0; dev < 2; dev++) {
+            const sl_tlist *lab = sl_iter_shard_list(b, 2, dev);
+            for (int i = 0; i < B; i++) {
+                int64_t s = (int64_t)steps * B + i;
+                CHECK_EQ_INT(*(int32_t *)lab->data[i], s * 3 + 1000 * dev);
+            }
+        }
+        steps++;
+    }
+    CHECK_EQ_INT(st, SL_EOF);
+    CHECK_EQ_INT(steps, sl_iter_len(it));
+    CHECK(steps >= 2);
+    sl_iter_free(it);
+
+    /* a checkpoint after one step resumes at the second step's samples */
+    CHECK_OK(sl_iter_create(&c, &it, &e), &e);
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(sl_iter_next(it, &b), NULL);
+    CHECK_OK(sl_iter_save(it, NULL, 0, &bytes, &size), NULL);
+    sl_iter_free(it);
+    c.resume_bytes = bytes;
+    c.resume_size = size;
+    st = sl_iter_create(&c, &it, &e);
+    CHECK_MSG(st == SL_OK, "%s", e.msg);
+    if (st == SL_OK && sl_iter_next(it, &b) == SL_OK) {
+        const sl_tlist *lab = sl_iter_shard_list(b, 2, 1);
+        for (int i = 0; i < B; i++) CHECK_EQ_INT(*(int32_t *)lab->data[i], (B + i) * 3 + 1000);
+    } else {
+        CHECK_MSG(false, "no batch after resuming: %s", it ? sl_iter_errmsg(it) : e.msg);
+    }
+    sl_iter_free(it);
+    free(bytes);
+}
+
+int main(void) {
+    test_text();
+    test_c_api();
+    test_errors();
+    test_iterator();
+    CHECK_EQ_INT(atomic_load(&bad_info), 0);
+    return check_done();
+}

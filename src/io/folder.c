@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,99 @@ sl_status sl__folder_open(const char *root, const char *list, int nfiles, const 
     return SL_OK;
 }
 
+/* Every regular file under root/rel (recursively, hidden names skipped) whose name matches filter,
+ * added as "rel/name" (label 0). depth: how far down we are (links may loop). */
+static sl_status walk(sl__folder *f, const char *rel, const char *filter, int depth, sl_err *err) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s%s%s", f->root, rel[0] ? "/" : "", rel);
+    if (depth > 32)
+        return sl_err_set(err, SL_EINVAL, "%s: folders nested too deep (a link loop?)", dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return sl_err_set(err, errno == ENOENT ? SL_ENOENT : SL_EIO, "%s: %s", dir,
+                          strerror(errno));
+    sl_status st = SL_OK;
+    struct dirent *de;
+    while (st == SL_OK && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char p[4096], sub[4096];
+        struct stat sb;
+        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p) continue;
+        if (snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >=
+            (int)sizeof sub)
+            continue;
+        if (stat(p, &sb) != 0) continue;
+        if (S_ISDIR(sb.st_mode))
+            st = walk(f, sub, filter, depth + 1, err);
+        else if (S_ISREG(sb.st_mode) && fnmatch(filter, de->d_name, 0) == 0)
+            st = add(f, sub, 0, err);
+    }
+    closedir(d);
+    return st;
+}
+
+static int cmp_entry(const void *a, const void *b) {
+    return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
+}
+
+/* a file list of paths alone, one per line */
+static sl_status read_paths(sl__folder *f, const char *list, sl_err *err) {
+    FILE *fp = fopen(list, "r");
+    if (!fp)
+        return sl_err_set(err, errno == ENOENT ? SL_ENOENT : SL_EIO, "%s: %s", list,
+                          strerror(errno));
+    char line[4096];
+    sl_status st = SL_OK;
+    while (!st && fgets(line, sizeof line, fp)) {
+        size_t len = strlen(line);
+        while (len && isspace((unsigned char)line[len - 1])) line[--len] = 0;
+        if (len) st = add(f, line, 0, err);
+    }
+    fclose(fp);
+    return st;
+}
+
+sl_status sl__folder_open_files(const char *root, const char *list, int nfiles,
+                                const char *const *files, const char *filter, sl__folder **out,
+                                sl_err *err) {
+    *out = NULL;
+    sl__folder *f = sl__calloc(1, sizeof *f, err);
+    if (!f) return SL_ENOMEM;
+    f->classes = 1;
+    sl_status st = SL_OK;
+    if (root) {
+        f->root = strdup(root);
+    } else if (list) {
+        const char *slash = strrchr(list, '/');
+        f->root = slash ? strndup(list, (size_t)(slash - list)) : strdup(".");
+    } else {
+        f->root = strdup("");
+    }
+    if (!f->root) {
+        st = sl_err_set(err, SL_ENOMEM, "out of memory");
+    } else if (list) {
+        st = read_paths(f, list, err);
+    } else if (nfiles > 0) {
+        for (int i = 0; i < nfiles && !st; i++) st = add(f, files[i], 0, err);
+    } else if (root) {
+        st = walk(f, "", filter ? filter : "*", 0, err);
+        if (!st && f->n) qsort(f->e, (size_t)f->n, sizeof *f->e, cmp_entry);
+        if (!st && f->n == 0)
+            st = sl_err_set(err, SL_EINVAL, "%s: no files matching '%s' in it or below", root,
+                            filter ? filter : "*");
+    } else {
+        st = sl_err_set(err, SL_EINVAL, "give file_root, file_list or files");
+    }
+    if (!st && f->n == 0)
+        st = sl_err_set(err, SL_EINVAL, "%s: lists no files", list ? list : "files");
+    if (st) {
+        sl__folder_close(f);
+        return st;
+    }
+    *out = f;
+    return SL_OK;
+}
+
 int64_t sl__folder_count(const sl__folder *f) {
     return f->n;
 }
@@ -223,7 +317,7 @@ void sl__folder_shuffle(sl__folder *f, uint64_t seed) {
 }
 
 /* File i's path: its name, under the root unless absolute. */
-static void path_of(const sl__folder *f, int64_t i, char *p, size_t size) {
+void sl__folder_path(const sl__folder *f, int64_t i, char *p, size_t size) {
     const char *name = f->e[i].name;
     if (name[0] == '/' || !f->root[0])
         snprintf(p, size, "%s", name);
@@ -233,7 +327,7 @@ static void path_of(const sl__folder *f, int64_t i, char *p, size_t size) {
 
 sl_status sl__folder_size(const sl__folder *f, int64_t i, size_t *size, sl_err *err) {
     char p[8192];
-    path_of(f, i, p, sizeof p);
+    sl__folder_path(f, i, p, sizeof p);
     struct stat sb;
     if (stat(p, &sb) != 0) return sl_err_set(err, SL_EIO, "%s: %s", p, strerror(errno));
     if (!S_ISREG(sb.st_mode)) return sl_err_set(err, SL_EIO, "%s: not a regular file", p);
@@ -244,7 +338,7 @@ sl_status sl__folder_size(const sl__folder *f, int64_t i, size_t *size, sl_err *
 sl_status sl__folder_read_into(const sl__folder *f, int64_t i, uint8_t *dst, size_t size,
                                sl_err *err) {
     char p[8192];
-    path_of(f, i, p, sizeof p);
+    sl__folder_path(f, i, p, sizeof p);
     int fd = open(p, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return sl_err_set(err, SL_EIO, "%s: %s", p, strerror(errno));
     sl_status st = SL_OK;

@@ -20,10 +20,18 @@ typedef struct sl__folder sl__folder;
  * is NULL), nfiles files (labels: nlabels values, or none for 0..nfiles-1), or root alone. */
 sl_status sl__folder_open(const char *root, const char *list, int nfiles, const char *const *files,
                           int nlabels, const int64_t *labels, sl__folder **out, sl_err *err);
+/* Files without labels (readers.numpy): list (a file of paths, one per line, relative to root or to
+ * the list's folder), nfiles files, or every file in root and its sub-folders whose name matches
+ * the glob filter (sorted by relative path). Labels are all 0. */
+sl_status sl__folder_open_files(const char *root, const char *list, int nfiles,
+                                const char *const *files, const char *filter, sl__folder **out,
+                                sl_err *err);
 int64_t sl__folder_count(const sl__folder *f);
 const char *sl__folder_name(const sl__folder *f, int64_t i); /* relative path */
 int32_t sl__folder_label(const sl__folder *f, int64_t i);
 const char *sl__folder_root(const sl__folder *f);
+/* File i's path (the root joined with its relative path) into p. */
+void sl__folder_path(const sl__folder *f, int64_t i, char *p, size_t size);
 /* Number of classes (sub-folders) in class-folder mode, else 1 + the largest label. */
 int sl__folder_classes(const sl__folder *f);
 /* Shuffles the entry order once (seeded); DALI's readers.file does so when random_shuffle is set.

@@ -1,10 +1,12 @@
-/* The reader operators: readers.caffe2, readers.caffe, readers.file and readers.mnist (an IDX
- * reader, a sluice extension). Each is a record store (LMDB, IDX file, file list) behind the one
+/* The reader operators: readers.caffe2, readers.caffe, readers.file, readers.numpy and
+ * readers.mnist (an IDX reader, a sluice extension). Each is a record store (LMDB, IDX file, file
+ * list) behind the one
  * loader core (loader.h) that decides, sample by sample, which record comes next. Setup reads the
  * batch's records, sets io->keys (owned here, valid until the next setup) and fills the outputs:
  * encoded images as zero-copy uint8 views into the LMDB map, raw images as (H, W, C) uint8, labels
  * as int32/float32 (1,) or (num_labels,); readers.file's setup sizes the files and its run_cpu
- * reads each one, on the pool, straight into the batch's output. Every record error is SL_EFORMAT
+ * reads each one, on the pool, straight into the batch's output; readers.numpy's setup reads the
+ * .npy headers and its run_cpu the arrays the same way. Every record error is SL_EFORMAT
  * (SL_EIO for files) naming path and key. */
 #include "ops/op.h"
 
@@ -16,11 +18,16 @@
 #include "io/idx.h"
 #include "io/lmdb.h"
 #include "io/loader.h"
+#include "io/npy.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define KEY_MAX          512
 #define DALI_LOADER_SEED 524287 /* kDaliDataloaderSeed: the shuffle_after_epoch default seed */
@@ -79,7 +86,7 @@
             NULL                                                                                    \
     }
 
-enum { FMT_CAFFE2, FMT_CAFFE, FMT_MNIST, FMT_FILE };
+enum { FMT_CAFFE2, FMT_CAFFE, FMT_MNIST, FMT_FILE, FMT_NUMPY };
 
 typedef struct reader {
     int fmt;
@@ -180,7 +187,8 @@ static sl_status reader_start(reader *r, const sl__args *a, const sl__op_init *i
     int64_t seed = sl__args_int(a, "seed");
     c.seed = init->seed;
     c.perm_seed = seed >= 0 ? (uint64_t)seed : DALI_LOADER_SEED;
-    if (c.shuffle_after_epoch && r->fmt == FMT_FILE) c.stick_to_shard = true; /* as DALI */
+    if (c.shuffle_after_epoch && (r->fmt == FMT_FILE || r->fmt == FMT_NUMPY))
+        c.stick_to_shard = true; /* as DALI */
     sl_status st = sl__loader_create(&c, &r->loader, err);
     if (st) return sl_err_prefix(err, "%s: %s: ", r->opname, r->path0);
     int b = init->batch_size > 0 ? init->batch_size : 1;
@@ -920,4 +928,176 @@ static const sl__op_def file_op = {
     .restore = reader_restore,
 };
 
-const sl__op_def *const sl__reader_ops[] = {&caffe_op, &caffe2_op, &file_op, &mnist_op, NULL};
+/* ---- readers.numpy ----------------------------------------------------------------------------
+ */
+
+typedef struct numpy_reader {
+    reader r;            /* first: the common part */
+    int want;            /* the dtype every file must hold, or -1 */
+    sl__npy_header *hdr; /* batch */
+    int64_t *shapes;     /* batch x SL_MAX_DIMS */
+} numpy_reader;
+
+static const sl__arg_schema numpy_args[] = {
+    {"file_root", SL_ARG_STR, NULL,
+     "folder read with file_filter (its files and its sub-folders'), or the base of file_list / "
+     "files",
+     0, NULL},
+    {"file_filter", SL_ARG_STR, "\"*.npy\"", "glob the file names under file_root must match", 0,
+     NULL},
+    {"file_list", SL_ARG_STR, NULL, "text file of paths, one per line", 0, NULL},
+    {"files", SL_ARG_STRS, NULL, "file paths (relative to file_root when given)", 0, NULL},
+    {"dtype", SL_ARG_DTYPE, "None", "data type every file must hold (checked)", 0, NULL},
+    {"cache_header_information", SL_ARG_BOOL, "False",
+     "accepted; no effect (each header is read with its sample)", 0, NULL},
+    {"use_o_direct", SL_ARG_BOOL, "False", "accepted; no effect", 0, NULL},
+    LOADER_ARGS,
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static void numpy_free(void *state) {
+    numpy_reader *f = state;
+    if (!f) return;
+    free(f->hdr);
+    free(f->shapes);
+    reader_free(&f->r);
+}
+
+static sl_status numpy_create(const sl__args *a, const sl__op_init *init, void **state,
+                              sl_err *err) {
+    numpy_reader *f = sl__calloc(1, sizeof *f, err);
+    if (!f) return SL_ENOMEM;
+    reader *r = &f->r;
+    r->fmt = FMT_NUMPY;
+    r->opname = "readers.numpy";
+    f->want = sl__args_given(a, "dtype") ? (int)sl__args_dtype(a, "dtype") : -1;
+    const char *root = sl__args_str(a, "file_root"), *list = sl__args_str(a, "file_list");
+    const char *const *files;
+    int nf = sl__args_strs(a, "files", &files);
+    sl_status st = SL_OK;
+    if ((list ? 1 : 0) + (nf > 0) > 1)
+        st = sl_err_set(err, SL_EINVAL, "readers.numpy: give file_list or files, not both");
+    else if (!root && !list && nf == 0)
+        st = sl_err_set(err, SL_EINVAL, "readers.numpy: give file_root, file_list or files");
+    if (!st) {
+        r->path0 = strdup(list ? list : root ? root : files[0]);
+        st = sl__folder_open_files(root, list, nf, files, sl__args_str(a, "file_filter"),
+                                   &r->folder, err);
+        if (st) st = sl_err_prefix(err, "readers.numpy: ");
+    }
+    if (!st) {
+        if (sl__args_bool(a, "random_shuffle")) sl__folder_shuffle(r->folder, DALI_LOADER_SEED);
+        r->n = sl__folder_count(r->folder);
+        st = reader_start(r, a, init, err);
+    }
+    if (!st) {
+        f->hdr = sl__calloc((size_t)r->batch_size, sizeof *f->hdr, err);
+        f->shapes = sl__calloc((size_t)r->batch_size * SL_MAX_DIMS, sizeof *f->shapes, err);
+        if (!f->hdr || !f->shapes) st = SL_ENOMEM;
+    }
+    if (st) {
+        numpy_free(f);
+        return st;
+    }
+    *state = f;
+    return SL_OK;
+}
+
+/* file i's header into f->hdr[i] (its errors name the file) */
+static sl_status numpy_header(numpy_reader *f, int i, sl_err *err) {
+    reader *r = &f->r;
+    char p[8192];
+    sl__folder_path(r->folder, r->recs[i], p, sizeof p);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return rec_fail(r, i, SL_EIO, err, "%s: %s", p, strerror(errno));
+    struct stat sb;
+    sl_status st = fstat(fd, &sb) == 0 ? SL_OK : sl_err_set(err, SL_EIO, "%s", strerror(errno));
+    if (st == SL_OK && !S_ISREG(sb.st_mode)) st = sl_err_set(err, SL_EIO, "not a regular file");
+    if (st == SL_OK) st = sl__npy_read_header(fd, (size_t)sb.st_size, &f->hdr[i], err);
+    close(fd);
+    if (st != SL_OK) {
+        char msg[SL_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return rec_fail(r, i, st, err, "%s", msg);
+    }
+    return SL_OK;
+}
+
+/* Reads every file's header (the batch's shapes: one data type and dimension count for all of
+ * them, as a batch holds) and sizes the output; run_cpu reads the arrays into place. */
+static sl_status numpy_setup(void *state, sl__op_io *io, sl_err *err) {
+    numpy_reader *f = state;
+    reader *r = &f->r;
+    SL_TRY(reader_next(r, io, err));
+    for (int i = 0; i < io->batch; i++) {
+        SL_TRY(numpy_header(f, i, err));
+        const sl__npy_header *h = &f->hdr[i], *h0 = &f->hdr[0];
+        if (f->want >= 0 && (int)h->dtype != f->want)
+            return rec_fail(r, i, SL_EINVAL, err, "holds %s, but dtype=%s", sl_dtype_name(h->dtype),
+                            sl_dtype_name((sl_dtype)f->want));
+        if (i > 0 && (h->dtype != h0->dtype || h->ndim != h0->ndim))
+            return rec_fail(r, i, SL_EINVAL, err,
+                            "holds %s with %d dimensions, but the batch's first file (%s) holds "
+                            "%s with %d: a batch has one data type and dimension count",
+                            sl_dtype_name(h->dtype), h->ndim, r->keys[0], sl_dtype_name(h0->dtype),
+                            h0->ndim);
+        memcpy(f->shapes + (size_t)i * (size_t)h0->ndim, h->shape,
+               (size_t)h->ndim * sizeof *f->shapes);
+    }
+    sl_tlist *out = io->out[0];
+    SL_TRY(sl_tlist_reset(out, io->batch, f->hdr[0].dtype, f->hdr[0].ndim, sl_cpu(), err));
+    out->layout[0] = 0;
+    return sl_tlist_alloc(out, f->shapes, err);
+}
+
+/* file i's array into out[0] sample i (C order) */
+static sl_status numpy_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    numpy_reader *f = state;
+    reader *r = &f->r;
+    (void)worker;
+    const sl__npy_header *h = &f->hdr[i];
+    uint8_t *dst = io->out[0]->data[i], *buf = dst;
+    if (h->fortran && h->ndim > 1) {
+        buf = sl__malloc(h->nbytes ? h->nbytes : 1, err);
+        if (!buf) return SL_ENOMEM;
+    }
+    char p[8192];
+    sl__folder_path(r->folder, r->recs[i], p, sizeof p);
+    sl_status st = SL_OK;
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) st = rec_fail(r, i, SL_EIO, err, "%s: %s", p, strerror(errno));
+    for (size_t n = 0; st == SL_OK && n < h->nbytes;) {
+        ssize_t got = pread(fd, buf + n, h->nbytes - n, (off_t)(h->data_offset + n));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0)
+            st = rec_fail(r, i, SL_EIO, err, "%s: %s", p,
+                          got < 0 ? strerror(errno) : "the file shrank while being read");
+        else
+            n += (size_t)got;
+    }
+    if (fd >= 0) close(fd);
+    if (st == SL_OK && buf != dst) sl__npy_fortran_to_c(h, buf, dst);
+    if (buf != dst) free(buf);
+    return st;
+}
+
+static const sl__op_def numpy_op = {
+    .name = "readers.numpy",
+    .doc =
+        "Reads NumPy .npy files (format 1.0-3.0, little-endian, C or Fortran order) from a folder "
+        "tree, a file list or explicit files: one array per file, in C order; the key is the "
+        "relative path.",
+    .args = numpy_args,
+    .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_READER | SL_OPF_RANDOM,
+    .create = numpy_create,
+    .setup = numpy_setup,
+    .run_cpu = numpy_run_cpu,
+    .destroy = numpy_free,
+    .reader_meta = reader_meta,
+    .save = reader_save,
+    .restore = reader_restore,
+};
+
+const sl__op_def *const sl__reader_ops[] = {&caffe_op, &caffe2_op, &file_op,
+                                            &mnist_op, &numpy_op,  NULL};

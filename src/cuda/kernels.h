@@ -58,6 +58,29 @@ typedef struct sl__cuda_cast_desc {
 sl_status sl__cuda_cast(const sl__cuda_cast_desc *d, int n, int64_t max_elems, int in_dtype,
                         int out_dtype, void *stream, sl_err *err);
 
+/* brightness_contrast: n elements per sample, out = (float)in * mul + add (brightness_contrast.c)
+ */
+typedef struct sl__cuda_bc_desc {
+    const void *in;
+    void *out;
+    int64_t n;
+    double mul, add;
+} sl__cuda_bc_desc;
+sl_status sl__cuda_brightness_contrast(const sl__cuda_bc_desc *d, int n, int64_t max_elems,
+                                       int in_dtype, int out_dtype, void *stream, sl_err *err);
+
+/* transpose: n elements per sample; output dimension d has extent shape[d] and walks the input
+ * with stride[d] elements (transpose.c); ndim 0: a plain copy */
+typedef struct sl__cuda_transpose_desc {
+    const void *in;
+    void *out;
+    int64_t n;
+    int ndim;
+    int64_t shape[8], stride[8];
+} sl__cuda_transpose_desc;
+sl_status sl__cuda_transpose(const sl__cuda_transpose_desc *d, int n, int64_t max_elems,
+                             int elem_size, void *stream, sl_err *err);
+
 /* flip: planes of (h, w) pixels of px bytes; flags bit 0 horizontal, bit 1 vertical */
 typedef struct sl__cuda_flip_desc {
     const void *in;

@@ -15,6 +15,8 @@ extern const sl__op_def sl__uniform_op;
 extern const sl__op_def sl__resize_op;
 extern const sl__op_def sl__image_random_crop_op;
 extern const sl__op_def sl__external_source_op;
+extern const sl__op_def sl__brightness_contrast_op;
+extern const sl__op_def sl__transpose_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -28,5 +30,7 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__resize_op,
     &sl__image_random_crop_op,
     &sl__external_source_op,
+    &sl__brightness_contrast_op,
+    &sl__transpose_op,
     NULL,
 };

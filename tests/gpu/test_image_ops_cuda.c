@@ -2,8 +2,9 @@
  * arguments and per-sample argument inputs, setup then run_cpu on the host, setup then run_gpu
  * (io->device on GPU 0, a stream) on device copies of the inputs. crop_mirror_normalize (FLOAT,
  * FLOAT16, UINT8, INT8 out; HWC and CHW in and out; mirror both ways; pad_output; windows outside
- * the image), one_hot, cast, flip: equal element for element (FLOAT16: within one ulp); resize:
- * within 1 for uint8 (float accumulations may round a tie the other way). */
+ * the image), one_hot, cast, flip, brightness_contrast (per-sample arguments; uint8, float and
+ * float16 out), transpose (1-, 2- and 4-byte elements): equal element for element (FLOAT16: within
+ * one ulp); resize: within 1 for uint8 (float accumulations may round a tie the other way). */
 #include "check.h"
 #include "gpu.h"
 #include "opharness.h"
@@ -276,6 +277,54 @@ static void test_one_hot_cast_flip(void) {
     sl_tlist_free(&flags[1]);
 }
 
+static void test_brightness_contrast(void) {
+    const int n = 11;
+    sl_tlist img, fimg, args[2];
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {30, 41, 3}, lo1[1] = {1}, hi1[1] = {1};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&fimg, n, SL_DTYPE_F32, 3, lo, hi, "CHW");
+    make_list(&args[0], n, SL_DTYPE_F32, 1, lo1, hi1, NULL);
+    make_list(&args[1], n, SL_DTYPE_F32, 1, lo1, hi1, NULL);
+    for (int i = 0; i < n; i++) {
+        ((float *)args[0].data[i])[0] = 0.5f + (float)(rnd() % 1000) / 997.0f;
+        ((float *)args[1].data[i])[0] = (float)(rnd() % 2000) / 999.0f;
+    }
+    const char *b1[] = {"brightness=@0", "contrast=@1", NULL};
+    case_("brightness_contrast u8 per-sample", "brightness_contrast", b1, &img, args, 2, 0);
+    const char *b2[] = {"brightness=@0", "contrast=@1", "dtype=types.FLOAT", NULL};
+    case_("brightness_contrast u8 -> f32 per-sample", "brightness_contrast", b2, &img, args, 2, 0);
+    const char *b3[] = {"brightness_shift=0.25", "contrast=1.5", "dtype=types.UINT8", NULL};
+    case_("brightness_contrast f32 -> u8 (saturating)", "brightness_contrast", b3, &fimg, NULL, 0,
+          0);
+    const char *b4[] = {"brightness=@0", "contrast_center=10.0", "dtype=types.FLOAT16", NULL};
+    case_("brightness_contrast f32 -> f16 centre 10", "brightness_contrast", b4, &fimg, args, 1, 0);
+    sl_tlist_free(&img);
+    sl_tlist_free(&fimg);
+    sl_tlist_free(&args[0]);
+    sl_tlist_free(&args[1]);
+}
+
+static void test_transpose(void) {
+    const int n = 9;
+    sl_tlist img, fvol, vec, himg;
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {30, 41, 4}, lo1[1] = {1}, hi1[1] = {9};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&fvol, n, SL_DTYPE_F32, 3, lo, hi, "");
+    make_list(&himg, n, SL_DTYPE_F16, 3, lo, hi, "CHW");
+    make_list(&vec, n, SL_DTYPE_I32, 1, lo1, hi1, NULL);
+    const char *t1[] = {"perm=[2, 0, 1]", NULL};
+    case_("transpose u8 HWC -> CHW", "transpose", t1, &img, NULL, 0, 0);
+    const char *t2[] = {"perm=[1, 0, 2]", NULL};
+    case_("transpose f32 [1, 0, 2]", "transpose", t2, &fvol, NULL, 0, 0);
+    const char *t3[] = {NULL};
+    case_("transpose f16 reversed", "transpose", t3, &himg, NULL, 0, 0);
+    case_("transpose i32 1-D (a copy)", "transpose", t3, &vec, NULL, 0, 0);
+    sl_tlist_free(&img);
+    sl_tlist_free(&fvol);
+    sl_tlist_free(&himg);
+    sl_tlist_free(&vec);
+}
+
 static void test_resize(void) {
     const int n = 7;
     sl_tlist img, fimg;
@@ -300,6 +349,8 @@ int main(void) {
     CHECK_OK(sl__cuda_stream_create(0, &stream, &e), &e);
     test_cmn();
     test_one_hot_cast_flip();
+    test_brightness_contrast();
+    test_transpose();
     test_resize();
     sl__cuda_stream_destroy(stream);
     return check_done();

@@ -1,0 +1,189 @@
+/* brightness_contrast against DALI's formula, with arguments whose arithmetic is exact so that the
+ * expected values are exact too:
+ * - uint8 with brightness 1.5, contrast 0.5 around the default centre 128: 96 + 0.75 in, rounded to
+ *   nearest even and saturated; brightness_shift 0.25 adds 63.75;
+ * - per-sample brightness from another op's output (0 or 1): each sample is all 0 or unchanged;
+ * - uint8 -> float: brightness in the output's units (in / 255), within float rounding;
+ * - float input: the centre defaults to 0.5 (contrast 0 gives brightness * 0.5 everywhere);
+ * - int16: the centre defaults to 16384; an explicit contrast_center wins;
+ * - shapes and layout are kept; a per-sample argument with two values a sample is an error naming
+ *   the sample. Runs on 3 pool threads. */
+#include "check.h"
+#include "opharness.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { N = 4 };
+
+static void make(sl_tlist *l, sl_dtype t, int h, int w, int c, const char *layout) {
+    sl_err e;
+    int64_t shapes[N * 3];
+    for (int i = 0; i < N; i++) shapes[3 * i] = h + i, shapes[3 * i + 1] = w, shapes[3 * i + 2] = c;
+    memset(l, 0, sizeof *l);
+    CHECK_OK(sl_tlist_reset(l, N, t, 3, sl_cpu(), &e), &e);
+    CHECK_OK(sl_tlist_alloc(l, shapes, &e), &e);
+    snprintf(l->layout, sizeof l->layout, "%s", layout);
+    for (int i = 0; i < N; i++) {
+        size_t n = sl_tlist_sample_nbytes(l, i) / sl_dtype_size(t);
+        for (size_t k = 0; k < n; k++) {
+            int v = (int)((k * 37 + (size_t)i * 11) % 256);
+            if (t == SL_DTYPE_U8) ((uint8_t *)l->data[i])[k] = (uint8_t)v;
+            if (t == SL_DTYPE_F32) ((float *)l->data[i])[k] = (float)v / 256.0f;
+            if (t == SL_DTYPE_I16) ((int16_t *)l->data[i])[k] = (int16_t)(v * 100 - 9000);
+        }
+    }
+}
+
+static sl_tlist *run(oph *h, const char *const *argv, sl_tlist *in, sl_tlist *arg, sl_err *e,
+                     sl_status *st) {
+    *st = oph_create(h, "brightness_contrast", argv, 3, N, 1, e);
+    CHECK_MSG(*st == SL_OK, "%s", e->msg);
+    if (*st != SL_OK) return NULL;
+    sl_tlist *ins[1] = {in}, *args[1] = {arg};
+    *st = oph_run(h, N, ins, 1, args, arg ? 1 : 0, NULL, 0, e);
+    return *st == SL_OK ? &h->out[0] : NULL;
+}
+
+static double sat_u8(double v) {
+    v = nearbyint(v);
+    return v < 0 ? 0 : v > 255 ? 255 : v;
+}
+
+static void test_u8(void) {
+    sl_tlist img;
+    make(&img, SL_DTYPE_U8, 5, 7, 3, "HWC");
+    oph h;
+    sl_err e;
+    sl_status st;
+    const char *a1[] = {"brightness=1.5", "contrast=0.5", NULL};
+    sl_tlist *out = run(&h, a1, &img, NULL, &e, &st);
+    CHECK(out != NULL);
+    for (int i = 0; out && i < N; i++) {
+        CHECK_EQ_INT(out->dtype, SL_DTYPE_U8);
+        CHECK_STR(out->layout, "HWC");
+        CHECK(memcmp(sl_tlist_shape(out, i), sl_tlist_shape(&img, i), 3 * sizeof(int64_t)) == 0);
+        size_t n = sl_tlist_sample_nbytes(&img, i);
+        int wrong = 0;
+        for (size_t k = 0; k < n; k++) {
+            double in = ((uint8_t *)img.data[i])[k];
+            wrong += ((uint8_t *)out->data[i])[k] != sat_u8(1.5 * (128 + 0.5 * (in - 128)));
+        }
+        CHECK_MSG(wrong == 0, "sample %d: %d of %zu wrong", i, wrong, n);
+    }
+    oph_destroy(&h);
+
+    const char *a2[] = {"brightness_shift=0.25", "contrast=2.0", NULL};
+    out = run(&h, a2, &img, NULL, &e, &st);
+    for (int i = 0; out && i < N; i++) {
+        size_t n = sl_tlist_sample_nbytes(&img, i);
+        int wrong = 0;
+        for (size_t k = 0; k < n; k++) {
+            double in = ((uint8_t *)img.data[i])[k];
+            wrong += ((uint8_t *)out->data[i])[k] != sat_u8(63.75 + 128 + 2 * (in - 128));
+        }
+        CHECK_MSG(wrong == 0, "shifted, sample %d: %d of %zu wrong", i, wrong, n);
+    }
+    oph_destroy(&h);
+
+    /* per-sample brightness: samples 0 and 2 dark, 1 and 3 unchanged */
+    sl_tlist coin;
+    int64_t one[N] = {1, 1, 1, 1};
+    memset(&coin, 0, sizeof coin);
+    CHECK_OK(sl_tlist_reset(&coin, N, SL_DTYPE_I32, 1, sl_cpu(), &e), &e);
+    CHECK_OK(sl_tlist_alloc(&coin, one, &e), &e);
+    for (int i = 0; i < N; i++) *(int32_t *)coin.data[i] = i % 2;
+    const char *a3[] = {"brightness=@0", NULL};
+    out = run(&h, a3, &img, &coin, &e, &st);
+    for (int i = 0; out && i < N; i++) {
+        size_t n = sl_tlist_sample_nbytes(&img, i), diff = 0, lit = 0;
+        for (size_t k = 0; k < n; k++) {
+            diff += ((uint8_t *)out->data[i])[k] != ((uint8_t *)img.data[i])[k];
+            lit += ((uint8_t *)out->data[i])[k] != 0;
+        }
+        CHECK_MSG(i % 2 ? diff == 0 : lit == 0, "sample %d: %zu changed, %zu non-zero", i, diff,
+                  lit);
+    }
+    oph_destroy(&h);
+
+    /* to float: in / 255 */
+    const char *a4[] = {"dtype=types.FLOAT", NULL};
+    out = run(&h, a4, &img, NULL, &e, &st);
+    double worst = 0;
+    for (int i = 0; out && i < N; i++) {
+        CHECK_EQ_INT(out->dtype, SL_DTYPE_F32);
+        size_t n = sl_tlist_sample_nbytes(&img, i);
+        for (size_t k = 0; k < n; k++) {
+            double d = fabs(((float *)out->data[i])[k] - ((uint8_t *)img.data[i])[k] / 255.0);
+            if (d > worst) worst = d;
+        }
+    }
+    CHECK_MSG(worst < 1e-6, "u8 -> float: off by %g", worst);
+    oph_destroy(&h);
+
+    /* two values a sample for a per-sample argument */
+    sl_tlist two;
+    int64_t twos[N] = {2, 2, 2, 2};
+    memset(&two, 0, sizeof two);
+    CHECK_OK(sl_tlist_reset(&two, N, SL_DTYPE_F32, 1, sl_cpu(), &e), &e);
+    CHECK_OK(sl_tlist_alloc(&two, twos, &e), &e);
+    memset(two.buf, 0, 4 * 2 * N);
+    const char *a5[] = {"contrast=@0", NULL};
+    out = run(&h, a5, &img, &two, &e, &st);
+    CHECK(out == NULL && st == SL_EINVAL);
+    CHECK_MSG(!check_needle_missing(e.msg, "brightness_contrast: sample 0: contrast must be one "
+                                           "value per sample"),
+              "%s", e.msg);
+    oph_destroy(&h);
+    sl_tlist_free(&coin);
+    sl_tlist_free(&two);
+    sl_tlist_free(&img);
+}
+
+static void test_centres(void) {
+    sl_tlist f, s16;
+    make(&f, SL_DTYPE_F32, 3, 4, 1, "CHW");
+    make(&s16, SL_DTYPE_I16, 3, 4, 2, "HWC");
+    oph h;
+    sl_err e;
+    sl_status st;
+    const char *a1[] = {"brightness=0.5", "contrast=0.0", NULL};
+    sl_tlist *out = run(&h, a1, &f, NULL, &e, &st);
+    int wrong = 0;
+    for (int i = 0; out && i < N; i++) {
+        CHECK_STR(out->layout, "CHW");
+        for (size_t k = 0; k < sl_tlist_sample_nbytes(&f, i) / 4; k++)
+            wrong += ((float *)out->data[i])[k] != 0.25f;
+    }
+    CHECK_MSG(out && wrong == 0, "float centre 0.5: %d wrong", wrong);
+    oph_destroy(&h);
+
+    const char *a2[] = {"contrast=0.0", NULL};
+    out = run(&h, a2, &s16, NULL, &e, &st);
+    wrong = 0;
+    for (int i = 0; out && i < N; i++)
+        for (size_t k = 0; k < sl_tlist_sample_nbytes(&s16, i) / 2; k++)
+            wrong += ((int16_t *)out->data[i])[k] != 16384;
+    CHECK_MSG(out && wrong == 0, "int16 centre 16384: %d wrong", wrong);
+    oph_destroy(&h);
+
+    const char *a3[] = {"contrast=0.5", "contrast_center=-1000.0", NULL};
+    out = run(&h, a3, &s16, NULL, &e, &st);
+    wrong = 0;
+    for (int i = 0; out && i < N; i++)
+        for (size_t k = 0; k < sl_tlist_sample_nbytes(&s16, i) / 2; k++) {
+            double in = ((int16_t *)s16.data[i])[k];
+            wrong += ((int16_t *)out->data[i])[k] != nearbyint(-1000 + 0.5 * (in + 1000));
+        }
+    CHECK_MSG(out && wrong == 0, "int16 explicit centre: %d wrong", wrong);
+    oph_destroy(&h);
+    sl_tlist_free(&f);
+    sl_tlist_free(&s16);
+}
+
+int main(void) {
+    test_u8();
+    test_centres();
+    return check_done();
+}

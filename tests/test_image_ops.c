@@ -1,5 +1,6 @@
 /* The other image and generic ops: cast (saturation, rounding), flip (per sample), coin_flip and
- * uniform (range, determinism across batch splits and threads), resize (sizes, NN replication,
+ * uniform (range, determinism across batch splits and threads), normal (moments, determinism,
+ * per-sample mean and stddev, negative stddev refused), resize (sizes, NN replication,
  * constant images, mean preserved) and decoders.image_random_crop (window within DALI's ranges,
  * pixels equal to the same window of a full decode). */
 #include "check.h"
@@ -119,6 +120,54 @@ static void test_random(void) {
     CHECK_FAILS(
         oph_create(&a, "random.coin_flip", (const char *[]){"probability=1.5", NULL}, 1, 1, 0, &e),
         SL_EINVAL, &e, "probability");
+
+    /* normal: 2000 x 8 draws at mean 3, stddev 2 -- moments within 5 standard errors, about 68%
+     * within one stddev; the same samples drawn in a later batch of 10 are the same values */
+    const char *nv[] = {"mean=3.0", "stddev=2.0", "shape=[8]", NULL};
+    CHECK_OK(oph_create(&a, "random.normal", nv, 1, 2000, 11, &e), &e);
+    run1(&a, NULL, 2000, NULL, 0, 0);
+    double m = 0, m2 = 0;
+    int within = 0;
+    for (int i = 0; i < 2000; i++)
+        for (int k = 0; k < 8; k++) {
+            double v = ((float *)a.out[0].data[i])[k];
+            m += v, m2 += v * v, within += fabs(v - 3) < 2;
+        }
+    m /= 16000, m2 = m2 / 16000 - m * m;
+    CHECK_NEAR(m, 3.0, 5 * 2 / sqrt(16000.0));
+    CHECK_NEAR(sqrt(m2), 2.0, 0.06);
+    CHECK_NEAR(within / 16000.0, 0.6827, 0.02);
+    CHECK_OK(oph_create(&b, "random.normal", nv, 1, 10, 11, &e), &e);
+    run1(&b, NULL, 10, NULL, 0, 700);
+    CHECK(memcmp(b.out[0].data[0], a.out[0].data[700], 10 * 8 * sizeof(float)) == 0);
+    oph_destroy(&a), oph_destroy(&b);
+    /* per-sample mean and stddev; a negative stddev names the sample */
+    sl_tlist ms[2];
+    int64_t one[4] = {1, 1, 1, 1};
+    for (int j = 0; j < 2; j++) {
+        memset(&ms[j], 0, sizeof ms[j]);
+        CHECK_OK(sl_tlist_reset(&ms[j], 4, SL_DTYPE_F32, 1, sl_cpu(), &e), &e);
+        CHECK_OK(sl_tlist_alloc(&ms[j], one, &e), &e);
+    }
+    for (int i = 0; i < 4; i++) *(float *)ms[0].data[i] = 100.0f * (float)i;
+    for (int i = 0; i < 4; i++) *(float *)ms[1].data[i] = i == 3 ? 0.0f : 0.5f;
+    const char *np[] = {"mean=@0", "stddev=@1", "dtype=types.FLOAT64", NULL};
+    CHECK_OK(oph_create(&a, "random.normal", np, 1, 4, 11, &e), &e);
+    sl_tlist *ai[2] = {&ms[0], &ms[1]};
+    run1(&a, NULL, 4, ai, 2, 0);
+    for (int i = 0; i < 4; i++) {
+        double v = *(double *)a.out[0].data[i];
+        CHECK_MSG(fabs(v - 100.0 * i) < (i == 3 ? 1e-12 : 3.0), "sample %d: %g", i, v);
+    }
+    oph_destroy(&a);
+    *(float *)ms[1].data[2] = -1.0f;
+    CHECK_OK(oph_create(&a, "random.normal", np, 1, 4, 11, &e), &e);
+    CHECK_FAILS(oph_run(&a, 4, NULL, 0, ai, 2, NULL, 0, &e), SL_EINVAL, &e,
+                "random.normal: sample 2: stddev -1 is negative");
+    oph_destroy(&a);
+    sl_tlist_free(&ms[0]), sl_tlist_free(&ms[1]);
+    CHECK_FAILS(oph_create(&a, "random.normal", (const char *[]){"stddev=-0.5", NULL}, 1, 1, 0, &e),
+                SL_EINVAL, &e, "stddev -0.5 is negative");
 }
 
 static void test_resize(sl_tlist *rgb) {

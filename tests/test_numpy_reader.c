@@ -333,6 +333,13 @@ static void test_parse_fuzz(void) {
     CHECK_EQ_INT(h.dtype, SL_DTYPE_F32);
     CHECK(h.ndim == 2 && h.shape[0] == 3 && h.shape[1] == 4 && h.nbytes == 48 && !h.fortran);
     CHECK_EQ_INT(h.data_offset, 128);
+    /* a shape whose digits run to the buffer's last byte: read no further */
+    unsigned char *tail = malloc(sizeof good);
+    memcpy(tail, good, sizeof good);
+    const char *open = strchr(dict, '(');
+    memset(tail + 10 + (open - dict) + 1, '7', sizeof good - 10 - (size_t)(open - dict) - 1);
+    CHECK_FAILS(sl__npy_parse(tail, sizeof good, &h, &need, &e), SL_EFORMAT, &e, "header: ");
+    free(tail);
     uint64_t x = 88172645463325252ull;
     int ok = 0, inconsistent = 0;
     for (int round = 0; round < 20000; round++) {

@@ -76,12 +76,11 @@ static sl_status parse_shape(const char *v, const char *end, sl__npy_header *h, 
             return sl_err_set(err, SL_EFORMAT, "header: bad shape");
         if (h->ndim == SL_MAX_DIMS)
             return sl_err_set(err, SL_ENOTSUP, "more than %d dimensions", SL_MAX_DIMS);
-        errno = 0;
-        char *after;
-        long long x = strtoll(p, &after, 10);
-        if (errno || x < 0 || after > end) return sl_err_set(err, SL_EFORMAT, "header: bad shape");
+        int64_t x = 0; /* read within [p, end): the header is not NUL-terminated */
+        for (; p < end && isdigit((unsigned char)*p); p++)
+            if (__builtin_mul_overflow(x, 10, &x) || __builtin_add_overflow(x, *p - '0', &x))
+                return sl_err_set(err, SL_EFORMAT, "header: an extent overflows");
         h->shape[h->ndim++] = x;
-        p = after;
         if (p < end && *p == 'L') p++; /* written by Python 2 */
         while (p < end && isspace((unsigned char)*p)) p++;
         if (p < end && *p == ',')

@@ -12,6 +12,7 @@ extern const sl__op_def sl__cast_op;
 extern const sl__op_def sl__flip_op;
 extern const sl__op_def sl__coin_flip_op;
 extern const sl__op_def sl__uniform_op;
+extern const sl__op_def sl__normal_op;
 extern const sl__op_def sl__resize_op;
 extern const sl__op_def sl__image_random_crop_op;
 extern const sl__op_def sl__external_source_op;
@@ -27,6 +28,7 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__flip_op,
     &sl__coin_flip_op,
     &sl__uniform_op,
+    &sl__normal_op,
     &sl__resize_op,
     &sl__image_random_crop_op,
     &sl__external_source_op,

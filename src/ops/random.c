@@ -1,8 +1,10 @@
-/* random.coin_flip and random.uniform: per-sample random values drawn in setup from a Philox
- * stream keyed by (the instance's seed, the sample's global index), so the values do not depend
- * on threads, batch boundaries or scheduling. coin_flip gives 1 with `probability` (int32 by
- * default); uniform draws from [range[0], range[1]) or from the discrete `values`. Without `shape`
- * each sample is a scalar: ndim 0, as DALI's shape (). */
+/* random.coin_flip, random.uniform and random.normal: per-sample random values drawn in setup from
+ * a Philox stream keyed by (the instance's seed, the sample's global index), so the values do not
+ * depend on threads, batch boundaries or scheduling. coin_flip gives 1 with `probability` (int32 by
+ * default); uniform draws from [range[0], range[1]) or from the discrete `values`; normal draws
+ * mean + stddev * N(0, 1), with mean and stddev per sample if wanted. Without `shape` each sample
+ * is a scalar: ndim 0, as DALI's shape (). */
+#include "ops/argin.h"
 #include "ops/dtype_conv.h"
 #include "ops/op.h"
 
@@ -20,6 +22,14 @@ static const sl__arg_schema coin_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
+static const sl__arg_schema normal_args[] = {
+    {"mean", SL_ARG_FLOAT, "0.0", "mean of the distribution", SL_ARGF_PER_SAMPLE, NULL},
+    {"stddev", SL_ARG_FLOAT, "1.0", "standard deviation (>= 0)", SL_ARGF_PER_SAMPLE, NULL},
+    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", 0, NULL},
+    {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
 static const sl__arg_schema uniform_args[] = {
     {"range", SL_ARG_FLOATS, "[-1.0, 1.0]", "[lo, hi): the interval", 0, NULL},
     {"values", SL_ARG_FLOATS, "None", "discrete values to pick from (instead of range)", 0, NULL},
@@ -28,9 +38,13 @@ static const sl__arg_schema uniform_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
+enum { R_COIN, R_UNIFORM, R_NORMAL };
+
 typedef struct rand_state {
-    bool coin;
+    int kind;
     double p, lo, hi;
+    double mean, stddev;
+    int node_mean, node_std; /* per-sample inputs, or -1 */
     double *values;
     int nvalues;
     int ndim;
@@ -46,11 +60,14 @@ static void rand_destroy(void *state) {
 }
 
 static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err,
-                             bool coin) {
-    const char *name = coin ? "random.coin_flip" : "random.uniform";
+                             int kind) {
+    const char *name = kind == R_COIN      ? "random.coin_flip"
+                       : kind == R_UNIFORM ? "random.uniform"
+                                           : "random.normal";
     rand_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
-    s->coin = coin;
+    s->kind = kind;
+    s->node_mean = s->node_std = -1;
     s->seed = init->seed;
     s->dtype = sl__args_dtype(a, "dtype");
     sl_status st = SL_OK;
@@ -63,7 +80,14 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
             s->shape[d] = sh[d];
         }
     }
-    if (coin) {
+    if (kind == R_NORMAL) {
+        s->mean = sl__args_float(a, "mean");
+        s->stddev = sl__args_float(a, "stddev");
+        s->node_mean = sl__args_node(a, "mean");
+        s->node_std = sl__args_node(a, "stddev");
+        if (s->node_std < 0 && !(s->stddev >= 0))
+            st = sl_err_set(err, SL_EINVAL, "%s: stddev %g is negative", name, s->stddev);
+    } else if (kind == R_COIN) {
         s->p = sl__args_float(a, "probability");
         if (s->p < 0 || s->p > 1)
             st = sl_err_set(err, SL_EINVAL, "%s: probability %g outside [0, 1]", name, s->p);
@@ -93,11 +117,15 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
 }
 
 static sl_status coin_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
-    return rand_create(a, init, out, err, true);
+    return rand_create(a, init, out, err, R_COIN);
 }
 static sl_status uniform_create(const sl__args *a, const sl__op_init *init, void **out,
                                 sl_err *err) {
-    return rand_create(a, init, out, err, false);
+    return rand_create(a, init, out, err, R_UNIFORM);
+}
+static sl_status normal_create(const sl__args *a, const sl__op_init *init, void **out,
+                               sl_err *err) {
+    return rand_create(a, init, out, err, R_NORMAL);
 }
 
 /* out: per sample `shape` (or a scalar, ndim 0) of dtype; all drawn here, in setup */
@@ -119,14 +147,29 @@ static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
     for (int i = 0; i < io->batch; i++) {
         sl__rng_philox r;
         sl__rng_philox_init(&r, seed, (uint64_t)(io->sample_base + i));
+        double mean = s->mean, sd = s->stddev;
+        if (s->kind == R_NORMAL) {
+            if ((s->node_mean >= 0 && sl__argin_values(io, s->node_mean, i, &mean, 1) != 1) ||
+                (s->node_std >= 0 && sl__argin_values(io, s->node_std, i, &sd, 1) != 1))
+                return sl__op_fail(err, SL_EINVAL, io, i, "random.normal",
+                                   "mean and stddev must be one value per sample");
+            if (!(sd >= 0))
+                return sl__op_fail(err, SL_EINVAL, io, i, "random.normal", "stddev %g is negative",
+                                   sd);
+        }
         for (int64_t k = 0; k < n; k++) {
-            double u = sl__rng_philox_uniform(&r), v;
-            if (s->coin)
-                v = u < s->p ? 1 : 0;
-            else if (s->values)
-                v = s->values[sl__rng_philox_below(&r, (uint64_t)s->nvalues)];
-            else
-                v = s->lo + u * (s->hi - s->lo);
+            double v;
+            if (s->kind == R_NORMAL) {
+                v = mean + sd * sl__rng_philox_normal(&r);
+            } else {
+                double u = sl__rng_philox_uniform(&r);
+                if (s->kind == R_COIN)
+                    v = u < s->p ? 1 : 0;
+                else if (s->values)
+                    v = s->values[sl__rng_philox_below(&r, (uint64_t)s->nvalues)];
+                else
+                    v = s->lo + u * (s->hi - s->lo);
+            }
             sl__dtype_conv_store(out->data[i], s->dtype, k, v);
         }
     }
@@ -155,6 +198,19 @@ const sl__op_def sl__uniform_op = {
     .devices = SL_OPDEV_CPU,
     .flags = SL_OPF_RANDOM,
     .create = uniform_create,
+    .setup = rand_setup,
+    .destroy = rand_destroy,
+};
+
+const sl__op_def sl__normal_op = {
+    .name = "random.normal",
+    .doc = "Per-sample normal draws: mean + stddev * N(0, 1) (scalars by default).",
+    .min_inputs = 0,
+    .max_inputs = 0,
+    .args = normal_args,
+    .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_RANDOM,
+    .create = normal_create,
     .setup = rand_setup,
     .destroy = rand_destroy,
 };

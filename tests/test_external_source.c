@@ -175,7 +175,7 @@ static void test_c_api(void) {
     CHECK(op != NULL);
     sl_pipeline_op_arg(op, "source", "\"ramp\"");
     sl_pipeline_op_arg(op, "num_outputs", "2");
-    sl_pipeline_op_arg(op, "layout", "\"HWC\"");
+    sl_pipeline_op_arg(op, "layout", "[\"HWC\", \"\"]");
     CHECK_OK(sl_pipeline_op_end(op, outs, 2, &n), NULL);
     CHECK_EQ_INT(n, 2);
     op = sl_pipeline_op_begin(p, "cast");
@@ -243,6 +243,11 @@ static void test_errors(void) {
                          "    return images\n",
                          "ramp", &ok, msg, sizeof msg);
     CHECK_ERR(st, SL_EINVAL, msg, "batch 0 sample 0: data type uint8, but dtype=float32");
+    st = run_until_error("def pipe():\n"
+                         "    images = fn.external_source(source=ramp, layout=\"HW\")\n"
+                         "    return images\n",
+                         "ramp", &ok, msg, sizeof msg);
+    CHECK_ERR(st, SL_EINVAL, msg, "batch 0 sample 0: 3 dimensions, but layout \"HW\"");
     st = run_until_error("def pipe():\n"
                          "    images = fn.external_source(source=\"nope\")\n"
                          "    return images\n",

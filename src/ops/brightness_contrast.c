@@ -1,14 +1,16 @@
 /* brightness_contrast: DALI's fn.brightness_contrast. Every element becomes
- *     out = brightness_shift * R(out) + brightness * (contrast_center + contrast * (in -
- * contrast_center)) with the brightness scaled by R(out) / R(in), where R is a type's range (1 for
- * floating types, the largest value for integers), and contrast_center by default half of the input
- * type's positive range (128 for uint8, 0.5 for floats), as DALI does. brightness,
- * brightness_shift, contrast and contrast_center may be per sample. Setup folds them into one
- * multiplier and one addend per sample, rounded to float as DALI's are; each element, read as a
- * float (as DALI does), is then in * multiplier + addend in double precision (the product of two
- * floats is exact there, so a fused multiply-add gives the same bits and the CPU and CUDA runs
- * agree) and stored with DALI's ConvertSat rules (ops/dtype_conv.h). The output keeps the input's
- * shape and layout; `dtype` changes its type (default: the input's). */
+ *
+ *     out = shift * R(out) + brightness * (center + contrast * (in - center))
+ *
+ * (shift: brightness_shift, center: contrast_center), with the brightness scaled by
+ * R(out) / R(in), where R is a type's range (1 for floating types, the largest value for
+ * integers), and the center by default half of the input type's positive range (128 for uint8, 0.5
+ * for floats), as DALI does. All four may be per sample. Setup folds them into one multiplier and
+ * one addend per sample, rounded to float as DALI's are; each element, read as a float (as DALI
+ * does), is then in * multiplier + addend in double precision (the product of two floats is exact
+ * there, so a fused multiply-add gives the same bits and the CPU and CUDA runs agree) and stored
+ * with DALI's ConvertSat rules (ops/dtype_conv.h). The output keeps the input's shape and layout;
+ * `dtype` changes its type (default: the input's). */
 #include "ops/argin.h"
 #include "ops/dtype_conv.h"
 #include "ops/gpu_args.h"

@@ -149,8 +149,11 @@ static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
             else if (i > 0 && (dt != dt0 || nd != nd0))
                 snprintf(bad, sizeof bad, "%s with %d dimensions, but sample 0 is %s with %d",
                          sl_dtype_name(dt), nd, sl_dtype_name(dt0), nd0);
+            else if (s->layout[o][0] && (int)strlen(s->layout[o]) != nd)
+                snprintf(bad, sizeof bad, "%d dimensions, but layout \"%s\"", nd, s->layout[o]);
             for (int d = 0; d < nd && !bad[0] && nd <= SL_MAX_DIMS; d++)
-                if (sh[d] < 0) snprintf(bad, sizeof bad, "extent %lld", (long long)sh[d]);
+                if (sh[d] < 0)
+                    snprintf(bad, sizeof bad, "extent %lld in dimension %d", (long long)sh[d], d);
             if (bad[0]) return src_fail(s, io, i, o, SL_EINVAL, bad, err);
             if (i == 0) dt0 = dt, nd0 = nd;
         }

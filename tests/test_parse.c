@@ -371,9 +371,9 @@ static void test_errors(void) {
           "t.py:1:27: error: unsupported syntax: 'if' in an expression\n"
           "x = fn.readers.caffe2(n=1 if a else 2)\n"
           "                          ^");
-    FAILS("x = fn.readers.caffe2()\ny = x * 2\nreturn y\n", SL_EINVAL,
-          "t.py:2:7: error: arithmetic on op outputs is not supported\n"
-          "y = x * 2\n"
+    FAILS("x = fn.readers.caffe2()\ny = x // 2\nreturn y\n", SL_EINVAL,
+          "t.py:2:7: error: '//' on op outputs is not supported (+ - * / are)\n"
+          "y = x // 2\n"
           "      ^");
     FAILS("x = fn.readers.caffe2()[0]\n", SL_ESYNTAX,
           "t.py:1:24: error: subscripts are not supported in a pipeline\n"

@@ -18,6 +18,7 @@ extern const sl__op_def sl__image_random_crop_op;
 extern const sl__op_def sl__external_source_op;
 extern const sl__op_def sl__brightness_contrast_op;
 extern const sl__op_def sl__transpose_op;
+extern const sl__op_def sl__arithmetic_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -34,5 +35,6 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__external_source_op,
     &sl__brightness_contrast_op,
     &sl__transpose_op,
+    &sl__arithmetic_op,
     NULL,
 };

@@ -1294,6 +1294,82 @@ static sl_status add_stmt(parser *ps, sl__parse_stmt *s, int outputs) {
 }
 
 /* fn.<op>(inputs..., kw=...) */
+/* + - * / with an op output on either side (DALI's arithmetic expressions): an `arithmetic` op
+ * statement, with the constant operand (if any) as its arguments -- a Python int as int32, a float
+ * as float32, as DALI types them. */
+static sl_status arith_op(parser *ps, const expr *e, const result *a, const result *b, result *r) {
+    static const struct {
+        const char *symbol, *name;
+    } ops[] = {{"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "fdiv"}};
+    const char *name = NULL;
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+        if (!strcmp(e->op, ops[k].symbol)) name = ops[k].name;
+    if (!name)
+        return perr(ps, SL_EINVAL, e->pos, "'%s' on op outputs is not supported (+ - * / are)",
+                    e->op);
+    if (ps->no_ops)
+        return perr(ps, SL_EINVAL, e->pos, "arithmetic on op outputs cannot be used here");
+    if ((a->is_node && a->count != 1) || (b->is_node && b->count != 1))
+        return perr(ps, SL_EINVAL, e->pos,
+                    "'%s' on an op with several outputs: unpack them first (a, b = fn...)", e->op);
+    const result *cst = !a->is_node ? a : !b->is_node ? b : NULL;
+    if (cst && (cst->val.kind == SL_VAL_BOOL || !numeric(&cst->val)))
+        return perr(ps, SL_EINVAL, cst == a ? e->a->pos : e->b->pos,
+                    "unsupported operand type for '%s' with an op output: %s (int or float "
+                    "wanted)",
+                    e->op, kind_name(&cst->val));
+    sl__parse_stmt s;
+    memset(&s, 0, sizeof s);
+    s.kind = SL__PARSE_OP;
+    s.pos = e->pos;
+    snprintf(s.op, sizeof s.op, "arithmetic");
+    snprintf(s.written, sizeof s.written, "'%s'", e->op);
+    sl_status st = SL_OK;
+    s.inputs = malloc(2 * sizeof *s.inputs);
+    s.input_pos = malloc(2 * sizeof *s.input_pos);
+    s.args = calloc(4, sizeof *s.args);
+    if (!s.inputs || !s.input_pos || !s.args) st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    for (int k = 0; k < 2 && st == SL_OK; k++) {
+        const result *x = k ? b : a;
+        if (!x->is_node) continue;
+        s.inputs[s.num_inputs] = x->first;
+        s.input_pos[s.num_inputs++] = k ? e->b->pos : e->a->pos;
+    }
+    if (st == SL_OK) {
+        sl__parse_arg *arg = &s.args[s.num_args++];
+        snprintf(arg->name, sizeof arg->name, "op");
+        arg->pos = e->pos;
+        arg->val.kind = SL_VAL_STR;
+        if (!(arg->val.s = strdup(name))) st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    }
+    if (st == SL_OK && cst) {
+        sl__parse_arg *arg = &s.args[s.num_args++];
+        snprintf(arg->name, sizeof arg->name, "constant");
+        arg->pos = cst == a ? e->a->pos : e->b->pos;
+        arg->val = cst->val; /* a number: nothing to own */
+        arg = &s.args[s.num_args++];
+        snprintf(arg->name, sizeof arg->name, "constant_type");
+        arg->pos = e->pos;
+        arg->val.kind = SL_VAL_STR;
+        arg->val.s = strdup(cst->val.kind == SL_VAL_FLOAT ? "float32" : "int32");
+        if (!arg->val.s) st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+        arg = &s.args[s.num_args++];
+        snprintf(arg->name, sizeof arg->name, "constant_left");
+        arg->pos = e->pos;
+        arg->val.kind = SL_VAL_BOOL;
+        arg->val.b = cst == a;
+        arg->val.i = arg->val.b;
+    }
+    if (st == SL_OK) {
+        r->is_node = true;
+        r->first = ps->prog->num_nodes;
+        r->count = 1;
+        st = add_stmt(ps, &s, 1);
+    }
+    if (st != SL_OK) stmt_clear(&s);
+    return st;
+}
+
 static sl_status eval_op(parser *ps, const expr *e, const char *name, int want, result *r) {
     if (ps->no_ops) return perr(ps, SL_EINVAL, e->pos, "an operator cannot be called here");
     sl__parse_stmt s;
@@ -1505,7 +1581,7 @@ static sl_status eval(parser *ps, const expr *e, int want, result *r) {
             return st;
         }
         if (a.is_node || b.is_node)
-            st = perr(ps, SL_EINVAL, e->pos, "arithmetic on op outputs is not supported");
+            st = arith_op(ps, e, &a, &b, r);
         else
             st = arith(ps, e, &a.val, &b.val, &r->val);
         result_free(&a);

@@ -1293,7 +1293,6 @@ static sl_status add_stmt(parser *ps, sl__parse_stmt *s, int outputs) {
     return SL_OK;
 }
 
-/* fn.<op>(inputs..., kw=...) */
 /* + - * / with an op output on either side (DALI's arithmetic expressions): an `arithmetic` op
  * statement, with the constant operand (if any) as its arguments -- a Python int as int32, a float
  * as float32, as DALI types them. */
@@ -1370,6 +1369,7 @@ static sl_status arith_op(parser *ps, const expr *e, const result *a, const resu
     return st;
 }
 
+/* fn.<op>(inputs..., kw=...) */
 static sl_status eval_op(parser *ps, const expr *e, const char *name, int want, result *r) {
     if (ps->no_ops) return perr(ps, SL_EINVAL, e->pos, "an operator cannot be called here");
     sl__parse_stmt s;

@@ -810,6 +810,34 @@ static const sl__op_def mnist_op = {
 /* ---- readers.file -----------------------------------------------------------------------------
  */
 
+/* readers.file's and readers.numpy's common start: the files from file_root / file_list / files
+ * (with labels for readers.file, with file_filter for readers.numpy), shuffled once when
+ * random_shuffle is set (as DALI's file loaders), then the loader over them. */
+static sl_status folder_start(reader *r, const sl__args *a, const sl__op_init *init, sl_err *err) {
+    const char *root = sl__args_str(a, "file_root"), *list = sl__args_str(a, "file_list");
+    const char *const *files;
+    int nf = sl__args_strs(a, "files", &files);
+    if (list && nf > 0)
+        return sl_err_set(err, SL_EINVAL, "%s: give file_list or files, not both", r->opname);
+    if (!root && !list && nf == 0)
+        return sl_err_set(err, SL_EINVAL, "%s: give file_root, file_list or files", r->opname);
+    r->path0 = strdup(list ? list : root ? root : files[0]);
+    if (!r->path0) return sl_err_set(err, SL_ENOMEM, "out of memory");
+    sl_status st;
+    if (r->fmt == FMT_NUMPY) {
+        st = sl__folder_open_files(root, list, nf, files, sl__args_str(a, "file_filter"),
+                                   &r->folder, err);
+    } else {
+        const int64_t *labels;
+        int nl = sl__args_ints(a, "labels", &labels);
+        st = sl__folder_open(root, list, nf, files, nl, labels, &r->folder, err);
+    }
+    if (st) return sl_err_prefix(err, "%s: ", r->opname);
+    if (sl__args_bool(a, "random_shuffle")) sl__folder_shuffle(r->folder, DALI_LOADER_SEED);
+    r->n = sl__folder_count(r->folder);
+    return reader_start(r, a, init, err);
+}
+
 typedef struct file_reader {
     reader r;       /* first: the common part */
     int64_t *sizes; /* batch: file sizes, the byte output's shapes */
@@ -846,25 +874,7 @@ static sl_status file_create(const sl__args *a, const sl__op_init *init, void **
     reader *r = &f->r;
     r->fmt = FMT_FILE;
     r->opname = "readers.file";
-    const char *root = sl__args_str(a, "file_root"), *list = sl__args_str(a, "file_list");
-    const char *const *files;
-    const int64_t *labels;
-    int nf = sl__args_strs(a, "files", &files), nl = sl__args_ints(a, "labels", &labels);
-    sl_status st = SL_OK;
-    if ((list ? 1 : 0) + (nf > 0) > 1)
-        st = sl_err_set(err, SL_EINVAL, "readers.file: give file_list or files, not both");
-    else if (!root && !list && nf == 0)
-        st = sl_err_set(err, SL_EINVAL, "readers.file: give file_root, file_list or files");
-    if (!st) {
-        r->path0 = strdup(list ? list : root ? root : files[0]);
-        st = sl__folder_open(root, list, nf, files, nl, labels, &r->folder, err);
-        if (st) st = sl_err_prefix(err, "readers.file: ");
-    }
-    if (!st) {
-        if (sl__args_bool(a, "random_shuffle")) sl__folder_shuffle(r->folder, DALI_LOADER_SEED);
-        r->n = sl__folder_count(r->folder);
-        st = reader_start(r, a, init, err);
-    }
+    sl_status st = folder_start(r, a, init, err);
     if (!st) {
         f->sizes = sl__calloc((size_t)r->batch_size, sizeof *f->sizes, err);
         if (!f->sizes) st = SL_ENOMEM;
@@ -971,25 +981,7 @@ static sl_status numpy_create(const sl__args *a, const sl__op_init *init, void *
     r->fmt = FMT_NUMPY;
     r->opname = "readers.numpy";
     f->want = sl__args_given(a, "dtype") ? (int)sl__args_dtype(a, "dtype") : -1;
-    const char *root = sl__args_str(a, "file_root"), *list = sl__args_str(a, "file_list");
-    const char *const *files;
-    int nf = sl__args_strs(a, "files", &files);
-    sl_status st = SL_OK;
-    if ((list ? 1 : 0) + (nf > 0) > 1)
-        st = sl_err_set(err, SL_EINVAL, "readers.numpy: give file_list or files, not both");
-    else if (!root && !list && nf == 0)
-        st = sl_err_set(err, SL_EINVAL, "readers.numpy: give file_root, file_list or files");
-    if (!st) {
-        r->path0 = strdup(list ? list : root ? root : files[0]);
-        st = sl__folder_open_files(root, list, nf, files, sl__args_str(a, "file_filter"),
-                                   &r->folder, err);
-        if (st) st = sl_err_prefix(err, "readers.numpy: ");
-    }
-    if (!st) {
-        if (sl__args_bool(a, "random_shuffle")) sl__folder_shuffle(r->folder, DALI_LOADER_SEED);
-        r->n = sl__folder_count(r->folder);
-        st = reader_start(r, a, init, err);
-    }
+    sl_status st = folder_start(r, a, init, err);
     if (!st) {
         f->hdr = sl__calloc((size_t)r->batch_size, sizeof *f->hdr, err);
         f->shapes = sl__calloc((size_t)r->batch_size * SL_MAX_DIMS, sizeof *f->shapes, err);

@@ -19,6 +19,7 @@ extern const sl__op_def sl__external_source_op;
 extern const sl__op_def sl__brightness_contrast_op;
 extern const sl__op_def sl__transpose_op;
 extern const sl__op_def sl__arithmetic_op;
+extern const sl__op_def sl__normalize_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -36,5 +37,6 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__brightness_contrast_op,
     &sl__transpose_op,
     &sl__arithmetic_op,
+    &sl__normalize_op,
     NULL,
 };

@@ -1,0 +1,294 @@
+/* normalize: DALI's fn.normalize, out = scale * (in - mean) / stddev + shift. The mean and the
+ * standard deviation are computed over the reduced axes (`axes`, or `axis_names` from the layout;
+ * by default every axis), one value per position in the other axes -- per sample, or across the
+ * whole batch with batch=True -- unless `mean` / `stddev` give them (scalars, possibly per sample).
+ * The variance is sum((x - mean)^2) / (N - ddof) plus epsilon; a zero variance gives an inverse of
+ * zero, so a constant region maps to `shift` (as DALI); N <= ddof with epsilon 0 does too. A given
+ * stddev is used as 1 / stddev, or 1 / sqrt(stddev^2 + epsilon) when epsilon is set. Sums are
+ * accumulated in double (DALI uses float). The output keeps the input's shape and layout; `dtype`
+ * (FLOAT) is stored with DALI's ConvertSat rules. Per-sample statistics are computed on the pool
+ * with the normalisation; batch statistics in setup, on the stage's thread. CPU only for now. */
+#include "ops/argin.h"
+#include "ops/dtype_conv.h"
+#include "ops/op.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const sl__arg_schema nz_args[] = {
+    {"mean", SL_ARG_FLOAT, "None", "mean to subtract (default: computed)", SL_ARGF_PER_SAMPLE,
+     NULL},
+    {"stddev", SL_ARG_FLOAT, "None", "standard deviation to divide by (default: computed)",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"axes", SL_ARG_INTS, "[]", "the reduced axes (default: all); exclusive with axis_names", 0,
+     NULL},
+    {"axis_names", SL_ARG_STR, "\"\"", "the reduced axes by layout letter (\"HW\")", 0, NULL},
+    {"batch", SL_ARG_BOOL, "False", "statistics across the whole batch", 0, NULL},
+    {"ddof", SL_ARG_INT, "0", "delta degrees of freedom: the variance divides by N - ddof", 0,
+     NULL},
+    {"epsilon", SL_ARG_FLOAT, "0.0", "added to the variance", 0, NULL},
+    {"scale", SL_ARG_FLOAT, "1.0", "multiplies the normalised value", 0, NULL},
+    {"shift", SL_ARG_FLOAT, "0.0", "added last: what the mean maps to", 0, NULL},
+    {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct nz_state {
+    bool has_mean, has_std, batch;
+    double mean, std, eps, scale, shift;
+    int node_mean, node_std, ddof;
+    int naxes;
+    int axes[SL_MAX_DIMS];
+    char axis_names[SL_MAX_DIMS + 1];
+    sl_dtype dtype;
+    /* setup: the reduced axes of this batch's input; batch statistics (param-shaped) */
+    bool reduced[SL_MAX_DIMS];
+    double *bmean, *binv;
+    int64_t bcap;
+} nz_state;
+
+static void nz_destroy(void *state) {
+    nz_state *s = state;
+    if (s) free(s->bmean), free(s->binv);
+    free(s);
+}
+
+static sl_status nz_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    (void)init;
+    nz_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    sl_status st = SL_OK;
+    s->node_mean = sl__args_node(a, "mean");
+    s->node_std = sl__args_node(a, "stddev");
+    s->has_mean = s->node_mean >= 0 || sl__args_get(a, "mean")->kind != SL_VAL_NONE;
+    s->has_std = s->node_std >= 0 || sl__args_get(a, "stddev")->kind != SL_VAL_NONE;
+    if (s->has_mean && s->node_mean < 0) s->mean = sl__args_float(a, "mean");
+    if (s->has_std && s->node_std < 0) s->std = sl__args_float(a, "stddev");
+    s->batch = sl__args_bool(a, "batch");
+    s->ddof = (int)sl__args_int(a, "ddof");
+    s->eps = sl__args_float(a, "epsilon");
+    s->scale = sl__args_float(a, "scale");
+    s->shift = sl__args_float(a, "shift");
+    s->dtype = sl__args_dtype(a, "dtype");
+    const int64_t *ax;
+    s->naxes = sl__args_ints(a, "axes", &ax);
+    const char *names = sl__args_str(a, "axis_names");
+    if (s->naxes > SL_MAX_DIMS)
+        st = sl_err_set(err, SL_EINVAL, "normalize: %d axes (at most %d)", s->naxes, SL_MAX_DIMS);
+    for (int k = 0; k < s->naxes && st == SL_OK; k++) {
+        if (ax[k] < 0 || ax[k] >= SL_MAX_DIMS)
+            st = sl_err_set(err, SL_EINVAL, "normalize: axis %lld", (long long)ax[k]);
+        else
+            s->axes[k] = (int)ax[k];
+    }
+    if (st == SL_OK && names && names[0]) {
+        if (s->naxes)
+            st = sl_err_set(err, SL_EINVAL, "normalize: give axes or axis_names, not both");
+        else if (strlen(names) > SL_MAX_DIMS)
+            st = sl_err_set(err, SL_EINVAL, "normalize: axis_names \"%s\" is too long", names);
+        else
+            snprintf(s->axis_names, sizeof s->axis_names, "%s", names);
+    }
+    if (st == SL_OK && s->batch && (s->node_mean >= 0 || s->node_std >= 0))
+        st = sl_err_set(err, SL_EINVAL,
+                        "normalize: per-sample mean or stddev cannot be used with batch=True");
+    if (st == SL_OK && s->ddof < 0)
+        st = sl_err_set(err, SL_EINVAL, "normalize: ddof %d is negative", s->ddof);
+    if (st == SL_OK && s->eps < 0)
+        st = sl_err_set(err, SL_EINVAL, "normalize: epsilon %g is negative", s->eps);
+    if (st != SL_OK) {
+        nz_destroy(s);
+        return st;
+    }
+    *out = s;
+    return SL_OK;
+}
+
+/* the statistics' shape for a sample: the reduced extents become 1 */
+static int64_t param_shape(const nz_state *s, const int64_t *sh, int nd, int64_t *ps) {
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++) n *= ps[d] = s->reduced[d] ? 1 : sh[d];
+    return n;
+}
+
+/* For each element of sample (in C order), calls back with its param offset: the element's
+ * index with the reduced axes dropped. The walk keeps a counter per axis. */
+#define NZ_WALK(sh, nd, ps, body)                                                                  \
+    do {                                                                                           \
+        int64_t pstride_[SL_MAX_DIMS], idx_[SL_MAX_DIMS] = {0}, n_ = 1, p_ = 0, k_;                \
+        int64_t m_ = 1;                                                                            \
+        for (int d_ = (nd)-1; d_ >= 0; d_--) {                                                     \
+            pstride_[d_] = s->reduced[d_] ? 0 : m_;                                                \
+            m_ *= (ps)[d_];                                                                        \
+            n_ *= (sh)[d_];                                                                        \
+        }                                                                                          \
+        for (k_ = 0; k_ < n_; k_++) {                                                              \
+            const int64_t k = k_, p = p_;                                                          \
+            body;                                                                                  \
+            for (int d_ = (nd)-1; d_ >= 0; d_--) {                                                 \
+                if (++idx_[d_] < (sh)[d_]) {                                                       \
+                    p_ += pstride_[d_];                                                            \
+                    break;                                                                         \
+                }                                                                                  \
+                p_ -= pstride_[d_] * ((sh)[d_] - 1);                                               \
+                idx_[d_] = 0;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+/* sums of x into sum[p] (and counts of the reduced positions) */
+static void add_sums(const nz_state *s, const sl_tlist *in, int i, const int64_t *ps, double *sum) {
+    const int64_t *sh = sl_tlist_shape(in, i);
+    const void *x = in->data[i];
+    NZ_WALK(sh, in->ndim, ps, sum[p] += sl__dtype_conv_load(x, in->dtype, k));
+}
+
+static void add_squares(const nz_state *s, const sl_tlist *in, int i, const int64_t *ps,
+                        const double *mean, double *sq) {
+    const int64_t *sh = sl_tlist_shape(in, i);
+    const void *x = in->data[i];
+    NZ_WALK(sh, in->ndim, ps, {
+        double dv = sl__dtype_conv_load(x, in->dtype, k) - mean[p];
+        sq[p] += dv * dv;
+    });
+}
+
+/* the inverse of sqrt(sq / (n - ddof) + epsilon), times scale; 0 for a zero variance */
+static double inv_std(const nz_state *s, double sq, int64_t n) {
+    if (n <= s->ddof && s->eps == 0) return 0;
+    double var = (n > s->ddof ? sq / (double)(n - s->ddof) : 0) + s->eps;
+    return var > 0 ? s->scale / sqrt(var) : 0;
+}
+
+static double given_inv(const nz_state *s, double sd) {
+    return s->eps ? s->scale / sqrt(sd * sd + s->eps) : s->scale / sd;
+}
+
+/* mean and inverse stddev (param-shaped, np values) for the elements that sample(s) [i0, i1)
+ * hold: computed, or the given scalars (sample i0's per-sample value) */
+static sl_status stats(nz_state *s, const sl__op_io *io, int i0, int i1, const int64_t *ps,
+                       int64_t np, double *mean, double *inv, sl_err *err) {
+    const sl_tlist *in = io->in[0];
+    int64_t n = 0; /* elements per statistic */
+    for (int i = i0; i < i1; i++)
+        n += (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype)) / np;
+    double m = s->mean, sd = s->std;
+    if ((s->node_mean >= 0 && sl__argin_values(io, s->node_mean, i0, &m, 1) != 1) ||
+        (s->node_std >= 0 && sl__argin_values(io, s->node_std, i0, &sd, 1) != 1))
+        return sl__op_fail(err, SL_EINVAL, io, i0, "normalize",
+                           "mean and stddev must be one value per sample");
+    if (s->has_std && !(sd > 0))
+        return sl__op_fail(err, SL_EINVAL, io, i0, "normalize", "stddev %g is not positive", sd);
+    for (int64_t p = 0; p < np; p++) mean[p] = 0, inv[p] = 0;
+    if (s->has_mean)
+        for (int64_t p = 0; p < np; p++) mean[p] = m;
+    else {
+        for (int i = i0; i < i1; i++) add_sums(s, in, i, ps, mean);
+        for (int64_t p = 0; p < np; p++) mean[p] = n ? mean[p] / (double)n : 0;
+    }
+    if (s->has_std) {
+        for (int64_t p = 0; p < np; p++) inv[p] = given_inv(s, sd);
+        return SL_OK;
+    }
+    for (int i = i0; i < i1; i++) add_squares(s, in, i, ps, mean, inv);
+    for (int64_t p = 0; p < np; p++) inv[p] = inv_std(s, inv[p], n);
+    return SL_OK;
+}
+
+static sl_status nz_setup(void *state, sl__op_io *io, sl_err *err) {
+    nz_state *s = state;
+    const sl_tlist *in = io->in[0];
+    int nd = in->ndim;
+    memset(s->reduced, 0, sizeof s->reduced);
+    if (s->axis_names[0]) {
+        for (const char *c = s->axis_names; *c; c++) {
+            const char *at = strchr(in->layout, *c);
+            if (!at)
+                return sl_err_set(err, SL_EINVAL,
+                                  "normalize: axis '%c' is not in the input's layout \"%s\"", *c,
+                                  in->layout);
+            s->reduced[at - in->layout] = true;
+        }
+    } else if (s->naxes) {
+        for (int k = 0; k < s->naxes; k++) {
+            if (s->axes[k] >= nd)
+                return sl_err_set(err, SL_EINVAL, "normalize: axis %d, the input has %d",
+                                  s->axes[k], nd);
+            s->reduced[s->axes[k]] = true;
+        }
+    } else {
+        for (int d = 0; d < nd; d++) s->reduced[d] = true;
+    }
+    sl_tlist *out = io->out[0];
+    SL_TRY(sl_tlist_reset(out, io->batch, s->dtype, nd, io->device, err));
+    SL_TRY(sl_tlist_alloc(out, in->shapes, err));
+    memcpy(out->layout, in->layout, sizeof out->layout);
+    if (!s->batch || io->batch == 0) return SL_OK;
+    /* batch statistics: every sample must have sample 0's extents in the kept axes */
+    int64_t ps[SL_MAX_DIMS], p0[SL_MAX_DIMS];
+    int64_t np = param_shape(s, sl_tlist_shape(in, 0), nd, p0);
+    for (int i = 1; i < io->batch; i++) {
+        param_shape(s, sl_tlist_shape(in, i), nd, ps);
+        if (memcmp(ps, p0, (size_t)nd * sizeof *ps))
+            return sl__op_fail(err, SL_EINVAL, io, i, "normalize",
+                               "batch=True: its extents in the axes not reduced differ from "
+                               "sample 0's");
+    }
+    if (np > s->bcap) {
+        double *m = realloc(s->bmean, (size_t)np * sizeof *m);
+        if (m) s->bmean = m;
+        double *v = realloc(s->binv, (size_t)np * sizeof *v);
+        if (v) s->binv = v;
+        if (!m || !v) return sl_err_set(err, SL_ENOMEM, "normalize: out of memory");
+        s->bcap = np;
+    }
+    return stats(s, io, 0, io->batch, p0, np, s->bmean, s->binv, err);
+}
+
+static sl_status nz_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    (void)worker;
+    nz_state *s = state;
+    const sl_tlist *in = io->in[0];
+    sl_tlist *out = io->out[0];
+    const int64_t *sh = sl_tlist_shape(in, i);
+    int64_t ps[SL_MAX_DIMS];
+    int64_t np = param_shape(s, sh, in->ndim, ps);
+    double *mean = s->bmean, *inv = s->binv, *own = NULL;
+    if (!s->batch) {
+        own = sl__malloc((size_t)(np ? 2 * np : 1) * sizeof *own, err);
+        if (!own) return SL_ENOMEM;
+        mean = own, inv = own + np;
+        sl_status st = stats(s, io, i, i + 1, ps, np, mean, inv, err);
+        if (st != SL_OK) {
+            free(own);
+            return st;
+        }
+    }
+    const void *x = in->data[i];
+    void *y = out->data[i];
+    NZ_WALK(
+        sh, in->ndim, ps,
+        sl__dtype_conv_store(y, out->dtype, k,
+                             (sl__dtype_conv_load(x, in->dtype, k) - mean[p]) * inv[p] + s->shift));
+    free(own);
+    return SL_OK;
+}
+
+const sl__op_def sl__normalize_op = {
+    .name = "normalize",
+    .doc = "out = scale * (in - mean) / stddev + shift, the statistics computed over `axes` per "
+           "sample or per batch, or given (DALI's fn.normalize).",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = nz_args,
+    .devices = SL_OPDEV_CPU,
+    .create = nz_create,
+    .setup = nz_setup,
+    .run_cpu = nz_run_cpu,
+    .destroy = nz_destroy,
+};

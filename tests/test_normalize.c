@@ -189,6 +189,22 @@ int main(void) {
                 "per-sample mean or stddev cannot be used with batch=True");
     oph_destroy(&h);
 
+    /* empty samples: a kept extent of 0 (no statistics at all), a reduced one of 0 */
+    sl_tlist empty;
+    int64_t eshapes[N * 2] = {0, 4, 3, 0, 0, 0, 2, 2};
+    memset(&empty, 0, sizeof empty);
+    CHECK_OK(sl_tlist_reset(&empty, N, SL_DTYPE_F32, 2, sl_cpu(), &e), &e);
+    CHECK_OK(sl_tlist_alloc(&empty, eshapes, &e), &e);
+    for (int k = 0; k < 4; k++) ((float *)empty.data[3])[k] = (float)k;
+    for (int b = 0; b < 2; b++) {
+        const char *ax1[] = {"axes=[1]", b ? "batch=False" : NULL, NULL};
+        o = run(&h, ax1, &empty, NULL, &e, &st);
+        CHECK_MSG(o != NULL, "%s", e.msg);
+        if (o) CHECK_NEAR(((float *)o->data[3])[1], 1.0, 1e-6); /* row (2, 3): mean 2.5, std 0.5 */
+        oph_destroy(&h);
+    }
+    sl_tlist_free(&empty);
+
     sl_tlist_free(&f), sl_tlist_free(&u8), sl_tlist_free(&odd);
     return check_done();
 }

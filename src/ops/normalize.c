@@ -174,8 +174,8 @@ static double given_inv(const nz_state *s, double sd) {
 static sl_status stats(nz_state *s, const sl__op_io *io, int i0, int i1, const int64_t *ps,
                        int64_t np, double *mean, double *inv, sl_err *err) {
     const sl_tlist *in = io->in[0];
-    int64_t n = 0; /* elements per statistic */
-    for (int i = i0; i < i1; i++)
+    int64_t n = 0;                          /* elements per statistic */
+    for (int i = i0; i < i1 && np > 0; i++) /* (np 0: a kept extent of 0, nothing to do) */
         n += (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype)) / np;
     double m = s->mean, sd = s->std;
     if ((s->node_mean >= 0 && sl__argin_values(io, s->node_mean, i0, &m, 1) != 1) ||

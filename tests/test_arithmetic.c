@@ -2,12 +2,12 @@
  * - DALI's type promotions, one pair of types at a time (uint8 + uint8 wraps in uint8; uint8 * an
  *   int constant is int32; / of integers is float32; int8 with uint8 is int16; bool counts as
  *   uint8, two bools are refused);
- * - a constant on the left (10 - x) and on the right;
+ * - a constant on the left (10 - x) and on the right; unary minus keeps the type and wraps;
  * - one-element samples broadcast (a per-sample scalar times an image, either side, equal or lower
  *   rank); operands of different sizes are an error naming the sample;
- * - pipeline text: (u * 10 + 1), 2.0 / v and 1 - c computed exactly as float32 / int32 arithmetic
- *   would, batch after batch; '//', a bool constant and a multi-output op are errors pointing at
- *   the expression. */
+ * - pipeline text: (u * 10 + 1), 2.0 / v, 1 - c, -c and +c computed exactly as float32 / int32
+ *   arithmetic would, batch after batch; '//', a bool constant and a multi-output op are errors
+ * pointing at the expression. */
 #include "check.h"
 #include "opharness.h"
 
@@ -164,6 +164,21 @@ static void test_promotions(void) {
     for (int i = 0; o && i < N; i++)
         for (int k = 0; k < 4; k++) CHECK_EQ_INT(at(o, i, k), 10 - small(i, k));
     oph_destroy(&h);
+    /* unary minus keeps the type and wraps: -(uint8 x) is 256 - x, -(-128) in int8 is -128 */
+    const char *neg[] = {"op=\"minus\"", NULL};
+    o = run(&h, neg, &u8a, NULL, &e, &st);
+    for (int i = 0; o && i < N; i++)
+        for (int k = 0; k < 4; k++) CHECK_EQ_INT(at(o, i, k), (uint8_t)(256 - (int)big(i, k)));
+    CHECK(o && o->dtype == SL_DTYPE_U8);
+    oph_destroy(&h);
+    ((int8_t *)i8.data[0])[0] = -128;
+    o = run(&h, neg, &i8, NULL, &e, &st);
+    CHECK(o && o->dtype == SL_DTYPE_I8 && ((int8_t *)o->data[0])[0] == -128 &&
+          ((int8_t *)o->data[1])[1] == (int8_t)(-small(1, 1)));
+    oph_destroy(&h);
+    o = run(&h, neg, &b1, NULL, &e, &st);
+    CHECK(o == NULL && st == SL_ENOTSUP);
+    oph_destroy(&h);
     const char *bad[] = {"op=\"add\"", "constant=2.5", NULL};
     CHECK_FAILS(oph_create(&h, "arithmetic", bad, 1, N, 0, &e), SL_EINVAL, &e,
                 "constant 2.5 is not an int32");
@@ -255,16 +270,20 @@ static void test_text(void) {
         sl_pipeline_release(p, b);
     }
     sl_pipeline_free(p);
-    /* 1 - coin is 0 or 1 and equals 1 - the coin */
+    /* 1 - coin is 0 or 1 and equals 1 - the coin; -coin and +coin */
     p = pipe_of("def pipe():\n"
                 "    c = fn.random.coin_flip()\n"
-                "    return c, 1 - c\n",
+                "    return c, 1 - c, -c, +c\n",
                 &e);
+    CHECK_MSG(p != NULL, "%s", e.msg);
     sl_batch *b = NULL;
     if (p && sl_pipeline_next(p, &b) == SL_OK) {
-        for (int i = 0; i < 8; i++)
-            CHECK_EQ_INT(*(int32_t *)sl_batch_output(b, 1)->data[i],
-                         1 - *(int32_t *)sl_batch_output(b, 0)->data[i]);
+        for (int i = 0; i < 8; i++) {
+            int32_t c = *(int32_t *)sl_batch_output(b, 0)->data[i];
+            CHECK_EQ_INT(*(int32_t *)sl_batch_output(b, 1)->data[i], 1 - c);
+            CHECK_EQ_INT(*(int32_t *)sl_batch_output(b, 2)->data[i], -c);
+            CHECK_EQ_INT(*(int32_t *)sl_batch_output(b, 3)->data[i], c);
+        }
         sl_pipeline_release(p, b);
     }
     CHECK(b != NULL);

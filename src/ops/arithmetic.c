@@ -1,8 +1,9 @@
-/* arithmetic: the op behind + - * / on op outputs in pipeline text (DALI's arithmetic expressions;
- * the parser emits it, and it can be called as fn.arithmetic too). Two inputs, or one input and a
- * constant (`constant`, typed by `constant_type` as DALI types Python's int and float: int32,
- * float32; `constant_left` when it is the left operand). Element-wise; a sample of one element
- * (a per-sample scalar) is broadcast against the other operand, as DALI does.
+/* arithmetic: the op behind + - * / and unary - on op outputs in pipeline text (DALI's arithmetic
+ * expressions; the parser emits it, and it can be called as fn.arithmetic too). Two inputs, or one
+ * input and a constant (`constant`, typed by `constant_type` as DALI types Python's int and float:
+ * int32, float32; `constant_left` when it is the left operand), or for op="minus" one input alone
+ * (the result keeps its type; integers wrap). Element-wise; a sample of one element (a per-sample
+ * scalar) is broadcast against the other operand, as DALI does.
  *
  * The result type follows DALI's promotion table: equal types stay; a floating type wins over an
  * integer one; two floating or two same-signedness integer types give the wider; a signed intX and
@@ -23,7 +24,7 @@
 #include <string.h>
 
 static const sl__arg_schema ar_args[] = {
-    {"op", SL_ARG_ENUM, NULL, "the operation", SL_ARGF_REQUIRED, "add|sub|mul|fdiv"},
+    {"op", SL_ARG_ENUM, NULL, "the operation", SL_ARGF_REQUIRED, "add|sub|mul|fdiv|minus"},
     {"constant", SL_ARG_FLOAT, "None", "the constant operand (with one input)", 0, NULL},
     {"constant_type", SL_ARG_ENUM, "\"int32\"", "the constant's type: int32 or float32", 0,
      "int32|float32"},
@@ -31,8 +32,8 @@ static const sl__arg_schema ar_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
-enum { A_ADD, A_SUB, A_MUL, A_FDIV };
-static const char *const symbol[] = {"+", "-", "*", "/"};
+enum { A_ADD, A_SUB, A_MUL, A_FDIV, A_MINUS };
+static const char *const symbol[] = {"+", "-", "*", "/", "unary -"};
 
 typedef struct ar_state {
     int op;
@@ -56,10 +57,11 @@ static sl_status ar_create(const sl__args *a, const sl__op_init *init, void **ou
     ar_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     const char *op = sl__args_str(a, "op");
-    s->op = !strcmp(op, "add")   ? A_ADD
-            : !strcmp(op, "sub") ? A_SUB
-            : !strcmp(op, "mul") ? A_MUL
-                                 : A_FDIV;
+    s->op = !strcmp(op, "add")    ? A_ADD
+            : !strcmp(op, "sub")  ? A_SUB
+            : !strcmp(op, "mul")  ? A_MUL
+            : !strcmp(op, "fdiv") ? A_FDIV
+                                  : A_MINUS;
     s->has_const = sl__args_get(a, "constant")->kind != SL_VAL_NONE;
     if (s->has_const) s->cval = sl__args_float(a, "constant");
     s->const_left = sl__args_bool(a, "constant_left");
@@ -126,6 +128,19 @@ static int64_t volume(const sl_tlist *l, int i) {
 static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
     ar_state *s = state;
     const sl_tlist *a = io->in[0], *b = io->num_inputs > 1 ? io->in[1] : NULL;
+    if (s->op == A_MINUS) { /* unary: the input's own type */
+        if (b || s->has_const)
+            return sl_err_set(err, SL_EINVAL, "arithmetic: minus takes one input and no constant");
+        if (a->dtype == SL_DTYPE_BOOL)
+            return sl_err_set(err, SL_ENOTSUP, "arithmetic: unary '-' on a bool operand");
+        s->out = a->dtype;
+        s->big = 0;
+        sl_tlist *out = io->out[0];
+        SL_TRY(sl_tlist_reset(out, io->batch, s->out, a->ndim, io->device, err));
+        SL_TRY(sl_tlist_alloc(out, a->shapes, err));
+        memcpy(out->layout, a->layout, sizeof out->layout);
+        return SL_OK;
+    }
     if ((b != NULL) == s->has_const)
         return sl_err_set(err, SL_EINVAL,
                           "arithmetic: give two inputs, or one input and a constant");
@@ -225,6 +240,15 @@ static sl_status ar_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     if (s->has_const && s->const_left) { /* swap: the constant on the left */
         p[1] = p[0], t[1] = t[0], step[1] = step[0], is_const[1] = false;
         p[0] = NULL, t[0] = s->ctype, step[0] = 0, is_const[0] = true;
+    }
+    if (s->op == A_MINUS) { /* in the input's type; integers wrap (-(-128) is -128 in int8) */
+        for (int64_t k = 0; k < n; k++) {
+            if (sl_dtype_is_float(s->out))
+                sl__dtype_conv_store(out->data[i], s->out, k, -sl__dtype_conv_load(p[0], t[0], k));
+            else
+                store_int(out->data[i], s->out, k, 0 - (uint64_t)load_int(p[0], t[0], k));
+        }
+        return SL_OK;
     }
     if (sl_dtype_is_float(s->out)) {
         for (int64_t k = 0; k < n; k++) {

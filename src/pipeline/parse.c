@@ -1293,25 +1293,27 @@ static sl_status add_stmt(parser *ps, sl__parse_stmt *s, int outputs) {
     return SL_OK;
 }
 
-/* + - * / with an op output on either side (DALI's arithmetic expressions): an `arithmetic` op
- * statement, with the constant operand (if any) as its arguments -- a Python int as int32, a float
- * as float32, as DALI types them. */
+/* + - * / with an op output on either side, or unary - of one (b NULL), as DALI's arithmetic
+ * expressions: an `arithmetic` op statement, with the constant operand (if any) as its arguments --
+ * a Python int as int32, a float as float32, as DALI types them. */
 static sl_status arith_op(parser *ps, const expr *e, const result *a, const result *b, result *r) {
     static const struct {
         const char *symbol, *name;
     } ops[] = {{"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "fdiv"}};
     const char *name = NULL;
-    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0] && b; k++)
         if (!strcmp(e->op, ops[k].symbol)) name = ops[k].name;
+    if (!b) name = "minus"; /* unary - */
     if (!name)
         return perr(ps, SL_EINVAL, e->pos, "'%s' on op outputs is not supported (+ - * / are)",
                     e->op);
     if (ps->no_ops)
         return perr(ps, SL_EINVAL, e->pos, "arithmetic on op outputs cannot be used here");
-    if ((a->is_node && a->count != 1) || (b->is_node && b->count != 1))
+    if ((a->is_node && a->count != 1) || (b && b->is_node && b->count != 1))
         return perr(ps, SL_EINVAL, e->pos,
-                    "'%s' on an op with several outputs: unpack them first (a, b = fn...)", e->op);
-    const result *cst = !a->is_node ? a : !b->is_node ? b : NULL;
+                    "'%s' on an op with several outputs: unpack them first (a, b = fn...)",
+                    b ? e->op : "-");
+    const result *cst = !a->is_node ? a : b && !b->is_node ? b : NULL;
     if (cst && (cst->val.kind == SL_VAL_BOOL || !numeric(&cst->val)))
         return perr(ps, SL_EINVAL, cst == a ? e->a->pos : e->b->pos,
                     "unsupported operand type for '%s' with an op output: %s (int or float "
@@ -1322,7 +1324,7 @@ static sl_status arith_op(parser *ps, const expr *e, const result *a, const resu
     s.kind = SL__PARSE_OP;
     s.pos = e->pos;
     snprintf(s.op, sizeof s.op, "arithmetic");
-    snprintf(s.written, sizeof s.written, "'%s'", e->op);
+    snprintf(s.written, sizeof s.written, "'%s'", b ? e->op : "-");
     sl_status st = SL_OK;
     s.inputs = malloc(2 * sizeof *s.inputs);
     s.input_pos = malloc(2 * sizeof *s.input_pos);
@@ -1330,7 +1332,7 @@ static sl_status arith_op(parser *ps, const expr *e, const result *a, const resu
     if (!s.inputs || !s.input_pos || !s.args) st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
     for (int k = 0; k < 2 && st == SL_OK; k++) {
         const result *x = k ? b : a;
-        if (!x->is_node) continue;
+        if (!x || !x->is_node) continue;
         s.inputs[s.num_inputs] = x->first;
         s.input_pos[s.num_inputs++] = k ? e->b->pos : e->a->pos;
     }
@@ -1552,8 +1554,11 @@ static sl_status eval(parser *ps, const expr *e, int want, result *r) {
     case E_POS: {
         result a;
         SL_TRY(eval(ps, e->a, 1, &a));
-        if (a.is_node)
-            return perr(ps, SL_EINVAL, e->pos, "arithmetic on op outputs is not supported");
+        if (a.is_node && e->kind == E_POS) { /* +x is x */
+            *r = a;
+            return SL_OK;
+        }
+        if (a.is_node) return arith_op(ps, e, &a, NULL, r);
         if (!numeric(&a.val)) {
             st = perr(ps, SL_EINVAL, e->pos, "bad operand type for unary %c: %s",
                       e->kind == E_NEG ? '-' : '+', kind_name(&a.val));

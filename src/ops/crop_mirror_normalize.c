@@ -63,9 +63,36 @@ static const sl__arg_schema cmn_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
+/* crop: crop_mirror_normalize's cropping arguments alone (the same names, types and defaults) */
+static const sl__arg_schema crop_args[] = {
+    {"crop", SL_ARG_FLOATS, "None", "crop window (crop_h, crop_w); exclusive with crop_h/crop_w", 0,
+     NULL},
+    {"crop_h", SL_ARG_FLOAT, "0.0", "crop height (0 = whole height)", SL_ARGF_PER_SAMPLE, NULL},
+    {"crop_w", SL_ARG_FLOAT, "0.0", "crop width (0 = whole width)", SL_ARGF_PER_SAMPLE, NULL},
+    {"crop_d", SL_ARG_FLOAT, "0.0", "crop depth (volumes; unsupported unless 0)", 0, NULL},
+    {"crop_pos_x", SL_ARG_FLOAT, "0.5", "normalised horizontal anchor in [0, 1]",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"crop_pos_y", SL_ARG_FLOAT, "0.5", "normalised vertical anchor in [0, 1]", SL_ARGF_PER_SAMPLE,
+     NULL},
+    {"crop_pos_z", SL_ARG_FLOAT, "0.5", "volumes; unused", 0, NULL},
+    {"dtype", SL_ARG_DTYPE, "None",
+     "output type: FLOAT, FLOAT16, UINT8, INT8 (default: the input's)", 0, NULL},
+    {"fill_values", SL_ARG_FLOATS, "[0.0]", "output value outside the image, scalar or per channel",
+     0, NULL},
+    {"out_of_bounds_policy", SL_ARG_ENUM, "\"error\"",
+     "window outside the image: error, pad, trim_to_shape", 0, "error|pad|trim_to_shape"},
+    {"rounding", SL_ARG_ENUM, "\"round\"", "anchor rounding: round or truncate", 0,
+     "round|truncate"},
+    {"preserve", SL_ARG_BOOL, "False", "accepted (the op is never pruned here)", 0, NULL},
+    {"bytes_per_sample_hint", SL_ARG_INTS, "[0]", "accepted, unused", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
 enum { OOB_ERROR, OOB_PAD, OOB_TRIM };
 
 typedef struct cmn_state {
+    const char *name; /* "crop_mirror_normalize" or "crop" (the same op with fewer arguments) */
+    bool auto_dtype, auto_layout; /* crop: the output takes the input's type / layout (setup) */
     double pos_x, pos_y, mirror, mirror_v;
     sl_dtype dtype;
     int out_chw, pad_output, oob, truncate;
@@ -99,74 +126,99 @@ static int copy_floats(const sl__args *a, const char *name, double *dst) {
     return n;
 }
 
-static sl_status cmn_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+/* The state from a's arguments; crop (the `crop` op): only the cropping ones are in its schema,
+ * the rest is identity normalisation, no mirror, and the input's type and layout. */
+static sl_status cmn_create_as(const sl__args *a, bool crop, void **out, sl_err *err) {
     cmn_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     sl_status st = SL_OK;
-    s->dtype = sl__args_dtype(a, "dtype");
-    if (s->dtype != SL_DTYPE_F32 && s->dtype != SL_DTYPE_F16 && s->dtype != SL_DTYPE_U8 &&
-        s->dtype != SL_DTYPE_I8)
-        st = sl_err_set(err, SL_EINVAL, "%s: dtype %s is not FLOAT, FLOAT16, UINT8 or INT8", NAME,
-                        sl_dtype_name(s->dtype));
-    const char *lay = sl__args_str(a, "output_layout");
-    if (lay && !strcmp(lay, "CHW"))
-        s->out_chw = 1;
-    else if (!lay || strcmp(lay, "HWC"))
-        st = sl_err_set(err, SL_EINVAL, "%s: output_layout \"%s\": only HWC and CHW", NAME,
-                        lay ? lay : "");
-    s->pad_output = sl__args_bool(a, "pad_output");
+    s->name = crop ? "crop" : NAME;
+    s->auto_dtype = crop && !sl__args_given(a, "dtype");
+    s->auto_layout = crop;
+    if (!s->auto_dtype) {
+        s->dtype = sl__args_dtype(a, "dtype");
+        if (s->dtype != SL_DTYPE_F32 && s->dtype != SL_DTYPE_F16 && s->dtype != SL_DTYPE_U8 &&
+            s->dtype != SL_DTYPE_I8)
+            st = sl_err_set(err, SL_EINVAL, "%s: dtype %s is not FLOAT, FLOAT16, UINT8 or INT8",
+                            s->name, sl_dtype_name(s->dtype));
+    }
+    if (!crop) {
+        const char *lay = sl__args_str(a, "output_layout");
+        if (lay && !strcmp(lay, "CHW"))
+            s->out_chw = 1;
+        else if (!lay || strcmp(lay, "HWC"))
+            st = sl_err_set(err, SL_EINVAL, "%s: output_layout \"%s\": only HWC and CHW", NAME,
+                            lay ? lay : "");
+        s->pad_output = sl__args_bool(a, "pad_output");
+    }
     const char *oob = sl__args_str(a, "out_of_bounds_policy");
     s->oob = !strcmp(oob, "pad") ? OOB_PAD : !strcmp(oob, "trim_to_shape") ? OOB_TRIM : OOB_ERROR;
     s->truncate = !strcmp(sl__args_str(a, "rounding"), "truncate");
-    const double *crop;
-    int nc = sl__args_get(a, "crop")->kind == SL_VAL_NONE ? 0 : sl__args_floats(a, "crop", &crop);
+    const double *cr;
+    int nc = sl__args_get(a, "crop")->kind == SL_VAL_NONE ? 0 : sl__args_floats(a, "crop", &cr);
     if (nc) {
         if (nc != 2)
-            st = sl_err_set(err, SL_EINVAL, "%s: crop wants (crop_h, crop_w), got %d values", NAME,
-                            nc);
+            st = sl_err_set(err, SL_EINVAL, "%s: crop wants (crop_h, crop_w), got %d values",
+                            s->name, nc);
         else if (sl__args_given(a, "crop_h") || sl__args_given(a, "crop_w"))
-            st = sl_err_set(err, SL_EINVAL, "%s: crop and crop_h/crop_w are exclusive", NAME);
+            st = sl_err_set(err, SL_EINVAL, "%s: crop and crop_h/crop_w are exclusive", s->name);
         else
-            s->has_crop = true, s->crop_h = crop[0], s->crop_w = crop[1];
+            s->has_crop = true, s->crop_h = cr[0], s->crop_w = cr[1];
     } else {
         s->crop_h = sl__args_float(a, "crop_h");
         s->crop_w = sl__args_float(a, "crop_w");
         s->has_crop = true; /* 0 = whole extent */
     }
     if (sl__args_float(a, "crop_d") != 0)
-        st = sl_err_set(err, SL_ENOTSUP, "%s: crop_d: volumes are not supported", NAME);
-    if (sl__args_get(a, "crop_anchor")->kind != SL_VAL_NONE) {
+        st = sl_err_set(err, SL_ENOTSUP, "%s: crop_d: volumes are not supported", s->name);
+    if (!crop && sl__args_get(a, "crop_anchor")->kind != SL_VAL_NONE) {
         const int64_t *an;
         if (sl__args_ints(a, "crop_anchor", &an) != 2)
             st = sl_err_set(err, SL_EINVAL, "%s: crop_anchor wants (y, x)", NAME);
         else
             s->has_anchor = true, s->anchor[0] = an[0], s->anchor[1] = an[1];
     }
-    s->n_mean = copy_floats(a, "mean", s->mean);
-    s->n_std = copy_floats(a, "std", s->std);
     s->n_fill = copy_floats(a, "fill_values", s->fill);
-    if (s->n_mean > SL__CMN_MAX_C || s->n_std > SL__CMN_MAX_C || s->n_fill > SL__CMN_MAX_C)
-        st = sl_err_set(err, SL_EINVAL, "%s: at most %d channels", NAME, SL__CMN_MAX_C);
-    s->scale = sl__args_float(a, "scale");
-    s->shift = sl__args_float(a, "shift");
-    s->node_mirror = sl__args_node(a, "mirror");
-    s->node_mirror_v = sl__args_node(a, "mirror_vertical");
     s->node_px = sl__args_node(a, "crop_pos_x");
     s->node_py = sl__args_node(a, "crop_pos_y");
     s->node_ch = sl__args_node(a, "crop_h");
     s->node_cw = sl__args_node(a, "crop_w");
-    s->node_mean = sl__args_node(a, "mean");
-    s->node_std = sl__args_node(a, "std");
     s->pos_x = sl__args_float(a, "crop_pos_x");
     s->pos_y = sl__args_float(a, "crop_pos_y");
-    s->mirror = (double)sl__args_int(a, "mirror");
-    s->mirror_v = (double)sl__args_int(a, "mirror_vertical");
+    if (crop) { /* out = in: mean 0, std 1, no mirror */
+        s->n_mean = s->n_std = 1;
+        s->mean[0] = 0, s->std[0] = 1, s->scale = 1, s->shift = 0;
+        s->node_mirror = s->node_mirror_v = s->node_mean = s->node_std = -1;
+    } else {
+        s->n_mean = copy_floats(a, "mean", s->mean);
+        s->n_std = copy_floats(a, "std", s->std);
+        s->scale = sl__args_float(a, "scale");
+        s->shift = sl__args_float(a, "shift");
+        s->node_mirror = sl__args_node(a, "mirror");
+        s->node_mirror_v = sl__args_node(a, "mirror_vertical");
+        s->node_mean = sl__args_node(a, "mean");
+        s->node_std = sl__args_node(a, "std");
+        s->mirror = (double)sl__args_int(a, "mirror");
+        s->mirror_v = (double)sl__args_int(a, "mirror_vertical");
+    }
+    if (s->n_mean > SL__CMN_MAX_C || s->n_std > SL__CMN_MAX_C || s->n_fill > SL__CMN_MAX_C)
+        st = sl_err_set(err, SL_EINVAL, "%s: at most %d channels", s->name, SL__CMN_MAX_C);
     if (st != SL_OK) {
         cmn_destroy(s);
         return st;
     }
     *out = s;
     return SL_OK;
+}
+
+static sl_status cmn_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    (void)init;
+    return cmn_create_as(a, false, out, err);
+}
+
+static sl_status crop_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    (void)init;
+    return cmn_create_as(a, true, out, err);
 }
 
 static double per_sample(const sl__op_io *io, int node, int i, double dflt) {
@@ -192,16 +244,18 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
     cmn_state *s = state;
     const sl_tlist *in = io->in[0];
     if (in->ndim != 3)
-        return sl_err_set(err, SL_EINVAL, "%s: input must be 3-D (HWC or CHW), got %d dims", NAME,
-                          in->ndim);
+        return sl_err_set(err, SL_EINVAL, "%s: input must be 3-D (HWC or CHW), got %d dims",
+                          s->name, in->ndim);
     if (in->dtype != SL_DTYPE_U8 && in->dtype != SL_DTYPE_F32 && in->dtype != SL_DTYPE_F16 &&
         in->dtype != SL_DTYPE_I8)
-        return sl_err_set(err, SL_EINVAL, "%s: input dtype %s not supported", NAME,
+        return sl_err_set(err, SL_EINVAL, "%s: input dtype %s not supported", s->name,
                           sl_dtype_name(in->dtype));
     int in_chw = !strcmp(in->layout, "CHW");
+    if (s->auto_dtype) s->dtype = in->dtype; /* crop: each batch's input type (always the same) */
+    if (s->auto_layout) s->out_chw = in_chw;
     if (io->batch > s->cap) {
         sl__cmn_sample *ns = realloc(s->samples, (size_t)io->batch * sizeof *ns);
-        if (!ns) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", NAME);
+        if (!ns) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
         s->samples = ns;
         s->cap = io->batch;
     }
@@ -218,7 +272,7 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
         p->in_w = in_chw ? sh[2] : sh[1];
         p->out_chw = s->out_chw;
         if (p->in_c > SL__CMN_MAX_C) {
-            st = sl__op_fail(err, SL_EINVAL, io, i, NAME, "%lld channels (at most %d)",
+            st = sl__op_fail(err, SL_EINVAL, io, i, s->name, "%lld channels (at most %d)",
                              (long long)p->in_c, SL__CMN_MAX_C);
             break;
         }
@@ -227,7 +281,7 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
         double px = per_sample(io, s->node_px, i, s->pos_x);
         double py = per_sample(io, s->node_py, i, s->pos_y);
         if (!s->has_anchor && (px < 0 || px > 1 || py < 0 || py > 1)) {
-            st = sl__op_fail(err, SL_EINVAL, io, i, NAME, "crop_pos (%g, %g) outside [0, 1]", px,
+            st = sl__op_fail(err, SL_EINVAL, io, i, s->name, "crop_pos (%g, %g) outside [0, 1]", px,
                              py);
             break;
         }
@@ -236,7 +290,7 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
         bool oob = p->anchor_y < 0 || p->anchor_x < 0 || p->anchor_y + p->out_h > p->in_h ||
                    p->anchor_x + p->out_w > p->in_w;
         if (oob && s->oob == OOB_ERROR) {
-            st = sl__op_fail(err, SL_EINVAL, io, i, NAME,
+            st = sl__op_fail(err, SL_EINVAL, io, i, s->name,
                              "window (%lld, %lld) + (%lld, %lld) is outside the %lldx%lld input "
                              "(out_of_bounds_policy=\"error\")",
                              (long long)p->anchor_y, (long long)p->anchor_x, (long long)p->out_h,
@@ -266,13 +320,13 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
         if (s->node_mean >= 0) nm = sl__argin_values(io, s->node_mean, i, mean, SL__CMN_MAX_C);
         if (s->node_std >= 0) ns = sl__argin_values(io, s->node_std, i, sd, SL__CMN_MAX_C);
         if ((nm != 1 && nm != p->in_c) || (ns != 1 && ns != p->in_c)) {
-            st = sl__op_fail(err, SL_EINVAL, io, i, NAME,
+            st = sl__op_fail(err, SL_EINVAL, io, i, s->name,
                              "mean has %d and std %d values for %lld channels", nm, ns,
                              (long long)p->in_c);
             break;
         }
         if (s->n_fill != 1 && s->n_fill < p->out_c) {
-            st = sl__op_fail(err, SL_EINVAL, io, i, NAME,
+            st = sl__op_fail(err, SL_EINVAL, io, i, s->name,
                              "fill_values has %d values for %lld channels", s->n_fill,
                              (long long)p->out_c);
             break;
@@ -282,7 +336,7 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
             if (c >= p->in_c) continue; /* padded channels always hold fill */
             double m = mean[nm == 1 ? 0 : c], d = sd[ns == 1 ? 0 : c];
             if (d == 0) {
-                st = sl__op_fail(err, SL_EINVAL, io, i, NAME, "std is 0 for channel %lld",
+                st = sl__op_fail(err, SL_EINVAL, io, i, s->name, "std is 0 for channel %lld",
                                  (long long)c);
                 break;
             }
@@ -448,6 +502,25 @@ const sl__op_def sl__crop_mirror_normalize_op = {
     .devices = SL_OPDEV_CPU,
 #endif
     .create = cmn_create,
+    .setup = cmn_setup,
+    .run_cpu = cmn_run_cpu,
+    .destroy = cmn_destroy,
+};
+
+const sl__op_def sl__crop_op = {
+    .name = "crop",
+    .doc = "Cuts a window out of images (HWC or CHW), as DALI's fn.crop: crop_mirror_normalize "
+           "without the normalisation, keeping the input's type and layout.",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = crop_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, /* crop_mirror_normalize's runs, state and all */
+    .run_gpu = cmn_run_gpu,
+#else
+    .devices = SL_OPDEV_CPU,
+#endif
+    .create = crop_create,
     .setup = cmn_setup,
     .run_cpu = cmn_run_cpu,
     .destroy = cmn_destroy,

@@ -20,6 +20,7 @@ extern const sl__op_def sl__brightness_contrast_op;
 extern const sl__op_def sl__transpose_op;
 extern const sl__op_def sl__arithmetic_op;
 extern const sl__op_def sl__normalize_op;
+extern const sl__op_def sl__crop_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -38,5 +39,6 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__transpose_op,
     &sl__arithmetic_op,
     &sl__normalize_op,
+    &sl__crop_op,
     NULL,
 };

@@ -3,7 +3,8 @@
  * (io->device on GPU 0, a stream) on device copies of the inputs. crop_mirror_normalize (FLOAT,
  * FLOAT16, UINT8, INT8 out; HWC and CHW in and out; mirror both ways; pad_output; windows outside
  * the image), one_hot, cast, flip, brightness_contrast (per-sample arguments; uint8, float and
- * float16 out), transpose (1-, 2- and 4-byte elements): equal element for element (FLOAT16: within
+ * float16 out), transpose (1-, 2- and 4-byte elements), crop (crop_mirror_normalize's runs with
+ * the input's type and layout): equal element for element (FLOAT16: within
  * one ulp); resize: within 1 for uint8 (float accumulations may round a tie the other way). */
 #include "check.h"
 #include "gpu.h"
@@ -319,6 +320,15 @@ static void test_transpose(void) {
     const char *t3[] = {NULL};
     case_("transpose f16 reversed", "transpose", t3, &himg, NULL, 0, 0);
     case_("transpose i32 1-D (a copy)", "transpose", t3, &vec, NULL, 0, 0);
+    const char *k1[] = {"crop=[8.0, 9.0]", "out_of_bounds_policy=\"pad\"", "fill_values=[3.0]",
+                        NULL};
+    case_("crop u8 HWC 8x9, padded", "crop", k1, &img, NULL, 0, 0);
+    const char *k2[] = {"crop_h=5.0", "crop_w=4.0", "out_of_bounds_policy=\"trim_to_shape\"", NULL};
+    sl_tlist hchw; /* CHW with at most 4 channels (crop_mirror_normalize takes up to 16) */
+    int64_t clo[3] = {1, 1, 1}, chi[3] = {4, 30, 41};
+    make_list(&hchw, n, SL_DTYPE_F16, 3, clo, chi, "CHW");
+    case_("crop f16 CHW 5x4, trimmed", "crop", k2, &hchw, NULL, 0, 0);
+    sl_tlist_free(&hchw);
     sl_tlist_free(&img);
     sl_tlist_free(&fvol);
     sl_tlist_free(&himg);

@@ -21,6 +21,8 @@ extern const sl__op_def sl__transpose_op;
 extern const sl__op_def sl__arithmetic_op;
 extern const sl__op_def sl__normalize_op;
 extern const sl__op_def sl__crop_op;
+extern const sl__op_def sl__cat_op;
+extern const sl__op_def sl__stack_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -40,5 +42,7 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__arithmetic_op,
     &sl__normalize_op,
     &sl__crop_op,
+    &sl__cat_op,
+    &sl__stack_op,
     NULL,
 };

@@ -145,7 +145,8 @@ static sl_status cs_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     uint8_t *dst = io->out[0]->data[i];
     for (int64_t o = 0; o < outer; o++)
         for (int j = 0; j < n; j++) {
-            memcpy(dst, (const uint8_t *)io->in[j]->data[i] + (size_t)o * block[j], block[j]);
+            if (block[j]) /* (an empty block may have no address) */
+                memcpy(dst, (const uint8_t *)io->in[j]->data[i] + (size_t)o * block[j], block[j]);
             dst += block[j];
         }
     return SL_OK;

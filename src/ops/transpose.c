@@ -143,7 +143,7 @@ static sl_status tr_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     const uint8_t *src = in->data[i];
     uint8_t *dst = io->out[0]->data[i];
     if (is_copy(s, in, i)) {
-        memcpy(dst, src, n * es);
+        if (n) memcpy(dst, src, n * es); /* (an empty sample may have no address) */
         return SL_OK;
     }
     int nd = in->ndim;

@@ -287,10 +287,12 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     bool supported = (def->devices & placement) ||
                      (!cuda_pipeline(p) && (def->devices & (SL_OPDEV_CPU | SL_OPDEV_MIXED)));
     if (!supported) {
-        st = fail(p, SL_EINVAL, "%s cannot run on device \"%s\"", def->name,
+        bool cpu_only = placement == SL_OPDEV_GPU && (def->devices & SL_OPDEV_CPU);
+        st = fail(p, SL_EINVAL, "%s cannot run on device \"%s\"%s", def->name,
                   placement == SL_OPDEV_GPU     ? "gpu"
                   : placement == SL_OPDEV_MIXED ? "mixed"
-                                                : "cpu");
+                                                : "cpu",
+                  cpu_only ? ": it runs on the CPU only, so give it CPU inputs (x.cpu())" : "");
         goto done;
     }
     if (op->ninputs < def->min_inputs || op->ninputs > def->max_inputs) {

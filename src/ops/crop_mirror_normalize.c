@@ -25,17 +25,33 @@
 #include "cuda/kernels.h"
 #endif
 
+/* The cropping arguments, shared by crop_mirror_normalize and crop so that their names, types
+ * and defaults cannot drift apart: the window, then (after each op's own) the outside. */
+// clang-format off
+#define CROP_WINDOW_ARGS                                                                            \
+    {"crop", SL_ARG_FLOATS, "None", "crop window (crop_h, crop_w); exclusive with crop_h/crop_w",  \
+     0, NULL},                                                                                      \
+    {"crop_h", SL_ARG_FLOAT, "0.0", "crop height (0 = whole height)", SL_ARGF_PER_SAMPLE, NULL},   \
+    {"crop_w", SL_ARG_FLOAT, "0.0", "crop width (0 = whole width)", SL_ARGF_PER_SAMPLE, NULL},     \
+    {"crop_d", SL_ARG_FLOAT, "0.0", "crop depth (volumes; unsupported unless 0)", 0, NULL},        \
+    {"crop_pos_x", SL_ARG_FLOAT, "0.5", "normalised horizontal anchor in [0, 1]",                   \
+     SL_ARGF_PER_SAMPLE, NULL},                                                                     \
+    {"crop_pos_y", SL_ARG_FLOAT, "0.5", "normalised vertical anchor in [0, 1]",                     \
+     SL_ARGF_PER_SAMPLE, NULL},                                                                     \
+    {"crop_pos_z", SL_ARG_FLOAT, "0.5", "volumes; unused", 0, NULL}
+#define CROP_OUTSIDE_ARGS                                                                           \
+    {"fill_values", SL_ARG_FLOATS, "[0.0]",                                                         \
+     "output value outside the image, scalar or per channel", 0, NULL},                             \
+    {"out_of_bounds_policy", SL_ARG_ENUM, "\"error\"",                                              \
+     "window outside the image: error, pad, trim_to_shape", 0, "error|pad|trim_to_shape"},          \
+    {"rounding", SL_ARG_ENUM, "\"round\"", "anchor rounding: round or truncate", 0,                 \
+     "round|truncate"},                                                                             \
+    {"preserve", SL_ARG_BOOL, "False", "accepted (the op is never pruned here)", 0, NULL},          \
+    {"bytes_per_sample_hint", SL_ARG_INTS, "[0]", "accepted, unused", 0, NULL}
+// clang-format on
+
 static const sl__arg_schema cmn_args[] = {
-    {"crop", SL_ARG_FLOATS, "None", "crop window (crop_h, crop_w); exclusive with crop_h/crop_w", 0,
-     NULL},
-    {"crop_h", SL_ARG_FLOAT, "0.0", "crop height (0 = whole height)", SL_ARGF_PER_SAMPLE, NULL},
-    {"crop_w", SL_ARG_FLOAT, "0.0", "crop width (0 = whole width)", SL_ARGF_PER_SAMPLE, NULL},
-    {"crop_d", SL_ARG_FLOAT, "0.0", "crop depth (volumes; unsupported unless 0)", 0, NULL},
-    {"crop_pos_x", SL_ARG_FLOAT, "0.5", "normalised horizontal anchor in [0, 1]",
-     SL_ARGF_PER_SAMPLE, NULL},
-    {"crop_pos_y", SL_ARG_FLOAT, "0.5", "normalised vertical anchor in [0, 1]", SL_ARGF_PER_SAMPLE,
-     NULL},
-    {"crop_pos_z", SL_ARG_FLOAT, "0.5", "volumes; unused", 0, NULL},
+    CROP_WINDOW_ARGS,
     {"crop_anchor", SL_ARG_INTS, "None",
      "sluice: window origin (y, x) in pixels, may be negative; overrides crop_pos_x/y", 0, NULL},
     {"mirror", SL_ARG_INT, "0", "nonzero: flip horizontally", SL_ARGF_PER_SAMPLE, NULL},
@@ -50,41 +66,16 @@ static const sl__arg_schema cmn_args[] = {
     {"output_layout", SL_ARG_STR, "\"CHW\"", "HWC or CHW", 0, NULL},
     {"pad_output", SL_ARG_BOOL, "False", "pad channels to the next power of two with fill_values",
      0, NULL},
-    {"fill_values", SL_ARG_FLOATS, "[0.0]", "output value outside the image, scalar or per channel",
-     0, NULL},
-    {"out_of_bounds_policy", SL_ARG_ENUM, "\"error\"",
-     "window outside the image: error, pad, "
-     "trim_to_shape",
-     0, "error|pad|trim_to_shape"},
-    {"rounding", SL_ARG_ENUM, "\"round\"", "anchor rounding: round or truncate", 0,
-     "round|truncate"},
-    {"preserve", SL_ARG_BOOL, "False", "accepted (the op is never pruned here)", 0, NULL},
-    {"bytes_per_sample_hint", SL_ARG_INTS, "[0]", "accepted, unused", 0, NULL},
+    CROP_OUTSIDE_ARGS,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
-/* crop: crop_mirror_normalize's cropping arguments alone (the same names, types and defaults) */
+/* crop: crop_mirror_normalize's cropping arguments alone, and the output type */
 static const sl__arg_schema crop_args[] = {
-    {"crop", SL_ARG_FLOATS, "None", "crop window (crop_h, crop_w); exclusive with crop_h/crop_w", 0,
-     NULL},
-    {"crop_h", SL_ARG_FLOAT, "0.0", "crop height (0 = whole height)", SL_ARGF_PER_SAMPLE, NULL},
-    {"crop_w", SL_ARG_FLOAT, "0.0", "crop width (0 = whole width)", SL_ARGF_PER_SAMPLE, NULL},
-    {"crop_d", SL_ARG_FLOAT, "0.0", "crop depth (volumes; unsupported unless 0)", 0, NULL},
-    {"crop_pos_x", SL_ARG_FLOAT, "0.5", "normalised horizontal anchor in [0, 1]",
-     SL_ARGF_PER_SAMPLE, NULL},
-    {"crop_pos_y", SL_ARG_FLOAT, "0.5", "normalised vertical anchor in [0, 1]", SL_ARGF_PER_SAMPLE,
-     NULL},
-    {"crop_pos_z", SL_ARG_FLOAT, "0.5", "volumes; unused", 0, NULL},
+    CROP_WINDOW_ARGS,
     {"dtype", SL_ARG_DTYPE, "None",
      "output type: FLOAT, FLOAT16, UINT8, INT8 (default: the input's)", 0, NULL},
-    {"fill_values", SL_ARG_FLOATS, "[0.0]", "output value outside the image, scalar or per channel",
-     0, NULL},
-    {"out_of_bounds_policy", SL_ARG_ENUM, "\"error\"",
-     "window outside the image: error, pad, trim_to_shape", 0, "error|pad|trim_to_shape"},
-    {"rounding", SL_ARG_ENUM, "\"round\"", "anchor rounding: round or truncate", 0,
-     "round|truncate"},
-    {"preserve", SL_ARG_BOOL, "False", "accepted (the op is never pruned here)", 0, NULL},
-    {"bytes_per_sample_hint", SL_ARG_INTS, "[0]", "accepted, unused", 0, NULL},
+    CROP_OUTSIDE_ARGS,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 

@@ -19,7 +19,14 @@
  * parser and stream, into a per-batch planes block, and marks an event; the GPU stage waits for the
  * event on its stream and finishes the planes. What the engines do not decode there goes through
  * sl__nvjpeg_decode as before. The two threads share the handles (nvJPEG allows that, one state per
- * thread) and only atomic counters. */
+ * thread) and only atomic counters.
+ * One GPU's engines take one batched decode at a time: two threads that call nvjpegDecodeBatched on
+ * the same GPU's engines at once (each with its own state, even each with its own handle) hang
+ * inside it for good with CUDA 13 on the H200, while two GPUs' engines at once do not, nor does
+ * parsing headers beside a decode (bench/RESULTS.md, session 9: a 100-line program with nothing of
+ * sluice in it). Those threads are this decoder's CPU and GPU stages, other decoders of the same
+ * pipeline, and other pipelines on the same GPU (a training and a validation pipeline), so every
+ * call that makes the engines work holds its GPU's engine lock (engine_lock). */
 #include "ops/decode_image_nvjpeg.h"
 
 #include "core/alloc.h"
@@ -29,6 +36,7 @@
 
 #include <nvjpeg.h>
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +83,20 @@ struct sl__nvjpeg_ahead {
 /* After this many failures without one success the default back end is no longer tried. */
 #define SW_GIVE_UP 16
 
+/* The engine locks, one per GPU (device ids past the table share a lock: that only serialises). */
+#define ENGINE_LOCKS 64
+static pthread_mutex_t engine_locks[ENGINE_LOCKS];
+static pthread_once_t engine_locks_once = PTHREAD_ONCE_INIT;
+
+static void engine_locks_init(void) {
+    for (int i = 0; i < ENGINE_LOCKS; i++) pthread_mutex_init(&engine_locks[i], NULL);
+}
+
+static pthread_mutex_t *engine_lock(const sl__nvjpeg *d) {
+    pthread_once(&engine_locks_once, engine_locks_init);
+    return &engine_locks[(unsigned)d->device % ENGINE_LOCKS];
+}
+
 #define NVJ_TRY(err, expr)                                                                         \
     do {                                                                                           \
         nvjpegStatus_t nvj__s = (expr);                                                            \
@@ -104,12 +126,16 @@ void sl__nvjpeg_free(sl__nvjpeg *d) {
     if (!d) return;
     if (d->ahead_stream) cudaStreamSynchronize(d->ahead_stream);
     if (d->ahead_parse) nvjpegJpegStreamDestroy(d->ahead_parse);
-    if (d->ahead_state) nvjpegJpegStateDestroy(d->ahead_state);
     if (d->ahead_stream) cudaStreamDestroy(d->ahead_stream);
     if (d->parse) nvjpegJpegStreamDestroy(d->parse);
-    if (d->hw_state) nvjpegJpegStateDestroy(d->hw_state);
+    if (d->hw) { /* the engines' state and handle: not while the GPU's engines decode */
+        pthread_mutex_lock(engine_lock(d));
+        if (d->ahead_state) nvjpegJpegStateDestroy(d->ahead_state);
+        if (d->hw_state) nvjpegJpegStateDestroy(d->hw_state);
+        nvjpegDestroy(d->hw);
+        pthread_mutex_unlock(engine_lock(d));
+    }
     if (d->sw_state) nvjpegJpegStateDestroy(d->sw_state);
-    if (d->hw) nvjpegDestroy(d->hw);
     if (d->sw) nvjpegDestroy(d->sw);
     free_work(&d->w);
     free(d);
@@ -121,15 +147,18 @@ static sl_status create(sl__nvjpeg *d, sl_err *err) {
     NVJ_TRY(err, nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &d->sw));
     NVJ_TRY(err, nvjpegJpegStateCreate(d->sw, &d->sw_state));
     const char *env = getenv("SLUICE_NVJPEG_ENGINES");
-    if (!(env && !strcmp(env, "0")) &&
-        nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &d->hw) == NVJPEG_STATUS_SUCCESS) {
-        if (nvjpegJpegStateCreate(d->hw, &d->hw_state) != NVJPEG_STATUS_SUCCESS ||
-            nvjpegJpegStreamCreate(d->hw, &d->parse) != NVJPEG_STATUS_SUCCESS) {
-            nvjpegDestroy(d->hw);
+    if (!(env && !strcmp(env, "0"))) { /* the engines: not while the GPU's engines decode */
+        pthread_mutex_lock(engine_lock(d));
+        if (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &d->hw) !=
+            NVJPEG_STATUS_SUCCESS) {
             d->hw = NULL;
+        } else if (nvjpegJpegStateCreate(d->hw, &d->hw_state) != NVJPEG_STATUS_SUCCESS ||
+                   nvjpegJpegStreamCreate(d->hw, &d->parse) != NVJPEG_STATUS_SUCCESS) {
+            if (d->hw_state) nvjpegJpegStateDestroy(d->hw_state);
+            nvjpegDestroy(d->hw);
+            d->hw = NULL, d->hw_state = NULL;
         }
-    } else {
-        d->hw = NULL;
+        pthread_mutex_unlock(engine_lock(d));
     }
     if (!d->parse) NVJ_TRY(err, nvjpegJpegStreamCreate(d->sw, &d->parse));
     sl__log(SL_LOG_INFO, "nvJPEG: %s",
@@ -147,9 +176,11 @@ static void preallocate(sl__nvjpeg *d, nvjpegJpegState_t state) {
     int n = d->pre_n, w = d->pre_w, h = d->pre_h;
     bool gray = d->pre_gray;
     if (!d->hw || n < 1 || w < 1 || h < 1) return;
+    pthread_mutex_lock(engine_lock(d));
     nvjpegStatus_t r = nvjpegDecodeBatchedPreAllocate(d->hw, state, n, w, h,
                                                       gray ? NVJPEG_CSS_GRAY : NVJPEG_CSS_444,
                                                       gray ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_YUV);
+    pthread_mutex_unlock(engine_lock(d));
     if (r != NVJPEG_STATUS_SUCCESS)
         sl__log(SL_LOG_WARN,
                 "nvJPEG: preallocating the hardware decoder for %d images of %dx%d failed "
@@ -239,9 +270,11 @@ static void run_batch(sl__nvjpeg *d, work *w, nvjpegHandle_t h, nvjpegJpegState_
     *count = k;
     if (k == 0) return;
     if (want) { /* the hardware engines: one batched call; if it fails, all of it goes on */
+        pthread_mutex_lock(engine_lock(d));
         nvjpegStatus_t r = nvjpegDecodeBatchedInitialize(h, s, k, 1, fmt);
         if (r == NVJPEG_STATUS_SUCCESS)
             r = nvjpegDecodeBatched(h, s, w->bits, w->lens, w->imgs, stream);
+        pthread_mutex_unlock(engine_lock(d));
         if (r == NVJPEG_STATUS_SUCCESS) {
             if (yuv) __atomic_fetch_add(&d->hw_yuv_ok, 1, __ATOMIC_RELAXED);
             return;
@@ -426,7 +459,10 @@ sl_status sl__nvjpeg_ahead_run(sl__nvjpeg *d, sl__nvjpeg_ahead **slot, int n,
             d->ahead_stream = NULL;
             return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot make a stream on GPU %d", d->device);
         }
-        NVJ_TRY(err, nvjpegJpegStateCreate(d->hw, &d->ahead_state));
+        pthread_mutex_lock(engine_lock(d));
+        nvjpegStatus_t r = nvjpegJpegStateCreate(d->hw, &d->ahead_state);
+        pthread_mutex_unlock(engine_lock(d));
+        NVJ_TRY(err, r);
         NVJ_TRY(err, nvjpegJpegStreamCreate(d->hw, &d->ahead_parse));
         preallocate(d, d->ahead_state);
         sl__log(SL_LOG_INFO, "nvJPEG: the engines' share of each batch is now decoded ahead, "

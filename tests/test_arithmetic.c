@@ -130,6 +130,20 @@ static void test_promotions(void) {
     CHECK(o && o->dtype == SL_DTYPE_F32);
     oph_destroy(&h);
 
+    /* a float constant is a float32, as in DALI: x * 0.1 multiplies by 0.1f, not by the double 0.1
+     * (for x = 9 the two give 0.90000004f and 0.9f) */
+    const char *mul01[] = {"op=\"mul\"", "constant=0.1", "constant_type=\"float32\"", NULL};
+    o = run(&h, mul01, &u8a, NULL, &e, &st);
+    int differ = 0; /* elements where rounding the constant first matters */
+    for (int i = 0; o && i < N; i++)
+        for (int k = 0; k < 4; k++) {
+            CHECK_EQ_INT(at(o, i, k) == (float)(big(i, k) * (double)0.1f), 1);
+            differ += (float)(big(i, k) * (double)0.1f) != (float)(big(i, k) * 0.1);
+        }
+    CHECK(o && o->dtype == SL_DTYPE_F32);
+    CHECK(differ > 0);
+    oph_destroy(&h);
+
     const char *sub[] = {"op=\"sub\"", NULL};
     o = run(&h, sub, &i8, &u8a, &e, &st); /* int8 - uint8: int16 */
     for (int i = 0; o && i < N; i++)

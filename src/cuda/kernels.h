@@ -69,6 +69,28 @@ typedef struct sl__cuda_bc_desc {
 sl_status sl__cuda_brightness_contrast(const sl__cuda_bc_desc *d, int n, int64_t max_elems,
                                        int in_dtype, int out_dtype, void *stream, sl_err *err);
 
+/* arithmetic: n result elements per sample; operand j's element k is p[j][k * step[j]] (step 0:
+ * a one-element sample, broadcast), each computed by ops/arith.h's rule, as on the CPU */
+typedef struct sl__cuda_arith_desc {
+    const void *p[2];
+    void *out;
+    int64_t n, step[2];
+} sl__cuda_arith_desc;
+struct sl__arith;
+sl_status sl__cuda_arithmetic(const sl__cuda_arith_desc *d, int n, int64_t max_elems,
+                              const struct sl__arith *a, void *stream, sl_err *err);
+
+/* cat and stack: rows rows of row_bytes bytes from a contiguous src to dst, rows dst_pitch bytes
+ * apart (cat_stack.c). dev: the n descriptors on the device; host: the same on the host (the copy
+ * unit, the widest that every address, row and pitch allows, is chosen from them). */
+typedef struct sl__cuda_blocks_desc {
+    const void *src;
+    void *dst;
+    int64_t rows, row_bytes, dst_pitch;
+} sl__cuda_blocks_desc;
+sl_status sl__cuda_copy_blocks(const sl__cuda_blocks_desc *dev, const sl__cuda_blocks_desc *host,
+                               int n, void *stream, sl_err *err);
+
 /* transpose: n elements per sample; output dimension d has extent shape[d] and walks the input
  * with stride[d] elements (transpose.c); ndim 0: a plain copy */
 typedef struct sl__cuda_transpose_desc {

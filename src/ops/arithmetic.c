@@ -11,8 +11,11 @@
  * uint8; two bools are refused). `/` divides in floating point: two integer operands give float32.
  * Integer results are computed in 64-bit and wrap to the result's width, as C++ arithmetic in that
  * type does; floating results are computed in double and rounded once to the result type (for
- * + - * / on float32 that is exactly float32 arithmetic). CPU only for now. */
-#include "ops/dtype_conv.h"
+ * + - * / on float32 that is exactly float32 arithmetic). A float32 constant is rounded to float32
+ * first, as DALI's is. The rule for one element is ops/arith.h's, which the CPU run and the CUDA
+ * run (cuda/arithmetic.cu) share, so the two give the same bits. */
+#include "ops/arith.h"
+#include "ops/gpu_args.h"
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -23,6 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
+
 static const sl__arg_schema ar_args[] = {
     {"op", SL_ARG_ENUM, NULL, "the operation", SL_ARGF_REQUIRED, "add|sub|mul|fdiv|minus"},
     {"constant", SL_ARG_FLOAT, "None", "the constant operand (with one input)", 0, NULL},
@@ -32,7 +39,13 @@ static const sl__arg_schema ar_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
-enum { A_ADD, A_SUB, A_MUL, A_FDIV, A_MINUS };
+enum {
+    A_ADD = SL__AR_ADD,
+    A_SUB = SL__AR_SUB,
+    A_MUL = SL__AR_MUL,
+    A_FDIV = SL__AR_FDIV,
+    A_MINUS = SL__AR_MINUS
+};
 static const char *const symbol[] = {"+", "-", "*", "/", "unary -"};
 
 typedef struct ar_state {
@@ -44,11 +57,15 @@ typedef struct ar_state {
     int big;         /* the input whose shape the output takes: 0 or 1 (setup) */
     int64_t *shapes; /* setup's scratch */
     int cap;
+    sl__gpu_args gpu; /* the CUDA run's descriptors */
 } ar_state;
 
 static void ar_destroy(void *state) {
     ar_state *s = state;
-    if (s) free(s->shapes);
+    if (s) {
+        free(s->shapes);
+        sl__gpu_args_free(&s->gpu);
+    }
     free(s);
 }
 
@@ -66,6 +83,7 @@ static sl_status ar_create(const sl__args *a, const sl__op_init *init, void **ou
     if (s->has_const) s->cval = sl__args_float(a, "constant");
     s->const_left = sl__args_bool(a, "constant_left");
     s->ctype = !strcmp(sl__args_str(a, "constant_type"), "float32") ? SL_DTYPE_F32 : SL_DTYPE_I32;
+    if (s->has_const && s->ctype == SL_DTYPE_F32) s->cval = (double)(float)s->cval;
     if (s->has_const && s->ctype == SL_DTYPE_I32 &&
         (s->cval != trunc(s->cval) || s->cval < -2147483648.0 || s->cval > 2147483647.0)) {
         sl_err_set(err, SL_EINVAL, "arithmetic: constant %g is not an int32", s->cval);
@@ -183,93 +201,58 @@ static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
     return SL_OK;
 }
 
-/* integer types read exactly (sl__dtype_conv_load goes through double) */
-static int64_t load_int(const void *p, sl_dtype t, int64_t k) {
-    switch (t) {
-    case SL_DTYPE_U8:
-    case SL_DTYPE_BOOL:
-        return ((const uint8_t *)p)[k];
-    case SL_DTYPE_I8:
-        return ((const int8_t *)p)[k];
-    case SL_DTYPE_U16:
-        return ((const uint16_t *)p)[k];
-    case SL_DTYPE_I16:
-        return ((const int16_t *)p)[k];
-    case SL_DTYPE_I32:
-        return ((const int32_t *)p)[k];
-    default:
-        return ((const int64_t *)p)[k];
-    }
+/* The batch's operation, with the operands in order (a constant on the left is operand 0), and
+ * sample i's operand addresses and element steps (0: a one-element sample, broadcast). */
+static sl__arith ar_of(const ar_state *s, const sl__op_io *io) {
+    const sl_tlist *a = io->in[0], *b = io->num_inputs > 1 ? io->in[1] : NULL;
+    sl__arith r = {
+        s->op, {a->dtype, b ? b->dtype : s->ctype}, s->out, sl_dtype_is_float(s->out), -1, s->cval};
+    if (s->has_const) r.konst = 1;
+    if (s->has_const && s->const_left) r.t[1] = r.t[0], r.t[0] = s->ctype, r.konst = 0;
+    return r;
 }
 
-/* the low bits of v, as the result type holds them (two's complement wrap) */
-static void store_int(void *p, sl_dtype t, int64_t k, uint64_t v) {
-    switch (t) {
-    case SL_DTYPE_U8:
-        ((uint8_t *)p)[k] = (uint8_t)v;
-        break;
-    case SL_DTYPE_I8:
-        ((int8_t *)p)[k] = (int8_t)(uint8_t)v;
-        break;
-    case SL_DTYPE_U16:
-        ((uint16_t *)p)[k] = (uint16_t)v;
-        break;
-    case SL_DTYPE_I16:
-        ((int16_t *)p)[k] = (int16_t)(uint16_t)v;
-        break;
-    case SL_DTYPE_I32:
-        ((int32_t *)p)[k] = (int32_t)(uint32_t)v;
-        break;
-    default:
-        ((int64_t *)p)[k] = (int64_t)v;
-        break;
-    }
+static void operands(const ar_state *s, const sl__op_io *io, int i, const void *p[2],
+                     int64_t step[2]) {
+    const sl_tlist *a = io->in[0], *b = io->num_inputs > 1 ? io->in[1] : NULL;
+    p[0] = a->data[i], p[1] = b ? b->data[i] : NULL;
+    step[0] = volume(a, i) == 1 ? 0 : 1, step[1] = b && volume(b, i) == 1 ? 0 : 1;
+    if (s->has_const && s->const_left) p[1] = p[0], step[1] = step[0], p[0] = NULL, step[0] = 0;
 }
 
 static sl_status ar_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     (void)worker, (void)err;
     ar_state *s = state;
-    const sl_tlist *a = io->in[0], *b = io->num_inputs > 1 ? io->in[1] : NULL;
-    sl_tlist *out = io->out[0];
-    int64_t n = volume(out, i);
-    /* operand j of element k: x[j] from its list (stride 0 when one element) or the constant */
-    const void *p[2] = {a->data[i], b ? b->data[i] : NULL};
-    sl_dtype t[2] = {a->dtype, b ? b->dtype : s->ctype};
-    int64_t step[2] = {volume(a, i) == 1 ? 0 : 1, b && volume(b, i) == 1 ? 0 : 1};
-    bool is_const[2] = {false, !b};
-    if (s->has_const && s->const_left) { /* swap: the constant on the left */
-        p[1] = p[0], t[1] = t[0], step[1] = step[0], is_const[1] = false;
-        p[0] = NULL, t[0] = s->ctype, step[0] = 0, is_const[0] = true;
-    }
-    if (s->op == A_MINUS) { /* in the input's type; integers wrap (-(-128) is -128 in int8) */
-        for (int64_t k = 0; k < n; k++) {
-            if (sl_dtype_is_float(s->out))
-                sl__dtype_conv_store(out->data[i], s->out, k, -sl__dtype_conv_load(p[0], t[0], k));
-            else
-                store_int(out->data[i], s->out, k, 0 - (uint64_t)load_int(p[0], t[0], k));
-        }
-        return SL_OK;
-    }
-    if (sl_dtype_is_float(s->out)) {
-        for (int64_t k = 0; k < n; k++) {
-            double x = is_const[0] ? s->cval : sl__dtype_conv_load(p[0], t[0], k * step[0]);
-            double y = is_const[1] ? s->cval : sl__dtype_conv_load(p[1], t[1], k * step[1]);
-            double z = s->op == A_ADD   ? x + y
-                       : s->op == A_SUB ? x - y
-                       : s->op == A_MUL ? x * y
-                                        : x / y;
-            sl__dtype_conv_store(out->data[i], s->out, k, z);
-        }
-        return SL_OK;
-    }
-    int64_t c = (int64_t)s->cval;
-    for (int64_t k = 0; k < n; k++) {
-        uint64_t x = (uint64_t)(is_const[0] ? c : load_int(p[0], t[0], k * step[0]));
-        uint64_t y = (uint64_t)(is_const[1] ? c : load_int(p[1], t[1], k * step[1]));
-        store_int(out->data[i], s->out, k, s->op == A_ADD ? x + y : s->op == A_SUB ? x - y : x * y);
-    }
+    sl__arith r = ar_of(s, io);
+    const void *p[2];
+    int64_t step[2];
+    operands(s, io, i, p, step);
+    void *out = io->out[0]->data[i];
+    int64_t n = volume(io->out[0], i);
+    for (int64_t k = 0; k < n; k++)
+        sl__arith_elem(&r, p[0], k * step[0], p[1], k * step[1], out, k);
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status ar_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    ar_state *s = state;
+    sl__cuda_arith_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t most = 0;
+    for (int i = 0; i < io->batch; i++) {
+        operands(s, io, i, d[i].p, d[i].step);
+        d[i].out = io->out[0]->data[i];
+        d[i].n = volume(io->out[0], i);
+        if (d[i].n > most) most = d[i].n;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
+    sl__arith r = ar_of(s, io);
+    return sl__cuda_arithmetic(dd, io->batch, most, &r, io->stream, err);
+}
+#endif
 
 const sl__op_def sl__arithmetic_op = {
     .name = "arithmetic",
@@ -278,7 +261,12 @@ const sl__op_def sl__arithmetic_op = {
     .min_inputs = 1,
     .max_inputs = 2,
     .args = ar_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = ar_run_gpu,
+#else
     .devices = SL_OPDEV_CPU,
+#endif
     .create = ar_create,
     .setup = ar_setup,
     .run_cpu = ar_run_cpu,

@@ -2,8 +2,10 @@
  * one). Up to 8 inputs of one data type and rank; for cat the samples' extents must agree except
  * along `axis`, for stack they must agree everywhere. `axis_name` picks the axis by layout letter
  * (cat) or names the new one (stack: inserted into the inputs' layout). Each output sample is a
- * run of block copies: for every index of the axes before `axis`, each input's block in turn.
- * CPU only for now. */
+ * run of block copies: for every index of the axes before `axis`, each input's block in turn. On a
+ * GPU each (sample, input) pair is one descriptor of a single copy launch (cuda/copy_blocks.cu):
+ * its block's rows, strided into the output sample. */
+#include "ops/gpu_args.h"
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -12,6 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
 
 enum { SL__MAX_OPS_IN_CS = 8 }; /* the most inputs an op takes in a pipeline */
 
@@ -30,11 +36,15 @@ typedef struct cs_state {
     int a;          /* the batch's axis, resolved against the rank (setup) */
     int64_t *shapes;
     int cap;
+    sl__gpu_args gpu; /* the CUDA run's descriptors */
 } cs_state;
 
 static void cs_destroy(void *state) {
     cs_state *s = state;
-    if (s) free(s->shapes);
+    if (s) {
+        free(s->shapes);
+        sl__gpu_args_free(&s->gpu);
+    }
     free(s);
 }
 
@@ -127,21 +137,28 @@ static sl_status cs_setup(void *state, sl__op_io *io, sl_err *err) {
     return SL_OK;
 }
 
-static sl_status cs_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
-    (void)worker, (void)err;
-    cs_state *s = state;
+/* Sample i's outer extent (the axes before the joined one) and each input's block: its bytes per
+ * outer index. */
+static int64_t blocks_of(const cs_state *s, const sl__op_io *io, int i, size_t *block) {
     size_t es = sl_dtype_size(io->in[0]->dtype);
     const int64_t *sh0 = sl_tlist_shape(io->in[0], i);
     int64_t outer = 1;
     for (int d = 0; d < s->a; d++) outer *= sh0[d];
-    size_t block[SL__MAX_OPS_IN_CS]; /* bytes of each input per outer index */
-    int n = io->num_inputs;
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < io->num_inputs; j++) {
         const int64_t *sh = sl_tlist_shape(io->in[j], i);
         int64_t v = 1;
         for (int d = s->a; d < io->in[j]->ndim; d++) v *= sh[d];
         block[j] = (size_t)v * es;
     }
+    return outer;
+}
+
+static sl_status cs_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    (void)worker, (void)err;
+    cs_state *s = state;
+    size_t block[SL__MAX_OPS_IN_CS];
+    int64_t outer = blocks_of(s, io, i, block);
+    int n = io->num_inputs;
     uint8_t *dst = io->out[0]->data[i];
     for (int64_t o = 0; o < outer; o++)
         for (int j = 0; j < n; j++) {
@@ -152,14 +169,43 @@ static sl_status cs_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status cs_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    cs_state *s = state;
+    int n = io->num_inputs, m = io->batch * n;
+    sl__cuda_blocks_desc *d = sl__gpu_args_host(&s->gpu, io->device.id, (size_t)m * sizeof *d, err);
+    if (!d) return err->status;
+    for (int i = 0; i < io->batch; i++) {
+        size_t block[SL__MAX_OPS_IN_CS], row = 0;
+        int64_t outer = blocks_of(s, io, i, block);
+        for (int j = 0; j < n; j++) row += block[j];
+        uint8_t *dst = io->out[0]->data[i];
+        for (int j = 0; j < n; j++) {
+            sl__cuda_blocks_desc *x = &d[i * n + j];
+            x->src = io->in[j]->data[i];
+            x->dst = dst;
+            x->rows = block[j] ? outer : 0; /* (an empty block may have no address) */
+            x->row_bytes = (int64_t)block[j];
+            x->dst_pitch = (int64_t)row;
+            if (block[j]) dst += block[j];
+        }
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)m * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_copy_blocks(dd, d, m, io->stream, err);
+}
+#define CS_GPU .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = cs_run_gpu,
+#else
+#define CS_GPU .devices = SL_OPDEV_CPU,
+#endif
+
 const sl__op_def sl__cat_op = {
     .name = "cat",
     .doc = "Joins the inputs along an existing axis (DALI's fn.cat).",
     .min_inputs = 1,
     .max_inputs = SL__MAX_OPS_IN_CS,
     .args = cs_args,
-    .devices = SL_OPDEV_CPU,
-    .create = cat_create,
+    CS_GPU.create = cat_create,
     .setup = cs_setup,
     .run_cpu = cs_run_cpu,
     .destroy = cs_destroy,
@@ -171,8 +217,7 @@ const sl__op_def sl__stack_op = {
     .min_inputs = 1,
     .max_inputs = SL__MAX_OPS_IN_CS,
     .args = cs_args,
-    .devices = SL_OPDEV_CPU,
-    .create = stack_create,
+    CS_GPU.create = stack_create,
     .setup = cs_setup,
     .run_cpu = cs_run_cpu,
     .destroy = cs_destroy,

@@ -4,8 +4,10 @@
  * FLOAT16, UINT8, INT8 out; HWC and CHW in and out; mirror both ways; pad_output; windows outside
  * the image), one_hot, cast, flip, brightness_contrast (per-sample arguments; uint8, float and
  * float16 out), transpose (1-, 2- and 4-byte elements), crop (crop_mirror_normalize's runs with
- * the input's type and layout): equal element for element (FLOAT16: within
- * one ulp); resize: within 1 for uint8 (float accumulations may round a tie the other way). */
+ * the input's type and layout), arithmetic (+ - * / and unary -, constants either side, one-element
+ * samples broadcast, integer wrap-around, mixed types), cat and stack (strided rows, empty
+ * samples): equal element for element (FLOAT16: within one ulp; arithmetic, cat and stack: the
+ * same bits); resize: within 1 for uint8 (float accumulations may round a tie the other way). */
 #include "check.h"
 #include "gpu.h"
 #include "opharness.h"
@@ -76,28 +78,31 @@ static void to_device(sl_tlist *d, const sl_tlist *h) {
                  &e);
 }
 
-/* Runs op on the CPU (h_out) and on GPU 0 (g_out, copied back to the host). */
-static void run_both(const char *op, const char *const *argv, sl_tlist *in, sl_tlist *arg_in,
-                     int narg, sl_tlist *h_out, sl_tlist *g_out) {
+/* Runs op on the CPU (h_out) and on GPU 0 (g_out, copied back to the host), over nin inputs. */
+static void run_both_n(const char *op, const char *const *argv, sl_tlist *const *ins, int nin,
+                       sl_tlist *arg_in, int narg, sl_tlist *h_out, sl_tlist *g_out) {
     sl_err e;
     oph h;
-    int n = in->count;
+    int n = ins[0]->count;
     CHECK_OK(oph_create(&h, op, argv, 1, n, 7, &e), &e);
-    sl_tlist *ins[1] = {in}, *args[2] = {arg_in, arg_in ? arg_in + 1 : NULL};
-    CHECK_OK(oph_run(&h, n, ins, 1, args, narg, NULL, 0, &e), &e);
+    sl_tlist *args[2] = {arg_in, arg_in ? arg_in + 1 : NULL};
+    CHECK_OK(oph_run(&h, n, ins, nin, args, narg, NULL, 0, &e), &e);
     *h_out = h.out[0];
     memset(&h.out[0], 0, sizeof h.out[0]);
     oph_destroy(&h);
 
     CHECK_OK(oph_create(&h, op, argv, 1, n, 7, &e), &e);
     CHECK(h.def->run_gpu != NULL && (h.def->devices & SL_OPDEV_GPU));
-    sl_tlist din;
-    to_device(&din, in);
-    sl_tlist *dins[1] = {&din}, *outs[1] = {&h.out[0]};
+    sl_tlist din[8];
+    sl_tlist *dins[8], *outs[1] = {&h.out[0]};
+    for (int k = 0; k < nin; k++) {
+        to_device(&din[k], ins[k]);
+        dins[k] = &din[k];
+    }
     sl__op_io io;
     memset(&io, 0, sizeof io);
     io.batch = n;
-    io.num_inputs = 1;
+    io.num_inputs = nin;
     io.in = dins;
     io.num_arg_inputs = narg;
     io.arg_in = args;
@@ -119,8 +124,14 @@ static void run_both(const char *op, const char *const *argv, sl_tlist *in, sl_t
         CHECK_OK(sl__cuda_memcpy(g_out->data[i], false, go->data[i], true,
                                  sl_tlist_sample_nbytes(go, i), NULL, &e),
                  &e);
-    sl_tlist_free(&din);
+    for (int k = 0; k < nin; k++) sl_tlist_free(&din[k]);
     oph_destroy(&h);
+}
+
+static void run_both(const char *op, const char *const *argv, sl_tlist *in, sl_tlist *arg_in,
+                     int narg, sl_tlist *h_out, sl_tlist *g_out) {
+    sl_tlist *ins[1] = {in};
+    run_both_n(op, argv, ins, 1, arg_in, narg, h_out, g_out);
 }
 
 /* Compares two host lists: shapes, layout, then elements within tol (fp16: tol in ulps). */
@@ -178,6 +189,103 @@ static void case_(const char *what, const char *op, const char *const *argv, sl_
     compare(what, &h, &g, tol);
     sl_tlist_free(&h);
     sl_tlist_free(&g);
+}
+
+static void case_n(const char *what, const char *op, const char *const *argv, sl_tlist *const *ins,
+                   int nin) {
+    sl_tlist h, g;
+    run_both_n(op, argv, ins, nin, NULL, 0, &h, &g);
+    compare(what, &h, &g, 0);
+    sl_tlist_free(&h);
+    sl_tlist_free(&g);
+}
+
+/* A list with src's shapes and layout, of type t, random contents. */
+static void like(sl_tlist *l, const sl_tlist *src, sl_dtype t) {
+    sl_err e;
+    memset(l, 0, sizeof *l);
+    CHECK_OK(sl_tlist_reset(l, src->count, t, src->ndim, sl_cpu(), &e), &e);
+    CHECK_OK(sl_tlist_alloc(l, src->shapes, &e), &e);
+    memcpy(l->layout, src->layout, sizeof l->layout);
+    for (int i = 0; i < l->count; i++) {
+        unsigned char *p = l->data[i];
+        size_t n = sl_tlist_sample_nbytes(l, i);
+        for (size_t j = 0; j < n; j++) p[j] = (unsigned char)rnd();
+        if (t == SL_DTYPE_F32) /* finite values: random bytes may be NaN */
+            for (size_t j = 0; j < n / 4; j++)
+                ((float *)p)[j] = (float)(rnd() % 100000) / 250.0f - 150.0f;
+        if (t == SL_DTYPE_F16)
+            for (size_t j = 0; j < n / 2; j++)
+                ((uint16_t *)p)[j] = sl__f32_to_f16((float)(rnd() % 4000) / 16.0f - 100.0f);
+    }
+}
+
+static void test_arithmetic(void) {
+    const int n = 10;
+    sl_tlist u8, f32, f16, i32, u8b, f32b, one;
+    int64_t lo[3] = {1, 1, 3}, hi[3] = {33, 29, 3}, lo1[1] = {1}, hi1[1] = {1};
+    make_list(&u8, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    like(&u8b, &u8, SL_DTYPE_U8);
+    like(&f32, &u8, SL_DTYPE_F32);
+    like(&f32b, &u8, SL_DTYPE_F32);
+    like(&f16, &u8, SL_DTYPE_F16);
+    like(&i32, &u8, SL_DTYPE_I32);
+    make_list(&one, n, SL_DTYPE_F32, 1, lo1, hi1, NULL); /* a per-sample scalar */
+    const char *div255[] = {"op=\"fdiv\"", "constant=255.0", "constant_type=\"float32\"", NULL};
+    sl_tlist *a1[] = {&u8};
+    case_n("arithmetic u8 / 255.0 -> f32", "arithmetic", div255, a1, 1);
+    const char *mul01[] = {"op=\"mul\"", "constant=0.1", "constant_type=\"float32\"", NULL};
+    sl_tlist *a2[] = {&f32};
+    case_n("arithmetic f32 * 0.1", "arithmetic", mul01, a2, 1);
+    const char *one_minus[] = {"op=\"sub\"", "constant=1", "constant_left=True", NULL};
+    sl_tlist *a3[] = {&f16};
+    case_n("arithmetic 1 - f16", "arithmetic", one_minus, a3, 1);
+    const char *add[] = {"op=\"add\"", NULL}, *sub[] = {"op=\"sub\"", NULL},
+               *mul[] = {"op=\"mul\"", NULL}, *fdiv[] = {"op=\"fdiv\"", NULL},
+               *minus[] = {"op=\"minus\"", NULL};
+    sl_tlist *a4[] = {&u8, &u8b};
+    case_n("arithmetic u8 + u8 (wraps)", "arithmetic", add, a4, 2);
+    case_n("arithmetic u8 * u8 (wraps)", "arithmetic", mul, a4, 2);
+    case_n("arithmetic u8 / u8 -> f32", "arithmetic", fdiv, a4, 2);
+    sl_tlist *a5[] = {&i32, &u8};
+    case_n("arithmetic i32 - u8 -> i32", "arithmetic", sub, a5, 2);
+    sl_tlist *a6[] = {&f32, &f32b};
+    case_n("arithmetic f32 / f32", "arithmetic", fdiv, a6, 2);
+    sl_tlist *a7[] = {&f32, &one};
+    case_n("arithmetic f32 * per-sample scalar", "arithmetic", mul, a7, 2);
+    sl_tlist *a8[] = {&one, &f16};
+    case_n("arithmetic per-sample scalar - f16 -> f32", "arithmetic", sub, a8, 2);
+    sl_tlist *a9[] = {&f16, &u8};
+    case_n("arithmetic f16 + u8 -> f16", "arithmetic", add, a9, 2);
+    case_n("arithmetic -u8 (wraps)", "arithmetic", minus, a1, 1);
+    case_n("arithmetic -f16", "arithmetic", minus, a3, 1);
+    sl_tlist *all[] = {&u8, &u8b, &f32, &f32b, &f16, &i32, &one};
+    for (int k = 0; k < 7; k++) sl_tlist_free(all[k]);
+}
+
+static void test_cat_stack(void) {
+    const int n = 9;
+    sl_tlist r[3], c[3], f[2];
+    int64_t rlo[3] = {0, 5, 3}, rhi[3] = {20, 5, 3}; /* rows differ: cat along H (axis 0) */
+    int64_t clo[3] = {7, 1, 3}, chi[3] = {7, 30, 3}; /* columns differ: cat along W (axis 1) */
+    for (int k = 0; k < 3; k++) {
+        make_list(&r[k], n, SL_DTYPE_U8, 3, rlo, rhi, "HWC");
+        make_list(&c[k], n, SL_DTYPE_U8, 3, clo, chi, "HWC");
+    }
+    int64_t flo[3] = {1, 1, 1}, fhi[3] = {16, 12, 4};
+    make_list(&f[0], n, SL_DTYPE_F32, 3, flo, fhi, "HWC");
+    like(&f[1], &f[0], SL_DTYPE_F32);
+    const char *h0[] = {"axis=0", NULL}, *w1[] = {"axis_name=\"W\"", NULL},
+               *last[] = {"axis=-1", NULL}, *s1[] = {"axis=1", NULL},
+               *s3[] = {"axis=3", "axis_name=\"N\"", NULL};
+    sl_tlist *rr[] = {&r[0], &r[1], &r[2]}, *cc[] = {&c[0], &c[1], &c[2]}, *ff[] = {&f[0], &f[1]};
+    case_n("cat u8 x3 along H (some samples empty)", "cat", h0, rr, 3);
+    case_n("cat u8 x3 along W (strided rows)", "cat", w1, cc, 3);
+    case_n("cat f32 x2 along C", "cat", last, ff, 2);
+    case_n("stack f32 x2 at axis 1", "stack", s1, ff, 2);
+    case_n("stack f32 x2 at the end, named", "stack", s3, ff, 2);
+    for (int k = 0; k < 3; k++) sl_tlist_free(&r[k]), sl_tlist_free(&c[k]);
+    sl_tlist_free(&f[0]), sl_tlist_free(&f[1]);
 }
 
 static void flags_list(sl_tlist *l, int n) {
@@ -362,6 +470,8 @@ int main(void) {
     test_brightness_contrast();
     test_transpose();
     test_resize();
+    test_arithmetic();
+    test_cat_stack();
     sl__cuda_stream_destroy(stream);
     return check_done();
 }

@@ -2,7 +2,8 @@
  * (tests/fixtures/pipelines/seed_training_sharding.py, unchanged: mixed decoding, crop_mirror_
  * normalize and one_hot on the GPU, labels through .gpu()) over the Caffe2 Fashion-MNIST fixture,
  * 10 batches of 64 (two and a half epochs, shuffled), and an augmenting pipeline (random mirror
- * from coin_flip, flip, nearest-neighbour resize, cast on the GPU). Outputs live on the GPU and
+ * from coin_flip, flip, nearest-neighbour resize, cast on the GPU), and arithmetic in pipeline text
+ * with cat and stack after the mixed decoder. Outputs live on the GPU and
  * equal the CPU's outputs byte for byte (resize: within 1), with the same record keys in the same
  * order. */
 #include "check.h"
@@ -123,5 +124,15 @@ int main(void) {
         "    labels = fn.one_hot(labels.gpu(), num_classes=10)\n"
         "    return raw, labels\n";
     compare_runs("augmenting pipeline (flip, resize NN, cmn fp16, cast)", aug, 32, 6, 1, binds, -1);
+    const char *math =
+        "def math(data_path):\n"
+        "    jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True)\n"
+        "    images = fn.decoders.image(jpegs, device=\"mixed\", output_type=types.RGB)\n"
+        "    scaled = images / 255.0\n"
+        "    centred = 1 - scaled * 2\n"
+        "    both = fn.cat(scaled, centred, axis_name=\"C\")\n"
+        "    pair = fn.stack(images, -images, axis=0, axis_name=\"N\")\n"
+        "    return both, pair\n";
+    compare_runs("arithmetic, cat and stack after the mixed decoder", math, 32, 4, 1, binds, -1);
     return check_done();
 }

@@ -131,6 +131,26 @@ int main(void) {
         sl_tlist_free(&in);
         oph_destroy(&h);
     }
+    /* a JPEG cut short: its header still parses, but no EOI follows the scan, which keeps it off
+       nvJPEG (which pads a cut stream) and on libjpeg, which reports it */
+    {
+        sl__decode_image_info inf;
+        char why[256];
+        unsigned char *tail = malloc(jlen + 100);
+        memcpy(tail, jpg, jlen);
+        memset(tail + jlen, 0xAB, 100); /* bytes after the EOI are allowed */
+        size_t cuts[4] = {jlen, jlen + 100, jlen - 2, jlen / 2};
+        bool whole[4] = {true, true, false, false};
+        for (int k = 0; k < 4; k++) {
+            memset(&inf, 0, sizeof inf);
+            CHECK_OK(sl__decode_image_peek(tail, cuts[k], SL__IMG_RGB, false, 0, &inf, why,
+                                           sizeof why),
+                     NULL);
+            CHECK_MSG(inf.complete == whole[k], "%zu of %zu bytes: complete %d", cuts[k], jlen,
+                      (int)inf.complete);
+        }
+        free(tail);
+    }
     free(jpg);
     free(png);
     return check_done();

@@ -292,7 +292,8 @@ static void test_run_order(void) {
         CHECK_MSG(h.run_index[k] == want[k], "run %d: sample %d", k, h.run_index[k]);
     for (int i = 0; i < 4; i++) CHECK(sl_tlist_shape(&h.out[0], i)[1] == (i % 2 ? 1280 : 640));
     const void *same[2] = {small, small};
-    CHECK_OK(oph_bytes(&enc, 2, same, len, &e), &e);
+    size_t same_len[2] = {ls, ls};
+    CHECK_OK(oph_bytes(&enc, 2, same, same_len, &e), &e);
     run1(&h, &enc, 2, NULL, 0, 0);
     CHECK(h.run_index == NULL && h.run_count == 2);
     oph_destroy(&h);

@@ -61,9 +61,18 @@ static int tiff_orientation(const uint8_t *t, size_t n) {
     return 1;
 }
 
+/* An EOI marker after offset scan (the first scan's): a stream cut short has none there (an EXIF
+ * thumbnail's own EOI comes before the scan). Bytes after the EOI are allowed, as libjpeg allows
+ * them. Searched from the end, so a whole stream costs a few bytes' look. */
+static bool has_eoi_after(const uint8_t *d, size_t n, size_t scan) {
+    for (size_t p = n; p > scan + 1; p--)
+        if (d[p - 1] == 0xD9 && d[p - 2] == 0xFF) return true;
+    return false;
+}
+
 static sl_status peek_jpeg(const uint8_t *d, size_t n, bool orient, sl__decode_image_info *info,
                            char *why, size_t why_size) {
-    size_t p = 2;
+    size_t p = 2, scan = 0;
     info->orientation = 1;
     int jfif = 0, adobe = -1; /* adobe: the APP14 transform, -1 without the marker */
     uint8_t id[3] = {0, 0, 0};
@@ -73,7 +82,8 @@ static sl_status peek_jpeg(const uint8_t *d, size_t n, bool orient, sl__decode_i
         if (p >= n) break;
         uint8_t m = d[p++];
         if (m == 0xD8 || (m >= 0xD0 && m <= 0xD7) || m == 0x01) continue; /* no length */
-        if (m == 0xD9 || m == 0xDA) break;                                /* EOI, SOS */
+        if (m == 0xDA) scan = p;
+        if (m == 0xD9 || m == 0xDA) break; /* EOI, SOS */
         if (p + 2 > n) break;
         size_t len = rd16(d + p, false);
         if (len < 2 || p + len > n) break;
@@ -108,6 +118,7 @@ static sl_status peek_jpeg(const uint8_t *d, size_t n, bool orient, sl__decode_i
         snprintf(why, why_size, "JPEG header is truncated or has no frame (SOF) marker");
         return SL_EFORMAT;
     }
+    info->complete = scan > 0 && has_eoi_after(d, n, scan);
     /* libjpeg's guess of the colour space of 3 components (jdapimin.c, default_decompress_parms) */
     if (info->comps == 3)
         info->ycbcr =
@@ -1093,7 +1104,9 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
         b->hw[2 * i] = inf->h, b->hw[2 * i + 1] = inf->w;
         bool gray = s->type == SL__IMG_GRAY;
         sl__ycc_layout l;
-        bool fits = inf->format == SL__IMG_JPEG && inf->orientation == 1 && !s->skip_bad &&
+        /* a stream cut short stays on the CPU, where libjpeg reports it (nvJPEG pads it) */
+        bool fits = inf->format == SL__IMG_JPEG && inf->complete && inf->orientation == 1 &&
+                    !s->skip_bad &&
                     (gray || ((s->type == SL__IMG_RGB || s->type == SL__IMG_BGR) &&
                               inf->comps == 3 && inf->ycbcr && ycc_layout(inf, &l)));
 #ifdef SLUICE_HAVE_NVJPEG

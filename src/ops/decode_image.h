@@ -35,9 +35,10 @@ typedef struct sl__decode_image_info {
     int64_t out_h, out_w; /* extents after orientation */
     int c;                /* output channels */
     uint8_t samp[4][2];   /* JPEG: each component's sampling factors (horizontal, vertical) */
-    uint8_t sof; /* JPEG: the frame marker's process, 0xC0 + sof (0 baseline, 2 progressive) */
-    bool ycbcr;  /* JPEG with 3 components that libjpeg decodes as YCbCr (JFIF, Adobe
-                    transform 1, or component ids that are not 'R','G','B') */
+    uint8_t sof;   /* JPEG: the frame marker's process, 0xC0 + sof (0 baseline, 2 progressive) */
+    bool ycbcr;    /* JPEG with 3 components that libjpeg decodes as YCbCr (JFIF, Adobe
+                      transform 1, or component ids that are not 'R','G','B') */
+    bool complete; /* JPEG: an EOI marker follows the first scan (none when the stream is cut) */
 } sl__decode_image_info;
 
 typedef struct sl__decode_image_roi {

@@ -7,9 +7,13 @@
  * stddev is used as 1 / stddev, or 1 / sqrt(stddev^2 + epsilon) when epsilon is set. Sums are
  * accumulated in double (DALI uses float). The output keeps the input's shape and layout; `dtype`
  * (FLOAT) is stored with DALI's ConvertSat rules. Per-sample statistics are computed on the pool
- * with the normalisation; batch statistics in setup, on the stage's thread. CPU only for now. */
+ * with the normalisation; batch statistics in setup, on the stage's thread. On a GPU
+ * (cuda/normalize.cu) a block of threads sums each statistic and one thread per element applies
+ * it; the sums are added in another (fixed) order, so results agree with the CPU's to double
+ * rounding, not always to the bit. */
 #include "ops/argin.h"
 #include "ops/dtype_conv.h"
+#include "ops/gpu_args.h"
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -19,6 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
 
 static const sl__arg_schema nz_args[] = {
     {"mean", SL_ARG_FLOAT, "None", "mean to subtract (default: computed)", SL_ARGF_PER_SAMPLE,
@@ -50,11 +58,17 @@ typedef struct nz_state {
     bool reduced[SL_MAX_DIMS];
     double *bmean, *binv;
     int64_t bcap;
+    sl__gpu_args gpu;       /* the CUDA run's descriptors */
+    sl__gpu_scratch gstats; /* the CUDA run's statistics */
 } nz_state;
 
 static void nz_destroy(void *state) {
     nz_state *s = state;
-    if (s) free(s->bmean), free(s->binv);
+    if (s) {
+        free(s->bmean), free(s->binv);
+        sl__gpu_args_free(&s->gpu);
+        sl__gpu_scratch_free(&s->gstats);
+    }
     free(s);
 }
 
@@ -169,6 +183,20 @@ static double given_inv(const nz_state *s, double sd) {
     return s->eps ? s->scale / sqrt(sd * sd + s->eps) : s->scale / sd;
 }
 
+/* The given mean and stddev for sample i (its per-sample values, or the scalars): stddev must be
+ * positive, a per-sample value one per sample. */
+static sl_status given(const nz_state *s, const sl__op_io *io, int i, double *m, double *sd,
+                       sl_err *err) {
+    *m = s->mean, *sd = s->std;
+    if ((s->node_mean >= 0 && sl__argin_values(io, s->node_mean, i, m, 1) != 1) ||
+        (s->node_std >= 0 && sl__argin_values(io, s->node_std, i, sd, 1) != 1))
+        return sl__op_fail(err, SL_EINVAL, io, i, "normalize",
+                           "mean and stddev must be one value per sample");
+    if (s->has_std && !(*sd > 0))
+        return sl__op_fail(err, SL_EINVAL, io, i, "normalize", "stddev %g is not positive", *sd);
+    return SL_OK;
+}
+
 /* mean and inverse stddev (param-shaped, np values) for the elements that sample(s) [i0, i1)
  * hold: computed, or the given scalars (sample i0's per-sample value) */
 static sl_status stats(nz_state *s, const sl__op_io *io, int i0, int i1, const int64_t *ps,
@@ -177,13 +205,8 @@ static sl_status stats(nz_state *s, const sl__op_io *io, int i0, int i1, const i
     int64_t n = 0;                          /* elements per statistic */
     for (int i = i0; i < i1 && np > 0; i++) /* (np 0: a kept extent of 0, nothing to do) */
         n += (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype)) / np;
-    double m = s->mean, sd = s->std;
-    if ((s->node_mean >= 0 && sl__argin_values(io, s->node_mean, i0, &m, 1) != 1) ||
-        (s->node_std >= 0 && sl__argin_values(io, s->node_std, i0, &sd, 1) != 1))
-        return sl__op_fail(err, SL_EINVAL, io, i0, "normalize",
-                           "mean and stddev must be one value per sample");
-    if (s->has_std && !(sd > 0))
-        return sl__op_fail(err, SL_EINVAL, io, i0, "normalize", "stddev %g is not positive", sd);
+    double m, sd;
+    SL_TRY(given(s, io, i0, &m, &sd, err));
     for (int64_t p = 0; p < np; p++) mean[p] = 0, inv[p] = 0;
     if (s->has_mean)
         for (int64_t p = 0; p < np; p++) mean[p] = m;
@@ -239,6 +262,7 @@ static sl_status nz_setup(void *state, sl__op_io *io, sl_err *err) {
                                "batch=True: its extents in the axes not reduced differ from "
                                "sample 0's");
     }
+    if (io->device.kind == SL_DEVICE_CUDA) return SL_OK; /* the CUDA run computes them */
     if (np > s->bcap) {
         double *m = realloc(s->bmean, (size_t)np * sizeof *m);
         if (m) s->bmean = m;
@@ -279,6 +303,68 @@ static sl_status nz_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* sample i's descriptor (but for its statistics' addresses); returns its number of statistics */
+static int64_t describe(const nz_state *s, const sl_tlist *in, int i, sl__cuda_norm_desc *x) {
+    const int64_t *sh = sl_tlist_shape(in, i);
+    int nd = in->ndim;
+    int64_t ps[SL_MAX_DIMS], estride[SL_MAX_DIMS], st = 1, pst = 1;
+    x->np = param_shape(s, sh, nd, ps);
+    x->nd = nd, x->nk = 0, x->nrd = 0, x->nr = 1;
+    for (int d = nd - 1; d >= 0; d--) { /* element and statistic strides, C order */
+        x->ext[d] = sh[d];
+        x->pstride[d] = s->reduced[d] ? 0 : pst;
+        estride[d] = st;
+        pst *= ps[d], st *= sh[d];
+    }
+    x->n = st;
+    for (int d = 0; d < nd; d++) {
+        if (s->reduced[d]) {
+            x->rext[x->nrd] = sh[d], x->rstride[x->nrd++] = estride[d];
+            x->nr *= sh[d];
+        } else {
+            x->kext[x->nk] = sh[d], x->kstride[x->nk++] = estride[d];
+        }
+    }
+    return x->np;
+}
+
+static sl_status nz_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    nz_state *s = state;
+    const sl_tlist *in = io->in[0];
+    int n = io->batch;
+    sl__cuda_norm_desc *d = sl__gpu_args_host(&s->gpu, io->device.id, (size_t)n * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t total = 0, max_np = 0, max_n = 0;
+    for (int i = 0; i < n; i++) {
+        memset(&d[i], 0, sizeof d[i]);
+        int64_t np = describe(s, in, i, &d[i]);
+        d[i].in = in->data[i], d[i].out = io->out[0]->data[i];
+        d[i].in_dtype = (int)in->dtype, d[i].out_dtype = (int)s->dtype;
+        double m, sd;
+        SL_TRY(given(s, io, i, &m, &sd, err));
+        d[i].mean_given = m;
+        d[i].inv_given = s->has_std ? given_inv(s, sd) : 0;
+        total += s->batch ? (i == 0 ? 2 * np : 0) : 2 * np;
+        if (np > max_np) max_np = np;
+        if (d[i].n > max_n) max_n = d[i].n;
+    }
+    double *stats = sl__gpu_scratch_get(
+        &s->gstats, io->device.id, (size_t)(total ? total : 1) * sizeof(double), io->stream, err);
+    if (!stats) return err->status;
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) { /* batch: every sample shares sample 0's statistics */
+        int64_t np = s->batch ? d[0].np : d[i].np;
+        d[i].mean = stats + (s->batch ? 0 : at), d[i].inv = d[i].mean + np;
+        if (!s->batch) at += 2 * np;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)n * sizeof *d, io->stream, &dd, err));
+    sl__cuda_norm_args a = {s->batch, s->has_mean, s->has_std, s->ddof, s->eps, s->scale, s->shift};
+    return sl__cuda_normalize(dd, n, max_np, max_n, &a, io->stream, err);
+}
+#endif
+
 const sl__op_def sl__normalize_op = {
     .name = "normalize",
     .doc = "out = scale * (in - mean) / stddev + shift, the statistics computed over `axes` per "
@@ -286,7 +372,12 @@ const sl__op_def sl__normalize_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = nz_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = nz_run_gpu,
+#else
     .devices = SL_OPDEV_CPU,
+#endif
     .create = nz_create,
     .setup = nz_setup,
     .run_cpu = nz_run_cpu,

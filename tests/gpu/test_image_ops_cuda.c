@@ -6,8 +6,11 @@
  * float16 out), transpose (1-, 2- and 4-byte elements), crop (crop_mirror_normalize's runs with
  * the input's type and layout), arithmetic (+ - * / and unary -, constants either side, one-element
  * samples broadcast, integer wrap-around, mixed types), cat and stack (strided rows, empty
- * samples): equal element for element (FLOAT16: within one ulp; arithmetic, cat and stack: the
- * same bits); resize: within 1 for uint8 (float accumulations may round a tie the other way). */
+ * samples), normalize (every axis, per channel, per batch, ddof/epsilon/scale/shift, given and
+ * per-sample statistics): equal element for element (FLOAT16: within one ulp; arithmetic, cat and
+ * stack: the same bits); resize: within 1 for uint8 (float accumulations may round a tie the
+ * other way); normalize: within 1e-5 (float) or 1 (uint8, FLOAT16 ulp), its sums being added in
+ * another order. */
 #include "check.h"
 #include "gpu.h"
 #include "opharness.h"
@@ -288,6 +291,37 @@ static void test_cat_stack(void) {
     sl_tlist_free(&f[0]), sl_tlist_free(&f[1]);
 }
 
+static void test_normalize(void) {
+    const int n = 8;
+    sl_tlist img, vol, args[2];
+    int64_t lo[3] = {1, 1, 3}, hi[3] = {40, 33, 3}, lo1[1] = {1}, hi1[1] = {1};
+    int64_t vlo[3] = {1, 2, 1}, vhi[3] = {9, 17, 50};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&vol, n, SL_DTYPE_F32, 3, vlo, vhi, "DHW");
+    make_list(&args[0], n, SL_DTYPE_F32, 1, lo1, hi1, NULL); /* per-sample means */
+    make_list(&args[1], n, SL_DTYPE_F32, 1, lo1, hi1, NULL); /* per-sample stddevs */
+    for (int i = 0; i < n; i++) ((float *)args[1].data[i])[0] = 0.5f + (float)(rnd() % 1000) / 100;
+    /* the statistics are summed in another order on the GPU: agreement to double rounding */
+    const char *all[] = {NULL};
+    case_("normalize u8 -> f32, every axis", "normalize", all, &img, NULL, 0, 1e-5);
+    const char *chan[] = {"axis_names=\"HW\"", NULL};
+    case_("normalize u8 HWC per channel", "normalize", chan, &img, NULL, 0, 1e-5);
+    const char *bchan[] = {"axis_names=\"HW\"", "batch=True", NULL};
+    case_("normalize u8 HWC per channel, batch", "normalize", bchan, &img, NULL, 0, 1e-5);
+    const char *f16[] = {"axes=[0, 2]",         "ddof=1", "epsilon=0.5", "scale=2.0", "shift=3.0",
+                         "dtype=types.FLOAT16", NULL};
+    case_("normalize f32 axes [0, 2] ddof eps -> f16", "normalize", f16, &vol, NULL, 0, 1);
+    const char *per[] = {"mean=@0", "stddev=@1", NULL};
+    case_("normalize f32 per-sample mean, stddev", "normalize", per, &vol, args, 2, 1e-5);
+    const char *gm[] = {"mean=10.0",   "axes=[1]",   "dtype=types.UINT8",
+                        "shift=128.0", "scale=16.0", NULL};
+    case_("normalize f32 given mean, axis 1 -> u8", "normalize", gm, &vol, NULL, 0, 1);
+    sl_tlist_free(&img);
+    sl_tlist_free(&vol);
+    sl_tlist_free(&args[0]);
+    sl_tlist_free(&args[1]);
+}
+
 static void flags_list(sl_tlist *l, int n) {
     int64_t lo[1] = {1}, hi[1] = {1};
     make_list(l, n, SL_DTYPE_I32, 1, lo, hi, NULL);
@@ -472,6 +506,7 @@ int main(void) {
     test_resize();
     test_arithmetic();
     test_cat_stack();
+    test_normalize();
     sl__cuda_stream_destroy(stream);
     return check_done();
 }

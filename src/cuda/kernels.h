@@ -3,6 +3,7 @@
 #ifndef SLUICE_CUDA_KERNELS_H
 #define SLUICE_CUDA_KERNELS_H
 
+#include "ops/color_twist.h"
 #include "ops/crop_mirror_normalize.h"
 #include "ops/jpeg_ycc.h"
 #include "sluice/status.h"
@@ -113,6 +114,17 @@ typedef struct sl__cuda_norm_args {
 } sl__cuda_norm_args;
 sl_status sl__cuda_normalize(const sl__cuda_norm_desc *d, int n, int64_t max_np, int64_t max_elems,
                              const sl__cuda_norm_args *a, void *stream, sl_err *err);
+
+/* color_twist and hsv: pixels pixels of three channels per sample, each through its transform
+ * (color_twist.c, ops/color_twist.h) */
+typedef struct sl__cuda_twist_desc {
+    const void *in;
+    void *out;
+    int64_t pixels;
+    sl__twist t;
+} sl__cuda_twist_desc;
+sl_status sl__cuda_color_twist(const sl__cuda_twist_desc *d, int n, int64_t max_pixels,
+                               int in_dtype, int out_dtype, void *stream, sl_err *err);
 
 /* transpose: n elements per sample; output dimension d has extent shape[d] and walks the input
  * with stride[d] elements (transpose.c); ndim 0: a plain copy */

@@ -17,6 +17,8 @@ extern const sl__op_def sl__resize_op;
 extern const sl__op_def sl__image_random_crop_op;
 extern const sl__op_def sl__external_source_op;
 extern const sl__op_def sl__brightness_contrast_op;
+extern const sl__op_def sl__color_twist_op;
+extern const sl__op_def sl__hsv_op;
 extern const sl__op_def sl__transpose_op;
 extern const sl__op_def sl__arithmetic_op;
 extern const sl__op_def sl__normalize_op;
@@ -38,6 +40,8 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__image_random_crop_op,
     &sl__external_source_op,
     &sl__brightness_contrast_op,
+    &sl__color_twist_op,
+    &sl__hsv_op,
     &sl__transpose_op,
     &sl__arithmetic_op,
     &sl__normalize_op,

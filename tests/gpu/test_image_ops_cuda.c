@@ -7,10 +7,10 @@
  * the input's type and layout), arithmetic (+ - * / and unary -, constants either side, one-element
  * samples broadcast, integer wrap-around, mixed types), cat and stack (strided rows, empty
  * samples), normalize (every axis, per channel, per batch, ddof/epsilon/scale/shift, given and
- * per-sample statistics): equal element for element (FLOAT16: within one ulp; arithmetic, cat and
- * stack: the same bits); resize: within 1 for uint8 (float accumulations may round a tie the
- * other way); normalize: within 1e-5 (float) or 1 (uint8, FLOAT16 ulp), its sums being added in
- * another order. */
+ * per-sample statistics), color_twist and hsv (per-sample arguments; uint8, float and float16):
+ * equal element for element (FLOAT16: within one ulp; arithmetic, cat and stack: the same bits);
+ * resize: within 1 for uint8 (float accumulations may round a tie the other way); normalize: within
+ * 1e-5 (float) or 1 (uint8, FLOAT16 ulp), its sums being added in another order. */
 #include "check.h"
 #include "gpu.h"
 #include "opharness.h"
@@ -291,6 +291,34 @@ static void test_cat_stack(void) {
     sl_tlist_free(&f[0]), sl_tlist_free(&f[1]);
 }
 
+static void test_color_twist(void) {
+    const int n = 9;
+    sl_tlist img, fimg, himg, args[2];
+    int64_t lo[3] = {1, 1, 3}, hi[3] = {37, 41, 3}, lo1[1] = {1}, hi1[1] = {1};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&fimg, n, SL_DTYPE_F32, 3, lo, hi, "HWC");
+    make_list(&himg, n, SL_DTYPE_F16, 3, lo, hi, "HWC");
+    make_list(&args[0], n, SL_DTYPE_F32, 1, lo1, hi1, NULL); /* per-sample hue */
+    make_list(&args[1], n, SL_DTYPE_F32, 1, lo1, hi1, NULL); /* per-sample saturation */
+    for (int i = 0; i < n; i++) {
+        ((float *)args[0].data[i])[0] = (float)(rnd() % 720) - 360.0f;
+        ((float *)args[1].data[i])[0] = (float)(rnd() % 300) / 100.0f;
+    }
+    const char *t1[] = {"hue=@0", "saturation=@1", "brightness=1.2", "contrast=0.8", NULL};
+    case_("color_twist u8 per-sample hue, saturation", "color_twist", t1, &img, args, 2, 0);
+    const char *t2[] = {"hue=30.0", "contrast=1.5", "dtype=types.FLOAT16", NULL};
+    case_("color_twist f32 -> f16", "color_twist", t2, &fimg, NULL, 0, 0);
+    const char *h1[] = {"hue=@0", "saturation=@1", "value=0.9", NULL};
+    case_("hsv u8 per-sample", "hsv", h1, &img, args, 2, 0);
+    const char *h2[] = {"hue=-45.0", "value=1.3", "dtype=types.FLOAT", NULL};
+    case_("hsv f16 -> f32", "hsv", h2, &himg, NULL, 0, 0);
+    sl_tlist_free(&img);
+    sl_tlist_free(&fimg);
+    sl_tlist_free(&himg);
+    sl_tlist_free(&args[0]);
+    sl_tlist_free(&args[1]);
+}
+
 static void test_normalize(void) {
     const int n = 8;
     sl_tlist img, vol, args[2];
@@ -507,6 +535,7 @@ int main(void) {
     test_arithmetic();
     test_cat_stack();
     test_normalize();
+    test_color_twist();
     sl__cuda_stream_destroy(stream);
     return check_done();
 }

@@ -157,7 +157,8 @@ typedef struct sl__cuda_resize_desc {
     int64_t h, w, c, oh, ow;
     int tx, ty;
     int64_t fx, fy, wx, wy; /* byte offsets into the params block */
-    int64_t tmp;            /* float offset into the scratch block */
+    int64_t tmp;            /* float offset into the scratch block (h rows of ow x c) */
+    int64_t y0, rows;       /* the input rows the vertical taps read: the horizontal pass's */
 } sl__cuda_resize_desc;
 sl_status sl__cuda_resize(const sl__cuda_resize_desc *d, const void *params, int n, int64_t max_tmp,
                           int64_t max_out, float *scratch, int in_dtype, int out_dtype,

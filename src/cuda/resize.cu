@@ -21,15 +21,15 @@ __global__ static void resize_h(const sl__cuda_resize_desc *d, const char *param
         const float *wx = (const float *)(params + r.wx);
         float *tmp = scratch + r.tmp;
         int64_t C = r.c, OW = r.ow, W = r.w;
-        SL__CUDA_FOR_ELEMS(e, r.h * OW * C) {
-            int64_t c = e % C, x = (e / C) % OW, y = e / (C * OW);
+        SL__CUDA_FOR_ELEMS(e, r.rows * OW * C) {
+            int64_t c = e % C, x = (e / C) % OW, y = r.y0 + e / (C * OW);
             float acc = 0;
             for (int k = 0; k < r.tx; k++)
                 acc = __fadd_rn(
                     acc, __fmul_rn(wx[x * r.tx + k], (float)sl__dtype_conv_load(
                                                          r.in, (sl_dtype)it,
                                                          (y * W + clampi(fx[x] + k, W)) * C + c)));
-            tmp[e] = acc;
+            tmp[(y * OW + x) * C + c] = acc;
         }
     }
 }

@@ -4,12 +4,12 @@
  * chosen in setup from Philox(seed, sample's global index) and the header's size; JPEGs are then
  * decoded with libjpeg's jpeg_crop_scanline / jpeg_skip_scanlines so the rest is not decoded.
  * Shares decoders.image's arguments and decoder (decode_image.c). */
+#include "ops/crop_window.h"
 #include "ops/decode_image.h"
 #include "ops/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
-#include "core/rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,16 +18,13 @@
 
 static const sl__arg_schema rc_args[] = {
     SL__DECODE_IMAGE_ARGS,
-    {"random_area", SL_ARG_FLOATS, "[0.08, 1.0]", "range of the window's area fraction", 0, NULL},
-    {"random_aspect_ratio", SL_ARG_FLOATS, "[0.75, 1.333333]", "range of width/height", 0, NULL},
-    {"num_attempts", SL_ARG_INT, "10", "draws before falling back to a centre crop", 0, NULL},
+    SL__CROP_WINDOW_ARGS,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 typedef struct rc_state {
     sl__decode_image_state *dec;
-    double area[2], ratio[2];
-    int attempts;
+    sl__crop_window_cfg win;
     uint64_t seed;
     sl__decode_image_roi *roi;
     int cap;
@@ -47,16 +44,7 @@ static sl_status rc_create(const sl__args *a, const sl__op_init *init, void **ou
     rc_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     sl_status st = sl__decode_image_create(a, init, (void **)&s->dec, err);
-    const double *v;
-    if (st == SL_OK && (sl__args_floats(a, "random_area", &v) != 2 || v[0] <= 0 || v[0] > v[1]))
-        st = sl_err_set(err, SL_EINVAL, "%s: random_area must be [lo, hi], 0 < lo <= hi", NAME);
-    if (st == SL_OK) s->area[0] = v[0], s->area[1] = v[1];
-    if (st == SL_OK &&
-        (sl__args_floats(a, "random_aspect_ratio", &v) != 2 || v[0] <= 0 || v[0] > v[1]))
-        st = sl_err_set(err, SL_EINVAL, "%s: random_aspect_ratio must be [lo, hi], 0 < lo <= hi",
-                        NAME);
-    if (st == SL_OK) s->ratio[0] = v[0], s->ratio[1] = v[1];
-    s->attempts = (int)sl__args_int(a, "num_attempts");
+    if (st == SL_OK) st = sl__crop_window_args(a, NAME, &s->win, err);
     s->seed = init->seed;
     if (st != SL_OK) {
         rc_destroy(s);
@@ -65,37 +53,6 @@ static sl_status rc_create(const sl__args *a, const sl__op_init *init, void **ou
     s->dec->name = NAME;
     *out = s;
     return SL_OK;
-}
-
-/* DALI's RandomCropGenerator: area and log-uniform aspect ratio, up to num_attempts times. */
-static sl__decode_image_roi choose(const rc_state *s, uint64_t seed, int64_t index, int64_t H,
-                                   int64_t W) {
-    sl__rng_philox r;
-    sl__rng_philox_init(&r, seed, (uint64_t)index);
-    sl__decode_image_roi roi;
-    double lr0 = log(s->ratio[0]), lr1 = log(s->ratio[1]);
-    for (int k = 0; k < s->attempts; k++) {
-        double area = (s->area[0] + sl__rng_philox_uniform(&r) * (s->area[1] - s->area[0])) *
-                      (double)H * (double)W;
-        double ratio = exp(lr0 + sl__rng_philox_uniform(&r) * (lr1 - lr0));
-        int64_t w = llround(sqrt(area * ratio)), h = llround(sqrt(area / ratio));
-        if (w >= 1 && h >= 1 && w <= W && h <= H) {
-            roi.w = w, roi.h = h;
-            roi.x = (int64_t)sl__rng_philox_below(&r, (uint64_t)(W - w + 1));
-            roi.y = (int64_t)sl__rng_philox_below(&r, (uint64_t)(H - h + 1));
-            return roi;
-        }
-    }
-    double in_ratio = (double)W / (double)H;
-    roi.w = W, roi.h = H;
-    if (in_ratio < s->ratio[0])
-        roi.h = llround((double)W / s->ratio[0]);
-    else if (in_ratio > s->ratio[1])
-        roi.w = llround((double)H * s->ratio[1]);
-    if (roi.h < 1) roi.h = 1;
-    if (roi.w < 1) roi.w = 1;
-    roi.y = (H - roi.h) / 2, roi.x = (W - roi.w) / 2;
-    return roi;
 }
 
 static sl_status rc_setup(void *state, sl__op_io *io, sl_err *err) {
@@ -132,7 +89,9 @@ static sl_status rc_setup(void *state, sl__op_io *io, sl_err *err) {
             inf->c = d->type == SL__IMG_GRAY ? 1 : 3;
             memset(&s->roi[i], 0, sizeof s->roi[i]);
         } else {
-            s->roi[i] = choose(s, seed, io->sample_base + i, inf->out_h, inf->out_w);
+            sl__crop_window w =
+                sl__crop_window_draw(&s->win, seed, io->sample_base + i, inf->out_h, inf->out_w);
+            s->roi[i] = (sl__decode_image_roi){w.y, w.x, w.h, w.w};
         }
         shapes[i * 3] = s->roi[i].h;
         shapes[i * 3 + 1] = s->roi[i].w;

@@ -14,6 +14,7 @@ extern const sl__op_def sl__coin_flip_op;
 extern const sl__op_def sl__uniform_op;
 extern const sl__op_def sl__normal_op;
 extern const sl__op_def sl__resize_op;
+extern const sl__op_def sl__random_resized_crop_op;
 extern const sl__op_def sl__image_random_crop_op;
 extern const sl__op_def sl__external_source_op;
 extern const sl__op_def sl__brightness_contrast_op;
@@ -37,6 +38,7 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__uniform_op,
     &sl__normal_op,
     &sl__resize_op,
+    &sl__random_resized_crop_op,
     &sl__image_random_crop_op,
     &sl__external_source_op,
     &sl__brightness_contrast_op,

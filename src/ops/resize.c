@@ -2,8 +2,14 @@
  * resize_x / resize_y (one alone keeps the aspect ratio), resize_shorter, resize_longer or size;
  * interp_type INTERP_NN, INTERP_LINEAR (default), INTERP_CUBIC (Keys, a = -0.5), INTERP_TRIANGULAR;
  * antialias (default on) widens the filter by the scale when shrinking, as PIL and DALI do. Pixel
- * centres are aligned ((o + 0.5) * in / out - 0.5). setup fixes every output size; run_cpu does a
- * horizontal pass into float scratch, then a vertical pass, rounding and saturating to dtype. */
+ * centres are aligned ((o + 0.5) * in / out - 0.5). roi_start / roi_end (absolute, or relative
+ * with roi_relative) resample a window of the input instead of all of it, its sides fractional if
+ * need be; the filter reads the pixels around the window where they exist (clamped at the image's
+ * edges). random_resized_crop (DALI's fn.random_resized_crop) is the same op with the window drawn
+ * per sample as decoders.image_random_crop draws it (crop_window.h) and `size` the output. setup
+ * fixes every window and output size; run_cpu does a horizontal pass over the rows the window's
+ * filter reads into float scratch, then a vertical pass, rounding and saturating to dtype. */
+#include "ops/crop_window.h"
 #include "ops/dtype_conv.h"
 #include "ops/gpu_args.h"
 #include "ops/op.h"
@@ -19,6 +25,15 @@
 #include "cuda/kernels.h"
 #endif
 
+/* the filter arguments, shared by resize and random_resized_crop */
+// clang-format off
+#define RESIZE_FILTER_ARGS                                                                         \
+    {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR", "filter", 0,                               \
+     "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_TRIANGULAR"},                                    \
+    {"antialias", SL_ARG_BOOL, "True", "widen the filter when downscaling", 0, NULL},              \
+    {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL}
+// clang-format on
+
 static const sl__arg_schema resize_args[] = {
     {"resize_x", SL_ARG_FLOAT, "0.0", "output width (0: from the other arguments)", 0, NULL},
     {"resize_y", SL_ARG_FLOAT, "0.0", "output height (0: from the other arguments)", 0, NULL},
@@ -30,10 +45,21 @@ static const sl__arg_schema resize_args[] = {
      "default or stretch (the same here: sizes given for both "
      "axes are used as given, one alone keeps the aspect ratio)",
      0, "default|stretch"},
-    {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR", "filter", 0,
-     "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_TRIANGULAR"},
-    {"antialias", SL_ARG_BOOL, "True", "widen the filter when downscaling", 0, NULL},
-    {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},
+    RESIZE_FILTER_ARGS,
+    {"roi_start", SL_ARG_FLOATS, "None", "the input window's origin [y, x] (default: [0, 0])", 0,
+     NULL},
+    {"roi_end", SL_ARG_FLOATS, "None", "the input window's end [y, x] (default: the input's size)",
+     0, NULL},
+    {"roi_relative", SL_ARG_BOOL, "False", "roi_start and roi_end as fractions of the input's size",
+     0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static const sl__arg_schema rrc_args[] = {
+    {"size", SL_ARG_FLOATS, NULL, "output (height, width), or one length for both",
+     SL_ARGF_REQUIRED, NULL},
+    SL__CROP_WINDOW_ARGS,
+    RESIZE_FILTER_ARGS,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -46,15 +72,20 @@ typedef struct resize_state {
     bool has_dtype;
     sl_dtype dtype;
     int64_t *out_hw; /* per sample: (out_h, out_w) */
+    double *roi;     /* per sample: the input window (y0, x0, h, w) */
     int cap;
+    bool has_roi, roi_rel; /* resize: roi_start / roi_end given */
+    double roi_start[2], roi_end[2];
+    bool random; /* random_resized_crop: the window drawn per sample */
+    sl__crop_window_cfg win;
+    uint64_t seed;
+    const char *name;
     int threads;
     float **scratch; /* per worker */
     size_t *scratch_size;
     sl__gpu_args gpu;        /* the CUDA run's descriptors and taps */
     sl__gpu_scratch gpu_tmp; /* its intermediate rows */
 } resize_state;
-
-static const char *const NAME = "resize";
 
 static void resize_destroy(void *state) {
     resize_state *s = state;
@@ -65,30 +96,60 @@ static void resize_destroy(void *state) {
     free(s->scratch);
     free(s->scratch_size);
     free(s->out_hw);
+    free(s->roi);
     free(s);
 }
 
-static sl_status resize_create(const sl__args *a, const sl__op_init *init, void **out,
-                               sl_err *err) {
+static sl_status create_as(const sl__args *a, const sl__op_init *init, bool random, void **out,
+                           sl_err *err) {
     resize_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
-    s->rx = sl__args_float(a, "resize_x");
-    s->ry = sl__args_float(a, "resize_y");
-    s->shorter = sl__args_float(a, "resize_shorter");
-    s->longer = sl__args_float(a, "resize_longer");
+    s->random = random;
+    s->name = random ? "random_resized_crop" : "resize";
+    s->seed = init->seed;
     sl_status st = SL_OK;
-    if (sl__args_get(a, "size")->kind != SL_VAL_NONE) {
+    if (random) {
         const double *v;
-        if (sl__args_floats(a, "size", &v) != 2)
-            st = sl_err_set(err, SL_EINVAL, "%s: size wants (height, width)", NAME);
+        int k = sl__args_floats(a, "size", &v);
+        if (k < 1 || k > 2 || !(v[0] >= 1) || !(v[k - 1] >= 1))
+            st = sl_err_set(err, SL_EINVAL, "%s: size wants (height, width) or one length, >= 1",
+                            s->name);
         else
-            s->has_size = true, s->size[0] = v[0], s->size[1] = v[1];
+            s->has_size = true, s->size[0] = v[0], s->size[1] = v[k - 1];
+        if (st == SL_OK) st = sl__crop_window_args(a, s->name, &s->win, err);
+    } else {
+        s->rx = sl__args_float(a, "resize_x");
+        s->ry = sl__args_float(a, "resize_y");
+        s->shorter = sl__args_float(a, "resize_shorter");
+        s->longer = sl__args_float(a, "resize_longer");
+        if (sl__args_get(a, "size")->kind != SL_VAL_NONE) {
+            const double *v;
+            if (sl__args_floats(a, "size", &v) != 2)
+                st = sl_err_set(err, SL_EINVAL, "%s: size wants (height, width)", s->name);
+            else
+                s->has_size = true, s->size[0] = v[0], s->size[1] = v[1];
+        }
+        int given = (s->rx > 0 || s->ry > 0) + (s->shorter > 0) + (s->longer > 0) + s->has_size;
+        if (st == SL_OK && given != 1)
+            st = sl_err_set(
+                err, SL_EINVAL,
+                "%s: give one of resize_x/resize_y, resize_shorter, resize_longer, size", s->name);
+        bool rs = sl__args_get(a, "roi_start")->kind != SL_VAL_NONE,
+             re = sl__args_get(a, "roi_end")->kind != SL_VAL_NONE;
+        s->roi_rel = sl__args_bool(a, "roi_relative");
+        s->has_roi = rs || re;
+        s->roi_start[0] = s->roi_start[1] = 0;
+        s->roi_end[0] = s->roi_end[1] = s->roi_rel ? 1 : -1; /* -1: the input's size */
+        const double *v;
+        if (st == SL_OK && rs && sl__args_floats(a, "roi_start", &v) != 2)
+            st = sl_err_set(err, SL_EINVAL, "%s: roi_start wants [y, x]", s->name);
+        else if (rs)
+            s->roi_start[0] = v[0], s->roi_start[1] = v[1];
+        if (st == SL_OK && re && sl__args_floats(a, "roi_end", &v) != 2)
+            st = sl_err_set(err, SL_EINVAL, "%s: roi_end wants [y, x]", s->name);
+        else if (st == SL_OK && re)
+            s->roi_end[0] = v[0], s->roi_end[1] = v[1];
     }
-    int given = (s->rx > 0 || s->ry > 0) + (s->shorter > 0) + (s->longer > 0) + s->has_size;
-    if (st == SL_OK && given != 1)
-        st = sl_err_set(err, SL_EINVAL,
-                        "%s: give one of resize_x/resize_y, resize_shorter, resize_longer, size",
-                        NAME);
     const char *f = sl__args_str(a, "interp_type");
     s->filter = !strcmp(f, "INTERP_NN")           ? F_NN
                 : !strcmp(f, "INTERP_CUBIC")      ? F_CUBIC
@@ -109,11 +170,20 @@ static sl_status resize_create(const sl__args *a, const sl__op_init *init, void 
     return SL_OK;
 }
 
+static sl_status resize_create(const sl__args *a, const sl__op_init *init, void **out,
+                               sl_err *err) {
+    return create_as(a, init, false, out, err);
+}
+
+static sl_status rrc_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    return create_as(a, init, true, out, err);
+}
+
 static int64_t rnd(double v) {
     return v < 1 ? 1 : (int64_t)llround(v);
 }
 
-static void out_size(const resize_state *s, int64_t h, int64_t w, int64_t *oh, int64_t *ow) {
+static void out_size(const resize_state *s, double h, double w, int64_t *oh, int64_t *ow) {
     double ty = 0, tx = 0;
     if (s->has_size)
         ty = s->size[0], tx = s->size[1];
@@ -126,31 +196,60 @@ static void out_size(const resize_state *s, int64_t h, int64_t w, int64_t *oh, i
     if (ty > 0 && tx > 0)
         *oh = rnd(ty), *ow = rnd(tx);
     else if (ty > 0)
-        *oh = rnd(ty), *ow = rnd(ty * (double)w / (double)h);
+        *oh = rnd(ty), *ow = rnd(ty * w / h);
     else
-        *ow = rnd(tx), *oh = rnd(tx * (double)h / (double)w);
+        *ow = rnd(tx), *oh = rnd(tx * h / w);
+}
+
+/* sample i's input window (y0, x0, h, w) in an H x W image */
+static sl_status window(resize_state *s, const sl__op_io *io, int i, int64_t H, int64_t W,
+                        double *r, sl_err *err) {
+    if (s->random) {
+        uint64_t seed = io->seed ? io->seed : s->seed;
+        sl__crop_window w = sl__crop_window_draw(&s->win, seed, io->sample_base + i, H, W);
+        r[0] = (double)w.y, r[1] = (double)w.x, r[2] = (double)w.h, r[3] = (double)w.w;
+        return SL_OK;
+    }
+    double ext[2] = {(double)H, (double)W};
+    for (int d = 0; d < 2; d++) {
+        double a = s->roi_start[d], b = s->roi_end[d] < 0 ? ext[d] : s->roi_end[d];
+        if (s->roi_rel) a *= ext[d], b *= ext[d];
+        if (!(b > a))
+            return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                               "the window's %s runs from %g to %g: roi_end must exceed roi_start "
+                               "(flipping by a reversed window is not supported)",
+                               d ? "width" : "height", a, b);
+        r[d] = a, r[2 + d] = b - a;
+    }
+    return SL_OK;
 }
 
 static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
     resize_state *s = state;
     const sl_tlist *in = io->in[0];
     if (in->ndim != 3 || (in->layout[0] && strcmp(in->layout, "HWC")))
-        return sl_err_set(err, SL_EINVAL, "%s: input must be HWC", NAME);
+        return sl_err_set(err, SL_EINVAL, "%s: input must be HWC", s->name);
     if (io->batch > s->cap) {
         int64_t *n = realloc(s->out_hw, (size_t)io->batch * 2 * sizeof *n);
-        if (!n) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", NAME);
-        s->out_hw = n;
+        if (n) s->out_hw = n;
+        double *r = n ? realloc(s->roi, (size_t)io->batch * 4 * sizeof *r) : NULL;
+        if (r) s->roi = r;
+        if (!n || !r) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
         s->cap = io->batch;
     }
     int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     for (int i = 0; i < io->batch; i++) {
         const int64_t *sh = sl_tlist_shape(in, i);
-        if (sh[0] < 1 || sh[1] < 1) {
+        double *r = s->roi + 4 * i;
+        sl_status st = sh[0] < 1 || sh[1] < 1
+                           ? sl__op_fail(err, SL_EINVAL, io, i, s->name, "empty image")
+                           : window(s, io, i, sh[0], sh[1], r, err);
+        if (st != SL_OK) {
             free(shapes);
-            return sl__op_fail(err, SL_EINVAL, io, i, NAME, "empty image");
+            return st;
         }
-        out_size(s, sh[0], sh[1], &s->out_hw[2 * i], &s->out_hw[2 * i + 1]);
+        out_size(s, r[2], r[3], &s->out_hw[2 * i], &s->out_hw[2 * i + 1]);
         shapes[3 * i] = s->out_hw[2 * i], shapes[3 * i + 1] = s->out_hw[2 * i + 1];
         shapes[3 * i + 2] = sh[2];
     }
@@ -174,19 +273,20 @@ static double kernel(int f, double x) {
     return x < 1 ? 1 - x : 0; /* linear / triangular */
 }
 
-/* Filter taps of one axis: for output o, weights w[o*taps + k] on inputs first[o] + k. */
-static int axis_taps(const resize_state *s, int64_t in, int64_t out, int64_t *first, float *w,
-                     int max_taps) {
-    double scale = (double)in / (double)out;
+/* Filter taps of one axis, the window [r0, r0 + len) of in inputs resampled to out: for output o,
+ * weights w[o*taps + k] on inputs first[o] + k (to be clamped into [0, in)). */
+static int axis_taps(const resize_state *s, int64_t in, double r0, double len, int64_t out,
+                     int64_t *first, float *w, int max_taps) {
+    double scale = len / (double)out;
     double support = s->filter == F_CUBIC ? 2 : s->filter == F_NN ? 0.5 : 1;
     double fs = s->antialias && scale > 1 && s->filter != F_NN ? scale : 1;
     int taps = s->filter == F_NN ? 1 : (int)ceil(support * fs) * 2 + 1;
     if (taps > max_taps) taps = max_taps;
     for (int64_t o = 0; o < out; o++) {
-        double c = ((double)o + 0.5) * scale - 0.5;
+        double c = r0 + ((double)o + 0.5) * scale - 0.5;
         float *wo = w + o * taps;
         if (s->filter == F_NN) {
-            int64_t k = (int64_t)floor(((double)o + 0.5) * scale);
+            int64_t k = (int64_t)floor(r0 + ((double)o + 0.5) * scale);
             first[o] = k < 0 ? 0 : k >= in ? in - 1 : k;
             wo[0] = 1;
             continue;
@@ -209,10 +309,19 @@ static size_t clampi(int64_t v, int64_t n) {
     return (size_t)(v < 0 ? 0 : v >= n ? n - 1 : v);
 }
 
-/* The most taps per output of an axis from in to out (resize_run_cpu's scratch sizing). */
-static int max_taps(int64_t in, int64_t out) {
-    int t = (int)ceil(2 * ((double)in / (double)out > 1 ? (double)in / (double)out : 1)) * 2 + 1;
+/* The most taps per output of an axis from a window of len inputs to out (scratch sizing). */
+static int max_taps(double len, int64_t out) {
+    int t = (int)ceil(2 * (len / (double)out > 1 ? len / (double)out : 1)) * 2 + 1;
     return t > 511 ? 511 : t;
+}
+
+/* The rows the vertical taps read, [*lo, *lo + rows): the only ones the horizontal pass needs. */
+static int64_t rows_read(const int64_t *fy, int ty, int64_t OH, int64_t H, int64_t *lo) {
+    int64_t a = fy[0], b = fy[OH - 1] + ty - 1; /* taps move forward with the output row */
+    a = a < 0 ? 0 : a >= H ? H - 1 : a;
+    b = b < 0 ? 0 : b >= H ? H - 1 : b;
+    *lo = a;
+    return b - a + 1;
 }
 
 /* out: (out_h, out_w, C). Two separable passes, rows into a float scratch then columns; each
@@ -223,23 +332,27 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
     const sl_tlist *in = io->in[0];
     const int64_t *sh = sl_tlist_shape(in, i);
     int64_t H = sh[0], W = sh[1], C = sh[2], OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
-    int tx_max = max_taps(W, OW), ty_max = max_taps(H, OH);
+    const double *r = s->roi + 4 * i;
+    int tx_max = max_taps(r[3], OW), ty_max = max_taps(r[2], OH);
     size_t need = sizeof(float) * (size_t)((H + 1) * OW * C + OW * tx_max + OH * ty_max) +
                   sizeof(int64_t) * (size_t)(OW + OH + OW * tx_max);
     if (need > s->scratch_size[worker]) {
         free(s->scratch[worker]);
         s->scratch[worker] = malloc(need);
         s->scratch_size[worker] = s->scratch[worker] ? need : 0;
-        if (!s->scratch[worker]) return sl__op_fail(err, SL_ENOMEM, io, i, NAME, "out of memory");
+        if (!s->scratch[worker])
+            return sl__op_fail(err, SL_ENOMEM, io, i, s->name, "out of memory");
     }
     int64_t *fx = (int64_t *)s->scratch[worker], *fy = fx + OW, *xoff = fy + OH;
     float *wx = (float *)(xoff + OW * tx_max), *wy = wx + OW * tx_max, *tmp = wy + OH * ty_max;
-    int tx = axis_taps(s, W, OW, fx, wx, tx_max), ty = axis_taps(s, H, OH, fy, wy, ty_max);
+    int tx = axis_taps(s, W, r[1], r[3], OW, fx, wx, tx_max),
+        ty = axis_taps(s, H, r[0], r[2], OH, fy, wy, ty_max);
+    int64_t y0, rows = rows_read(fy, ty, OH, H, &y0);
     for (int64_t x = 0; x < OW; x++) /* taps outside the image are folded onto the edge */
         for (int k = 0; k < tx; k++) xoff[x * tx + k] = (int64_t)clampi(fx[x] + k, W) * C;
     const void *src = in->data[i];
     sl_dtype it = in->dtype, ot = io->out[0]->dtype;
-    for (int64_t y = 0; y < H; y++) {
+    for (int64_t y = y0; y < y0 + rows; y++) {
         float *t = tmp + y * OW * C;
         for (int64_t x = 0; x < OW; x++) {
             const int64_t *xo = xoff + x * tx;
@@ -276,9 +389,9 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
         const float *w = wy + y * ty;
         for (int64_t j = 0; j < n; j++) acc[j] = 0;
         for (int k = 0; k < ty; k++) {
-            const float *r = tmp + (int64_t)clampi(fy[y] + k, H) * n;
+            const float *row = tmp + (int64_t)clampi(fy[y] + k, H) * n;
             float wk = w[k];
-            for (int64_t j = 0; j < n; j++) acc[j] += wk * r[j];
+            for (int64_t j = 0; j < n; j++) acc[j] += wk * row[j];
         }
         for (int64_t j = 0; j < n; j++) {
             if (ot == SL_DTYPE_U8)
@@ -305,13 +418,13 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     int64_t tmp_total = 0, max_tmp = 0, max_out = 0;
     for (int i = 0; i < n; i++) {
         const int64_t *sh = sl_tlist_shape(in, i);
+        const double *r = s->roi + 4 * i;
         int64_t OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
         bytes += align8((size_t)(OW + OH) * sizeof(int64_t));
-        bytes += align8((size_t)OW * (size_t)max_taps(sh[1], OW) * sizeof(float));
-        bytes += align8((size_t)OH * (size_t)max_taps(sh[0], OH) * sizeof(float));
+        bytes += align8((size_t)OW * (size_t)max_taps(r[3], OW) * sizeof(float));
+        bytes += align8((size_t)OH * (size_t)max_taps(r[2], OH) * sizeof(float));
         int64_t t = sh[0] * OW * sh[2], o = OH * OW * sh[2];
         tmp_total += t;
-        if (t > max_tmp) max_tmp = t;
         if (o > max_out) max_out = o;
     }
     char *h = sl__gpu_args_host(&s->gpu, io->device.id, bytes, err);
@@ -322,7 +435,8 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     for (int i = 0; i < n; i++) {
         const int64_t *sh = sl_tlist_shape(in, i);
         int64_t H = sh[0], W = sh[1], C = sh[2], OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
-        int txm = max_taps(W, OW), tym = max_taps(H, OH);
+        const double *r = s->roi + 4 * i;
+        int txm = max_taps(r[3], OW), tym = max_taps(r[2], OH);
         d[i].in = in->data[i];
         d[i].out = io->out[0]->data[i];
         d[i].h = H, d[i].w = W, d[i].c = C, d[i].oh = OH, d[i].ow = OW;
@@ -330,8 +444,12 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
         d[i].fy = (int64_t)off, off += align8((size_t)OH * sizeof(int64_t));
         d[i].wx = (int64_t)off, off += align8((size_t)OW * (size_t)txm * sizeof(float));
         d[i].wy = (int64_t)off, off += align8((size_t)OH * (size_t)tym * sizeof(float));
-        d[i].tx = axis_taps(s, W, OW, (int64_t *)(h + d[i].fx), (float *)(h + d[i].wx), txm);
-        d[i].ty = axis_taps(s, H, OH, (int64_t *)(h + d[i].fy), (float *)(h + d[i].wy), tym);
+        d[i].tx =
+            axis_taps(s, W, r[1], r[3], OW, (int64_t *)(h + d[i].fx), (float *)(h + d[i].wx), txm);
+        d[i].ty =
+            axis_taps(s, H, r[0], r[2], OH, (int64_t *)(h + d[i].fy), (float *)(h + d[i].wy), tym);
+        d[i].rows = rows_read((const int64_t *)(h + d[i].fy), d[i].ty, OH, H, &d[i].y0);
+        if (d[i].rows * OW * C > max_tmp) max_tmp = d[i].rows * OW * C;
         d[i].tmp = tmp;
         tmp += H * OW * C;
     }
@@ -344,6 +462,25 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
                            io->stream, err);
 }
 #endif
+
+const sl__op_def sl__random_resized_crop_op = {
+    .name = "random_resized_crop",
+    .doc = "Resamples a random area / aspect-ratio window of each HWC image to `size` (DALI's "
+           "fn.random_resized_crop).",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = rrc_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = resize_run_gpu,
+#else
+    .devices = SL_OPDEV_CPU,
+#endif
+    .create = rrc_create,
+    .setup = resize_setup,
+    .run_cpu = resize_run_cpu,
+    .destroy = resize_destroy,
+};
 
 const sl__op_def sl__resize_op = {
     .name = "resize",

@@ -9,8 +9,9 @@
  * samples), normalize (every axis, per channel, per batch, ddof/epsilon/scale/shift, given and
  * per-sample statistics), color_twist and hsv (per-sample arguments; uint8, float and float16):
  * equal element for element (FLOAT16: within one ulp; arithmetic, cat and stack: the same bits);
- * resize: within 1 for uint8 (float accumulations may round a tie the other way); normalize: within
- * 1e-5 (float) or 1 (uint8, FLOAT16 ulp), its sums being added in another order. */
+ * resize (also of a fractional window) and random_resized_crop: within 1 for uint8 (float
+ * accumulations may round a tie the other way), nearest-neighbour exactly; normalize: within 1e-5
+ * (float) or 1 (uint8, FLOAT16 ulp), its sums being added in another order. */
 #include "check.h"
 #include "gpu.h"
 #include "opharness.h"
@@ -519,6 +520,13 @@ static void test_resize(void) {
     case_("resize u8 nearest 24x24", "resize", r3, &img, NULL, 0, 0);
     const char *r4[] = {"resize_x=50", "resize_y=45", "interp_type=types.INTERP_TRIANGULAR", NULL};
     case_("resize f32 triangular 45x50", "resize", r4, &fimg, NULL, 0, 1e-3);
+    const char *r5[] = {"size=[30.0, 20.0]", "roi_start=[2.5, 3.25]", "roi_end=[7.5, 30.0]",
+                        "interp_type=types.INTERP_CUBIC", NULL};
+    case_("resize f32 cubic, a fractional window", "resize", r5, &fimg, NULL, 0, 1e-3);
+    const char *r6[] = {"size=[48, 40]", NULL};
+    case_("random_resized_crop u8 linear 48x40", "random_resized_crop", r6, &img, NULL, 0, 1);
+    const char *r7[] = {"size=32", "random_area=[0.3, 0.6]", "interp_type=types.INTERP_NN", NULL};
+    case_("random_resized_crop u8 nearest 32x32", "random_resized_crop", r7, &img, NULL, 0, 0);
     sl_tlist_free(&img);
     sl_tlist_free(&fimg);
 }

@@ -7,7 +7,9 @@
  * - float input: the centre defaults to 0.5 (contrast 0 gives brightness * 0.5 everywhere);
  * - int16: the centre defaults to 16384; an explicit contrast_center wins;
  * - shapes and layout are kept; a per-sample argument with two values a sample is an error naming
- *   the sample. Runs on 3 pool threads. */
+ *   the sample;
+ * - brightness and contrast, the ops, equal brightness_contrast given their arguments alone, and
+ *   their errors carry their own names. Runs on 3 pool threads. */
 #include "check.h"
 #include "opharness.h"
 
@@ -182,8 +184,51 @@ static void test_centres(void) {
     sl_tlist_free(&s16);
 }
 
+/* brightness and contrast, the ops: brightness_contrast given their arguments alone, bit for bit;
+ * their errors name them */
+static void test_alone(void) {
+    sl_tlist img;
+    make(&img, SL_DTYPE_U8, 5, 7, 3, "HWC");
+    const char *ops[2] = {"brightness", "contrast"};
+    const char *args[2][3] = {{"brightness=1.7", "brightness_shift=-0.1", NULL},
+                              {"contrast=1.6", "contrast_center=100.0", NULL}};
+    for (int k = 0; k < 2; k++) {
+        oph a, b;
+        sl_err e;
+        sl_tlist *ins[1] = {&img};
+        CHECK_OK(oph_create(&a, ops[k], args[k], 2, N, 1, &e), &e);
+        CHECK_OK(oph_create(&b, "brightness_contrast", args[k], 2, N, 1, &e), &e);
+        CHECK_OK(oph_run(&a, N, ins, 1, NULL, 0, NULL, 0, &e), &e);
+        CHECK_OK(oph_run(&b, N, ins, 1, NULL, 0, NULL, 0, &e), &e);
+        int same = 0;
+        for (int i = 0; i < N; i++)
+            same += !memcmp(a.out[0].data[i], b.out[0].data[i], sl_tlist_sample_nbytes(&img, i));
+        CHECK_MSG(same == N, "%s: %d of %d samples equal brightness_contrast's", ops[k], same, N);
+        CHECK(memcmp(a.out[0].data[0], img.data[0], sl_tlist_sample_nbytes(&img, 0)) != 0);
+        oph_destroy(&a);
+        oph_destroy(&b);
+    }
+    /* a per-sample argument with two values a sample: the error names the op used */
+    sl_tlist two;
+    int64_t shapes[N];
+    sl_err e;
+    for (int i = 0; i < N; i++) shapes[i] = 2;
+    memset(&two, 0, sizeof two);
+    CHECK_OK(sl_tlist_reset(&two, N, SL_DTYPE_F32, 1, sl_cpu(), &e), &e);
+    CHECK_OK(sl_tlist_alloc(&two, shapes, &e), &e);
+    oph h;
+    const char *per[] = {"contrast=@0", NULL};
+    CHECK_OK(oph_create(&h, "contrast", per, 1, N, 1, &e), &e);
+    sl_tlist *ins[1] = {&img}, *arg[1] = {&two};
+    CHECK_FAILS(oph_run(&h, N, ins, 1, arg, 1, NULL, 0, &e), SL_EINVAL, &e, "contrast: sample 0");
+    oph_destroy(&h);
+    sl_tlist_free(&two);
+    sl_tlist_free(&img);
+}
+
 int main(void) {
     test_u8();
     test_centres();
+    test_alone();
     return check_done();
 }

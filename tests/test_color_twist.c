@@ -12,6 +12,7 @@
  * - hsv's value 0.5 halves every channel (within 1);
  * - a per-sample hue input (0 for some samples) changes only the other samples;
  * - uint8 -> float output keeps values on the input's scale; shapes and layouts are kept;
+ * - hue and saturation, the ops, equal hsv given that one argument;
  * - errors: 4 channels (naming the sample), channels not last. */
 #include "check.h"
 #include "opharness.h"
@@ -166,6 +167,23 @@ int main(void) {
     if (o) CHECK(o->dtype == SL_DTYPE_F32);
     CHECK_MSG(worst(o, &img, same) <= 1e-3, "uint8 -> float: %g", worst(o, &img, same));
     oph_destroy(&h);
+
+    /* hue and saturation alone: hsv with the one argument, bit for bit */
+    const char *pairs[2][2] = {{"hue", "hue=-33.0"}, {"saturation", "saturation=0.4"}};
+    for (int k = 0; k < 2; k++) {
+        const char *arg[] = {pairs[k][1], NULL};
+        sl_tlist a;
+        o = run(&h, pairs[k][0], arg, &img, NULL, &e, &st);
+        if (o) a = *o, memset(&h.out[0], 0, sizeof h.out[0]);
+        oph_destroy(&h);
+        o = run(&h, "hsv", arg, &img, NULL, &e, &st);
+        for (int i = 0; o && st == SL_OK && i < N; i++)
+            CHECK_MSG(!memcmp(a.data[i], o->data[i], sl_tlist_sample_nbytes(o, i)),
+                      "%s: sample %d differs from hsv's", pairs[k][0], i);
+        CHECK_MSG(worst(o, &img, same) > 0, "%s changed nothing", pairs[k][1]);
+        oph_destroy(&h);
+        sl_tlist_free(&a);
+    }
 
     /* errors */
     sl_tlist rgba, flat;

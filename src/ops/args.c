@@ -423,6 +423,10 @@ const sl__val *sl__args_get(const sl__args *a, const char *name) {
     return &a->vals[i];
 }
 
+bool sl__args_has(const sl__args *a, const char *name) {
+    return schema_index(a->op, name) >= 0;
+}
+
 bool sl__args_given(const sl__args *a, const char *name) {
     int i = schema_index(a->op, name);
     return i >= 0 && a->given[i] && a->vals[i].kind != SL_VAL_NONE;

@@ -42,6 +42,26 @@ static const sl__arg_schema bc_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
+static const sl__arg_schema brightness_args[] = {
+    {"brightness", SL_ARG_FLOAT, "1.0", "brightness multiplier", SL_ARGF_PER_SAMPLE, NULL},
+    {"brightness_shift", SL_ARG_FLOAT, "0.0",
+     "brightness shift, in units of the output type's range (1.0: its largest value)",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static const sl__arg_schema contrast_args[] = {
+    {"contrast", SL_ARG_FLOAT, "1.0", "contrast multiplier (0.0: uniform grey)", SL_ARGF_PER_SAMPLE,
+     NULL},
+    {"contrast_center", SL_ARG_FLOAT, "None",
+     "the level contrast leaves alone (default: half the input type's positive range, 0.5 for "
+     "floats)",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
 enum { B_BRIGHT, B_SHIFT, B_CONTRAST, B_CENTER, B_NARGS };
 static const char *const arg_names[B_NARGS] = {"brightness", "brightness_shift", "contrast",
                                                "contrast_center"};
@@ -50,6 +70,7 @@ typedef struct bc_state {
     double value[B_NARGS]; /* the arguments' constants (center: NAN when not given) */
     int node[B_NARGS];     /* per-sample inputs, or -1 */
     int dtype;             /* -1: the input's */
+    const char *name;      /* brightness_contrast, brightness or contrast */
     double *mul, *add;     /* per sample, from setup */
     int cap;
     sl__gpu_args gpu;
@@ -69,13 +90,20 @@ static sl_status bc_create(const sl__args *a, const sl__op_init *init, void **ou
     (void)init;
     bc_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
+    static const double neutral[B_NARGS] = {1, 0, 1, NAN}; /* brightness and contrast alone */
     for (int k = 0; k < B_NARGS; k++) {
+        if (!sl__args_has(a, arg_names[k])) {
+            s->node[k] = -1, s->value[k] = neutral[k];
+            continue;
+        }
         s->node[k] = sl__args_node(a, arg_names[k]);
         s->value[k] = sl__args_get(a, arg_names[k])->kind == SL_VAL_NONE
                           ? NAN
                           : sl__args_float(a, arg_names[k]);
     }
     s->dtype = sl__args_given(a, "dtype") ? (int)sl__args_dtype(a, "dtype") : -1;
+    bool b = sl__args_has(a, "brightness"), c = sl__args_has(a, "contrast");
+    s->name = b && c ? "brightness_contrast" : b ? "brightness" : "contrast";
     *out = s;
     return SL_OK;
 }
@@ -120,7 +148,7 @@ static sl_status bc_setup(void *state, sl__op_io *io, sl_err *err) {
         if (m) s->mul = m;
         double *d = realloc(s->add, (size_t)io->batch * sizeof *d);
         if (d) s->add = d;
-        if (!m || !d) return sl_err_set(err, SL_ENOMEM, "brightness_contrast: out of memory");
+        if (!m || !d) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
         s->cap = io->batch;
     }
     for (int i = 0; i < io->batch; i++) {
@@ -128,7 +156,7 @@ static sl_status bc_setup(void *state, sl__op_io *io, sl_err *err) {
         for (int k = 0; k < B_NARGS; k++) {
             v[k] = s->value[k];
             if (s->node[k] >= 0 && sl__argin_values(io, s->node[k], i, &v[k], 1) != 1)
-                return sl__op_fail(err, SL_EINVAL, io, i, "brightness_contrast",
+                return sl__op_fail(err, SL_EINVAL, io, i, s->name,
                                    "%s must be one value per sample", arg_names[k]);
         }
         double center = isnan(v[B_CENTER]) ? half_range(in->dtype) : v[B_CENTER];
@@ -197,6 +225,44 @@ const sl__op_def sl__brightness_contrast_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = bc_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = bc_run_gpu,
+#else
+    .devices = SL_OPDEV_CPU,
+#endif
+    .create = bc_create,
+    .setup = bc_setup,
+    .run_cpu = bc_run_cpu,
+    .destroy = bc_destroy,
+};
+
+const sl__op_def sl__brightness_op = {
+    .name = "brightness",
+    .doc = "Scales and shifts brightness (DALI's fn.brightness): brightness_contrast with the "
+           "brightness arguments alone.",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = brightness_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = bc_run_gpu,
+#else
+    .devices = SL_OPDEV_CPU,
+#endif
+    .create = bc_create,
+    .setup = bc_setup,
+    .run_cpu = bc_run_cpu,
+    .destroy = bc_destroy,
+};
+
+const sl__op_def sl__contrast_op = {
+    .name = "contrast",
+    .doc = "Scales contrast around a centre (DALI's fn.contrast): brightness_contrast with the "
+           "contrast arguments alone.",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = contrast_args,
 #ifdef SLUICE_HAVE_CUDA
     .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
     .run_gpu = bc_run_gpu,

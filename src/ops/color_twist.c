@@ -56,9 +56,21 @@ static const sl__arg_schema hsv_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
+static const sl__arg_schema hue_args[] = {
+    {"hue", SL_ARG_FLOAT, "0.0", "hue rotation, in degrees", SL_ARGF_PER_SAMPLE, NULL},
+    TWIST_DTYPE,
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static const sl__arg_schema sat_args[] = {
+    {"saturation", SL_ARG_FLOAT, "1.0", "saturation multiplier (0.0: grey)", SL_ARGF_PER_SAMPLE,
+     NULL},
+    TWIST_DTYPE,
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
 typedef struct tw_state {
     const char *name;
-    bool hsv;
     double value[T_NARGS]; /* the arguments' constants (the other op's: their neutral values) */
     int node[T_NARGS];     /* per-sample inputs, or -1 */
     int dtype;             /* -1: the input's */
@@ -76,16 +88,16 @@ static void tw_destroy(void *state) {
     free(s);
 }
 
-static sl_status tw_create_as(const sl__args *a, bool hsv, void **out, sl_err *err) {
+/* every op here: the arguments its schema has, the others at their neutral values */
+static sl_status tw_create_as(const sl__args *a, const char *name, void **out, sl_err *err) {
     tw_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
-    s->hsv = hsv;
-    s->name = hsv ? "hsv" : "color_twist";
+    s->name = name;
     static const double neutral[T_NARGS] = {0, 1, 1, 1, 1};
     for (int k = 0; k < T_NARGS; k++) {
-        bool mine = hsv ? k != T_BRIGHT && k != T_CONTRAST : k != T_VAL;
-        s->node[k] = mine ? sl__args_node(a, arg_names[k]) : -1;
-        s->value[k] = mine ? sl__args_float(a, arg_names[k]) : neutral[k];
+        bool has = sl__args_has(a, arg_names[k]);
+        s->node[k] = has ? sl__args_node(a, arg_names[k]) : -1;
+        s->value[k] = has ? sl__args_float(a, arg_names[k]) : neutral[k];
     }
     s->dtype = sl__args_given(a, "dtype") ? (int)sl__args_dtype(a, "dtype") : -1;
     *out = s;
@@ -94,12 +106,22 @@ static sl_status tw_create_as(const sl__args *a, bool hsv, void **out, sl_err *e
 
 static sl_status ct_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
     (void)init;
-    return tw_create_as(a, false, out, err);
+    return tw_create_as(a, "color_twist", out, err);
 }
 
 static sl_status hsv_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
     (void)init;
-    return tw_create_as(a, true, out, err);
+    return tw_create_as(a, "hsv", out, err);
+}
+
+static sl_status hue_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    (void)init;
+    return tw_create_as(a, "hue", out, err);
+}
+
+static sl_status sat_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    (void)init;
+    return tw_create_as(a, "saturation", out, err);
 }
 
 /* c = a x b, 3x3 row-major */
@@ -250,6 +272,31 @@ const sl__op_def sl__hsv_op = {
     .max_inputs = 1,
     .args = hsv_args,
     TW_GPU.create = hsv_create,
+    .setup = tw_setup,
+    .run_cpu = tw_run_cpu,
+    .destroy = tw_destroy,
+};
+
+const sl__op_def sl__hue_op = {
+    .name = "hue",
+    .doc = "Turns the hue of RGB images by `hue` degrees (DALI's fn.hue): hsv with the hue alone.",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = hue_args,
+    TW_GPU.create = hue_create,
+    .setup = tw_setup,
+    .run_cpu = tw_run_cpu,
+    .destroy = tw_destroy,
+};
+
+const sl__op_def sl__saturation_op = {
+    .name = "saturation",
+    .doc = "Scales the saturation of RGB images (DALI's fn.saturation): hsv with the saturation "
+           "alone.",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = sat_args,
+    TW_GPU.create = sat_create,
     .setup = tw_setup,
     .run_cpu = tw_run_cpu,
     .destroy = tw_destroy,

@@ -131,6 +131,8 @@ int sl__args_floats(const sl__args *a, const char *name, const double **out);
 int sl__args_strs(const sl__args *a, const char *name, const char *const **out);
 /* Per-sample argument input index (into io->arg_in) when given as an op output, else -1. */
 int sl__args_node(const sl__args *a, const char *name);
+/* The op's schema has the argument (ops that share a create over several schemas). */
+bool sl__args_has(const sl__args *a, const char *name);
 const sl__val *sl__args_get(const sl__args *a, const char *name);
 
 /* ---- the operator table entry ------------------------------------------------------------------

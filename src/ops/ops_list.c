@@ -20,6 +20,10 @@ extern const sl__op_def sl__external_source_op;
 extern const sl__op_def sl__brightness_contrast_op;
 extern const sl__op_def sl__color_twist_op;
 extern const sl__op_def sl__hsv_op;
+extern const sl__op_def sl__hue_op;
+extern const sl__op_def sl__saturation_op;
+extern const sl__op_def sl__brightness_op;
+extern const sl__op_def sl__contrast_op;
 extern const sl__op_def sl__transpose_op;
 extern const sl__op_def sl__arithmetic_op;
 extern const sl__op_def sl__normalize_op;
@@ -44,6 +48,10 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__brightness_contrast_op,
     &sl__color_twist_op,
     &sl__hsv_op,
+    &sl__hue_op,
+    &sl__saturation_op,
+    &sl__brightness_op,
+    &sl__contrast_op,
     &sl__transpose_op,
     &sl__arithmetic_op,
     &sl__normalize_op,

@@ -218,6 +218,12 @@ static sl_status bc_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 }
 #endif
 
+#ifdef SLUICE_HAVE_CUDA
+#define BC_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = bc_run_gpu,
+#else
+#define BC_DEVICES .devices = SL_OPDEV_CPU,
+#endif
+
 const sl__op_def sl__brightness_contrast_op = {
     .name = "brightness_contrast",
     .doc = "Adjusts brightness and contrast (per sample), as DALI: out = brightness_shift * "
@@ -225,13 +231,7 @@ const sl__op_def sl__brightness_contrast_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = bc_args,
-#ifdef SLUICE_HAVE_CUDA
-    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
-    .run_gpu = bc_run_gpu,
-#else
-    .devices = SL_OPDEV_CPU,
-#endif
-    .create = bc_create,
+    BC_DEVICES.create = bc_create,
     .setup = bc_setup,
     .run_cpu = bc_run_cpu,
     .destroy = bc_destroy,
@@ -244,13 +244,7 @@ const sl__op_def sl__brightness_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = brightness_args,
-#ifdef SLUICE_HAVE_CUDA
-    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
-    .run_gpu = bc_run_gpu,
-#else
-    .devices = SL_OPDEV_CPU,
-#endif
-    .create = bc_create,
+    BC_DEVICES.create = bc_create,
     .setup = bc_setup,
     .run_cpu = bc_run_cpu,
     .destroy = bc_destroy,
@@ -263,13 +257,7 @@ const sl__op_def sl__contrast_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = contrast_args,
-#ifdef SLUICE_HAVE_CUDA
-    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
-    .run_gpu = bc_run_gpu,
-#else
-    .devices = SL_OPDEV_CPU,
-#endif
-    .create = bc_create,
+    BC_DEVICES.create = bc_create,
     .setup = bc_setup,
     .run_cpu = bc_run_cpu,
     .destroy = bc_destroy,

@@ -463,6 +463,12 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 }
 #endif
 
+#ifdef SLUICE_HAVE_CUDA
+#define RESIZE_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = resize_run_gpu,
+#else
+#define RESIZE_DEVICES .devices = SL_OPDEV_CPU,
+#endif
+
 const sl__op_def sl__random_resized_crop_op = {
     .name = "random_resized_crop",
     .doc = "Resamples a random area / aspect-ratio window of each HWC image to `size` (DALI's "
@@ -470,13 +476,7 @@ const sl__op_def sl__random_resized_crop_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = rrc_args,
-#ifdef SLUICE_HAVE_CUDA
-    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
-    .run_gpu = resize_run_gpu,
-#else
-    .devices = SL_OPDEV_CPU,
-#endif
-    .create = rrc_create,
+    RESIZE_DEVICES.create = rrc_create,
     .setup = resize_setup,
     .run_cpu = resize_run_cpu,
     .destroy = resize_destroy,
@@ -488,13 +488,7 @@ const sl__op_def sl__resize_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = resize_args,
-#ifdef SLUICE_HAVE_CUDA
-    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
-    .run_gpu = resize_run_gpu,
-#else
-    .devices = SL_OPDEV_CPU,
-#endif
-    .create = resize_create,
+    RESIZE_DEVICES.create = resize_create,
     .setup = resize_setup,
     .run_cpu = resize_run_cpu,
     .destroy = resize_destroy,

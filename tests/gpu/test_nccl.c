@@ -103,20 +103,11 @@ static void *rank_main(void *arg) {
     return NULL;
 }
 
-static void *watchdog(void *arg) {
-    (void)arg;
-    sleep(60);
-    fprintf(stderr, "FAIL: test_nccl hung for 60 s\n");
-    _exit(1);
-}
-
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     int G = gpu_require(2);
     if (G > MAXG) G = MAXG;
-    pthread_t wd;
-    pthread_create(&wd, NULL, watchdog, NULL);
-    pthread_detach(wd);
+    gpu_watchdog(60, "test_nccl");
     CHECK(sl_comm_available(SL_COMM_NCCL));
     sl_device devs[MAXG];
     for (int i = 0; i < G; i++) devs[i] = sl_cuda(i);

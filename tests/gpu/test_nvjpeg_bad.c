@@ -10,20 +10,11 @@
 
 #include "sluice/pipeline.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifdef SLUICE_HAVE_NVJPEG
-static void *watchdog(void *arg) {
-    (void)arg;
-    sleep(120);
-    fprintf(stderr, "FAIL: damaged JPEGs on the GPU did not finish in 120 s (hung?)\n");
-    fflush(stderr);
-    _exit(1);
-}
 
 static void write_file(const char *dir, const char *name, const void *d, size_t n) {
     char path[1200];
@@ -134,9 +125,7 @@ int main(void) {
     printf("skipped: this build has no nvJPEG\n");
     return 0;
 #else
-    pthread_t dog;
-    CHECK(pthread_create(&dog, NULL, watchdog, NULL) == 0);
-    pthread_detach(dog);
+    gpu_watchdog(120, "damaged JPEGs on the GPU");
     const char *dir = scratch_dir("nvjpeg_bad");
     const char *good[] = {"padlock-406986_640.jpg", "swan-3584559_640.jpg",
                           "snail-4291306_1280.jpg"};

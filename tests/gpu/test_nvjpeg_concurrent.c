@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #ifdef SLUICE_HAVE_NVJPEG
 enum { BATCHES = 24, BATCH = 128, PIPES = 2 };
@@ -80,16 +79,6 @@ static void *pull(void *arg) {
     return NULL;
 }
 
-static void *watchdog(void *arg) {
-    (void)arg;
-    sleep(120);
-    fprintf(stderr,
-            "FAIL: two pipelines decoding on GPU 0's engines at once did not finish %d "
-            "batches in 120 s (hung in nvJPEG?)\n",
-            BATCHES);
-    fflush(stderr);
-    _exit(1);
-}
 #endif
 
 int main(void) {
@@ -99,9 +88,7 @@ int main(void) {
     return 0;
 #else
     sl_log_set_callback(on_log, NULL);
-    pthread_t dog;
-    CHECK(pthread_create(&dog, NULL, watchdog, NULL) == 0);
-    pthread_detach(dog);
+    gpu_watchdog(120, "two pipelines decoding on GPU 0's engines at once");
     const char *text =
         "def photos(file_root):\n"
         "    jpegs, labels = fn.readers.file(file_root=file_root, random_shuffle=True,\n"

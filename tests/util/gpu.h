@@ -6,9 +6,11 @@
 
 #include "core/alloc.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static inline int gpu_require(int n) {
     int have = sl__cuda_device_count();
@@ -20,6 +22,27 @@ static inline int gpu_require(int n) {
     }
     printf("skipped: %d GPUs (this test needs %d)\n", have, n);
     exit(0);
+}
+
+/* Fails the test (exit 1, saying what) if it is still running after seconds: a test that could
+ * hang inside a library stops with a message instead of waiting for ctest's timeout. */
+typedef struct gpu_watchdog_ {
+    int seconds;
+    const char *what;
+} gpu_watchdog_;
+static inline void *gpu_watchdog_run_(void *arg) {
+    const gpu_watchdog_ *w = (const gpu_watchdog_ *)arg;
+    unsigned left = (unsigned)w->seconds;
+    while (left) left = sleep(left);
+    fprintf(stderr, "FAIL: %s did not finish in %d s (hung?)\n", w->what, w->seconds);
+    fflush(stderr);
+    _exit(1);
+}
+static inline void gpu_watchdog(int seconds, const char *what) {
+    static gpu_watchdog_ w;
+    pthread_t t;
+    w.seconds = seconds, w.what = what;
+    if (pthread_create(&t, NULL, gpu_watchdog_run_, &w) == 0) pthread_detach(t);
 }
 
 /* max |a - b| / max |b| over n floats (0 when b is all zeros and a == b) */

@@ -6,6 +6,7 @@
 #include "ops/color_twist.h"
 #include "ops/crop_mirror_normalize.h"
 #include "ops/jpeg_ycc.h"
+#include "ops/warp.h"
 #include "sluice/status.h"
 #include "sluice/tensor.h"
 
@@ -125,6 +126,16 @@ typedef struct sl__cuda_twist_desc {
 } sl__cuda_twist_desc;
 sl_status sl__cuda_color_twist(const sl__cuda_twist_desc *d, int n, int64_t max_pixels,
                                int in_dtype, int out_dtype, void *stream, sl_err *err);
+
+/* warp_affine and rotate: each destination element of a sample through its map (warp_affine.c,
+ * ops/warp.h) */
+typedef struct sl__cuda_warp_desc {
+    const void *in;
+    void *out;
+    sl__warp t;
+} sl__cuda_warp_desc;
+sl_status sl__cuda_warp(const sl__cuda_warp_desc *d, int n, int64_t max_elems, int in_dtype,
+                        int out_dtype, void *stream, sl_err *err);
 
 /* transpose: n elements per sample; output dimension d has extent shape[d] and walks the input
  * with stride[d] elements (transpose.c); ndim 0: a plain copy */

@@ -9,14 +9,6 @@
 
 #include <stdint.h>
 
-#ifdef __CUDA_ARCH__
-#define SL__DMUL(a, b) __dmul_rn((a), (b))
-#define SL__DADD(a, b) __dadd_rn((a), (b))
-#else
-#define SL__DMUL(a, b) ((a) * (b))
-#define SL__DADD(a, b) ((a) + (b))
-#endif
-
 /* One sample's transform: out = m x in + off, m row-major, as float (DALI's precision). */
 typedef struct sl__twist {
     float m[9];

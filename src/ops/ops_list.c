@@ -14,6 +14,8 @@ extern const sl__op_def sl__coin_flip_op;
 extern const sl__op_def sl__uniform_op;
 extern const sl__op_def sl__normal_op;
 extern const sl__op_def sl__resize_op;
+extern const sl__op_def sl__warp_affine_op;
+extern const sl__op_def sl__rotate_op;
 extern const sl__op_def sl__random_resized_crop_op;
 extern const sl__op_def sl__image_random_crop_op;
 extern const sl__op_def sl__external_source_op;
@@ -42,6 +44,8 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__uniform_op,
     &sl__normal_op,
     &sl__resize_op,
+    &sl__warp_affine_op,
+    &sl__rotate_op,
     &sl__random_resized_crop_op,
     &sl__image_random_crop_op,
     &sl__external_source_op,

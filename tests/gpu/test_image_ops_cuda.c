@@ -7,11 +7,13 @@
  * the input's type and layout), arithmetic (+ - * / and unary -, constants either side, one-element
  * samples broadcast, integer wrap-around, mixed types), cat and stack (strided rows, empty
  * samples), normalize (every axis, per channel, per batch, ddof/epsilon/scale/shift, given and
- * per-sample statistics), color_twist and hsv (per-sample arguments; uint8, float and float16):
- * equal element for element (FLOAT16: within one ulp; arithmetic, cat and stack: the same bits);
- * resize (also of a fractional window) and random_resized_crop: within 1 for uint8 (float
- * accumulations may round a tie the other way), nearest-neighbour exactly; normalize: within 1e-5
- * (float) or 1 (uint8, FLOAT16 ulp), its sums being added in another order. */
+ * per-sample statistics), color_twist and hsv (per-sample arguments; uint8, float and float16),
+ * rotate and warp_affine (per-sample angles and matrices, both filters, filled or clamped):
+ * equal element for element (FLOAT16: within one ulp; arithmetic, cat, stack, colour and warps:
+ * the same bits); resize (also of a fractional window) and random_resized_crop: within 1 for
+ * uint8 (float accumulations may round a tie the other way), nearest-neighbour exactly;
+ * normalize: within 1e-5 (float) or 1 (uint8, FLOAT16 ulp), its sums being added in another
+ * order. */
 #include "check.h"
 #include "gpu.h"
 #include "opharness.h"
@@ -320,6 +322,38 @@ static void test_color_twist(void) {
     sl_tlist_free(&args[1]);
 }
 
+static void test_warp(void) {
+    const int n = 8;
+    sl_tlist img, fimg, ang, mats;
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {40, 45, 4}, lo1[1] = {1}, hi1[1] = {1}, lo6[1] = {6},
+            hi6[1] = {6};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&fimg, n, SL_DTYPE_F32, 3, lo, hi, "HWC");
+    make_list(&ang, n, SL_DTYPE_F32, 1, lo1, hi1, NULL);
+    make_list(&mats, n, SL_DTYPE_F32, 1, lo6, hi6, NULL);
+    for (int i = 0; i < n; i++) {
+        ((float *)ang.data[i])[0] = (float)(rnd() % 7200) / 10.0f - 360.0f;
+        float *m = mats.data[i]; /* near the identity, with a shear and a shift */
+        m[0] = 0.8f + (float)(rnd() % 400) / 1000.0f, m[1] = (float)(rnd() % 200) / 1000.0f;
+        m[2] = (float)(rnd() % 600) / 100.0f - 3.0f, m[3] = -(float)(rnd() % 200) / 1000.0f;
+        m[4] = 0.8f + (float)(rnd() % 400) / 1000.0f, m[5] = (float)(rnd() % 600) / 100.0f - 3.0f;
+    }
+    const char *r1[] = {"angle=@0", NULL};
+    case_("rotate u8 per-sample angle, linear", "rotate", r1, &img, &ang, 1, 0);
+    const char *r2[] = {"angle=@0", "fill_value=200.0", "interp_type=types.INTERP_NN", NULL};
+    case_("rotate u8 per-sample angle, nearest, filled", "rotate", r2, &img, &ang, 1, 0);
+    const char *r3[] = {"angle=33.0", "keep_size=True", NULL};
+    case_("rotate f32 33 degrees, size kept", "rotate", r3, &fimg, NULL, 0, 0);
+    const char *w1[] = {"matrix=@0", "size=[30.0, 20.0]", "fill_value=0.5", NULL};
+    case_("warp_affine f32 per-sample matrix, filled", "warp_affine", w1, &fimg, &mats, 1, 0);
+    const char *w2[] = {"matrix=[1.1, 0.2, -2.0, -0.1, 0.9, 1.5]", "inverse_map=False", NULL};
+    case_("warp_affine u8 source-to-destination map", "warp_affine", w2, &img, NULL, 0, 0);
+    sl_tlist_free(&img);
+    sl_tlist_free(&fimg);
+    sl_tlist_free(&ang);
+    sl_tlist_free(&mats);
+}
+
 static void test_normalize(void) {
     const int n = 8;
     sl_tlist img, vol, args[2];
@@ -544,6 +578,7 @@ int main(void) {
     test_cat_stack();
     test_normalize();
     test_color_twist();
+    test_warp();
     sl__cuda_stream_destroy(stream);
     return check_done();
 }

@@ -3,6 +3,7 @@
 #ifndef SLUICE_CUDA_KERNELS_H
 #define SLUICE_CUDA_KERNELS_H
 
+#include "ops/blur.h"
 #include "ops/color_twist.h"
 #include "ops/crop_mirror_normalize.h"
 #include "ops/jpeg_ycc.h"
@@ -136,6 +137,17 @@ typedef struct sl__cuda_warp_desc {
 } sl__cuda_warp_desc;
 sl_status sl__cuda_warp(const sl__cuda_warp_desc *d, int n, int64_t max_elems, int in_dtype,
                         int out_dtype, void *stream, sl_err *err);
+
+/* gaussian_blur (gaussian_blur.c, ops/blur.h): per sample its extents and radii, its weights'
+ * byte offsets in the params block, and its float offset in the scratch block */
+typedef struct sl__cuda_blur_desc {
+    const void *in;
+    void *out;
+    sl__blur b;
+    int64_t wx, wy, tmp;
+} sl__cuda_blur_desc;
+sl_status sl__cuda_blur(const sl__cuda_blur_desc *d, const void *params, int n, int64_t max_elems,
+                        float *scratch, int in_dtype, int out_dtype, void *stream, sl_err *err);
 
 /* transpose: n elements per sample; output dimension d has extent shape[d] and walks the input
  * with stride[d] elements (transpose.c); ndim 0: a plain copy */

@@ -11,15 +11,19 @@
 #include <math.h>
 #include <stdint.h>
 
-/* Double products and sums rounded one at a time, for arithmetic shared by a CPU run and a CUDA
- * run: a GPU compiler would otherwise fuse a * b + c into one multiply-add that rounds once, and
- * the two runs would part in the last bit. */
+/* Double (and float) products and sums rounded one at a time, for arithmetic shared by a CPU run
+ * and a CUDA run: a GPU compiler would otherwise fuse a * b + c into one multiply-add that rounds
+ * once, and the two runs would part in the last bit. */
 #ifdef __CUDA_ARCH__
 #define SL__DMUL(a, b) __dmul_rn((a), (b))
 #define SL__DADD(a, b) __dadd_rn((a), (b))
+#define SL__FMUL(a, b) __fmul_rn((a), (b))
+#define SL__FADD(a, b) __fadd_rn((a), (b))
 #else
 #define SL__DMUL(a, b) ((a) * (b))
 #define SL__DADD(a, b) ((a) + (b))
+#define SL__FMUL(a, b) ((a) * (b))
+#define SL__FADD(a, b) ((a) + (b))
 #endif
 
 static inline SL__HD double sl__dtype_conv_load(const void *p, sl_dtype t, int64_t k) {

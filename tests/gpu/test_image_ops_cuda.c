@@ -8,12 +8,12 @@
  * samples broadcast, integer wrap-around, mixed types), cat and stack (strided rows, empty
  * samples), normalize (every axis, per channel, per batch, ddof/epsilon/scale/shift, given and
  * per-sample statistics), color_twist and hsv (per-sample arguments; uint8, float and float16),
- * rotate and warp_affine (per-sample angles and matrices, both filters, filled or clamped):
- * equal element for element (FLOAT16: within one ulp; arithmetic, cat, stack, colour and warps:
- * the same bits); resize (also of a fractional window) and random_resized_crop: within 1 for
- * uint8 (float accumulations may round a tie the other way), nearest-neighbour exactly;
- * normalize: within 1e-5 (float) or 1 (uint8, FLOAT16 ulp), its sums being added in another
- * order. */
+ * rotate and warp_affine (per-sample angles and matrices, both filters, filled or clamped),
+ * gaussian_blur (per-sample sigma, windows, uint8 and float): equal element for element (FLOAT16:
+ * within one ulp; arithmetic, cat, stack, colour, warps and blur: the same bits); resize (also of a
+ * fractional window) and random_resized_crop: within 1 for uint8 (float accumulations may round a
+ * tie the other way), nearest-neighbour exactly; normalize: within 1e-5 (float) or 1 (uint8,
+ * FLOAT16 ulp), its sums being added in another order. */
 #include "check.h"
 #include "gpu.h"
 #include "opharness.h"
@@ -354,6 +354,26 @@ static void test_warp(void) {
     sl_tlist_free(&mats);
 }
 
+static void test_blur(void) {
+    const int n = 8;
+    sl_tlist img, fimg, sig;
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {40, 45, 4}, lo1[1] = {2}, hi1[1] = {2};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&fimg, n, SL_DTYPE_F32, 3, lo, hi, "HWC");
+    make_list(&sig, n, SL_DTYPE_F32, 1, lo1, hi1, NULL);
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < 2; d++) ((float *)sig.data[i])[d] = (float)(rnd() % 400) / 100.0f;
+    const char *b1[] = {"sigma=@0", NULL};
+    case_("gaussian_blur u8 per-sample sigma [y, x]", "gaussian_blur", b1, &img, &sig, 1, 0);
+    const char *b2[] = {"window_size=[7, 3]", "dtype=types.FLOAT", NULL};
+    case_("gaussian_blur u8 -> f32, windows 7 x 3", "gaussian_blur", b2, &img, NULL, 0, 0);
+    const char *b3[] = {"sigma=1.7", NULL};
+    case_("gaussian_blur f32 sigma 1.7", "gaussian_blur", b3, &fimg, NULL, 0, 0);
+    sl_tlist_free(&img);
+    sl_tlist_free(&fimg);
+    sl_tlist_free(&sig);
+}
+
 static void test_normalize(void) {
     const int n = 8;
     sl_tlist img, vol, args[2];
@@ -579,6 +599,7 @@ int main(void) {
     test_normalize();
     test_color_twist();
     test_warp();
+    test_blur();
     sl__cuda_stream_destroy(stream);
     return check_done();
 }

@@ -6,7 +6,8 @@
  *   plain resize with the linear and cubic filters, byte for byte;
  * - random_resized_crop gives every sample `size`, draws windows per sample (identical inputs come
  *   out different) and repeats itself with the same seed;
- * - errors: a window whose end is not past its start (naming the sample), size missing or < 1. */
+ * - errors: a window whose end is not past its start (naming the sample), one beyond 1e7 pixels,
+ *   size missing or < 1. */
 #include "check.h"
 #include "opharness.h"
 
@@ -140,10 +141,12 @@ int main(void) {
     const char *back[] = {"size=[8.0, 8.0]", "roi_start=[10, 10]", "roi_end=[10, 30]", NULL};
     CHECK_FAILS(run("resize", back, &img, &got, &e), SL_EINVAL, &e, "roi_end must exceed");
     CHECK_MSG(strstr(e.msg, "sample 0") != NULL, "%s", e.msg);
+    const char *far[] = {"size=[8.0, 8.0]", "roi_start=[0, 0]", "roi_end=[1e300, 30]", NULL};
+    CHECK_FAILS(run("resize", far, &img, &got, &e), SL_EINVAL, &e, "within 1e7 pixels");
     const char *nosize[] = {NULL};
     CHECK_FAILS(run("random_resized_crop", nosize, &img, &got, &e), SL_EINVAL, &e, "size");
     const char *zero[] = {"size=[0, 8]", NULL};
-    CHECK_FAILS(run("random_resized_crop", zero, &img, &got, &e), SL_EINVAL, &e, ">= 1");
+    CHECK_FAILS(run("random_resized_crop", zero, &img, &got, &e), SL_EINVAL, &e, "from 1 to 1e7");
 
     sl_tlist_free(&img);
     sl_tlist_free(&same);

@@ -7,6 +7,7 @@
 #include "ops/color_twist.h"
 #include "ops/crop_mirror_normalize.h"
 #include "ops/jpeg_ycc.h"
+#include "ops/pad.h"
 #include "ops/warp.h"
 #include "sluice/status.h"
 #include "sluice/tensor.h"
@@ -148,6 +149,16 @@ typedef struct sl__cuda_blur_desc {
 } sl__cuda_blur_desc;
 sl_status sl__cuda_blur(const sl__cuda_blur_desc *d, const void *params, int n, int64_t max_elems,
                         float *scratch, int in_dtype, int out_dtype, void *stream, sl_err *err);
+
+/* pad (pad.c, ops/pad.h): n output elements per sample */
+typedef struct sl__cuda_pad_desc {
+    const void *in;
+    void *out;
+    int64_t n;
+    sl__pad p;
+} sl__cuda_pad_desc;
+sl_status sl__cuda_pad(const sl__cuda_pad_desc *d, int n, int64_t max_elems, void *stream,
+                       sl_err *err);
 
 /* transpose: n elements per sample; output dimension d has extent shape[d] and walks the input
  * with stride[d] elements (transpose.c); ndim 0: a plain copy */

@@ -17,6 +17,7 @@ extern const sl__op_def sl__resize_op;
 extern const sl__op_def sl__warp_affine_op;
 extern const sl__op_def sl__rotate_op;
 extern const sl__op_def sl__gaussian_blur_op;
+extern const sl__op_def sl__pad_op;
 extern const sl__op_def sl__random_resized_crop_op;
 extern const sl__op_def sl__image_random_crop_op;
 extern const sl__op_def sl__external_source_op;
@@ -48,6 +49,7 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__warp_affine_op,
     &sl__rotate_op,
     &sl__gaussian_blur_op,
+    &sl__pad_op,
     &sl__random_resized_crop_op,
     &sl__image_random_crop_op,
     &sl__external_source_op,

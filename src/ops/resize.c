@@ -111,9 +111,9 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
     if (random) {
         const double *v;
         int k = sl__args_floats(a, "size", &v);
-        if (k < 1 || k > 2 || !(v[0] >= 1) || !(v[k - 1] >= 1))
-            st = sl_err_set(err, SL_EINVAL, "%s: size wants (height, width) or one length, >= 1",
-                            s->name);
+        if (k < 1 || k > 2 || !(v[0] >= 1 && v[0] <= 1e7) || !(v[k - 1] >= 1 && v[k - 1] <= 1e7))
+            st = sl_err_set(err, SL_EINVAL,
+                            "%s: size wants (height, width) or one length, from 1 to 1e7", s->name);
         else
             s->has_size = true, s->size[0] = v[0], s->size[1] = v[k - 1];
         if (st == SL_OK) st = sl__crop_window_args(a, s->name, &s->win, err);
@@ -129,6 +129,11 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
             else
                 s->has_size = true, s->size[0] = v[0], s->size[1] = v[1];
         }
+        double sizes[6] = {s->rx, s->ry, s->shorter, s->longer, s->size[0], s->size[1]};
+        for (int k = 0; k < 6 && st == SL_OK; k++)
+            if (!(sizes[k] <= 1e7)) /* (also NaN) */
+                st = sl_err_set(err, SL_EINVAL, "%s: an output size of %g (at most 1e7)", s->name,
+                                sizes[k]);
         int given = (s->rx > 0 || s->ry > 0) + (s->shorter > 0) + (s->longer > 0) + s->has_size;
         if (st == SL_OK && given != 1)
             st = sl_err_set(
@@ -214,6 +219,10 @@ static sl_status window(resize_state *s, const sl__op_io *io, int i, int64_t H, 
     for (int d = 0; d < 2; d++) {
         double a = s->roi_start[d], b = s->roi_end[d] < 0 ? ext[d] : s->roi_end[d];
         if (s->roi_rel) a *= ext[d], b *= ext[d];
+        if (!(fabs(a) <= 1e7 && fabs(b) <= 1e7)) /* (also NaN) */
+            return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                               "the window's %s runs from %g to %g: keep it within 1e7 pixels",
+                               d ? "width" : "height", a, b);
         if (!(b > a))
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
                                "the window's %s runs from %g to %g: roi_end must exceed roi_start "

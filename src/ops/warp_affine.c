@@ -89,8 +89,10 @@ static sl_status create_as(const sl__args *a, bool rotate, void **out, sl_err *e
     }
     if (st == SL_OK && sl__args_get(a, "size")->kind != SL_VAL_NONE) {
         const double *v;
-        if (sl__args_floats(a, "size", &v) != 2 || !(v[0] >= 1) || !(v[1] >= 1))
-            st = sl_err_set(err, SL_EINVAL, "%s: size wants (height, width), each >= 1", s->name);
+        if (sl__args_floats(a, "size", &v) != 2 || !(v[0] >= 1 && v[0] <= 1e7) ||
+            !(v[1] >= 1 && v[1] <= 1e7))
+            st = sl_err_set(err, SL_EINVAL, "%s: size wants (height, width), each from 1 to 1e7",
+                            s->name);
         else
             s->has_size = true, s->size[0] = v[0], s->size[1] = v[1];
     }

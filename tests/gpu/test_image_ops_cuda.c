@@ -9,8 +9,9 @@
  * samples), normalize (every axis, per channel, per batch, ddof/epsilon/scale/shift, given and
  * per-sample statistics), color_twist and hsv (per-sample arguments; uint8, float and float16),
  * rotate and warp_affine (per-sample angles and matrices, both filters, filled or clamped),
- * gaussian_blur (per-sample sigma, windows, uint8 and float): equal element for element (FLOAT16:
- * within one ulp; arithmetic, cat, stack, colour, warps and blur: the same bits); resize (also of a
+ * gaussian_blur (per-sample sigma, windows, uint8 and float), pad (named axes, alignment, least
+ * shapes, empty samples): equal element for element (FLOAT16: within one ulp; arithmetic, cat,
+ * stack, colour, warps, blur and pad: the same bits); resize (also of a
  * fractional window) and random_resized_crop: within 1 for uint8 (float accumulations may round a
  * tie the other way), nearest-neighbour exactly; normalize: within 1e-5 (float) or 1 (uint8,
  * FLOAT16 ulp), its sums being added in another order. */
@@ -374,6 +375,24 @@ static void test_blur(void) {
     sl_tlist_free(&sig);
 }
 
+static void test_pad(void) {
+    const int n = 9;
+    sl_tlist img, fvol, hv;
+    int64_t lo[3] = {1, 1, 3}, hi[3] = {30, 41, 3}, vlo[3] = {0, 1, 1}, vhi[3] = {7, 9, 5};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&fvol, n, SL_DTYPE_F32, 3, vlo, vhi, "");
+    make_list(&hv, n, SL_DTYPE_F16, 3, vlo, vhi, "");
+    const char *p1[] = {"axis_names=\"HW\"", "fill_value=3", NULL};
+    case_("pad u8 HWC to the batch's largest H, W", "pad", p1, &img, NULL, 0, 0);
+    const char *p2[] = {"align=[4]", "fill_value=-2.5", NULL};
+    case_("pad f32 every axis, aligned to 4 (some empty)", "pad", p2, &fvol, NULL, 0, 0);
+    const char *p3[] = {"axes=[1, 2]", "shape=[6, -1]", "align=[1, 8]", NULL};
+    case_("pad f16 axes 1, 2: at least 6, largest, align 8", "pad", p3, &hv, NULL, 0, 0);
+    sl_tlist_free(&img);
+    sl_tlist_free(&fvol);
+    sl_tlist_free(&hv);
+}
+
 static void test_normalize(void) {
     const int n = 8;
     sl_tlist img, vol, args[2];
@@ -600,6 +619,7 @@ int main(void) {
     test_color_twist();
     test_warp();
     test_blur();
+    test_pad();
     sl__cuda_stream_destroy(stream);
     return check_done();
 }

@@ -1,0 +1,230 @@
+/* pad: DALI's fn.pad. Pads samples at the end of the chosen axes (`axes`, or `axis_names` from the
+ * layout; default every axis) with `fill_value` (0): to the batch's largest extent in each, or,
+ * where `shape` gives a positive extent, to at least that extent (a larger sample keeps its own,
+ * as DALI's shape is a minimum); `align` then rounds each up to a multiple (one value for every
+ * axis, or one per axis). Any type and rank; the fill value is stored in the input's type with
+ * DALI's ConvertSat rules. Each element is copied as bytes or filled (ops/pad.h, shared with the
+ * CUDA run). Pad to the batch's largest extent is what turns images of mixed sizes into a dense
+ * batch for the iterator. */
+#include "ops/dtype_conv.h"
+#include "ops/gpu_args.h"
+#include "ops/op.h"
+#include "ops/pad.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/kernels.h"
+#endif
+
+static const sl__arg_schema pad_args[] = {
+    {"axes", SL_ARG_INTS, "[]", "the padded axes (default: all); exclusive with axis_names", 0,
+     NULL},
+    {"axis_names", SL_ARG_STR, "\"\"", "the padded axes by layout letter (\"HW\")", 0, NULL},
+    {"shape", SL_ARG_INTS, "[]",
+     "per padded axis, the least extent (-1: the batch's largest; larger samples keep theirs)", 0,
+     NULL},
+    {"align", SL_ARG_INTS, "[]", "round the padded extents up to a multiple: one or per axis", 0,
+     NULL},
+    {"fill_value", SL_ARG_FLOAT, "0.0", "the value of the added elements", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static const char *const NAME = "pad";
+
+typedef struct pad_state {
+    int naxes;
+    int axes[SL_MAX_DIMS];
+    char axis_names[SL_MAX_DIMS + 1];
+    int nshape, nalign;
+    int64_t shape[SL_MAX_DIMS], align[SL_MAX_DIMS];
+    double fill;
+    sl__pad *p; /* per sample (setup) */
+    int cap;
+    sl__gpu_args gpu;
+} pad_state;
+
+static void pad_destroy(void *state) {
+    pad_state *s = state;
+    if (s) {
+        sl__gpu_args_free(&s->gpu);
+        free(s->p);
+    }
+    free(s);
+}
+
+static sl_status pad_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    (void)init;
+    pad_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    sl_status st = SL_OK;
+    const int64_t *v;
+    s->naxes = sl__args_ints(a, "axes", &v);
+    if (s->naxes > SL_MAX_DIMS)
+        st = sl_err_set(err, SL_EINVAL, "%s: %d axes (at most %d)", NAME, s->naxes, SL_MAX_DIMS);
+    for (int k = 0; k < s->naxes && st == SL_OK; k++) {
+        if (v[k] < 0 || v[k] >= SL_MAX_DIMS)
+            st = sl_err_set(err, SL_EINVAL, "%s: axis %lld", NAME, (long long)v[k]);
+        s->axes[k] = (int)v[k];
+    }
+    const char *names = sl__args_str(a, "axis_names");
+    if (st == SL_OK && names && names[0]) {
+        if (s->naxes)
+            st = sl_err_set(err, SL_EINVAL, "%s: give axes or axis_names, not both", NAME);
+        else if (strlen(names) > SL_MAX_DIMS)
+            st = sl_err_set(err, SL_EINVAL, "%s: axis_names \"%s\" is too long", NAME, names);
+        else
+            snprintf(s->axis_names, sizeof s->axis_names, "%s", names);
+    }
+    s->nshape = sl__args_ints(a, "shape", &v);
+    if (st == SL_OK && s->nshape > SL_MAX_DIMS)
+        st = sl_err_set(err, SL_EINVAL, "%s: shape has %d values", NAME, s->nshape);
+    for (int k = 0; k < s->nshape && st == SL_OK; k++) {
+        if (v[k] == 0 || v[k] < -1 || v[k] > ((int64_t)1 << 40))
+            st = sl_err_set(err, SL_EINVAL, "%s: shape value %lld (1 to 2^40, or -1)", NAME,
+                            (long long)v[k]);
+        s->shape[k] = v[k];
+    }
+    s->nalign = sl__args_ints(a, "align", &v);
+    if (st == SL_OK && s->nalign > SL_MAX_DIMS)
+        st = sl_err_set(err, SL_EINVAL, "%s: align has %d values", NAME, s->nalign);
+    for (int k = 0; k < s->nalign && st == SL_OK; k++) {
+        if (v[k] < 1 || v[k] > ((int64_t)1 << 40))
+            st = sl_err_set(err, SL_EINVAL, "%s: align %lld (1 to 2^40)", NAME, (long long)v[k]);
+        s->align[k] = v[k];
+    }
+    s->fill = sl__args_float(a, "fill_value");
+    if (st != SL_OK) {
+        pad_destroy(s);
+        return st;
+    }
+    *out = s;
+    return SL_OK;
+}
+
+static sl_status pad_setup(void *state, sl__op_io *io, sl_err *err) {
+    pad_state *s = state;
+    const sl_tlist *in = io->in[0];
+    int nd = in->ndim;
+    size_t es = sl_dtype_size(in->dtype);
+    if (es != 1 && es != 2 && es != 4 && es != 8)
+        return sl_err_set(err, SL_EINVAL, "%s: %zu-byte elements", NAME, es);
+    /* the padded axes, in order */
+    int ax[SL_MAX_DIMS], na = 0;
+    if (s->axis_names[0]) {
+        for (const char *c = s->axis_names; *c; c++) {
+            const char *at = strchr(in->layout, *c);
+            if (!at)
+                return sl_err_set(err, SL_EINVAL, "%s: axis '%c' is not in the layout \"%s\"", NAME,
+                                  *c, in->layout);
+            ax[na++] = (int)(at - in->layout);
+        }
+    } else if (s->naxes) {
+        for (int k = 0; k < s->naxes; k++) {
+            if (s->axes[k] >= nd)
+                return sl_err_set(err, SL_EINVAL, "%s: axis %d, the input has %d", NAME, s->axes[k],
+                                  nd);
+            ax[na++] = s->axes[k];
+        }
+    } else {
+        for (int d = 0; d < nd; d++) ax[na++] = d;
+    }
+    if (s->nshape && s->nshape != na)
+        return sl_err_set(err, SL_EINVAL, "%s: shape has %d values for %d padded axes", NAME,
+                          s->nshape, na);
+    if (s->nalign > 1 && s->nalign != na)
+        return sl_err_set(err, SL_EINVAL, "%s: align has %d values for %d padded axes", NAME,
+                          s->nalign, na);
+    if (io->batch > s->cap) {
+        sl__pad *p = realloc(s->p, (size_t)io->batch * sizeof *p);
+        if (!p) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", NAME);
+        s->p = p;
+        s->cap = io->batch;
+    }
+    int64_t most[SL_MAX_DIMS] = {0};
+    for (int i = 0; i < io->batch; i++)
+        for (int d = 0; d < nd; d++)
+            if (sl_tlist_shape(in, i)[d] > most[d]) most[d] = sl_tlist_shape(in, i)[d];
+    unsigned char fill[8] = {0};
+    sl__dtype_conv_store(fill, in->dtype, 0, s->fill);
+    int64_t *shapes = sl__malloc(
+        (size_t)(io->batch ? io->batch : 1) * (size_t)(nd ? nd : 1) * sizeof *shapes, err);
+    if (!shapes) return SL_ENOMEM;
+    for (int i = 0; i < io->batch; i++) {
+        sl__pad *p = &s->p[i];
+        const int64_t *sh = sl_tlist_shape(in, i);
+        p->nd = nd, p->es = (int)es;
+        memcpy(p->fill, fill, sizeof fill);
+        for (int d = 0; d < nd; d++) p->in[d] = p->out[d] = sh[d];
+        for (int k = 0; k < na; k++) {
+            int d = ax[k];
+            int64_t want = s->nshape && s->shape[k] > 0 ? s->shape[k] : most[d];
+            int64_t e = sh[d] > want ? sh[d] : want;
+            int64_t al = s->nalign ? s->align[s->nalign > 1 ? k : 0] : 1;
+            p->out[d] = (e + al - 1) / al * al;
+        }
+        memcpy(shapes + (size_t)i * (size_t)nd, p->out, (size_t)nd * sizeof *shapes);
+    }
+    sl_tlist *out = io->out[0];
+    sl_status st = sl_tlist_reset(out, io->batch, in->dtype, nd, io->device, err);
+    if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
+    if (st == SL_OK) memcpy(out->layout, in->layout, sizeof out->layout);
+    free(shapes);
+    return st;
+}
+
+static int64_t volume(const sl__pad *p) {
+    int64_t n = 1;
+    for (int d = 0; d < p->nd; d++) n *= p->out[d];
+    return n;
+}
+
+static sl_status pad_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    (void)worker, (void)err;
+    pad_state *s = state;
+    const sl__pad *p = &s->p[i];
+    int64_t n = volume(p);
+    for (int64_t e = 0; e < n; e++) sl__pad_elem(p, io->in[0]->data[i], io->out[0]->data[i], e);
+    return SL_OK;
+}
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status pad_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    pad_state *s = state;
+    sl__cuda_pad_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t most = 0;
+    for (int i = 0; i < io->batch; i++) {
+        d[i].in = io->in[0]->data[i];
+        d[i].out = io->out[0]->data[i];
+        d[i].p = s->p[i];
+        d[i].n = volume(&s->p[i]);
+        if (d[i].n > most) most = d[i].n;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_pad(dd, io->batch, most, io->stream, err);
+}
+#define PAD_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = pad_run_gpu,
+#else
+#define PAD_DEVICES .devices = SL_OPDEV_CPU,
+#endif
+
+const sl__op_def sl__pad_op = {
+    .name = "pad",
+    .doc = "Pads samples at the end of the chosen axes to the batch's largest extent or a "
+           "minimum shape, aligned (DALI's fn.pad).",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = pad_args,
+    PAD_DEVICES.create = pad_create,
+    .setup = pad_setup,
+    .run_cpu = pad_run_cpu,
+    .destroy = pad_destroy,
+};

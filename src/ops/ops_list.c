@@ -7,6 +7,8 @@
 extern const sl__op_def sl__decode_image_op;
 extern const sl__op_def sl__crop_mirror_normalize_op;
 extern const sl__op_def sl__reshape_op;
+extern const sl__op_def sl__squeeze_op;
+extern const sl__op_def sl__expand_dims_op;
 extern const sl__op_def sl__one_hot_op;
 extern const sl__op_def sl__cast_op;
 extern const sl__op_def sl__flip_op;
@@ -39,6 +41,8 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
     &sl__crop_mirror_normalize_op,
     &sl__reshape_op,
+    &sl__squeeze_op,
+    &sl__expand_dims_op,
     &sl__one_hot_op,
     &sl__cast_op,
     &sl__flip_op,

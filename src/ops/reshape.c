@@ -1,7 +1,10 @@
 /* reshape: the same bytes seen with another shape and/or layout, as DALI's fn.reshape; no copy:
  * every output sample is an external view of its input sample. shape (one extent may be -1, the
  * wildcard) or rel_shape (factors of the input extents, one may be negative = wildcard), layout
- * (kept when the rank is unchanged and none is given, else cleared). (1, 28, 28) -> (784,). */
+ * (kept when the rank is unchanged and none is given, else cleared). (1, 28, 28) -> (784,).
+ * squeeze and expand_dims (DALI's fn.squeeze, fn.expand_dims) are views too: dims of extent 1
+ * removed (`axes` or `axis_names`) or inserted (`axes`, positions in the output, with
+ * `new_axis_names` for the layout). */
 #include "ops/op.h"
 
 #include "core/alloc.h"
@@ -137,5 +140,165 @@ const sl__op_def sl__reshape_op = {
     .flags = SL_OPF_NOCOPY,
     .create = reshape_create,
     .setup = reshape_setup,
+    .destroy = free,
+};
+
+/* ---- squeeze and expand_dims ----------------------------------------------------------------- */
+
+static const sl__arg_schema squeeze_args[] = {
+    {"axes", SL_ARG_INTS, "[]", "the dims of extent 1 to remove", 0, NULL},
+    {"axis_names", SL_ARG_STR, "\"\"", "the dims to remove by layout letter", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static const sl__arg_schema expand_args[] = {
+    {"axes", SL_ARG_INTS, NULL, "where the new dims of extent 1 go, as positions in the output",
+     SL_ARGF_REQUIRED, NULL},
+    {"new_axis_names", SL_ARG_STR, "\"\"",
+     "the new dims' layout letters (one each; without them the output has no layout)", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct dims_state {
+    const char *name;
+    bool expand;
+    int naxes;
+    int axes[SL_MAX_DIMS];
+    char names[SL_MAX_DIMS + 1];
+} dims_state;
+
+static sl_status dims_create_as(const sl__args *a, bool expand, void **out, sl_err *err) {
+    dims_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    s->expand = expand;
+    s->name = expand ? "expand_dims" : "squeeze";
+    const int64_t *v;
+    int n = sl__args_ints(a, "axes", &v);
+    const char *names = sl__args_str(a, expand ? "new_axis_names" : "axis_names");
+    sl_status st = SL_OK;
+    if (n > SL_MAX_DIMS || (names && strlen(names) > SL_MAX_DIMS))
+        st = sl_err_set(err, SL_EINVAL, "%s: more than %d axes", s->name, SL_MAX_DIMS);
+    for (int k = 0; k < n && st == SL_OK; k++) {
+        if (v[k] < 0 || v[k] >= SL_MAX_DIMS)
+            st = sl_err_set(err, SL_EINVAL, "%s: axis %lld", s->name, (long long)v[k]);
+        for (int j = 0; j < k && st == SL_OK; j++)
+            if (v[j] == v[k])
+                st = sl_err_set(err, SL_EINVAL, "%s: axis %lld given twice", s->name,
+                                (long long)v[k]);
+        s->axes[k] = (int)v[k];
+    }
+    s->naxes = n;
+    if (st == SL_OK && names) snprintf(s->names, sizeof s->names, "%s", names);
+    if (st == SL_OK && !expand && (n > 0) == (s->names[0] != 0))
+        st = sl_err_set(err, SL_EINVAL, "%s: give axes or axis_names (one of them)", s->name);
+    if (st == SL_OK && expand && s->names[0] && (int)strlen(s->names) != n)
+        st = sl_err_set(err, SL_EINVAL, "%s: %d new_axis_names for %d axes", s->name,
+                        (int)strlen(s->names), n);
+    if (st != SL_OK) {
+        free(s);
+        return st;
+    }
+    *out = s;
+    return SL_OK;
+}
+
+static sl_status squeeze_create(const sl__args *a, const sl__op_init *init, void **out,
+                                sl_err *err) {
+    (void)init;
+    return dims_create_as(a, false, out, err);
+}
+
+static sl_status expand_create(const sl__args *a, const sl__op_init *init, void **out,
+                               sl_err *err) {
+    (void)init;
+    return dims_create_as(a, true, out, err);
+}
+
+static sl_status dims_setup(void *state, sl__op_io *io, sl_err *err) {
+    dims_state *s = state;
+    const sl_tlist *in = io->in[0];
+    int nd = in->ndim;
+    bool mark[SL_MAX_DIMS] = {false}; /* squeeze: input dims removed; expand: output dims new */
+    int on = s->expand ? nd + s->naxes : nd;
+    if (on > SL_MAX_DIMS)
+        return sl_err_set(err, SL_EINVAL, "%s: %d dims (at most %d)", s->name, on, SL_MAX_DIMS);
+    if (!s->expand && s->names[0]) {
+        for (const char *c = s->names; *c; c++) {
+            const char *at = strchr(in->layout, *c);
+            if (!at)
+                return sl_err_set(err, SL_EINVAL, "%s: axis '%c' is not in the layout \"%s\"",
+                                  s->name, *c, in->layout);
+            mark[at - in->layout] = true;
+        }
+    } else {
+        for (int k = 0; k < s->naxes; k++) {
+            if (s->axes[k] >= (s->expand ? on : nd))
+                return sl_err_set(err, SL_EINVAL, "%s: axis %d, the %s has %d dims", s->name,
+                                  s->axes[k], s->expand ? "output" : "input", s->expand ? on : nd);
+            mark[s->axes[k]] = true;
+        }
+    }
+    if (!s->expand) {
+        on = 0;
+        for (int d = 0; d < nd; d++) on += !mark[d];
+    }
+    SL_TRY(sl_tlist_reset(io->out[0], io->batch, in->dtype, on, in->device, err));
+    for (int i = 0; i < io->batch; i++) {
+        const int64_t *ish = sl_tlist_shape(in, i);
+        int64_t sh[SL_MAX_DIMS];
+        int o = 0;
+        if (s->expand) {
+            for (int j = 0; o < on; o++) sh[o] = mark[o] ? 1 : ish[j++];
+        } else {
+            for (int d = 0; d < nd; d++) {
+                if (!mark[d]) {
+                    sh[o++] = ish[d];
+                } else if (ish[d] != 1) {
+                    return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                                       "dim %d has extent %lld, not 1", d, (long long)ish[d]);
+                }
+            }
+        }
+        sl_tlist_set_external(io->out[0], i, in->data[i], sh);
+    }
+    /* the layout: the kept letters, with the new ones inserted (or none) */
+    char *lay = io->out[0]->layout;
+    memset(lay, 0, sizeof io->out[0]->layout);
+    size_t ll = strlen(in->layout);
+    if (ll == (size_t)nd && nd > 0) {
+        if (s->expand && s->names[0]) {
+            for (int o = 0, j = 0, k = 0; o < on; o++)
+                lay[o] = mark[o] ? s->names[k++] : in->layout[j++];
+        } else if (!s->expand) {
+            for (int d = 0, o = 0; d < nd; d++)
+                if (!mark[d]) lay[o++] = in->layout[d];
+        }
+    }
+    return SL_OK;
+}
+
+const sl__op_def sl__squeeze_op = {
+    .name = "squeeze",
+    .doc = "Removes dims of extent 1 (DALI's fn.squeeze); the data is not copied.",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = squeeze_args,
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .flags = SL_OPF_NOCOPY,
+    .create = squeeze_create,
+    .setup = dims_setup,
+    .destroy = free,
+};
+
+const sl__op_def sl__expand_dims_op = {
+    .name = "expand_dims",
+    .doc = "Inserts dims of extent 1 (DALI's fn.expand_dims); the data is not copied.",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = expand_args,
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .flags = SL_OPF_NOCOPY,
+    .create = expand_create,
+    .setup = dims_setup,
     .destroy = free,
 };

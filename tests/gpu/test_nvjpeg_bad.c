@@ -2,7 +2,8 @@
  * end, against the same pipeline on the CPU. Each damaged photo (cut at 60% or 97% of its bytes, or
  * right after its scan header) sits in a batch with good ones. On the CPU libjpeg-turbo reports
  * the cut stream and the batch fails naming the file; the GPU pipeline must fail the same way
- * (nvJPEG may pad a cut stream and report success: that would hand on a silently wrong image).
+ * (nvJPEG, engines and default back end alike, pads a cut stream and reports success: before such
+ * streams were kept on the CPU, this test saw GPU batches go through with padded images).
  * With skip_bad_records=True both pipelines must give the same batch byte for byte (the damaged
  * record as an image of zeros). A watchdog fails the test after 120 s instead of leaving a hang. */
 #include "check.h"
@@ -15,7 +16,6 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_NVJPEG
-
 static void write_file(const char *dir, const char *name, const void *d, size_t n) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, name);

@@ -143,9 +143,9 @@ int main(void) {
         bool whole[4] = {true, true, false, false};
         for (int k = 0; k < 4; k++) {
             memset(&inf, 0, sizeof inf);
-            CHECK_OK(sl__decode_image_peek(tail, cuts[k], SL__IMG_RGB, false, 0, &inf, why,
-                                           sizeof why),
-                     NULL);
+            CHECK_OK(
+                sl__decode_image_peek(tail, cuts[k], SL__IMG_RGB, false, 0, &inf, why, sizeof why),
+                NULL);
             CHECK_MSG(inf.complete == whole[k], "%zu of %zu bytes: complete %d", cuts[k], jlen,
                       (int)inf.complete);
         }

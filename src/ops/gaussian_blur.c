@@ -42,9 +42,7 @@ typedef struct gb_state {
     double *sig; /* per sample: sigma [y, x] (setup) */
     int *rad;    /* per sample: radius [y, x] (setup) */
     int cap;
-    int threads;
-    float **scratch; /* per worker: weights, then the horizontal pass */
-    size_t *scratch_size;
+    sl__worker_scratch scratch; /* per worker: run_cpu's taps and rows */
     sl__gpu_args gpu;
     sl__gpu_scratch gpu_tmp;
 } gb_state;
@@ -54,9 +52,7 @@ static void gb_destroy(void *state) {
     if (!s) return;
     sl__gpu_args_free(&s->gpu);
     sl__gpu_scratch_free(&s->gpu_tmp);
-    for (int i = 0; s->scratch && i < s->threads; i++) free(s->scratch[i]);
-    free(s->scratch);
-    free(s->scratch_size);
+    sl__worker_scratch_free(&s->scratch);
     free(s->sig);
     free(s->rad);
     free(s);
@@ -91,10 +87,7 @@ static sl_status gb_create(const sl__args *a, const sl__op_init *init, void **ou
     if (st == SL_OK && !s->has_sigma && !s->has_window)
         st = sl_err_set(err, SL_EINVAL, "%s: give sigma, window_size or both", NAME);
     s->dtype = sl__args_given(a, "dtype") ? (int)sl__args_dtype(a, "dtype") : -1;
-    s->threads = init->threads < 1 ? 1 : init->threads;
-    if (st == SL_OK && (!(s->scratch = sl__calloc((size_t)s->threads, sizeof *s->scratch, err)) ||
-                        !(s->scratch_size = sl__calloc((size_t)s->threads, sizeof(size_t), err))))
-        st = SL_ENOMEM;
+    if (st == SL_OK) st = sl__worker_scratch_init(&s->scratch, init->threads, err);
     if (st != SL_OK) {
         gb_destroy(s);
         return st;
@@ -177,13 +170,9 @@ static sl_status gb_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     sl__blur b = blur_of(s, in, i);
     int64_t n = b.h * b.w * b.c;
     size_t need = sizeof(float) * (size_t)(2 * b.ry + 1 + 2 * b.rx + 1 + n);
-    if (need > s->scratch_size[worker]) {
-        free(s->scratch[worker]);
-        s->scratch[worker] = malloc(need);
-        s->scratch_size[worker] = s->scratch[worker] ? need : 0;
-        if (!s->scratch[worker]) return sl__op_fail(err, SL_ENOMEM, io, i, NAME, "out of memory");
-    }
-    float *wy = s->scratch[worker], *wx = wy + 2 * b.ry + 1, *tmp = wx + 2 * b.rx + 1;
+    float *wy = sl__worker_scratch_get(&s->scratch, worker, need);
+    if (!wy) return sl__op_fail(err, SL_ENOMEM, io, i, NAME, "out of memory");
+    float *wx = wy + 2 * b.ry + 1, *tmp = wx + 2 * b.rx + 1;
     weights(s->sig[2 * i], b.ry, wy);
     weights(s->sig[2 * i + 1], b.rx, wx);
     for (int64_t e = 0; e < n; e++) tmp[e] = sl__blur_h(&b, wx, in->data[i], in->dtype, e);
@@ -193,35 +182,33 @@ static sl_status gb_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
 }
 
 #ifdef SLUICE_HAVE_CUDA
-static size_t align8(size_t n) {
-    return (n + 7) & ~(size_t)7;
-}
-
 /* descriptors and every sample's weights in one params block; the passes on the device */
 static sl_status gb_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     gb_state *s = state;
     const sl_tlist *in = io->in[0];
     int n = io->batch;
-    size_t bytes = align8((size_t)n * sizeof(sl__cuda_blur_desc));
+    size_t bytes = sl__gpu_args_align((size_t)n * sizeof(sl__cuda_blur_desc));
     int64_t tmp_total = 0, most = 0;
     for (int i = 0; i < n; i++) {
         sl__blur b = blur_of(s, in, i);
-        bytes += align8(sizeof(float) * (size_t)(2 * b.ry + 1)) +
-                 align8(sizeof(float) * (size_t)(2 * b.rx + 1));
+        bytes += sl__gpu_args_align(sizeof(float) * (size_t)(2 * b.ry + 1)) +
+                 sl__gpu_args_align(sizeof(float) * (size_t)(2 * b.rx + 1));
         tmp_total += b.h * b.w * b.c;
         if (b.h * b.w * b.c > most) most = b.h * b.w * b.c;
     }
     char *h = sl__gpu_args_host(&s->gpu, io->device.id, bytes, err);
     if (!h) return err->status;
     sl__cuda_blur_desc *d = (sl__cuda_blur_desc *)h;
-    size_t off = align8((size_t)n * sizeof *d);
+    size_t off = sl__gpu_args_align((size_t)n * sizeof *d);
     int64_t tmp = 0;
     for (int i = 0; i < n; i++) {
         d[i].in = in->data[i];
         d[i].out = io->out[0]->data[i];
         d[i].b = blur_of(s, in, i);
-        d[i].wy = (int64_t)off, off += align8(sizeof(float) * (size_t)(2 * d[i].b.ry + 1));
-        d[i].wx = (int64_t)off, off += align8(sizeof(float) * (size_t)(2 * d[i].b.rx + 1));
+        d[i].wy = (int64_t)off,
+        off += sl__gpu_args_align(sizeof(float) * (size_t)(2 * d[i].b.ry + 1));
+        d[i].wx = (int64_t)off,
+        off += sl__gpu_args_align(sizeof(float) * (size_t)(2 * d[i].b.rx + 1));
         weights(s->sig[2 * i], d[i].b.ry, (float *)(h + d[i].wy));
         weights(s->sig[2 * i + 1], d[i].b.rx, (float *)(h + d[i].wx));
         d[i].tmp = tmp;

@@ -29,6 +29,11 @@ void *sl__gpu_args_host(sl__gpu_args *g, int device, size_t n, sl_err *err);
 sl_status sl__gpu_args_send(sl__gpu_args *g, size_t n, void *stream, void **dev, sl_err *err);
 void sl__gpu_args_free(sl__gpu_args *g);
 
+/* n rounded up to 8 bytes: where the next item of a params block may start. */
+static inline size_t sl__gpu_args_align(size_t n) {
+    return (n + 7) & ~(size_t)7;
+}
+
 typedef struct sl__gpu_scratch {
     void *dev;
     size_t cap;

@@ -230,6 +230,17 @@ int sl__op_distance(const char *a, const char *b);
 sl_status sl__op_fail(sl_err *err, sl_status st, const sl__op_io *io, int i, const char *opname,
                       const char *fmt, ...) SL_PRINTF(6, 7);
 
+/* Host scratch for run_cpu, one block per pool worker, grown as samples need (ops/scratch.c). */
+typedef struct sl__worker_scratch {
+    int workers;
+    void **buf;
+    size_t *size;
+} sl__worker_scratch;
+sl_status sl__worker_scratch_init(sl__worker_scratch *w, int workers, sl_err *err);
+/* Worker's block of at least n bytes (previous contents not kept), or NULL when out of memory. */
+void *sl__worker_scratch_get(sl__worker_scratch *w, int worker, size_t n);
+void sl__worker_scratch_free(sl__worker_scratch *w);
+
 /* Per-area lists, NULL-terminated; registry.c joins them. */
 extern const sl__op_def *const sl__reader_ops[]; /* src/io/reader_ops.c */
 extern const sl__op_def *const sl__image_ops[];  /* src/ops/ops_list.c */

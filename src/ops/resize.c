@@ -80,11 +80,9 @@ typedef struct resize_state {
     sl__crop_window_cfg win;
     uint64_t seed;
     const char *name;
-    int threads;
-    float **scratch; /* per worker */
-    size_t *scratch_size;
-    sl__gpu_args gpu;        /* the CUDA run's descriptors and taps */
-    sl__gpu_scratch gpu_tmp; /* its intermediate rows */
+    sl__worker_scratch scratch; /* per worker: run_cpu's taps and rows */
+    sl__gpu_args gpu;           /* the CUDA run's descriptors and taps */
+    sl__gpu_scratch gpu_tmp;    /* its intermediate rows */
 } resize_state;
 
 static void resize_destroy(void *state) {
@@ -92,9 +90,7 @@ static void resize_destroy(void *state) {
     if (!s) return;
     sl__gpu_args_free(&s->gpu);
     sl__gpu_scratch_free(&s->gpu_tmp);
-    for (int i = 0; s->scratch && i < s->threads; i++) free(s->scratch[i]);
-    free(s->scratch);
-    free(s->scratch_size);
+    sl__worker_scratch_free(&s->scratch);
     free(s->out_hw);
     free(s->roi);
     free(s);
@@ -163,10 +159,7 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
     s->antialias = sl__args_bool(a, "antialias") || s->filter == F_TRI;
     s->has_dtype = sl__args_get(a, "dtype")->kind != SL_VAL_NONE;
     if (s->has_dtype) s->dtype = sl__args_dtype(a, "dtype");
-    s->threads = init->threads < 1 ? 1 : init->threads;
-    if (st == SL_OK && (!(s->scratch = sl__calloc((size_t)s->threads, sizeof *s->scratch, err)) ||
-                        !(s->scratch_size = sl__calloc((size_t)s->threads, sizeof(size_t), err))))
-        st = SL_ENOMEM;
+    if (st == SL_OK) st = sl__worker_scratch_init(&s->scratch, init->threads, err);
     if (st != SL_OK) {
         resize_destroy(s);
         return st;
@@ -345,14 +338,9 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
     int tx_max = max_taps(r[3], OW), ty_max = max_taps(r[2], OH);
     size_t need = sizeof(float) * (size_t)((H + 1) * OW * C + OW * tx_max + OH * ty_max) +
                   sizeof(int64_t) * (size_t)(OW + OH + OW * tx_max);
-    if (need > s->scratch_size[worker]) {
-        free(s->scratch[worker]);
-        s->scratch[worker] = malloc(need);
-        s->scratch_size[worker] = s->scratch[worker] ? need : 0;
-        if (!s->scratch[worker])
-            return sl__op_fail(err, SL_ENOMEM, io, i, s->name, "out of memory");
-    }
-    int64_t *fx = (int64_t *)s->scratch[worker], *fy = fx + OW, *xoff = fy + OH;
+    int64_t *fx = sl__worker_scratch_get(&s->scratch, worker, need);
+    if (!fx) return sl__op_fail(err, SL_ENOMEM, io, i, s->name, "out of memory");
+    int64_t *fy = fx + OW, *xoff = fy + OH;
     float *wx = (float *)(xoff + OW * tx_max), *wy = wx + OW * tx_max, *tmp = wy + OH * ty_max;
     int tx = axis_taps(s, W, r[1], r[3], OW, fx, wx, tx_max),
         ty = axis_taps(s, H, r[0], r[2], OH, fy, wy, ty_max);
@@ -413,25 +401,21 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
 }
 
 #ifdef SLUICE_HAVE_CUDA
-static size_t align8(size_t n) {
-    return (n + 7) & ~(size_t)7;
-}
-
 /* The whole batch: taps computed here as run_cpu does, sent with the descriptors in one copy;
  * then the two passes on the device (src/cuda/resize.cu). */
 static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     resize_state *s = state;
     const sl_tlist *in = io->in[0];
     int n = io->batch;
-    size_t bytes = align8((size_t)n * sizeof(sl__cuda_resize_desc));
+    size_t bytes = sl__gpu_args_align((size_t)n * sizeof(sl__cuda_resize_desc));
     int64_t tmp_total = 0, max_tmp = 0, max_out = 0;
     for (int i = 0; i < n; i++) {
         const int64_t *sh = sl_tlist_shape(in, i);
         const double *r = s->roi + 4 * i;
         int64_t OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
-        bytes += align8((size_t)(OW + OH) * sizeof(int64_t));
-        bytes += align8((size_t)OW * (size_t)max_taps(r[3], OW) * sizeof(float));
-        bytes += align8((size_t)OH * (size_t)max_taps(r[2], OH) * sizeof(float));
+        bytes += sl__gpu_args_align((size_t)(OW + OH) * sizeof(int64_t));
+        bytes += sl__gpu_args_align((size_t)OW * (size_t)max_taps(r[3], OW) * sizeof(float));
+        bytes += sl__gpu_args_align((size_t)OH * (size_t)max_taps(r[2], OH) * sizeof(float));
         int64_t t = sh[0] * OW * sh[2], o = OH * OW * sh[2];
         tmp_total += t;
         if (o > max_out) max_out = o;
@@ -439,7 +423,7 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     char *h = sl__gpu_args_host(&s->gpu, io->device.id, bytes, err);
     if (!h) return err->status;
     sl__cuda_resize_desc *d = (sl__cuda_resize_desc *)h;
-    size_t off = align8((size_t)n * sizeof *d);
+    size_t off = sl__gpu_args_align((size_t)n * sizeof *d);
     int64_t tmp = 0;
     for (int i = 0; i < n; i++) {
         const int64_t *sh = sl_tlist_shape(in, i);
@@ -449,10 +433,10 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
         d[i].in = in->data[i];
         d[i].out = io->out[0]->data[i];
         d[i].h = H, d[i].w = W, d[i].c = C, d[i].oh = OH, d[i].ow = OW;
-        d[i].fx = (int64_t)off, off += align8((size_t)OW * sizeof(int64_t));
-        d[i].fy = (int64_t)off, off += align8((size_t)OH * sizeof(int64_t));
-        d[i].wx = (int64_t)off, off += align8((size_t)OW * (size_t)txm * sizeof(float));
-        d[i].wy = (int64_t)off, off += align8((size_t)OH * (size_t)tym * sizeof(float));
+        d[i].fx = (int64_t)off, off += sl__gpu_args_align((size_t)OW * sizeof(int64_t));
+        d[i].fy = (int64_t)off, off += sl__gpu_args_align((size_t)OH * sizeof(int64_t));
+        d[i].wx = (int64_t)off, off += sl__gpu_args_align((size_t)OW * (size_t)txm * sizeof(float));
+        d[i].wy = (int64_t)off, off += sl__gpu_args_align((size_t)OH * (size_t)tym * sizeof(float));
         d[i].tx =
             axis_taps(s, W, r[1], r[3], OW, (int64_t *)(h + d[i].fx), (float *)(h + d[i].wx), txm);
         d[i].ty =

@@ -250,6 +250,12 @@ sl_status sl__cuda_optim_enqueue(sl__cuda_optim_state *s, float *p, const float 
 /* Records, after work queued on stream (not while capturing), that the staged scalars are in use
  * until that work is done. */
 sl_status sl__cuda_optim_mark(sl__cuda_optim_state *s, void *stream, sl_err *err);
+/* enqueue's two parts: the copy of the staged scalars to the device (none for SGD, whose scalars
+ * never change), then the update kernel over n floats (p, g, m, v at the same offset), which reads
+ * them; an update split into ranges copies once, before the first range. */
+sl_status sl__cuda_optim_copy_args(sl__cuda_optim_state *s, void *stream, sl_err *err);
+sl_status sl__cuda_optim_update(sl__cuda_optim_state *s, float *p, const float *g, float *m,
+                                float *v, int64_t n, void *stream, sl_err *err);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,17 @@
 // then, in the block that finishes last, over blocks in block order); backward, one kernel
 // computes dw, da, act'(a_prev) and the previous layer's db. These products are float32 in every
 // math mode.
+//
+// In a training step (labels given) whose last layer is narrow, one kernel (head_kernel) goes
+// further: it adds the previous layer's bias and activation as it reads that layer's product (no
+// bias_act kernel there), and per row does the last layer's forward, loss terms and dz, and the
+// previous layer's dz = (dz @ w^T) * act' -- all that the next product (cuBLAS, da of the layer
+// before) waits for. Its sums over rows (the last dw and db, the previous db, the loss) are left
+// per block and added by head_reduce_kernel on the second stream, beside that product. A one-GPU
+// step with an optimiser updates in two parts, each as soon as nothing reads its weights any more:
+// the layers from 1 up on the second stream, once layer 1's da product has read w_1; the first
+// layer last, on the model's stream (instead of one update after the whole pass).
+//
 // The batch loss is left, as the batch mean, in the extra gradient slot grads[nparams], so the
 // trainer's single all-reduce averages it too. A posted step copies it (a one-thread kernel) into
 // the next slot of a small ring in mapped pinned memory and records that slot's event, so the
@@ -93,6 +104,13 @@ struct cuda_impl {
     unsigned *done;                 // (1,): last_fwd_kernel's count of finished blocks, 0 between
     double *bpart;                  // (lf_blocks, SMALL_C + 1): last_fwd_kernel's per-block sums
     int lf_blocks;                  // last_fwd_kernel's most blocks (each loads all of w once)
+    float *hpart;                   // (HD_BLOCKS, K*C + K + C): head_kernel's per-block sums
+    double *hlpart;                 // (HD_BLOCKS,): and its per-block losses
+    int head_done;                  // the forward just queued ran head_kernel (backward sums it)
+    int ring_in_step;               // the step being queued copies its loss into the ring
+    int ring_written;               // and head_reduce_kernel has queued that copy
+    cudaEvent_t ev_join;            // the side stream's end, joined back at the end of backward
+    cudaEvent_t ev_upd;             // the upper layers' update may start (their weights are read)
     int64_t rows;                   // capacity in rows
     int graphs_off;                 // a capture failed: plain launches from then on
     graph_entry graphs[NGRAPHS];
@@ -500,6 +518,215 @@ __global__ void __launch_bounds__(32 * LBWD_RG)
     }
 }
 
+// ---- the training step's output head
+// -------------------------------------------------------------- In a training step the narrow last
+// layer's forward and backward are per row up to the product the step waits for next (da of the
+// layer before it), so one kernel does them, and the sums over rows are left per block for a second
+// kernel that runs beside that product.
+
+#define HD_THREADS 256 // head_kernel: thread t holds columns t + HD_THREADS * i (i < 4) of a row
+#define HD_KMAX    (4 * HD_THREADS)
+#ifndef HD_RB
+#define HD_RB 4 // rows per block and round
+#endif
+#ifndef HD_BLOCKS
+#define HD_BLOCKS 64 // most blocks: each leaves a partial sum of gw (K x C floats)
+#endif
+
+// The training step's output head, rows of a (rows, K) holding the previous layer's product z:
+//   a = act(z + b_prev), written back over z (bias_act4_kernel's arithmetic);
+//   the last layer: lp = log-softmax(a @ w + b) (w (K, C)), the loss terms, and
+//   dz = (softmax * sum(y) - y) * inv_b (last_fwd_kernel's arithmetic);
+//   the previous layer's gradient da = (dz @ w^T) * act'(a) (last_bwd_kernel's), into da.
+// The block first copies w into shared memory (16-byte loads: w 16-byte aligned, K % 4 == 0,
+// K <= HD_KMAX); thread t then holds a's columns and w's rows k = t + HD_THREADS * i, i < 4, so
+// every access to a and da is coalesced. Per round a block takes HD_RB rows: each warp sums its
+// threads' products per (row, class) by a fixed butterfly, warp rr adds the warps' sums in warp
+// order and does row rr's log-softmax, lane j holding class j. The sums over rows stay per block,
+// in row order, in part[block] = [gw^T (C x K)][db_prev (K)][db (C)] and lpart[block] (the loss,
+// in double), for head_reduce_kernel. Fixed orders throughout: the same bits on every run.
+template <int CM>
+__global__ void __launch_bounds__(HD_THREADS)
+    head_kernel(float *a, const float *b_prev, int act, const float *w, const float *b,
+                int64_t rows, int K, int C, float *lp, const float *y, int64_t ldy, float inv_b,
+                float *da, float *part, double *lpart) {
+    constexpr int W4 = (HD_KMAX * CM / 4 + HD_THREADS - 1) / HD_THREADS; // float4s of w a thread
+    extern __shared__ float4 sw4[];                                      // w, K * C floats
+    __shared__ float red[HD_THREADS / 32][HD_RB][CM];
+    __shared__ float dzs[HD_RB][CM];
+    __shared__ double lrow[HD_RB];
+    const int t = threadIdx.x, warp = t >> 5, lane = t & 31;
+    const int64_t stride = (int64_t)gridDim.x * HD_RB;
+    // every load a round needs is issued before the first use of any: z (this round's rows),
+    // the bias, this warp's row of y (warps < HD_RB), and, in the first round, w
+    float z[HD_RB][4], bp[4], yv = 0.0f;
+    const float bl = lane < C ? b[lane] : 0.0f;
+    auto load_round = [&](int64_t r0) {
+#pragma unroll
+        for (int rr = 0; rr < HD_RB; rr++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int k = t + HD_THREADS * i;
+                z[rr][i] = k < K && r0 + rr < rows ? a[(r0 + rr) * K + k] : 0.0f;
+            }
+        if (warp < HD_RB && lane < C && r0 + warp < rows) yv = y[(r0 + warp) * ldy + lane];
+    };
+    load_round((int64_t)blockIdx.x * HD_RB);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int k = t + HD_THREADS * i;
+        bp[i] = k < K ? b_prev[k] : 0.0f;
+    }
+    {
+        const int n4 = K * C / 4;
+        float4 wt[W4];
+#pragma unroll
+        for (int j = 0; j < W4; j++)
+            if (t + HD_THREADS * j < n4) wt[j] = ((const float4 *)w)[t + HD_THREADS * j];
+#pragma unroll
+        for (int j = 0; j < W4; j++)
+            if (t + HD_THREADS * j < n4) sw4[t + HD_THREADS * j] = wt[j];
+    }
+    __syncthreads();
+    const float *sw = (const float *)sw4;
+    float wv[4][CM], gw[4][CM], dbp[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int k = t + HD_THREADS * i;
+        dbp[i] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < CM; c++) {
+            wv[i][c] = k < K && c < C ? sw[k * C + c] : 0.0f;
+            gw[i][c] = 0.0f;
+        }
+    }
+    float dbs = 0.0f; // thread c < C: the block's dz[:, c], in row order
+    double ls = 0.0;  // thread 0: the block's loss, in row order
+    for (int64_t r0 = (int64_t)blockIdx.x * HD_RB; r0 < rows; r0 += stride) {
+        float h[HD_RB][4];
+#pragma unroll
+        for (int rr = 0; rr < HD_RB; rr++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int k = t + HD_THREADS * i;
+                const bool on = k < K && r0 + rr < rows;
+                h[rr][i] = on ? act_fwd(z[rr][i] + bp[i], act) : 0.0f;
+                if (on) a[(r0 + rr) * K + k] = h[rr][i];
+            }
+        const float yr = yv;
+        if (r0 + stride < rows) load_round(r0 + stride); // the next round's, in flight meanwhile
+#pragma unroll
+        for (int rr = 0; rr < HD_RB; rr++)
+#pragma unroll
+            for (int c = 0; c < CM; c++) {
+                float acc = 0.0f;
+#pragma unroll
+                for (int i = 0; i < 4; i++) acc = fmaf(h[rr][i], wv[i][c], acc);
+                if (c < C) {
+                    const float s = warp_sumf(acc);
+                    if (lane == 0) red[warp][rr][c] = s;
+                }
+            }
+        __syncthreads();
+        if (warp < HD_RB) {
+            const int64_t r = r0 + warp;
+            const bool on = lane < C;
+            double l = 0.0;
+            float d = 0.0f;
+            if (r < rows) {          // the same for the whole warp
+                float v = -INFINITY; // lane j: z[r, j] + b[j]
+                if (on) {
+                    float s = red[0][warp][lane];
+                    for (int u = 1; u < HD_THREADS / 32; u++) s += red[u][warp][lane];
+                    v = s + bl;
+                }
+                const float mx = warp_max(v);
+                const double e = warp_sum(on ? exp((double)v - (double)mx) : 0.0);
+                const float lse = (float)((double)mx + log(e));
+                const float lpv = v - lse;
+                if (on) lp[r * C + lane] = lpv;
+                const float ysum = warp_sumf(yr);
+                l = warp_sum(on ? (double)lpv * (double)yr : 0.0);
+                if (on) d = (expf(lpv) * ysum - yr) * inv_b;
+            }
+            if (lane < CM) dzs[warp][lane] = d; // 0 past the last row and class
+            if (lane == 0) lrow[warp] = -l;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int rr = 0; rr < HD_RB; rr++) {
+            const int64_t r = r0 + rr;
+            float dz[CM];
+#pragma unroll
+            for (int c = 0; c < CM; c++) dz[c] = dzs[rr][c];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int k = t + HD_THREADS * i;
+                float s = 0.0f;
+#pragma unroll
+                for (int c = 0; c < CM; c++)
+                    if (c < C) s = fmaf(dz[c], wv[i][c], s);
+                const float o = act_bwd(s, h[rr][i], act);
+                dbp[i] += o;
+#pragma unroll
+                for (int c = 0; c < CM; c++) gw[i][c] = fmaf(h[rr][i], dz[c], gw[i][c]);
+                if (k < K && r < rows) da[r * K + k] = o;
+            }
+        }
+        if (t < C)
+            for (int rr = 0; rr < HD_RB; rr++) dbs += dzs[rr][t];
+        if (t == 0)
+            for (int rr = 0; rr < HD_RB; rr++) ls += lrow[rr];
+        __syncthreads(); // red, dzs and lrow are refilled next round
+    }
+    float *pb = part + (size_t)blockIdx.x * (size_t)(K * C + K + C);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int k = t + HD_THREADS * i;
+        if (k >= K) break;
+#pragma unroll
+        for (int c = 0; c < CM; c++)
+            if (c < C) pb[c * K + k] = gw[i][c];
+        pb[K * C + k] = dbp[i];
+    }
+    if (t < C) pb[K * C + K + t] = dbs;
+    if (t == 0) lpart[blockIdx.x] = ls;
+}
+
+// Adds head_kernel's nblk partial sums in block order, one thread per output: gw (K, C), db_prev
+// (K) and db (C); thread 0 also the loss: *loss_sum, *loss_mean = sum / rows and, with ring, the
+// copy into the ring's next slot (loss_out_kernel's work).
+__global__ void head_reduce_kernel(const float *part, const double *lpart, int nblk, int K, int C,
+                                   int64_t rows, float *gw, float *db_prev, float *db,
+                                   double *loss_sum, float *loss_mean, loss_slot *ring,
+                                   unsigned *seq) {
+    const int n = K * C + K + C;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float s = part[i];
+        for (int q = 1; q < nblk; q++) s += part[(size_t)q * n + i];
+        if (i < K * C) // part holds gw transposed
+            gw[(i % K) * C + i / K] = s;
+        else if (i < K * C + K)
+            db_prev[i - K * C] = s;
+        else
+            db[i - K * C - K] = s;
+    }
+    if (i == 0) {
+        double l = lpart[0];
+        for (int q = 1; q < nblk; q++) l += lpart[q];
+        *loss_sum = l;
+        const float mean = (float)(l / (double)rows);
+        *loss_mean = mean;
+        if (ring) {
+            const unsigned s = *seq;
+            ring[s % NLOSS].loss = mean;
+            ring[s % NLOSS].seq = s;
+            *seq = s + 1;
+        }
+    }
+}
+
 // ---- buffers ------------------------------------------------------------------------------------
 
 static void drop_graphs(cuda_impl *c) {
@@ -578,6 +805,16 @@ __global__ void loss_out_kernel(const float *loss, loss_slot *ring, unsigned *se
 
 // ---- the backend --------------------------------------------------------------------------------
 
+// The training step's last layer goes through head_kernel: two layers or more, the last narrow,
+// the one before it at most HD_KMAX wide in fours, and the last weights 16-byte aligned (copied
+// into shared memory in float4s).
+static int head_fits(const sl_mlp *m) {
+    const int L = m->nlayers - 1;
+    if (L < 1) return 0;
+    const int K = m->cfg.sizes[L], C = m->cfg.sizes[L + 1];
+    return C <= SMALL_C && K % 4 == 0 && K <= HD_KMAX && m->w_off[L] % 4 == 0;
+}
+
 static void cu_release(sl_mlp *m) {
     cuda_impl *c = impl_of(m);
     if (c) {
@@ -591,6 +828,8 @@ static void cu_release(sl_mlp *m) {
         if (c->blas_side) c->cb->destroy(c->blas_side);
         if (c->ev_fork) cudaEventDestroy(c->ev_fork);
         if (c->ev_bucket) cudaEventDestroy(c->ev_bucket);
+        if (c->ev_join) cudaEventDestroy(c->ev_join);
+        if (c->ev_upd) cudaEventDestroy(c->ev_upd);
         for (int l = 0; l < SL__MLP_MAX_LAYERS; l++)
             if (c->ev_dw[l]) cudaEventDestroy(c->ev_dw[l]);
         if (c->side) cudaStreamDestroy(c->side);
@@ -606,6 +845,8 @@ static void cu_release(sl_mlp *m) {
             sl__devpool_free(c->pool, c->done);
             sl__devpool_free(c->pool, c->loss_seq);
             sl__devpool_free(c->pool, c->bpart);
+            sl__devpool_free(c->pool, c->hpart);
+            sl__devpool_free(c->pool, c->hlpart);
             sl__devpool_free(c->pool, m->params);
             sl__devpool_free(c->pool, m->grads);
         }
@@ -629,6 +870,8 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
     SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_fork, cudaEventDisableTiming));
     SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_bucket, cudaEventDisableTiming));
+    SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_join, cudaEventDisableTiming));
+    SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_upd, cudaEventDisableTiming));
     SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&c->early, cudaStreamNonBlocking));
     for (int l = 0; l < m->nlayers; l++)
         SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_dw[l], cudaEventDisableTiming));
@@ -670,6 +913,26 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     c->bpart = (double *)sl__devpool_alloc(
         c->pool, (size_t)c->lf_blocks * (SMALL_C + 1) * sizeof(double), err);
     if (!c->bpart) return err_status(err, SL_ENOMEM);
+    if (head_fits(m)) {
+        const int L = m->nlayers - 1, K = m->cfg.sizes[L], C = m->cfg.sizes[L + 1];
+        c->hpart = (float *)sl__devpool_alloc(
+            c->pool, (size_t)HD_BLOCKS * (size_t)(K * C + K + C) * sizeof(float), err);
+        c->hlpart = (double *)sl__devpool_alloc(c->pool, HD_BLOCKS * sizeof(double), err);
+        if (!c->hpart || !c->hlpart) return err_status(err, SL_ENOMEM);
+        const int smem = K * C * (int)sizeof(float); // up to 64 KB: past the default 48
+        if (C <= 8)
+            SL_CUDA_TRY(err,
+                        cudaFuncSetAttribute(head_kernel<8>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        else if (C <= 10)
+            SL_CUDA_TRY(err,
+                        cudaFuncSetAttribute(head_kernel<10>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        else
+            SL_CUDA_TRY(err,
+                        cudaFuncSetAttribute(head_kernel<SMALL_C>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    }
     SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
     return SL_OK;
 }
@@ -766,17 +1029,55 @@ static void last_bwd(cuda_impl *c, const float *dz, const float *a, int64_t lda,
             <<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da, db);
 }
 
-// Enqueues the forward pass over x (B rows); with y, also the loss (sum into c->loss_sum, batch
-// mean into grads[nparams]), the last layer's gradient into dz[0] and its bias gradient.
+template <int CM>
+static void launch_head(const sl_mlp *m, cuda_impl *c, int64_t B, const float *y, int64_t ldy,
+                        unsigned blocks) {
+    const int L = m->nlayers - 1, K = m->cfg.sizes[L], C = m->cfg.sizes[L + 1];
+    head_kernel<CM><<<blocks, HD_THREADS, (size_t)K * C * sizeof(float), c->stream>>>(
+        c->act[L - 1], m->params + m->b_off[L - 1], m->cfg.activation, m->params + m->w_off[L],
+        m->params + m->b_off[L], B, K, C, c->act[L], y, ldy, 1.0f / (float)B, c->dz[1], c->hpart,
+        c->hlpart);
+}
+
+static unsigned head_blocks(int64_t B) {
+    const int64_t want = (B + HD_RB - 1) / HD_RB;
+    return (unsigned)(want < HD_BLOCKS ? want : HD_BLOCKS);
+}
+
+// The head of a training step (head_fits): act[L-1] holds the previous layer's product; leaves
+// the log-probabilities in act[L], the previous layer's dz in dz[1], and the per-block sums.
+static void head(const sl_mlp *m, cuda_impl *c, int64_t B, const float *y, int64_t ldy) {
+    const int C = m->cfg.sizes[m->nlayers];
+    const unsigned blocks = head_blocks(B);
+    if (C <= 8)
+        launch_head<8>(m, c, B, y, ldy, blocks);
+    else if (C <= 10)
+        launch_head<10>(m, c, B, y, ldy, blocks);
+    else
+        launch_head<SMALL_C>(m, c, B, y, ldy, blocks);
+}
+
+// Enqueues the forward pass over x (B rows). With y, also the loss (sum into c->loss_sum, batch
+// mean into grads[nparams]) and the last layer's bias gradient, and either (head_fits) head_kernel
+// -- the last layer's backward up to the previous layer's dz, whose sums enqueue_backward adds --
+// or the last layer's gradient dz into dz[0].
 static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err) {
     cuda_impl *c = impl_of(m);
     const int64_t B = x->shape[0];
     const float *a = (const float *)x->data;
     int lda = ld_of(x);
+    const int use_head = y && head_fits(m);
+    c->head_done = 0;
     for (int l = 0; l < m->nlayers; l++) {
         const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
         const float *w = m->params + m->w_off[l], *b = m->params + m->b_off[l];
         float *z = c->act[l];
+        if (use_head && l + 1 == m->nlayers) {
+            head(m, c, B, (const float *)y->data, ld_of(y));
+            SL_CUDA_TRY(err, cudaGetLastError());
+            c->head_done = 1;
+            break;
+        }
         if (l + 1 == m->nlayers && fused_fwd(n, o)) { // the product and all that follows it
             last_fwd(c, a, lda, w, b, B, n, o, z, y ? (const float *)y->data : NULL,
                      y ? ld_of(y) : 0, m->grads + m->nparams, m->grads + m->b_off[l]);
@@ -785,7 +1086,9 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
         }
         // z^T (o, B) = w^T (o, n) @ a^T (n, B)
         SL_TRY(gemm(m, c->blas, CUBLAS_OP_N, CUBLAS_OP_N, o, (int)B, n, w, o, a, lda, z, o, err));
-        if (l + 1 < m->nlayers) {
+        if (use_head && l + 2 == m->nlayers) {
+            // head_kernel adds the bias and applies the activation as it reads z
+        } else if (l + 1 < m->nlayers) {
             if (o % 4 == 0 && (((uintptr_t)z | (uintptr_t)b) & 15) == 0)
                 bias_act4_kernel<<<blocks_for(B * o / 4, 256), 256, 0, c->stream>>>(
                     (float4 *)z, (const float4 *)b, B * o / 4, o / 4, m->cfg.activation);
@@ -828,14 +1131,58 @@ static sl_status mark_bucket(cuda_impl *c, cudaStream_t s, int capturing, sl_err
     return SL_OK;
 }
 
-static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_err *err) {
+// With o (the one-GPU step), o's update split in two, each part once nothing reads its weights: the
+// layers from 1 up (their gradients all queued, and layer 1's da product read w_1) on the side
+// stream beside the rest of the backward pass, then layer 0 at the end. The scalars are copied
+// before the first part.
+static sl_status update_upper(sl_mlp *m, sl_optim *o, int fork, int *side_used, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    SL_TRY(sl__optim_cuda_copy_args(o, c->stream, err));
+    cudaStream_t s = c->stream;
+    if (fork) {
+        SL_CUDA_TRY(err, cudaEventRecord(c->ev_upd, c->stream));
+        SL_CUDA_TRY(err, cudaStreamWaitEvent(c->side, c->ev_upd, 0));
+        s = c->side;
+        *side_used = 1;
+    }
+    return sl__optim_cuda_update(o, m->params, m->grads, m->w_off[1], m->nparams - m->w_off[1], s,
+                                 err);
+}
+
+static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_optim *opt,
+                                  sl_err *err) {
     cuda_impl *c = impl_of(m);
     int cur = 0;
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     SL_CUDA_TRY(err, cudaStreamIsCapturing(c->stream, &cs));
     const int fork = cs == cudaStreamCaptureStatusActive;
     cudaEvent_t side_last = NULL; // the side stream's last product, not yet waited for
-    for (int l = m->nlayers - 1; l >= 0; l--) {
+    int top = m->nlayers - 1;     // the layer to start from
+    int side_used = 0;            // work was queued on the side stream (to be joined back)
+    c->ring_written = 0;
+    if (c->head_done) { // the head's sums, beside the next product (they read only hpart)
+        const int L = top, K = m->cfg.sizes[L], C = m->cfg.sizes[L + 1];
+        cudaStream_t s = c->stream;
+        if (fork) {
+            SL_CUDA_TRY(err, cudaEventRecord(c->ev_fork, c->stream));
+            SL_CUDA_TRY(err, cudaStreamWaitEvent(c->side, c->ev_fork, 0));
+            s = c->side;
+            side_used = 1;
+        }
+        const int n = K * C + K + C;
+        head_reduce_kernel<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(
+            c->hpart, c->hlpart, (int)head_blocks(B), K, C, B, m->grads + m->w_off[L],
+            m->grads + m->b_off[L - 1], m->grads + m->b_off[L], c->loss_sum, m->grads + m->nparams,
+            c->ring_in_step ? c->loss_ring_dev : NULL, c->loss_seq);
+        SL_CUDA_TRY(err, cudaGetLastError());
+        c->ring_written = c->ring_in_step;
+        if (L == 1 && c->mark_bucket) SL_TRY(mark_bucket(c, s, fork, err));
+        if (L == 1 && opt) SL_TRY(update_upper(m, opt, fork, &side_used, err));
+        c->head_done = 0;
+        top = L - 1;
+        cur = 1;
+    }
+    for (int l = top; l >= 0; l--) {
         const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
         const float *a_prev = l == 0 ? (const float *)x->data : c->act[l - 1];
         const int lda = l == 0 ? ld_of(x) : n;
@@ -852,34 +1199,47 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_e
                      da ? m->grads + m->b_off[l - 1] : NULL);
             SL_CUDA_TRY(err, cudaGetLastError());
             if (l == 1 && c->mark_bucket) SL_TRY(mark_bucket(c, c->stream, fork, err));
+            if (l == 1 && opt) SL_TRY(update_upper(m, opt, fork, &side_used, err));
             if (l == 0) break;
             cur = 1 - cur;
             continue;
         }
-        // dw (n, o) row-major = (o, n) col-major = dz^T (o, B) @ a_prev (B, n), on the side
-        if (fork) {
+        // dw (n, o) row-major = (o, n) col-major = dz^T (o, B) @ a_prev (B, n), on the side --
+        // but for the first layer of a step with its update, which ends the step on the main
+        // stream anyway (the side stream has the upper layers' update)
+        const int on_side = fork && !(opt && l == 0);
+        if (on_side) {
             SL_CUDA_TRY(err, cudaEventRecord(c->ev_fork, c->stream));
             SL_CUDA_TRY(err, cudaStreamWaitEvent(c->side, c->ev_fork, 0));
+            side_used = 1;
         }
-        SL_TRY(gemm(m, fork ? c->blas_side : c->blas, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B, dz, o,
-                    a_prev, lda, gw, o, err));
-        if (fork) SL_CUDA_TRY(err, cudaEventRecord(c->ev_dw[l], c->side));
+        SL_TRY(gemm(m, on_side ? c->blas_side : c->blas, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B, dz,
+                    o, a_prev, lda, gw, o, err));
+        if (on_side) SL_CUDA_TRY(err, cudaEventRecord(c->ev_dw[l], c->side));
         if (l == 1 && c->mark_bucket) SL_TRY(mark_bucket(c, fork ? c->side : c->stream, fork, err));
         if (l == 0) {
-            side_last = fork ? c->ev_dw[l] : NULL;
+            side_last = on_side ? c->ev_dw[l] : NULL;
             break;
         }
         // da^T (n, B) = w (n, o) @ dz^T (o, B), then times act'(a_prev), and db of layer l-1
         if (side_last) SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, side_last, 0));
         side_last = fork ? c->ev_dw[l] : NULL;
         SL_TRY(gemm(m, c->blas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)B, o, w, o, dz, o, da, n, err));
+        if (l == 1 && opt) SL_TRY(update_upper(m, opt, fork, &side_used, err));
         dim3 threads(32, AGDB_ROWS);
         act_grad_db_kernel<<<(unsigned)((n + 31) / 32), threads, 0, c->stream>>>(
             da, a_prev, B, n, m->cfg.activation, m->grads + m->b_off[l - 1]);
         SL_CUDA_TRY(err, cudaGetLastError());
         cur = 1 - cur;
     }
-    if (side_last) SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, side_last, 0));
+    if (opt && m->nlayers == 1) SL_TRY(sl__optim_cuda_copy_args(opt, c->stream, err));
+    if (opt) // the first layer's part (or the whole update of a one-layer model)
+        SL_TRY(sl__optim_cuda_update(opt, m->params, m->grads, 0,
+                                     m->nlayers == 1 ? m->nparams : m->w_off[1], c->stream, err));
+    if (side_used) { // join the side stream back: its last product and all before it
+        SL_CUDA_TRY(err, cudaEventRecord(c->ev_join, c->side));
+        SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_join, 0));
+    }
     return SL_OK;
 }
 
@@ -918,7 +1278,7 @@ static sl_status cu_backward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, 
     loss_db_kernel<<<1, 256, 0, c->stream>>>(NULL, B, m->cfg.sizes[m->nlayers], c->dz[0], NULL,
                                              NULL, m->grads + m->b_off[L]);
     SL_CUDA_TRY(err, cudaGetLastError());
-    SL_TRY(enqueue_backward(m, x, B, err));
+    SL_TRY(enqueue_backward(m, x, B, NULL, err));
     SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
     return SL_OK;
 }
@@ -937,12 +1297,16 @@ static sl_status cu_logprobs(sl_mlp *m, sl_tensor *out, sl_err *err) {
 // loss into the next slot of the pinned ring.
 static sl_status enqueue_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_optim *o,
                               sl_err *err) {
-    SL_TRY(enqueue_forward(m, x, y, err));
-    SL_TRY(enqueue_backward(m, x, x->shape[0], err));
-    if (!o) return SL_OK;
     cuda_impl *c = impl_of(m);
-    SL_TRY(sl__optim_cuda_enqueue(o, m->params, m->grads, c->stream, err));
-    loss_out_kernel<<<1, 1, 0, c->stream>>>(m->grads + m->nparams, c->loss_ring_dev, c->loss_seq);
+    c->ring_in_step = o != NULL; // head_reduce_kernel copies the loss, if the step has a head
+    sl_status st = enqueue_forward(m, x, y, err);
+    if (st == SL_OK) st = enqueue_backward(m, x, x->shape[0], o, err);
+    c->ring_in_step = 0;
+    SL_TRY(st);
+    if (!o) return SL_OK;
+    if (!c->ring_written)
+        loss_out_kernel<<<1, 1, 0, c->stream>>>(m->grads + m->nparams, c->loss_ring_dev,
+                                                c->loss_seq);
     SL_CUDA_TRY(err, cudaGetLastError());
     return SL_OK;
 }

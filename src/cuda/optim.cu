@@ -147,14 +147,26 @@ extern "C" sl_status sl__cuda_optim_stage(sl__cuda_optim_state *s, const sl__cud
     return SL_OK;
 }
 
+extern "C" sl_status sl__cuda_optim_copy_args(sl__cuda_optim_state *s, void *stream, sl_err *err) {
+    if (!s->sgd_static)
+        SL_CUDA_TRY(err, cudaMemcpyAsync(s->dev, s->host, sizeof *s->dev, cudaMemcpyHostToDevice,
+                                         (cudaStream_t)stream));
+    return SL_OK;
+}
+
 extern "C" sl_status sl__cuda_optim_enqueue(sl__cuda_optim_state *s, float *p, const float *g,
                                             float *m, float *v, int64_t n, void *stream,
                                             sl_err *err) {
     if (n <= 0) return SL_OK;
+    const sl_status st = sl__cuda_optim_copy_args(s, stream, err);
+    return st != SL_OK ? st : sl__cuda_optim_update(s, p, g, m, v, n, stream, err);
+}
+
+extern "C" sl_status sl__cuda_optim_update(sl__cuda_optim_state *s, float *p, const float *g,
+                                           float *m, float *v, int64_t n, void *stream,
+                                           sl_err *err) {
+    if (n <= 0) return SL_OK;
     cudaStream_t st = (cudaStream_t)stream;
-    if (!s->sgd_static)
-        SL_CUDA_TRY(err,
-                    cudaMemcpyAsync(s->dev, s->host, sizeof *s->dev, cudaMemcpyHostToDevice, st));
     const int vec = (((uintptr_t)p | (uintptr_t)g) & 15) == 0;
     const int64_t work = s->kind == SL_OPTIM_SGD && vec ? (n + 3) / 4 : n;
     int64_t blocks64 = (work + 255) / 256;

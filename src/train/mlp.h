@@ -91,13 +91,16 @@ sl_status sl__optim_step_async(sl_optim *o, sl_mlp *m, sl_err *err);
 /* A CUDA optimiser's update split for a backend that captures it into its step graph (optim.c):
  * prepare counts the step and stages its scalars in pinned memory (waiting until the previous
  * update has copied the last ones to the device); cancel undoes prepare's count when the step
- * then fails; enqueue queues the update of p (o's n floats) from g on stream -- capturable: it
- * copies the staged scalars to the device and the kernel reads them there, so a replayed graph
- * picks up each step's scalars; mark records, after the queued (or replayed) work, that the staged
- * scalars are in use until it is done. */
+ * then fails; copy_args queues the copy of the staged scalars to the device, and update the update
+ * of p[off, off + n) from g (and o's state) on stream, its kernel reading the scalars there -- both
+ * capturable, so a replayed graph picks up each step's scalars; an update split into parts (by
+ * layers) copies once, before the first part; mark records, after the queued (or replayed) work,
+ * that the staged scalars are in use until it is done. */
 sl_status sl__optim_cuda_prepare(sl_optim *o, sl_err *err);
 void sl__optim_cuda_cancel(sl_optim *o);
-sl_status sl__optim_cuda_enqueue(sl_optim *o, float *p, const float *g, void *stream, sl_err *err);
+sl_status sl__optim_cuda_copy_args(sl_optim *o, void *stream, sl_err *err);
+sl_status sl__optim_cuda_update(sl_optim *o, float *p, const float *g, int64_t off, int64_t n,
+                                void *stream, sl_err *err);
 sl_status sl__optim_cuda_mark(sl_optim *o, void *stream, sl_err *err);
 
 /* One training step without waiting: forward + backward + o's update of m (backends with

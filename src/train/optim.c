@@ -269,8 +269,15 @@ void sl__optim_cuda_cancel(sl_optim *o) {
     o->steps--;
 }
 
-sl_status sl__optim_cuda_enqueue(sl_optim *o, float *p, const float *g, void *stream, sl_err *err) {
-    return sl__cuda_optim_enqueue(o->cu, p, g, o->m, o->v, o->n, stream, err);
+sl_status sl__optim_cuda_copy_args(sl_optim *o, void *stream, sl_err *err) {
+    return sl__cuda_optim_copy_args(o->cu, stream, err);
+}
+
+sl_status sl__optim_cuda_update(sl_optim *o, float *p, const float *g, int64_t off, int64_t n,
+                                void *stream, sl_err *err) {
+    SL_ASSERT(off >= 0 && n >= 0 && off + n <= o->n);
+    return sl__cuda_optim_update(o->cu, p + off, g + off, o->m ? o->m + off : NULL,
+                                 o->v ? o->v + off : NULL, n, stream, err);
 }
 
 sl_status sl__optim_cuda_mark(sl_optim *o, void *stream, sl_err *err) {

@@ -13,10 +13,7 @@
 
 static uint64_t rng_state = 88172645463325252ull;
 static float frand(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) & 0xffffff) / 16777216.0f;
+    return check_frand(&rng_state);
 }
 
 /* x: (B, ld) with the first n columns random in [0, 1); y: (B, C) one-hot */

@@ -17,10 +17,7 @@
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
 static float frand(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) & 0xffffff) / 16777216.0f;
+    return check_frand(&rng_state);
 }
 
 #define STEPS 3

@@ -15,10 +15,7 @@
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static float frand(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((rng_state >> 40) & 0xffffff) / 16777216.0f;
+    return check_frand(&rng_state);
 }
 
 #define B  200

@@ -18,6 +18,16 @@ int check_done(void);
 /* e's message, or "" for NULL (e: an sl_err pointer or NULL) */
 const char *check_errmsg(const void *e);
 int check_needle_missing(const char *msg, const char *needle);
+/* Test data from a small deterministic generator (xorshift64 on *state, which must not be 0):
+ * floats in [0, 1) with 24 random bits. */
+static inline float check_frand(uint64_t *state) {
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    return (float)((x >> 40) & 0xffffff) / 16777216.0f;
+}
 /* Path of a fixture file: SL_FIXTURES "/" rel, in a static rotating buffer. */
 const char *fixture(const char *rel);
 /* The whole file (malloc'd, with a NUL after its *size bytes), or NULL. */

@@ -518,11 +518,10 @@ __global__ void __launch_bounds__(32 * LBWD_RG)
     }
 }
 
-// ---- the training step's output head
-// -------------------------------------------------------------- In a training step the narrow last
-// layer's forward and backward are per row up to the product the step waits for next (da of the
-// layer before it), so one kernel does them, and the sums over rows are left per block for a second
-// kernel that runs beside that product.
+// ---- the training step's output head ------------------------------------------------------------
+// In a training step the narrow last layer's forward and backward are per row up to the product
+// the step waits for next (da of the layer before it), so one kernel does them, and the sums over
+// rows are left per block for a second kernel that runs beside that product.
 
 #define HD_THREADS 256 // head_kernel: thread t holds columns t + HD_THREADS * i (i < 4) of a row
 #define HD_KMAX    (4 * HD_THREADS)

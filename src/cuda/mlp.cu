@@ -106,9 +106,6 @@ struct cuda_impl {
     int lf_blocks;                  // last_fwd_kernel's most blocks (each loads all of w once)
     float *hpart;                   // (HD_BLOCKS, K*C + K + C): head_kernel's per-block sums
     double *hlpart;                 // (HD_BLOCKS,): and its per-block losses
-    int head_done;                  // the forward just queued ran head_kernel (backward sums it)
-    int ring_in_step;               // the step being queued copies its loss into the ring
-    int ring_written;               // and head_reduce_kernel has queued that copy
     cudaEvent_t ev_join;            // the side stream's end, joined back at the end of backward
     cudaEvent_t ev_upd;             // the upper layers' update may start (their weights are read)
     int64_t rows;                   // capacity in rows
@@ -1059,14 +1056,15 @@ static void head(const sl_mlp *m, cuda_impl *c, int64_t B, const float *y, int64
 // Enqueues the forward pass over x (B rows). With y, also the loss (sum into c->loss_sum, batch
 // mean into grads[nparams]) and the last layer's bias gradient, and either (head_fits) head_kernel
 // -- the last layer's backward up to the previous layer's dz, whose sums enqueue_backward adds --
-// or the last layer's gradient dz into dz[0].
-static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_err *err) {
+// or the last layer's gradient dz into dz[0]; *headed (may be NULL) says which.
+static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, int *headed,
+                                 sl_err *err) {
     cuda_impl *c = impl_of(m);
     const int64_t B = x->shape[0];
     const float *a = (const float *)x->data;
     int lda = ld_of(x);
     const int use_head = y && head_fits(m);
-    c->head_done = 0;
+    if (headed) *headed = use_head;
     for (int l = 0; l < m->nlayers; l++) {
         const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
         const float *w = m->params + m->w_off[l], *b = m->params + m->b_off[l];
@@ -1074,7 +1072,6 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
         if (use_head && l + 1 == m->nlayers) {
             head(m, c, B, (const float *)y->data, ld_of(y));
             SL_CUDA_TRY(err, cudaGetLastError());
-            c->head_done = 1;
             break;
         }
         if (l + 1 == m->nlayers && fused_fwd(n, o)) { // the product and all that follows it
@@ -1148,8 +1145,10 @@ static sl_status update_upper(sl_mlp *m, sl_optim *o, int fork, int *side_used, 
                                  err);
 }
 
+// headed: the forward pass ran head_kernel (its sums are added here, and with opt the loss is
+// copied into the ring by the same kernel).
 static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_optim *opt,
-                                  sl_err *err) {
+                                  int headed, sl_err *err) {
     cuda_impl *c = impl_of(m);
     int cur = 0;
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -1158,8 +1157,7 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_o
     cudaEvent_t side_last = NULL; // the side stream's last product, not yet waited for
     int top = m->nlayers - 1;     // the layer to start from
     int side_used = 0;            // work was queued on the side stream (to be joined back)
-    c->ring_written = 0;
-    if (c->head_done) { // the head's sums, beside the next product (they read only hpart)
+    if (headed) {                 // the head's sums, beside the next product (they read only hpart)
         const int L = top, K = m->cfg.sizes[L], C = m->cfg.sizes[L + 1];
         cudaStream_t s = c->stream;
         if (fork) {
@@ -1172,12 +1170,10 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_o
         head_reduce_kernel<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(
             c->hpart, c->hlpart, (int)head_blocks(B), K, C, B, m->grads + m->w_off[L],
             m->grads + m->b_off[L - 1], m->grads + m->b_off[L], c->loss_sum, m->grads + m->nparams,
-            c->ring_in_step ? c->loss_ring_dev : NULL, c->loss_seq);
+            opt ? c->loss_ring_dev : NULL, c->loss_seq);
         SL_CUDA_TRY(err, cudaGetLastError());
-        c->ring_written = c->ring_in_step;
         if (L == 1 && c->mark_bucket) SL_TRY(mark_bucket(c, s, fork, err));
         if (L == 1 && opt) SL_TRY(update_upper(m, opt, fork, &side_used, err));
-        c->head_done = 0;
         top = L - 1;
         cur = 1;
     }
@@ -1246,7 +1242,7 @@ static sl_status cu_forward(sl_mlp *m, const sl_tensor *x, sl_err *err) {
     cuda_impl *c = impl_of(m);
     SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
     SL_TRY(reserve(m, c, x->shape[0], err));
-    SL_TRY(enqueue_forward(m, x, NULL, err));
+    SL_TRY(enqueue_forward(m, x, NULL, NULL, err));
     m->batch = x->shape[0];
     return SL_OK;
 }
@@ -1277,7 +1273,7 @@ static sl_status cu_backward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, 
     loss_db_kernel<<<1, 256, 0, c->stream>>>(NULL, B, m->cfg.sizes[m->nlayers], c->dz[0], NULL,
                                              NULL, m->grads + m->b_off[L]);
     SL_CUDA_TRY(err, cudaGetLastError());
-    SL_TRY(enqueue_backward(m, x, B, NULL, err));
+    SL_TRY(enqueue_backward(m, x, B, NULL, 0, err));
     SL_CUDA_TRY(err, cudaStreamSynchronize(c->stream));
     return SL_OK;
 }
@@ -1297,13 +1293,11 @@ static sl_status cu_logprobs(sl_mlp *m, sl_tensor *out, sl_err *err) {
 static sl_status enqueue_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, sl_optim *o,
                               sl_err *err) {
     cuda_impl *c = impl_of(m);
-    c->ring_in_step = o != NULL; // head_reduce_kernel copies the loss, if the step has a head
-    sl_status st = enqueue_forward(m, x, y, err);
-    if (st == SL_OK) st = enqueue_backward(m, x, x->shape[0], o, err);
-    c->ring_in_step = 0;
-    SL_TRY(st);
+    int headed = 0;
+    SL_TRY(enqueue_forward(m, x, y, &headed, err));
+    SL_TRY(enqueue_backward(m, x, x->shape[0], o, headed, err));
     if (!o) return SL_OK;
-    if (!c->ring_written)
+    if (!headed) // head_reduce_kernel copied it
         loss_out_kernel<<<1, 1, 0, c->stream>>>(m->grads + m->nparams, c->loss_ring_dev,
                                                 c->loss_seq);
     SL_CUDA_TRY(err, cudaGetLastError());

@@ -60,9 +60,10 @@ typedef struct sl_mlp_config {
     uint32_t seed;               /* numpy RandomState seed; 0 as in the seed */
     double init_scale;           /* w, b = init_scale * randn; 0 means 0.1 as in the seed */
     sl_math math;                /* CUDA matrix multiplies: SL_MATH_FP32 (default), TF32, BF16 */
-    /* CUDA: capture forward+backward as a CUDA graph per input shape (and input addresses; a few
-     * are cached) and replay it, instead of launching ~20 kernels each step. A new shape or new
-     * buffers capture a new graph; results are identical either way. sl_mlp_config_default sets
+    /* CUDA: capture forward+backward as a CUDA graph per input shape and input addresses (8 are
+     * cached) and replay it, instead of launching ~20 kernels each step. Inputs seen once are
+     * copied into the model's buffers first; inputs on the model's device seen again are read in
+     * place by a graph of their own. Results are identical either way. sl_mlp_config_default sets
      * it to 1; a zeroed config leaves it off. */
     int cuda_graph;
 } sl_mlp_config;

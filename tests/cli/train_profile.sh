@@ -38,8 +38,11 @@ assert len(prof) == 2, prof
 for r in prof:
     for k in ("wait_s", "step_s", "reader_s", "decode_s", "ops_s", "eval_s"):
         assert k in r and r[k] >= 0, (k, r)
-    assert r["step_s"] > 0 and r["decode_s"] > 0, r
+    assert r["step_s"] > 0, r
     assert r["wait_s"] + r["step_s"] <= r["seconds"] * 1.001 + 1e-4, r
+# decoding is counted in the epoch it happens in: the pipeline runs ahead, so with 4 batches an
+# epoch the second epoch's images may all be decoded during the first (seen under ASan, in parallel)
+assert sum(r["decode_s"] for r in prof) > 0, prof
 for r in plain:
     assert "wait_s" not in r and "step_s" not in r and "eval_s" not in r, r
 # the profile does not change what is trained, nor does --math on the CPU

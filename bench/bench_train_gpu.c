@@ -296,10 +296,10 @@ static void bench_gemms(void) {
     cudaStreamDestroy(st);
 }
 
-/* a few steps for a profiler (ncu): 1 GPU, fp32 then tf32, graphs on */
+/* a few steps for a profiler (ncu): 1 GPU, fp32, tf32 then bf16, graphs on */
 static void profile_steps(void) {
-    static const sl_math modes[2] = {SL_MATH_FP32, SL_MATH_TF32};
-    for (int i = 0; i < 2; i++) {
+    static const sl_math modes[3] = {SL_MATH_FP32, SL_MATH_TF32, SL_MATH_BF16};
+    for (int i = 0; i < 3; i++) {
         sl_mlp_config mc;
         sl_mlp_config_default(&mc);
         mc.math = modes[i];

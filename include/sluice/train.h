@@ -43,9 +43,12 @@ typedef enum sl_activation { SL_ACT_TANH = 0, SL_ACT_RELU = 1 } sl_activation;
  *   SL_MATH_TF32  tensor cores on TF32 inputs (10-bit mantissa, float32 accumulation): products
  *                 carry ~1e-3 relative error; for the seed's MLP the per-epoch accuracy moves by
  *                 well under 0.01, and it is several times faster for large layers.
- *   SL_MATH_BF16  tensor cores on bfloat16 inputs (8-bit mantissa, float32 accumulation), rounded
- *                 inside cuBLAS: ~1e-2 relative error per product; fine for training this MLP,
- *                 not for comparing against float32 results element by element. */
+ *   SL_MATH_BF16  tensor cores on bfloat16 inputs (8-bit mantissa, float32 accumulation): each
+ *                 product reads bfloat16 copies of its operands (the weights and the input
+ *                 converted at the start of every forward pass, the activations and gradients
+ *                 written beside their float32 values), rounded to nearest even: ~1e-2 relative
+ *                 error per product; fine for training this MLP (and the fastest mode on an
+ *                 H200), not for comparing against float32 results element by element. */
 typedef enum sl_math { SL_MATH_FP32 = 0, SL_MATH_TF32 = 1, SL_MATH_BF16 = 2 } sl_math;
 /* Parses "fp32", "tf32" or "bf16". */
 sl_status sl_math_parse(const char *name, sl_math *out, sl_err *err);

@@ -23,8 +23,9 @@
 // further: it adds the previous layer's bias and activation as it reads that layer's product (no
 // bias_act kernel there), and per row does the last layer's forward, loss terms and dz, and the
 // previous layer's dz = (dz @ w^T) * act' -- all that the next product (cuBLAS, da of the layer
-// before) waits for. Its sums over rows (the last dw and db, the previous db, the loss) are left
-// per block and added by head_reduce_kernel on the second stream, beside that product. A one-GPU
+// before) waits for, a row or two per block over the whole GPU. The sums over rows (the last dw
+// and db, the previous db, the loss) are head_sums_kernel's, on the second stream, beside that
+// product; it reads the activations and both dz the head wrote. A one-GPU
 // step with an optimiser updates in two parts, each as soon as nothing reads its weights any more:
 // the layers from 1 up on the second stream, once layer 1's da product has read w_1; the first
 // layer last, on the model's stream (instead of one update after the whole pass).
@@ -34,16 +35,21 @@
 // the next slot of a small ring in mapped pinned memory and records that slot's event, so the
 // losses of steps queued back to back are read later, each when its own step is done. The cuBLAS
 // products use float32, TF32 or bfloat16 tensor-core inputs (sl_mlp_config.math); all other
-// arithmetic is float32. With cuda_graph set, forward + backward -- and for the trainer's one-GPU
-// step also the optimiser update and the copy of the loss into the ring -- for one (batch,
-// optimiser) key is captured once as a CUDA graph and replayed; a few keys are cached (LRU),
-// growing the scratch buffers drops every graph, and a failed capture falls back to plain launches
-// for good. Graphs are keyed by the inputs' addresses. Inputs met for the first time (among the
-// last NSEEN) are first copied into the model's own buffers, outside the graph, and the graph that
-// reads those runs; inputs on the model's device met again -- the slots of a pipeline's ring, a
-// benchmark's one batch -- get a graph that reads them in place (captured at the second meeting,
-// ~0.2 ms), which saves the copy: the seed's step at batch 200 on an H200, 3 us queued back to
-// back, 7-10 us waited for. An address that never repeats costs no capture.
+// arithmetic is float32. In BF16 mode the products read bfloat16 copies (pbf, xbf, abf, dzbf):
+// the parameters and the input are converted at the start of every forward pass, the activations
+// and gradients are written in both types by the kernels that make them. On compute capability
+// 9.0 on, the step's own kernels that follow a kernel on the same stream are programmatic
+// dependent launches (sl__launch_pdl), which hides most of the gap between the two. With cuda_graph
+// set, forward + backward -- and for the trainer's one-GPU step also the optimiser update and the
+// copy of the loss into the ring -- for one (batch, optimiser) key is captured once as a CUDA graph
+// and replayed; a few keys are cached (LRU), growing the scratch buffers drops every graph, and a
+// failed capture falls back to plain launches for good. Graphs are keyed by the inputs' addresses.
+// Inputs met for the first time (among the last NSEEN) are first copied into the model's own
+// buffers, outside the graph, and the graph that reads those runs; inputs on the model's device met
+// again -- the slots of a pipeline's ring, a benchmark's one batch -- get a graph that reads them
+// in place (captured at the second meeting, ~0.2 ms), which saves the copy: the seed's step at
+// batch 200 on an H200, 3 us queued back to back, 7-10 us waited for. An address that never repeats
+// costs no capture.
 //
 // Every entry sets the model's device first, so any thread may call.
 #include "core/alloc.h"
@@ -51,8 +57,10 @@
 #include "cuda/check.h"
 #include "cuda/cublas_dl.h"
 #include "cuda/kernels.h"
+#include "cuda/launch.h"
 #include "train/mlp.h"
 
+#include <cuda_bf16.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +69,8 @@
 #define NSEEN           8 // input addresses remembered, for graphs that read the inputs in place
 #define NLOSS           4 // losses posted and not yet taken, at most
 #define WORKSPACE_BYTES ((size_t)32 << 20)
+
+typedef __nv_bfloat16 bf16;
 
 struct graph_entry {
     cudaGraphExec_t exec;
@@ -109,12 +119,20 @@ struct cuda_impl {
     unsigned *done;                 // (1,): last_fwd_kernel's count of finished blocks, 0 between
     double *bpart;                  // (lf_blocks, SMALL_C + 1): last_fwd_kernel's per-block sums
     int lf_blocks;                  // last_fwd_kernel's most blocks (each loads all of w once)
-    float *hpart;                   // (HD_BLOCKS, K*C + K + C): head_kernel's per-block sums
-    double *hlpart;                 // (HD_BLOCKS,): and its per-block losses
+    float *dzl;                     // (rows, sizes[-1]): head_kernel's dz of the last layer
     cudaEvent_t ev_join;            // the side stream's end, joined back at the end of backward
     cudaEvent_t ev_upd;             // the upper layers' update may start (their weights are read)
-    int64_t rows;                   // capacity in rows
-    int graphs_off;                 // a capture failed: plain launches from then on
+    // SL_MATH_BF16: the products read bfloat16 copies of their operands (all NULL in other
+    // modes): the parameters and the input, converted at the start of every forward pass, and
+    // shadows of act and dz that the kernels writing those fill beside the float32 values
+    bf16 *pbf;                     // (nparams,)
+    bf16 *xbf;                     // (rows, sizes[0]), packed
+    bf16 *abf[SL__MLP_MAX_LAYERS]; // act[l]'s, hidden layers
+    bf16 *dzbf[2];                 // dz[i]'s
+    cudaEvent_t ev_conv;           // the weights from layer 1 up are converted (on the side stream)
+    int64_t rows;                  // capacity in rows
+    int graphs_off;                // a capture failed: plain launches from then on
+    int pdl;                       // programmatic dependent launches (compute capability >= 9)
     graph_entry graphs[NGRAPHS];
     const void *seen[NSEEN][2]; // the last NSEEN (x, y) staged, round robin
     int seen_next;
@@ -141,15 +159,30 @@ __device__ __forceinline__ float act_fwd(float v, int act) {
     return act == SL_ACT_TANH ? tanhf(v) : (v > 0.0f ? v : 0.0f);
 }
 
-// z (rows, o) = act(z + b): act 0 tanh, 1 relu
-__global__ void bias_act_kernel(float *z, const float *b, int64_t n, int o, int act) {
+// z (rows, o) = act(z + b): act 0 tanh, 1 relu; with zb (BF16 mode) also z's bfloat16 shadow
+__global__ void bias_act_kernel(float *z, const float *b, int64_t n, int o, int act, bf16 *zb) {
+    sl__pdl_wait();
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x)
-        z[i] = act_fwd(z[i] + b[i % o], act);
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const float v = act_fwd(z[i] + b[i % o], act);
+        z[i] = v;
+        if (zb) zb[i] = __float2bfloat16(v);
+    }
+}
+
+// Four floats as bfloat16, one 8-byte store (p 8-byte aligned).
+__device__ __forceinline__ void store_bf16x4(bf16 *p, float4 v) {
+    __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
+    uint2 u;
+    memcpy(&u.x, &lo, 4);
+    memcpy(&u.y, &hi, 4);
+    *(uint2 *)p = u;
 }
 
 // The same, 4 floats per thread: o % 4 == 0, z and b 16-byte aligned; n4 = n / 4, o4 = o / 4.
-__global__ void bias_act4_kernel(float4 *z, const float4 *b, int64_t n4, int o4, int act) {
+__global__ void bias_act4_kernel(float4 *z, const float4 *b, int64_t n4, int o4, int act,
+                                 bf16 *zb) {
+    sl__pdl_wait();
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n4;
          i += (int64_t)gridDim.x * blockDim.x) {
         float4 v = z[i];
@@ -159,7 +192,32 @@ __global__ void bias_act4_kernel(float4 *z, const float4 *b, int64_t n4, int o4,
         v.z = act_fwd(v.z + bb.z, act);
         v.w = act_fwd(v.w + bb.w, act);
         z[i] = v;
+        if (zb) store_bf16x4(zb + 4 * i, v);
     }
+}
+
+// BF16 mode's conversions at the start of a forward pass, in one launch: block r < rows takes
+// row r of x (n floats at pitch ldx) into xb (packed); the blocks after it take p (np floats) into
+// pb, grid-stride. vec: n, ldx and np are multiples of 4 and x, p 16-byte aligned (float4 loads).
+__global__ void to_bf16_kernel(const float *x, int64_t ldx, int n, int64_t rows, bf16 *xb,
+                               const float *p, int64_t np, bf16 *pb, int vec) {
+    if (blockIdx.x < rows) {
+        const float *xr = x + blockIdx.x * ldx;
+        bf16 *d = xb + blockIdx.x * (int64_t)n;
+        if (vec)
+            for (int i = threadIdx.x; i < n / 4; i += blockDim.x)
+                store_bf16x4(d + 4 * i, ((const float4 *)xr)[i]);
+        else
+            for (int i = threadIdx.x; i < n; i += blockDim.x) d[i] = __float2bfloat16(xr[i]);
+        return;
+    }
+    const int64_t first = (blockIdx.x - rows) * (int64_t)blockDim.x + threadIdx.x;
+    const int64_t step = (gridDim.x - rows) * (int64_t)blockDim.x;
+    if (vec)
+        for (int64_t i = first; i < np / 4; i += step)
+            store_bf16x4(pb + 4 * i, ((const float4 *)p)[i]);
+    else
+        for (int64_t i = first; i < np; i += step) pb[i] = __float2bfloat16(p[i]);
 }
 
 // da (n,) *= act'(a): tanh 1 - a^2, relu a > 0
@@ -168,21 +226,42 @@ __device__ __forceinline__ float act_bwd(float da, float a, int act) {
 }
 
 #define AGDB_ROWS 32 // row groups per block of act_grad_db_kernel (blockDim 32 x AGDB_ROWS)
+#define AGDB_U    8  // rows a thread loads before it stores any
 
 // da (rows, n) *= act'(a) in place, and db[j] = sum over rows of the result: block (32, 32)
 // covers 32 columns, thread (x, y) sums rows y, y+32, ... of column x, then the 32 partial sums
-// are added in row-group order (a fixed order: the same bits on every run).
-__global__ void act_grad_db_kernel(float *da, const float *a, int64_t rows, int n, int act,
-                                   float *db) {
+// are added in row-group order (a fixed order: the same bits on every run). dab: da's bfloat16
+// shadow (BF16 mode) or NULL. A thread loads AGDB_U rows of da and a before it stores the first
+// (a store may alias a later load, so the compiler would not hoist the loads itself): one memory
+// round trip instead of one a row -- the seed's batch of 200 is 7 rows a thread.
+__global__ void __launch_bounds__(32 * AGDB_ROWS)
+    act_grad_db_kernel(float *da, const float *a, int64_t rows, int n, int act, float *db,
+                       bf16 *dab) {
     __shared__ float part[AGDB_ROWS][33];
     const int j = blockIdx.x * 32 + threadIdx.x;
     float s = 0.0f;
+    sl__pdl_wait();
+    const int64_t step = (int64_t)AGDB_ROWS * n; // from one of the thread's rows to the next
     if (j < n)
-        for (int64_t r = threadIdx.y; r < rows; r += AGDB_ROWS) {
-            const int64_t i = r * n + j;
-            const float d = act_bwd(da[i], a[i], act);
-            da[i] = d;
-            s += d;
+        for (int64_t r0 = threadIdx.y; r0 < rows; r0 += (int64_t)AGDB_ROWS * AGDB_U) {
+            const int64_t left = (rows - r0 + AGDB_ROWS - 1) / AGDB_ROWS;
+            const int cnt = left < AGDB_U ? (int)left : AGDB_U;
+            const int64_t i0 = r0 * n + j;
+            float dv[AGDB_U], av[AGDB_U];
+#pragma unroll
+            for (int u = 0; u < AGDB_U; u++)
+                if (u < cnt) {
+                    dv[u] = da[i0 + u * step];
+                    av[u] = a[i0 + u * step];
+                }
+#pragma unroll
+            for (int u = 0; u < AGDB_U; u++)
+                if (u < cnt) {
+                    const float d = act_bwd(dv[u], av[u], act);
+                    da[i0 + u * step] = d;
+                    if (dab) dab[i0 + u * step] = __float2bfloat16(d);
+                    s += d;
+                }
         }
     part[threadIdx.y][threadIdx.x] = s;
     __syncthreads();
@@ -207,10 +286,11 @@ __device__ float warp_sumf(float v) {
 }
 
 // One warp per row of z (rows, C): z += b, then z = z - logsumexp(z) in place. With labels y
-// (rows, C, row pitch ldy): row_loss[r] = -sum(lp * y) and dz = (exp(lp) * sum(y) - y) * inv_b.
+// (rows, C, row pitch ldy): row_loss[r] = -sum(lp * y) and dz = (exp(lp) * sum(y) - y) * inv_b,
+// with dzb (BF16 mode) also dz's bfloat16 shadow.
 __global__ void logsoftmax_xent_kernel(float *z, const float *b, int64_t rows, int C,
                                        const float *y, int64_t ldy, float inv_b, float *dz,
-                                       double *row_loss) {
+                                       double *row_loss, bf16 *dzb) {
     const int64_t r = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
     const int lane = threadIdx.x & 31;
     if (r >= rows) return; // the whole warp leaves together
@@ -237,13 +317,18 @@ __global__ void logsoftmax_xent_kernel(float *z, const float *b, int64_t rows, i
     }
     ysum = warp_sumf(ysum);
     l = warp_sum(l);
-    for (int j = lane; j < C; j += 32) dz[r * C + j] = (expf(row[j]) * ysum - yr[j]) * inv_b;
+    for (int j = lane; j < C; j += 32) {
+        const float d = (expf(row[j]) * ysum - yr[j]) * inv_b;
+        dz[r * C + j] = d;
+        if (dzb) dzb[r * C + j] = __float2bfloat16(d);
+    }
     if (lane == 0) row_loss[r] = -l;
 }
 
-// After a forward pass: row_loss[r] = -sum(lp * y) (dz NULL), or dz = (exp(lp)*sum(y) - y)*inv_b.
+// After a forward pass: row_loss[r] = -sum(lp * y) (dz NULL), or dz = (exp(lp)*sum(y) - y)*inv_b
+// (with dzb, BF16 mode, also its bfloat16 shadow).
 __global__ void xent_rows_kernel(const float *lp, int64_t rows, int C, const float *y, int64_t ldy,
-                                 float inv_b, float *dz, double *row_loss) {
+                                 float inv_b, float *dz, double *row_loss, bf16 *dzb) {
     for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < rows;
          r += (int64_t)gridDim.x * blockDim.x) {
         const float *yr = y + r * ldy;
@@ -255,7 +340,11 @@ __global__ void xent_rows_kernel(const float *lp, int64_t rows, int C, const flo
             l += (double)row[j] * (double)yr[j];
         }
         if (dz)
-            for (int j = 0; j < C; j++) dz[r * C + j] = (expf(row[j]) * ysum - yr[j]) * inv_b;
+            for (int j = 0; j < C; j++) {
+                const float d = (expf(row[j]) * ysum - yr[j]) * inv_b;
+                dz[r * C + j] = d;
+                if (dzb) dzb[r * C + j] = __float2bfloat16(d);
+            }
         else
             row_loss[r] = -l;
     }
@@ -472,11 +561,11 @@ __global__ void __launch_bounds__(LF_WARPS * 32)
 // column sums -- act_grad_db_kernel's result, without the (k = C) GEMM before it. Block (32,
 // LBWD_RG) covers 32 columns; thread (x, y) takes rows y, y+LBWD_RG, ... of column x (the dz row
 // is one broadcast load per warp), then the partial sums of gw and db are added in row-group
-// order (a fixed order: the same bits on every run).
+// order (a fixed order: the same bits on every run). dab: da's bfloat16 shadow (BF16 mode) or NULL.
 template <int CM>
 __global__ void __launch_bounds__(32 * LBWD_RG)
     last_bwd_kernel(const float *dz, const float *a, int64_t lda, const float *w, int64_t rows,
-                    int n, int C, int act, float *gw, float *da, float *db) {
+                    int n, int C, int act, float *gw, float *da, float *db, bf16 *dab) {
     __shared__ float part[LBWD_RG][CM + 1][33]; // [.][CM][.]: db
     const int x = threadIdx.x, ty = threadIdx.y;
     const int j = blockIdx.x * 32 + x;
@@ -501,6 +590,7 @@ __global__ void __launch_bounds__(32 * LBWD_RG)
             if (da) {
                 const float v = act_bwd(s, av, act);
                 da[r * n + j] = v;
+                if (dab) dab[r * n + j] = __float2bfloat16(v);
                 sdb += v;
             }
         }
@@ -524,40 +614,39 @@ __global__ void __launch_bounds__(32 * LBWD_RG)
 
 // ---- the training step's output head ------------------------------------------------------------
 // In a training step the narrow last layer's forward and backward are per row up to the product
-// the step waits for next (da of the layer before it), so one kernel does them, and the sums over
-// rows are left per block for a second kernel that runs beside that product.
+// the step waits for next (da of the layer before it), so one kernel does them, a row or two per
+// block across the whole GPU, and a second kernel, beside that product, makes the sums over rows.
 
 #define HD_THREADS 256 // head_kernel: thread t holds columns t + HD_THREADS * i (i < 4) of a row
 #define HD_KMAX    (4 * HD_THREADS)
 #ifndef HD_RB
-#define HD_RB 4 // rows per block and round
+#define HD_RB 1 // rows per block and round (2: 1-2 us slower at batch 200)
 #endif
-#ifndef HD_BLOCKS
-#define HD_BLOCKS 64 // most blocks: each leaves a partial sum of gw (K x C floats)
-#endif
+#define HD_BLOCKS 264 // most blocks (more rows: more rounds)
+#define HS_RG     16  // row groups of head_sums_kernel (32 columns x HS_RG threads a block)
 
 // The training step's output head, rows of a (rows, K) holding the previous layer's product z:
 //   a = act(z + b_prev), written back over z (bias_act4_kernel's arithmetic);
-//   the last layer: lp = log-softmax(a @ w + b) (w (K, C)), the loss terms, and
-//   dz = (softmax * sum(y) - y) * inv_b (last_fwd_kernel's arithmetic);
-//   the previous layer's gradient da = (dz @ w^T) * act'(a) (last_bwd_kernel's), into da.
+//   the last layer: lp = log-softmax(a @ w + b) (w (K, C)), the row's loss -sum(lp * y) into
+//   row_loss, and dz = (softmax * sum(y) - y) * inv_b into dzl (rows, C) (last_fwd_kernel's
+//   arithmetic);
+//   the previous layer's gradient da = (dz @ w^T) * act'(a) (last_bwd_kernel's), into da and,
+//   with dab (BF16 mode), its bfloat16 shadow.
 // The block first copies w into shared memory (16-byte loads: w 16-byte aligned, K % 4 == 0,
 // K <= HD_KMAX); thread t then holds a's columns and w's rows k = t + HD_THREADS * i, i < 4, so
 // every access to a and da is coalesced. Per round a block takes HD_RB rows: each warp sums its
 // threads' products per (row, class) by a fixed butterfly, warp rr adds the warps' sums in warp
-// order and does row rr's log-softmax, lane j holding class j. The sums over rows stay per block,
-// in row order, in part[block] = [gw^T (C x K)][db_prev (K)][db (C)] and lpart[block] (the loss,
-// in double), for head_reduce_kernel. Fixed orders throughout: the same bits on every run.
+// order and does row rr's log-softmax, lane j holding class j. The sums over rows are
+// head_sums_kernel's. Fixed orders throughout: the same bits on every run.
 template <int CM>
 __global__ void __launch_bounds__(HD_THREADS)
     head_kernel(float *a, const float *b_prev, int act, const float *w, const float *b,
                 int64_t rows, int K, int C, float *lp, const float *y, int64_t ldy, float inv_b,
-                float *da, float *part, double *lpart) {
+                float *da, bf16 *dab, float *dzl, double *row_loss) {
     constexpr int W4 = (HD_KMAX * CM / 4 + HD_THREADS - 1) / HD_THREADS; // float4s of w a thread
     extern __shared__ float4 sw4[];                                      // w, K * C floats
     __shared__ float red[HD_THREADS / 32][HD_RB][CM];
     __shared__ float dzs[HD_RB][CM];
-    __shared__ double lrow[HD_RB];
     const int t = threadIdx.x, warp = t >> 5, lane = t & 31;
     const int64_t stride = (int64_t)gridDim.x * HD_RB;
     // every load a round needs is issued before the first use of any: z (this round's rows),
@@ -574,7 +663,8 @@ __global__ void __launch_bounds__(HD_THREADS)
             }
         if (warp < HD_RB && lane < C && r0 + warp < rows) yv = y[(r0 + warp) * ldy + lane];
     };
-    load_round((int64_t)blockIdx.x * HD_RB);
+    // the parameters are no earlier kernel's output in this step: loaded before the wait for the
+    // product (programmatic launch), while it finishes
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         const int k = t + HD_THREADS * i;
@@ -586,25 +676,21 @@ __global__ void __launch_bounds__(HD_THREADS)
 #pragma unroll
         for (int j = 0; j < W4; j++)
             if (t + HD_THREADS * j < n4) wt[j] = ((const float4 *)w)[t + HD_THREADS * j];
+        sl__pdl_wait();
+        load_round((int64_t)blockIdx.x * HD_RB);
 #pragma unroll
         for (int j = 0; j < W4; j++)
             if (t + HD_THREADS * j < n4) sw4[t + HD_THREADS * j] = wt[j];
     }
     __syncthreads();
     const float *sw = (const float *)sw4;
-    float wv[4][CM], gw[4][CM], dbp[4];
+    float wv[4][CM];
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         const int k = t + HD_THREADS * i;
-        dbp[i] = 0.0f;
 #pragma unroll
-        for (int c = 0; c < CM; c++) {
-            wv[i][c] = k < K && c < C ? sw[k * C + c] : 0.0f;
-            gw[i][c] = 0.0f;
-        }
+        for (int c = 0; c < CM; c++) wv[i][c] = k < K && c < C ? sw[k * C + c] : 0.0f;
     }
-    float dbs = 0.0f; // thread c < C: the block's dz[:, c], in row order
-    double ls = 0.0;  // thread 0: the block's loss, in row order
     for (int64_t r0 = (int64_t)blockIdx.x * HD_RB; r0 < rows; r0 += stride) {
         float h[HD_RB][4];
 #pragma unroll
@@ -634,7 +720,6 @@ __global__ void __launch_bounds__(HD_THREADS)
         if (warp < HD_RB) {
             const int64_t r = r0 + warp;
             const bool on = lane < C;
-            double l = 0.0;
             float d = 0.0f;
             if (r < rows) {          // the same for the whole warp
                 float v = -INFINITY; // lane j: z[r, j] + b[j]
@@ -647,13 +732,16 @@ __global__ void __launch_bounds__(HD_THREADS)
                 const double e = warp_sum(on ? exp((double)v - (double)mx) : 0.0);
                 const float lse = (float)((double)mx + log(e));
                 const float lpv = v - lse;
-                if (on) lp[r * C + lane] = lpv;
                 const float ysum = warp_sumf(yr);
-                l = warp_sum(on ? (double)lpv * (double)yr : 0.0);
-                if (on) d = (expf(lpv) * ysum - yr) * inv_b;
+                const double l = warp_sum(on ? (double)lpv * (double)yr : 0.0);
+                if (on) {
+                    d = (expf(lpv) * ysum - yr) * inv_b;
+                    lp[r * C + lane] = lpv;
+                    dzl[r * C + lane] = d;
+                }
+                if (lane == 0) row_loss[r] = -l;
             }
             if (lane < CM) dzs[warp][lane] = d; // 0 past the last row and class
-            if (lane == 0) lrow[warp] = -l;
         }
         __syncthreads();
 #pragma unroll
@@ -670,62 +758,64 @@ __global__ void __launch_bounds__(HD_THREADS)
                 for (int c = 0; c < CM; c++)
                     if (c < C) s = fmaf(dz[c], wv[i][c], s);
                 const float o = act_bwd(s, h[rr][i], act);
-                dbp[i] += o;
-#pragma unroll
-                for (int c = 0; c < CM; c++) gw[i][c] = fmaf(h[rr][i], dz[c], gw[i][c]);
-                if (k < K && r < rows) da[r * K + k] = o;
+                if (k < K && r < rows) {
+                    da[r * K + k] = o;
+                    if (dab) dab[r * K + k] = __float2bfloat16(o);
+                }
             }
         }
-        if (t < C)
-            for (int rr = 0; rr < HD_RB; rr++) dbs += dzs[rr][t];
-        if (t == 0)
-            for (int rr = 0; rr < HD_RB; rr++) ls += lrow[rr];
-        __syncthreads(); // red, dzs and lrow are refilled next round
+        __syncthreads(); // red and dzs are refilled next round
     }
-    float *pb = part + (size_t)blockIdx.x * (size_t)(K * C + K + C);
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int k = t + HD_THREADS * i;
-        if (k >= K) break;
-#pragma unroll
-        for (int c = 0; c < CM; c++)
-            if (c < C) pb[c * K + k] = gw[i][c];
-        pb[K * C + k] = dbp[i];
-    }
-    if (t < C) pb[K * C + K + t] = dbs;
-    if (t == 0) lpart[blockIdx.x] = ls;
 }
 
-// Adds head_kernel's nblk partial sums in block order, one thread per output: gw (K, C), db_prev
-// (K) and db (C); thread 0 also the loss: *loss_sum, *loss_mean = sum / rows and, with ring, the
-// copy into the ring's next slot (loss_out_kernel's work).
-__global__ void head_reduce_kernel(const float *part, const double *lpart, int nblk, int K, int C,
-                                   int64_t rows, float *gw, float *db_prev, float *db,
-                                   double *loss_sum, float *loss_mean, loss_slot *ring,
-                                   unsigned *seq) {
-    const int n = K * C + K + C;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        float s = part[i];
-        for (int q = 1; q < nblk; q++) s += part[(size_t)q * n + i];
-        if (i < K * C) // part holds gw transposed
-            gw[(i % K) * C + i / K] = s;
-        else if (i < K * C + K)
-            db_prev[i - K * C] = s;
-        else
-            db[i - K * C - K] = s;
-    }
-    if (i == 0) {
-        double l = lpart[0];
-        for (int q = 1; q < nblk; q++) l += lpart[q];
-        *loss_sum = l;
-        const float mean = (float)(l / (double)rows);
-        *loss_mean = mean;
-        if (ring) {
+// The sums over rows after head_kernel: gw (K, C) = a^T @ dzl and db_prev (K) = da's column sums
+// -- block j < ceil(K / 32) takes 32 columns, thread (x, y) rows y, y + HS_RG, ... of column
+// 32 j + x, the row groups' partial sums then added in group order -- and, in the last block, db
+// (C) = dzl's column sums and the loss (loss_db_block): *loss_sum, *loss_mean = sum / rows and,
+// with ring, the copy into the ring's next slot (loss_out_kernel's work). Blocks of 32 * HS_RG.
+template <int CM>
+__global__ void __launch_bounds__(32 * HS_RG)
+    head_sums_kernel(const float *a, const float *dzl, const float *da, const double *row_loss,
+                     int64_t rows, int K, int C, float *gw, float *db_prev, float *db,
+                     double *loss_sum, float *loss_mean, loss_slot *ring, unsigned *seq) {
+    if (blockIdx.x == gridDim.x - 1) {
+        loss_db_block<32 * HS_RG>(row_loss, rows, C, dzl, loss_sum, loss_mean, db);
+        if (threadIdx.x == 0 && ring) { // *loss_mean is this thread's own write
             const unsigned s = *seq;
-            ring[s % NLOSS].loss = mean;
+            ring[s % NLOSS].loss = *loss_mean;
             ring[s % NLOSS].seq = s;
             *seq = s + 1;
+        }
+        return;
+    }
+    __shared__ float part[HS_RG][CM + 1][33]; // [.][CM][.]: db_prev
+    const int x = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    const int k = blockIdx.x * 32 + x;
+    float g[CM], sdb = 0.0f;
+#pragma unroll
+    for (int c = 0; c < CM; c++) g[c] = 0.0f;
+    if (k < K)
+        for (int64_t r = ty; r < rows; r += HS_RG) {
+            const float av = a[r * K + k];
+            sdb += da[r * K + k];
+            const float *dr = dzl + r * C;
+#pragma unroll
+            for (int c = 0; c < CM; c++)
+                if (c < C) g[c] = fmaf(av, dr[c], g[c]);
+        }
+#pragma unroll
+    for (int c = 0; c < CM; c++) part[ty][c][x] = g[c];
+    part[ty][CM][x] = sdb;
+    __syncthreads();
+    if (k >= K) return;
+    for (int c = ty; c <= CM; c += HS_RG) {
+        if (c < C || c == CM) {
+            float s = part[0][c][x];
+            for (int u = 1; u < HS_RG; u++) s += part[u][c][x];
+            if (c == CM)
+                db_prev[k] = s;
+            else
+                gw[(int64_t)k * C + c] = s;
         }
     }
 }
@@ -744,12 +834,22 @@ static void free_scratch(cuda_impl *c) {
         sl__devpool_free(c->pool, c->act[l]);
         c->act[l] = NULL;
     }
+    for (int l = 0; l < SL__MLP_MAX_LAYERS; l++) {
+        sl__devpool_free(c->pool, c->abf[l]);
+        c->abf[l] = NULL;
+    }
     for (int i = 0; i < 2; i++) {
         sl__devpool_free(c->pool, c->dz[i]);
+        sl__devpool_free(c->pool, c->dzbf[i]);
         c->dz[i] = NULL;
+        c->dzbf[i] = NULL;
     }
+    sl__devpool_free(c->pool, c->xbf);
+    c->xbf = NULL;
     sl__devpool_free(c->pool, c->row_loss);
+    sl__devpool_free(c->pool, c->dzl);
     c->row_loss = NULL;
+    c->dzl = NULL;
     sl__devpool_free(c->pool, c->x_in);
     sl__devpool_free(c->pool, c->y_in);
     c->x_in = c->y_in = NULL;
@@ -778,7 +878,24 @@ static sl_status reserve(sl_mlp *m, cuda_impl *c, int64_t rows, sl_err *err) {
     }
     if (st == SL_OK) {
         c->row_loss = (double *)sl__devpool_alloc(c->pool, (size_t)rows * sizeof(double), err);
-        if (!c->row_loss) st = err_status(err, SL_ENOMEM);
+        c->dzl = (float *)sl__devpool_alloc(
+            c->pool, (size_t)rows * (size_t)m->cfg.sizes[m->nlayers] * sizeof(float), err);
+        if (!c->row_loss || !c->dzl) st = err_status(err, SL_ENOMEM);
+    }
+    if (st == SL_OK && m->cfg.math == SL_MATH_BF16) { // the bfloat16 copies of the operands
+        const size_t r = (size_t)rows;
+        c->xbf =
+            (bf16 *)sl__devpool_alloc(c->pool, r * (size_t)m->cfg.sizes[0] * sizeof(bf16), err);
+        if (!c->xbf) st = err_status(err, SL_ENOMEM);
+        for (int l = 0; l + 1 < m->nlayers && st == SL_OK; l++) {
+            c->abf[l] = (bf16 *)sl__devpool_alloc(
+                c->pool, r * (size_t)m->cfg.sizes[l + 1] * sizeof(bf16), err);
+            if (!c->abf[l]) st = err_status(err, SL_ENOMEM);
+        }
+        for (int i = 0; i < 2 && st == SL_OK; i++) {
+            c->dzbf[i] = (bf16 *)sl__devpool_alloc(c->pool, r * (size_t)maxn * sizeof(bf16), err);
+            if (!c->dzbf[i]) st = err_status(err, SL_ENOMEM);
+        }
     }
     if (st == SL_OK) {
         const size_t n = (size_t)m->cfg.sizes[0], C = (size_t)m->cfg.sizes[m->nlayers];
@@ -833,6 +950,7 @@ static void cu_release(sl_mlp *m) {
         if (c->ev_bucket) cudaEventDestroy(c->ev_bucket);
         if (c->ev_join) cudaEventDestroy(c->ev_join);
         if (c->ev_upd) cudaEventDestroy(c->ev_upd);
+        if (c->ev_conv) cudaEventDestroy(c->ev_conv);
         for (int l = 0; l < SL__MLP_MAX_LAYERS; l++)
             if (c->ev_dw[l]) cudaEventDestroy(c->ev_dw[l]);
         if (c->side) cudaStreamDestroy(c->side);
@@ -848,8 +966,7 @@ static void cu_release(sl_mlp *m) {
             sl__devpool_free(c->pool, c->done);
             sl__devpool_free(c->pool, c->loss_seq);
             sl__devpool_free(c->pool, c->bpart);
-            sl__devpool_free(c->pool, c->hpart);
-            sl__devpool_free(c->pool, c->hlpart);
+            sl__devpool_free(c->pool, c->pbf);
             sl__devpool_free(c->pool, m->params);
             sl__devpool_free(c->pool, m->grads);
         }
@@ -875,11 +992,12 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_bucket, cudaEventDisableTiming));
     SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_join, cudaEventDisableTiming));
     SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_upd, cudaEventDisableTiming));
+    SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_conv, cudaEventDisableTiming));
     SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&c->early, cudaStreamNonBlocking));
     for (int l = 0; l < m->nlayers; l++)
         SL_CUDA_TRY(err, cudaEventCreateWithFlags(&c->ev_dw[l], cudaEventDisableTiming));
     const cublasMath_t math =
-        m->cfg.math == SL_MATH_FP32 ? CUBLAS_DEFAULT_MATH : CUBLAS_TF32_TENSOR_OP_MATH;
+        m->cfg.math == SL_MATH_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
     const sl__cublas_api *cb = c->cb = sl__cublas(err);
     if (!cb) return SL_ECUDA;
     SL_CUBLAS_TRY(err, cb, cb->create(&c->blas));
@@ -898,6 +1016,10 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     m->grads = (float *)sl__devpool_alloc(c->pool, bytes + sizeof(float), err); // + the loss
     if (!c->workspace || !c->workspace_side || !c->loss_sum || !c->done || !m->params || !m->grads)
         return err_status(err, SL_ENOMEM);
+    if (m->cfg.math == SL_MATH_BF16) {
+        c->pbf = (bf16 *)sl__devpool_alloc(c->pool, (size_t)m->nparams * sizeof(bf16), err);
+        if (!c->pbf) return err_status(err, SL_ENOMEM);
+    }
     c->loss_seq = (unsigned *)sl__devpool_alloc(c->pool, sizeof(unsigned), err);
     if (!c->loss_seq) return err_status(err, SL_ENOMEM);
     SL_CUDA_TRY(err, cudaHostAlloc((void **)&c->loss_ring, NLOSS * sizeof(loss_slot),
@@ -913,15 +1035,14 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     int nsm = 0;
     SL_CUDA_TRY(err, cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, m->dev.id));
     c->lf_blocks = 2 * (nsm > 0 ? nsm : 1);
+    int major = 0;
+    SL_CUDA_TRY(err, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, m->dev.id));
+    c->pdl = major >= 9;
     c->bpart = (double *)sl__devpool_alloc(
         c->pool, (size_t)c->lf_blocks * (SMALL_C + 1) * sizeof(double), err);
     if (!c->bpart) return err_status(err, SL_ENOMEM);
     if (head_fits(m)) {
         const int L = m->nlayers - 1, K = m->cfg.sizes[L], C = m->cfg.sizes[L + 1];
-        c->hpart = (float *)sl__devpool_alloc(
-            c->pool, (size_t)HD_BLOCKS * (size_t)(K * C + K + C) * sizeof(float), err);
-        c->hlpart = (double *)sl__devpool_alloc(c->pool, HD_BLOCKS * sizeof(double), err);
-        if (!c->hpart || !c->hlpart) return err_status(err, SL_ENOMEM);
         const int smem = K * C * (int)sizeof(float); // up to 64 KB: past the default 48
         if (C <= 8)
             SL_CUDA_TRY(err,
@@ -967,23 +1088,74 @@ static sl_status cu_sync(const sl_mlp *m, sl_err *err) {
     return SL_OK;
 }
 
-// C (col-major mm x nn, ldc) = op(A) op(B), in the model's math mode
+// C (col-major mm x nn, ldc, float32) = op(A) op(B), in the model's math mode: A and B are
+// float32 (FP32, TF32), or bfloat16 (BF16: the copies op_w, op_in and op_dz give), the sums
+// float32.
 static sl_status gemm(const sl_mlp *m, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                      int mm, int nn, int kk, const float *A, int lda, const float *B, int ldb,
+                      int mm, int nn, int kk, const void *A, int lda, const void *B, int ldb,
                       float *C, int ldc, sl_err *err) {
     const float alpha = 1.0f, beta = 0.0f;
-    cublasComputeType_t ct = m->cfg.math == SL_MATH_TF32   ? CUBLAS_COMPUTE_32F_FAST_TF32
-                             : m->cfg.math == SL_MATH_BF16 ? CUBLAS_COMPUTE_32F_FAST_16BF
-                                                           : CUBLAS_COMPUTE_32F;
+    const cublasComputeType_t ct =
+        m->cfg.math == SL_MATH_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    const cudaDataType in = m->cfg.math == SL_MATH_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     const sl__cublas_api *cb = impl_of(m)->cb;
     SL_CUBLAS_TRY(err, cb,
-                  cb->gemm_ex(h, ta, tb, mm, nn, kk, &alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb,
-                              &beta, C, CUDA_R_32F, ldc, ct, CUBLAS_GEMM_DEFAULT));
+                  cb->gemm_ex(h, ta, tb, mm, nn, kk, &alpha, A, in, lda, B, in, ldb, &beta, C,
+                              CUDA_R_32F, ldc, ct, CUBLAS_GEMM_DEFAULT));
     return SL_OK;
 }
 
 static int ld_of(const sl_tensor *t) {
     return (int)(t->strides[0] / (int64_t)sizeof(float));
+}
+
+// What a product reads, in the model's math mode (float32, or the bfloat16 copies): layer l's
+// weights; layer l's input (x for l = 0: its copy is packed, *ld gets the pitch in elements);
+// dz[i].
+static const void *op_w(const sl_mlp *m, int l) {
+    const cuda_impl *c = impl_of(m);
+    return c->pbf ? (const void *)(c->pbf + m->w_off[l]) : (const void *)(m->params + m->w_off[l]);
+}
+static const void *op_in(const sl_mlp *m, const sl_tensor *x, int l, int *ld) {
+    const cuda_impl *c = impl_of(m);
+    *ld = l == 0 && !c->pbf ? ld_of(x) : m->cfg.sizes[l];
+    if (l == 0) return c->pbf ? (const void *)c->xbf : x->data;
+    return c->pbf ? (const void *)c->abf[l - 1] : (const void *)c->act[l - 1];
+}
+static const void *op_dz(const cuda_impl *c, int i) {
+    return c->pbf ? (const void *)c->dzbf[i] : (const void *)c->dz[i];
+}
+
+// to_bf16_kernel's blocks for np parameters: one float4 a thread, at most 4 blocks an SM's worth
+static unsigned pblocks(int64_t np) {
+    const int64_t b = (np / 4 + 255) / 256;
+    return (unsigned)(b < 1 ? 1 : b > 132 * 8 ? 132 * 8 : b);
+}
+
+// BF16 mode, the start of a forward pass over x (B rows): x and the parameters into their
+// bfloat16 copies (the parameters may have changed since the last pass: an optimiser, a
+// set_params, an all-reduce write them in place). The input and the first layer's weights go
+// first, on the model's stream; in a capture the other layers' weights are converted on the side
+// stream meanwhile, and ev_conv marks them done (the product of layer 1 waits for it).
+static sl_status convert_operands(sl_mlp *m, const sl_tensor *x, int fork, sl_err *err) {
+    cuda_impl *c = impl_of(m);
+    const int64_t B = x->shape[0], n = m->cfg.sizes[0], ldx = ld_of(x);
+    const int64_t split = fork ? m->w_off[1] : m->nparams;
+    const int vec = n % 4 == 0 && ldx % 4 == 0 && split % 4 == 0 &&
+                    ((uintptr_t)x->data & 15) == 0 && ((uintptr_t)m->params & 15) == 0;
+    to_bf16_kernel<<<(unsigned)B + pblocks(split), 256, 0, c->stream>>>(
+        (const float *)x->data, ldx, (int)n, B, c->xbf, m->params, split, c->pbf, vec);
+    SL_CUDA_TRY(err, cudaGetLastError());
+    if (split == m->nparams) return SL_OK;
+    SL_CUDA_TRY(err, cudaEventRecord(c->ev_fork, c->stream));
+    SL_CUDA_TRY(err, cudaStreamWaitEvent(c->side, c->ev_fork, 0));
+    const int64_t rest = m->nparams - split;
+    const int vec1 = rest % 4 == 0 && (((uintptr_t)(m->params + split)) & 15) == 0;
+    to_bf16_kernel<<<pblocks(rest), 256, 0, c->side>>>(NULL, 0, 0, 0, NULL, m->params + split, rest,
+                                                       c->pbf + split, vec1);
+    SL_CUDA_TRY(err, cudaGetLastError());
+    SL_CUDA_TRY(err, cudaEventRecord(c->ev_conv, c->side));
+    return SL_OK;
 }
 
 // The last layer (n inputs, o outputs) forward goes through last_fwd_kernel: o narrow, and w
@@ -1018,28 +1190,29 @@ static void last_fwd(cuda_impl *c, const float *a, int64_t lda, const float *w, 
 
 // gw (n, C) = a^T @ dz; with da, da = (dz @ w^T) * act'(a) and db its column sums. C <= SMALL_C.
 static void last_bwd(cuda_impl *c, const float *dz, const float *a, int64_t lda, const float *w,
-                     int64_t B, int n, int C, int act, float *gw, float *da, float *db) {
+                     int64_t B, int n, int C, int act, float *gw, float *da, float *db, bf16 *dab) {
     const dim3 threads(32, LBWD_RG);
     const unsigned blocks = (unsigned)((n + 31) / 32);
     if (C <= 8)
         last_bwd_kernel<8>
-            <<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da, db);
+            <<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da, db, dab);
     else if (C <= 10)
         last_bwd_kernel<10>
-            <<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da, db);
+            <<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da, db, dab);
     else
         last_bwd_kernel<SMALL_C>
-            <<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da, db);
+            <<<blocks, threads, 0, c->stream>>>(dz, a, lda, w, B, n, C, act, gw, da, db, dab);
 }
 
 template <int CM>
 static void launch_head(const sl_mlp *m, cuda_impl *c, int64_t B, const float *y, int64_t ldy,
                         unsigned blocks) {
     const int L = m->nlayers - 1, K = m->cfg.sizes[L], C = m->cfg.sizes[L + 1];
-    head_kernel<CM><<<blocks, HD_THREADS, (size_t)K * C * sizeof(float), c->stream>>>(
-        c->act[L - 1], m->params + m->b_off[L - 1], m->cfg.activation, m->params + m->w_off[L],
-        m->params + m->b_off[L], B, K, C, c->act[L], y, ldy, 1.0f / (float)B, c->dz[1], c->hpart,
-        c->hlpart);
+    sl__launch_pdl(c->pdl, head_kernel<CM>, dim3(blocks), dim3(HD_THREADS),
+                   (size_t)K * C * sizeof(float), c->stream, c->act[L - 1],
+                   m->params + m->b_off[L - 1], m->cfg.activation, m->params + m->w_off[L],
+                   m->params + m->b_off[L], B, K, C, c->act[L], y, ldy, 1.0f / (float)B, c->dz[1],
+                   c->dzbf[1], c->dzl, c->row_loss);
 }
 
 static unsigned head_blocks(int64_t B) {
@@ -1048,7 +1221,8 @@ static unsigned head_blocks(int64_t B) {
 }
 
 // The head of a training step (head_fits): act[L-1] holds the previous layer's product; leaves
-// the log-probabilities in act[L], the previous layer's dz in dz[1], and the per-block sums.
+// the log-probabilities in act[L], the previous layer's dz in dz[1], the last layer's in dzl and
+// the row losses in row_loss.
 static void head(const sl_mlp *m, cuda_impl *c, int64_t B, const float *y, int64_t ldy) {
     const int C = m->cfg.sizes[m->nlayers];
     const unsigned blocks = head_blocks(B);
@@ -1058,6 +1232,28 @@ static void head(const sl_mlp *m, cuda_impl *c, int64_t B, const float *y, int64
         launch_head<10>(m, c, B, y, ldy, blocks);
     else
         launch_head<SMALL_C>(m, c, B, y, ldy, blocks);
+}
+
+template <int CM>
+static void launch_head_sums(const sl_mlp *m, cuda_impl *c, int64_t B, cudaStream_t s,
+                             loss_slot *ring) {
+    const int L = m->nlayers - 1, K = m->cfg.sizes[L], C = m->cfg.sizes[L + 1];
+    head_sums_kernel<CM><<<(unsigned)((K + 31) / 32 + 1), 32 * HS_RG, 0, s>>>(
+        c->act[L - 1], c->dzl, c->dz[1], c->row_loss, B, K, C, m->grads + m->w_off[L],
+        m->grads + m->b_off[L - 1], m->grads + m->b_off[L], c->loss_sum, m->grads + m->nparams,
+        ring, c->loss_seq);
+}
+
+// After head(), on s: the last layer's gw and db, the previous layer's db, the loss (sum, and the
+// batch mean in grads[nparams]) and, with ring, the loss's copy into the ring.
+static void head_sums(const sl_mlp *m, cuda_impl *c, int64_t B, cudaStream_t s, loss_slot *ring) {
+    const int C = m->cfg.sizes[m->nlayers];
+    if (C <= 8)
+        launch_head_sums<8>(m, c, B, s, ring);
+    else if (C <= 10)
+        launch_head_sums<10>(m, c, B, s, ring);
+    else
+        launch_head_sums<SMALL_C>(m, c, B, s, ring);
 }
 
 // Enqueues the forward pass over x (B rows). With y, also the loss (sum into c->loss_sum, batch
@@ -1072,6 +1268,13 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
     int lda = ld_of(x);
     const int use_head = y && head_fits(m);
     if (headed) *headed = use_head;
+    int conv_side = 0; // BF16: the side stream converts the upper weights (not yet joined)
+    if (c->pbf) {
+        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        SL_CUDA_TRY(err, cudaStreamIsCapturing(c->stream, &cs));
+        conv_side = cs == cudaStreamCaptureStatusActive && m->nlayers > 1;
+        SL_TRY(convert_operands(m, x, conv_side, err));
+    }
     for (int l = 0; l < m->nlayers; l++) {
         const int n = m->cfg.sizes[l], o = m->cfg.sizes[l + 1];
         const float *w = m->params + m->w_off[l], *b = m->params + m->b_off[l];
@@ -1088,21 +1291,29 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
             break;
         }
         // z^T (o, B) = w^T (o, n) @ a^T (n, B)
-        SL_TRY(gemm(m, c->blas, CUBLAS_OP_N, CUBLAS_OP_N, o, (int)B, n, w, o, a, lda, z, o, err));
+        if (l > 0 && conv_side) { // layer l's weights converted on the side
+            SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_conv, 0));
+            conv_side = 0;
+        }
+        int ld_in = 0;
+        const void *in = op_in(m, x, l, &ld_in);
+        SL_TRY(gemm(m, c->blas, CUBLAS_OP_N, CUBLAS_OP_N, o, (int)B, n, op_w(m, l), o, in, ld_in, z,
+                    o, err));
         if (use_head && l + 2 == m->nlayers) {
             // head_kernel adds the bias and applies the activation as it reads z
         } else if (l + 1 < m->nlayers) {
             if (o % 4 == 0 && (((uintptr_t)z | (uintptr_t)b) & 15) == 0)
-                bias_act4_kernel<<<blocks_for(B * o / 4, 256), 256, 0, c->stream>>>(
-                    (float4 *)z, (const float4 *)b, B * o / 4, o / 4, m->cfg.activation);
+                sl__launch_pdl(c->pdl, bias_act4_kernel, dim3(blocks_for(B * o / 4, 256)),
+                               dim3(256), 0, c->stream, (float4 *)z, (const float4 *)b, B * o / 4,
+                               o / 4, m->cfg.activation, c->abf[l]);
             else
-                bias_act_kernel<<<blocks_for(B * o, 256), 256, 0, c->stream>>>(z, b, B * o, o,
-                                                                               m->cfg.activation);
+                sl__launch_pdl(c->pdl, bias_act_kernel, dim3(blocks_for(B * o, 256)), dim3(256), 0,
+                               c->stream, z, b, B * o, o, m->cfg.activation, c->abf[l]);
         } else {
             const unsigned blocks = (unsigned)((B * 32 + 255) / 256);
             logsoftmax_xent_kernel<<<blocks, 256, 0, c->stream>>>(
                 z, b, B, o, y ? (const float *)y->data : NULL, y ? ld_of(y) : 0, 1.0f / (float)B,
-                c->dz[0], c->row_loss);
+                c->dz[0], c->row_loss, c->dzbf[0]);
             if (y) // the loss, and the last layer's bias gradient
                 loss_db_kernel<<<1, 256, 0, c->stream>>>(c->row_loss, B, o, c->dz[0], c->loss_sum,
                                                          m->grads + m->nparams,
@@ -1112,6 +1323,7 @@ static sl_status enqueue_forward(sl_mlp *m, const sl_tensor *x, const sl_tensor 
         a = z;
         lda = o;
     }
+    if (conv_side) SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, c->ev_conv, 0)); // joined back
     return SL_OK;
 }
 
@@ -1164,8 +1376,8 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_o
     cudaEvent_t side_last = NULL; // the side stream's last product, not yet waited for
     int top = m->nlayers - 1;     // the layer to start from
     int side_used = 0;            // work was queued on the side stream (to be joined back)
-    if (headed) {                 // the head's sums, beside the next product (they read only hpart)
-        const int L = top, K = m->cfg.sizes[L], C = m->cfg.sizes[L + 1];
+    if (headed) {                 // the head's sums over rows, beside the next product
+        const int L = top;
         cudaStream_t s = c->stream;
         if (fork) {
             SL_CUDA_TRY(err, cudaEventRecord(c->ev_fork, c->stream));
@@ -1173,11 +1385,7 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_o
             s = c->side;
             side_used = 1;
         }
-        const int n = K * C + K + C;
-        head_reduce_kernel<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(
-            c->hpart, c->hlpart, (int)head_blocks(B), K, C, B, m->grads + m->w_off[L],
-            m->grads + m->b_off[L - 1], m->grads + m->b_off[L], c->loss_sum, m->grads + m->nparams,
-            opt ? c->loss_ring_dev : NULL, c->loss_seq);
+        head_sums(m, c, B, s, opt ? c->loss_ring_dev : NULL);
         SL_CUDA_TRY(err, cudaGetLastError());
         if (L == 1 && c->mark_bucket) SL_TRY(mark_bucket(c, s, fork, err));
         if (L == 1 && opt) SL_TRY(update_upper(m, opt, fork, &side_used, err));
@@ -1198,7 +1406,7 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_o
                 side_last = NULL;
             }
             last_bwd(c, dz, a_prev, lda, w, B, n, o, m->cfg.activation, gw, da,
-                     da ? m->grads + m->b_off[l - 1] : NULL);
+                     da ? m->grads + m->b_off[l - 1] : NULL, da ? c->dzbf[1 - cur] : NULL);
             SL_CUDA_TRY(err, cudaGetLastError());
             if (l == 1 && c->mark_bucket) SL_TRY(mark_bucket(c, c->stream, fork, err));
             if (l == 1 && opt) SL_TRY(update_upper(m, opt, fork, &side_used, err));
@@ -1215,8 +1423,10 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_o
             SL_CUDA_TRY(err, cudaStreamWaitEvent(c->side, c->ev_fork, 0));
             side_used = 1;
         }
-        SL_TRY(gemm(m, on_side ? c->blas_side : c->blas, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B, dz,
-                    o, a_prev, lda, gw, o, err));
+        int ld_in = 0;
+        const void *in = op_in(m, x, l, &ld_in);
+        SL_TRY(gemm(m, on_side ? c->blas_side : c->blas, CUBLAS_OP_N, CUBLAS_OP_T, o, n, (int)B,
+                    op_dz(c, cur), o, in, ld_in, gw, o, err));
         if (on_side) SL_CUDA_TRY(err, cudaEventRecord(c->ev_dw[l], c->side));
         if (l == 1 && c->mark_bucket) SL_TRY(mark_bucket(c, fork ? c->side : c->stream, fork, err));
         if (l == 0) {
@@ -1226,11 +1436,13 @@ static sl_status enqueue_backward(sl_mlp *m, const sl_tensor *x, int64_t B, sl_o
         // da^T (n, B) = w (n, o) @ dz^T (o, B), then times act'(a_prev), and db of layer l-1
         if (side_last) SL_CUDA_TRY(err, cudaStreamWaitEvent(c->stream, side_last, 0));
         side_last = fork ? c->ev_dw[l] : NULL;
-        SL_TRY(gemm(m, c->blas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)B, o, w, o, dz, o, da, n, err));
+        SL_TRY(gemm(m, c->blas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)B, o, op_w(m, l), o,
+                    op_dz(c, cur), o, da, n, err));
         if (l == 1 && opt) SL_TRY(update_upper(m, opt, fork, &side_used, err));
         dim3 threads(32, AGDB_ROWS);
-        act_grad_db_kernel<<<(unsigned)((n + 31) / 32), threads, 0, c->stream>>>(
-            da, a_prev, B, n, m->cfg.activation, m->grads + m->b_off[l - 1]);
+        sl__launch_pdl(c->pdl, act_grad_db_kernel, dim3((unsigned)((n + 31) / 32)), threads, 0,
+                       c->stream, da, a_prev, B, n, m->cfg.activation, m->grads + m->b_off[l - 1],
+                       c->dzbf[1 - cur]);
         SL_CUDA_TRY(err, cudaGetLastError());
         cur = 1 - cur;
     }
@@ -1260,7 +1472,7 @@ static sl_status cu_loss_sum(sl_mlp *m, const sl_tensor *y, double *sum, sl_err 
     SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
     xent_rows_kernel<<<blocks_for(B, 128), 128, 0, c->stream>>>(
         c->act[m->nlayers - 1], B, m->cfg.sizes[m->nlayers], (const float *)y->data, ld_of(y), 0.0f,
-        NULL, c->row_loss);
+        NULL, c->row_loss, NULL);
     loss_reduce_kernel<<<1, 256, 0, c->stream>>>(c->row_loss, B, c->loss_sum, NULL);
     SL_CUDA_TRY(err, cudaGetLastError());
     SL_CUDA_TRY(
@@ -1275,7 +1487,7 @@ static sl_status cu_backward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y, 
     SL_CUDA_TRY(err, cudaSetDevice(m->dev.id));
     xent_rows_kernel<<<blocks_for(B, 128), 128, 0, c->stream>>>(
         c->act[m->nlayers - 1], B, m->cfg.sizes[m->nlayers], (const float *)y->data, ld_of(y),
-        1.0f / (float)B, c->dz[0], NULL);
+        1.0f / (float)B, c->dz[0], NULL, c->dzbf[0]);
     const int L = m->nlayers - 1;
     loss_db_kernel<<<1, 256, 0, c->stream>>>(NULL, B, m->cfg.sizes[m->nlayers], c->dz[0], NULL,
                                              NULL, m->grads + m->b_off[L]);
@@ -1304,7 +1516,7 @@ static sl_status enqueue_step(sl_mlp *m, const sl_tensor *x, const sl_tensor *y,
     SL_TRY(enqueue_forward(m, x, y, &headed, err));
     SL_TRY(enqueue_backward(m, x, x->shape[0], o, headed, err));
     if (!o) return SL_OK;
-    if (!headed) // head_reduce_kernel copied it
+    if (!headed) // head_sums_kernel copied it
         loss_out_kernel<<<1, 1, 0, c->stream>>>(m->grads + m->nparams, c->loss_ring_dev,
                                                 c->loss_seq);
     SL_CUDA_TRY(err, cudaGetLastError());

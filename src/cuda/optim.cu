@@ -17,6 +17,7 @@
 #include "core/alloc.h"
 #include "cuda/check.h"
 #include "cuda/kernels.h"
+#include "cuda/launch.h"
 #include "sluice/train.h"
 
 #include <stdint.h>
@@ -30,6 +31,7 @@ struct sl__cuda_optim_state {
     sl__cuda_optim_args *dev;  // device copy the kernels read
     cudaEvent_t done;          // recorded after the last queued update (outside captures)
     int recorded;
+    int pdl; // SGD and momentum updates start as the kernel before them ends (sl__launch_pdl)
 };
 
 __device__ __forceinline__ float sgd_one(float p, float g, float lr, float wd) {
@@ -40,6 +42,7 @@ __device__ __forceinline__ float sgd_one(float p, float g, float lr, float wd) {
 
 __global__ void sgd_kernel(float *p, const float *g, int64_t n, const sl__cuda_optim_args *args,
                            int vec) {
+    sl__pdl_wait();
     const float lr = args->lr, wd = args->wd;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     int64_t i0 = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
@@ -63,6 +66,7 @@ __global__ void sgd_kernel(float *p, const float *g, int64_t n, const sl__cuda_o
 
 __global__ void momentum_kernel(float *p, const float *g, float *buf, int64_t n,
                                 const sl__cuda_optim_args *args) {
+    sl__pdl_wait();
     const float lr = args->lr, wd = args->wd, mu = args->mu;
     const int nesterov = args->nesterov;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
@@ -118,6 +122,11 @@ extern "C" sl_status sl__cuda_optim_state_create(int device, const sl__cuda_opti
     s->sgd_static = initial->kind == SL_OPTIM_SGD;
     sl_status st = SL_OK;
     cudaError_t e = cudaSetDevice(device);
+    int major = 0;
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    // with static scalars no copy precedes an update, so its kernel follows a kernel directly
+    s->pdl = major >= 9 && s->sgd_static;
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaMalloc((void **)&s->dev, sizeof *s->dev);
     if (e == cudaSuccess &&
@@ -172,9 +181,11 @@ extern "C" sl_status sl__cuda_optim_update(sl__cuda_optim_state *s, float *p, co
     int64_t blocks64 = (work + 255) / 256;
     unsigned blocks = (unsigned)(blocks64 > 132 * 16 ? 132 * 16 : blocks64);
     if (s->kind == SL_OPTIM_SGD && !m)
-        sgd_kernel<<<blocks, 256, 0, st>>>(p, g, n, s->dev, vec);
+        sl__launch_pdl(s->pdl, sgd_kernel, dim3(blocks), dim3(256), 0, st, p, g, n,
+                       (const sl__cuda_optim_args *)s->dev, vec);
     else if (s->kind == SL_OPTIM_SGD)
-        momentum_kernel<<<blocks, 256, 0, st>>>(p, g, m, n, s->dev);
+        sl__launch_pdl(s->pdl, momentum_kernel, dim3(blocks), dim3(256), 0, st, p, g, m, n,
+                       (const sl__cuda_optim_args *)s->dev);
     else
         adam_kernel<<<blocks, 256, 0, st>>>(p, g, m, v, n, s->dev);
     SL_CUDA_TRY(err, cudaGetLastError());

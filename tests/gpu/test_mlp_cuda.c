@@ -121,7 +121,8 @@ static void compare_backends(const sl_mlp_config *cfg, int64_t B, int ld, const 
     sl_mlp_free(gpu);
 }
 
-/* graphs on/off: the same bits, through batch and buffer changes; TF32/BF16 close to FP32 */
+/* graphs on/off: the same bits, through batch and buffer changes (FP32 and BF16); TF32/BF16 close
+ * to FP32, also after the parameters are replaced (BF16's copies of them follow) */
 static void test_graphs_and_math(void) {
     sl_err err;
     sl_mlp_config cfg;
@@ -135,31 +136,40 @@ static void test_graphs_and_math(void) {
         to_device(x + i * 64 * n, 64, n, n, 0, &xo[i], &xv[i]);
         to_device(y + i * 64 * C, 64, C, C, 0, &yo[i], &yv[i]);
     }
-    sl_mlp *m[4] = {NULL, NULL, NULL, NULL}; /* graph fp32, eager fp32, tf32, bf16 */
-    for (int k = 0; k < 4; k++) {
+    enum { NM = 5 };
+    sl_mlp *m[NM] = {NULL, NULL, NULL, NULL,
+                     NULL}; /* graph fp32, eager fp32, tf32, bf16, eager bf16 */
+    for (int k = 0; k < NM; k++) {
         sl_mlp_config c = cfg;
-        c.cuda_graph = k != 1;
-        c.math = k == 2 ? SL_MATH_TF32 : k == 3 ? SL_MATH_BF16 : SL_MATH_FP32;
+        c.cuda_graph = k != 1 && k != 4;
+        c.math = k == 2 ? SL_MATH_TF32 : k >= 3 ? SL_MATH_BF16 : SL_MATH_FP32;
         CHECK_OK(sl_mlp_create(&c, sl_cuda(0), &m[k], &err), &err);
         if (!m[k]) return;
     }
     const int64_t P = sl_mlp_num_params(m[0]);
-    float *g[4];
-    for (int k = 0; k < 4; k++) g[k] = malloc(sizeof(float) * (size_t)P);
+    float *g[NM], *p = malloc(sizeof(float) * (size_t)P);
+    for (int k = 0; k < NM; k++) g[k] = malloc(sizeof(float) * (size_t)P);
     double worst_tf32 = 0, worst_bf16 = 0;
-    for (int step = 0; step < 4; step++) {
-        const int64_t B = sizes[step];
+    for (int step = 0; step < 5; step++) {
+        const int64_t B = sizes[step % 4];
         const int buf = step == 3;
+        if (step == 4) { /* new parameters for every model: w, b *= -0.8 */
+            CHECK_OK(sl_mlp_get_params(m[0], p, P, &err), &err);
+            for (int64_t i = 0; i < P; i++) p[i] *= -0.8f;
+            for (int k = 0; k < NM; k++) CHECK_OK(sl_mlp_set_params(m[k], p, P, &err), &err);
+        }
         sl_tensor xs, ys;
         CHECK_OK(sl_tensor_slice(&xv[buf], 0, 0, B, &xs, &err), &err);
         CHECK_OK(sl_tensor_slice(&yv[buf], 0, 0, B, &ys, &err), &err);
-        float loss[4];
-        for (int k = 0; k < 4; k++) {
+        float loss[NM];
+        for (int k = 0; k < NM; k++) {
             CHECK_OK(sl_mlp_loss_grad(m[k], &xs, &ys, &loss[k], &err), &err);
             CHECK_OK(sl_mlp_get_grads(m[k], g[k], P, &err), &err);
         }
         CHECK_MSG(memcmp(g[0], g[1], sizeof(float) * (size_t)P) == 0 && loss[0] == loss[1],
                   "step %d (B %lld): graph and plain launches differ", step, (long long)B);
+        CHECK_MSG(memcmp(g[3], g[4], sizeof(float) * (size_t)P) == 0 && loss[3] == loss[4],
+                  "step %d (B %lld): bf16 graph and plain launches differ", step, (long long)B);
         double t = rel_normwise(g[2], g[0], P), b = rel_normwise(g[3], g[0], P);
         worst_tf32 = t > worst_tf32 ? t : worst_tf32;
         worst_bf16 = b > worst_bf16 ? b : worst_bf16;
@@ -170,10 +180,11 @@ static void test_graphs_and_math(void) {
     printf("graphs: same bits over batch/buffer changes; gradients vs fp32: tf32 %.3g, bf16 %.3g "
            "(max |d| / max |g|)\n",
            worst_tf32, worst_bf16);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NM; k++) {
         free(g[k]);
         sl_mlp_free(m[k]);
     }
+    free(p);
     for (int i = 0; i < 2; i++) {
         sl_tensor_free(&xo[i]);
         sl_tensor_free(&yo[i]);

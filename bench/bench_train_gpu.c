@@ -4,7 +4,8 @@
  *   2. the all-reduce (average) of the seed's 1,863,690 gradients on 2 GPUs through sl_comm (one
  *      thread per GPU, as the trainer does) against plain NCCL (ncclAllReduce in a group call);
  *   3. scaling: 784-4096-4096-10 at batch 8192 per GPU on 1, 2, 4 ... GPUs, throughput ratio.
- *   4. the step's matrix products alone (cublasGemmEx against cuBLASLt's heuristic candidates).
+ *   4. the step's matrix products alone (cublasGemmEx against cuBLASLt's heuristic candidates), in
+ *      fp32, tf32 and bf16 (bfloat16 arrays, as BF16 models hand cuBLAS).
  * Usage: bench_train_gpu [steps-for-part-1 [quick]] (quick: parts 1 and 4 only), or
  * bench_train_gpu profile (a few steps, for ncu). Prints one line per figure. */
 #include "sluice/comm.h"
@@ -164,7 +165,8 @@ typedef struct gemm_shape {
 } gemm_shape;
 
 static double time_gemm_ex(cublasHandle_t h, const gemm_shape *g, cublasComputeType_t ct,
-                           const float *A, const float *B, float *C, cudaStream_t st) {
+                           cudaDataType in, const void *A, const void *B, float *C,
+                           cudaStream_t st) {
     const float one = 1.0f, zero = 0.0f;
     const int lda = g->ta == CUBLAS_OP_N ? g->m : g->k, ldb = g->tb == CUBLAS_OP_N ? g->k : g->n;
     cudaEvent_t e0, e1;
@@ -173,8 +175,8 @@ static double time_gemm_ex(cublasHandle_t h, const gemm_shape *g, cublasComputeT
     for (int rep = 0; rep < 2; rep++) {
         cudaEventRecord(e0, st);
         for (int i = 0; i < 200; i++)
-            cublasGemmEx(h, g->ta, g->tb, g->m, g->n, g->k, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F,
-                         ldb, &zero, C, CUDA_R_32F, g->m, ct, CUBLAS_GEMM_DEFAULT);
+            cublasGemmEx(h, g->ta, g->tb, g->m, g->n, g->k, &one, A, in, lda, B, in, ldb, &zero, C,
+                         CUDA_R_32F, g->m, ct, CUBLAS_GEMM_DEFAULT);
         cudaEventRecord(e1, st);
     }
     cudaEventSynchronize(e1);
@@ -214,13 +216,16 @@ static void bench_gemms(void) {
     cublasSetWorkspace(h, ws, ws_bytes);
     cublasLtHandle_t lt;
     cublasLtCreate(&lt);
-    for (int tf = 0; tf < 2; tf++) {
-        cublasSetMathMode(h, tf ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
-        const cublasComputeType_t ct = tf ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    /* fp32, tf32, and bf16 (bfloat16 arrays, as the model's BF16 mode hands cuBLAS) */
+    static const char *const mname[3] = {"fp32", "tf32", "bf16"};
+    for (int tf = 0; tf < 3; tf++) {
+        cublasSetMathMode(h, tf == 1 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+        const cublasComputeType_t ct = tf == 1 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        const cudaDataType in = tf == 2 ? CUDA_R_16BF : CUDA_R_32F;
         double sum_ex = 0, sum_best = 0;
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
             const gemm_shape *g = &shapes[si];
-            double ex = time_gemm_ex(h, g, ct, A, B, C, st);
+            double ex = time_gemm_ex(h, g, ct, in, A, B, C, st);
             /* cuBLASLt: the heuristic's candidates, each timed */
             cublasLtMatmulDesc_t op;
             cublasLtMatmulDescCreate(&op, ct, CUDA_R_32F);
@@ -231,8 +236,8 @@ static void bench_gemms(void) {
             const int br = g->tb == CUBLAS_OP_N ? g->k : g->n,
                       bc = g->tb == CUBLAS_OP_N ? g->n : g->k;
             cublasLtMatrixLayout_t la, lb, lc;
-            cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, (uint64_t)ar, (uint64_t)ac, ar);
-            cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, (uint64_t)br, (uint64_t)bc, br);
+            cublasLtMatrixLayoutCreate(&la, in, (uint64_t)ar, (uint64_t)ac, ar);
+            cublasLtMatrixLayoutCreate(&lb, in, (uint64_t)br, (uint64_t)bc, br);
             cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, (uint64_t)g->m, (uint64_t)g->n, g->m);
             cublasLtMatmulPreference_t pref;
             cublasLtMatmulPreferenceCreate(&pref);
@@ -276,7 +281,7 @@ static void bench_gemms(void) {
             sum_best += best < ex ? best : ex;
             printf("gemm  %s %-34s GemmEx %6.2f us | Lt #0 %6.2f us | best of %2d: #%d %6.2f us "
                    "(%.1f TFLOP/s)\n",
-                   tf ? "tf32" : "fp32", g->what, ex, first, nres, best_i, best,
+                   mname[tf], g->what, ex, first, nres, best_i, best,
                    2.0 * g->m * g->n * g->k / (best < ex ? best : ex) / 1e6);
             cublasLtMatmulPreferenceDestroy(pref);
             cublasLtMatrixLayoutDestroy(la);
@@ -285,7 +290,7 @@ static void bench_gemms(void) {
             cublasLtMatmulDescDestroy(op);
         }
         printf("gemm  %s: sum GemmEx %.1f us, sum best %.1f us (back to back, no gaps)\n",
-               tf ? "tf32" : "fp32", sum_ex, sum_best);
+               mname[tf], sum_ex, sum_best);
     }
     cublasLtDestroy(lt);
     cublasDestroy(h);

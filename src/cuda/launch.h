@@ -21,11 +21,12 @@ static inline dim3 sl__cuda_batch_grid(int64_t max_elems, int n) {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < (count);                  \
          e += (int64_t)gridDim.x * blockDim.x)
 
-/* Programmatic dependent launch (compute capability 9.0 on): a kernel launched with
- * sl__launch_pdl(1, ...) may start while the kernel before it on its stream is finishing; it
- * calls sl__pdl_wait() before it reads anything an earlier kernel wrote (the wait returns once
- * those kernels are complete and their writes visible; without the attribute it returns at once).
- * This hides the gap between two dependent kernels: ~0.3 us each on an H200. */
+/* Programmatic dependent launch (compute capability 9.0 on; sl__pdl_ok says whether a kernel can
+ * take it): a kernel launched with sl__launch_pdl(1, ...) may start while the kernel before it on
+ * its stream is finishing; it calls sl__pdl_wait() before it reads anything an earlier kernel wrote
+ * (the wait returns once those kernels are complete and their writes visible; without the attribute
+ * it returns at once). This hides the gap between two dependent kernels: ~0.3 us each on an H200.
+ */
 __device__ __forceinline__ void sl__pdl_wait(void) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -33,6 +34,22 @@ __device__ __forceinline__ void sl__pdl_wait(void) {
 }
 
 #ifdef __cplusplus
+/* Whether kernel may be launched early on the current device: compute capability 9.0 on, and the
+ * code that runs there was compiled for 9.0 on (a newer GPU that JIT-compiles the build's
+ * compute_75 PTX gets kernels without the wait, which must then wait for the kernel before them in
+ * full). */
+template <typename... P> static inline int sl__pdl_ok(void (*kernel)(P...)) {
+    int dev = 0, major = 0;
+    cudaFuncAttributes fa;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(&fa, (const void *)kernel) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return major >= 9 && fa.ptxVersion >= 90;
+}
+
 template <typename... P, typename... A>
 static inline cudaError_t sl__launch_pdl(int pdl, void (*kernel)(P...), dim3 grid, dim3 block,
                                          size_t smem, cudaStream_t stream, A... args) {

@@ -23,7 +23,7 @@
 // further: it adds the previous layer's bias and activation as it reads that layer's product (no
 // bias_act kernel there), and per row does the last layer's forward, loss terms and dz, and the
 // previous layer's dz = (dz @ w^T) * act' -- all that the next product (cuBLAS, da of the layer
-// before) waits for, a row or two per block over the whole GPU. The sums over rows (the last dw
+// before) waits for, a block per row (HD_RB) over the whole GPU. The sums over rows (the last dw
 // and db, the previous db, the loss) are head_sums_kernel's, on the second stream, beside that
 // product; it reads the activations and both dz the head wrote. A one-GPU
 // step with an optimiser updates in two parts, each as soon as nothing reads its weights any more:
@@ -132,7 +132,7 @@ struct cuda_impl {
     cudaEvent_t ev_conv;           // the weights from layer 1 up are converted (on the side stream)
     int64_t rows;                  // capacity in rows
     int graphs_off;                // a capture failed: plain launches from then on
-    int pdl;                       // programmatic dependent launches (compute capability >= 9)
+    int pdl;                       // programmatic dependent launches (sl__pdl_ok)
     graph_entry graphs[NGRAPHS];
     const void *seen[NSEEN][2]; // the last NSEEN (x, y) staged, round robin
     int seen_next;
@@ -614,8 +614,8 @@ __global__ void __launch_bounds__(32 * LBWD_RG)
 
 // ---- the training step's output head ------------------------------------------------------------
 // In a training step the narrow last layer's forward and backward are per row up to the product
-// the step waits for next (da of the layer before it), so one kernel does them, a row or two per
-// block across the whole GPU, and a second kernel, beside that product, makes the sums over rows.
+// the step waits for next (da of the layer before it), so one kernel does them, a block per row
+// across the whole GPU, and a second kernel, beside that product, makes the sums over rows.
 
 #define HD_THREADS 256 // head_kernel: thread t holds columns t + HD_THREADS * i (i < 4) of a row
 #define HD_KMAX    (4 * HD_THREADS)
@@ -1035,9 +1035,7 @@ static sl_status cu_init(sl_mlp *m, sl_err *err) {
     int nsm = 0;
     SL_CUDA_TRY(err, cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, m->dev.id));
     c->lf_blocks = 2 * (nsm > 0 ? nsm : 1);
-    int major = 0;
-    SL_CUDA_TRY(err, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, m->dev.id));
-    c->pdl = major >= 9;
+    c->pdl = sl__pdl_ok(act_grad_db_kernel); // the model's kernels share one build
     c->bpart = (double *)sl__devpool_alloc(
         c->pool, (size_t)c->lf_blocks * (SMALL_C + 1) * sizeof(double), err);
     if (!c->bpart) return err_status(err, SL_ENOMEM);
@@ -1150,7 +1148,7 @@ static sl_status convert_operands(sl_mlp *m, const sl_tensor *x, int fork, sl_er
     SL_CUDA_TRY(err, cudaEventRecord(c->ev_fork, c->stream));
     SL_CUDA_TRY(err, cudaStreamWaitEvent(c->side, c->ev_fork, 0));
     const int64_t rest = m->nparams - split;
-    const int vec1 = rest % 4 == 0 && (((uintptr_t)(m->params + split)) & 15) == 0;
+    const int vec1 = split % 4 == 0 && rest % 4 == 0 && ((uintptr_t)m->params & 15) == 0;
     to_bf16_kernel<<<pblocks(rest), 256, 0, c->side>>>(NULL, 0, 0, 0, NULL, m->params + split, rest,
                                                        c->pbf + split, vec1);
     SL_CUDA_TRY(err, cudaGetLastError());

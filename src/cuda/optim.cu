@@ -122,11 +122,8 @@ extern "C" sl_status sl__cuda_optim_state_create(int device, const sl__cuda_opti
     s->sgd_static = initial->kind == SL_OPTIM_SGD;
     sl_status st = SL_OK;
     cudaError_t e = cudaSetDevice(device);
-    int major = 0;
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
     // with static scalars no copy precedes an update, so its kernel follows a kernel directly
-    s->pdl = major >= 9 && s->sgd_static;
+    if (e == cudaSuccess) s->pdl = s->sgd_static && sl__pdl_ok(sgd_kernel);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaMalloc((void **)&s->dev, sizeof *s->dev);
     if (e == cudaSuccess &&

@@ -556,6 +556,24 @@ __global__ void __launch_bounds__(LF_WARPS * 32)
     if (t == 0) *done = 0; // for the next launch
 }
 
+// The end of last_bwd_kernel and head_sums_kernel: thread (x, ty) of a block over 32 columns adds
+// the RG row groups' partial sums part[.][c][x] of column j in group order -- gw's C classes and,
+// with want_db, db (slot CM) -- and writes gw (n, C) and db[j].
+template <int CM, int RG>
+__device__ void add_groups(const float (*part)[CM + 1][33], int x, int ty, int C, bool want_db,
+                           int64_t j, float *gw, float *db) {
+    for (int c = ty; c <= CM; c += RG) {
+        if (c < C || (c == CM && want_db)) {
+            float t = part[0][c][x];
+            for (int k = 1; k < RG; k++) t += part[k][c][x];
+            if (c == CM)
+                db[j] = t;
+            else
+                gw[j * C + c] = t;
+        }
+    }
+}
+
 // The backward of a layer of C <= SMALL_C outputs and n inputs: gw (n, C) = a^T @ dz, a (rows, n;
 // row pitch lda), dz (rows, C); with da: da (rows, n) = (dz @ w^T) * act'(a) and db (n,) its
 // column sums -- act_grad_db_kernel's result, without the (k = C) GEMM before it. Block (32,
@@ -599,17 +617,7 @@ __global__ void __launch_bounds__(32 * LBWD_RG)
         if (c < C) part[ty][c][x] = g[c];
     part[ty][CM][x] = sdb;
     __syncthreads();
-    if (j >= n) return;
-    for (int c = ty; c <= CM; c += LBWD_RG) {
-        if (c < C || (c == CM && da)) {
-            float t = part[0][c][x];
-            for (int k = 1; k < LBWD_RG; k++) t += part[k][c][x];
-            if (c == CM)
-                db[j] = t;
-            else
-                gw[(int64_t)j * C + c] = t;
-        }
-    }
+    if (j < n) add_groups<CM, LBWD_RG>(part, x, ty, C, da != NULL, j, gw, db);
 }
 
 // ---- the training step's output head ------------------------------------------------------------
@@ -807,17 +815,7 @@ __global__ void __launch_bounds__(32 * HS_RG)
     for (int c = 0; c < CM; c++) part[ty][c][x] = g[c];
     part[ty][CM][x] = sdb;
     __syncthreads();
-    if (k >= K) return;
-    for (int c = ty; c <= CM; c += HS_RG) {
-        if (c < C || c == CM) {
-            float s = part[0][c][x];
-            for (int u = 1; u < HS_RG; u++) s += part[u][c][x];
-            if (c == CM)
-                db_prev[k] = s;
-            else
-                gw[(int64_t)k * C + c] = s;
-        }
-    }
+    if (k < K) add_groups<CM, HS_RG>(part, x, ty, C, true, k, gw, db_prev);
 }
 
 // ---- buffers ------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 /* The CUDA backend of sl_mlp and sl_optim against the CPU backend: forward (log-probabilities),
  * loss and gradients within 1e-4 relative in fp32 (seed model and an odd-sized relu model with
  * strided input rows); CUDA graphs on and off give the same bits, also when the batch size and the
- * input buffers change; TF32/BF16 stay close; evaluation with device images and labels; and every
- * optimiser gives the CPU's bits on the GPU (state saved and restored across devices). */
+ * input buffers change; TF32/BF16 stay close (BF16 also off the seed's path); evaluation with
+ * device images and labels; and every optimiser gives the CPU's bits on the GPU (state saved and
+ * restored across devices). */
 #include "check.h"
 #include "gpu.h"
 #include "sluice/train.h"
@@ -193,6 +194,80 @@ static void test_graphs_and_math(void) {
     free(y);
 }
 
+/* BF16 off the seed's path: odd sizes (unaligned rows, the scalar conversions), strided input rows,
+ * a narrow last layer without the head, and a wide last layer (the log-softmax kernel's dz):
+ * graphs and plain launches give the same bits, and both stay close to fp32 (gradients and
+ * log-probabilities) over three steps on one batch (staged, captured in place, replayed) */
+static void test_bf16_shapes(void) {
+    static const struct {
+        int nsizes, sizes[5], ld;
+        sl_activation act;
+    } cases[2] = {{5, {37, 65, 130, 33, 7}, 40, SL_ACT_RELU}, {3, {37, 40, 24}, 37, SL_ACT_TANH}};
+    for (int ci = 0; ci < 2; ci++) {
+        sl_err err;
+        sl_mlp_config c;
+        memset(&c, 0, sizeof c);
+        c.nsizes = cases[ci].nsizes;
+        memcpy(c.sizes, cases[ci].sizes, sizeof c.sizes[0] * (size_t)c.nsizes);
+        c.activation = cases[ci].act;
+        c.seed = 5;
+        sl_mlp *m[3] = {NULL, NULL, NULL}; /* fp32 graph, bf16 graph, bf16 plain */
+        for (int k = 0; k < 3; k++) {
+            c.math = k ? SL_MATH_BF16 : SL_MATH_FP32;
+            c.cuda_graph = k != 2;
+            CHECK_OK(sl_mlp_create(&c, sl_cuda(0), &m[k], &err), &err);
+        }
+        if (!m[0] || !m[1] || !m[2]) return;
+        const int64_t B = 30, P = sl_mlp_num_params(m[0]);
+        const int n = c.sizes[0], C = c.sizes[c.nsizes - 1], ld = cases[ci].ld;
+        float *x = malloc(sizeof(float) * (size_t)(B * ld)), *y = malloc(sizeof(float) * B * C);
+        make_batch(x, B, n, ld, y, C, NULL);
+        sl_tensor xo, yo, xv, yv, lo;
+        to_device(x, B, n, ld, 0, &xo, &xv);
+        to_device(y, B, C, C, 0, &yo, &yv);
+        const int64_t lshape[2] = {B, C};
+        CHECK_OK(sl_tensor_alloc(&lo, SL_DTYPE_F32, sl_cuda(0), 2, lshape, NULL, &err), &err);
+        float *g[3], *lp[3];
+        for (int k = 0; k < 3; k++) {
+            g[k] = malloc(sizeof(float) * (size_t)P);
+            lp[k] = malloc(sizeof(float) * (size_t)(B * C));
+        }
+        for (int step = 0; step < 3; step++) {
+            float loss[3];
+            for (int k = 0; k < 3; k++) {
+                CHECK_OK(sl_mlp_loss_grad(m[k], &xv, &yv, &loss[k], &err), &err);
+                CHECK_OK(sl_mlp_get_grads(m[k], g[k], P, &err), &err);
+            }
+            CHECK_MSG(memcmp(g[1], g[2], sizeof(float) * (size_t)P) == 0 && loss[1] == loss[2],
+                      "case %d step %d: bf16 graph and plain launches differ", ci, step);
+            const double r = rel_normwise(g[1], g[0], P);
+            CHECK_MSG(r < 1e-1 && fabs(loss[1] - loss[0]) < 5e-2 * fabs(loss[0]),
+                      "case %d step %d: bf16 gradients %.3g off fp32, loss %g vs %g", ci, step, r,
+                      loss[1], loss[0]);
+        }
+        for (int k = 0; k < 3; k++) {
+            sl_tensor lh;
+            host_view(lp[k], B, C, C, &lh);
+            CHECK_OK(sl_mlp_predict(m[k], &xv, &lo, &err), &err);
+            CHECK_OK(sl_tensor_copy(&lh, &lo, NULL, &err), &err);
+        }
+        CHECK(memcmp(lp[1], lp[2], sizeof(float) * (size_t)(B * C)) == 0);
+        CHECK_MSG(rel_normwise(lp[1], lp[0], B * C) < 5e-2, "case %d: bf16 logprobs %.3g off", ci,
+                  rel_normwise(lp[1], lp[0], B * C));
+        for (int k = 0; k < 3; k++) {
+            free(g[k]);
+            free(lp[k]);
+            sl_mlp_free(m[k]);
+        }
+        sl_tensor_free(&xo);
+        sl_tensor_free(&yo);
+        sl_tensor_free(&lo);
+        free(x);
+        free(y);
+    }
+    printf("bf16 off the seed's path: graphs = plain launches, close to fp32\n");
+}
+
 static void test_evaluate(void) {
     sl_err err;
     sl_mlp *cpu = NULL, *gpu = NULL;
@@ -333,6 +408,7 @@ int main(void) {
     odd.cuda_graph = 0;
     compare_backends(&odd, 1, 37, "37-65-130-33-7 relu, B 1, no graph");
     test_graphs_and_math();
+    test_bf16_shapes();
     test_evaluate();
     test_optimisers();
     return check_done();

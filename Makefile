@@ -4,7 +4,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 HAVE_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1 || echo 0)
 
-.PHONY: all deps build check test test-asan test-tsan demo data clean bench format
+.PHONY: all deps build check test test-asan test-tsan demo data clean bench format python
 
 all: build
 
@@ -43,6 +43,11 @@ test-tsan: deps
 
 check: test test-asan test-tsan
 	@echo "check: plain, ASan+UBSan and TSan suites passed"
+
+# makes `import sluice` work for $(PYTHON) (docs/python.md)
+PYTHON ?= python3
+python: build
+	@scripts/install-python $(BUILD) $(PYTHON)
 
 data: build
 	@scripts/make-data $(BUILD)/sluice data

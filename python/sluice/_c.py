@@ -1,0 +1,247 @@
+"""The C library, through ctypes: where libsluice.so is found, and the public API's structs and
+functions (include/sluice/*.h). Nothing here is meant for users; the rest of the package wraps it.
+
+ctypes releases the GIL for the length of every call into the library, so a call that blocks
+(waiting for a batch, joining a pipeline's threads) lets other Python threads run."""
+
+import ctypes
+import os
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_bool, c_char, c_char_p, c_int, c_int64,
+                    c_size_t, c_uint, c_uint64, c_void_p)
+
+MAX_DIMS = 8
+LAYOUT_MAX = 8
+MAX_OUTPUTS = 16
+MAX_DEVICES = 64
+ERRMSG_MAX = 512
+
+# status codes (include/sluice/status.h)
+OK, EOF = 0, 1
+ENOMEM, EINVAL, EIO, EFORMAT, ENOTSUP, ECUDA, ENCCL, EMPI = -1, -2, -3, -4, -5, -6, -7, -8
+ENOENT, ECLOSED, ESTATE, ETIMEOUT, ECHECKSUM, ESYNTAX = -9, -10, -11, -12, -13, -14
+
+DEVICE_CPU, DEVICE_CUDA = 0, 1
+
+
+class Err(Structure):
+    _fields_ = [("status", c_int), ("msg", c_char * ERRMSG_MAX)]
+
+    @property
+    def text(self):
+        return self.msg.decode("utf-8", "replace")
+
+
+class Device(Structure):
+    _fields_ = [("kind", c_int), ("id", c_int)]
+
+
+class Tensor(Structure):
+    _fields_ = [("data", c_void_p), ("dtype", c_int), ("device", Device), ("ndim", c_int),
+                ("shape", c_int64 * MAX_DIMS), ("strides", c_int64 * MAX_DIMS),
+                ("layout", c_char * (LAYOUT_MAX + 1)), ("alloc", c_void_p)]
+
+
+class TList(Structure):
+    _fields_ = [("count", c_int), ("capacity", c_int), ("dtype", c_int), ("device", Device),
+                ("ndim", c_int), ("layout", c_char * (LAYOUT_MAX + 1)),
+                ("shapes", POINTER(c_int64)), ("data", POINTER(c_void_p)), ("buf", c_void_p),
+                ("buf_size", c_size_t), ("buf_used", c_size_t), ("pinned", c_bool)]
+
+
+class PipelineConfig(Structure):
+    _fields_ = [("batch_size", c_int), ("num_threads", c_int), ("device", Device),
+                ("seed", c_uint64), ("prefetch_cpu", c_int), ("prefetch_gpu", c_int)]
+
+
+class ReaderMeta(Structure):
+    _fields_ = [("epoch_size", c_int64), ("epoch_size_padded", c_int64),
+                ("number_of_shards", c_int), ("shard_id", c_int), ("pad_last_batch", c_bool),
+                ("stick_to_shard", c_bool)]
+
+
+class SourceInfo(Structure):
+    _fields_ = [("iteration", c_int64), ("idx_in_batch", c_int), ("sample", c_int64),
+                ("output", c_int)]
+
+
+SHAPE_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), POINTER(c_int), POINTER(c_int),
+                     POINTER(c_int64), POINTER(Err))
+FILL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), c_void_p, c_size_t, POINTER(Err))
+
+
+class Source(Structure):
+    _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p)]
+
+
+class PipelineBind(Structure):
+    _fields_ = [("name", c_char_p), ("value", c_char_p)]
+
+
+BUILD_FN = CFUNCTYPE(c_int, c_void_p, c_int, c_int, c_void_p, POINTER(Err))
+
+
+class IterConfig(Structure):
+    _fields_ = [("text", c_char_p), ("filename", c_char_p), ("nbinds", c_int),
+                ("binds", POINTER(PipelineBind)), ("build", BUILD_FN), ("prepare", BUILD_FN),
+                ("build_user", c_void_p), ("ndevices", c_int), ("devices", Device * MAX_DEVICES),
+                ("batch_size", c_int), ("num_threads", c_int), ("seed", c_uint64),
+                ("prefetch_cpu", c_int), ("prefetch_gpu", c_int), ("shard_offset", c_int),
+                ("total_shards", c_int), ("num_outputs", c_int),
+                ("output_map", c_char_p * MAX_OUTPUTS), ("reader_name", c_char_p),
+                ("size", c_int64), ("last_batch_policy", c_int), ("last_batch_padded", c_int),
+                ("prepare_first_batch", c_int), ("auto_reset", c_int), ("layout", c_int),
+                ("resume", c_char_p), ("resume_bytes", c_void_p), ("resume_size", c_size_t),
+                ("caller_releases", c_int)]
+
+
+class OpInfo(Structure):
+    _fields_ = [("name", c_char_p), ("doc", c_char_p), ("min_inputs", c_int),
+                ("max_inputs", c_int), ("devices", c_uint), ("is_reader", c_bool),
+                ("is_random", c_bool), ("no_copy", c_bool), ("num_args", c_int)]
+
+
+class OpArgInfo(Structure):
+    _fields_ = [("name", c_char_p), ("type", c_char_p), ("type_doc", c_char_p),
+                ("default", c_char_p), ("doc", c_char_p), ("choices", c_char_p),
+                ("required", c_bool), ("per_sample", c_bool)]
+
+
+LOG_FN = CFUNCTYPE(None, c_int, c_char_p, c_void_p)
+
+# name: (restype, argtypes)
+_API = {
+    "sl_version": (c_char_p, []),
+    "sl_status_str": (c_char_p, [c_int]),
+    "sl_status_name": (c_char_p, [c_int]),
+    "sl_log_set_callback": (None, [LOG_FN, c_void_p]),
+    "sl_dtype_size": (c_size_t, [c_int]),
+    # operator table
+    "sl_op_count": (c_int, []),
+    "sl_op_get": (c_int, [c_int, POINTER(OpInfo), POINTER(Err)]),
+    "sl_op_find": (c_int, [c_char_p, POINTER(OpInfo), POINTER(Err)]),
+    "sl_op_get_arg": (c_int, [c_char_p, c_int, POINTER(OpArgInfo), POINTER(Err)]),
+    "sl_op_num_common_args": (c_int, []),
+    "sl_op_common_arg": (c_int, [c_int, POINTER(OpArgInfo), POINTER(Err)]),
+    # tensors
+    "sl_tensor_alloc": (c_int, [POINTER(Tensor), c_int, Device, c_int, POINTER(c_int64),
+                                c_char_p, POINTER(Err)]),
+    "sl_tensor_free": (None, [POINTER(Tensor)]),
+    "sl_tensor_copy": (c_int, [POINTER(Tensor), POINTER(Tensor), c_void_p, POINTER(Err)]),
+    "sl_tensor_wrap": (c_int, [POINTER(Tensor), c_void_p, c_int, Device, c_int,
+                               POINTER(c_int64), c_char_p]),
+    # pipelines
+    "sl_pipeline_config_init": (None, [POINTER(PipelineConfig)]),
+    "sl_pipeline_create": (c_int, [POINTER(PipelineConfig), POINTER(c_void_p), POINTER(Err)]),
+    "sl_pipeline_free": (None, [c_void_p]),
+    "sl_pipeline_errmsg": (c_char_p, [c_void_p]),
+    "sl_pipeline_status": (c_int, [c_void_p]),
+    "sl_pipeline_op_begin": (c_void_p, [c_void_p, c_char_p]),
+    "sl_pipeline_op_input": (c_int, [c_void_p, c_int]),
+    "sl_pipeline_op_device": (c_int, [c_void_p, c_char_p]),
+    "sl_pipeline_op_arg": (c_int, [c_void_p, c_char_p, c_char_p]),
+    "sl_pipeline_op_arg_node": (c_int, [c_void_p, c_char_p, c_int]),
+    "sl_pipeline_op_end": (c_int, [c_void_p, POINTER(c_int), c_int, POINTER(c_int)]),
+    "sl_pipeline_transfer": (c_int, [c_void_p, c_int, c_int, POINTER(c_int)]),
+    "sl_pipeline_set_outputs": (c_int, [c_void_p, c_int, POINTER(c_int), POINTER(c_char_p)]),
+    "sl_pipeline_build": (c_int, [c_void_p]),
+    "sl_pipeline_add_source": (c_int, [c_void_p, c_char_p, POINTER(Source)]),
+    "sl_pipeline_next": (c_int, [c_void_p, POINTER(c_void_p)]),
+    "sl_pipeline_release": (None, [c_void_p, c_void_p]),
+    "sl_pipeline_max_held": (c_int, [c_void_p]),
+    "sl_pipeline_num_outputs": (c_int, [c_void_p]),
+    "sl_pipeline_output_name": (c_char_p, [c_void_p, c_int]),
+    "sl_pipeline_reader_meta": (c_int, [c_void_p, c_char_p, POINTER(ReaderMeta)]),
+    "sl_pipeline_save": (c_int, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
+    "sl_pipeline_restore": (c_int, [c_void_p, c_void_p, c_size_t]),
+    "sl_batch_size": (c_int, [c_void_p]),
+    "sl_batch_index": (c_int64, [c_void_p]),
+    "sl_batch_output": (POINTER(TList), [c_void_p, c_int]),
+    "sl_batch_tensor": (c_int, [c_void_p, c_int, POINTER(Tensor), POINTER(Err)]),
+    "sl_batch_key": (c_char_p, [c_void_p, c_int]),
+    # iterators
+    "sl_iter_config_init": (None, [POINTER(IterConfig)]),
+    "sl_iter_create": (c_int, [POINTER(IterConfig), POINTER(c_void_p), POINTER(Err)]),
+    "sl_iter_free": (None, [c_void_p]),
+    "sl_iter_errmsg": (c_char_p, [c_void_p]),
+    "sl_iter_next": (c_int, [c_void_p, POINTER(c_void_p)]),
+    "sl_iter_release": (None, [c_void_p, c_void_p]),
+    "sl_iter_max_held": (c_int, [c_void_p]),
+    "sl_iter_reset": (None, [c_void_p]),
+    "sl_iter_len": (c_int64, [c_void_p]),
+    "sl_iter_size": (c_int64, [c_void_p]),
+    "sl_iter_epoch": (c_int, [c_void_p]),
+    "sl_iter_step": (c_int64, [c_void_p]),
+    "sl_iter_num_devices": (c_int, [c_void_p]),
+    "sl_iter_device_batch": (c_int, [c_void_p]),
+    "sl_iter_num_outputs": (c_int, [c_void_p]),
+    "sl_iter_output_name": (c_char_p, [c_void_p, c_int]),
+    "sl_iter_pipeline": (c_void_p, [c_void_p, c_int]),
+    "sl_iter_shard": (c_int, [c_void_p, c_int, c_int, POINTER(Tensor), POINTER(Err)]),
+    "sl_iter_shard_list": (POINTER(TList), [c_void_p, c_int, c_int]),
+    "sl_iter_key": (c_char_p, [c_void_p, c_int, c_int]),
+    "sl_iter_save": (c_int, [c_void_p, c_void_p, c_size_t, POINTER(c_void_p),
+                             POINTER(c_size_t)]),
+    "sl_iter_resumed_extra": (c_void_p, [c_void_p, POINTER(c_size_t)]),
+}
+
+
+def _candidates():
+    env = os.environ.get("SLUICE_LIBRARY")
+    if env:
+        yield env
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, "_lib", "libsluice.so")
+    # a source checkout: python/sluice -> build/
+    yield os.path.join(here, "..", "..", "build", "libsluice.so")
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.path.exists(path):
+            lib = ctypes.CDLL(os.path.abspath(path))
+            break
+        tried.append(path)
+    else:
+        raise ImportError("sluice: libsluice.so not found (looked at %s); run `make python` in the "
+                          "source tree, or set SLUICE_LIBRARY to the library's path"
+                          % ", ".join(tried))
+    missing = []
+    for name, (res, args) in _API.items():
+        try:
+            f = getattr(lib, name)
+        except AttributeError:
+            missing.append(name)
+            continue
+        f.restype = res
+        f.argtypes = args
+    if missing:
+        raise ImportError("sluice: %s lacks %s (built from an older source tree?)"
+                          % (lib._name, ", ".join(missing)))
+    return lib
+
+
+lib = _load()
+libc = ctypes.CDLL(None)
+libc.free.argtypes = [c_void_p]
+libc.free.restype = None
+
+
+def s(text):
+    """A C string from text."""
+    return text.encode("utf-8") if isinstance(text, str) else text
+
+
+def u(raw):
+    """Text from a C string (None stays None)."""
+    return raw.decode("utf-8", "replace") if raw is not None else None
+
+
+def take_bytes(ptr, size):
+    """bytes from a malloc'd block, which is then freed."""
+    try:
+        return ctypes.string_at(ptr, size)
+    finally:
+        libc.free(ptr)
+
+

@@ -1,0 +1,318 @@
+"""fn.external_source with Python sources, as DALI's: a callable (called per batch, or per sample
+with ``batch=False``), an iterable or a generator (``next()`` per batch or per sample), or a
+generator function (called again at every start). A batch is a list of samples or one array whose
+first dimension is the batch; a sample is anything with the buffer protocol (numpy arrays, bytes,
+array.array) or a torch CPU tensor. With ``num_outputs=N`` the source returns N of them.
+
+The library asks a source for every sample's shape in order on the pipeline's CPU stage thread, then
+has it written into the batch on the pool's workers; here the first question of a batch calls the
+Python source, and the answers come from what it returned. An exception in the source fails the
+batch; ``Pipeline.run()`` raises SourceError with the original as its cause (StopIteration: the
+source is exhausted, run() raises StopIteration and ``reset()`` starts it again)."""
+
+import ctypes
+import inspect
+import itertools
+import threading
+from collections import namedtuple
+
+from . import _c, errors
+from . import types as _types
+
+SampleInfo = namedtuple("SampleInfo", "idx_in_epoch idx_in_batch iteration epoch_idx")
+BatchInfo = namedtuple("BatchInfo", "iteration epoch_idx")
+
+_counter = itertools.count()
+
+
+class _Sample:
+    """One sample as contiguous bytes, with its DALI type and shape."""
+
+    __slots__ = ("mv", "dtype", "shape", "keep", "addr")
+
+    def __init__(self, obj, what):
+        keep = obj
+        if hasattr(obj, "detach") and hasattr(obj, "numpy"):  # a torch tensor
+            obj = obj.detach().cpu().numpy()
+        if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
+            try:
+                import numpy
+                obj = numpy.ascontiguousarray(obj)
+            except ImportError:
+                pass
+        try:
+            mv = memoryview(obj)
+        except TypeError:
+            raise errors.InvalidArgumentError("%s: a %s is not array data (give numpy arrays, "
+                                              "bytes or anything with the buffer protocol)"
+                                              % (what, type(keep).__name__)) from None
+        if not mv.c_contiguous:
+            raise errors.InvalidArgumentError("%s: the data is not contiguous" % what)
+        fmt = mv.format.lstrip("@=<")
+        dtype = _types._FORMATS.get(fmt)
+        if dtype is None:
+            raise errors.InvalidArgumentError("%s: element format %r has no sluice type"
+                                              % (what, mv.format))
+        self.mv = mv.cast("B") if mv.nbytes else mv
+        self.dtype = dtype
+        self.shape = tuple(mv.shape)
+        self.keep = obj
+        iface = getattr(obj, "__array_interface__", None)
+        self.addr = iface["data"][0] if iface else 0
+
+
+def _split_batch(data, n, what):
+    """A batch: a list/tuple of samples, or one array with the batch as its first dimension."""
+    if isinstance(data, (list, tuple)):
+        samples = [_Sample(x, "%s sample %d" % (what, i)) for i, x in enumerate(data)]
+    else:
+        whole = _Sample(data, what)
+        if not whole.shape:
+            raise errors.InvalidArgumentError("%s: a batch needs a first (batch) dimension" % what)
+        count = whole.shape[0]
+        per = whole.mv.nbytes // count if count else 0
+        samples = []
+        for i in range(count):
+            s = _Sample.__new__(_Sample)
+            s.mv = whole.mv[i * per:(i + 1) * per]
+            s.dtype, s.shape, s.keep = whole.dtype, whole.shape[1:], whole.keep
+            s.addr = whole.addr + i * per if whole.addr else 0
+            samples.append(s)
+    if len(samples) != n:
+        raise errors.InvalidArgumentError("%s: %d samples, but the batch size is %d"
+                                          % (what, len(samples), n))
+    return samples
+
+
+def _arity(f):
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        return 1
+    n = 0
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty:
+            n += 1
+        elif p.kind == p.VAR_POSITIONAL:
+            return 1
+    return n
+
+
+class PySource:
+    """A Python source behind one fn.external_source: the library's sl_source callbacks."""
+
+    def __init__(self, source, num_outputs, batch, batch_info, cycle, label):
+        self.source = source
+        self.nout = num_outputs
+        self.batch = batch
+        self.batch_info = batch_info
+        self.cycle = cycle
+        self.label = label
+        self.name = "python_source_%d" % next(_counter)
+        self.exc = None
+        self._lock = threading.Lock()
+        if inspect.isgeneratorfunction(source):
+            self.kind = "genfunc"
+        elif callable(source) and not hasattr(source, "__next__"):
+            self.kind = "callable"
+            self._nargs = _arity(source)
+        elif hasattr(source, "__iter__") or hasattr(source, "__next__"):
+            self.kind = "iterable"
+        else:
+            raise errors.ArgumentTypeError("fn.external_source: source must be a callable, an "
+                                           "iterable or a generator, not %s"
+                                           % type(source).__name__)
+        self._shape_cb = _c.SHAPE_FN(self._shape)
+        self._fill_cb = _c.FILL_FN(self._fill)
+        self._struct = _c.Source(self._shape_cb, self._fill_cb, None)
+        self._batches = {}
+
+    def attach(self, p):
+        """Registers the source with C pipeline p (which is about to be built): starts afresh."""
+        self._start()
+        errors.check(_c.lib.sl_pipeline_add_source(p, _c.s(self.name), ctypes.byref(self._struct)),
+                     None, "fn.external_source")
+
+    def _start(self):
+        self.exc = None
+        self._batches = {}
+        self._epoch = 0
+        self._epoch_start = 0
+        if self.kind == "genfunc":
+            self._it = self.source()
+        elif self.kind == "iterable":
+            self._it = iter(self.source)
+
+    def _next(self):
+        try:
+            return next(self._it)
+        except StopIteration:
+            if self.cycle in (True, "quiet") and self.kind != "callable":
+                self._it = self.source() if self.kind == "genfunc" else iter(self.source)
+                self._epoch += 1
+                return next(self._it)
+            raise
+
+    def _produce(self, info, bs):
+        """The outputs of batch info.iteration: per output, the list of its samples."""
+        it = info.iteration
+        what = "batch %d" % it
+        if self.batch:
+            if self.kind == "callable":
+                if self._nargs == 0:
+                    data = self.source()
+                elif self.batch_info:
+                    data = self.source(BatchInfo(it, self._epoch))
+                else:
+                    data = self.source(it)
+            else:
+                data = self._next()
+            outs = self._per_output(data, what)
+            return [_split_batch(o, bs, "%s%s" % (what, self._out(k))) for k, o in enumerate(outs)]
+        cols = [[] for _ in range(self.nout)]
+        for i in range(bs):
+            if self.kind == "callable":
+                idx = it * bs + i
+                data = (self.source() if self._nargs == 0 else
+                        self.source(SampleInfo(idx - self._epoch_start, i, it, self._epoch)))
+            else:
+                data = self._next()
+            for k, o in enumerate(self._per_output(data, "%s sample %d" % (what, i))):
+                cols[k].append(_Sample(o, "%s sample %d%s" % (what, i, self._out(k))))
+        return cols
+
+    def _out(self, k):
+        return " output %d" % k if self.nout > 1 else ""
+
+    def _per_output(self, data, what):
+        if self.nout == 1:
+            return [data]
+        if not isinstance(data, (list, tuple)) or len(data) != self.nout:
+            raise errors.InvalidArgumentError("%s: num_outputs=%d, but the source returned %s"
+                                              % (what, self.nout, type(data).__name__))
+        return list(data)
+
+    def _fail(self, exc, err):
+        if self.exc is None:
+            self.exc = exc
+        if isinstance(exc, StopIteration):
+            msg = b"the source is exhausted (StopIteration)"
+        else:
+            msg = ("%s: %s" % (type(exc).__name__, exc)).encode("utf-8", "replace")
+        err.contents.msg = msg[:_c.ERRMSG_MAX - 1]
+        err.contents.status = _c.EINVAL
+        return _c.EINVAL
+
+    def _shape(self, user, info_p, dtype_p, ndim_p, shape_p, err):
+        from . import pipeline
+        pipeline._local.in_callback = True
+        try:
+            info = info_p.contents
+            if self.exc is not None:
+                return self._fail(self.exc, err)
+            entry = self._batches.get(info.iteration)
+            if entry is None:
+                bs = self._batch_size
+                entry = self._batches[info.iteration] = [self._produce(info, bs), 0]
+            s = entry[0][info.output][info.idx_in_batch]
+            dtype_p[0] = _types.to_sl(s.dtype)
+            ndim_p[0] = len(s.shape)
+            if len(s.shape) > _c.MAX_DIMS:
+                raise errors.InvalidArgumentError("a sample with %d dimensions (at most %d)"
+                                                  % (len(s.shape), _c.MAX_DIMS))
+            for d, x in enumerate(s.shape):
+                shape_p[d] = x
+            return _c.OK
+        except BaseException as e:  # noqa: B902 -- it goes back to the caller of run()
+            return self._fail(e, err)
+        finally:
+            pipeline._local.in_callback = False
+
+    def _fill(self, user, info_p, dst, nbytes, err):
+        from . import pipeline
+        pipeline._local.in_callback = True
+        try:
+            info = info_p.contents
+            entry = self._batches[info.iteration]
+            s = entry[0][info.output][info.idx_in_batch]
+            if s.mv.nbytes != nbytes:
+                raise errors.InvalidArgumentError("sample of %d bytes, the batch has room for %d"
+                                                  % (s.mv.nbytes, nbytes))
+            if nbytes and s.addr:
+                ctypes.memmove(dst, s.addr, nbytes)
+            elif nbytes:
+                buf = ((ctypes.c_char * nbytes).from_buffer_copy(s.mv) if s.mv.readonly else
+                       (ctypes.c_char * nbytes).from_buffer(s.mv))
+                ctypes.memmove(dst, buf, nbytes)
+            with self._lock:
+                entry[1] += 1
+                if entry[1] == self._batch_size * self.nout:
+                    del self._batches[info.iteration]
+            return _c.OK
+        except BaseException as e:  # noqa: B902
+            return self._fail(e, err)
+        finally:
+            pipeline._local.in_callback = False
+
+
+_ES_ARGS = ("source", "num_outputs", "batch", "batch_info", "cycle", "dtype", "ndim", "layout",
+            "name", "device", "parallel", "no_copy", "prefetch_queue_depth", "blocking",
+            "cuda_stream", "use_copy_kernel", "repeat_last")
+
+
+def external_source_call(schema):
+    from .fn import _call  # the generic op call, once the per-op argument check is done here
+
+    def external_source(source=None, num_outputs=None, *, batch=True, batch_info=False,
+                        cycle=None, dtype=None, ndim=None, layout=None, name=None, device="cpu",
+                        parallel=False, no_copy=None, prefetch_queue_depth=None, blocking=None,
+                        cuda_stream=None, use_copy_kernel=None, repeat_last=False):
+        """DALI's fn.external_source with a Python source (see sluice.external)."""
+        from .pipeline import current
+        where = "fn.external_source"
+        pipe = current()
+        if pipe is None:
+            raise errors.StateError("%s called outside a pipeline definition" % where)
+        if source is None:
+            raise errors.ArgumentTypeError("%s: give a source (a callable, iterable or "
+                                           "generator); sluice has no feed_input" % where)
+        if parallel:
+            raise errors.NotSupportedError("%s: parallel=True (sources run in the pipeline's "
+                                           "process, on its CPU stage thread)" % where)
+        if repeat_last:
+            raise errors.NotSupportedError("%s: repeat_last=True" % where)
+        if cycle not in (None, False, True, "no", "quiet", "raise"):
+            raise errors.InvalidArgumentError("%s: cycle=%r (False, True, 'quiet' or 'raise')"
+                                              % (where, cycle))
+        if cycle == "no":
+            cycle = False
+        if device not in ("cpu", "gpu"):
+            raise errors.InvalidArgumentError("%s: device=%r (cpu or gpu)" % (where, device))
+        if num_outputs is not None and (not isinstance(num_outputs, int) or num_outputs < 1):
+            raise errors.InvalidArgumentError("%s: num_outputs=%r" % (where, num_outputs))
+        nout = num_outputs or 1
+        src = PySource(source, nout, bool(batch), bool(batch_info), cycle,
+                       name or "external_source")
+        src._batch_size = pipe.batch_size
+        g = pipe._graph
+        if pipe.batch_size < 1:
+            raise errors.InvalidArgumentError("%s: the pipeline needs a batch_size" % where)
+        g.sources.append(src)
+        kw = {"source": src.name, "batch": bool(batch)}
+        if num_outputs is not None:
+            kw["num_outputs"] = nout
+        if dtype is not None:
+            kw["dtype"] = dtype
+        if ndim is not None:
+            kw["ndim"] = ndim
+        if layout is not None:
+            kw["layout"] = layout
+        if name is not None:
+            kw["name"] = name
+        out = _call(schema, (), kw)
+        if device == "gpu":
+            out = [o.gpu() for o in out] if isinstance(out, list) else out.gpu()
+        return out
+
+    external_source.schema = schema
+    return external_source

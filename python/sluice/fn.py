@@ -1,0 +1,190 @@
+"""``sluice.fn``: every operator of the library, as DALI's ``nvidia.dali.fn`` has them
+(``fn.readers.caffe2``, ``fn.decoders.image``, ``fn.crop_mirror_normalize``, ``fn.random.coin_flip``,
+...). The functions are made at import time from the library's own operator table (the one
+``sluice ops`` prints), so names, arguments, types and defaults are the library's; an op called with
+an argument it does not take, or a value of the wrong type, raises TypeError naming both, and a
+value the op refuses raises ValueError, at the line that called it."""
+
+import difflib
+import inspect
+import sys
+
+from . import _c, errors
+from .external import external_source_call
+from .pipeline import DataNode, _OpRecord, _literal, _type_ok, current
+
+
+class _Arg:
+    __slots__ = ("name", "type", "type_doc", "default", "doc", "choices", "required", "per_sample")
+
+    def __init__(self, a):
+        self.name = _c.u(a.name)
+        self.type = _c.u(a.type)
+        self.type_doc = _c.u(a.type_doc)
+        self.default = _c.u(a.default)
+        self.doc = _c.u(a.doc) or ""
+        self.choices = _c.u(a.choices)
+        self.required = bool(a.required)
+        self.per_sample = bool(a.per_sample)
+
+
+class OpSchema:
+    """An operator as the library describes it."""
+
+    def __init__(self, info, args, common):
+        self.name = _c.u(info.name)
+        self.doc = _c.u(info.doc) or ""
+        self.min_inputs, self.max_inputs = info.min_inputs, info.max_inputs
+        self.devices = [d for bit, d in ((_c_bits[0], "cpu"), (_c_bits[1], "mixed"),
+                                         (_c_bits[2], "gpu")) if info.devices & bit]
+        self.is_reader, self.is_random = bool(info.is_reader), bool(info.is_random)
+        self.args = {a.name: a for a in args}
+        self.common = {a.name: a for a in common if a.name not in self.args}
+
+    def __repr__(self):
+        return "OpSchema(%r)" % self.name
+
+
+_c_bits = (1, 2, 4)
+
+
+def _read_table():
+    err = _c.Err()
+    common = []
+    for i in range(_c.lib.sl_op_num_common_args()):
+        a = _c.OpArgInfo()
+        errors.check(_c.lib.sl_op_common_arg(i, a, err), err)
+        common.append(_Arg(a))
+    ops = []
+    for i in range(_c.lib.sl_op_count()):
+        info = _c.OpInfo()
+        errors.check(_c.lib.sl_op_get(i, info, err), err)
+        args = []
+        for k in range(info.num_args):
+            a = _c.OpArgInfo()
+            errors.check(_c.lib.sl_op_get_arg(info.name, k, a, err), err)
+            args.append(_Arg(a))
+        ops.append(OpSchema(info, args, common))
+    return ops
+
+
+def _call(schema, inputs, kwargs):
+    where = "fn." + schema.name
+    pipe = current()
+    if pipe is None:
+        raise errors.StateError("%s called outside a pipeline definition (inside a @pipeline_def "
+                                "function, or `with pipe:`)" % where)
+    g = pipe._graph
+    flat = []
+    for x in inputs:
+        flat.extend(x if isinstance(x, (list, tuple)) else [x])
+    for k, x in enumerate(flat):
+        g.check_node(x, "%s: input %d" % (where, k))
+    n = len(flat)
+    if not schema.min_inputs <= n <= schema.max_inputs:
+        want = (str(schema.min_inputs) if schema.min_inputs == schema.max_inputs
+                else "%d to %d" % (schema.min_inputs, schema.max_inputs))
+        raise errors.ArgumentTypeError("%s takes %s input%s, got %d" % (
+            where, want, "" if want == "1" else "s", n))
+    device = kwargs.pop("device", None)
+    if device is not None and device not in ("cpu", "mixed", "gpu"):
+        raise errors.InvalidArgumentError("%s: device=%r (cpu, mixed or gpu)" % (where, device))
+    if device is not None and device not in schema.devices:
+        raise errors.InvalidArgumentError("%s: device=%r, but it runs on %s" % (
+            where, device, ", ".join(schema.devices)))
+    instance = kwargs.pop("name", None)
+    if instance is not None and not isinstance(instance, str):
+        raise errors.ArgumentTypeError("%s: name=%r (a string)" % (where, instance))
+    args, arg_nodes = [], []
+    for key, v in kwargs.items():
+        a = schema.args.get(key) or schema.common.get(key)
+        if a is None:
+            names = list(schema.args) + list(schema.common)
+            close = difflib.get_close_matches(key, names, 1)
+            raise errors.ArgumentTypeError("%s got an unexpected argument '%s'%s" % (
+                where, key, "; did you mean '%s'?" % close[0] if close else ""))
+        what = "%s: argument '%s'" % (where, key)
+        if isinstance(v, DataNode):
+            if not a.per_sample:
+                raise errors.ArgumentTypeError("%s takes %s, not an op output (it is not a "
+                                               "per-sample argument)" % (what, a.type_doc))
+            g.check_node(v, what)
+            arg_nodes.append((key, v))
+            continue
+        if v is None:
+            continue  # the default, as DALI
+        if not _type_ok(a.type, v):
+            raise errors.ArgumentTypeError("%s takes %s, got %s %r" % (
+                what, a.type_doc, type(v).__name__, v))
+        args.append((key, _literal(v, what)))
+    given = set(kwargs)
+    for a in schema.args.values():
+        if a.required and a.name not in given:
+            raise errors.ArgumentTypeError("%s: missing required argument '%s' (%s)" % (
+                where, a.name, a.type_doc))
+    rec = _OpRecord(schema.name, flat, device, args, arg_nodes, instance)
+    nodes = g.add_op(rec)
+    if schema.is_reader:
+        g.readers.append((instance or schema.name, rec))
+    return nodes[0] if len(nodes) == 1 else nodes
+
+
+def _make(schema):
+    def op(*inputs, **kwargs):
+        return _call(schema, inputs, kwargs)
+
+    short = schema.name.rsplit(".", 1)[-1]
+    op.__name__ = short
+    op.__qualname__ = schema.name
+    op.__module__ = __name__
+    lines = [schema.doc, "", "Runs on: %s." % ", ".join(schema.devices), "", "Arguments:"]
+    params = [inspect.Parameter("inputs", inspect.Parameter.VAR_POSITIONAL)]
+    extra = [a for k, a in schema.common.items() if k not in schema.args]
+    for a in list(schema.args.values()) + extra:
+        default = "required" if a.required else "default %s" % (a.default or "None")
+        lines.append("  %s (%s%s; %s): %s" % (a.name, a.type_doc,
+                                               ", per-sample" if a.per_sample else "", default,
+                                               a.doc))
+        params.append(inspect.Parameter(a.name, inspect.Parameter.KEYWORD_ONLY,
+                                        default=inspect.Parameter.empty if a.required else None))
+    op.__doc__ = "\n".join(lines)
+    op.__signature__ = inspect.Signature(params)
+    op.schema = schema
+    return op
+
+
+class _Namespace:
+    """fn.readers, fn.decoders, fn.random: ops grouped by the first part of their name."""
+
+    def __init__(self, name):
+        self.__name__ = name
+
+    def __repr__(self):
+        return "<sluice.fn namespace %s: %s>" % (self.__name__, ", ".join(
+            k for k in vars(self) if not k.startswith("_")))
+
+
+schemas = {}
+_module = sys.modules[__name__]
+for _schema in _read_table():
+    schemas[_schema.name] = _schema
+    _f = external_source_call(_schema) if _schema.name == "external_source" else _make(_schema)
+    _parts = _schema.name.split(".")
+    _target = _module
+    for _p in _parts[:-1]:
+        _ns = getattr(_target, _p, None)
+        if _ns is None:
+            _ns = _Namespace(_p)
+            setattr(_target, _p, _ns)
+        _target = _ns
+    setattr(_target, _parts[-1], _f)
+del _schema, _f, _parts, _target, _p, _module
+try:
+    del _ns
+except NameError:
+    pass
+
+
+def op_names():
+    """Every operator's name, as `sluice ops` lists them."""
+    return sorted(schemas)

@@ -1,0 +1,770 @@
+"""Pipelines defined in Python, as in DALI: ``@pipeline_def`` functions are *traced* -- called with
+symbolic DataNodes, so helper functions, loops, closures and conditionals on Python values all
+work -- and every op call goes straight to the C builder of a scratch pipeline, so a bad argument
+fails at the line that wrote it. The recorded graph is then replayed into as many real pipelines
+as are needed (one per device for the iterators)."""
+
+import ctypes
+import functools
+import inspect
+import math
+import os
+import threading
+import weakref
+from ctypes import byref, c_int, c_void_p
+
+from . import _c, errors
+from . import types as _types
+from .tensors import from_c_list
+
+_local = threading.local()
+
+
+def _stack():
+    st = getattr(_local, "stack", None)
+    if st is None:
+        st = _local.stack = []
+    return st
+
+
+def current():
+    """The pipeline being defined on this thread (inside `with pipe:` or a pipeline_def call)."""
+    st = _stack()
+    return st[-1] if st else None
+
+
+# ---- graph nodes ---------------------------------------------------------------------------------
+
+
+class DataNode:
+    """A symbolic output of an op in a pipeline being defined (DALI's DataNode)."""
+
+    __slots__ = ("_graph", "_id", "_gpu", "name", "__weakref__")
+
+    def __init__(self, graph, ident, gpu, name):
+        self._graph = graph
+        self._id = ident
+        self._gpu = gpu
+        self.name = name
+
+    @property
+    def device(self):
+        return "gpu" if self._gpu else "cpu"
+
+    def gpu(self):
+        """This data on the GPU (a copy made by the pipeline; on a CPU pipeline the same data)."""
+        return self._graph.transfer(self, _c.DEVICE_CUDA)
+
+    def cpu(self):
+        return self._graph.transfer(self, _c.DEVICE_CPU)
+
+    def __repr__(self):
+        return "DataNode(name=%r, device=%r)" % (self.name, self.device)
+
+    def __bool__(self):
+        raise TypeError("%s is data that exists only when the pipeline runs: it has no truth "
+                        "value at definition time (branch on Python values, not on op outputs)"
+                        % self.name)
+
+    def __iter__(self):
+        raise TypeError("%s is one op output: it cannot be unpacked or iterated" % self.name)
+
+    # arithmetic: the `arithmetic` op, as DALI's expressions
+    def _arith(self, other, op, left=False):
+        from . import fn
+        if isinstance(other, DataNode):
+            a, b = (other, self) if left else (self, other)
+            return fn.arithmetic(a, b, op=op)
+        if isinstance(other, bool) or not isinstance(other, (int, float)):
+            try:
+                other = float(other) if not isinstance(other, int) else other
+            except (TypeError, ValueError):
+                return NotImplemented
+        ctype = "int32" if isinstance(other, int) and not isinstance(other, bool) else "float32"
+        return fn.arithmetic(self, op=op, constant=float(other), constant_type=ctype,
+                             constant_left=left)
+
+    def __add__(self, o):
+        return self._arith(o, "add")
+
+    def __radd__(self, o):
+        return self._arith(o, "add", True)
+
+    def __sub__(self, o):
+        return self._arith(o, "sub")
+
+    def __rsub__(self, o):
+        return self._arith(o, "sub", True)
+
+    def __mul__(self, o):
+        return self._arith(o, "mul")
+
+    def __rmul__(self, o):
+        return self._arith(o, "mul", True)
+
+    def __truediv__(self, o):
+        return self._arith(o, "fdiv")
+
+    def __rtruediv__(self, o):
+        return self._arith(o, "fdiv", True)
+
+    def __neg__(self):
+        from . import fn
+        return fn.arithmetic(self, op="minus")
+
+    def __pos__(self):
+        return self
+
+
+# ---- argument values -----------------------------------------------------------------------------
+
+
+def _literal(v, what):
+    """v in pipeline syntax (what the C builder reads)."""
+    if v is None:
+        return "None"
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, (_types.DALIDataType, _types.DALIImageType, _types.DALIInterpType)):
+        return "types." + v.name
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise errors.InvalidArgumentError("%s: %r is not a finite number" % (what, v))
+        return repr(v)
+    if isinstance(v, str):
+        if '"' not in v:
+            return '"%s"' % v
+        if "'" not in v:
+            return "'%s'" % v
+        raise errors.InvalidArgumentError("%s: a string with both kinds of quote" % what)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_literal(x, what) for x in v) + "]"
+    if hasattr(v, "tolist"):  # numpy arrays and scalars
+        return _literal(v.tolist(), what)
+    if hasattr(v, "__index__"):
+        return str(v.__index__())
+    if hasattr(v, "__float__"):
+        return _literal(float(v), what)
+    raise errors.ArgumentTypeError("%s: cannot pass a %s" % (what, type(v).__name__))
+
+
+def _is_int(v):
+    return (isinstance(v, int) and not isinstance(v, bool)) or (
+        hasattr(v, "__index__") and not isinstance(v, (bool, float)) and not hasattr(v, "lower"))
+
+
+def _is_num(v):
+    return _is_int(v) or isinstance(v, float) or (
+        hasattr(v, "__float__") and not isinstance(v, (bool, str)))
+
+
+def _flat(v):
+    if hasattr(v, "tolist") and not isinstance(v, (list, tuple)):
+        v = v.tolist()
+    return v
+
+
+def _type_ok(kind, v):
+    """Does v fit an argument of this schema type? (the C side checks ranges and choices)"""
+    v = _flat(v)
+    if kind == "bool":
+        return isinstance(v, bool) or (_is_int(v) and v in (0, 1))
+    if kind == "int":
+        return _is_int(v)
+    if kind == "float":
+        return _is_num(v)
+    if kind == "str":
+        return isinstance(v, str)
+    if kind == "dtype":
+        return isinstance(v, (_types.DALIDataType, str))
+    if kind == "enum":
+        return isinstance(v, (str, _types.DALIImageType, _types.DALIInterpType,
+                              _types.DALIDataType))
+    if kind in ("ints", "floats", "strs"):
+        item = {"ints": "int", "floats": "float", "strs": "str"}[kind]
+        if isinstance(v, (list, tuple)):
+            return all(_type_ok(item, x) for x in v)
+        return _type_ok(item, v)
+    return True
+
+
+# ---- the graph being defined ---------------------------------------------------------------------
+
+
+class _OpRecord:
+    __slots__ = ("name", "inputs", "device", "args", "arg_nodes", "outputs", "instance")
+
+    def __init__(self, name, inputs, device, args, arg_nodes, instance):
+        self.name, self.inputs, self.device = name, inputs, device
+        self.args, self.arg_nodes, self.instance = args, arg_nodes, instance
+        self.outputs = []
+
+
+class _Graph:
+    """The ops of one pipeline definition, checked as they come on a scratch C pipeline."""
+
+    def __init__(self, batch_size):
+        self.records = []  # _OpRecord, or ("transfer", src id, to, out id)
+        self.sources = []  # python sources of fn.external_source, by registration name
+        self.outputs = None
+        self.output_names = None
+        self.nodes = 0
+        self.readers = []  # (instance name, record)
+        self._gpu = {}
+        cfg = _c.PipelineConfig()
+        _c.lib.sl_pipeline_config_init(byref(cfg))
+        cfg.batch_size = max(1, batch_size)
+        cfg.num_threads = 1
+        self._scratch = c_void_p()
+        self._map = {}
+        err = _c.Err()
+        errors.check(_c.lib.sl_pipeline_create(byref(cfg), byref(self._scratch), byref(err)), err)
+
+    def close(self):
+        if self._scratch:
+            _c.lib.sl_pipeline_free(self._scratch)
+            self._scratch = c_void_p()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _new_node(self, gpu, name):
+        n = DataNode(self, self.nodes, gpu, name)
+        self.nodes += 1
+        return n
+
+    def check_node(self, node, what):
+        if not isinstance(node, DataNode):
+            raise errors.ArgumentTypeError("%s: expected an op output (DataNode), got %s"
+                                           % (what, type(node).__name__))
+        if node._graph is not self:
+            raise errors.InvalidArgumentError("%s: %s belongs to another pipeline's definition"
+                                              % (what, node.name))
+        return node
+
+    def _scratch_fail(self, where):
+        msg = _c.u(_c.lib.sl_pipeline_errmsg(self._scratch))
+        st = _c.lib.sl_pipeline_status(self._scratch)
+        return errors.from_status(st if st < 0 else _c.EINVAL, msg or where)
+
+    def add_op(self, rec, num_outputs_hint=None):
+        """Checks the op on the scratch pipeline and records it; returns its output nodes."""
+        p = self._scratch
+        op = _c.lib.sl_pipeline_op_begin(p, _c.s(rec.name))
+        if not op:
+            raise self._scratch_fail(rec.name)
+        for i in rec.inputs:
+            _c.lib.sl_pipeline_op_input(op, self._map[i._id])
+        if rec.device:
+            _c.lib.sl_pipeline_op_device(op, _c.s(rec.device))
+        if rec.instance:
+            _c.lib.sl_pipeline_op_arg(op, b"name", _c.s(_literal(rec.instance, "name")))
+        for k, v in rec.args:
+            _c.lib.sl_pipeline_op_arg(op, _c.s(k), _c.s(v))
+        for k, node in rec.arg_nodes:
+            _c.lib.sl_pipeline_op_arg_node(op, _c.s(k), self._map[node._id])
+        outs = (c_int * _c.MAX_OUTPUTS)()
+        count = c_int()
+        if _c.lib.sl_pipeline_op_end(op, outs, _c.MAX_OUTPUTS, byref(count)) != _c.OK:
+            raise self._scratch_fail(rec.name)
+        gpu = rec.device in ("gpu", "mixed") or (
+            rec.device is None and any(i._gpu for i in rec.inputs))
+        label = rec.instance or rec.name
+        nodes = []
+        for k in range(count.value):
+            n = self._new_node(gpu, label if count.value == 1 else "%s[%d]" % (label, k))
+            self._map[n._id] = outs[k]
+            nodes.append(n)
+        rec.outputs = [n._id for n in nodes]
+        self.records.append(rec)
+        return nodes
+
+    def transfer(self, node, to):
+        self.check_node(node, ".gpu()" if to == _c.DEVICE_CUDA else ".cpu()")
+        if to == _c.DEVICE_CPU and node._gpu:
+            raise errors.NotSupportedError("%s.cpu(): data on the GPU cannot come back to the CPU "
+                                           "inside a pipeline (as in DALI)" % node.name)
+        if (to == _c.DEVICE_CUDA) == node._gpu:
+            return node
+        out = c_int()
+        if _c.lib.sl_pipeline_transfer(self._scratch, self._map[node._id], to, byref(out)):
+            raise self._scratch_fail(".gpu()")
+        n = self._new_node(to == _c.DEVICE_CUDA, node.name + ".gpu()")
+        self._map[n._id] = out.value
+        self.records.append(("transfer", node._id, to, n._id))
+        return n
+
+    def set_outputs(self, nodes, names):
+        ids = (c_int * max(1, len(nodes)))(*[self._map[n._id] for n in nodes])
+        cnames = (ctypes.c_char_p * max(1, len(nodes)))(*[_c.s(x) for x in names])
+        if _c.lib.sl_pipeline_set_outputs(self._scratch, len(nodes), ids, cnames):
+            raise self._scratch_fail("set_outputs")
+        self.outputs = [n._id for n in nodes]
+        self.output_names = list(names)
+
+    def replay(self, p):
+        """Makes the same graph in the C pipeline p (sources registered, not built)."""
+        for src in self.sources:
+            src.attach(p)
+        ids = {}
+
+        def fail(where):
+            st = _c.lib.sl_pipeline_status(p)
+            raise errors.from_status(st if st < 0 else _c.EINVAL,
+                                     _c.u(_c.lib.sl_pipeline_errmsg(p)) or where)
+        for rec in self.records:
+            if isinstance(rec, tuple):
+                _, src, to, out = rec
+                o = c_int()
+                if _c.lib.sl_pipeline_transfer(p, ids[src], to, byref(o)):
+                    fail(".gpu()")
+                ids[out] = o.value
+                continue
+            op = _c.lib.sl_pipeline_op_begin(p, _c.s(rec.name))
+            if not op:
+                fail(rec.name)
+            for i in rec.inputs:
+                _c.lib.sl_pipeline_op_input(op, ids[i._id])
+            if rec.device:
+                _c.lib.sl_pipeline_op_device(op, _c.s(rec.device))
+            if rec.instance:
+                _c.lib.sl_pipeline_op_arg(op, b"name", _c.s(_literal(rec.instance, "name")))
+            for k, v in rec.args:
+                _c.lib.sl_pipeline_op_arg(op, _c.s(k), _c.s(v))
+            for k, node in rec.arg_nodes:
+                _c.lib.sl_pipeline_op_arg_node(op, _c.s(k), ids[node._id])
+            outs = (c_int * _c.MAX_OUTPUTS)()
+            count = c_int()
+            if _c.lib.sl_pipeline_op_end(op, outs, _c.MAX_OUTPUTS, byref(count)):
+                fail(rec.name)
+            for k, out in enumerate(rec.outputs):
+                ids[out] = outs[k]
+        n = len(self.outputs)
+        cids = (c_int * max(1, n))(*[ids[i] for i in self.outputs])
+        cnames = (ctypes.c_char_p * max(1, n))(*[_c.s(x) for x in self.output_names])
+        if _c.lib.sl_pipeline_set_outputs(p, n, cids, cnames):
+            fail("set_outputs")
+
+    def source_error(self):
+        """The first exception a Python source raised, if any."""
+        for src in self.sources:
+            if src.exc is not None:
+                return src
+        return None
+
+
+# ---- batches handed to Python --------------------------------------------------------------------
+
+
+class _Hold:
+    """A batch taken from the library; given back when the last view of it is gone."""
+
+    __slots__ = ("_owner", "_batch", "__weakref__")
+
+    def __init__(self, owner, batch):
+        self._owner = owner  # the Pipeline or iterator it came from
+        self._batch = batch
+
+    def __del__(self):
+        o = self._owner
+        if o is not None and self._batch:
+            # deferred: given back by the owner's thread before its next call (this may run in
+            # any thread, e.g. a consumer's DLPack deleter)
+            o._pending.append(self._batch)
+
+
+# ---- pipelines -----------------------------------------------------------------------------------
+
+_PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed", "prefetch_queue_depth",
+                  "exec_async", "exec_pipelined", "exec_dynamic", "enable_checkpointing",
+                  "checkpoint", "py_num_workers", "py_start_method", "set_affinity",
+                  "max_streams", "default_cuda_stream_priority", "enable_memory_stats",
+                  "bytes_per_sample", "output_dtype", "output_ndim")
+
+
+def _gpu_count():
+    try:
+        return _gpu_count.n
+    except AttributeError:
+        pass
+    n = 0
+    try:
+        cudart = ctypes.CDLL("libcudart.so")
+        cnt = c_int()
+        if cudart.cudaGetDeviceCount(byref(cnt)) == 0:
+            n = cnt.value
+    except OSError:
+        n = 0
+    if os.environ.get("SLUICE_FORCE_CPU"):
+        n = 0
+    _gpu_count.n = n
+    return n
+
+
+_UNSET = object()
+
+
+class Pipeline:
+    """A DALI-style pipeline (nvidia.dali.Pipeline): defined inside ``with pipe:`` and
+    ``pipe.set_outputs(...)``, or by a ``@pipeline_def`` function; ``build()`` starts it and
+    ``run()`` returns one batch: a tuple of TensorList, one per output.
+
+    device_id: a GPU ordinal, or None for a CPU-only pipeline (mixed and gpu ops then run on the
+    CPU); the default is GPU 0 where there is one, else the CPU. prefetch_queue_depth: batches the
+    pipeline prepares ahead (an int, or {"cpu_size": n, "gpu_size": m})."""
+
+    def __init__(self, batch_size=-1, num_threads=-1, device_id=_UNSET, seed=-1,
+                 prefetch_queue_depth=2, exec_async=True, exec_pipelined=True, exec_dynamic=False,
+                 enable_checkpointing=False, checkpoint=None, py_num_workers=1,
+                 py_start_method="fork", set_affinity=False, max_streams=-1,
+                 default_cuda_stream_priority=0, enable_memory_stats=False,
+                 bytes_per_sample=0, output_dtype=None, output_ndim=None):
+        if not _is_int(batch_size) or (batch_size < 1 and batch_size != -1):
+            raise errors.InvalidArgumentError("Pipeline: batch_size=%r (a positive int)"
+                                              % (batch_size,))
+        if not _is_int(num_threads) or (num_threads < 1 and num_threads != -1):
+            raise errors.InvalidArgumentError("Pipeline: num_threads=%r (a positive int)"
+                                              % (num_threads,))
+        if device_id is _UNSET or (device_id == -1 and device_id is not None):
+            device_id = 0 if _gpu_count() > 0 else None
+        if device_id is not None:
+            if not _is_int(device_id) or device_id < 0:
+                raise errors.InvalidArgumentError("Pipeline: device_id=%r (a GPU ordinal, or None"
+                                                  " for the CPU)" % (device_id,))
+            if device_id >= _gpu_count():
+                raise errors.InvalidArgumentError(
+                    "Pipeline: device_id=%d, but %d GPUs are visible (device_id=None runs the "
+                    "pipeline on the CPU)" % (device_id, _gpu_count()))
+        if isinstance(prefetch_queue_depth, dict):
+            bad = set(prefetch_queue_depth) - {"cpu_size", "gpu_size"}
+            if bad:
+                raise errors.InvalidArgumentError("Pipeline: prefetch_queue_depth keys %s (cpu_size"
+                                                  ", gpu_size)" % sorted(bad))
+            cpu_q = prefetch_queue_depth.get("cpu_size", 2)
+            gpu_q = prefetch_queue_depth.get("gpu_size", 2)
+        else:
+            cpu_q = gpu_q = prefetch_queue_depth
+        for q in (cpu_q, gpu_q):
+            if not _is_int(q) or not 1 <= q <= 16:
+                raise errors.InvalidArgumentError("Pipeline: prefetch_queue_depth=%r (1..16)"
+                                                  % (prefetch_queue_depth,))
+        if not exec_async or not exec_pipelined:
+            raise errors.NotSupportedError("Pipeline: sluice always runs its stages asynchronously "
+                                           "and pipelined (exec_async/exec_pipelined=False)")
+        if py_num_workers not in (0, 1):
+            raise errors.NotSupportedError("Pipeline: py_num_workers=%r: sluice calls Python "
+                                           "sources in the pipeline's own process" % py_num_workers)
+        if seed is None or seed == -1:
+            seed = -1
+        elif not _is_int(seed):
+            raise errors.InvalidArgumentError("Pipeline: seed=%r (an int)" % (seed,))
+        self.batch_size = int(batch_size)
+        self.num_threads = 4 if num_threads == -1 else int(num_threads)
+        self.device_id = device_id
+        self.seed = int(seed)
+        self.prefetch_queue_depth = prefetch_queue_depth
+        self._prefetch = (int(cpu_q), int(gpu_q))
+        self._checkpointing = bool(enable_checkpointing)
+        self._restore = checkpoint
+        self._graph = None
+        self._p = c_void_p()
+        self._pending = []
+        self._live = weakref.WeakSet()
+        self._built = False
+        self._exhausted = False
+        self._reader_names = []
+
+    # -- definition
+    def __enter__(self):
+        if self._graph is None:
+            self._graph = _Graph(self.batch_size)
+        _stack().append(self)
+        return self
+
+    def __exit__(self, *exc):
+        st = _stack()
+        if st and st[-1] is self:
+            st.pop()
+        return False
+
+    def set_outputs(self, *outputs):
+        if self._graph is None:
+            raise errors.StateError("set_outputs: define the pipeline's ops first (inside "
+                                    "`with pipe:`)")
+        flat = []
+        for o in outputs:
+            if isinstance(o, (list, tuple)):
+                flat.extend(o)
+            else:
+                flat.append(o)
+        if not flat:
+            raise errors.InvalidArgumentError("set_outputs: the pipeline returns nothing")
+        names = []
+        for i, o in enumerate(flat):
+            self._graph.check_node(o, "pipeline output %d" % i)
+            names.append("out%d" % i)
+        self._graph.set_outputs(flat, names)
+
+    # -- the C pipeline
+    def _config(self, device_id=None, batch_size=None):
+        cfg = _c.PipelineConfig()
+        _c.lib.sl_pipeline_config_init(byref(cfg))
+        bs = batch_size or self.batch_size
+        if bs < 1:
+            raise errors.InvalidArgumentError("Pipeline: give batch_size (to the Pipeline or the "
+                                              "pipeline_def call) before building")
+        cfg.batch_size = bs
+        cfg.num_threads = self.num_threads
+        dev = self.device_id if device_id is None else device_id
+        if dev is not None:
+            cfg.device.kind, cfg.device.id = _c.DEVICE_CUDA, dev
+        if self.seed >= 0:
+            cfg.seed = self.seed
+        else:
+            cfg.seed = int.from_bytes(os.urandom(8), "little") >> 1
+            self.seed = cfg.seed
+        cfg.prefetch_cpu, cfg.prefetch_gpu = self._prefetch
+        return cfg
+
+    def _require_graph(self):
+        if self._graph is None or self._graph.outputs is None:
+            raise errors.StateError("the pipeline has no outputs: call set_outputs (or define it "
+                                    "with @pipeline_def)")
+
+    def build(self):
+        """Opens every store, creates the ops and starts preparing batches (again: a no-op)."""
+        if self._built:
+            return
+        self._require_graph()
+        _drain_deferred()
+        cfg = self._config()
+        p = c_void_p()
+        err = _c.Err()
+        errors.check(_c.lib.sl_pipeline_create(byref(cfg), byref(p), byref(err)), err)
+        try:
+            self._graph.replay(p)
+            if self._restore is not None:
+                data = bytes(self._restore)
+                if _c.lib.sl_pipeline_restore(p, data, len(data)):
+                    raise errors.from_status(_c.lib.sl_pipeline_status(p),
+                                             "restoring a checkpoint: " +
+                                             _c.u(_c.lib.sl_pipeline_errmsg(p)))
+            if _c.lib.sl_pipeline_build(p):
+                raise self._failure(p)
+        except BaseException:
+            _c.lib.sl_pipeline_free(p)
+            raise
+        self._p = p
+        self._built = True
+        self._exhausted = False
+        self._max_zero_copy = max(1, _c.lib.sl_pipeline_max_held(p) - self._prefetch[0])
+
+    def _failure(self, p):
+        src = self._graph.source_error() if self._graph else None
+        if src is not None:
+            exc, src.exc = src.exc, None
+            if isinstance(exc, StopIteration):
+                self._exhausted = True
+                return StopIteration()
+            e = errors.SourceError("fn.external_source %r: the source raised %s: %s"
+                                   % (src.label, type(exc).__name__, exc))
+            e.__cause__ = exc
+            return e
+        st = _c.lib.sl_pipeline_status(p)
+        return errors.from_status(st if st < 0 else _c.EINVAL, _c.u(_c.lib.sl_pipeline_errmsg(p)))
+
+    def _give_back(self):
+        pend = self._pending
+        while pend:
+            b = pend.pop()
+            if self._p:
+                _c.lib.sl_pipeline_release(self._p, b)
+
+    def run(self):
+        """The next batch: a tuple with one TensorList per output."""
+        if not self._built:
+            self.build()
+        if self._exhausted:
+            raise StopIteration
+        _drain_deferred()
+        self._give_back()
+        b = c_void_p()
+        if _c.lib.sl_pipeline_next(self._p, byref(b)) != _c.OK:
+            raise self._failure(self._p)
+        return self._outputs(b)
+
+    def _outputs(self, b):
+        hold = _Hold(self, b.value)
+        # zero copy while few batches are held; past that the hand-over copies, so the pipeline
+        # always has slots to work in and no buffer is ever reused under a live view
+        copy = len(self._live) + 1 > self._max_zero_copy
+        outs = []
+        n = _c.lib.sl_pipeline_num_outputs(self._p)
+        keys = _BatchKeys(b.value, hold)
+        for i in range(n):
+            outs.append(_batch_output(b, i, hold))
+            outs[-1]._keys = keys
+        if copy:
+            keys.fetch()
+            outs = [o.copy() for o in outs]
+            for o in outs:
+                o._keys = keys
+            del hold  # back at once
+            self._give_back()
+        else:
+            self._live.add(hold)
+        return tuple(outs)
+
+    def outputs(self):
+        return self.run()
+
+    def reader_meta(self, name=None):
+        """DALI's reader meta: a dict for the reader `name`, or {name: dict} for every reader."""
+        if not self._built:
+            self.build()
+        if name is None:
+            return {r: self.reader_meta(r) for r in self._graph_readers()}
+        m = _c.ReaderMeta()
+        if _c.lib.sl_pipeline_reader_meta(self._p, _c.s(name), byref(m)):
+            raise self._failure(self._p)
+        return {"epoch_size": m.epoch_size, "epoch_size_padded": m.epoch_size_padded,
+                "number_of_shards": m.number_of_shards, "shard_id": m.shard_id,
+                "pad_last_batch": bool(m.pad_last_batch), "stick_to_shard": bool(m.stick_to_shard)}
+
+    def epoch_size(self, name=None):
+        meta = self.reader_meta(name)
+        if name is None:
+            return {k: v["epoch_size"] for k, v in meta.items()}
+        return meta["epoch_size"]
+
+    def _graph_readers(self):
+        return [r for r, _ in self._graph.readers] if self._graph else []
+
+    def checkpoint(self):
+        """The state that decides every batch after the last one taken (bytes); pass it as
+        Pipeline(..., checkpoint=...) to continue exactly there."""
+        if not self._built:
+            self.build()
+        ptr, size = c_void_p(), ctypes.c_size_t()
+        if _c.lib.sl_pipeline_save(self._p, byref(ptr), byref(size)):
+            raise self._failure(self._p)
+        return _c.take_bytes(ptr, size.value)
+
+    def reset(self):
+        """After a Python source ended the epoch (StopIteration): starts the pipeline afresh."""
+        if self._exhausted:
+            self.close()
+            self._restore = None
+            self.build()
+
+    def close(self):
+        """Stops the pipeline's threads and frees it. While views of its batches are alive the
+        C pipeline stays (idle) and is freed with the last of them."""
+        self._built = False
+        if self._p and not len(self._live):
+            p, self._p = self._p, c_void_p()
+            self._pending.clear()
+            _free_pipeline(p)
+
+    def __del__(self):
+        try:
+            self.close()
+            if self._graph is not None:
+                self._graph.close()
+        except Exception:
+            pass
+
+    @property
+    def device(self):
+        return "cpu" if self.device_id is None else "gpu"
+
+
+def _batch_output(b, i, hold):
+    tl = _c.lib.sl_batch_output(b, i).contents
+    dense = _c.Tensor()
+    if _c.lib.sl_batch_tensor(b, i, byref(dense), None) != _c.OK:
+        dense = None
+    return from_c_list(tl, dense, hold)
+
+
+class _BatchKeys:
+    """The record keys of a batch's samples, read from the library when first asked for."""
+
+    __slots__ = ("_b", "_hold", "_keys")
+
+    def __init__(self, b, hold):
+        self._b, self._hold, self._keys = b, hold, None
+
+    def fetch(self):
+        if self._keys is None:
+            n = _c.lib.sl_batch_size(self._b)
+            self._keys = [_c.u(_c.lib.sl_batch_key(self._b, i)) for i in range(n)]
+            self._hold = None
+        return self._keys
+
+
+# C pipelines are never freed from inside one of their own callbacks (a garbage collection that
+# runs in a source's callback, on a pipeline thread): those wait here for the next call.
+_deferred_free = []
+
+
+def _free_pipeline(handle):
+    if getattr(_local, "in_callback", False):
+        _deferred_free.append(handle)  # not from inside one of its own callbacks
+    else:
+        _c.lib.sl_pipeline_free(handle)
+
+
+def _drain_deferred():
+    while _deferred_free:
+        _c.lib.sl_pipeline_free(_deferred_free.pop())
+
+
+# ---- pipeline_def --------------------------------------------------------------------------------
+
+
+def pipeline_def(fn=None, *, enable_conditionals=False, **pipeline_kwargs):
+    """DALI's decorator: ``@pipeline_def(batch_size=..., num_threads=..., device_id=...)``; calling
+    the decorated function (with its own arguments, and pipeline arguments that override the
+    decorator's) traces it and returns a Pipeline."""
+    bad = set(pipeline_kwargs) - set(_PIPELINE_ARGS)
+    if bad:
+        raise errors.ArgumentTypeError("pipeline_def: unknown argument(s) %s" % ", ".join(sorted(bad)))
+
+    def decorate(func):
+        params = inspect.signature(func).parameters
+
+        @functools.wraps(func)
+        def create(*args, **kwargs):
+            pk = dict(pipeline_kwargs)
+            fk = {}
+            for k, v in kwargs.items():
+                if k in _PIPELINE_ARGS and k not in params:
+                    pk[k] = v
+                else:
+                    fk[k] = v
+            pipe = Pipeline(**pk)
+            trace(pipe, func, args, fk)
+            return pipe
+        create._sluice_fn = func
+        create._sluice_kwargs = dict(pipeline_kwargs)
+        return create
+    return decorate(fn) if fn is not None else decorate
+
+
+def trace(pipe, func, args, kwargs):
+    """Calls func with pipe as the current pipeline and sets its outputs from what it returns."""
+    with pipe:
+        outs = func(*args, **kwargs)
+    if outs is None:
+        raise errors.InvalidArgumentError("%s returned nothing: a pipeline function returns its "
+                                          "outputs" % getattr(func, "__name__", "pipeline"))
+    if not isinstance(outs, (list, tuple)):
+        outs = (outs,)
+    pipe.set_outputs(*outs)
+    return pipe

@@ -1,0 +1,139 @@
+"""What the plugins share: pipelines' devices and shards, DALI's argument checks, and the
+iterator protocol (len, size, reset, StopIteration, auto_reset, checkpoints) over SlIterator."""
+
+from .. import _c, errors
+from ._iterator import LAYOUT_SHARDED, LastBatchPolicy, SlIterator
+
+
+def _int_arg(rec, name):
+    for k, v in rec.args:
+        if k == name:
+            try:
+                return int(v)
+            except ValueError:
+                return None
+    return None
+
+
+def reader_shards(pipes, reader_name):
+    """(shard_offset, total_shards) of the pipelines' reader, from what their definitions pass
+    it (num_shards, shard_id); (0, len(pipes)) without one."""
+    ids, total = [], None
+    for i, p in enumerate(pipes):
+        readers = p._graph.readers
+        rec = None
+        for name, r in readers:
+            if reader_name is None or name == reader_name:
+                rec = r
+                break
+        if rec is None:
+            if reader_name is not None:
+                raise errors.InvalidArgumentError("reader_name=%r: pipeline %d has no reader of "
+                                                  "that name (it has %s)" % (
+                                                      reader_name, i,
+                                                      [n for n, _ in readers] or "none"))
+            return 0, len(pipes)
+        n = _int_arg(rec, "num_shards") or 1
+        sid = _int_arg(rec, "shard_id") or 0
+        if total is not None and n != total:
+            raise errors.InvalidArgumentError("pipelines 0 and %d give their reader num_shards %d "
+                                              "and %d" % (i, total, n))
+        total = n
+        ids.append(sid)
+    if ids != list(range(ids[0], ids[0] + len(ids))):
+        raise errors.InvalidArgumentError("the pipelines' shard_id values %s are not consecutive "
+                                          "(pipeline i must read shard first + i)" % ids)
+    return ids[0], total
+
+
+def pipeline_device(p):
+    return (_c.DEVICE_CPU, 0) if p.device_id is None else (_c.DEVICE_CUDA, p.device_id)
+
+
+class BaseIterator:
+    """DALI's iterator protocol over an SlIterator made by subclasses (self._it)."""
+
+    def _init_from_pipelines(self, pipelines, output_map, size, reader_name, auto_reset,
+                             last_batch_padded, last_batch_policy, prepare_first_batch,
+                             checkpoint=None, layout=LAYOUT_SHARDED):
+        from ..pipeline import Pipeline
+        if isinstance(pipelines, Pipeline):
+            pipelines = [pipelines]
+        pipelines = list(pipelines)
+        if not pipelines:
+            raise errors.InvalidArgumentError("no pipelines")
+        for i, p in enumerate(pipelines):
+            if not isinstance(p, Pipeline):
+                raise errors.ArgumentTypeError("pipelines[%d] is a %s, not a sluice Pipeline"
+                                               % (i, type(p).__name__))
+            p._require_graph()
+        bs = {p.batch_size for p in pipelines}
+        if len(bs) != 1:
+            raise errors.InvalidArgumentError("the pipelines' batch sizes differ: %s" % sorted(bs))
+        B = bs.pop()
+        if B < 1:
+            raise errors.InvalidArgumentError("the pipelines have no batch_size")
+        if output_map is None or isinstance(output_map, str):
+            raise errors.ArgumentTypeError("output_map: a list of output names")
+        n_out = len(pipelines[0]._graph.outputs)
+        if len(output_map) != n_out:
+            raise errors.InvalidArgumentError("output_map has %d names, the pipelines return %d"
+                                              % (len(output_map), n_out))
+        offset, total = reader_shards(pipelines, reader_name)
+        p0 = pipelines[0]
+        self.batch_size = B
+        self._pipes = pipelines
+        self._it = SlIterator(
+            lambda index, shard, nshards: pipelines[index]._graph,
+            [pipeline_device(p) for p in pipelines], B * total, p0.num_threads, p0.seed,
+            p0.prefetch_queue_depth, offset, total, output_map, reader_name, size,
+            last_batch_policy, last_batch_padded, prepare_first_batch, auto_reset, layout,
+            checkpoint)
+        self.output_map = list(output_map)
+        self._auto_reset = auto_reset in (True, "yes")
+        self._ended = False
+        self._ever = False
+
+    # -- protocol
+    def __iter__(self):
+        if self._ended and not self._auto_reset:
+            self.reset()
+        return self
+
+    def __next__(self):
+        self._ever = True
+        step = self._it.next()
+        if step is None:
+            self._ended = not self._auto_reset
+            raise StopIteration
+        return self._convert(step)
+
+    next = __next__
+
+    def reset(self):
+        """Starts the next epoch (ignored, with a warning in the log, in the middle of one)."""
+        self._ended = False
+        self._it.reset()
+
+    def __len__(self):
+        return len(self._it)
+
+    @property
+    def size(self):
+        """DALI's iterator.size: samples per shard in this epoch."""
+        return self._it.size
+
+    def checkpoints(self):
+        """The iterator's state (reader positions, RNG states, epoch counters) as bytes; pass
+        it as checkpoint=... to an iterator over the same pipelines to continue there."""
+        return self._it.save()
+
+    def close(self):
+        self._it.close()
+
+    def _partial(self, step):
+        """PARTIAL: how many samples of each device's part of this step are real."""
+        return [self.batch_size] * len(step)
+
+
+__all__ = ["BaseIterator", "LastBatchPolicy"]

@@ -1,0 +1,275 @@
+"""The iterator behind the framework plugins: the library's sl_iter (one pipeline per device,
+global batches, DALI's epoch rules, checkpoints), fed by graphs traced in Python.
+
+Batches are handed out without a copy while few are held; sl_iter lets the caller hold
+sl_iter_max_held batches (prefetch_queue_depth + 1), and the one that would take the last free
+slot is copied instead and given back at once, so the next step can always be taken and no buffer
+is reused while a view of it -- or a framework array made from it through DLPack -- lives."""
+
+import ctypes
+import enum
+import weakref
+from ctypes import byref, c_void_p
+
+from .. import _c, errors
+from ..pipeline import _Hold, _drain_deferred
+from ..tensors import Shape, Tensor, from_c_list, from_c_tensor
+
+
+class LastBatchPolicy(enum.IntEnum):
+    """DALI's nvidia.dali.plugin.base_iterator.LastBatchPolicy."""
+    FILL = 0
+    DROP = 1
+    PARTIAL = 2
+
+
+LAYOUT_NONE, LAYOUT_SHARDED, LAYOUT_STACKED = 0, 1, 2
+
+
+def _tri(v, what):
+    if v is None:
+        return -1
+    if v in (True, "yes"):
+        return 1
+    if v in (False, "no"):
+        return 0
+    raise errors.InvalidArgumentError("%s=%r (True or False)" % (what, v))
+
+
+class SlIterator:
+    """sl_iter over pipelines whose graphs `graph_for(index, shard_id, num_shards)` returns."""
+
+    def __init__(self, graph_for, devices, batch_size, num_threads=4, seed=-1,
+                 prefetch_queue_depth=2, shard_offset=0, total_shards=0, output_map=None,
+                 reader_name=None, size=-1, last_batch_policy=LastBatchPolicy.FILL,
+                 last_batch_padded=False, prepare_first_batch=True, auto_reset=False,
+                 layout=LAYOUT_SHARDED, checkpoint=None):
+        try:
+            policy = LastBatchPolicy(last_batch_policy)
+        except ValueError:
+            raise errors.InvalidArgumentError("last_batch_policy=%r (FILL, DROP or PARTIAL)"
+                                              % (last_batch_policy,)) from None
+        if size is None:
+            size = -1
+        if not isinstance(size, int) or size < -1:
+            raise errors.InvalidArgumentError("size=%r (a sample count, or -1)" % (size,))
+        if reader_name is not None and not isinstance(reader_name, str):
+            raise errors.ArgumentTypeError("reader_name=%r (a string)" % (reader_name,))
+        if reader_name is not None and (size != -1 or last_batch_padded):
+            raise errors.InvalidArgumentError("reader_name cannot go with size or "
+                                              "last_batch_padded: they come from the reader")
+        if len(devices) < 1 or len(devices) > _c.MAX_DEVICES:
+            raise errors.InvalidArgumentError("%d devices (1..%d)" % (len(devices),
+                                                                      _c.MAX_DEVICES))
+        self._graph_for = graph_for
+        self._graphs = {}
+        self._exc = None
+        self._pending = []
+        self._live = weakref.WeakSet()
+        self.policy = policy
+        c = self._cfg = _c.IterConfig()
+        _c.lib.sl_iter_config_init(byref(c))
+        self._build_cb = _c.BUILD_FN(self._build)
+        c.build = self._build_cb
+        c.ndevices = len(devices)
+        for i, (kind, ident) in enumerate(devices):
+            c.devices[i].kind, c.devices[i].id = kind, ident
+        c.batch_size = batch_size
+        c.num_threads = num_threads
+        c.seed = seed if seed is not None and seed >= 0 else 0
+        if isinstance(prefetch_queue_depth, dict):
+            c.prefetch_cpu = prefetch_queue_depth.get("cpu_size", 2)
+            c.prefetch_gpu = prefetch_queue_depth.get("gpu_size", 2)
+        else:
+            c.prefetch_cpu = c.prefetch_gpu = prefetch_queue_depth
+        c.shard_offset, c.total_shards = shard_offset, total_shards
+        self._names = None
+        if output_map is not None:
+            names = list(output_map)
+            if len(set(names)) != len(names):
+                raise errors.InvalidArgumentError("output_map has a name twice: %r" % (names,))
+            if len(names) > _c.MAX_OUTPUTS:
+                raise errors.InvalidArgumentError("output_map: at most %d outputs"
+                                                  % _c.MAX_OUTPUTS)
+            self._names = names
+            self._cnames = [_c.s(x) for x in names]
+            c.num_outputs = len(names)
+            for i, x in enumerate(self._cnames):
+                c.output_map[i] = x
+        self._reader = _c.s(reader_name) if reader_name else None
+        c.reader_name = self._reader
+        c.size = size
+        c.last_batch_policy = int(policy)
+        c.last_batch_padded = 1 if last_batch_padded else 0
+        c.prepare_first_batch = 1 if prepare_first_batch else 0
+        c.auto_reset = _tri(auto_reset, "auto_reset")
+        c.layout = layout
+        c.caller_releases = 1
+        self._resume = None
+        if checkpoint is not None:
+            self._resume = bytes(checkpoint)
+            c.resume_bytes = ctypes.cast(ctypes.c_char_p(self._resume), c_void_p)
+            c.resume_size = len(self._resume)
+        self._it = c_void_p()
+        self._create()
+
+    def _build(self, p, shard_id, num_shards, user, err):
+        index = shard_id - self._cfg.shard_offset
+        try:
+            g = self._graph_for(index, shard_id, num_shards)
+            self._graphs[index] = g
+            g.replay(p)
+            return _c.OK
+        except BaseException as e:  # noqa: B902 -- raised again once sl_iter_create returns
+            if self._exc is None:
+                self._exc = e
+            err.contents.msg = str(e).encode("utf-8", "replace")[:_c.ERRMSG_MAX - 1]
+            return _c.EINVAL
+
+    def _create(self):
+        _drain_deferred()
+        err = _c.Err()
+        it = c_void_p()
+        st = _c.lib.sl_iter_create(byref(self._cfg), byref(it), byref(err))
+        if st != _c.OK:
+            exc, self._exc = self._exc, None
+            if exc is not None:
+                raise exc
+            src = self._source_error()
+            if src is not None:
+                raise src
+            errors.check(st, err)
+        self._it = it
+        self.num_devices = _c.lib.sl_iter_num_devices(it)
+        self.device_batch = _c.lib.sl_iter_device_batch(it)
+        n = _c.lib.sl_iter_num_outputs(it)
+        self.output_names = [_c.u(_c.lib.sl_iter_output_name(it, i)) for i in range(n)]
+        self._max_zero_copy = max(0, _c.lib.sl_iter_max_held(it) - 1)
+        self._exhausted = False
+
+    def _source_error(self):
+        for g in self._graphs.values():
+            src = g.source_error()
+            if src is not None:
+                exc, src.exc = src.exc, None
+                if isinstance(exc, StopIteration):
+                    self._exhausted = True
+                    return StopIteration()
+                e = errors.SourceError("fn.external_source %r: the source raised %s: %s"
+                                       % (src.label, type(exc).__name__, exc))
+                e.__cause__ = exc
+                return e
+        return None
+
+    def _give_back(self):
+        pend = self._pending
+        while pend:
+            b = pend.pop()
+            if self._it:
+                _c.lib.sl_iter_release(self._it, b)
+
+    def next(self):
+        """The next step: per device, per output, a TensorList (None at the end of the epoch)."""
+        if not self._it:
+            raise errors.StateError("the iterator is closed")
+        if self._exhausted:
+            return None
+        _drain_deferred()
+        self._give_back()
+        b = c_void_p()
+        st = _c.lib.sl_iter_next(self._it, byref(b))
+        if st == _c.EOF:
+            return None
+        if st != _c.OK:
+            src = self._source_error()
+            if isinstance(src, StopIteration):
+                return None
+            if src is not None:
+                raise src
+            raise errors.from_status(st, _c.u(_c.lib.sl_iter_errmsg(self._it)))
+        hold = _Hold(self, b.value)
+        copy = len(self._live) + 1 > self._max_zero_copy
+        out = []
+        for d in range(self.num_devices):
+            row = []
+            for o in range(len(self.output_names)):
+                row.append(self._shard(b, o, d, hold))
+            out.append(row)
+        if copy:
+            out = [[x.copy() for x in row] for row in out]
+            del hold
+            self._give_back()
+        else:
+            self._live.add(hold)
+        return out
+
+    def _shard(self, b, o, d, hold):
+        t = _c.Tensor()
+        if _c.lib.sl_iter_shard(b, o, d, byref(t), None) == _c.OK:
+            return from_c_tensor(t, hold)
+        tl = _c.lib.sl_iter_shard_list(b, o, d)
+        return from_c_list(tl.contents, None, hold)
+
+    def reset(self):
+        if self._exhausted:
+            # a Python source ended the epoch: the pipelines start again from scratch
+            self.close()
+            self._graphs = {}
+            self._resume = None
+            self._cfg.resume_bytes = None
+            self._cfg.resume_size = 0
+            self._create()
+            return
+        if self._it:
+            _c.lib.sl_iter_reset(self._it)
+
+    def __len__(self):
+        return max(0, _c.lib.sl_iter_len(self._it))
+
+    @property
+    def size(self):
+        return _c.lib.sl_iter_size(self._it)
+
+    @property
+    def epoch(self):
+        return _c.lib.sl_iter_epoch(self._it)
+
+    @property
+    def step(self):
+        return _c.lib.sl_iter_step(self._it)
+
+    def save(self, extra=b""):
+        ptr, size = c_void_p(), ctypes.c_size_t()
+        if _c.lib.sl_iter_save(self._it, extra or None, len(extra or b""), byref(ptr),
+                               byref(size)):
+            raise errors.from_status(_c.EINVAL, _c.u(_c.lib.sl_iter_errmsg(self._it)))
+        return _c.take_bytes(ptr, size.value)
+
+    def resumed_extra(self):
+        size = ctypes.c_size_t()
+        ptr = _c.lib.sl_iter_resumed_extra(self._it, byref(size))
+        return ctypes.string_at(ptr, size.value) if ptr else b""
+
+    def close(self):
+        it, self._it = self._it, c_void_p()
+        if it:
+            if len(self._live):
+                # views are alive: keep the C iterator until they are gone
+                self._zombie = it
+                return
+            self._pending.clear()
+            _c.lib.sl_iter_free(it)
+
+    def __del__(self):
+        try:
+            it = self._it or getattr(self, "_zombie", None)
+            self._it = c_void_p()
+            if it:
+                _c.lib.sl_iter_free(it)
+        except Exception:
+            pass
+
+
+def stacked(t):
+    """t (B, ...) seen as (1, B, ...): one device's slice of a stacked output."""
+    return Tensor(t._ptr, t._dtype, Shape((1,) + tuple(t._shape)), t._device, t._layout, t)

@@ -1,0 +1,198 @@
+"""sluice.plugin.jax: DALI's nvidia.dali.plugin.jax on sluice -- the ``data_iterator`` decorator
+and ``DALIGenericIterator``, giving ``jax.Array`` outputs.
+
+    from sluice.plugin.jax import data_iterator
+
+    @data_iterator(output_map=["images", "labels"], reader_name="reader", sharding=sharding)
+    def training(data_path, num_shards, shard_id):
+        jpegs, labels = fn.readers.caffe2(path=data_path, name="reader",
+                                          num_shards=num_shards, shard_id=shard_id)
+        ...
+    it = training(batch_size=200, data_path="data/training")
+
+One pipeline per addressable device, with num_shards/shard_id filled in (global, process-major
+under jax.distributed). With ``sharding`` every output is one global jax.Array laid out by it
+(jax.make_array_from_single_device_arrays); with ``devices`` a stacked (devices, batch, ...) array
+for pmap; with neither, one pipeline's batch. Each device's part is taken from the pipeline's
+buffer through DLPack."""
+
+import functools
+import inspect
+
+import jax
+import jax.dlpack
+import numpy as np
+
+from .. import _c, errors
+from ..pipeline import Pipeline, trace
+from ._common import BaseIterator, LastBatchPolicy, pipeline_device
+from ._iterator import LAYOUT_NONE, LAYOUT_SHARDED, LAYOUT_STACKED, SlIterator, stacked
+
+__all__ = ["data_iterator", "DALIGenericIterator", "LastBatchPolicy"]
+
+
+def _to_jax(t):
+    return jax.dlpack.from_dlpack(t)
+
+
+def _sluice_device(d):
+    """The library's device for a JAX device."""
+    if d.platform == "cpu":
+        return (_c.DEVICE_CPU, 0)
+    return (_c.DEVICE_CUDA, getattr(d, "local_hardware_id", None) or d.id)
+
+
+def _mesh_size(sharding):
+    return len(sharding.device_set)
+
+
+class DALIGenericIterator(BaseIterator):
+    """jax.Array batches of sluice pipelines (one per device), as DALI's JAX iterator: a dict
+    keyed by output_map per step."""
+
+    def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
+                 last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
+                 prepare_first_batch=True, sharding=None, checkpoint=None, _devices=None,
+                 _slit=None):
+        if LastBatchPolicy(last_batch_policy) == LastBatchPolicy.PARTIAL:
+            raise errors.InvalidArgumentError("last_batch_policy PARTIAL is not supported with "
+                                              "JAX (as DALI): use FILL or DROP")
+        self._sharding = sharding
+        self._devices = _devices
+        if _slit is not None:  # made by data_iterator
+            self._it, self.output_map, self.batch_size = _slit
+            self._auto_reset = auto_reset in (True, "yes")
+            self._ended = False
+            self._ever = False
+        else:
+            self._init_from_pipelines(pipelines, output_map, size, reader_name, auto_reset,
+                                      last_batch_padded, last_batch_policy, prepare_first_batch,
+                                      checkpoint)
+        self._jax_devices = self._match_devices()
+
+    def _match_devices(self):
+        """The JAX device of each pipeline, in pipeline order."""
+        if self._devices is not None:
+            return list(self._devices)
+        by_key = {_sluice_device(d): d for d in jax.local_devices()}
+        devs = []
+        for p in getattr(self, "_pipes", []):
+            key = pipeline_device(p)
+            if key not in by_key:
+                raise errors.InvalidArgumentError("no JAX device for a pipeline on %s %d"
+                                                  % ("GPU" if key[0] else "CPU", key[1]))
+            devs.append(by_key[key])
+        return devs
+
+    def _convert(self, step):
+        out = {}
+        n = len(step)
+        for o, name in enumerate(self.output_map):
+            shards = []
+            for d in range(n):
+                t = step[d][o]
+                if not hasattr(t, "_ptr"):
+                    t = t.as_tensor()
+                if self._stack:
+                    t = stacked(t)
+                shards.append(_to_jax(t))
+            if self._sharding is not None:
+                shape = (self.batch_size * _mesh_size(self._sharding),) + tuple(shards[0].shape[1:])
+                out[name] = jax.make_array_from_single_device_arrays(shape, self._sharding, shards)
+            elif self._stack:
+                shape = (len(self._jax_devices),) + tuple(shards[0].shape[1:])
+                out[name] = jax.make_array_from_single_device_arrays(shape, self._stack_sharding,
+                                                                     shards)
+            else:
+                out[name] = shards[0] if n == 1 else jax.numpy.concatenate(shards)
+        return out
+
+    @property
+    def _stack(self):
+        return self._devices is not None and self._sharding is None
+
+    @functools.cached_property
+    def _stack_sharding(self):
+        mesh = jax.sharding.Mesh(np.array(self._jax_devices), ("devices",))
+        return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("devices"))
+
+
+def _accepts(func, name):
+    ps = inspect.signature(func).parameters
+    return name in ps or any(p.kind == p.VAR_KEYWORD for p in ps.values())
+
+
+def data_iterator(pipeline_fn=None, output_map=(), size=-1, reader_name=None, auto_reset=False,
+                  last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
+                  prepare_first_batch=True, sharding=None, devices=None):
+    """DALI's decorator: the decorated pipeline function, called with ``batch_size`` (global) and
+    its own arguments (plus num_threads, seed, prefetch_queue_depth, device_id, checkpoints),
+    returns an iterator of jax.Array dicts."""
+    if sharding is not None and devices is not None:
+        raise ValueError("data_iterator: give sharding or devices, not both")
+    if LastBatchPolicy(last_batch_policy) == LastBatchPolicy.PARTIAL:
+        raise errors.InvalidArgumentError("last_batch_policy PARTIAL is not supported with JAX "
+                                          "(as DALI): use FILL or DROP")
+
+    def decorate(func):
+        @functools.wraps(func)
+        def create(*args, batch_size, num_threads=4, seed=-1, prefetch_queue_depth=2,
+                   device_id=None, checkpoints=None, **kwargs):
+            if not isinstance(batch_size, int) or batch_size < 1:
+                raise errors.InvalidArgumentError("batch_size=%r (a positive int)" % (batch_size,))
+            nglobal = jax.device_count()
+            if sharding is not None:
+                # the devices of this process, in the order of the rows they hold
+                shape = (nglobal * max(1, batch_size // nglobal),)
+                index = sharding.addressable_devices_indices_map(shape)
+                local = sorted(index, key=lambda d: (index[d][0].start or 0))
+                per = batch_size // _mesh_size(sharding)
+                first = (index[local[0]][0].start or 0) // max(1, per)
+                total = _mesh_size(sharding)
+                layout = LAYOUT_SHARDED
+            elif devices is not None:
+                if jax.local_device_count() != jax.device_count():
+                    raise RuntimeError("Iterator compatible with pmapped JAX functions does not "
+                                       "support running in multiprocess mode. Use `sharding` "
+                                       "argument instead.")
+                local = list(devices)
+                per = batch_size // nglobal
+                first, total = 0, len(local)
+                layout = LAYOUT_STACKED
+            else:
+                dev = jax.local_devices()[0] if device_id is None else \
+                    [d for d in jax.local_devices() if _sluice_device(d)[1] == device_id][0]
+                local = [dev]
+                per, first, total = batch_size, 0, 1
+                layout = LAYOUT_NONE
+            if per < 1:
+                raise errors.InvalidArgumentError("batch_size %d over %d devices" % (
+                    batch_size, nglobal))
+            sl_devices = [_sluice_device(d) for d in local]
+
+            def graph_for(i, shard_id, num_shards):
+                fk = dict(kwargs)
+                if layout != LAYOUT_NONE or _accepts(func, "num_shards"):
+                    if _accepts(func, "num_shards"):
+                        fk["num_shards"] = num_shards
+                    if _accepts(func, "shard_id"):
+                        fk["shard_id"] = shard_id
+                kind, ident = sl_devices[i]
+                pipe = Pipeline(batch_size=per, num_threads=num_threads,
+                                device_id=ident if kind == _c.DEVICE_CUDA else None, seed=seed,
+                                prefetch_queue_depth=prefetch_queue_depth)
+                trace(pipe, func, args, fk)
+                return pipe._graph
+
+            ckpt = checkpoints[0] if isinstance(checkpoints, (list, tuple)) else checkpoints
+            slit = SlIterator(graph_for, sl_devices, per * total, num_threads, seed,
+                              prefetch_queue_depth, first, total, list(output_map) or None,
+                              reader_name, size, last_batch_policy, last_batch_padded,
+                              prepare_first_batch, auto_reset,
+                              LAYOUT_SHARDED if layout != LAYOUT_NONE else LAYOUT_NONE, ckpt)
+            names = list(output_map) or slit.output_names
+            return DALIGenericIterator(None, names, auto_reset=auto_reset, sharding=sharding,
+                                       _devices=local if layout == LAYOUT_STACKED else None,
+                                       _slit=(slit, names, per))
+        return create
+    return decorate(pipeline_fn) if pipeline_fn is not None else decorate

@@ -1,0 +1,71 @@
+"""sluice.plugin.pytorch: DALI's nvidia.dali.plugin.pytorch.DALIGenericIterator on sluice.
+
+    from sluice.plugin.pytorch import DALIGenericIterator, LastBatchPolicy
+    it = DALIGenericIterator([pipe], ["images", "labels"], reader_name="reader")
+    for batch in it:                       # one dict per pipeline
+        x, y = batch[0]["images"], batch[0]["labels"]     # torch tensors on the pipeline's device
+
+The tensors view the pipeline's buffers (torch.from_dlpack, no copy) while few batches are held;
+see docs/python.md."""
+
+import torch
+import torch.utils.dlpack
+
+from .. import errors
+from ._common import BaseIterator, LastBatchPolicy
+
+__all__ = ["DALIGenericIterator", "DALIClassificationIterator", "LastBatchPolicy"]
+
+
+def to_torch(t):
+    """A torch tensor viewing a sluice Tensor (DLPack, no copy)."""
+    return torch.utils.dlpack.from_dlpack(t)
+
+
+class DALIGenericIterator(BaseIterator):
+    """Batches of sluice pipelines as torch tensors: a list with one dict per pipeline, keyed by
+    output_map. Arguments as DALI's (size, reader_name, auto_reset, fill_last_batch,
+    last_batch_policy, last_batch_padded, prepare_first_batch); dynamic_shape is accepted
+    (sluice's outputs may change shape between batches either way)."""
+
+    def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
+                 fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
+                 last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True,
+                 checkpoint=None):
+        if fill_last_batch is not None:
+            last_batch_policy = LastBatchPolicy.FILL if fill_last_batch else LastBatchPolicy.PARTIAL
+        self._init_from_pipelines(pipelines, output_map, size, reader_name, auto_reset,
+                                  last_batch_padded, last_batch_policy, prepare_first_batch,
+                                  checkpoint)
+
+    def _convert(self, step):
+        valid = self._it.valid_counts() if self._it.policy == LastBatchPolicy.PARTIAL else None
+        out = []
+        for d, row in enumerate(step):
+            item = {}
+            for name, t in zip(self.output_map, row):
+                if not hasattr(t, "_ptr"):
+                    if not t.is_dense_tensor():
+                        raise errors.InvalidArgumentError(
+                            "output %r has samples of different shapes %s...: torch needs one "
+                            "shape per batch (resize, crop or pad them in the pipeline)"
+                            % (name, t.shape()[:2]))
+                    t = t.as_tensor()
+                x = to_torch(t)
+                if valid is not None and valid[d] < x.shape[0]:
+                    x = x[:valid[d]]
+                item[name] = x
+            out.append(item)
+        return out
+
+
+class DALIClassificationIterator(DALIGenericIterator):
+    """DALIGenericIterator with output_map ["data", "label"]."""
+
+    def __init__(self, pipelines, size=-1, reader_name=None, auto_reset=False,
+                 fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
+                 last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True,
+                 checkpoint=None):
+        super().__init__(pipelines, ["data", "label"], size, reader_name, auto_reset,
+                         fill_last_batch, dynamic_shape, last_batch_padded, last_batch_policy,
+                         prepare_first_batch, checkpoint)

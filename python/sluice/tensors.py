@@ -1,0 +1,442 @@
+"""What pipelines and iterators hand out: tensors and tensor lists that view the library's buffers
+(zero copy) or own a copy, and export themselves through DLPack (``__dlpack__`` /
+``__dlpack_device__``), so ``numpy.from_dlpack``, ``torch.from_dlpack`` and
+``jax.dlpack.from_dlpack`` take them.
+
+Lifetime: a view keeps the batch it came from alive; the batch's buffers go back to the pipeline
+only when the last view, and the last DLPack export of one (the consumer calls the deleter), is
+gone. See docs/python.md for when a hand-over copies instead."""
+
+import ctypes
+from ctypes import POINTER, Structure, c_int32, c_int64, c_uint8, c_uint16, c_uint64, c_void_p
+
+from . import _c, errors
+from . import types as _types
+
+# ---- DLPack (dlpack.h, v0.8 ABI: DLManagedTensor) ------------------------------------------------
+
+KDL_CPU, KDL_CUDA, KDL_CUDA_HOST = 1, 2, 3
+
+
+class _DLDevice(Structure):
+    _fields_ = [("device_type", c_int32), ("device_id", c_int32)]
+
+
+class _DLDataType(Structure):
+    _fields_ = [("code", c_uint8), ("bits", c_uint8), ("lanes", c_uint16)]
+
+
+class _DLTensor(Structure):
+    _fields_ = [("data", c_void_p), ("device", _DLDevice), ("ndim", c_int32),
+                ("dtype", _DLDataType), ("shape", POINTER(c_int64)),
+                ("strides", POINTER(c_int64)), ("byte_offset", c_uint64)]
+
+
+class _DLManagedTensor(Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", c_void_p), ("deleter", c_void_p)]
+
+
+_DELETER = ctypes.CFUNCTYPE(None, c_void_p)
+# exports not yet given back by their consumer: address of the DLManagedTensor -> what keeps it
+# (the struct, its shape array and the tensor that owns the memory) alive
+_exports = {}
+
+
+def _dl_delete(addr):
+    try:
+        _exports.pop(addr, None)
+    except Exception:  # interpreter shutdown: the module may be half gone
+        pass
+
+
+_dl_deleter = _DELETER(_dl_delete)
+_DLTENSOR_NAME = ctypes.create_string_buffer(b"dltensor")
+_USED_NAME = b"used_dltensor"
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [c_void_p, c_void_p, c_void_p]
+_capsule_valid = ctypes.pythonapi.PyCapsule_IsValid
+_capsule_valid.restype = ctypes.c_int
+_capsule_valid.argtypes = [c_void_p, ctypes.c_char_p]
+_capsule_ptr = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_ptr.restype = c_void_p
+_capsule_ptr.argtypes = [c_void_p, ctypes.c_char_p]
+
+
+def _capsule_dtor(cap):
+    # a capsule no consumer took still owns its DLManagedTensor
+    try:
+        if _capsule_valid(cap, b"dltensor"):
+            _dl_delete(_capsule_ptr(cap, b"dltensor"))
+    except Exception:
+        pass
+
+
+_CAPSULE_DTOR = ctypes.CFUNCTYPE(None, c_void_p)(_capsule_dtor)
+
+
+def _dlpack_capsule(t):
+    m = _DLManagedTensor()
+    shape = (c_int64 * max(1, len(t._shape)))(*t._shape)
+    dl = m.dl_tensor
+    dl.data = t._ptr
+    dl.device.device_type, dl.device.device_id = t.__dlpack_device__()
+    dl.ndim = len(t._shape)
+    dl.dtype.code, dl.dtype.bits = _types.dlpack_type(t._dtype)
+    dl.dtype.lanes = 1
+    dl.shape = shape
+    dl.strides = None  # compact, row-major
+    dl.byte_offset = 0
+    m.deleter = ctypes.cast(_dl_deleter, c_void_p).value
+    addr = ctypes.addressof(m)
+    m.manager_ctx = addr
+    _exports[addr] = (m, shape, t)
+    return _capsule_new(addr, ctypes.addressof(_DLTENSOR_NAME),
+                        ctypes.cast(_CAPSULE_DTOR, c_void_p).value)
+
+
+# ---- memory owners ------------------------------------------------------------------------------
+
+
+class _Owned:
+    """Memory the library allocated for a copy (sl_tensor_alloc); freed with the last reference."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, dtype, device, shape):
+        self.t = _c.Tensor()
+        err = _c.Err()
+        n = len(shape)
+        dims = (c_int64 * max(1, n))(*shape)
+        errors.check(_c.lib.sl_tensor_alloc(ctypes.byref(self.t), _types.to_sl(dtype), device, n,
+                                            dims, None, ctypes.byref(err)), err)
+
+    @property
+    def ptr(self):
+        return self.t.data
+
+    def __del__(self):
+        try:
+            _c.lib.sl_tensor_free(ctypes.byref(self.t))
+        except Exception:
+            pass
+
+
+def _device_struct(kind, ident):
+    d = _c.Device()
+    d.kind, d.id = kind, ident
+    return d
+
+
+def _copy(ptr, dtype, shape, device, to_device=None):
+    """A copy of the dense array at ptr into new library memory (on to_device, default the same)."""
+    dst_dev = to_device or device
+    owned = _Owned(dtype, dst_dev, shape)
+    src = _c.Tensor()
+    n = len(shape)
+    dims = (c_int64 * max(1, n))(*shape)
+    _c.lib.sl_tensor_wrap(ctypes.byref(src), ptr, _types.to_sl(dtype), device, n, dims, None)
+    err = _c.Err()
+    if any(x == 0 for x in shape):
+        return owned
+    errors.check(_c.lib.sl_tensor_copy(ctypes.byref(owned.t), ctypes.byref(src), None,
+                                       ctypes.byref(err)), err, "copying a batch")
+    return owned
+
+
+class Shape(tuple):
+    """A shape: a tuple, that may also be called (DALI's tensors have a shape() method)."""
+
+    def __call__(self):
+        return list(self)
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError:
+        raise ImportError("as_array() needs numpy; without it, take the data through DLPack "
+                          "(e.g. torch.from_dlpack)") from None
+    return numpy
+
+
+# ---- tensors ------------------------------------------------------------------------------------
+
+
+class Tensor:
+    """One dense array on the CPU or a GPU: a sample, or a whole (batch, ...) output."""
+
+    __slots__ = ("_ptr", "_dtype", "_shape", "_device", "_layout", "_owner", "__weakref__")
+
+    def __init__(self, ptr, dtype, shape, device, layout, owner):
+        self._ptr = ptr or 0
+        self._dtype = _types.DALIDataType(dtype)
+        self._shape = Shape(int(x) for x in shape)
+        self._device = device  # _c.Device
+        self._layout = layout or ""
+        self._owner = owner  # keeps the memory alive
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Tensor and len(args) >= 4:
+            cls = TensorGPU if args[3].kind == _c.DEVICE_CUDA else TensorCPU
+        return object.__new__(cls)
+
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def device(self):
+        return "gpu" if self._device.kind == _c.DEVICE_CUDA else "cpu"
+
+    @property
+    def device_id(self):
+        return self._device.id
+
+    @property
+    def nbytes(self):
+        n = _types.itemsize(self._dtype)
+        for x in self._shape:
+            n *= x
+        return n
+
+    def layout(self):
+        return self._layout
+
+    def data_ptr(self):
+        return self._ptr
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __dlpack_device__(self):
+        if self._device.kind == _c.DEVICE_CUDA:
+            return (KDL_CUDA, self._device.id)
+        return (KDL_CPU, 0)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        # the library makes a batch's device work complete before handing it out, so there is
+        # nothing for the consumer's stream to wait for
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError("sluice tensors are exported on their own device only")
+        if copy:
+            return self.copy().__dlpack__()
+        return _dlpack_capsule(self)
+
+    def copy(self):
+        """A copy in memory of its own (same device)."""
+        owned = _copy(self._ptr, self._dtype, self._shape, self._device)
+        return Tensor(owned.ptr, self._dtype, self._shape, self._device, self._layout, owned)
+
+    def as_cpu(self):
+        """This tensor on the CPU (itself when already there, else a copy)."""
+        if self._device.kind == _c.DEVICE_CPU:
+            return self
+        cpu = _device_struct(_c.DEVICE_CPU, 0)
+        owned = _copy(self._ptr, self._dtype, self._shape, self._device, cpu)
+        return Tensor(owned.ptr, self._dtype, self._shape, cpu, self._layout, owned)
+
+    def as_tensor(self):
+        return self
+
+    def as_array(self):
+        """A numpy array: a view of the CPU memory (no copy), or a host copy of GPU memory."""
+        np = _numpy()
+        t = self.as_cpu()
+        if t._dtype == _types.DALIDataType.BFLOAT16:
+            raise TypeError("numpy has no bfloat16; convert with fn.cast first")
+        if t.nbytes == 0:
+            return np.zeros(t._shape, np.dtype(_types.np_name(t._dtype)))
+        return np.from_dlpack(t)
+
+    def __array__(self, dtype=None):
+        a = self.as_array()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __repr__(self):
+        return "%s(shape=%s, dtype=%s%s)" % (type(self).__name__, tuple(self._shape),
+                                              self._dtype.name,
+                                              ", layout=%r" % self._layout if self._layout else "")
+
+
+class TensorCPU(Tensor):
+    __slots__ = ()
+
+
+class TensorGPU(Tensor):
+    __slots__ = ()
+
+
+class TensorList:
+    """One output of a batch: its samples (which may differ in shape), and, when they share one
+    and lie back to back, the dense (batch, ...) tensor (as_tensor(), DLPack)."""
+
+    def __init__(self, samples, dtype, device, layout, owner, dense=None):
+        self._keys = None  # the batch's record keys (set by the pipeline)
+        self._samples = samples  # [(ptr, shape)]
+        self._dtype = _types.DALIDataType(dtype)
+        self._device = device
+        self._layout = layout or ""
+        self._owner = owner
+        self._dense = dense  # a Tensor, or None
+
+    def __new__(cls, *args, **kwargs):
+        if cls is TensorList and len(args) >= 3:
+            cls = TensorListGPU if args[2].kind == _c.DEVICE_CUDA else TensorListCPU
+        return object.__new__(cls)
+
+    def __len__(self):
+        return len(self._samples)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("sample %d of a batch of %d" % (i, len(self)))
+        ptr, shape = self._samples[i]
+        return Tensor(ptr, self._dtype, shape, self._device, self._layout, self)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def keys(self):
+        """The record key of each sample (e.g. the LMDB key), as the reader gave it."""
+        return list(self._keys.fetch()) if self._keys is not None else [None] * len(self)
+
+    def at(self, i):
+        """Sample i as a numpy array (DALI's TensorListCPU.at)."""
+        return self[i].as_array()
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return "gpu" if self._device.kind == _c.DEVICE_CUDA else "cpu"
+
+    @property
+    def shape(self):
+        """The dense batch's shape (batch, ...); called, the list of sample shapes (DALI)."""
+        if self._dense is not None:
+            return _ListShape(self._dense.shape, [s for _, s in self._samples])
+        return _ListShape((), [s for _, s in self._samples])
+
+    def layout(self):
+        return self._layout
+
+    def is_dense_tensor(self):
+        return self._dense is not None
+
+    def as_tensor(self):
+        if self._dense is None:
+            shapes = sorted({tuple(s) for _, s in self._samples})[:3]
+            raise ValueError("the batch's samples have different shapes (%s...): no dense tensor; "
+                             "index the samples instead" % ", ".join(map(str, shapes)))
+        return self._dense
+
+    def as_array(self):
+        return self.as_tensor().as_array()
+
+    def as_cpu(self):
+        if self._device.kind == _c.DEVICE_CPU:
+            return self
+        return _copy_list(self, _device_struct(_c.DEVICE_CPU, 0))
+
+    def copy(self):
+        return _copy_list(self, self._device)
+
+    def __dlpack__(self, *args, **kwargs):
+        return self.as_tensor().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return (KDL_CUDA, self._device.id) if self._device.kind == _c.DEVICE_CUDA else (KDL_CPU, 0)
+
+    def __array__(self, dtype=None):
+        a = self.as_array()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __repr__(self):
+        return "%s(%d samples, dtype=%s, shape=%s)" % (type(self).__name__, len(self),
+                                                        self._dtype.name, tuple(self.shape))
+
+
+class TensorListCPU(TensorList):
+    pass
+
+
+class TensorListGPU(TensorList):
+    pass
+
+
+class _ListShape(Shape):
+    def __new__(cls, dense, samples):
+        obj = super().__new__(cls, dense)
+        obj._samples = samples
+        return obj
+
+    def __call__(self):
+        return [list(s) for s in self._samples]
+
+
+def _copy_list(tl, device):
+    """A TensorList in memory of its own on `device`."""
+    if tl._dense is not None:
+        d = tl._dense
+        owned = _copy(d._ptr, d._dtype, d._shape, d._device, device)
+        item = _types.itemsize(d._dtype)
+        samples, off = [], 0
+        for _, shape in tl._samples:
+            samples.append((owned.ptr + off if owned.ptr else 0, shape))
+            n = item
+            for x in shape:
+                n *= x
+            off += n
+        dense = Tensor(owned.ptr, d._dtype, d._shape, device, d._layout, owned)
+        return TensorList(samples, tl._dtype, device, tl._layout, owned, dense)
+    owners, samples = [], []
+    for ptr, shape in tl._samples:
+        o = _copy(ptr, tl._dtype, shape, tl._device, device)
+        owners.append(o)
+        samples.append((o.ptr, shape))
+    return TensorList(samples, tl._dtype, device, tl._layout, owners)
+
+
+def from_c_tensor(t, owner):
+    """A Tensor viewing a dense sl_tensor (contiguous)."""
+    shape = [t.shape[i] for i in range(t.ndim)]
+    dev = _device_struct(t.device.kind, t.device.id)
+    return Tensor(t.data, _types.from_sl(t.dtype), shape, dev, _c.u(t.layout), owner)
+
+
+def from_c_list(tl, dense, owner):
+    """A TensorList viewing an sl_tlist (and the dense view of it, an sl_tensor or None)."""
+    nd = tl.ndim
+    samples = []
+    for i in range(tl.count):
+        samples.append((tl.data[i] or 0, tuple(tl.shapes[i * nd + k] for k in range(nd))))
+    dev = _device_struct(tl.device.kind, tl.device.id)
+    lst = TensorList(samples, _types.from_sl(tl.dtype), dev, _c.u(tl.layout), owner)
+    if dense is not None:
+        lst._dense = from_c_tensor(dense, owner)
+        # the dense view may be a packed copy: samples then live inside it
+        item = _types.itemsize(lst._dtype)
+        per = item
+        for x in lst._dense.shape[1:]:
+            per *= x
+        lst._samples = [(dense.data + i * per if dense.data else 0, s)
+                        for i, (_, s) in enumerate(samples)]
+    return lst

@@ -1,0 +1,111 @@
+"""DALI's type constants, with DALI's names and values: ``types.FLOAT``, ``types.UINT8``,
+``types.GRAY``, ``types.RGB``, ``types.INTERP_LINEAR``, ... (``import sluice.types as types`` in
+place of ``import nvidia.dali.types as types``)."""
+
+import enum
+
+
+class DALIDataType(enum.IntEnum):
+    NO_TYPE = -1
+    UINT8 = 0
+    UINT16 = 1
+    UINT32 = 2
+    UINT64 = 3
+    INT8 = 4
+    INT16 = 5
+    INT32 = 6
+    INT64 = 7
+    FLOAT16 = 8
+    FLOAT = 9
+    FLOAT64 = 10
+    BOOL = 11
+    BFLOAT16 = 25
+
+    def __repr__(self):
+        return "DALIDataType.%s" % self.name
+
+    __str__ = __repr__
+
+
+class DALIImageType(enum.IntEnum):
+    RGB = 0
+    BGR = 1
+    GRAY = 2
+    YCbCr = 3
+    ANY_DATA = 4
+
+    def __repr__(self):
+        return "DALIImageType.%s" % self.name
+
+    __str__ = __repr__
+
+
+class DALIInterpType(enum.IntEnum):
+    INTERP_NN = 0
+    INTERP_LINEAR = 1
+
+    def __repr__(self):
+        return "DALIInterpType.%s" % self.name
+
+    __str__ = __repr__
+
+
+class TensorLayout(str):
+    """A layout string ("HWC", "CHW"), as DALI's types.TensorLayout."""
+
+
+# every constant at module level, as DALI has them (types.FLOAT, types.GRAY, ...)
+for _enum in (DALIDataType, DALIImageType, DALIInterpType):
+    for _m in _enum:
+        globals()[_m.name] = _m
+del _enum, _m
+FLOAT32 = DALIDataType.FLOAT
+DOUBLE = DALIDataType.FLOAT64
+HALF = DALIDataType.FLOAT16
+
+# sluice's dtype enum (include/sluice/tensor.h SL_DTYPE_TABLE order) <-> DALI's
+_SL_DTYPES = [DALIDataType.UINT8, DALIDataType.INT8, DALIDataType.UINT16, DALIDataType.INT16,
+              DALIDataType.INT32, DALIDataType.INT64, DALIDataType.FLOAT16,
+              DALIDataType.BFLOAT16, DALIDataType.FLOAT, DALIDataType.FLOAT64, DALIDataType.BOOL]
+_SL_INDEX = {t: i for i, t in enumerate(_SL_DTYPES)}
+# (numpy-style name, DLPack type code, bits)
+_INFO = {
+    DALIDataType.UINT8: ("uint8", 1, 8), DALIDataType.INT8: ("int8", 0, 8),
+    DALIDataType.UINT16: ("uint16", 1, 16), DALIDataType.INT16: ("int16", 0, 16),
+    DALIDataType.INT32: ("int32", 0, 32), DALIDataType.INT64: ("int64", 0, 64),
+    DALIDataType.FLOAT16: ("float16", 2, 16), DALIDataType.BFLOAT16: ("bfloat16", 4, 16),
+    DALIDataType.FLOAT: ("float32", 2, 32), DALIDataType.FLOAT64: ("float64", 2, 64),
+    DALIDataType.BOOL: ("bool", 6, 8),
+}
+# struct/memoryview format characters -> DALI types (for external_source data)
+_FORMATS = {"B": DALIDataType.UINT8, "b": DALIDataType.INT8, "H": DALIDataType.UINT16,
+            "h": DALIDataType.INT16, "i": DALIDataType.INT32, "l": DALIDataType.INT64,
+            "q": DALIDataType.INT64, "e": DALIDataType.FLOAT16, "f": DALIDataType.FLOAT,
+            "d": DALIDataType.FLOAT64, "?": DALIDataType.BOOL}
+
+
+def from_sl(code):
+    """DALI type of a sluice dtype code."""
+    return _SL_DTYPES[code]
+
+
+def to_sl(t):
+    """sluice dtype code of a DALI type; ValueError for a type sluice does not have."""
+    try:
+        return _SL_INDEX[DALIDataType(t)]
+    except (KeyError, ValueError):
+        raise ValueError("sluice has no tensors of type %r" % (t,)) from None
+
+
+def np_name(t):
+    """numpy's name of a DALI type ("float32")."""
+    return _INFO[DALIDataType(t)][0]
+
+
+def dlpack_type(t):
+    _, code, bits = _INFO[DALIDataType(t)]
+    return code, bits
+
+
+def itemsize(t):
+    return _INFO[DALIDataType(t)][2] // 8

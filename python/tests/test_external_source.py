@@ -1,0 +1,105 @@
+"""fn.external_source with Python callables, iterables and generators, per batch and per sample."""
+
+import numpy as np
+import pytest
+
+import sluice
+import sluice.fn as fn
+from sluice import pipeline_def
+
+
+def test_callable_per_sample():
+    def sample(info):
+        return np.full((3, 2), info.idx_in_epoch, np.int32)
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None)
+    def pipe():
+        return fn.external_source(source=sample, batch=False) * 2
+
+    p = pipe()
+    for it in range(3):
+        (out,) = p.run()
+        a = out.as_array()
+        assert a.shape == (4, 3, 2) and a.dtype == np.int32
+        assert [int(x) for x in a[:, 0, 0]] == [2 * (it * 4 + i) for i in range(4)]
+
+
+def test_callable_per_batch_two_outputs():
+    def batch(iteration):
+        x = np.arange(6, dtype=np.float32).reshape(2, 3) + iteration
+        return x, [np.array([iteration], np.int64)] * 2
+
+    @pipeline_def(batch_size=2, device_id=None)
+    def pipe():
+        x, y = fn.external_source(source=batch, num_outputs=2)
+        return x, y
+
+    p = pipe()
+    for it in range(3):
+        x, y = p.run()
+        assert x.as_array().tolist() == (np.arange(6).reshape(2, 3) + it).tolist()
+        assert y.as_array().tolist() == [[it], [it]]
+
+
+def test_generator_ends_epoch_and_restarts():
+    def gen():
+        for i in range(3):
+            yield [np.array([i, i], np.uint8)]
+
+    @pipeline_def(batch_size=1, device_id=None, prefetch_queue_depth=1)
+    def pipe():
+        return fn.external_source(source=gen)
+
+    p = pipe()
+    got = [p.run()[0].as_array().tolist() for _ in range(3)]
+    assert got == [[[0, 0]], [[1, 1]], [[2, 2]]]
+    with pytest.raises(StopIteration):
+        p.run()
+    p.reset()
+    assert p.run()[0].as_array().tolist() == [[0, 0]]
+
+
+def test_iterable_of_bytes_and_varying_shapes():
+    data = [[b"ab", b"cde"], [b"f", b"ghij"]]
+
+    @pipeline_def(batch_size=2, device_id=None, prefetch_queue_depth=1)
+    def pipe():
+        return fn.external_source(source=data, cycle=True)
+
+    p = pipe()
+    (out,) = p.run()
+    assert not out.is_dense_tensor()
+    assert [bytes(s.as_array()) for s in out] == [b"ab", b"cde"]
+    (out,) = p.run()
+    assert [bytes(out.at(i)) for i in range(2)] == [b"f", b"ghij"]
+    (out,) = p.run()  # cycle=True: from the start again
+    assert bytes(out.at(0)) == b"ab"
+
+
+def test_source_that_raises(no_leaked_threads):
+    def bad(info):
+        if info.iteration == 2:
+            raise KeyError("no sample 2")
+        return np.zeros(2, np.float32)
+
+    @pipeline_def(batch_size=2, device_id=None)
+    def pipe():
+        return fn.external_source(source=bad, batch=False)
+
+    p = pipe()
+    p.run()
+    p.run()
+    with pytest.raises(sluice.SourceError) as e:
+        p.run()
+    assert "KeyError" in str(e.value) and "no sample 2" in str(e.value)
+    assert isinstance(e.value.__cause__, KeyError)
+    del p, e
+
+
+def test_wrong_batch_size_from_source():
+    @pipeline_def(batch_size=3, device_id=None)
+    def pipe():
+        return fn.external_source(source=lambda: [np.zeros(1)] * 2)
+
+    with pytest.raises(sluice.SourceError, match="2 samples, but the batch size is 3"):
+        pipe().run()

@@ -1,0 +1,81 @@
+"""Pipeline definitions are ordinary Python: helpers, loops, closures, conditionals on Python
+values, arithmetic on op outputs, `with pipe:` as DALI."""
+
+import numpy as np
+
+import sluice
+import sluice.fn as fn
+import sluice.types as types
+from conftest import LMDB
+from sluice import Pipeline, pipeline_def
+
+
+def normalise(images, scale):
+    return fn.crop_mirror_normalize(images, dtype=types.FLOAT, std=[scale], output_layout="HWC")
+
+
+def test_helpers_loops_and_conditions():
+    flips = 2
+
+    @pipeline_def(batch_size=4, num_threads=1, device_id=None, seed=1)
+    def pipe(path, gray=True):
+        jpegs, labels = fn.readers.caffe2(path=path, name="r")
+        images = fn.decoders.image(jpegs, output_type=types.GRAY if gray else types.RGB)
+        for _ in range(flips):  # flipping twice is no flip
+            images = fn.flip(images, horizontal=1)
+        outs = [normalise(images, s) for s in (1.0, 255.0)]
+        return outs[0], outs[1] * 255.0, labels + 1
+
+    a, b, labels = pipe(LMDB).run()
+    ref_labels = pipe(LMDB, gray=True)
+    assert np.allclose(a.as_array(), b.as_array(), atol=1e-3)
+    assert a.as_array().shape == (4, 28, 28, 1)
+    plain = Pipeline(batch_size=4, device_id=None, seed=1)
+    with plain:
+        _, lab = fn.readers.caffe2(path=LMDB, name="r")
+        plain.set_outputs(lab)
+    (lab,) = plain.run()
+    assert (labels.as_array() == lab.as_array() + 1).all()
+    assert ref_labels.batch_size == 4
+
+
+def test_call_overrides_decorator():
+    @pipeline_def(batch_size=4, device_id=None)
+    def pipe():
+        _, labels = fn.readers.caffe2(path=LMDB)
+        return labels
+
+    p = pipe(batch_size=8, num_threads=3)
+    assert p.batch_size == 8 and p.num_threads == 3
+    assert len(p.run()[0]) == 8
+
+
+def test_per_sample_argument():
+    @pipeline_def(batch_size=8, device_id=None, seed=5)
+    def pipe():
+        jpegs, _ = fn.readers.caffe2(path=LMDB)
+        images = fn.decoders.image(jpegs, output_type=types.GRAY)
+        coin = fn.random.coin_flip(probability=0.5)
+        return images, fn.flip(images, horizontal=coin), coin
+
+    images, flipped, coin = pipe().run()
+    for i in range(8):
+        x, y = images.at(i), flipped.at(i)
+        want = x[:, ::-1] if coin.at(i).item() else x
+        assert (y == want).all()
+
+
+def test_checkpoint_restores_position():
+    @pipeline_def(batch_size=8, device_id=None, seed=2)
+    def pipe(**kw):
+        _, labels = fn.readers.caffe2(path=LMDB, random_shuffle=True)
+        return labels
+
+    p = pipe()
+    for _ in range(5):
+        p.run()
+    state = p.checkpoint()
+    want = [p.run()[0].as_array().tolist() for _ in range(4)]
+    q = pipe(checkpoint=state)
+    assert [q.run()[0].as_array().tolist() for _ in range(4)] == want
+    assert isinstance(sluice.__version__, str)

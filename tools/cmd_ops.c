@@ -1,57 +1,164 @@
-/* sluice ops [NAME]: every operator with its arguments, types, defaults and docs, from the op
- * tables (the same tables the pipeline checks arguments against). */
+/* sluice ops [--json] [NAME]: every operator with its arguments, types, defaults and docs, from the
+ * public operator table (sluice/ops.h: the same tables the pipeline checks arguments against). */
 #include "cli.h"
+#include "common.h"
 
-#include "ops/op.h"
+#include "sluice/ops.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static void devices(unsigned d, char *buf, size_t n) {
-    snprintf(buf, n, "%s%s%s", d & SL_OPDEV_CPU ? "cpu " : "", d & SL_OPDEV_MIXED ? "mixed " : "",
-             d & SL_OPDEV_GPU ? "gpu" : "");
+    snprintf(buf, n, "%s%s%s", d & SL_OP_CPU ? "cpu " : "", d & SL_OP_MIXED ? "mixed " : "",
+             d & SL_OP_GPU ? "gpu" : "");
 }
 
-static void print_op(const sl__op_def *op) {
+static void print_arg(const sl_op_arg_info *a) {
+    printf("  %-26s %s", a->name, a->type_doc);
+    if (a->choices) printf(" (%s)", a->choices);
+    if (a->required)
+        printf(", required");
+    else
+        printf(" = %s", a->def ? a->def : "None");
+    if (a->per_sample) printf(", per-sample");
+    printf("\n      %s\n", a->doc);
+}
+
+static void print_op(const sl_op_info *op) {
     char dev[32];
     devices(op->devices, dev, sizeof dev);
     printf("%s  (devices: %s; inputs: %d", op->name, dev, op->min_inputs);
     if (op->max_inputs != op->min_inputs) printf("-%d", op->max_inputs);
     printf(")\n");
-    if (op->doc) printf("  %s\n", op->doc);
-    for (int i = 0; op->args && op->args[i].name; i++) {
-        const sl__arg_schema *a = &op->args[i];
-        printf("  %-26s %s", a->name, sl__arg_type_name(a->type));
-        if (a->choices) printf(" (%s)", a->choices);
-        if (a->flags & SL_ARGF_REQUIRED)
-            printf(", required");
-        else
-            printf(" = %s", a->def ? a->def : "None");
-        if (a->flags & SL_ARGF_PER_SAMPLE) printf(", per-sample");
-        printf("\n      %s\n", a->doc ? a->doc : "");
+    if (op->doc[0]) printf("  %s\n", op->doc);
+    for (int i = 0; i < op->num_args; i++) {
+        sl_op_arg_info a;
+        if (sl_op_get_arg(op->name, i, &a, NULL) == SL_OK) print_arg(&a);
     }
 }
 
-int sl_cli_ops(int argc, char **argv) {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: sluice ops [NAME]\nLists every operator, or one operator's arguments.\n");
-        return 0;
-    }
-    int n;
-    const sl__op_def *const *all = sl__op_all(&n);
-    if (argc > 1) {
-        const sl__op_def *op = sl__op_find(argv[1]);
-        if (!op) {
-            const char *s = sl__op_suggest(argv[1]);
-            return s ? sl_cli_fail("ops", "no operator '%s'; did you mean '%s'?", argv[1], s)
-                     : sl_cli_fail("ops", "no operator '%s'", argv[1]);
+static void json_arg(const sl_op_arg_info *a) {
+    printf("{\"name\": ");
+    sl_cli_json_str(stdout, a->name);
+    printf(", \"type\": ");
+    sl_cli_json_str(stdout, a->type);
+    printf(", \"type_doc\": ");
+    sl_cli_json_str(stdout, a->type_doc);
+    printf(", \"default\": ");
+    if (a->def)
+        sl_cli_json_str(stdout, a->def);
+    else
+        printf("null");
+    printf(", \"doc\": ");
+    sl_cli_json_str(stdout, a->doc);
+    printf(", \"choices\": ");
+    if (a->choices)
+        sl_cli_json_str(stdout, a->choices);
+    else
+        printf("null");
+    printf(", \"required\": %s, \"per_sample\": %s}", a->required ? "true" : "false",
+           a->per_sample ? "true" : "false");
+}
+
+static void json_op(const sl_op_info *op) {
+    printf("{\"name\": ");
+    sl_cli_json_str(stdout, op->name);
+    printf(", \"doc\": ");
+    sl_cli_json_str(stdout, op->doc);
+    printf(", \"devices\": [");
+    const char *sep = "";
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } devs[] = {{SL_OP_CPU, "cpu"}, {SL_OP_MIXED, "mixed"}, {SL_OP_GPU, "gpu"}};
+    for (size_t d = 0; d < sizeof devs / sizeof devs[0]; d++)
+        if (op->devices & devs[d].bit) {
+            printf("%s\"%s\"", sep, devs[d].name);
+            sep = ", ";
         }
-        print_op(op);
+    printf("], \"min_inputs\": %d, \"max_inputs\": %d, \"reader\": %s, \"random\": %s, "
+           "\"no_copy\": %s, \"args\": [",
+           op->min_inputs, op->max_inputs, op->is_reader ? "true" : "false",
+           op->is_random ? "true" : "false", op->no_copy ? "true" : "false");
+    for (int i = 0; i < op->num_args; i++) {
+        sl_op_arg_info a;
+        if (sl_op_get_arg(op->name, i, &a, NULL) != SL_OK) continue;
+        printf(i ? ",\n    " : "\n    ");
+        json_arg(&a);
+    }
+    printf("]}");
+}
+
+/* {"ops": [...], "common_args": [...]}: one op (only) or all of them */
+static void json_all(const sl_op_info *only) {
+    printf("{\"ops\": [\n  ");
+    if (only) {
+        json_op(only);
+    } else {
+        for (int i = 0; i < sl_op_count(); i++) {
+            sl_op_info op;
+            if (sl_op_get(i, &op, NULL) != SL_OK) continue;
+            if (i) printf(",\n  ");
+            json_op(&op);
+        }
+    }
+    printf("\n], \"common_args\": [");
+    for (int i = 0; i < sl_op_num_common_args(); i++) {
+        sl_op_arg_info a;
+        if (sl_op_common_arg(i, &a, NULL) != SL_OK) continue;
+        printf(i ? ",\n  " : "\n  ");
+        json_arg(&a);
+    }
+    printf("\n]}\n");
+}
+
+int sl_cli_ops(int argc, char **argv) {
+    bool json = false;
+    const char *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: sluice ops [--json] [NAME]\nLists every operator, or one operator's "
+                   "arguments; --json: as one JSON object {\"ops\": [...], \"common_args\": "
+                   "[...]}.\n");
+            return 0;
+        }
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "sluice ops: unknown option '%s' (see sluice ops --help)\n", argv[i]);
+            return 2;
+        } else if (name) {
+            fprintf(stderr, "sluice ops: one operator name at most (see sluice ops --help)\n");
+            return 2;
+        } else {
+            name = argv[i];
+        }
+    }
+    if (name) {
+        sl_op_info op;
+        sl_err err;
+        if (sl_op_find(name, &op, &err) != SL_OK) return sl_cli_fail("ops", "%s", err.msg);
+        if (json)
+            json_all(&op);
+        else
+            print_op(&op);
         return 0;
     }
-    for (int i = 0; i < n; i++) {
-        print_op(all[i]);
+    if (json) {
+        json_all(NULL);
+        return 0;
+    }
+    for (int i = 0; i < sl_op_count(); i++) {
+        sl_op_info op;
+        if (sl_op_get(i, &op, NULL) != SL_OK) continue;
+        print_op(&op);
         printf("\n");
+    }
+    printf("Common arguments: every operator also takes these, and the pipeline handles them "
+           "(where an operator's own list above has one, that entry's default applies).\n");
+    for (int i = 0; i < sl_op_num_common_args(); i++) {
+        sl_op_arg_info a;
+        if (sl_op_common_arg(i, &a, NULL) == SL_OK) print_arg(&a);
     }
     return 0;
 }

@@ -9,7 +9,9 @@
  * Layouts: SHARDED -- each output is one global (devices*B, ...) tensor whose rows are split across
  * devices; STACKED -- (devices, B, ...) for pmap-style code. Either way each device's shard is a
  * zero-copy view on its device (sl_iter_shard), and may be exported as DLPack. A batch stays valid
- * until sl_iter_next is called prefetch_cpu more times (or the iterator is freed).
+ * until sl_iter_next is called prefetch_cpu more times (or the iterator is freed) -- or, with
+ * caller_releases, until the caller gives it back (sl_iter_release), which suits consumers that
+ * hand the memory out and learn late when it is free (a Python binding's DLPack capsules).
  *
  *     sl_iter_config c;
  *     sl_iter_config_init(&c);
@@ -82,6 +84,10 @@ typedef struct sl_iter_config {
     const char *resume;
     const void *resume_bytes;
     size_t resume_size;
+    /* 0 (default): the iterator releases each batch itself, prefetch_cpu sl_iter_next calls after
+     * it handed it out. 1: it never does; the caller gives every batch back with sl_iter_release
+     * and may hold up to sl_iter_max_held (prefetch_cpu + 1) at once. */
+    int caller_releases;
 } sl_iter_config;
 
 void sl_iter_config_init(sl_iter_config *c);
@@ -97,6 +103,17 @@ const char *sl_iter_errmsg(const sl_iter *it);
 sl_status sl_iter_next(sl_iter *it, const sl_iter_batch **out);
 /* Starts the next epoch; a reset in the middle of an epoch is ignored (with a warning), as DALI. */
 void sl_iter_reset(sl_iter *it);
+/* With caller_releases: gives a batch taken by sl_iter_next back (in any order, once each); its
+ * views and DLPack exports must not be used after. A no-op for NULL. (Without caller_releases it
+ * gives the batch back early; a batch not held is ignored with a warning.) Like every call on one
+ * iterator, not concurrently with another call on it; a binding may serialise them with a lock
+ * that sl_iter_next holds while it waits for data: it never waits for a release. */
+void sl_iter_release(sl_iter *it, const sl_iter_batch *b);
+/* How many batches the caller may hold at once: with caller_releases, taking one more than this
+ * is an SL_ESTATE error naming the count (nothing is taken: release one and call again);
+ * otherwise the prefetch depth (a batch stays valid until sl_iter_next is called that many more
+ * times). */
+int sl_iter_max_held(const sl_iter *it);
 
 /* DALI's len(iterator) and iterator.size for the current epoch. */
 int64_t sl_iter_len(const sl_iter *it);

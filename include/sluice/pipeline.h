@@ -212,9 +212,14 @@ sl_status sl_pipeline_parse(sl_pipeline *p, const char *text, const char *filena
  * (a corrupt record, say) comes back here, naming the record and op; the pipeline then stays
  * failed and can only be freed. */
 sl_status sl_pipeline_next(sl_pipeline *p, sl_batch **out);
-/* Gives a batch's buffers back (in any order). While prefetch_cpu batches are prepared ahead, the
- * consumer may hold up to prefetch_cpu + 1; taking more than that is an SL_ESTATE error. */
+/* Gives a batch's buffers back (in any order). The consumer may hold up to sl_pipeline_max_held
+ * batches; taking one more is an SL_ESTATE error. Holding up to prefetch_cpu + 1 leaves the stages
+ * slots for prefetch_cpu batches ahead; each one held beyond that is one fewer prepared. */
 void sl_pipeline_release(sl_pipeline *p, sl_batch *b);
+/* How many batches the consumer may hold at once (taking one more is an SL_ESTATE error); valid
+ * after sl_pipeline_build: its batch slots, 2 * prefetch_cpu + 1, one more when the readers have
+ * a stage of their own (CPU work after them). */
+int sl_pipeline_max_held(const sl_pipeline *p);
 
 int sl_pipeline_num_outputs(const sl_pipeline *p);
 const char *sl_pipeline_output_name(const sl_pipeline *p, int i);

@@ -335,14 +335,38 @@ static int schema_index(const sl__op_def *op, const char *name) {
     return -1;
 }
 
-/* Arguments every op takes, handled by the pipeline itself. */
+/* Arguments every op takes, handled by the pipeline itself (sl_pipeline_op_arg: device and name;
+ * the executor: seed). `seed` too where the schema lacks it: the pipeline gives each op its seed
+ * (this argument, or one derived from the pipeline's) through sl__op_init / sl__op_io. The one
+ * list: the argument check below and the public table (sl_op_common_arg) both read it. */
+static const sl__arg_schema common_args[] = {
+    {"device", SL_ARG_STR, NULL,
+     "where the op runs: \"cpu\", \"mixed\" or \"gpu\" (default: gpu when an input is on the GPU, "
+     "else cpu, as DALI); on a CPU pipeline mixed and gpu ops run their CPU implementation",
+     0, "cpu|mixed|gpu"},
+    {"name", SL_ARG_STR, NULL,
+     "the instance's name (default: the op's): what reader_name refers to, and what errors and "
+     "stage statistics call it",
+     0, NULL},
+    {"seed", SL_ARG_INT, NULL,
+     "the op's random seed (default, or -1: derived from the pipeline seed and the op's place in "
+     "the pipeline)",
+     0, NULL},
+    {"preserve", SL_ARG_BOOL, "False",
+     "accepted for DALI's sake, not used (sluice never prunes an op)", 0, NULL},
+    {"bytes_per_sample_hint", SL_ARG_INTS, "[0]",
+     "accepted for DALI's sake, not used (output buffers grow as samples need)", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+const sl__arg_schema *sl__args_common(int *count) {
+    if (count) *count = (int)SL_ARRAY_LEN(common_args) - 1;
+    return common_args;
+}
+
 static bool common_arg(const char *name) {
-    /* `seed` too, where the schema lacks it: the pipeline gives each op its seed (this argument,
-     * or one derived from the pipeline's) through sl__op_init / sl__op_io */
-    static const char *const common[] = {"device", "name", "preserve", "bytes_per_sample_hint",
-                                         "seed"};
-    for (size_t i = 0; i < SL_ARRAY_LEN(common); i++)
-        if (strcmp(common[i], name) == 0) return true;
+    for (int i = 0; common_args[i].name; i++)
+        if (strcmp(common_args[i].name, name) == 0) return true;
     return false;
 }
 

@@ -104,6 +104,9 @@ typedef struct sl__arg_schema {
 
 /* "float or list of float", ... (for messages and `sluice ops`) */
 const char *sl__arg_type_name(sl__arg_type t);
+/* The arguments every op accepts besides its schema's, handled by the pipeline (device, name, seed,
+ * preserve, bytes_per_sample_hint): a table terminated by a NULL name, *count entries. */
+const sl__arg_schema *sl__args_common(int *count);
 
 /* Arguments of one op instance, checked against its schema: every schema entry has a value (the
  * user's, or the default), converted to the schema's type. */

@@ -25,7 +25,9 @@
 #endif
 
 #define MAX_SHARDS 4096
-#define MAX_HELD   16
+#define MAX_HELD   16 /* deepest prefetch_cpu */
+/* batches out at once: prefetch_cpu + 1 when the caller releases them */
+#define MAX_SLOTS  (MAX_HELD + 1)
 
 typedef struct book {
     int64_t counter, size;
@@ -36,11 +38,15 @@ typedef struct book {
     int64_t shard_sizes[MAX_SHARDS];
 } book;
 
+/* One slot of the iterator's pool: a batch from every pipeline while in use. Its global buffers
+ * stay allocated from batch to batch (freed with the iterator). */
 struct sl_iter_batch {
     sl_iter *it;
     sl_batch *b[SL_MAX_DEVICES];
     sl_tensor global[SL_MAX_OUTPUTS];
     bool global_ok[SL_MAX_OUTPUTS];
+    bool in_use;   /* taken from the pipelines, not yet released */
+    int64_t order; /* when it was taken: without caller_releases the oldest goes first */
 };
 
 struct sl_iter {
@@ -59,9 +65,12 @@ struct sl_iter {
     book bk;       /* current */
     book bk_first; /* before the prepared first batch */
     bool first_pending, ever_consumed, ended;
-    int held_count, held_next;
-    sl_iter_batch held[MAX_HELD]; /* ring of batches handed out */
-    int max_held;
+    bool caller_releases;
+    int max_held;  /* slots in use at most (sl_iter_max_held) */
+    int held;      /* slots in use: handed out, or the prepared first batch */
+    int64_t takes; /* batches taken so far (slot order) */
+    sl_iter_batch slots[MAX_SLOTS];
+    sl_iter_batch *first; /* the prepared first batch */
     void *extra;
     size_t extra_size;
     const void *resume_bytes; /* during creation: a checkpoint given in memory */
@@ -84,6 +93,7 @@ void sl_iter_config_init(sl_iter_config *c) {
     c->prepare_first_batch = -1;
     c->auto_reset = -1;
     c->layout = -1;
+    c->caller_releases = 0;
 }
 
 sl_status sl_iter_parse_devices(const char *spec, sl_iter_config *c, sl_err *err) {
@@ -253,6 +263,9 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     if (c->prefetch_cpu < 1 || c->prefetch_cpu > MAX_HELD)
         return sl_err_set(err, SL_EINVAL, "iterator: prefetch depth %d (1..%d)", c->prefetch_cpu,
                           MAX_HELD);
+    if (c->caller_releases != 0 && c->caller_releases != 1)
+        return sl_err_set(err, SL_EINVAL, "iterator: caller_releases %d (0 or 1)",
+                          c->caller_releases);
     sl_pipeline_decorator d;
     memset(&d, 0, sizeof d);
     d.size = -1;
@@ -278,7 +291,11 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
                                                  : NULL;
     int64_t size = c->size >= 0 ? c->size : d.size;
     it->use_reader = reader_name != NULL;
-    it->max_held = c->prefetch_cpu;
+    /* the pipelines have 2 * prefetch_cpu + 1 slots (one more with a read stage): with
+     * prefetch_cpu + 1 held by the caller they still have prefetch_cpu to run ahead with */
+    it->caller_releases = c->caller_releases == 1;
+    it->max_held = c->prefetch_cpu + (it->caller_releases ? 1 : 0);
+    SL_ASSERT(it->max_held <= MAX_SLOTS);
     it->S = c->total_shards > 0 ? c->total_shards : it->n;
     if (c->shard_offset < 0 || c->shard_offset + it->n > it->S) {
         st = sl_err_set(err, SL_EINVAL, "iterator: shards %d..%d of %d", c->shard_offset,
@@ -345,8 +362,7 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
 
     if (prepare) {
         it->bk_first = it->bk;
-        sl_iter_batch *b;
-        st = fetch(it, &b);
+        st = fetch(it, &it->first);
         if (st == SL_EOF) {
             st = sl_err_set(err, SL_EINVAL,
                             "It seems that there is no data in the pipeline (epoch size 0)");
@@ -365,12 +381,22 @@ fail:
     return st;
 }
 
+/* Gives slot b's batches back to the pipelines. */
+static void give_back(sl_iter *it, sl_iter_batch *b) {
+    for (int d = 0; d < it->n; d++)
+        if (b->b[d]) {
+            sl_pipeline_release(it->pipes[d], b->b[d]);
+            b->b[d] = NULL;
+        }
+    if (b->in_use) it->held--;
+    b->in_use = false;
+}
+
 void sl_iter_free(sl_iter *it) {
     if (!it) return;
-    for (int h = 0; h < MAX_HELD; h++) {
-        sl_iter_batch *b = &it->held[h];
-        for (int d = 0; d < it->n; d++)
-            if (b->b[d]) sl_pipeline_release(it->pipes[d], b->b[d]);
+    for (int h = 0; h < MAX_SLOTS; h++) {
+        sl_iter_batch *b = &it->slots[h];
+        give_back(it, b);
         for (int o = 0; o < SL_MAX_OUTPUTS; o++) sl_tensor_free(&b->global[o]);
     }
     for (int d = 0; d < it->n; d++) sl_pipeline_free(it->pipes[d]);
@@ -381,25 +407,40 @@ void sl_iter_free(sl_iter *it) {
 /* ---- stepping ----------------------------------------------------------------------------------
  */
 
-/* Takes one batch from every pipeline into the next held slot (releasing the oldest). */
+/* Takes one batch from every pipeline into a free slot. Without caller_releases the oldest batch
+ * goes back first when max_held are out; with it, the caller must have given one back (checked
+ * before anything is taken, so a refused call changes nothing). */
 static sl_status take(sl_iter *it, sl_iter_batch **out) {
-    sl_iter_batch *b = &it->held[it->held_next];
-    for (int d = 0; d < it->n; d++)
-        if (b->b[d]) {
-            sl_pipeline_release(it->pipes[d], b->b[d]);
-            b->b[d] = NULL;
-        }
+    if (it->held >= it->max_held) {
+        if (it->caller_releases)
+            return sl_err_set(&it->err, SL_ESTATE,
+                              "%d batches are held: release one (sl_iter_release) before taking "
+                              "another",
+                              it->held);
+        sl_iter_batch *oldest = NULL;
+        for (int h = 0; h < MAX_SLOTS; h++)
+            if (it->slots[h].in_use && (!oldest || it->slots[h].order < oldest->order))
+                oldest = &it->slots[h];
+        give_back(it, oldest);
+    }
+    sl_iter_batch *b = NULL;
+    for (int h = 0; h < MAX_SLOTS && !b; h++)
+        if (!it->slots[h].in_use) b = &it->slots[h];
+    SL_ASSERT(b);
     memset(b->global_ok, 0, sizeof b->global_ok);
     b->it = it;
+    b->in_use = true;
+    b->order = it->takes++;
+    it->held++;
     for (int d = 0; d < it->n; d++) {
         sl_status st = sl_pipeline_next(it->pipes[d], &b->b[d]);
         if (st) {
             sl_err_copy(&it->err, &it->pipes[d]->err);
             if (it->n > 1) sl_err_prefix(&it->err, "device %d: ", d);
+            give_back(it, b);
             return st;
         }
     }
-    it->held_next = (it->held_next + 1) % it->max_held;
     *out = b;
     return SL_OK;
 }
@@ -429,7 +470,11 @@ static sl_status fetch(sl_iter *it, sl_iter_batch **out) {
     if (it->bk.size >= 0 && it->bk.counter >= it->bk.size && it->bk.size > 0) return end_epoch(it);
     if (it->bk.size == 0) return end_epoch(it);
     SL_TRY(take(it, out));
-    if (advance(it)) return end_epoch(it); /* the dropped batch is discarded */
+    if (advance(it)) { /* the dropped batch is discarded */
+        give_back(it, *out);
+        *out = NULL;
+        return end_epoch(it);
+    }
     it->bk.step++;
     return SL_OK;
 }
@@ -437,15 +482,33 @@ static sl_status fetch(sl_iter *it, sl_iter_batch **out) {
 sl_status sl_iter_next(sl_iter *it, const sl_iter_batch **out) {
     *out = NULL;
     it->ever_consumed = true;
-    if (it->first_pending) {
+    if (it->first_pending) { /* taken at creation: held already */
         it->first_pending = false;
-        *out = &it->held[(it->held_next + it->max_held - 1) % it->max_held];
+        *out = it->first;
+        it->first = NULL;
         return SL_OK;
     }
     sl_iter_batch *b;
     sl_status st = fetch(it, &b);
     if (st == SL_OK) *out = b;
     return st;
+}
+
+void sl_iter_release(sl_iter *it, const sl_iter_batch *cb) {
+    if (!cb) return;
+    uintptr_t at = (uintptr_t)cb, lo = (uintptr_t)it->slots;
+    bool ours = at >= lo && at < (uintptr_t)(it->slots + MAX_SLOTS) && (at - lo) % sizeof *cb == 0;
+    sl_iter_batch *b = ours ? &it->slots[(at - lo) / sizeof *cb] : NULL;
+    if (!b || !b->in_use || b == it->first) {
+        sl__log(SL_LOG_WARN, "sl_iter_release: %s (ignored)",
+                !b ? "not a batch of this iterator" : "the batch is not held (released twice?)");
+        return;
+    }
+    give_back(it, b);
+}
+
+int sl_iter_max_held(const sl_iter *it) {
+    return it->max_held;
 }
 
 void sl_iter_reset(sl_iter *it) {

@@ -876,6 +876,10 @@ void sl_pipeline_release(sl_pipeline *p, sl_batch *b) {
     sl__queue_push(p->free_q, b);
 }
 
+int sl_pipeline_max_held(const sl_pipeline *p) {
+    return p->built ? p->nslots : 0;
+}
+
 void sl_pipeline_free(sl_pipeline *p) {
     if (!p) return;
     if (p->free_q) sl__queue_close(p->free_q);

@@ -1,0 +1,76 @@
+/* sl_op_*: the operator table -- every operator pipelines know, with its argument schema (what
+ * `sluice ops` prints and what pipeline arguments are checked against).
+ *
+ *     for (int i = 0; i < sl_op_count(); i++) {
+ *         sl_op_info op;
+ *         sl_op_get(i, &op, NULL);
+ *         printf("%s (%d arguments)\n", op.name, op.num_args);
+ *         for (int a = 0; a < op.num_args; a++) {
+ *             sl_op_arg_info arg;
+ *             sl_op_get_arg(op.name, a, &arg, NULL);
+ *             printf("  %s: %s = %s\n", arg.name, arg.type_doc, arg.def ? arg.def : "None");
+ *         }
+ *     }
+ *
+ * Every string points into the library's own tables: valid for the life of the process, never
+ * freed by the caller. Besides an operator's own schema, every operator accepts the common
+ * arguments (sl_op_common_arg), which the pipeline handles itself. */
+#ifndef SLUICE_OPS_H
+#define SLUICE_OPS_H
+
+#include "sluice/status.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { SL_OP_CPU = 1u << 0, SL_OP_MIXED = 1u << 1, SL_OP_GPU = 1u << 2 };
+
+typedef struct sl_op_info {
+    const char *name; /* DALI's name without "fn.": "readers.caffe2", "decoders.image" */
+    const char *doc;  /* "" when none */
+    int min_inputs, max_inputs;
+    unsigned devices;                   /* SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU: where it can run */
+    bool is_reader, is_random, no_copy; /* SL_OPF_READER / SL_OPF_RANDOM / SL_OPF_NOCOPY */
+    int num_args; /* entries of its own schema (sl_op_get_arg 0 .. num_args-1) */
+} sl_op_info;
+
+typedef struct sl_op_arg_info {
+    const char *name;
+    /* exactly one of "bool" "int" "float" "str" "dtype" "enum" "ints" "floats" "strs" */
+    const char *type;
+    /* what `sluice ops` prints for the type, e.g. "float or list of float", "DALIDataType" */
+    const char *type_doc;
+    /* default in pipeline syntax ("1.0", "[0.0]", "types.FLOAT", "\"CHW\""); NULL when the schema
+     * has none (then "None" is the default unless required) */
+    const char *def;
+    const char *doc; /* "" when none */
+    /* "enum" (and the common argument device): "RGB|BGR|GRAY|..."; else NULL */
+    const char *choices;
+    bool required, per_sample;
+} sl_op_arg_info;
+
+int sl_op_count(void);
+/* Operator i (0 .. sl_op_count()-1), sorted by name. SL_EINVAL out of range. */
+sl_status sl_op_get(int index, sl_op_info *out, sl_err *err);
+/* By name, with or without "fn."; SL_ENOENT with "no operator 'x'; did you mean 'y'?" in err. */
+sl_status sl_op_find(const char *name, sl_op_info *out, sl_err *err);
+/* Argument `index` of op `op_name`'s schema. SL_ENOENT (no such op) / SL_EINVAL (index out of
+ * range) with a message. */
+sl_status sl_op_get_arg(const char *op_name, int index, sl_op_arg_info *out, sl_err *err);
+
+/* Arguments every operator accepts, handled by the pipeline: device, name, seed, preserve,
+ * bytes_per_sample_hint (the same list the pipeline's argument check lets through). An operator
+ * whose own schema has one of these (the readers' seed) lists it there too. */
+int sl_op_num_common_args(void);
+sl_status sl_op_common_arg(int index, sl_op_arg_info *out, sl_err *err);
+
+/* The library's version, "0.1.0" (SLUICE_VERSION_STRING). */
+const char *sl_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# sluice ops --json: one JSON object whose ops are the ones `sluice ops` lists, in the same order,
+# each with its arguments, plus the common arguments; one op by name; unknown names.
+set -euo pipefail
+tool=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+py=/usr/bin/python3
+
+"$tool" ops > "$work/ops.txt"
+"$tool" ops --json > "$work/ops.json"
+# the text listing: an op's first line is "name  (devices: ...", flush left; the common arguments
+# paragraph follows the last op
+grep -E '^[a-z0-9_.]+  \(devices: ' "$work/ops.txt" | sed 's/  (devices:.*//' > "$work/names.txt"
+grep -q '^Common arguments' "$work/ops.txt" || fail "no common arguments paragraph"
+"$py" - "$work/ops.json" "$work/names.txt" <<'PY' || fail "ops --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = open(sys.argv[2]).read().split()
+got = [o["name"] for o in d["ops"]]
+assert got == names, (got, names)
+assert len(got) > 30
+types = {"bool", "int", "float", "str", "dtype", "enum", "ints", "floats", "strs"}
+for o in d["ops"]:
+    assert set(o) >= {"name", "doc", "devices", "min_inputs", "max_inputs", "reader", "random",
+                      "args"}, o
+    assert o["devices"] and set(o["devices"]) <= {"cpu", "mixed", "gpu"}, o
+    for a in o["args"]:
+        assert a["type"] in types, a
+        assert (a["choices"] is not None) == (a["type"] == "enum"), a
+        assert isinstance(a["required"], bool) and isinstance(a["per_sample"], bool)
+        assert a["default"] is None or isinstance(a["default"], str)
+c2 = next(o for o in d["ops"] if o["name"] == "readers.caffe2")
+assert c2["reader"] and c2["min_inputs"] == 0
+path = next(a for a in c2["args"] if a["name"] == "path")
+assert path["required"] and path["type"] == "strs" and path["default"] is None, path
+common = {a["name"]: a for a in d["common_args"]}
+assert list(common) == ["device", "name", "seed", "preserve", "bytes_per_sample_hint"], common
+assert common["device"]["choices"] == "cpu|mixed|gpu"
+assert common["bytes_per_sample_hint"]["default"] == "[0]"
+PY
+
+# one op, with or without fn.
+"$tool" ops --json fn.decoders.image | "$py" -c '
+import json, sys
+d = json.load(sys.stdin)
+assert [o["name"] for o in d["ops"]] == ["decoders.image"], d["ops"]
+assert any(a["name"] == "output_type" and a["type"] == "enum" for a in d["ops"][0]["args"])
+assert len(d["common_args"]) == 5' || fail "ops --json fn.decoders.image"
+
+# unknown names: a suggestion on stderr, exit status 1
+if "$tool" ops --json decoders.imag > "$work/out" 2> "$work/err"; then fail "unknown op accepted"; fi
+grep -q "did you mean 'decoders.image'" "$work/err" || fail "suggestion: $(cat "$work/err")"
+if "$tool" ops --bogus > "$work/out" 2> "$work/err"; then fail "--bogus accepted"; fi
+echo "ops_json: ok"

@@ -139,6 +139,10 @@ sl_status sl_iter_global_shape(const sl_iter_batch *b, int output, int *ndim, in
                                sl_err *err);
 const char *sl_iter_key(const sl_iter_batch *b, int dev, int sample);
 int sl_iter_batch_devices(const sl_iter_batch *b);
+/* How many of device dev's samples in this batch are real: B, except in the last batch of an
+ * epoch under SL_LAST_BATCH_PARTIAL, where the rest are padding (DALI's PyTorch iterator trims
+ * them: with a reader, each device by its own shard; without, the first sl_iter_size samples). */
+int sl_iter_batch_valid(const sl_iter_batch *b, int dev);
 
 /* DLPack: a DLManagedTensor* (returned as void* so this header needs no dlpack.h) for device dev's
  * shard of output i; it holds no ownership of the data: valid while the batch is (see above);

@@ -179,6 +179,7 @@ _API = {
     "sl_iter_shard": (c_int, [c_void_p, c_int, c_int, POINTER(Tensor), POINTER(Err)]),
     "sl_iter_shard_list": (POINTER(TList), [c_void_p, c_int, c_int]),
     "sl_iter_key": (c_char_p, [c_void_p, c_int, c_int]),
+    "sl_iter_batch_valid": (c_int, [c_void_p, c_int]),
     "sl_iter_save": (c_int, [c_void_p, c_void_p, c_size_t, POINTER(c_void_p),
                              POINTER(c_size_t)]),
     "sl_iter_resumed_extra": (c_void_p, [c_void_p, POINTER(c_size_t)]),

@@ -713,16 +713,18 @@ class _BatchKeys:
 _deferred_free = []
 
 
-def _free_pipeline(handle):
+def _free_pipeline(handle, free=None):
+    free = free or _c.lib.sl_pipeline_free
     if getattr(_local, "in_callback", False):
-        _deferred_free.append(handle)  # not from inside one of its own callbacks
+        _deferred_free.append((free, handle))  # not from inside one of its own callbacks
     else:
-        _c.lib.sl_pipeline_free(handle)
+        free(handle)
 
 
 def _drain_deferred():
     while _deferred_free:
-        _c.lib.sl_pipeline_free(_deferred_free.pop())
+        free, handle = _deferred_free.pop()
+        free(handle)
 
 
 # ---- pipeline_def --------------------------------------------------------------------------------

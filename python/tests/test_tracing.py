@@ -79,3 +79,39 @@ def test_checkpoint_restores_position():
     q = pipe(checkpoint=state)
     assert [q.run()[0].as_array().tolist() for _ in range(4)] == want
     assert isinstance(sluice.__version__, str)
+
+
+def test_last_batch_policies():
+    """256 records, batch 100: FILL pads the third batch from the next epoch, DROP drops it,
+    PARTIAL trims it to 56 (as DALI's iterators)."""
+    from sluice.plugin.numpy import DALIGenericIterator, LastBatchPolicy
+
+    @pipeline_def(batch_size=100, device_id=None)
+    def pipe():
+        _, labels = fn.readers.caffe2(path=LMDB, name="r")
+        return labels
+
+    sizes = {}
+    for policy in LastBatchPolicy:
+        it = DALIGenericIterator([pipe()], ["y"], reader_name="r", last_batch_policy=policy)
+        sizes[policy.name] = (len(it), [len(b["y"]) for b in it])
+    assert sizes == {"FILL": (3, [100, 100, 100]), "DROP": (2, [100, 100]),
+                     "PARTIAL": (3, [100, 100, 56])}
+
+
+def test_iterator_checkpoint_resumes_exactly():
+    from sluice.plugin.pytorch import DALIGenericIterator
+
+    @pipeline_def(batch_size=32, num_threads=2, device_id=None, seed=11)
+    def pipe():
+        jpegs, labels = fn.readers.caffe2(path=LMDB, random_shuffle=True, name="r")
+        return labels
+
+    it = DALIGenericIterator([pipe()], ["y"], reader_name="r")
+    for _ in range(3):
+        next(it)
+    state = it.checkpoints()
+    rest = [b[0]["y"].numpy().tolist() for b in it]
+    assert len(rest) == 5
+    again = DALIGenericIterator([pipe()], ["y"], reader_name="r", checkpoint=state)
+    assert [b[0]["y"].numpy().tolist() for b in again] == rest

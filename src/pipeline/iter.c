@@ -47,6 +47,7 @@ struct sl_iter_batch {
     bool global_ok[SL_MAX_OUTPUTS];
     bool in_use;   /* taken from the pipelines, not yet released */
     int64_t order; /* when it was taken: without caller_releases the oldest goes first */
+    int valid[SL_MAX_DEVICES]; /* real samples per device (DALI's PARTIAL rule) */
 };
 
 struct sl_iter {
@@ -465,6 +466,26 @@ static sl_status end_epoch(sl_iter *it) {
     return SL_EOF;
 }
 
+/* How many samples of each device's part of the batch just taken are real, as DALI's PARTIAL
+ * policy trims them: with a reader, B - (counter - the initial size of the shard the device reads
+ * now); without, the first (size - samples before this batch) samples in device order. Every
+ * sample is real under FILL and DROP. */
+static void set_valid(const sl_iter *it, sl_iter_batch *b) {
+    const book *k = &it->bk;
+    for (int d = 0; d < it->n; d++) b->valid[d] = it->B;
+    if (it->policy != SL_LAST_BATCH_PARTIAL || k->size <= 0) return;
+    if (it->use_reader) {
+        for (int d = 0; d < it->n; d++) {
+            int64_t left = it->B - (k->counter - shard_size(it->N, it->S, k->shards_id[d]));
+            b->valid[d] = (int)SL_MAX(0, SL_MIN((int64_t)it->B, left));
+        }
+        return;
+    }
+    int64_t left = k->size - (k->counter - (int64_t)it->n * it->B);
+    for (int d = 0; d < it->n; d++, left -= it->B)
+        b->valid[d] = (int)SL_MAX(0, SL_MIN((int64_t)it->B, left));
+}
+
 static sl_status fetch(sl_iter *it, sl_iter_batch **out) {
     if (it->ended) return SL_EOF;
     if (it->bk.size >= 0 && it->bk.counter >= it->bk.size && it->bk.size > 0) return end_epoch(it);
@@ -476,6 +497,7 @@ static sl_status fetch(sl_iter *it, sl_iter_batch **out) {
         return end_epoch(it);
     }
     it->bk.step++;
+    set_valid(it, *out);
     return SL_OK;
 }
 
@@ -596,6 +618,10 @@ sl_layout_mode sl_iter_layout(const sl_iter *it) {
 sl_pipeline *sl_iter_pipeline(sl_iter *it, int device) {
     return device >= 0 && device < it->n ? it->pipes[device] : NULL;
 }
+int sl_iter_batch_valid(const sl_iter_batch *b, int dev) {
+    return dev >= 0 && dev < b->it->n ? b->valid[dev] : 0;
+}
+
 int sl_iter_batch_devices(const sl_iter_batch *b) {
     return b->it->n;
 }

@@ -131,9 +131,5 @@ class BaseIterator:
     def close(self):
         self._it.close()
 
-    def _partial(self, step):
-        """PARTIAL: how many samples of each device's part of this step are real."""
-        return [self.batch_size] * len(step)
-
 
 __all__ = ["BaseIterator", "LastBatchPolicy"]

@@ -12,7 +12,7 @@ import weakref
 from ctypes import byref, c_void_p
 
 from .. import _c, errors
-from ..pipeline import _Hold, _drain_deferred
+from ..pipeline import _Hold, _drain_deferred, _free_pipeline
 from ..tensors import Shape, Tensor, from_c_list, from_c_tensor
 
 
@@ -187,6 +187,8 @@ class SlIterator:
             if src is not None:
                 raise src
             raise errors.from_status(st, _c.u(_c.lib.sl_iter_errmsg(self._it)))
+        if self.policy == LastBatchPolicy.PARTIAL:
+            self._valid = [_c.lib.sl_iter_batch_valid(b, d) for d in range(self.num_devices)]
         hold = _Hold(self, b.value)
         copy = len(self._live) + 1 > self._max_zero_copy
         out = []
@@ -202,6 +204,10 @@ class SlIterator:
         else:
             self._live.add(hold)
         return out
+
+    def valid_counts(self):
+        """PARTIAL: how many samples of each device's part of the last step are real."""
+        return list(self._valid)
 
     def _shard(self, b, o, d, hold):
         t = _c.Tensor()
@@ -258,14 +264,14 @@ class SlIterator:
                 self._zombie = it
                 return
             self._pending.clear()
-            _c.lib.sl_iter_free(it)
+            _free_pipeline(it, _c.lib.sl_iter_free)
 
     def __del__(self):
         try:
             it = self._it or getattr(self, "_zombie", None)
             self._it = c_void_p()
             if it:
-                _c.lib.sl_iter_free(it)
+                _free_pipeline(it, _c.lib.sl_iter_free)
         except Exception:
             pass
 

@@ -55,7 +55,8 @@ class DALIGenericIterator(BaseIterator):
                 if valid is not None and valid[d] < x.shape[0]:
                     x = x[:valid[d]]
                 item[name] = x
-            out.append(item)
+            if valid is None or valid[d] > 0:
+                out.append(item)
         return out
 
 

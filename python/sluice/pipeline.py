@@ -351,10 +351,20 @@ class _Graph:
             fail("set_outputs")
 
     def source_error(self):
-        """The first exception a Python source raised, if any."""
+        """What to raise for the first exception a Python source raised (taken from it): a
+        StopIteration when the source ran out, else a SourceError whose cause it is; None when no
+        source raised."""
         for src in self.sources:
-            if src.exc is not None:
-                return src
+            exc = src.exc
+            if exc is None:
+                continue
+            src.exc = None
+            if isinstance(exc, StopIteration):
+                return StopIteration()
+            e = errors.SourceError("fn.external_source %r: the source raised %s: %s"
+                                   % (src.label, type(exc).__name__, exc))
+            e.__cause__ = exc
+            return e
         return None
 
 
@@ -565,16 +575,10 @@ class Pipeline:
         self._max_zero_copy = max(1, _c.lib.sl_pipeline_max_held(p) - self._prefetch[0])
 
     def _failure(self, p):
-        src = self._graph.source_error() if self._graph else None
-        if src is not None:
-            exc, src.exc = src.exc, None
-            if isinstance(exc, StopIteration):
-                self._exhausted = True
-                return StopIteration()
-            e = errors.SourceError("fn.external_source %r: the source raised %s: %s"
-                                   % (src.label, type(exc).__name__, exc))
-            e.__cause__ = exc
-            return e
+        exc = self._graph.source_error() if self._graph else None
+        if exc is not None:
+            self._exhausted = isinstance(exc, StopIteration)
+            return exc
         st = _c.lib.sl_pipeline_status(p)
         return errors.from_status(st if st < 0 else _c.EINVAL, _c.u(_c.lib.sl_pipeline_errmsg(p)))
 

@@ -256,9 +256,13 @@ class Tensor:
         t = self.as_cpu()
         if t._dtype == _types.DALIDataType.BFLOAT16:
             raise TypeError("numpy has no bfloat16; convert with fn.cast first")
+        dtype = np.dtype(_types.np_name(t._dtype))
         if t.nbytes == 0:
-            return np.zeros(t._shape, np.dtype(_types.np_name(t._dtype)))
-        return np.from_dlpack(t)
+            return np.zeros(t._shape, dtype)
+        # a view of the memory (cheaper than a DLPack round trip); it keeps the tensor alive
+        raw = (ctypes.c_char * t.nbytes).from_address(t._ptr)
+        raw.owner = t
+        return np.frombuffer(raw, dtype).reshape(t._shape)
 
     def __array__(self, dtype=None):
         a = self.as_array()

@@ -149,16 +149,10 @@ class SlIterator:
 
     def _source_error(self):
         for g in self._graphs.values():
-            src = g.source_error()
-            if src is not None:
-                exc, src.exc = src.exc, None
-                if isinstance(exc, StopIteration):
-                    self._exhausted = True
-                    return StopIteration()
-                e = errors.SourceError("fn.external_source %r: the source raised %s: %s"
-                                       % (src.label, type(exc).__name__, exc))
-                e.__cause__ = exc
-                return e
+            exc = g.source_error()
+            if exc is not None:
+                self._exhausted = isinstance(exc, StopIteration)
+                return exc
         return None
 
     def _give_back(self):

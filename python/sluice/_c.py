@@ -160,6 +160,7 @@ _API = {
     "sl_batch_key": (c_char_p, [c_void_p, c_int]),
     # iterators
     "sl_iter_config_init": (None, [POINTER(IterConfig)]),
+    "sl_iter_parse_devices": (c_int, [c_char_p, POINTER(IterConfig), POINTER(Err)]),
     "sl_iter_create": (c_int, [POINTER(IterConfig), POINTER(c_void_p), POINTER(Err)]),
     "sl_iter_free": (None, [c_void_p]),
     "sl_iter_errmsg": (c_char_p, [c_void_p]),

@@ -398,20 +398,17 @@ _PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed", "prefetch_qu
 
 
 def _gpu_count():
+    """GPUs the library sees (its own CUDA runtime's count; 0 without CUDA)."""
     try:
         return _gpu_count.n
     except AttributeError:
         pass
+    cfg = _c.IterConfig()
+    _c.lib.sl_iter_config_init(byref(cfg))
+    err = _c.Err()
     n = 0
-    try:
-        cudart = ctypes.CDLL("libcudart.so")
-        cnt = c_int()
-        if cudart.cudaGetDeviceCount(byref(cnt)) == 0:
-            n = cnt.value
-    except OSError:
-        n = 0
-    if os.environ.get("SLUICE_FORCE_CPU"):
-        n = 0
+    if _c.lib.sl_iter_parse_devices(b"all", byref(cfg), byref(err)) == _c.OK:
+        n = sum(1 for i in range(cfg.ndevices) if cfg.devices[i].kind == _c.DEVICE_CUDA)
     _gpu_count.n = n
     return n
 

@@ -39,7 +39,8 @@ def _sluice_device(d):
     """The library's device for a JAX device."""
     if d.platform == "cpu":
         return (_c.DEVICE_CPU, 0)
-    return (_c.DEVICE_CUDA, getattr(d, "local_hardware_id", None) or d.id)
+    hw = getattr(d, "local_hardware_id", None)
+    return (_c.DEVICE_CUDA, d.id if hw is None else hw)
 
 
 def _mesh_size(sharding):

@@ -1,0 +1,84 @@
+"""Where a step of the sluice-fed JAX loop goes (bench/jax_epoch.py's loop): the time next() waits
+for the library's batch, the tensor wrappers, jax.dlpack.from_dlpack, the global array, and the
+jitted update's dispatch, per step over an epoch (epochs after the first).
+
+    PYTHONPATH=python:examples python3 bench/jax_step_profile.py --data data"""
+
+import argparse
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "python"), os.path.join(HERE, "..", "examples")]
+
+import jax  # noqa: E402
+import jax.dlpack  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import Mesh, NamedSharding, PartitionSpec  # noqa: E402
+
+import sluice.fn as fn  # noqa: E402
+import sluice.types as types  # noqa: E402
+from sluice import _c  # noqa: E402
+import sluice.plugin.jax as sj  # noqa: E402
+from model import init_model, update  # noqa: E402
+
+
+class Timed:
+    def __init__(self, f):
+        self.f, self.s, self.n = f, 0.0, 0
+
+    def __call__(self, *a, **k):
+        t = time.perf_counter()
+        try:
+            return self.f(*a, **k)
+        finally:
+            self.s += time.perf_counter() - t
+            self.n += 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default="data")
+    args = ap.parse_args()
+    mesh = Mesh(np.array(jax.devices()).reshape(-1, 1), ("batch", "model"))
+    sharding = NamedSharding(mesh, PartitionSpec("batch"))
+
+    @sj.data_iterator(output_map=["images", "labels"], reader_name="r", sharding=sharding)
+    def training(data_path, num_shards, shard_id):
+        jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True, name="r",
+                                          num_shards=num_shards, shard_id=shard_id)
+        images = fn.decoders.image(jpegs, device="mixed", output_type=types.GRAY)
+        images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, std=[255.0],
+                                          output_layout="CHW")
+        return fn.reshape(images, shape=[784]), fn.one_hot(labels.gpu(), num_classes=10)
+
+    it = training(batch_size=200, data_path=os.path.join(args.data, "training"))
+    wait = Timed(_c.lib.sl_iter_next)
+    _c.lib.sl_iter_next = wait
+    nxt = Timed(it._it.next)
+    it._it.next = nxt
+    dl = Timed(jax.dlpack.from_dlpack)
+    sj.jax.dlpack.from_dlpack = dl
+    mk = Timed(jax.make_array_from_single_device_arrays)
+    sj.jax.make_array_from_single_device_arrays = mk
+    upd = Timed(update)
+    model = init_model()
+    for epoch in range(4):
+        for t in (wait, nxt, dl, mk, upd):
+            t.s = t.n = 0
+        t0 = time.perf_counter()
+        for batch in it:
+            model = upd(model, batch)
+        jax.block_until_ready(model)
+        dt = time.perf_counter() - t0
+        steps = upd.n
+        us = lambda t: 1e6 * t.s / max(1, steps)  # noqa: E731
+        print("epoch %d %.3fs, per step %.0f us: library wait %.0f, next() beyond it %.0f, "
+              "from_dlpack %.0f (%d calls), make_array %.0f, update dispatch %.0f, rest %.0f"
+              % (epoch, dt, 1e6 * dt / steps, us(wait), us(nxt) - us(wait), us(dl), dl.n, us(mk),
+                 us(upd), 1e6 * dt / steps - us(nxt) - us(dl) - us(mk) - us(upd)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -40,6 +40,7 @@ class Timed:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="data")
+    ap.add_argument("--threads", type=int, default=4, help="CPU threads per pipeline")
     args = ap.parse_args()
     mesh = Mesh(np.array(jax.devices()).reshape(-1, 1), ("batch", "model"))
     sharding = NamedSharding(mesh, PartitionSpec("batch"))
@@ -53,7 +54,8 @@ def main():
                                           output_layout="CHW")
         return fn.reshape(images, shape=[784]), fn.one_hot(labels.gpu(), num_classes=10)
 
-    it = training(batch_size=200, data_path=os.path.join(args.data, "training"))
+    it = training(batch_size=200, num_threads=args.threads,
+                  data_path=os.path.join(args.data, "training"))
     wait = Timed(_c.lib.sl_iter_next)
     _c.lib.sl_iter_next = wait
     nxt = Timed(it._it.next)
@@ -64,6 +66,11 @@ def main():
     sj.jax.make_array_from_single_device_arrays = mk
     upd = Timed(update)
     model = init_model()
+    if os.environ.get("NO_GC"):  # to see what the cyclic garbage collector costs the loop
+        import gc
+        gc.collect()
+        gc.freeze()
+        gc.disable()
     for epoch in range(4):
         for t in (wait, nxt, dl, mk, upd):
             t.s = t.n = 0
@@ -74,9 +81,9 @@ def main():
         dt = time.perf_counter() - t0
         steps = upd.n
         us = lambda t: 1e6 * t.s / max(1, steps)  # noqa: E731
-        print("epoch %d %.3fs, per step %.0f us: library wait %.0f, next() beyond it %.0f, "
+        print("threads %d epoch %d %.3fs, per step %.0f us: library wait %.0f, next() beyond it %.0f, "
               "from_dlpack %.0f (%d calls), make_array %.0f, update dispatch %.0f, rest %.0f"
-              % (epoch, dt, 1e6 * dt / steps, us(wait), us(nxt) - us(wait), us(dl), dl.n, us(mk),
+              % (args.threads, epoch, dt, 1e6 * dt / steps, us(wait), us(nxt) - us(wait), us(dl), dl.n, us(mk),
                  us(upd), 1e6 * dt / steps - us(nxt) - us(dl) - us(mk) - us(upd)), flush=True)
 
 

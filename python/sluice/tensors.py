@@ -123,9 +123,14 @@ class _Owned:
             pass
 
 
+_devices = {}
+
+
 def _device_struct(kind, ident):
-    d = _c.Device()
-    d.kind, d.id = kind, ident
+    """The library's device (one shared, never changed, struct per device)."""
+    d = _devices.get((kind, ident))
+    if d is None:
+        d = _devices[(kind, ident)] = _c.Device(kind, ident)
     return d
 
 
@@ -171,8 +176,8 @@ class Tensor:
 
     def __init__(self, ptr, dtype, shape, device, layout, owner):
         self._ptr = ptr or 0
-        self._dtype = _types.DALIDataType(dtype)
-        self._shape = Shape(int(x) for x in shape)
+        self._dtype = dtype if type(dtype) is _types.DALIDataType else _types.DALIDataType(dtype)
+        self._shape = shape if type(shape) is Shape else Shape(int(x) for x in shape)
         self._device = device  # _c.Device
         self._layout = layout or ""
         self._owner = owner  # keeps the memory alive
@@ -421,9 +426,9 @@ def _copy_list(tl, device):
 
 def from_c_tensor(t, owner):
     """A Tensor viewing a dense sl_tensor (contiguous)."""
-    shape = [t.shape[i] for i in range(t.ndim)]
-    dev = _device_struct(t.device.kind, t.device.id)
-    return Tensor(t.data, _types.from_sl(t.dtype), shape, dev, _c.u(t.layout), owner)
+    dev = t.device
+    return Tensor(t.data, _types.from_sl(t.dtype), Shape(t.shape[:t.ndim]),
+                  _device_struct(dev.kind, dev.id), t.layout.decode(), owner)
 
 
 def from_c_list(tl, dense, owner):

@@ -41,6 +41,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="data")
     ap.add_argument("--threads", type=int, default=4, help="CPU threads per pipeline")
+    ap.add_argument("--cache", type=int, default=0,
+                    help="the decoder's cache_size (MB): from epoch 1 on, no decoding")
     args = ap.parse_args()
     mesh = Mesh(np.array(jax.devices()).reshape(-1, 1), ("batch", "model"))
     sharding = NamedSharding(mesh, PartitionSpec("batch"))
@@ -49,7 +51,8 @@ def main():
     def training(data_path, num_shards, shard_id):
         jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True, name="r",
                                           num_shards=num_shards, shard_id=shard_id)
-        images = fn.decoders.image(jpegs, device="mixed", output_type=types.GRAY)
+        images = fn.decoders.image(jpegs, device="mixed", output_type=types.GRAY,
+                                   cache_size=args.cache)
         images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, std=[255.0],
                                           output_layout="CHW")
         return fn.reshape(images, shape=[784]), fn.one_hot(labels.gpu(), num_classes=10)
@@ -81,9 +84,9 @@ def main():
         dt = time.perf_counter() - t0
         steps = upd.n
         us = lambda t: 1e6 * t.s / max(1, steps)  # noqa: E731
-        print("threads %d epoch %d %.3fs, per step %.0f us: library wait %.0f, next() beyond it %.0f, "
+        print("cache %d threads %d epoch %d %.3fs, per step %.0f us: library wait %.0f, next() beyond it %.0f, "
               "from_dlpack %.0f (%d calls), make_array %.0f, update dispatch %.0f, rest %.0f"
-              % (args.threads, epoch, dt, 1e6 * dt / steps, us(wait), us(nxt) - us(wait), us(dl), dl.n, us(mk),
+              % (args.cache, args.threads, epoch, dt, 1e6 * dt / steps, us(wait), us(nxt) - us(wait), us(dl), dl.n, us(mk),
                  us(upd), 1e6 * dt / steps - us(nxt) - us(dl) - us(mk) - us(upd)), flush=True)
 
 

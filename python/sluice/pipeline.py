@@ -374,10 +374,11 @@ class _Graph:
 class _Hold:
     """A batch taken from the library; given back when the last view of it is gone."""
 
-    __slots__ = ("_owner", "_batch", "__weakref__")
+    __slots__ = ("_owner", "_handle", "_batch", "__weakref__")
 
-    def __init__(self, owner, batch):
+    def __init__(self, owner, handle, batch):
         self._owner = owner  # the Pipeline or iterator it came from
+        self._handle = handle  # the C pipeline or iterator (int)
         self._batch = batch
 
     def __del__(self):
@@ -385,7 +386,45 @@ class _Hold:
         if o is not None and self._batch:
             # deferred: given back by the owner's thread before its next call (this may run in
             # any thread, e.g. a consumer's DLPack deleter)
-            o._pending.append(self._batch)
+            o._pending.append((self._handle, self._batch))
+
+
+class _Owner:
+    """What pipelines and iterators share: the C object (one at a time; closed ones that still
+    have live views are kept, idle, until the owner goes), the batches handed out, and those
+    whose views are gone, to give back."""
+
+    def _owner_init(self, free):
+        self._handle = None
+        self._retired = []
+        self._pending = []
+        self._live = weakref.WeakSet()
+        self._free_fn = free
+
+    def _hold(self, batch):
+        return _Hold(self, self._handle, batch)
+
+    def _give_back(self, release):
+        pend = self._pending
+        while pend:
+            handle, b = pend.pop()
+            if handle == self._handle:  # a closed one's batches go with it
+                release(handle, b)
+
+    def _close_handle(self):
+        h, self._handle = self._handle, None
+        if h:
+            if len(self._live):
+                self._retired.append(h)  # views of its batches are alive
+            else:
+                self._pending.clear()
+                _free_pipeline(h, self._free_fn)
+
+    def _free_all(self):
+        h, self._handle = self._handle, None
+        for x in ([h] if h else []) + self._retired:
+            _free_pipeline(x, self._free_fn)
+        self._retired = []
 
 
 # ---- pipelines -----------------------------------------------------------------------------------
@@ -416,7 +455,7 @@ def _gpu_count():
 _UNSET = object()
 
 
-class Pipeline:
+class Pipeline(_Owner):
     """A DALI-style pipeline (nvidia.dali.Pipeline): defined inside ``with pipe:`` and
     ``pipe.set_outputs(...)``, or by a ``@pipeline_def`` function; ``build()`` starts it and
     ``run()`` returns one batch: a tuple of TensorList, one per output.
@@ -437,7 +476,7 @@ class Pipeline:
         if not _is_int(num_threads) or (num_threads < 1 and num_threads != -1):
             raise errors.InvalidArgumentError("Pipeline: num_threads=%r (a positive int)"
                                               % (num_threads,))
-        if device_id is _UNSET or (device_id == -1 and device_id is not None):
+        if device_id is _UNSET or (device_id is not None and device_id == -1):
             device_id = 0 if _gpu_count() > 0 else None
         if device_id is not None:
             if not _is_int(device_id) or device_id < 0:
@@ -466,6 +505,9 @@ class Pipeline:
         if py_num_workers not in (0, 1):
             raise errors.NotSupportedError("Pipeline: py_num_workers=%r: sluice calls Python "
                                            "sources in the pipeline's own process" % py_num_workers)
+        if output_dtype is not None or output_ndim is not None:
+            raise errors.NotSupportedError("Pipeline: output_dtype/output_ndim (check the outputs "
+                                           "with their .dtype and .shape)")
         if seed is None or seed == -1:
             seed = -1
         elif not _is_int(seed):
@@ -479,9 +521,7 @@ class Pipeline:
         self._checkpointing = bool(enable_checkpointing)
         self._restore = checkpoint
         self._graph = None
-        self._p = c_void_p()
-        self._pending = []
-        self._live = weakref.WeakSet()
+        self._owner_init(_c.lib.sl_pipeline_free)
         self._built = False
         self._exhausted = False
         self._reader_names = []
@@ -566,7 +606,7 @@ class Pipeline:
         except BaseException:
             _c.lib.sl_pipeline_free(p)
             raise
-        self._p = p
+        self._handle = p.value
         self._built = True
         self._exhausted = False
         self._max_zero_copy = max(1, _c.lib.sl_pipeline_max_held(p) - self._prefetch[0])
@@ -579,12 +619,12 @@ class Pipeline:
         st = _c.lib.sl_pipeline_status(p)
         return errors.from_status(st if st < 0 else _c.EINVAL, _c.u(_c.lib.sl_pipeline_errmsg(p)))
 
+    @property
+    def _p(self):
+        return self._handle
+
     def _give_back(self):
-        pend = self._pending
-        while pend:
-            b = pend.pop()
-            if self._p:
-                _c.lib.sl_pipeline_release(self._p, b)
+        _Owner._give_back(self, _c.lib.sl_pipeline_release)
 
     def run(self):
         """The next batch: a tuple with one TensorList per output."""
@@ -600,7 +640,7 @@ class Pipeline:
         return self._outputs(b)
 
     def _outputs(self, b):
-        hold = _Hold(self, b.value)
+        hold = self._hold(b.value)
         # zero copy while few batches are held; past that the hand-over copies, so the pipeline
         # always has slots to work in and no buffer is ever reused under a live view
         copy = len(self._live) + 1 > self._max_zero_copy
@@ -665,16 +705,13 @@ class Pipeline:
 
     def close(self):
         """Stops the pipeline's threads and frees it. While views of its batches are alive the
-        C pipeline stays (idle) and is freed with the last of them."""
+        C pipeline stays (idle) and is freed with the Pipeline object, after the last of them."""
         self._built = False
-        if self._p and not len(self._live):
-            p, self._p = self._p, c_void_p()
-            self._pending.clear()
-            _free_pipeline(p)
+        self._close_handle()
 
     def __del__(self):
         try:
-            self.close()
+            self._free_all()
             if self._graph is not None:
                 self._graph.close()
         except Exception:

@@ -8,11 +8,10 @@ is reused while a view of it -- or a framework array made from it through DLPack
 
 import ctypes
 import enum
-import weakref
 from ctypes import byref, c_void_p
 
 from .. import _c, errors
-from ..pipeline import _Hold, _drain_deferred, _free_pipeline
+from ..pipeline import _Owner, _drain_deferred
 from ..tensors import Shape, Tensor, from_c_list, from_c_tensor
 
 
@@ -36,7 +35,7 @@ def _tri(v, what):
     raise errors.InvalidArgumentError("%s=%r (True or False)" % (what, v))
 
 
-class SlIterator:
+class SlIterator(_Owner):
     """sl_iter over pipelines whose graphs `graph_for(index, shard_id, num_shards)` returns."""
 
     def __init__(self, graph_for, devices, batch_size, num_threads=4, seed=-1,
@@ -64,8 +63,7 @@ class SlIterator:
         self._graph_for = graph_for
         self._graphs = {}
         self._exc = None
-        self._pending = []
-        self._live = weakref.WeakSet()
+        self._owner_init(_c.lib.sl_iter_free)
         self.policy = policy
         c = self._cfg = _c.IterConfig()
         _c.lib.sl_iter_config_init(byref(c))
@@ -110,7 +108,6 @@ class SlIterator:
             self._resume = bytes(checkpoint)
             c.resume_bytes = ctypes.cast(ctypes.c_char_p(self._resume), c_void_p)
             c.resume_size = len(self._resume)
-        self._it = c_void_p()
         self._create()
 
     def _build(self, p, shard_id, num_shards, user, err):
@@ -139,7 +136,7 @@ class SlIterator:
             if src is not None:
                 raise src
             errors.check(st, err)
-        self._it = it
+        self._handle = it.value
         self.num_devices = _c.lib.sl_iter_num_devices(it)
         self.device_batch = _c.lib.sl_iter_device_batch(it)
         n = _c.lib.sl_iter_num_outputs(it)
@@ -155,17 +152,17 @@ class SlIterator:
                 return exc
         return None
 
+    @property
+    def _it(self):
+        if not self._handle:
+            raise errors.StateError("the iterator is closed")
+        return self._handle
+
     def _give_back(self):
-        pend = self._pending
-        while pend:
-            b = pend.pop()
-            if self._it:
-                _c.lib.sl_iter_release(self._it, b)
+        _Owner._give_back(self, _c.lib.sl_iter_release)
 
     def next(self):
         """The next step: per device, per output, a TensorList (None at the end of the epoch)."""
-        if not self._it:
-            raise errors.StateError("the iterator is closed")
         if self._exhausted:
             return None
         _drain_deferred()
@@ -183,7 +180,7 @@ class SlIterator:
             raise errors.from_status(st, _c.u(_c.lib.sl_iter_errmsg(self._it)))
         if self.policy == LastBatchPolicy.PARTIAL:
             self._valid = [_c.lib.sl_iter_batch_valid(b, d) for d in range(self.num_devices)]
-        hold = _Hold(self, b.value)
+        hold = self._hold(b.value)
         copy = len(self._live) + 1 > self._max_zero_copy
         out = []
         for d in range(self.num_devices):
@@ -220,8 +217,7 @@ class SlIterator:
             self._cfg.resume_size = 0
             self._create()
             return
-        if self._it:
-            _c.lib.sl_iter_reset(self._it)
+        _c.lib.sl_iter_reset(self._it)
 
     def __len__(self):
         return max(0, _c.lib.sl_iter_len(self._it))
@@ -251,21 +247,12 @@ class SlIterator:
         return ctypes.string_at(ptr, size.value) if ptr else b""
 
     def close(self):
-        it, self._it = self._it, c_void_p()
-        if it:
-            if len(self._live):
-                # views are alive: keep the C iterator until they are gone
-                self._zombie = it
-                return
-            self._pending.clear()
-            _free_pipeline(it, _c.lib.sl_iter_free)
+        """Stops the pipelines and frees them (kept, idle, while views of their batches live)."""
+        self._close_handle()
 
     def __del__(self):
         try:
-            it = self._it or getattr(self, "_zombie", None)
-            self._it = c_void_p()
-            if it:
-                _free_pipeline(it, _c.lib.sl_iter_free)
+            self._free_all()
         except Exception:
             pass
 

@@ -5,7 +5,10 @@
 # from NumPy arrays (the JAX reference, jax_reference.py), the Python iterators against
 # `sluice run` (bench/python_iterator.py), and PyTorch on the GPU fed by sluice.plugin.pytorch
 # (examples/pytorch_train.py) against a DataLoader (bench/peer_torch_train.py).
-# usage (GPU machine, repo root): FASHION_MNIST_DIR=DIR [PARTS="tests bench"] bench/gpu_python.sh [OUT]
+# usage (GPU machine, repo root): FASHION_MNIST_DIR=DIR [JAX_REFERENCE=DIR] [PARTS="tests bench"]
+#     bench/gpu_python.sh [OUT]
+# JAX_REFERENCE: the folder of the NumPy-fed JAX loop (jax_reference.py, run there as
+# `python3 jax_reference.py shard` with the Fashion-MNIST .gz files in its data/).
 set -uo pipefail
 out=${1:-out}
 mkdir -p "$out"
@@ -45,8 +48,8 @@ fi
 if [[ " $parts " == *" bench "* ]]; then
     timeout 200 python3 bench/jax_epoch.py --data data > "$out/jax_sluice.log" 2>&1
     log "jax fed by sluice: $(tr '\n' ';' < "$out/jax_sluice.log" | tail -c 900)"
-    ref=.device/shared/reference
-    if [ -d "$ref" ]; then
+    ref=${JAX_REFERENCE:-}
+    if [ -n "$ref" ] && [ -d "$ref" ]; then
         ln -sfn "$(cd "${FASHION_MNIST_DIR:-.fmnist}" && pwd)" "$ref/data"
         (cd "$ref" && timeout 200 python3 jax_reference.py shard) > "$out/jax_numpy.log" 2>&1
         log "jax fed from numpy: $(tr '\n' ';' < "$out/jax_numpy.log" | tail -c 600)"

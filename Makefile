@@ -4,7 +4,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 HAVE_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1 || echo 0)
 
-.PHONY: all deps build check test test-asan test-tsan demo data clean bench format python
+.PHONY: all deps build check test test-asan test-tsan demo data clean bench format python fuzz
 
 all: build
 
@@ -40,6 +40,15 @@ test-tsan: deps
 	@$(call CONFIGURE,$(BUILD)-tsan,-DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=thread -DSLUICE_CUDA=OFF  -DSLUICE_MPI=OFF "-DSLUICE_TESTS_ONLY=threads;comm;pipeline;iter_release")
 	@cmake --build $(BUILD)-tsan -j $(JOBS)
 	@cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L cpu
+
+# the fuzz harnesses (fuzz/) under libFuzzer + ASan/UBSan, FUZZ_SECONDS each (clang); findings
+# go to $(BUILD)-fuzz/crashes/<harness>/, the growing corpora to $(BUILD)-fuzz/corpus/<harness>/
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@command -v clang > /dev/null || { echo "fuzz: needs clang (apt-get install clang)"; exit 1; }
+	@$(call CONFIGURE,$(BUILD)-fuzz,-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=address -DSLUICE_FUZZ=ON -DSLUICE_CUDA=OFF -DSLUICE_MPI=OFF)
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_all
+	@scripts/run-fuzz $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ)
 
 check: test test-asan test-tsan
 	@echo "check: plain, ASan+UBSan and TSan suites passed"

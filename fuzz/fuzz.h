@@ -1,0 +1,18 @@
+/* Shared by the fuzz harnesses: each defines LLVMFuzzerTestOneInput over one entry point that a
+ * file or a user's text reaches, calling the library's own code. Built with clang's libFuzzer
+ * (make fuzz) or, in every build, with replay.c as a program that runs saved inputs (ctest). */
+#ifndef SLUICE_FUZZ_H
+#define SLUICE_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Writes data to a fresh file under a per-process temporary folder; returns its path (static,
+ * valid until the next call), or NULL. name: the file's name ("data.mdb", "x.tar"). */
+const char *fuzz_write_file(const char *name, const uint8_t *data, size_t size);
+/* The folder fuzz_write_file writes into. */
+const char *fuzz_dir(void);
+
+#endif

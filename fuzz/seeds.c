@@ -1,0 +1,131 @@
+/* Writes a seed input for each harness that no fixture file serves as is, into the folder given:
+ * records/ (Caffe2 and Caffe records, encoded and raw), protowire/ (the same bytes), idx/ (a small
+ * IDX file), tar/ (a two-sample WebDataset shard), checkpoint/ (a real iterator checkpoint of the
+ * harness's pipeline, three steps in). make fuzz and the replay tests start from these. */
+#include "io/caffe.h"
+#include "io/caffe2.h"
+#include "io/protowire.h"
+#include "sluice/iterator.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *out_dir;
+
+static void put(const char *sub, const char *name, const void *data, size_t n) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", out_dir, sub);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/%s", out_dir, sub, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) {
+        fprintf(stderr, "seeds: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+static void records(void) {
+    static const uint8_t jpeg[] = {0xff, 0xd8, 0xff, 0xe0, 0, 16, 'J', 'F', 'I', 'F', 0, 1, 1, 0,
+                                   0, 1, 0, 1, 0, 0, 0xff, 0xd9};
+    uint8_t raw[2 * 3 * 1] = {1, 2, 3, 4, 5, 6};
+    sl__pw_buf b;
+    memset(&b, 0, sizeof b);
+    sl__caffe2_encode(&b, jpeg, sizeof jpeg, false, 0, 0, 0, 7);
+    put("records", "caffe2_encoded", b.data, b.len);
+    put("protowire", "caffe2_encoded", b.data, b.len);
+    b.len = 0;
+    sl__caffe2_encode(&b, raw, sizeof raw, true, 2, 3, 1, 3);
+    put("records", "caffe2_raw", b.data, b.len);
+    b.len = 0;
+    sl__caffe_encode(&b, jpeg, sizeof jpeg, false, 0, 0, 0, 1);
+    put("records", "caffe_encoded", b.data, b.len);
+    put("protowire", "caffe_encoded", b.data, b.len);
+    b.len = 0;
+    sl__caffe_encode(&b, raw, sizeof raw, true, 2, 3, 1, 2);
+    put("records", "caffe_raw", b.data, b.len);
+    sl__protowire_buf_free(&b);
+}
+
+static void idx(void) {
+    uint8_t f[16 + 2 * 2 * 3];
+    memset(f, 0, sizeof f);
+    f[2] = 0x08; /* uint8 */
+    f[3] = 3;    /* dims */
+    f[7] = 2, f[11] = 2, f[15] = 3;
+    for (int i = 0; i < 12; i++) f[16 + i] = (uint8_t)(i * 20);
+    put("idx", "u8_2x2x3", f, sizeof f);
+}
+
+static void tar(void) {
+    static uint8_t t[512 * 6];
+    memset(t, 0, sizeof t);
+    const char *names[2] = {"s0.cls", "s1.cls"};
+    for (int k = 0; k < 2; k++) {
+        uint8_t *h = t + k * 1024;
+        snprintf((char *)h, 100, "%s", names[k]);
+        snprintf((char *)h + 100, 8, "0000644");
+        snprintf((char *)h + 124, 12, "%011o", 1);
+        snprintf((char *)h + 136, 12, "%011o", 0);
+        h[156] = '0';
+        memcpy(h + 257, "ustar", 6);
+        memset(h + 148, ' ', 8);
+        unsigned sum = 0;
+        for (int i = 0; i < 512; i++) sum += h[i];
+        snprintf((char *)h + 148, 8, "%06o", sum);
+        h[512] = (uint8_t)('0' + k);
+    }
+    put("tar", "two_samples", t, sizeof t);
+}
+
+static void checkpoint(const char *fixtures) {
+    static const char text[] =
+        "def p(data_path):\n"
+        "    jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True, name=\"r\")\n"
+        "    images = fn.decoders.image(jpegs, output_type=types.GRAY)\n"
+        "    return images, labels\n";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/caffe2-fmnist-256", fixtures);
+    sl_pipeline_bind bind = {"data_path", path};
+    sl_iter_config c;
+    sl_iter_config_init(&c);
+    c.text = text;
+    c.binds = &bind;
+    c.nbinds = 1;
+    c.batch_size = 16;
+    c.num_threads = 1;
+    c.prefetch_cpu = c.prefetch_gpu = 1;
+    c.reader_name = "r";
+    sl_iter *it;
+    sl_err err;
+    if (sl_iter_create(&c, &it, &err) != SL_OK) {
+        fprintf(stderr, "seeds: %s\n", err.msg);
+        exit(1);
+    }
+    const sl_iter_batch *b;
+    for (int i = 0; i < 3; i++) sl_iter_next(it, &b);
+    void *bytes;
+    size_t n;
+    if (sl_iter_save(it, NULL, 0, &bytes, &n) != SL_OK) {
+        fprintf(stderr, "seeds: %s\n", sl_iter_errmsg(it));
+        exit(1);
+    }
+    put("checkpoint", "three_steps", bytes, n);
+    free(bytes);
+    sl_iter_free(it);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: fuzz_seeds OUT_DIR FIXTURES_DIR\n");
+        return 2;
+    }
+    out_dir = argv[1];
+    mkdir(out_dir, 0755);
+    records();
+    idx();
+    tar();
+    checkpoint(argv[2]);
+    return 0;
+}

@@ -375,11 +375,10 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
 
     /* pipelines */
     char *train_text = NULL, *val_text = NULL;
-    if (train_path && !(train_text = sl_cli_read_file(train_path, NULL)))
-        return sl_cli_fail("train", "%s: %s", train_path, strerror(errno));
-    if (val_path && !(val_text = sl_cli_read_file(val_path, NULL))) {
+    if (train_path && !(train_text = sl_cli_read_pipeline("train", train_path))) return 1;
+    if (val_path && !(val_text = sl_cli_read_pipeline("train", val_path))) {
         free(train_text);
-        return sl_cli_fail("train", "%s: %s", val_path, strerror(errno));
+        return 1;
     }
     char train_dir[4096], test_dir[4096];
     snprintf(train_dir, sizeof train_dir, "%s/training", data);

@@ -110,7 +110,8 @@ static int unpack_state(sl_trainer *t, const void *buf, size_t size, sl_err *e) 
     if (size < 16) return sl_err_set(e, SL_EFORMAT, "checkpoint: no model state"), -1;
     memcpy(&nm, buf, 8);
     memcpy(&no, (const char *)buf + 8, 8);
-    if (16 + nm + no != size) return sl_err_set(e, SL_EFORMAT, "checkpoint: bad model state"), -1;
+    if (nm > size - 16 || no != size - 16 - nm) /* not 16 + nm + no: that can wrap around */
+        return sl_err_set(e, SL_EFORMAT, "checkpoint: bad model state lengths"), -1;
     const char *p = (const char *)buf + 16;
     if (sl_mlp_deserialize(sl_trainer_model(t, 0), p, (size_t)nm, e) ||
         sl_optim_deserialize(sl_trainer_optim(t, 0), p + nm, (size_t)no, e) ||

@@ -192,8 +192,8 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     }
     if ((checkpoint_at >= 0) != (ck_path != NULL))
         return sl_cli_fail("run", "--checkpoint and --checkpoint-at go together"), 2;
-    char *text = sl_cli_read_file(path, NULL);
-    if (!text) return sl_cli_fail("run", "%s: %s", path, strerror(errno));
+    char *text = sl_cli_read_pipeline("run", path);
+    if (!text) return 1;
     if (dump_dir && mkdir(dump_dir, 0755) != 0 && errno != EEXIST) {
         free(text);
         return sl_cli_fail("run", "%s: %s", dump_dir, strerror(errno));

@@ -110,7 +110,8 @@ static int unpack_state(sl_trainer *t, const void *buf, size_t size, sl_err *e) 
     if (size < 16) return sl_err_set(e, SL_EFORMAT, "checkpoint: no model state"), -1;
     memcpy(&nm, buf, 8);
     memcpy(&no, (const char *)buf + 8, 8);
-    if (16 + nm + no != size) return sl_err_set(e, SL_EFORMAT, "checkpoint: bad model state"), -1;
+    if (nm > size - 16 || no != size - 16 - nm) /* not 16 + nm + no: that can wrap around */
+        return sl_err_set(e, SL_EFORMAT, "checkpoint: bad model state lengths"), -1;
     const char *p = (const char *)buf + 16;
     if (sl_mlp_deserialize(sl_trainer_model(t, 0), p, (size_t)nm, e) ||
         sl_optim_deserialize(sl_trainer_optim(t, 0), p + nm, (size_t)no, e) ||
@@ -375,11 +376,10 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
 
     /* pipelines */
     char *train_text = NULL, *val_text = NULL;
-    if (train_path && !(train_text = sl_cli_read_file(train_path, NULL)))
-        return sl_cli_fail("train", "%s: %s", train_path, strerror(errno));
-    if (val_path && !(val_text = sl_cli_read_file(val_path, NULL))) {
+    if (train_path && !(train_text = sl_cli_read_pipeline("train", train_path))) return 1;
+    if (val_path && !(val_text = sl_cli_read_pipeline("train", val_path))) {
         free(train_text);
-        return sl_cli_fail("train", "%s: %s", val_path, strerror(errno));
+        return 1;
     }
     char train_dir[4096], test_dir[4096];
     snprintf(train_dir, sizeof train_dir, "%s/training", data);

@@ -42,6 +42,27 @@ char *sl_cli_read_file(const char *path, size_t *size) {
     return buf;
 }
 
+char *sl_cli_read_pipeline(const char *cmd, const char *path) {
+    size_t len = 0;
+    char *text = sl_cli_read_file(path, &len);
+    if (!text) {
+        sl_cli_fail(cmd, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    const char *nul = memchr(text, '\0', len); /* the parser would stop there, silently */
+    if (nul) {
+        int line = 1;
+        const char *ls = text;
+        for (const char *q = text; q < nul; q++)
+            if (*q == '\n') line++, ls = q + 1;
+        sl_cli_fail(cmd, "%s:%d:%d: error: NUL byte in the pipeline text", path, line,
+                    (int)(nul - ls) + 1);
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 int sl_cli_parse_bind(char *arg, sl_pipeline_bind *out) {
     char *eq = strchr(arg, '=');
     if (!eq || eq == arg) return -1;

@@ -10,6 +10,9 @@
 
 /* The whole file, NUL-terminated (malloc'd), or NULL with errno set. */
 char *sl_cli_read_file(const char *path, size_t *size);
+/* A pipeline file, NUL-terminated (malloc'd); NULL after a "sluice CMD: ..." line on stderr when it
+ * cannot be read or holds a NUL byte (named by line:col). */
+char *sl_cli_read_pipeline(const char *cmd, const char *path);
 /* Splits "NAME=VALUE" into a bind (pointing into arg, which it modifies). */
 int sl_cli_parse_bind(char *arg, sl_pipeline_bind *out);
 /* Writes a host tensor as a .npy file; 0 on success. */

@@ -43,16 +43,33 @@ typedef struct {
     const char *p;
     const char *text;
     sl_err *err;
+    int depth; /* lists open around l->p */
 } lit;
+
+/* Nesting a literal may have: parse_list recurses once per level (and sl__val_free/copy/format
+ * after it), so a hostile "[[[[..." must stop here, not overflow the stack. */
+#define SL__LIT_DEPTH_MAX 200
 
 static void skip_ws(lit *l) {
     while (isspace((unsigned char)*l->p)) l->p++;
 }
 
 static sl_status parse_value(lit *l, sl__val *out);
+static sl_status parse_list_items(lit *l, sl__val *out, char close);
 
 static sl_status parse_list(lit *l, sl__val *out, char close) {
     out->kind = SL_VAL_LIST;
+    if (l->depth >= SL__LIT_DEPTH_MAX)
+        return sl_err_set(l->err, SL_ESYNTAX, "lists nested too deeply (over %d levels) at offset %zu",
+                          SL__LIT_DEPTH_MAX, (size_t)(l->p - l->text));
+    l->depth++;
+    sl_status st = parse_list_items(l, out, close);
+    l->depth--;
+    return st;
+}
+
+static sl_status parse_list_items(lit *l, sl__val *out, char close) {
+    int cap = 0; /* grown geometrically: a realloc per item can copy the list each time */
     l->p++;
     for (;;) {
         skip_ws(l);
@@ -63,12 +80,17 @@ static sl_status parse_list(lit *l, sl__val *out, char close) {
         sl__val item;
         memset(&item, 0, sizeof item);
         SL_TRY(parse_value(l, &item));
-        sl__val *items = realloc(out->items, (size_t)(out->n + 1) * sizeof *items);
-        if (!items) {
-            sl__val_free(&item);
-            return sl_err_set(l->err, SL_ENOMEM, "out of memory");
+        if (out->n == cap) {
+            sl__val *items = cap < INT32_MAX / 2
+                                 ? realloc(out->items, (size_t)(cap ? 2 * cap : 8) * sizeof *items)
+                                 : NULL;
+            if (!items) {
+                sl__val_free(&item);
+                return sl_err_set(l->err, SL_ENOMEM, "out of memory");
+            }
+            out->items = items;
+            cap = cap ? 2 * cap : 8;
         }
-        out->items = items;
         out->items[out->n++] = item;
         skip_ws(l);
         if (*l->p == ',') {
@@ -138,7 +160,7 @@ static sl_status parse_value(lit *l, sl__val *out) {
 }
 
 sl_status sl__val_parse(const char *text, sl__val *out, sl_err *err) {
-    lit l = {text, text, err};
+    lit l = {text, text, err, 0};
     sl_status st = parse_value(&l, out);
     if (st == SL_OK) {
         skip_ws(&l);

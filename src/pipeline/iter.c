@@ -251,6 +251,68 @@ static sl_status init_book(sl_iter *it, const sl_iter_config *c, const char *rea
     return SL_OK;
 }
 
+/* A checkpoint's bookkeeping, checked against the fresh one of the iterator it resumes (made by
+ * init_book from the same pipelines): the CRC only says the bytes are as written, not that the
+ * writer was honest, and these fields index arrays and bound loops. */
+static sl_status check_resumed(const sl_iter *it, const book *r, const char *path, sl_err *err) {
+    const book *f = &it->bk;
+    const int S = it->S;
+    const int64_t B = it->B, per_step = it->use_reader ? B : (int64_t)it->n * B;
+#define BAD(field, ...)                                                                            \
+    sl_err_set(err, SL_EFORMAT, "checkpoint %s: field %s: " field, path, __VA_ARGS__)
+    if (r->epoch < 0 || r->epoch == INT32_MAX) return BAD("epoch %d out of range", "epoch", r->epoch);
+    if (it->use_reader) {
+        int64_t small = S ? it->N / S : 0, big = S ? ceil_div(it->N, S) : 0, sum = 0;
+        for (int d = 0; d < SL_MAX_DEVICES; d++)
+            if (d < it->n ? r->shards_id[d] < 0 || r->shards_id[d] >= S : r->shards_id[d] != 0)
+                return BAD("%d for device %d (shards 0..%d)", "shards_id", r->shards_id[d], d,
+                           S - 1);
+        for (int i = 0; i < MAX_SHARDS; i++) {
+            int64_t z = r->shard_sizes[i];
+            if (i < S ? z != small && z != big : z != 0)
+                return BAD("%lld for shard %d (the reader's shards hold %lld or %lld)",
+                           "shard_sizes", (long long)z, i, (long long)small, (long long)big);
+            sum += z;
+        }
+        if (sum != it->N)
+            return BAD("%lld samples in all, the reader has %lld", "shard_sizes", (long long)sum,
+                       (long long)it->N);
+        /* samples a shard has read ahead into the next epoch: fewer than a batch past its size */
+        for (int i = 0; i < MAX_SHARDS; i++) {
+            int64_t c = r->counter_per_gpu[i];
+            if (i < S ? c < -(big + B) || c > big + B : c != 0)
+                return BAD("%lld for shard %d (|value| at most %lld)", "counter_per_gpu",
+                           (long long)c, i, (long long)(big + B));
+        }
+        /* an epoch (FILL re-sized by reset) is at most a shard plus its read-ahead, in batches */
+        int64_t most = (ceil_div(2 * big + B, B) + 1) * B;
+        if (it->policy == SL_LAST_BATCH_DROP || it->padded ? r->size != f->size
+                                                           : r->size < 0 || r->size > most)
+            return BAD("%lld (this reader gives %lld)", "size", (long long)r->size,
+                       (long long)f->size);
+    } else {
+        for (int d = 0; d < SL_MAX_DEVICES; d++)
+            if (r->shards_id[d]) return BAD("%d for device %d (no reader)", "shards_id",
+                                            r->shards_id[d], d);
+        for (int i = 0; i < MAX_SHARDS; i++)
+            if (r->counter_per_gpu[i] || r->shard_sizes[i])
+                return BAD("set for shard %d without a reader", "counter_per_gpu/shard_sizes", i);
+        if (r->size != f->size)
+            return BAD("%lld (this iterator's size is %lld)", "size", (long long)r->size,
+                       (long long)f->size);
+    }
+    /* counter: samples served this epoch, at most one step past its size */
+    int64_t cmax = r->size >= 0 ? r->size + per_step : INT64_MAX / 4;
+    if (r->counter < 0 || r->counter > cmax)
+        return BAD("%lld out of range (0..%lld)", "counter", (long long)r->counter,
+                   (long long)cmax);
+    int64_t smax = r->size >= 0 ? ceil_div(r->size, per_step) + 1 : INT64_MAX / 4;
+    if (r->step < 0 || r->step > smax)
+        return BAD("%lld out of range (0..%lld)", "step", (long long)r->step, (long long)smax);
+#undef BAD
+    return SL_OK;
+}
+
 static sl_status fetch(sl_iter *it, sl_iter_batch **out);
 static sl_status read_checkpoint(sl_iter *it, const char *path, void **out_buf, size_t *out_size,
                                  const unsigned char **states, uint64_t *lens, sl_err *err);
@@ -342,6 +404,8 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     if (st == SL_OK) st = init_book(it, c, reader_name, err);
     if (st == SL_OK && !it->use_reader) it->bk.size = size;
     if (resuming) {
+        if (st == SL_OK)
+            st = check_resumed(it, &resumed, c->resume ? c->resume : "(in memory)", err);
         if (st == SL_OK) it->bk = resumed;
         free(ck);
     }
@@ -954,6 +1018,13 @@ static sl_status read_checkpoint(sl_iter *it, const char *path, void **out_buf, 
     }
     memcpy(&sh, p, sizeof sh);
     p += sizeof sh;
+    if (sh.policy != (int32_t)it->policy) {
+        st = SL_EINVAL;
+        sl_err_set(err, st,
+                   "checkpoint %s: field policy: last_batch_policy %d, this run has %d", path,
+                   sh.policy, (int)it->policy);
+        goto bad;
+    }
     if (sh.n != it->n || sh.S != it->S || sh.B != it->B) {
         st = SL_EINVAL;
         sl_err_set(err, st,

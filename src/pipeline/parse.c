@@ -580,7 +580,15 @@ struct expr {
     const char **kwnames;
     sl__parse_pos *kwpos;
     expr **kwvals;
+    int depth; /* levels of the tree below and including this node (evaluation recurses this deep) */
 };
+
+/* How deep an expression tree (and the parser's recursion) may go: the evaluator and dotted()
+ * recurse once per level, so a hostile chain of 15,000 operators must stop here, not overflow the
+ * stack. Real pipelines stay under ten. */
+#define SL__PARSE_DEPTH_MAX 200
+/* Keyword arguments in one call (no operator has more than a few dozen). */
+#define SL__PARSE_KWARGS_MAX 1024
 
 typedef struct arena_block {
     struct arena_block *next;
@@ -609,6 +617,9 @@ typedef struct parser {
     const sl_pipeline_bind *binds;
     env_entry *env;
     int nenv, capenv;
+    int *env_hash; /* open addressing over env: index + 1, 0 empty; env_hcap slots (a power of 2) */
+    int env_hcap;
+    int nest; /* current recursion depth of parse_expr/parse_unary */
     sl__parse_prog *prog;
     int stmt_cap;
     bool header_only; /* stop after the def line */
@@ -756,23 +767,61 @@ static expr *new_expr(parser *ps, ekind kind, sl__parse_pos pos) {
     if (e) {
         e->kind = kind;
         e->pos = pos;
+        e->depth = 1;
     }
     return e;
 }
 
-/* Appends to an arena array (grown by copying; arrays here are short). */
+/* Appends to an arena array. The capacity is implicit in the count: 4, then doubled each time
+ * the count reaches a power of two, so n pushes copy and allocate O(n) in all (a copy per push
+ * made a 100,000-item list cost tens of GB). */
 static bool arena_push(parser *ps, void **arr, int *n, size_t elem, const void *item) {
-    void *grown = arena_alloc(ps, (size_t)(*n + 1) * elem);
-    if (!grown) return false;
-    if (*n) memcpy(grown, *arr, (size_t)*n * elem);
-    memcpy((char *)grown + (size_t)*n * elem, item, elem);
-    *arr = grown;
+    int k = *n;
+    if (k == INT32_MAX) {
+        sl_err_set(ps->err, SL_ENOMEM, "too many items");
+        return false;
+    }
+    if (k == 0 || (k >= 4 && (k & (k - 1)) == 0)) {
+        size_t cap = k == 0 ? 4 : 2 * (size_t)k;
+        void *grown = arena_alloc(ps, cap * elem);
+        if (!grown) return false;
+        if (k) memcpy(grown, *arr, (size_t)k * elem);
+        *arr = grown;
+    }
+    memcpy((char *)*arr + (size_t)k * elem, item, elem);
     (*n)++;
     return true;
 }
 
+/* Sets e->depth from its children; an error at e when the tree gets too deep. */
+static sl_status set_depth(parser *ps, expr *e);
+
 /* ---- expression parsing ------------------------------------------------------------------------
  */
+
+static sl_status set_depth(parser *ps, expr *e) {
+    int d = 0;
+    if (e->a && e->a->depth > d) d = e->a->depth;
+    if (e->b && e->b->depth > d) d = e->b->depth;
+    for (int k = 0; k < e->n; k++)
+        if (e->items[k]->depth > d) d = e->items[k]->depth;
+    for (int k = 0; k < e->nkw; k++)
+        if (e->kwvals[k]->depth > d) d = e->kwvals[k]->depth;
+    e->depth = d + 1;
+    if (e->depth > SL__PARSE_DEPTH_MAX)
+        return perr(ps, SL_ESYNTAX, e->pos, "expression nested too deeply (over %d levels)",
+                    SL__PARSE_DEPTH_MAX);
+    return SL_OK;
+}
+
+/* Entering parse_expr or parse_unary, which recurse into each other: bounded like the trees. */
+static sl_status nest_enter(parser *ps) {
+    if (ps->nest >= SL__PARSE_DEPTH_MAX)
+        return perr(ps, SL_ESYNTAX, tok(ps)->pos, "expression nested too deeply (over %d levels)",
+                    SL__PARSE_DEPTH_MAX);
+    ps->nest++;
+    return SL_OK;
+}
 
 static sl_status parse_expr(parser *ps, expr **out);
 
@@ -791,6 +840,9 @@ static sl_status parse_call_args(parser *ps, expr *call) {
             if (t->len >= SL__PARSE_NAME_MAX) return perr(ps, SL_ESYNTAX, t->pos, "name too long");
             const char *name = arena_strndup(ps, t->start, (size_t)t->len);
             if (!name) return SL_ENOMEM;
+            if (call->nkw >= SL__PARSE_KWARGS_MAX) /* the check below scans them */
+                return perr(ps, SL_ESYNTAX, t->pos, "too many keyword arguments (over %d)",
+                            SL__PARSE_KWARGS_MAX);
             for (int k = 0; k < call->nkw; k++)
                 if (!strcmp(call->kwnames[k], name))
                     return perr(ps, SL_ESYNTAX, t->pos, "keyword argument repeated: %s", name);
@@ -871,7 +923,13 @@ static sl_status parse_primary(parser *ps, expr **out) {
         for (int k = 0; tok_ahead(ps, k)->kind == T_STR; k++) n += strlen(tok_ahead(ps, k)->s);
         char *s = arena_alloc(ps, n + 1);
         if (!s) return SL_ENOMEM;
-        for (; tok(ps)->kind == T_STR; next(ps)) strcat(s, tok(ps)->s); /* "a" "b" joins */
+        size_t at = 0;
+        for (; tok(ps)->kind == T_STR; next(ps)) { /* "a" "b" joins */
+            size_t l = strlen(tok(ps)->s);
+            memcpy(s + at, tok(ps)->s, l);
+            at += l;
+        }
+        s[at] = '\0';
         e->s = s;
         break;
     }
@@ -904,6 +962,7 @@ static sl_status parse_primary(parser *ps, expr **out) {
             next(ps);
             SL_TRY(parse_items(ps, e, list ? "]" : ")", &comma));
             if (!list && e->n == 1 && !comma) e = e->items[0]; /* (x) is x */
+            else SL_TRY(set_depth(ps, e));
             break;
         }
         if (is_op(t, "{"))
@@ -929,6 +988,7 @@ static sl_status parse_primary(parser *ps, expr **out) {
             a->npos = n->pos;
             a->a = e;
             e = a;
+            SL_TRY(set_depth(ps, e));
             next(ps);
         } else if (is_op(t, "(")) {
             expr *c = new_expr(ps, E_CALL, e->pos);
@@ -936,6 +996,7 @@ static sl_status parse_primary(parser *ps, expr **out) {
             c->a = e;
             next(ps);
             SL_TRY(parse_call_args(ps, c));
+            SL_TRY(set_depth(ps, c));
             e = c;
         } else if (is_op(t, "[")) {
             return perr(ps, SL_ESYNTAX, t->pos, "subscripts are not supported in a pipeline");
@@ -959,18 +1020,20 @@ static sl_status parse_power(parser *ps, expr **out) {
         e->a = *out;
         next(ps);
         SL_TRY(parse_unary(ps, &e->b));
+        SL_TRY(set_depth(ps, e));
         *out = e;
     }
     return SL_OK;
 }
 
-static sl_status parse_unary(parser *ps, expr **out) {
+static sl_status parse_unary_in(parser *ps, expr **out) {
     token *t = tok(ps);
     if (is_op(t, "-") || is_op(t, "+")) {
         expr *e = new_expr(ps, is_op(t, "-") ? E_NEG : E_POS, t->pos);
         if (!e) return SL_ENOMEM;
         next(ps);
         SL_TRY(parse_unary(ps, &e->a));
+        SL_TRY(set_depth(ps, e));
         *out = e;
         return SL_OK;
     }
@@ -978,6 +1041,13 @@ static sl_status parse_unary(parser *ps, expr **out) {
         return perr(ps, SL_ESYNTAX, t->pos, "unsupported operator '%.*s' in a pipeline", t->len,
                     t->start);
     return parse_power(ps, out);
+}
+
+static sl_status parse_unary(parser *ps, expr **out) {
+    SL_TRY(nest_enter(ps));
+    sl_status st = parse_unary_in(ps, out);
+    ps->nest--;
+    return st;
 }
 
 static sl_status parse_binary(parser *ps, expr **out, int level) {
@@ -996,11 +1066,21 @@ static sl_status parse_binary(parser *ps, expr **out, int level) {
         e->a = *out;
         next(ps);
         SL_TRY(parse_binary(ps, &e->b, level + 1));
+        SL_TRY(set_depth(ps, e));
         *out = e;
     }
 }
 
+static sl_status parse_expr_in(parser *ps, expr **out);
+
 static sl_status parse_expr(parser *ps, expr **out) {
+    SL_TRY(nest_enter(ps));
+    sl_status st = parse_expr_in(ps, out);
+    ps->nest--;
+    return st;
+}
+
+static sl_status parse_expr_in(parser *ps, expr **out) {
     SL_TRY(parse_binary(ps, out, 0));
     token *t = tok(ps);
     static const char *const bad_ops[] = {"==", "!=", "<",  ">",  "<=", ">=", "&",
@@ -1033,6 +1113,7 @@ static sl_status parse_exprlist(parser *ps, expr **out) {
         SL_TRY(parse_expr(ps, &v));
         if (!arena_push(ps, (void **)&e->items, &e->n, sizeof v, &v)) return SL_ENOMEM;
     }
+    SL_TRY(set_depth(ps, e));
     *out = e;
     return SL_OK;
 }
@@ -1054,10 +1135,39 @@ typedef struct result {
     int first, count; /* program nodes */
 } result;
 
+/* Names are found through a hash index (a scan per lookup made 100,000 assignments quadratic). */
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
 static env_entry *env_find(parser *ps, const char *name) {
-    for (int i = 0; i < ps->nenv; i++)
-        if (!strcmp(ps->env[i].name, name)) return &ps->env[i];
-    return NULL;
+    if (!ps->env_hcap) return NULL;
+    uint32_t mask = (uint32_t)ps->env_hcap - 1;
+    for (uint32_t h = name_hash(name) & mask;; h = (h + 1) & mask) {
+        int slot = ps->env_hash[h];
+        if (!slot) return NULL;
+        if (!strcmp(ps->env[slot - 1].name, name)) return &ps->env[slot - 1];
+    }
+}
+
+/* Indexes env[i]; the table is kept at most half full. */
+static bool env_index(parser *ps, int i) {
+    if (2 * (ps->nenv + 1) > ps->env_hcap) {
+        int cap = ps->env_hcap ? 2 * ps->env_hcap : 64;
+        int *h = calloc((size_t)cap, sizeof *h);
+        if (!h) return false;
+        free(ps->env_hash);
+        ps->env_hash = h;
+        ps->env_hcap = cap;
+        for (int k = 0; k < ps->nenv; k++)
+            if (k != i && !env_index(ps, k)) return false;
+    }
+    uint32_t mask = (uint32_t)ps->env_hcap - 1, h = name_hash(ps->env[i].name) & mask;
+    while (ps->env_hash[h]) h = (h + 1) & mask;
+    ps->env_hash[h] = i + 1;
+    return true;
 }
 
 static const sl_pipeline_bind *bind_find(parser *ps, const char *name) {
@@ -1083,9 +1193,14 @@ static env_entry *env_set(parser *ps, const char *name) {
         ps->env = n;
         ps->capenv = cap;
     }
-    e = &ps->env[ps->nenv++];
+    e = &ps->env[ps->nenv];
     memset(e, 0, sizeof *e);
     snprintf(e->name, sizeof e->name, "%s", name);
+    if (!env_index(ps, ps->nenv)) {
+        sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    ps->nenv++;
     return e;
 }
 
@@ -2178,6 +2293,7 @@ static sl_status run_parser(const char *text, const char *filename, int nbind,
         st = parse_file(&ps);
         for (int i = 0; i < ps.nenv; i++) sl__val_free(&ps.env[i].val);
         free(ps.env);
+        free(ps.env_hash);
         arena_free(&ps);
     }
     lex_free(&l);
@@ -2205,6 +2321,19 @@ sl_status sl__parse_program(const char *text, const char *filename, int nbind,
     }
     *out = prog;
     return SL_OK;
+}
+
+sl_status sl__parse_check_text(const char *text, size_t len, const char *filename, sl_err *err) {
+    const char *nul = len ? memchr(text, '\0', len) : NULL;
+    if (!nul) return SL_OK;
+    sl__parse_pos pos = {1, 1};
+    const char *line_start = text;
+    for (const char *q = text; q < nul; q++)
+        if (*q == '\n') pos.line++, line_start = q + 1;
+    pos.col = (int)(nul - line_start) + 1;
+    return sl__parse_error(err, SL_ESYNTAX, text, filename ? filename : "<text>", pos,
+                           "NUL byte in the pipeline text (byte %zu of %zu)",
+                           (size_t)(nul - text), len);
 }
 
 sl_status sl__parse_header(const char *text, const char *filename, sl_pipeline_decorator *out,

@@ -73,6 +73,10 @@ sl_status sl__parse_program(const char *text, const char *filename, int nbind,
                             const sl_pipeline_bind *binds, sl__parse_prog **out, sl_err *err);
 void sl__parse_prog_free(sl__parse_prog *prog);
 
+/* Checks len bytes of pipeline text read from a file for a NUL byte (which would silently cut
+ * the C string the parser takes): SL_ESYNTAX "file:line:col: error: NUL byte ..." at the first. */
+sl_status sl__parse_check_text(const char *text, size_t len, const char *filename, sl_err *err);
+
 /* Reads only the decorator and the def line. */
 sl_status sl__parse_header(const char *text, const char *filename, sl_pipeline_decorator *out,
                            sl_err *err);

@@ -415,6 +415,10 @@ sl_status sl_optim_deserialize(sl_optim *o, const void *buf, size_t size, sl_err
                           "is kind %d with %d x %lld",
                           kind, k, (unsigned long long)n, (int)o->cfg.kind, nstate(&o->cfg),
                           (long long)o->n);
+    /* steps sets Adam's bias correction (and counts on): a value past int64 would go negative */
+    if (steps > ((uint64_t)1 << 53))
+        return sl_err_set(err, SL_EFORMAT, "optimiser state: field steps: %llu out of range",
+                          (unsigned long long)steps);
     const size_t need = OPT_HDR + 4 * (size_t)k * (size_t)n + 4;
     if (size != need)
         return sl_err_set(err, SL_EFORMAT, "optimiser state is %zu bytes, expected %zu%s", size,

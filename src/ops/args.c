@@ -79,7 +79,11 @@ static sl_status parse_list_items(lit *l, sl__val *out, char close) {
         }
         sl__val item;
         memset(&item, 0, sizeof item);
-        SL_TRY(parse_value(l, &item));
+        sl_status st = parse_value(l, &item);
+        if (st != SL_OK) { /* a list that failed half-way holds what it had read */
+            sl__val_free(&item);
+            return st;
+        }
         if (out->n == cap) {
             sl__val *items = cap < INT32_MAX / 2
                                  ? realloc(out->items, (size_t)(cap ? 2 * cap : 8) * sizeof *items)

@@ -2,7 +2,8 @@
  * a product computed without a check wraps to a small number that matches a short buffer. Each
  * file is made here at run time and read through the real readers and decoders; each must be an
  * error naming the file or the record, never a crash (the ASan build runs this) nor a silent
- * accept. Also the checked-size helper itself, and the tensor allocators refusing such shapes. */
+ * accept. Also the checked-size functions themselves, and the tensor allocators refusing such
+ * shapes. */
 #include "check.h"
 #include "opharness.h"
 
@@ -21,9 +22,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-/* ---- the helper ---- */
+/* ---- checked size arithmetic ---- */
 
-static void helper(void) {
+static void checked_sizes(void) {
     size_t n = 0;
     CHECK(!sl__size_mul(3, 5, &n) && n == 15);
     CHECK(!sl__size_mul(0, SIZE_MAX, &n) && n == 0);
@@ -402,7 +403,7 @@ static void images(void) {
 }
 
 int main(void) {
-    helper();
+    checked_sizes();
     tensors();
     idx_files();
     caffe2_records();

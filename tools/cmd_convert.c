@@ -13,6 +13,7 @@
 #include "io/jpegenc.h"
 #include "io/lmdb.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,11 @@ int sl_cli_convert(int argc, char **argv) {
             sl__idx_count(lb) != sl__idx_count(im)) {
             sl_err_set(&e, SL_EFORMAT, "%s: %lld uint8 labels wanted", labels,
                        (long long)sl__idx_count(im));
+            goto fail;
+        }
+        if (d[1] > INT_MAX || d[2] > INT_MAX || (sl__idx_ndim(im) == 4 && d[3] > INT_MAX)) {
+            sl_err_set(&e, SL_EFORMAT, "%s: images of %lldx%lld are too large", images,
+                       (long long)d[1], (long long)d[2]);
             goto fail;
         }
         h = (int)d[1], w = (int)d[2], ch = sl__idx_ndim(im) == 4 ? (int)d[3] : 1;

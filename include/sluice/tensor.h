@@ -83,7 +83,9 @@ typedef struct sl_tensor {
     void *alloc;                    /* non-NULL when this tensor owns its memory */
 } sl_tensor;
 
-/* Describes existing contiguous (row-major) memory; layout may be NULL or "". */
+/* Describes existing contiguous (row-major) memory; layout may be NULL or "". Here and in
+ * sl_tensor_alloc, a negative extent, or a shape whose element count or byte size (counting the
+ * non-zero extents) exceeds PTRDIFF_MAX, is SL_EINVAL. */
 sl_status sl_tensor_wrap(sl_tensor *t, void *data, sl_dtype dtype, sl_device device, int ndim,
                          const int64_t *shape, const char *layout);
 /* Allocates contiguous memory (64-byte aligned host memory, or device memory for CUDA). */
@@ -92,6 +94,7 @@ sl_status sl_tensor_alloc(sl_tensor *t, sl_dtype dtype, sl_device device, int nd
 /* Frees memory the tensor owns; a no-op for views and zeroed tensors. */
 void sl_tensor_free(sl_tensor *t);
 
+/* -1 and SIZE_MAX for a shape that sl_tensor_wrap would refuse (so an allocation fails). */
 int64_t sl_tensor_numel(const sl_tensor *t);
 size_t sl_tensor_nbytes(const sl_tensor *t);
 bool sl_tensor_is_contiguous(const sl_tensor *t);
@@ -140,12 +143,14 @@ typedef struct sl_tlist {
 sl_status sl_tlist_reset(sl_tlist *l, int count, sl_dtype dtype, int ndim, sl_device device,
                          sl_err *err);
 /* Lays out every sample in the owned buffer (shapes: count*ndim), contiguously, each 64-byte
- * aligned; the buffer grows only when needed. */
+ * aligned; the buffer grows only when needed. A negative extent, or a sample or total size over
+ * PTRDIFF_MAX bytes, is SL_EINVAL naming the sample. */
 sl_status sl_tlist_alloc(sl_tlist *l, const int64_t *shapes, sl_err *err);
 /* Sets sample i to point at external memory of the given shape (no copy). */
 void sl_tlist_set_external(sl_tlist *l, int i, void *data, const int64_t *shape);
 /* A view of sample i. */
 void sl_tlist_sample(const sl_tlist *l, int i, sl_tensor *out);
+/* SIZE_MAX when the sample's shape would overflow (see sl_tlist_alloc). */
 size_t sl_tlist_sample_nbytes(const sl_tlist *l, int i);
 const int64_t *sl_tlist_shape(const sl_tlist *l, int i);
 bool sl_tlist_uniform(const sl_tlist *l);

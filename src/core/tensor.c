@@ -5,11 +5,13 @@
 #include "core/alloc.h"
 #include "core/half.h"
 #include "core/log.h"
+#include "core/size.h"
 #ifdef SLUICE_HAVE_CUDA
 #include "cuda/kernels.h"
 #endif
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -94,12 +96,21 @@ static sl_status init_desc(sl_tensor *t, sl_dtype dtype, sl_device device, int n
     t->dtype = dtype;
     t->device = device;
     t->ndim = ndim;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0)
-            return sl_err_set(err, SL_EINVAL, "negative extent %lld in dim %d", (long long)shape[i],
-                              i);
-        t->shape[i] = shape[i];
+    size_t bytes;
+    int bad = 0;
+    switch (sl__size_shape(shape, ndim, sl_dtype_size(dtype), &bytes, &bad)) {
+    case SL__SIZE_NEGATIVE:
+        return sl_err_set(err, SL_EINVAL, "negative extent %lld in dim %d", (long long)shape[bad],
+                          bad);
+    case SL__SIZE_OVERFLOW:
+        return sl_err_set(err, SL_EINVAL,
+                          "a %s tensor of this shape (extent %lld in dim %d) holds more than %zu "
+                          "bytes",
+                          sl_dtype_name(dtype), (long long)shape[bad], bad, SL__SIZE_LIMIT);
+    case SL__SIZE_OK:
+        break;
     }
+    for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
     sl_tensor_set_strides_contiguous(t);
     return set_layout(t->layout, ndim, layout, err);
 }
@@ -140,13 +151,16 @@ void sl_tensor_free(sl_tensor *t) {
 }
 
 int64_t sl_tensor_numel(const sl_tensor *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
+    size_t n;
+    if (sl__size_shape(t->shape, t->ndim, 1, &n, NULL) != SL__SIZE_OK) return -1;
+    return (int64_t)n;
 }
 
 size_t sl_tensor_nbytes(const sl_tensor *t) {
-    return (size_t)sl_tensor_numel(t) * sl_dtype_size(t->dtype);
+    size_t n;
+    if (sl__size_shape(t->shape, t->ndim, sl_dtype_size(t->dtype), &n, NULL) != SL__SIZE_OK)
+        return SIZE_MAX;
+    return n;
 }
 
 bool sl_tensor_is_contiguous(const sl_tensor *t) {
@@ -206,8 +220,8 @@ sl_status sl_tensor_reshape(const sl_tensor *t, int ndim, const int64_t *shape, 
         if (shape[i] < 0) {
             if (wild >= 0) return sl_err_set(err, SL_EINVAL, "reshape with more than one -1");
             wild = i;
-        } else {
-            known *= shape[i];
+        } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+            return sl_err_set(err, SL_EINVAL, "reshape to a shape whose size overflows");
         }
     }
     sl_tensor v = *t;
@@ -218,7 +232,7 @@ sl_status sl_tensor_reshape(const sl_tensor *t, int ndim, const int64_t *shape, 
             return sl_err_set(err, SL_EINVAL, "cannot infer -1: %lld elements over %lld",
                               (long long)total, (long long)known);
         v.shape[wild] = total / known;
-        known *= v.shape[wild];
+        known *= v.shape[wild]; /* == total */
     }
     if (known != total)
         return sl_err_set(err, SL_EINVAL, "reshape of %lld elements to a shape of %lld",
@@ -420,7 +434,7 @@ sl_status sl_tlist_reset(sl_tlist *l, int count, sl_dtype dtype, int ndim, sl_de
 }
 
 static size_t round_up(size_t n, size_t a) {
-    return (n + a - 1) / a * a;
+    return (n + a - 1) / a * a; /* n <= SL__SIZE_LIMIT: no wrap */
 }
 
 /* Samples of one shape are packed back to back (the batch is then a dense tensor); samples of
@@ -429,17 +443,23 @@ sl_status sl_tlist_alloc(sl_tlist *l, const int64_t *shapes, sl_err *err) {
     size_t elem = sl_dtype_size(l->dtype), total = 0;
     bool uniform = true;
     for (int i = 0; i < l->count; i++) {
-        size_t n = elem;
-        for (int d = 0; d < l->ndim; d++) {
-            int64_t x = shapes[i * l->ndim + d];
-            if (x < 0) return sl_err_set(err, SL_EINVAL, "sample %d: negative extent", i);
-            if (x != shapes[d]) uniform = false;
-            n *= (size_t)x;
-        }
-        total += round_up(n, SL_ALIGN);
+        const int64_t *s = shapes + (size_t)i * (size_t)l->ndim;
+        size_t n = 0;
+        int bad = 0;
+        sl__size_result r = sl__size_shape(s, l->ndim, elem, &n, &bad);
+        if (r == SL__SIZE_NEGATIVE)
+            return sl_err_set(err, SL_EINVAL, "sample %d: negative extent %lld in dim %d", i,
+                              (long long)s[bad], bad);
+        if (r == SL__SIZE_OVERFLOW || sl__size_add(total, round_up(n, SL_ALIGN), &total))
+            return sl_err_set(err, SL_EINVAL,
+                              "sample %d: a %s sample list of this shape (extent %lld in dim "
+                              "%d) holds more than %zu bytes",
+                              i, sl_dtype_name(l->dtype), (long long)s[bad], bad, SL__SIZE_LIMIT);
+        for (int d = 0; d < l->ndim; d++)
+            if (s[d] != shapes[d]) uniform = false;
     }
     if (total > l->buf_size) {
-        size_t want = total + total / 4;
+        size_t want = total + total / 4; /* total <= SL__SIZE_LIMIT: no wrap */
         void *nb;
         if (l->device.kind == SL_DEVICE_CPU && l->pinned) {
             nb = sl__alloc_pinned(want, err);
@@ -461,7 +481,7 @@ sl_status sl_tlist_alloc(sl_tlist *l, const int64_t *shapes, sl_err *err) {
     }
     size_t off = 0;
     for (int i = 0; i < l->count; i++) {
-        size_t n = elem;
+        size_t n = elem; /* checked above */
         for (int d = 0; d < l->ndim; d++) {
             l->shapes[i * l->ndim + d] = shapes[i * l->ndim + d];
             n *= (size_t)shapes[i * l->ndim + d];
@@ -484,8 +504,10 @@ const int64_t *sl_tlist_shape(const sl_tlist *l, int i) {
 }
 
 size_t sl_tlist_sample_nbytes(const sl_tlist *l, int i) {
-    size_t n = sl_dtype_size(l->dtype);
-    for (int d = 0; d < l->ndim; d++) n *= (size_t)l->shapes[(size_t)i * (size_t)l->ndim + d];
+    size_t n;
+    if (sl__size_shape(l->shapes + (size_t)i * (size_t)l->ndim, l->ndim, sl_dtype_size(l->dtype),
+                       &n, NULL) != SL__SIZE_OK)
+        return SIZE_MAX;
     return n;
 }
 

@@ -2,6 +2,7 @@
  * convert (field order as the official protobuf library writes it). */
 #include "io/caffe.h"
 
+#include <stdint.h>
 #include <string.h>
 
 sl_status sl__caffe_parse(const uint8_t *rec, size_t len, sl__caffe_datum *d, sl_err *err) {
@@ -19,6 +20,15 @@ sl_status sl__caffe_parse(const uint8_t *rec, size_t len, sl__caffe_datum *d, sl
         case 7:
             if (f.wt != SL_PW_VARINT)
                 return sl_err_set(err, SL_EFORMAT, "Datum field %u has wire type %d", f.num, f.wt);
+            /* int32 fields: a negative value comes sign-extended to 64 bits; anything else
+               outside int32 is refused rather than cut to its low bits */
+            if (f.num != 7 && ((int64_t)f.u < INT32_MIN || (int64_t)f.u > INT32_MAX))
+                return sl_err_set(err, SL_EFORMAT, "Datum.%s is %llu, outside int32",
+                                  f.num == 1   ? "channels"
+                                  : f.num == 2 ? "height"
+                                  : f.num == 3 ? "width"
+                                               : "label",
+                                  (unsigned long long)f.u);
             if (f.num == 1) d->channels = (int32_t)(uint32_t)f.u;
             if (f.num == 2) d->height = (int32_t)(uint32_t)f.u;
             if (f.num == 3) d->width = (int32_t)(uint32_t)f.u;

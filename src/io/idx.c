@@ -2,8 +2,10 @@
 #include "io/idx.h"
 
 #include "core/alloc.h"
+#include "core/size.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -90,22 +92,33 @@ sl_status sl__idx_open(const char *path, sl__idx **out, sl_err *err) {
     if (!st && n < 4 + 4 * (size_t)x->ndim)
         st = sl_err_set(err, SL_EFORMAT, "%s: truncated IDX header", path);
     if (!st) {
-        size_t item = (size_t)type_size(x->type);
+        /* every extent is at most 2^32 - 1; their product (with the type's size) is checked
+           before it is compared with the data, so a header that wraps cannot match a short file */
+        size_t item = (size_t)type_size(x->type), need = 0;
+        size_t have = n - 4 - 4 * (size_t)x->ndim;
         for (int d = 0; d < x->ndim; d++) {
             const uint8_t *p = x->buf + 4 + 4 * d;
             x->dims[d] =
                 (int64_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
-            if (d > 0) item *= (size_t)x->dims[d];
         }
-        x->item_size = item;
-        x->items = x->buf + 4 + 4 * x->ndim;
-        size_t need = item * (size_t)x->dims[0];
-        size_t have = n - 4 - 4 * (size_t)x->ndim;
-        if (have != need)
+        if (sl__size_shape(x->dims + 1, x->ndim - 1, item, &item, NULL) != SL__SIZE_OK ||
+            sl__size_shape(x->dims, 1, item, &need, NULL) != SL__SIZE_OK) {
+            char ext[8 * 12] = "";
+            for (int d = 0, k = 0; d < x->ndim; d++)
+                k += snprintf(ext + k, sizeof ext - (size_t)k, d ? "x%lld" : "%lld",
+                              (long long)x->dims[d]);
+            st = sl_err_set(err, SL_EFORMAT,
+                            "%s: IDX header's extents %s give more than %zu bytes, "
+                            "the file holds %zu bytes of data",
+                            path, ext, SL__SIZE_LIMIT, have);
+        } else if (have != need) {
             st = sl_err_set(err, SL_EFORMAT,
                             "%s: IDX header says %lld items of %zu bytes (%zu), "
                             "the file holds %zu bytes of data",
                             path, (long long)x->dims[0], item, need, have);
+        }
+        x->item_size = item;
+        x->items = x->buf + 4 + 4 * x->ndim;
     }
     if (st) {
         sl__idx_close(x);

@@ -6,6 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/size.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -125,10 +126,11 @@ sl_status sl__npy_parse(const uint8_t *buf, size_t len, sl__npy_header *h, size_
     else if (!(end - order >= 5 && !memcmp(order, "False", 5)))
         return sl_err_set(err, SL_EFORMAT, "header: fortran_order is neither True nor False");
     SL_TRY(parse_shape(shape, end, h, err));
-    size_t n = sl_dtype_size(h->dtype);
-    for (int d = 0; d < h->ndim; d++)
-        if (__builtin_mul_overflow(n, (size_t)h->shape[d], &n))
-            return sl_err_set(err, SL_EFORMAT, "header: the shape's size overflows");
+    size_t n;
+    if (sl__size_shape(h->shape, h->ndim, sl_dtype_size(h->dtype), &n, NULL) != SL__SIZE_OK)
+        return sl_err_set(err, SL_EFORMAT,
+                          "header: the shape's size overflows (more than %zu bytes)",
+                          SL__SIZE_LIMIT);
     h->nbytes = n;
     h->data_offset = *need;
     return SL_OK;

@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/size.h"
 #include "io/caffe.h"
 #include "io/caffe2.h"
 #include "io/folder.h"
@@ -523,12 +524,19 @@ static sl_status caffe2_image(reader *r, sl__op_io *io, sl_err *err) {
                 return rec_fail(r, i, SL_EFORMAT, err, "BYTE image has %d dims (2 or 3 wanted)",
                                 nd);
             if (nd == 2) d[2] = 1;
-            if (d[0] < 0 || d[1] < 0 || d[2] < 0 || !t->bytes ||
-                (uint64_t)d[0] * (uint64_t)d[1] * (uint64_t)d[2] != t->nbytes)
+            /* dims are varints up to 2^64 - 1: their product is checked, so that dims that wrap
+               cannot match a short (or empty) byte_data */
+            size_t need = 0;
+            if (sl__size_shape(d, 3, 1, &need, NULL) != SL__SIZE_OK)
                 return rec_fail(r, i, SL_EFORMAT, err,
-                                "BYTE image of %lldx%lldx%lld needs %lld bytes, byte_data has %zu",
-                                (long long)d[0], (long long)d[1], (long long)d[2],
-                                (long long)(d[0] * d[1] * d[2]), t->nbytes);
+                                "BYTE image of %lldx%lldx%lld has a negative extent or more "
+                                "than %zu bytes, byte_data has %zu",
+                                (long long)d[0], (long long)d[1], (long long)d[2], SL__SIZE_LIMIT,
+                                t->nbytes);
+            if (!t->bytes || need != t->nbytes)
+                return rec_fail(r, i, SL_EFORMAT, err,
+                                "BYTE image of %lldx%lldx%lld needs %zu bytes, byte_data has %zu",
+                                (long long)d[0], (long long)d[1], (long long)d[2], need, t->nbytes);
             sl_tlist_set_external(out, i, (void *)t->bytes, d);
         }
     }
@@ -677,12 +685,18 @@ static sl_status caffe_setup(void *state, sl__op_io *io, sl_err *err) {
                                 "image is %s, earlier records of the batch are %s",
                                 e ? "encoded" : "raw", enc ? "encoded" : "raw");
             enc = e;
-            if (!e && ((uint64_t)(uint32_t)d->height * (uint32_t)d->width * (uint32_t)d->channels !=
-                           d->ndata ||
-                       d->height < 0 || d->width < 0 || d->channels < 0))
-                return rec_fail(r, i, SL_EFORMAT, err,
-                                "raw image of %dx%dx%d does not match its %zu data bytes",
-                                d->height, d->width, d->channels, d->ndata);
+            if (!e) { /* the product is checked: extents that wrap cannot match short data */
+                int64_t s[3] = {d->height, d->width, d->channels};
+                size_t need = 0;
+                sl__size_result sr = sl__size_shape(s, 3, 1, &need, NULL);
+                if (sr != SL__SIZE_OK || need != d->ndata)
+                    return rec_fail(r, i, SL_EFORMAT, err,
+                                    "raw image of %dx%dx%d does not match its %zu data bytes%s",
+                                    d->height, d->width, d->channels, d->ndata,
+                                    sr == SL__SIZE_NEGATIVE   ? " (a negative extent)"
+                                    : sr == SL__SIZE_OVERFLOW ? " (its size overflows)"
+                                                              : "");
+            }
         }
         if (r->label_available && !d->has_label)
             return rec_fail(r, i, SL_EFORMAT, err, "Datum has no label");

@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/size.h"
 
 #include <stdio.h> /* before jpeglib.h, which uses FILE */
 
@@ -167,6 +168,11 @@ static sl_status peek_png(const uint8_t *d, size_t n, bool orient, sl__decode_im
         snprintf(why, why_size, "PNG has a zero extent");
         return SL_EFORMAT;
     }
+    if (info->w > INT32_MAX || info->h > INT32_MAX) { /* the PNG limit, and libspng's */
+        snprintf(why, why_size, "PNG header gives %lldx%lld (at most 2^31-1 a side)",
+                 (long long)info->w, (long long)info->h);
+        return SL_EFORMAT;
+    }
     return SL_OK;
 }
 
@@ -191,7 +197,16 @@ sl_status sl__decode_image_peek(const uint8_t *d, size_t n, sl__img_type type, b
         return SL_EFORMAT;
     }
     if (st != SL_OK) return st;
-    if (max_pixels > 0 && info->h * info->w > max_pixels) {
+    /* the extents come from the file: the pixel count and the decoded size (at most 4 channels
+       of 8 bits; libjpeg and libspng decode to that) are checked, so that neither wraps past the
+       limit or into a short buffer */
+    size_t px, bytes;
+    if (sl__size_mul((size_t)info->h, (size_t)info->w, &px) || sl__size_mul(px, 4, &bytes)) {
+        snprintf(why, why_size, "image %lldx%lld is too large to decode (more than %zu bytes)",
+                 (long long)info->w, (long long)info->h, SL__SIZE_LIMIT);
+        return SL_EFORMAT;
+    }
+    if (max_pixels > 0 && px > (uint64_t)max_pixels) {
         snprintf(why, why_size, "image %lldx%lld exceeds max_image_pixels=%lld", (long long)info->w,
                  (long long)info->h, (long long)max_pixels);
         return SL_EFORMAT;
@@ -410,7 +425,12 @@ static sl_status jpeg_body(sl__decode_image_worker *w, const uint8_t *data, size
         direct = true;
     }
     /* whole images that need orientation go through scratch; so do PNG-like conversions */
-    size_t need = oriented ? (size_t)(H * W * (int64_t)sc) : (size_t)(W * (int64_t)sc);
+    size_t need; /* H, W <= 65535 (a JPEG's sides), and peek checked H * W * 4 */
+    if (sl__size_mul((size_t)W, (size_t)sc, &need) ||
+        (oriented && sl__size_mul(need, (size_t)H, &need))) {
+        snprintf(why, why_size, "a %lldx%lld image is too large", (long long)W, (long long)H);
+        return SL_EFORMAT;
+    }
     buf = scratch(w, need);
     if (!buf || !rows(w, (size_t)H)) {
         snprintf(why, why_size, "out of memory for a %lldx%lld image", (long long)W, (long long)H);

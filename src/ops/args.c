@@ -7,6 +7,8 @@
 #include "core/log.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,9 +124,11 @@ static sl_status parse_value(lit *l, sl__val *out) {
     }
     if (isdigit((unsigned char)*p) || ((*p == '-' || *p == '+' || *p == '.') && p[1])) {
         char *end;
+        errno = 0;
         long long iv = strtoll(p, &end, 10);
         if (*end == '.' || *end == 'e' || *end == 'E') {
             out->kind = SL_VAL_FLOAT;
+            errno = 0;
             out->f = strtod(p, &end);
         } else {
             out->kind = SL_VAL_INT;
@@ -132,6 +136,11 @@ static sl_status parse_value(lit *l, sl__val *out) {
             out->f = (double)iv;
         }
         if (end == p) return sl_err_set(l->err, SL_ESYNTAX, "bad number in \"%s\"", l->text);
+        /* 1e999 or 99999999999999999999: not a number an argument can hold */
+        if ((errno == ERANGE && (out->kind == SL_VAL_INT || !isfinite(out->f))) ||
+            !isfinite(out->f))
+            return sl_err_set(l->err, SL_ESYNTAX, "number %.*s is out of range in \"%s\"",
+                              (int)(end - p < 40 ? end - p : 40), p, l->text);
         l->p = end;
         return SL_OK;
     }
@@ -188,7 +197,9 @@ const char *sl__val_format(const sl__val *v, char *buf, size_t size) {
         snprintf(buf, size, "%lld", (long long)v->i);
         break;
     case SL_VAL_FLOAT:
-        snprintf(buf, size, "%g%s", v->f, v->f == (long long)v->f ? ".0" : "");
+        snprintf(buf, size, "%g%s", v->f,
+                 isfinite(v->f) && fabs(v->f) < 1e15 && v->f == (double)(long long)v->f ? ".0"
+                                                                                      : "");
         break;
     case SL_VAL_STR:
         snprintf(buf, size, "\"%s\"", v->s);

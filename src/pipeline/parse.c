@@ -361,6 +361,7 @@ static sl_status lex_number(lexer *l) {
     char *end;
     if (is_float) {
         t->f = strtod(digits, &end);
+        if (!isfinite(t->f)) return lex_error(l, SL_ESYNTAX, pos, "float literal out of range");
     } else {
         unsigned long long v = strtoull(digits, &end, 10);
         if (n > 19 || v > (unsigned long long)INT64_MAX)

@@ -211,6 +211,34 @@ sl_status sl__loader_save(const sl__loader *l, void **bytes, size_t *size, sl_er
     return SL_OK;
 }
 
+/* The blob's position and ring against the invariants next() keeps, so that a damaged or forged
+ * checkpoint is refused instead of indexing outside the ring, the permutation or the store. */
+static sl_status check_pos(const sl__loader *l, const sl__loader_pos *p, const unsigned char *ring,
+                           sl_err *err) {
+    const int64_t n = l->cfg.n, lim = INT64_MAX / 4;
+    bool ok = p->consumed >= 0 && p->consumed <= lim && p->read - p->consumed == l->fill &&
+              p->cons_epoch >= 0 && p->cons_epoch <= lim && p->read_epoch >= p->cons_epoch &&
+              p->read_epoch <= lim && p->cons_end >= p->consumed && p->cons_end <= lim &&
+              p->returned >= 0 && p->returned <= lim && p->last >= -1 && p->last < n;
+    if (ok) {
+        int s = vshard(l, p->read_epoch);
+        int64_t begin = sl__loader_shard_begin(n, l->cfg.num_shards, s), size = shard_size(l, s);
+        ok = p->read_left >= 0 && p->read_left <= size &&
+             p->read_list == begin + (size - p->read_left);
+    }
+    for (int64_t k = 0; ok && k < l->fill; k++) {
+        int64_t r;
+        memcpy(&r, ring + (size_t)k * sizeof r, sizeof r);
+        ok = r >= 0 && r < n;
+    }
+    if (!ok)
+        return sl_err_set(err, SL_EFORMAT,
+                          "reader checkpoint: damaged position (record or stream position out of "
+                          "range for %lld records)",
+                          (long long)n);
+    return SL_OK;
+}
+
 sl_status sl__loader_restore(sl__loader *l, const void *bytes, size_t size, sl_err *err) {
     sl__loader_blob h, want;
     if (size != sizeof h + (size_t)l->fill * sizeof(int64_t))
@@ -227,6 +255,7 @@ sl_status sl__loader_restore(sl__loader *l, const void *bytes, size_t size, sl_e
                           "reader checkpoint was saved by a differently configured reader "
                           "(%lld records, shard %d/%d)",
                           (long long)h.n, h.shard_id, h.num_shards);
+    SL_TRY(check_pos(l, &h.pos, (const unsigned char *)bytes + sizeof h, err));
     l->pos = h.pos;
     l->rng = h.rng;
     memcpy(l->ring, (const unsigned char *)bytes + sizeof h, (size_t)l->fill * sizeof(int64_t));

@@ -1,7 +1,10 @@
 /* sluice inspect PATH [--json]: what a record store holds: its format (caffe2 / caffe LMDB, IDX
  * file, image folder), the record count, the label histogram, and the first records' key, encoded
  * size, image format and dimensions. --json prints one JSON object
- * {"format", "path", "records", "labels": {"0": n0, ...}, "first": [...]}. */
+ * {"format", "path", "records", "labels": {"0": n0, ...}, "first": [...]}.
+ * sluice inspect --verify PATH: the same walk in a child process that also reads every byte of
+ * every record, so that damage the checks at open cannot see (or a fault inside a library) is
+ * reported -- the child's error or signal -- instead of taking the tool down. */
 #include "cli.h"
 
 #include "common.h"
@@ -13,10 +16,14 @@
 #include "io/lmdb.h"
 #include "core/log.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define FIRST     5
 #define MAX_LABEL 100000
@@ -29,6 +36,9 @@ typedef struct rec_info {
 } rec_info;
 
 typedef struct report {
+    bool verify;     /* read every byte of every record */
+    uint64_t sum;    /* of those bytes (so the reads are not optimised away) */
+    long long bytes; /* read by verify */
     const char *format;
     long long records;
     long long *hist; /* MAX_LABEL + 1 bins; the last one counts labels out of range */
@@ -60,6 +70,12 @@ static sl_status inspect_lmdb(const char *path, report *rp, sl_err *e) {
     sl_status st = SL_OK;
     for (long long i = 0; i < rp->records && !st; i++) {
         sl__lmdb_value(db, i, &v, &n);
+        if (rp->verify) {
+            for (size_t k = 0; k < n; k++) rp->sum += v[k];
+            char kb[8];
+            sl__lmdb_key(db, i, kb, sizeof kb);
+            rp->bytes += (long long)n;
+        }
         if (caffe2 < 0) { /* decide from the first record: TensorProtos or Datum */
             caffe2 = sl__caffe2_parse(v, n, &c2, NULL) == SL_OK && c2.n >= 1;
             rp->format = caffe2 ? "caffe2" : "caffe";
@@ -164,26 +180,105 @@ static sl_status inspect_folder(const char *path, report *rp, sl_err *e) {
     return st;
 }
 
+static sl_status inspect_store(const char *path, report *rp, sl_err *e) {
+    struct stat sb;
+    char data[4200];
+    snprintf(data, sizeof data, "%s/data.mdb", path);
+    bool is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    if (stat(path, &sb) != 0) return sl_err_set(e, SL_ENOENT, "%s: no such file or folder", path);
+    if (is_dir && stat(data, &sb) != 0) return inspect_folder(path, rp, e);
+    if (is_dir || strstr(path, ".mdb")) return inspect_lmdb(path, rp, e);
+    return inspect_idx(path, rp, e);
+}
+
+/* inspect_store with every record read, in a child process: its error comes back through a pipe,
+ * its signal (a fault in a damaged store) is reported as damage. */
+static sl_status verify_store(const char *path, report *rp, sl_err *e) {
+    int fds[2];
+    if (pipe(fds) != 0) return sl_err_set(e, SL_EIO, "%s: pipe: %s", path, strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]), close(fds[1]);
+        return sl_err_set(e, SL_EIO, "%s: fork: %s", path, strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        rp->verify = true;
+        sl_err ce = {0};
+        sl_status st = inspect_store(path, rp, &ce);
+        char msg[sizeof ce.msg + 64];
+        int len = st ? snprintf(msg, sizeof msg, "E%d %s", (int)st, ce.msg)
+                     : snprintf(msg, sizeof msg, "K%lld %lld %s %llu", rp->records, rp->bytes,
+                                rp->format ? rp->format : "?", (unsigned long long)rp->sum);
+        if (len > (int)sizeof msg - 1) len = (int)sizeof msg - 1;
+        ssize_t w = write(fds[1], msg, (size_t)len);
+        (void)w;
+        _exit(st ? 1 : 0);
+    }
+    close(fds[1]);
+    char msg[sizeof e->msg + 64];
+    size_t got = 0;
+    for (;;) {
+        ssize_t r = read(fds[0], msg + got, sizeof msg - 1 - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+        if (got == sizeof msg - 1) break;
+    }
+    msg[got] = 0;
+    close(fds[0]);
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        if (errno != EINTR) return sl_err_set(e, SL_EIO, "%s: waitpid: %s", path, strerror(errno));
+    if (WIFSIGNALED(ws))
+        return sl_err_set(e, SL_EFORMAT, "%s: damaged store: reading it raised signal %d (%s)",
+                          path, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+    int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    if (code == 0 && msg[0] == 'K') {
+        long long recs = 0, bytes = 0;
+        char fmt[32] = "?";
+        if (sscanf(msg + 1, "%lld %lld %31s", &recs, &bytes, fmt) >= 2) {
+            rp->records = recs, rp->bytes = bytes;
+            rp->format = strcmp(fmt, "caffe2") == 0   ? "caffe2"
+                         : strcmp(fmt, "caffe") == 0  ? "caffe"
+                         : strcmp(fmt, "idx") == 0    ? "idx"
+                         : strcmp(fmt, "folder") == 0 ? "folder"
+                                                      : "?";
+            return SL_OK;
+        }
+    }
+    if (code != 0 && msg[0] == 'E') {
+        char *sp = strchr(msg, ' ');
+        return sl_err_set(e, (sl_status)atoi(msg + 1), "%s", sp ? sp + 1 : msg);
+    }
+    return sl_err_set(e, SL_EFORMAT, "%s: damaged store: the verifying process exited with %d",
+                      path, code);
+}
+
 int sl_cli_inspect(int argc, char **argv) {
     const char *path = NULL;
-    bool json = false;
+    bool json = false, verify = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--verify")) {
+            verify = true;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: sluice inspect PATH [--json]\nShows a record store's format (caffe2 or "
-                   "caffe LMDB, IDX file, image folder),\nrecord count, label histogram and first "
-                   "records.\n");
+            printf("usage: sluice inspect PATH [--json] [--verify]\nShows a record store's format "
+                   "(caffe2 or caffe LMDB, IDX file, image folder),\nrecord count, label histogram "
+                   "and first records.\n--verify reads every record in a child process and "
+                   "reports damage\n(an error or the child's signal) instead of crashing.\n");
             return 0;
         } else if (!path && argv[i][0] != '-') {
             path = argv[i];
         } else {
-            fprintf(stderr, "usage: sluice inspect PATH [--json]\n");
+            fprintf(stderr, "usage: sluice inspect PATH [--json] [--verify]\n");
             return 2;
         }
     }
     if (!path) {
-        fprintf(stderr, "usage: sluice inspect PATH [--json]\n");
+        fprintf(stderr, "usage: sluice inspect PATH [--json] [--verify]\n");
         return 2;
     }
     report rp;
@@ -191,24 +286,23 @@ int sl_cli_inspect(int argc, char **argv) {
     rp.hist = calloc(MAX_LABEL + 1, sizeof *rp.hist);
     if (!rp.hist) return sl_cli_fail("inspect", "out of memory");
     sl_err e = {0};
-    sl_status st;
-    struct stat sb;
-    char data[4200];
-    snprintf(data, sizeof data, "%s/data.mdb", path);
-    bool is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-    if (stat(path, &sb) != 0)
-        st = sl_err_set(&e, SL_ENOENT, "%s: no such file or folder", path);
-    else if (is_dir && stat(data, &sb) != 0)
-        st = inspect_folder(path, &rp, &e);
-    else if (is_dir || strstr(path, ".mdb"))
-        st = inspect_lmdb(path, &rp, &e);
-    else
-        st = inspect_idx(path, &rp, &e);
+    sl_status st = verify ? verify_store(path, &rp, &e) : inspect_store(path, &rp, &e);
     if (st) {
         free(rp.hist);
         return sl_cli_fail("inspect", "%s", e.msg);
     }
-    if (json) {
+    if (verify) {
+        if (json) {
+            printf("{\"path\": ");
+            sl_cli_json_str(stdout, path);
+            printf(
+                ", \"verified\": true, \"format\": \"%s\", \"records\": %lld, \"bytes\": %lld}\n",
+                rp.format, rp.records, rp.bytes);
+        } else {
+            printf("%s: verified: %s, %lld records, %lld bytes read\n", path, rp.format, rp.records,
+                   rp.bytes);
+        }
+    } else if (json) {
         printf("{\"format\": \"%s\", \"path\": ", rp.format);
         sl_cli_json_str(stdout, path);
         printf(", \"records\": %lld, \"labels\": {", rp.records);

@@ -1,6 +1,6 @@
 /* LMDB record stores: one or more LMDB environments opened read-only and mapped
  * (MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK, as DALI), concatenated in the given order, with an index of
- * (key, value) pointers into the maps built once at open (24 bytes per record) so that record i is
+ * (key, value) pointers into read-only maps of the files built once at open (24 bytes per record) so that record i is
  * found in O(1) and returned as a zero-copy view; and a writer that builds an LMDB in key order. */
 #ifndef SLUICE_IO_LMDB_H
 #define SLUICE_IO_LMDB_H
@@ -16,7 +16,11 @@ extern "C" {
 
 typedef struct sl__lmdb sl__lmdb;
 
-/* paths: LMDB folders (holding data.mdb) or data.mdb files. Errors name the path. */
+/* paths: LMDB folders (holding data.mdb) or data.mdb files. Nothing in a store is trusted: the
+ * meta pages are checked against the file's size before it is mapped, and the index is built by a
+ * walk of the B-tree whose every page number, offset and size is bounded by the file (each page
+ * read once), so a truncated or damaged store is an SL_EFORMAT naming the path, not a signal.
+ * An empty store opens with 0 records. Errors name the path. */
 sl_status sl__lmdb_open(int npaths, const char *const *paths, sl__lmdb **out, sl_err *err);
 int64_t sl__lmdb_count(const sl__lmdb *db);
 /* Record i's value: a view into the map, valid until close. */

@@ -211,6 +211,48 @@ sl_status sl__loader_save(const sl__loader *l, void **bytes, size_t *size, sl_er
     return SL_OK;
 }
 
+/* Records of epochs [0, e) in the stream (e at most INT64_MAX / 4 / n, so no overflow). */
+static int64_t stream_before(const sl__loader *l, int64_t e) {
+    if (l->cfg.stick_to_shard) return e * shard_size(l, l->cfg.shard_id);
+    int S = l->cfg.num_shards;
+    int64_t t = e / S * l->cfg.n; /* S epochs in a row read every shard once */
+    for (int64_t k = 0; k < e % S; k++) t += shard_size(l, (int)((l->cfg.shard_id + k) % S));
+    return t;
+}
+
+/* The blob's position and ring against the invariants next() keeps (the stream positions agree
+ * with the epochs and what is left of them, every record index is in range), so that a damaged or
+ * forged checkpoint is refused instead of indexing outside the ring, the permutation or the
+ * store. */
+static sl_status check_pos(const sl__loader *l, const sl__loader_pos *p, const unsigned char *ring,
+                           sl_err *err) {
+    const int64_t n = l->cfg.n, max_epoch = INT64_MAX / 4 / n;
+    bool ok = p->cons_epoch >= 0 && p->cons_epoch < max_epoch && p->read_epoch >= p->cons_epoch &&
+              p->read_epoch < max_epoch && p->returned >= 0 && p->returned <= INT64_MAX / 4 &&
+              p->last >= -1 && p->last < n;
+    if (ok) {
+        int s = vshard(l, p->read_epoch);
+        int64_t begin = sl__loader_shard_begin(n, l->cfg.num_shards, s), size = shard_size(l, s);
+        int64_t cons_start = stream_before(l, p->cons_epoch);
+        ok = p->read_left >= 0 && p->read_left <= size &&
+             p->read_list == begin + (size - p->read_left) &&
+             p->read == stream_before(l, p->read_epoch) + size - p->read_left &&
+             p->cons_end == stream_before(l, p->cons_epoch + 1) && p->consumed >= cons_start &&
+             p->consumed <= p->cons_end && p->read - p->consumed == l->fill;
+    }
+    for (int64_t k = 0; ok && k < l->fill; k++) {
+        int64_t r;
+        memcpy(&r, ring + (size_t)k * sizeof r, sizeof r);
+        ok = r >= 0 && r < n;
+    }
+    if (!ok)
+        return sl_err_set(err, SL_EFORMAT,
+                          "reader checkpoint: damaged position (record or stream position out of "
+                          "range for %lld records)",
+                          (long long)n);
+    return SL_OK;
+}
+
 sl_status sl__loader_restore(sl__loader *l, const void *bytes, size_t size, sl_err *err) {
     sl__loader_blob h, want;
     if (size != sizeof h + (size_t)l->fill * sizeof(int64_t))
@@ -227,6 +269,7 @@ sl_status sl__loader_restore(sl__loader *l, const void *bytes, size_t size, sl_e
                           "reader checkpoint was saved by a differently configured reader "
                           "(%lld records, shard %d/%d)",
                           (long long)h.n, h.shard_id, h.num_shards);
+    SL_TRY(check_pos(l, &h.pos, (const unsigned char *)bytes + sizeof h, err));
     l->pos = h.pos;
     l->rng = h.rng;
     memcpy(l->ring, (const unsigned char *)bytes + sizeof h, (size_t)l->fill * sizeof(int64_t));

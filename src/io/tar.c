@@ -63,14 +63,22 @@ void sl__wds_close(sl__wds *w) {
     free(w);
 }
 
+/* A numeric header field: octal digits (leading spaces, ended by NUL or space), or base-256 when
+ * the first byte has the high bit (GNU, for sizes of 8 GiB and more). *ok is false for anything
+ * else, a negative base-256 value or one of 2^62 and more. */
 static int64_t octal(const uint8_t *p, int n, bool *ok) {
-    if (p[0] & 0x80) { /* base-256 (GNU, for sizes of 8 GiB and more) */
+    *ok = false;
+    if (p[0] & 0x80) {
+        if (p[0] & 0x40) return 0; /* negative */
         uint64_t v = p[0] & 0x3f;
-        for (int i = 1; i < n; i++) v = v << 8 | p[i];
+        for (int i = 1; i < n; i++) {
+            if (v >> 54) return 0; /* the next shift would pass 2^62 */
+            v = v << 8 | p[i];
+        }
         *ok = v < ((uint64_t)1 << 62);
-        return (int64_t)v;
+        return *ok ? (int64_t)v : 0;
     }
-    int64_t v = 0;
+    int64_t v = 0; /* n <= 12 octal digits: below 2^36 */
     int i = 0;
     while (i < n && p[i] == ' ') i++;
     for (; i < n && p[i] >= '0' && p[i] <= '7'; i++) v = v * 8 + (p[i] - '0');
@@ -117,20 +125,29 @@ static sl_status add_member(sl__wds *w, int f, const char *name, size_t off, siz
     return SL_OK;
 }
 
-/* the path record of a PAX header's data, if any, into name */
-static void pax_path(const uint8_t *p, size_t n, char *name, size_t cap) {
+/* The path record of a PAX header's data, if any, into name. The data is records "LEN key=value\n"
+ * where LEN, in decimal, counts the whole record: each LEN is checked for overflow and against
+ * the bytes left, so every step moves on by at least one record or returns false (malformed). */
+static bool pax_path(const uint8_t *p, size_t n, char *name, size_t cap) {
     size_t i = 0;
     while (i < n) {
-        size_t len = 0, j = i;
-        while (j < n && p[j] >= '0' && p[j] <= '9') len = len * 10 + (size_t)(p[j++] - '0');
-        if (len == 0 || i + len > n || j >= n || p[j] != ' ') return;
+        size_t len = 0, j = i, left = n - i;
+        while (j < n && p[j] >= '0' && p[j] <= '9') {
+            size_t d = (size_t)(p[j++] - '0');
+            if (d > left || len > (left - d) / 10) return false; /* more than is left */
+            len = len * 10 + d;
+        }
+        /* "LEN " then at least "k=\n" */
+        if (j == i || j >= n || p[j] != ' ' || len < (j - i) + 4) return false;
         const uint8_t *kv = p + j + 1, *end = p + i + len; /* "key=value\n" */
-        if (end - kv > 5 && !memcmp(kv, "path=", 5) && end[-1] == '\n') {
+        if (end[-1] != '\n') return false;
+        if (end - kv > 5 && !memcmp(kv, "path=", 5)) {
             size_t vl = (size_t)(end - 1 - (kv + 5));
             if (vl < cap) memcpy(name, kv + 5, vl), name[vl] = 0;
         }
         i += len;
     }
+    return true;
 }
 
 static sl_status index_file(sl__wds *w, int f, sl_err *err) {
@@ -149,7 +166,10 @@ static sl_status index_file(sl__wds *w, int f, sl_err *err) {
         if (!ok1 || (unsigned)want != sum)
             return sl_err_set(err, SL_EFORMAT, "%s: bad tar header at offset %zu (checksum)",
                               t->path, off);
-        if (!ok2 || size < 0 || (uint64_t)size > t->size - off - 512)
+        if (!ok2)
+            return sl_err_set(err, SL_EFORMAT, "%s: bad tar header at offset %zu (size field)",
+                              t->path, off);
+        if (size < 0 || (uint64_t)size > t->size - off - 512)
             return sl_err_set(err, SL_EFORMAT,
                               "%s: tar member at offset %zu runs past the end of the file", t->path,
                               off);
@@ -174,7 +194,11 @@ static sl_status index_file(sl__wds *w, int f, sl_err *err) {
             memcpy(longname, t->map + data, n);
             longname[n] = 0;
         } else if (type == 'x') { /* PAX: may carry the next member's path */
-            pax_path(t->map + data, (size_t)size, longname, sizeof longname);
+            if (!pax_path(t->map + data, (size_t)size, longname, sizeof longname))
+                return sl_err_set(err, SL_EFORMAT,
+                                  "%s: malformed PAX extended header at offset %zu (a record "
+                                  "length that overflows or runs past its %lld bytes)",
+                                  t->path, off, (long long)size);
         } else if (type == '0' || type == '\0' || type == '7') {
             SL_TRY(add_member(w, f, name, data, (size_t)size, err));
         }

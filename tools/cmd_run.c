@@ -16,12 +16,20 @@
 static const char *usage_text =
     "usage: sluice run PIPELINE [options]\n"
     "  --arg NAME=VALUE      bind a def parameter or free name (repeatable)\n"
-    "  --batch-size N        global batch size (default 200)\n"
-    "  --devices D           cpu, cpu:K, all, or GPU ids 0,1,... (default cpu)\n"
+    "  --batch-size N        global batch size, over all devices (default: the decorator's\n"
+    "                        batch_size, which is per pipeline as in DALI, times the devices;\n"
+    "                        else 200)\n"
+    "  --devices D           cpu, cpu:K, all, or GPU ids 0,1,... (default: the decorator's\n"
+    "                        device_id, None meaning cpu; else cpu)\n"
     "  --epochs E            epochs to run, counted from epoch 0 (default 1)\n"
-    "  --threads N           CPU threads per pipeline (default: the cores over the pipelines)\n"
-    "  --prefetch N          batches prepared ahead per pipeline (default 2)\n"
-    "  --seed S              pipeline seed (default 0)\n"
+    "  --steps N             stop after N steps of this run (needed when the epoch has no size)\n"
+    "  --reader NAME         the reader whose epoch counts (default: the decorator's reader_name,\n"
+    "                        else the only reader)\n"
+    "  --threads N           CPU threads per pipeline (default: the decorator's num_threads,\n"
+    "                        else the cores over the pipelines)\n"
+    "  --prefetch N          batches prepared ahead per pipeline (default: the decorator's\n"
+    "                        prefetch_queue_depth, else 2)\n"
+    "  --seed S              pipeline seed (default: the decorator's seed, else 0)\n"
     "  --layout sharded|stacked  output layout (default: the decorator's)\n"
     "  --trace FILE          one line per sample: epoch, step, device, slot, key\n"
     "  --dump DIR            write every output of every batch as .npy\n"
@@ -29,6 +37,9 @@ static const char *usage_text =
     "  --checkpoint FILE --checkpoint-at STEP   save after STEP steps of this run, then stop\n"
     "  --resume FILE         continue from a checkpoint\n"
     "  --json                print a JSON summary on stdout\n"
+    "A flag given on the command line wins over the decorator's setting (and says so on stderr).\n"
+    "Start-up (building the pipelines) is timed apart; each epoch's time covers all its batches,\n"
+    "the first one included. The outputs (shape, dtype, layout, device) are listed once.\n"
     "Under mpirun each process runs its devices' pipelines with global shard ids; rank 0 prints;\n"
     "each rank writes its trace to FILE.<rank> (device = global shard id); --checkpoint gathers\n"
     "every rank's state into one file.\n";
@@ -89,6 +100,73 @@ static int dump_batch(const char *dir, const sl_iter *it, const sl_iter_batch *b
     return 0;
 }
 
+/* What the tool tells of each output, from the first batch (-1 ndim: samples differ in shape). */
+typedef struct {
+    const char *name;
+    int ndim, gndim;
+    int64_t shape[SL_MAX_DIMS], gshape[SL_MAX_DIMS];
+    char dtype[16], layout[SL_LAYOUT_MAX + 1], device[32];
+} output_info;
+
+static int describe_outputs(const sl_iter *it, const sl_iter_batch *b, output_info *outs) {
+    int n = sl_iter_num_outputs(it);
+    for (int o = 0; o < n; o++) {
+        output_info *oi = &outs[o];
+        memset(oi, 0, sizeof *oi);
+        oi->name = sl_iter_output_name(it, o);
+        oi->ndim = oi->gndim = -1;
+        sl_tensor t;
+        sl_err e;
+        sl_device dev = {0};
+        if (sl_iter_shard(b, o, 0, &t, &e) == SL_OK) {
+            oi->ndim = t.ndim;
+            memcpy(oi->shape, t.shape, sizeof t.shape);
+            snprintf(oi->dtype, sizeof oi->dtype, "%s", sl_dtype_name(t.dtype));
+            snprintf(oi->layout, sizeof oi->layout, "%s", t.layout);
+            dev = t.device;
+            if (sl_iter_global_shape(b, o, &oi->gndim, oi->gshape, &e) != SL_OK) oi->gndim = -1;
+        } else {
+            const sl_tlist *l = sl_iter_shard_list(b, o, 0);
+            if (l && l->count > 0) {
+                sl_tlist_sample(l, 0, &t);
+                snprintf(oi->dtype, sizeof oi->dtype, "%s", sl_dtype_name(t.dtype));
+                snprintf(oi->layout, sizeof oi->layout, "%s", t.layout);
+                dev = t.device;
+            }
+        }
+        if (dev.kind == SL_DEVICE_CUDA)
+            snprintf(oi->device, sizeof oi->device, "gpu");
+        else
+            snprintf(oi->device, sizeof oi->device, "cpu");
+    }
+    return n;
+}
+
+static void print_shape(FILE *f, int ndim, const int64_t *shape, const char *open,
+                        const char *close) {
+    if (ndim < 0) {
+        fprintf(f, "%s", open[0] == '[' ? "null" : "(samples differ)");
+        return;
+    }
+    fputs(open, f);
+    for (int i = 0; i < ndim; i++) fprintf(f, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (ndim == 1 && open[0] == '(') fputc(',', f);
+    fputs(close, f);
+}
+
+static void print_outputs(FILE *f, const output_info *outs, int n, int devices) {
+    fprintf(f, "outputs:\n");
+    for (int o = 0; o < n; o++) {
+        const output_info *oi = &outs[o];
+        fprintf(f, "  %s: ", oi->name);
+        print_shape(f, oi->gndim, oi->gshape, "(", ")");
+        fprintf(f, " global, ");
+        print_shape(f, oi->ndim, oi->shape, "(", ")");
+        fprintf(f, " per device (%d), %s, layout %s, on %s\n", devices, oi->dtype,
+                oi->layout[0] ? oi->layout : "-", oi->device);
+    }
+}
+
 static int run_main(int argc, char **argv, sl_cli_world *w);
 
 int sl_cli_run(int argc, char **argv) {
@@ -103,8 +181,10 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     sl_iter_config c;
     sl_iter_config_init(&c);
     sl_pipeline_bind binds[64];
-    int nbinds = 0, epochs = 1, json = 0, threads_given = 0;
-    long long checkpoint_at = -1, dump_steps = -1, opt_n;
+    int nbinds = 0, epochs = 1, json = 0, threads_given = 0, batch_given = 0, seed_given = 0;
+    int prefetch_given = 0;
+    long long checkpoint_at = -1, dump_steps = -1, max_steps = -1, opt_n;
+    const char *devices_given = NULL;
     const char *path = NULL, *trace_path = NULL, *dump_dir = NULL, *ck_path = NULL;
     sl_err err;
     sl_err_clear(&err);
@@ -128,13 +208,21 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             NEED_VALUE;
             if (sl_cli_opt_int("run", a, v, 1, INT_MAX, &opt_n)) return 2;
             c.batch_size = (int)opt_n;
+            batch_given = 1;
         } else if (!strcmp(a, "--devices")) {
             NEED_VALUE;
+            devices_given = v;
             if (sl_iter_parse_devices(v, &c, &err)) return sl_cli_fail("run", "%s", err.msg), 2;
         } else if (!strcmp(a, "--epochs")) {
             NEED_VALUE;
             if (sl_cli_opt_int("run", a, v, 1, INT_MAX, &opt_n)) return 2;
             epochs = (int)opt_n;
+        } else if (!strcmp(a, "--steps")) {
+            NEED_VALUE;
+            if (sl_cli_opt_int("run", a, v, 1, LLONG_MAX, &max_steps)) return 2;
+        } else if (!strcmp(a, "--reader")) {
+            NEED_VALUE;
+            c.reader_name = v;
         } else if (!strcmp(a, "--threads")) {
             NEED_VALUE;
             if (sl_cli_opt_int("run", a, v, 1, 1024, &opt_n)) return 2;
@@ -144,11 +232,13 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             NEED_VALUE;
             if (sl_cli_opt_int("run", a, v, 1, 1024, &opt_n)) return 2;
             c.prefetch_cpu = c.prefetch_gpu = (int)opt_n;
+            prefetch_given = 1;
         } else if (!strcmp(a, "--seed")) {
             NEED_VALUE;
             unsigned long long seed;
             if (sl_cli_opt_u64("run", a, v, &seed)) return 2;
             c.seed = seed;
+            seed_given = 1;
         } else if (!strcmp(a, "--layout")) {
             NEED_VALUE;
             if (!strcmp(v, "sharded"))
@@ -202,11 +292,84 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     c.filename = path;
     c.binds = binds;
     c.nbinds = nbinds;
+    bool lead = w->rank == 0;
+    /* the decorator's pipeline settings, unless a flag says otherwise */
+    sl_pipeline_decorator deco;
+    if (sl_pipeline_text_decorator(text, path, &deco, &err)) {
+        free(text);
+        return sl_cli_world_fail(w, "run", err.msg);
+    }
+    if (deco.device_id != -1) {
+        char spec[32];
+        if (deco.device_id == SL_DECORATOR_DEVICE_NONE)
+            snprintf(spec, sizeof spec, "None");
+        else
+            snprintf(spec, sizeof spec, "%d", deco.device_id);
+        if (devices_given) {
+            if (lead)
+                fprintf(stderr, "sluice run: --devices %s overrides the pipeline's device_id=%s\n",
+                        devices_given, spec);
+        } else if (sl_iter_parse_devices(deco.device_id == SL_DECORATOR_DEVICE_NONE ? "cpu" : spec,
+                                         &c, &err)) {
+            free(text);
+            return sl_cli_fail("run", "%s: device_id=%s: %s", path, spec, err.msg), 2;
+        }
+    }
     c.shard_offset = w->rank * c.ndevices;
     c.total_shards = w->size * c.ndevices;
+    if (deco.batch_size > 0) {
+        /* DALI's batch_size is per pipeline; --batch-size is global (split over the devices
+         * unless one pipeline runs without a layout) */
+        int layout = c.layout >= 0 ? c.layout : (int)deco.layout;
+        int per = layout == SL_LAYOUT_NONE && c.ndevices == 1 ? 1 : c.total_shards;
+        if (batch_given) {
+            if (lead)
+                fprintf(stderr,
+                        "sluice run: --batch-size %d overrides the pipeline's batch_size=%d "
+                        "(--batch-size is global: %d per device)\n",
+                        c.batch_size, deco.batch_size, c.batch_size / per);
+        } else if ((long long)deco.batch_size * per > INT_MAX) {
+            free(text);
+            return sl_cli_fail("run", "%s: batch_size=%d over %d devices is too large", path,
+                               deco.batch_size, per), 2;
+        } else {
+            c.batch_size = deco.batch_size * per;
+        }
+    }
+    if (deco.num_threads > 0) {
+        if (threads_given) {
+            if (lead)
+                fprintf(stderr, "sluice run: --threads %d overrides the pipeline's num_threads=%d\n",
+                        c.num_threads, deco.num_threads);
+        } else {
+            c.num_threads = deco.num_threads;
+            threads_given = 1;
+        }
+    }
+    if (deco.seed != -1) {
+        if (seed_given) {
+            if (lead)
+                fprintf(stderr, "sluice run: --seed %llu overrides the pipeline's seed=%lld\n",
+                        (unsigned long long)c.seed, (long long)deco.seed);
+        } else {
+            c.seed = (uint64_t)deco.seed;
+        }
+    }
+    if (deco.prefetch_queue_depth > 0) {
+        if (prefetch_given) {
+            if (lead)
+                fprintf(stderr,
+                        "sluice run: --prefetch %d overrides the pipeline's "
+                        "prefetch_queue_depth=%d\n",
+                        c.prefetch_cpu, deco.prefetch_queue_depth);
+        } else {
+            c.prefetch_cpu = c.prefetch_gpu = deco.prefetch_queue_depth;
+        }
+    }
     if (!threads_given)
         c.num_threads = sl_cli_world_threads(w, c.ndevices, c.devices[0].kind == SL_DEVICE_CUDA);
-    bool lead = w->rank == 0;
+    /* the first batch is made inside epoch 0's clock, not while the pipelines are built */
+    c.prepare_first_batch = 0;
     if (!lead) json = 0;
     void *resume_bytes = NULL;
     if (c.resume) {
@@ -221,10 +384,30 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     const char *resume_path = c.resume;
     c.resume = NULL;
     sl_iter *it;
+    double t_startup = sl_cli_now();
     sl_status cst = sl_iter_create(&c, &it, &err);
+    t_startup = sl_cli_now() - t_startup;
     free(resume_bytes);
     if (cst) {
         free(text);
+        return sl_cli_world_fail(w, "run", err.msg);
+    }
+    if (sl_iter_len(it) < 0 && max_steps < 0) {
+        /* nothing would end the epoch: refuse rather than run forever */
+        sl_pipeline *p0 = sl_iter_pipeline(it, 0);
+        char names[512] = "";
+        size_t nl = 0;
+        int nr = sl_pipeline_num_readers(p0);
+        for (int r = 0; r < nr && nl < sizeof names; r++)
+            nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s'%s'", r ? ", " : "",
+                                   sl_pipeline_reader_name(p0, r));
+        sl_iter_free(it);
+        free(text);
+        snprintf(err.msg, sizeof err.msg,
+                 "%s: the epoch has no size: the pipeline has %d readers (%s) and neither "
+                 "reader_name nor size says which one counts; pass reader_name=\"NAME\" or "
+                 "size=N in the decorator, or --reader NAME, or bound the run with --steps N",
+                 path, nr, nr ? names : "none");
         return sl_cli_world_fail(w, "run", err.msg);
     }
     FILE *trace = NULL;
@@ -240,6 +423,9 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             free(text);
             return sl_cli_fail("run", "%s: %s", trace_path, strerror(errno));
         }
+        struct stat ts;
+        if (fstat(fileno(trace), &ts) == 0 && ts.st_size == 0) /* resumed: already there */
+            fputs("# epoch\tstep\tdevice\tslot\tkey\n", trace);
     }
     int rc = 0, ndev = sl_iter_num_devices(it), B = sl_iter_device_batch(it);
     epoch_stat stats[256];
@@ -247,9 +433,14 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     long long run_steps = 0;
     bool stopped = false;
     int dev0 = w->rank * ndev; /* global shard id of this process's first device */
-    if (!json && lead)
+    if (!json && lead) {
         fprintf(stderr, "sluice run: %s on %d device(s), %d per device, %lld batches per epoch\n",
                 path, ndev * w->size, B, (long long)sl_iter_len(it));
+        fprintf(stderr, "Start-up: %.3f s (building the pipelines)\n", t_startup);
+    }
+    output_info outs[SL_MAX_OUTPUTS];
+    int nouts = 0;
+    bool interactive = !json && lead && sl_cli_interactive();
     sl_pipeline_stats before, total;
     total_stats(it, &before);
     while (!stopped && sl_iter_epoch(it) < epochs && rc == 0) {
@@ -259,8 +450,17 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         memset(&es, 0, sizeof es);
         const sl_iter_batch *b;
         sl_status st;
+        long long want = sl_iter_len(it), shown = 0;
+        long long bound = sl_iter_step(it) + max_steps - run_steps; /* where --steps stops */
+        if (max_steps >= 0 && (want < 0 || bound < want)) want = bound;
+        char label[32];
+        snprintf(label, sizeof label, "Epoch %d", epoch);
         while ((st = sl_iter_next(it, &b)) == SL_OK) {
             int64_t step = sl_iter_step(it) - 1;
+            if (nouts == 0 && sl_iter_num_outputs(it) > 0) {
+                nouts = describe_outputs(it, b, outs);
+                if (!json && lead) print_outputs(stderr, outs, nouts, ndev * w->size);
+            }
             es.steps++;
             es.samples += (int64_t)ndev * w->size * B;
             if (trace)
@@ -287,7 +487,16 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
                 stopped = true;
                 break;
             }
+            if (interactive && ((step + 1) % 10 == 0 || step + 1 == want)) {
+                sl_cli_progress(label, step + 1, want);
+                shown = step + 1;
+            }
+            if (max_steps >= 0 && run_steps >= max_steps) {
+                stopped = true;
+                break;
+            }
         }
+        if (interactive && shown > 0 && shown < want) fputc('\n', stderr); /* bar left open */
         if (st != SL_OK && st != SL_EOF) rc = sl_cli_world_fail(w, "run", sl_iter_errmsg(it));
         es.seconds = sl_cli_now() - t0;
         total_stats(it, &total);
@@ -301,7 +510,9 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         if (!json && lead && rc == 0)
             fprintf(stderr, "Epoch %d: %.3f s, %.0f samples/s, %lld steps%s\n", epoch, es.seconds,
                     es.samples / (es.seconds > 0 ? es.seconds : 1e-9), (long long)es.steps,
-                    stopped ? " (stopped at the checkpoint)" : "");
+                    !stopped           ? ""
+                    : ck_path          ? " (stopped at the checkpoint)"
+                                       : " (stopped after --steps)");
         if (!stopped && rc == 0) sl_iter_reset(it);
     }
     /* per-stage time, summed over devices */
@@ -309,7 +520,26 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     if (json) {
         printf("{\"pipeline\": ");
         sl_cli_json_str(stdout, path);
-        printf(", \"devices\": %d, \"batch_per_device\": %d, \"epochs\": [", ndev, B);
+        printf(", \"devices\": %d, \"batch_per_device\": %d, \"batch\": %d, \"startup_s\": %.6f, "
+               "\"outputs\": [",
+               ndev * w->size, B, B * ndev * w->size, t_startup);
+        for (int o = 0; o < nouts; o++) {
+            const output_info *oi = &outs[o];
+            printf("%s{\"name\": ", o ? ", " : "");
+            sl_cli_json_str(stdout, oi->name);
+            printf(", \"shape\": ");
+            print_shape(stdout, oi->gndim, oi->gshape, "[", "]");
+            printf(", \"shape_per_device\": ");
+            print_shape(stdout, oi->ndim, oi->shape, "[", "]");
+            printf(", \"dtype\": ");
+            sl_cli_json_str(stdout, oi->dtype);
+            printf(", \"layout\": ");
+            sl_cli_json_str(stdout, oi->layout);
+            printf(", \"device\": ");
+            sl_cli_json_str(stdout, oi->device);
+            printf("}");
+        }
+        printf("], \"epochs\": [");
         for (int i = 0; i < nstats; i++)
             printf("%s{\"seconds\": %.6f, \"steps\": %lld, \"samples\": %lld, \"samples_per_s\": "
                    "%.1f, \"stages\": {\"reader_s\": %.6f, \"decode_s\": %.6f, \"cpu_ops_s\": "

@@ -189,7 +189,12 @@ typedef struct sl_pipeline_decorator {
     /* pipeline settings written as plain literals (batch_size=200); -1 when not given */
     int batch_size, num_threads;
     int64_t seed;
+    /* prefetch_queue_depth=N (an int; -1 when not given) and device_id=N: a GPU id, -1 when not
+     * given, SL_DECORATOR_DEVICE_NONE for device_id=None (DALI's CPU-only pipeline) */
+    int prefetch_queue_depth, device_id;
 } sl_pipeline_decorator;
+
+#define SL_DECORATOR_DEVICE_NONE (-2)
 
 /* A bound name: a def parameter or any free name the text uses (value in pipeline syntax; a value
  * that does not read as a literal is taken as a string, so data_path=data/training works). */
@@ -235,6 +240,9 @@ sl_status sl_batch_tensor(const sl_batch *b, int i, sl_tensor *out, sl_err *err)
 const char *sl_batch_key(const sl_batch *b, int i);
 
 /* Reader meta of the reader named `name` (its `name=` argument), or the only reader when NULL. */
+/* The pipeline's readers, in graph order, by their names (NULL for i out of range). */
+int sl_pipeline_num_readers(const sl_pipeline *p);
+const char *sl_pipeline_reader_name(const sl_pipeline *p, int i);
 sl_status sl_pipeline_reader_meta(sl_pipeline *p, const char *name, sl_reader_meta *out);
 
 /* Time spent per stage, for `sluice run`. */

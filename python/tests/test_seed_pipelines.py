@@ -31,7 +31,8 @@ def training(data_path, num_shards, shard_id):
 
 
 def read_trace(path):
-    rows = [line.rstrip("\n").split("\t") for line in open(path)]
+    # the first line is the "# epoch\tstep\tdevice\tslot\tkey" header
+    rows = [line.rstrip("\n").split("\t") for line in open(path) if not line.startswith("#")]
     return [(int(e), int(s), int(d), int(k), key) for e, s, d, k, key in rows]
 
 

@@ -334,6 +334,7 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     d.size = -1;
     d.batch_size = d.num_threads = -1;
     d.seed = -1;
+    d.prefetch_queue_depth = d.device_id = -1;
     d.prepare_first_batch = true;
     if (c->text) SL_TRY(sl_pipeline_text_decorator(c->text, c->filename, &d, err));
 

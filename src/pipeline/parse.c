@@ -2046,8 +2046,13 @@ static sl_status decorator_arg(parser *ps, const char *key, sl__parse_pos kpos, 
             if (!strcmp(key, "batch_size") && x > 0 && x <= INT32_MAX) d->batch_size = (int)x;
             if (!strcmp(key, "num_threads") && x > 0 && x <= INT32_MAX) d->num_threads = (int)x;
             if (!strcmp(key, "seed")) d->seed = x;
+            if (!strcmp(key, "prefetch_queue_depth") && x > 0 && x <= INT32_MAX)
+                d->prefetch_queue_depth = (int)x;
+            if (!strcmp(key, "device_id") && x >= 0 && x <= INT32_MAX) d->device_id = (int)x;
+        } else if (!strcmp(key, "device_id") && e->kind == E_NONE) {
+            d->device_id = SL_DECORATOR_DEVICE_NONE; /* DALI: a CPU-only pipeline */
         }
-        /* other pipeline settings (device_id, prefetch_queue_depth, ...): not ours */
+        /* other pipeline settings (exec_async, a {cpu_size, gpu_size} prefetch, ...): not ours */
     }
     sl__val_free(&v);
     return st;
@@ -2260,6 +2265,7 @@ static void deco_init(sl_pipeline_decorator *d) {
     d->prepare_first_batch = true;
     d->batch_size = d->num_threads = -1;
     d->seed = -1;
+    d->prefetch_queue_depth = d->device_id = -1;
 }
 
 void sl__parse_prog_free(sl__parse_prog *prog) {

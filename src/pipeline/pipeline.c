@@ -989,6 +989,16 @@ int sl__pipeline_num_readers(const sl_pipeline *p) {
     return n;
 }
 
+int sl_pipeline_num_readers(const sl_pipeline *p) {
+    return sl__pipeline_num_readers(p);
+}
+
+const char *sl_pipeline_reader_name(const sl_pipeline *p, int i) {
+    for (int k = 0; k < p->nops; k++)
+        if ((p->ops[k].def->flags & SL_OPF_READER) && i-- == 0) return p->ops[k].name;
+    return NULL;
+}
+
 void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out) {
     pthread_mutex_lock((pthread_mutex_t *)&p->stats_mu);
     *out = p->stats;

@@ -1,5 +1,7 @@
 """Checks for the CLI tests of the seed pipeline (standard library only).
 
+Trace files start with a "# epoch\tstep\tdevice\tslot\tkey" header; lines starting with '#' are
+skipped (mpi.sh concatenates several ranks' files).
 trace FILE N S: every pipeline's stream of keys, over the epochs of the trace, is its shard, then
     the next shard, ... (DALI's reader rules: shard d first, rotation, read-ahead carried): each
     consecutive block of a shard's size holds each key of that shard exactly once.
@@ -50,6 +52,8 @@ def check_trace(path, n, s):
     epochs = set()
     with open(path) as f:
         for line in f:
+            if line.startswith("#"):  # the header line
+                continue
             epoch, step, dev, slot, key = line.rstrip("\n").split("\t")
             epochs.add(int(epoch))
             streams.setdefault(int(dev), []).append((int(epoch), int(step), int(slot), int(key)))
@@ -87,6 +91,8 @@ def check_dump(d, idx_images, trace):
     keys = {}
     with open(trace) as f:
         for line in f:
+            if line.startswith("#"):
+                continue
             epoch, step, dev, slot, key = line.rstrip("\n").split("\t")
             keys[(epoch, step, dev, int(slot))] = int(key)
     count = 0

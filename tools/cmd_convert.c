@@ -131,7 +131,15 @@ int sl_cli_convert(int argc, char **argv) {
             return usage(stderr);
         }
     }
-    if (!from || !to || !out) return usage(stderr);
+    if (!from || !to || !out) {
+        char missing[128] = "";
+        if (!from) strcat(missing, " --from idx|folder");
+        if (!to) strcat(missing, " --to caffe2|caffe");
+        if (!out) strcat(missing, " --out DIR");
+        fprintf(stderr, "sluice convert: missing%s (--from idx takes --images FILE --labels FILE, "
+                        "--from folder takes --in DIR; see sluice convert --help)\n", missing);
+        return 2;
+    }
     if (strcmp(to, "caffe2") && strcmp(to, "caffe"))
         return sl_cli_fail("convert", "--to must be caffe2 or caffe, not '%s'", to);
     bool idx = !strcmp(from, "idx");

@@ -5,7 +5,8 @@
  * records by their path relative to the folder ("class/file.jpg"), so they lie in path order (LMDB
  * sorts its keys; each record carries its own label), and the class names go, one a line in label
  * order, to labels.txt beside data.mdb (not into the LMDB: the readers take every key there for a
- * record). The LMDB writer, the record encoders and the JPEG encoder are the library's (src/io/). */
+ * record). The LMDB writer, the record encoders and the JPEG encoder are the library's (src/io/).
+ */
 #include "cli.h"
 #include "common.h"
 
@@ -71,8 +72,10 @@ static sl_status key_order(const sl__folder *fo, int64_t **out, sl_err *e) {
         ord[i] = i;
         if (strlen(sl__folder_name(fo, i)) > KEY_LIMIT) {
             free(ord);
-            return sl_err_set(e, SL_EINVAL, "%s/%s: the relative path is longer than an LMDB key "
-                              "(%d bytes)", sl__folder_root(fo), sl__folder_name(fo, i), KEY_LIMIT);
+            return sl_err_set(e, SL_EINVAL,
+                              "%s/%s: the relative path is longer than an LMDB key "
+                              "(%d bytes)",
+                              sl__folder_root(fo), sl__folder_name(fo, i), KEY_LIMIT);
         }
     }
     sort_fo = fo;
@@ -87,8 +90,10 @@ static sl_status write_labels(const char *dir, const sl__folder *fo, sl_err *e) 
     snprintf(p, sizeof p, "%s/labels.txt", dir);
     for (int c = 0; c < sl__folder_classes(fo); c++)
         if (strchr(sl__folder_class_name(fo, c), '\n'))
-            return sl_err_set(e, SL_EINVAL, "%s/%s: a class name with a line break cannot go "
-                              "into labels.txt", sl__folder_root(fo), sl__folder_class_name(fo, c));
+            return sl_err_set(e, SL_EINVAL,
+                              "%s/%s: a class name with a line break cannot go "
+                              "into labels.txt",
+                              sl__folder_root(fo), sl__folder_class_name(fo, c));
     FILE *f = fopen(p, "w");
     if (!f) return sl_err_set(e, SL_EIO, "%s: %s", p, strerror(errno));
     for (int c = 0; c < sl__folder_classes(fo); c++)
@@ -136,8 +141,10 @@ int sl_cli_convert(int argc, char **argv) {
         if (!from) strcat(missing, " --from idx|folder");
         if (!to) strcat(missing, " --to caffe2|caffe");
         if (!out) strcat(missing, " --out DIR");
-        fprintf(stderr, "sluice convert: missing%s (--from idx takes --images FILE --labels FILE, "
-                        "--from folder takes --in DIR; see sluice convert --help)\n", missing);
+        fprintf(stderr,
+                "sluice convert: missing%s (--from idx takes --images FILE --labels FILE, "
+                "--from folder takes --in DIR; see sluice convert --help)\n",
+                missing);
         return 2;
     }
     if (strcmp(to, "caffe2") && strcmp(to, "caffe"))
@@ -195,7 +202,8 @@ int sl_cli_convert(int argc, char **argv) {
             char key[32];
             snprintf(key, sizeof key, "%0*lld", c.key_digits, i);
             if (raw) {
-                st = put(&c, key, px, (size_t)h * (size_t)w * (size_t)ch, true, h, w, ch, label, &e);
+                st =
+                    put(&c, key, px, (size_t)h * (size_t)w * (size_t)ch, true, h, w, ch, label, &e);
             } else {
                 uint8_t *jpg;
                 size_t jn;

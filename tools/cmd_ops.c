@@ -1,7 +1,7 @@
-/* sluice ops [--json] [--names] [NAME|GROUP]: every operator with its arguments, types, defaults and
- * docs, from the public operator table (sluice/ops.h: the same tables the pipeline checks arguments
- * against). NAME shows one operator; GROUP ("readers", "decoders", ...) the operators whose names
- * start with "GROUP."; --names prints only the names. */
+/* sluice ops [--json] [--names] [NAME|GROUP]: every operator with its arguments, types, defaults
+ * and docs, from the public operator table (sluice/ops.h: the same tables the pipeline checks
+ * arguments against). NAME shows one operator; GROUP ("readers", "decoders", ...) the operators
+ * whose names start with "GROUP."; --names prints only the names. */
 #include "cli.h"
 #include "common.h"
 
@@ -168,8 +168,10 @@ int sl_cli_ops(int argc, char **argv) {
             if (sl_op_get(i, &o, NULL) == SL_OK && in_group(o.name, name)) found++;
         }
         if (!found)
-            return sl_cli_fail("ops", "%s; no operator name starts with '%s.' either (sluice ops "
-                               "--names lists them)", err.msg, name);
+            return sl_cli_fail("ops",
+                               "%s; no operator name starts with '%s.' either (sluice ops "
+                               "--names lists them)",
+                               err.msg, name);
         group = name;
     }
     if (json) {

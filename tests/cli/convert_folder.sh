@@ -37,6 +37,9 @@ echo "$json" | grep -q '"first": \[{"key": "bird/b1.jpg", .*"height": 426, "widt
 echo "$json" | grep -q '"key": "bird/b2.png", "bytes": [0-9]*, "image": "png"' ||
     fail "second key: $json"
 echo "$json" | grep -q '"key": "dog-big/g1.jpg"' || fail "byte order of keys: $json"
+echo "$json" | grep -q '"classes": \["bird", "dog", "dog-big", "empty"\]' || fail "classes: $json"
+text=$("$tool" inspect "$work/db")
+case $text in *"0(bird):3 1(dog):4 2(dog-big):5"*) ;; *) fail "inspect classes: $text" ;; esac
 
 # readers.caffe2 over the string keys: shuffled, 2 shards, each key once per epoch; labels match
 cat > "$work/pipe.py" << 'EOF'

@@ -1,8 +1,12 @@
 /* sluice convert: writes LMDBs as DALI's Caffe2 / Caffe readers expect them, from IDX files
  * (MNIST / Fashion-MNIST, plain or gzip; images JPEG-encoded by libjpeg at --quality, grayscale for
  * one channel, or stored raw with --raw) or from image folders (class sub-folders, files stored
- * as they are). Keys are the input order, zero-padded (at least 8 digits). The LMDB writer, the
- * record encoders and the JPEG encoder are the library's (src/io/). */
+ * as they are). IDX records are keyed by their input order, zero-padded (at least 8 digits); folder
+ * records by their path relative to the folder ("class/file.jpg"), so they lie in path order (LMDB
+ * sorts its keys; each record carries its own label), and the class names go, one a line in label
+ * order, to labels.txt beside data.mdb (not into the LMDB: the readers take every key there for a
+ * record). The LMDB writer, the record encoders and the JPEG encoder are the library's (src/io/).
+ */
 #include "cli.h"
 #include "common.h"
 
@@ -13,6 +17,7 @@
 #include "io/jpegenc.h"
 #include "io/lmdb.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +28,9 @@ static int usage(FILE *f) {
                "--out DIR [--quality Q] [--raw]\n"
                "       sluice convert --from folder --in DIR --to caffe2|caffe --out DIR\n"
                "Writes an LMDB of Caffe2 TensorProtos (image STRING + label INT32) or Caffe Datum\n"
-               "records, keys zero-padded in input order. --quality: JPEG quality (default 95);\n"
+               "records. IDX records are keyed by input order (zero-padded), folder records by\n"
+               "their relative path (class/file), with the class names, in label order, written\n"
+               "to DIR/labels.txt. --quality: JPEG quality (default 95);\n"
                "--raw: store pixels (Caffe2 BYTE with dims H,W,C / Datum encoded=false).\n");
     return f == stdout ? 0 : 2;
 }
@@ -35,17 +42,65 @@ typedef struct conv {
     sl__pw_buf rec;
 } conv;
 
-static int put(conv *c, long long i, const uint8_t *img, size_t n, bool raw, int h, int w, int ch,
-               int32_t label, sl_err *e) {
-    char key[32];
-    snprintf(key, sizeof key, "%0*lld", c->key_digits, i);
+static int put(conv *c, const char *key, const uint8_t *img, size_t n, bool raw, int h, int w,
+               int ch, int32_t label, sl_err *e) {
     c->rec.len = 0;
     if (c->caffe2)
         sl__caffe2_encode(&c->rec, img, n, raw, h, w, ch, label);
     else
         sl__caffe_encode(&c->rec, img, n, raw, h, w, ch, label);
-    if (c->rec.oom) return sl_err_set(e, SL_ENOMEM, "out of memory encoding record %lld", i);
+    if (c->rec.oom) return sl_err_set(e, SL_ENOMEM, "out of memory encoding record %s", key);
     return sl__lmdb_writer_put(c->w, key, strlen(key), c->rec.data, c->rec.len, e);
+}
+
+/* LMDB's largest key (mdb_env_get_maxkeysize with the default page size) */
+#define KEY_LIMIT 511
+
+static const sl__folder *sort_fo;
+static int cmp_name(const void *a, const void *b) {
+    return strcmp(sl__folder_name(sort_fo, *(const int64_t *)a),
+                  sl__folder_name(sort_fo, *(const int64_t *)b));
+}
+
+/* The folder's records in key (byte) order, which LMDB keeps: "a-b/x" sorts before "a/y" though
+ * class a comes first. Every name is checked to fit an LMDB key. */
+static sl_status key_order(const sl__folder *fo, int64_t **out, sl_err *e) {
+    int64_t n = sl__folder_count(fo);
+    int64_t *ord = malloc((size_t)n * sizeof *ord);
+    if (!ord) return sl_err_set(e, SL_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        ord[i] = i;
+        if (strlen(sl__folder_name(fo, i)) > KEY_LIMIT) {
+            free(ord);
+            return sl_err_set(e, SL_EINVAL,
+                              "%s/%s: the relative path is longer than an LMDB key "
+                              "(%d bytes)",
+                              sl__folder_root(fo), sl__folder_name(fo, i), KEY_LIMIT);
+        }
+    }
+    sort_fo = fo;
+    qsort(ord, (size_t)n, sizeof *ord, cmp_name);
+    *out = ord;
+    return SL_OK;
+}
+
+/* DIR/labels.txt: class c's name on line c + 1 */
+static sl_status write_labels(const char *dir, const sl__folder *fo, sl_err *e) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/labels.txt", dir);
+    for (int c = 0; c < sl__folder_classes(fo); c++)
+        if (strchr(sl__folder_class_name(fo, c), '\n'))
+            return sl_err_set(e, SL_EINVAL,
+                              "%s/%s: a class name with a line break cannot go "
+                              "into labels.txt",
+                              sl__folder_root(fo), sl__folder_class_name(fo, c));
+    FILE *f = fopen(p, "w");
+    if (!f) return sl_err_set(e, SL_EIO, "%s: %s", p, strerror(errno));
+    for (int c = 0; c < sl__folder_classes(fo); c++)
+        fprintf(f, "%s\n", sl__folder_class_name(fo, c));
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) return sl_err_set(e, SL_EIO, "%s: write failed", p);
+    return SL_OK;
 }
 
 static int digits(long long n) {
@@ -81,7 +136,17 @@ int sl_cli_convert(int argc, char **argv) {
             return usage(stderr);
         }
     }
-    if (!from || !to || !out) return usage(stderr);
+    if (!from || !to || !out) {
+        char missing[128] = "";
+        if (!from) strcat(missing, " --from idx|folder");
+        if (!to) strcat(missing, " --to caffe2|caffe");
+        if (!out) strcat(missing, " --out DIR");
+        fprintf(stderr,
+                "sluice convert: missing%s (--from idx takes --images FILE --labels FILE, "
+                "--from folder takes --in DIR; see sluice convert --help)\n",
+                missing);
+        return 2;
+    }
     if (strcmp(to, "caffe2") && strcmp(to, "caffe"))
         return sl_cli_fail("convert", "--to must be caffe2 or caffe, not '%s'", to);
     bool idx = !strcmp(from, "idx");
@@ -96,6 +161,7 @@ int sl_cli_convert(int argc, char **argv) {
     sl_err e = {0};
     sl__idx *im = NULL, *lb = NULL;
     sl__folder *fo = NULL;
+    int64_t *order = NULL; /* folder records in key order */
     long long n;
     int h = 0, w = 0, ch = 1;
     if (idx) {
@@ -119,7 +185,8 @@ int sl_cli_convert(int argc, char **argv) {
         h = (int)d[1], w = (int)d[2], ch = sl__idx_ndim(im) == 4 ? (int)d[3] : 1;
         n = sl__idx_count(im);
     } else {
-        if (sl__folder_open(in, NULL, 0, NULL, 0, NULL, &fo, &e)) goto fail;
+        if (sl__folder_open(in, NULL, 0, NULL, 0, NULL, &fo, &e) || key_order(fo, &order, &e))
+            goto fail;
         n = sl__folder_count(fo);
     }
     conv c = {.caffe2 = !strcmp(to, "caffe2"), .key_digits = digits(n - 1)};
@@ -132,25 +199,31 @@ int sl_cli_convert(int argc, char **argv) {
             size_t sz;
             const uint8_t *px = sl__idx_item(im, i, &sz);
             int32_t label = *sl__idx_item(lb, i, &sz);
+            char key[32];
+            snprintf(key, sizeof key, "%0*lld", c.key_digits, i);
             if (raw) {
-                st = put(&c, i, px, (size_t)h * (size_t)w * (size_t)ch, true, h, w, ch, label, &e);
+                st =
+                    put(&c, key, px, (size_t)h * (size_t)w * (size_t)ch, true, h, w, ch, label, &e);
             } else {
                 uint8_t *jpg;
                 size_t jn;
                 st = sl__jpegenc_encode(px, w, h, ch, quality, &jpg, &jn, &e);
-                if (!st) st = put(&c, i, jpg, jn, false, h, w, ch, label, &e);
+                if (!st) st = put(&c, key, jpg, jn, false, h, w, ch, label, &e);
                 free(jpg);
             }
         } else {
             size_t fn;
             sl__image_info info;
-            st = sl__folder_read(fo, i, &fbuf, &fcap, &fn, &e);
+            int64_t r = order[i];
+            st = sl__folder_read(fo, r, &fbuf, &fcap, &fn, &e);
             if (!st && sl__jpegenc_probe(fbuf, fn, &info, NULL) == SL_OK)
                 h = info.height, w = info.width, ch = info.channels;
             else
                 h = w = 0, ch = 1;
-            if (!st) st = put(&c, i, fbuf, fn, false, h, w, ch, sl__folder_label(fo, i), &e);
-            if (st) sl_err_prefix(&e, "%s: ", sl__folder_name(fo, i));
+            if (!st)
+                st = put(&c, sl__folder_name(fo, r), fbuf, fn, false, h, w, ch,
+                         sl__folder_label(fo, r), &e);
+            if (st) sl_err_prefix(&e, "%s: ", sl__folder_name(fo, r));
         }
         if ((i & 1023) == 0 || i + 1 == n) sl_cli_progress("convert", i + 1, n);
     }
@@ -158,12 +231,16 @@ int sl_cli_convert(int argc, char **argv) {
     sl_status cst = sl__lmdb_writer_close(c.w, st ? NULL : &e);
     sl__protowire_buf_free(&c.rec);
     if (st || cst) goto fail;
+    if (fo && write_labels(out, fo, &e)) goto fail;
     printf("wrote %lld %s records to %s\n", n, to, out);
+    if (fo) printf("wrote %d class names to %s/labels.txt\n", sl__folder_classes(fo), out);
     sl__idx_close(im);
     sl__idx_close(lb);
     sl__folder_close(fo);
+    free(order);
     return 0;
 fail:
+    free(order);
     sl__idx_close(im);
     sl__idx_close(lb);
     sl__folder_close(fo);

@@ -45,7 +45,30 @@ typedef struct report {
     long long unlabelled;
     int nfirst;
     rec_info first[FIRST];
+    char **classes; /* labels.txt beside data.mdb (sluice convert --from folder), or NULL */
+    int nclasses;
 } report;
+
+/* DIR/labels.txt: class c's name on line c + 1 (a missing file is no error) */
+static void read_classes(const char *dir, report *rp) {
+    char p[4200], line[4096];
+    snprintf(p, sizeof p, "%s/labels.txt", dir);
+    FILE *f = fopen(p, "r");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char **v = realloc(rp->classes, (size_t)(rp->nclasses + 1) * sizeof *v);
+        if (!v) break;
+        rp->classes = v;
+        if (!(v[rp->nclasses] = strdup(line))) break;
+        rp->nclasses++;
+    }
+    fclose(f);
+}
+
+static const char *class_of(const report *rp, int l) {
+    return l < rp->nclasses ? rp->classes[l] : NULL;
+}
 
 static void image_of(rec_info *r, const uint8_t *p, size_t n) {
     r->bytes = n;
@@ -187,6 +210,7 @@ static sl_status inspect_store(const char *path, report *rp, sl_err *e) {
     bool is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
     if (stat(path, &sb) != 0) return sl_err_set(e, SL_ENOENT, "%s: no such file or folder", path);
     if (is_dir && stat(data, &sb) != 0) return inspect_folder(path, rp, e);
+    if (is_dir) read_classes(path, rp);
     if (is_dir || strstr(path, ".mdb")) return inspect_lmdb(path, rp, e);
     return inspect_idx(path, rp, e);
 }
@@ -309,7 +333,16 @@ int sl_cli_inspect(int argc, char **argv) {
         int k = 0;
         for (int l = 0; l < MAX_LABEL; l++)
             if (rp.hist[l]) printf("%s\"%d\": %lld", k++ ? ", " : "", l, rp.hist[l]);
-        printf("}, \"labels_out_of_range\": %lld, \"unlabelled\": %lld, \"first\": [",
+        printf("}");
+        if (rp.nclasses) {
+            printf(", \"classes\": [");
+            for (int c = 0; c < rp.nclasses; c++) {
+                if (c) printf(", ");
+                sl_cli_json_str(stdout, rp.classes[c]);
+            }
+            printf("]");
+        }
+        printf(", \"labels_out_of_range\": %lld, \"unlabelled\": %lld, \"first\": [",
                rp.hist[MAX_LABEL], rp.unlabelled);
         for (int i = 0; i < rp.nfirst; i++) {
             rec_info *r = &rp.first[i];
@@ -326,7 +359,14 @@ int sl_cli_inspect(int argc, char **argv) {
                rp.records);
         int k = 0;
         for (int l = 0; l < MAX_LABEL; l++)
-            if (rp.hist[l]) printf(" %d:%lld", l, rp.hist[l]), k++;
+            if (rp.hist[l]) {
+                const char *cn = class_of(&rp, l);
+                if (cn)
+                    printf(" %d(%s):%lld", l, cn, rp.hist[l]);
+                else
+                    printf(" %d:%lld", l, rp.hist[l]);
+                k++;
+            }
         if (!k) printf(" (none)");
         if (rp.hist[MAX_LABEL]) printf(" (out of range: %lld)", rp.hist[MAX_LABEL]);
         if (rp.unlabelled) printf(" (unlabelled: %lld)", rp.unlabelled);
@@ -338,6 +378,8 @@ int sl_cli_inspect(int argc, char **argv) {
                    r->img.channels);
         }
     }
+    for (int c = 0; c < rp.nclasses; c++) free(rp.classes[c]);
+    free(rp.classes);
     free(rp.hist);
     return 0;
 }

@@ -1,5 +1,7 @@
-/* sluice ops [--json] [NAME]: every operator with its arguments, types, defaults and docs, from the
- * public operator table (sluice/ops.h: the same tables the pipeline checks arguments against). */
+/* sluice ops [--json] [--names] [NAME|GROUP]: every operator with its arguments, types, defaults
+ * and docs, from the public operator table (sluice/ops.h: the same tables the pipeline checks
+ * arguments against). NAME shows one operator; GROUP ("readers", "decoders", ...) the operators
+ * whose names start with "GROUP."; --names prints only the names. */
 #include "cli.h"
 #include "common.h"
 
@@ -89,16 +91,25 @@ static void json_op(const sl_op_info *op) {
     printf("]}");
 }
 
-/* {"ops": [...], "common_args": [...]}: one op (only) or all of them */
-static void json_all(const sl_op_info *only) {
+/* op is in group ("readers" holds readers.caffe2 ...); every op is in the NULL group */
+static bool in_group(const char *name, const char *group) {
+    if (!group) return true;
+    size_t n = strlen(group);
+    if (n && group[n - 1] == '.') n--;
+    return !strncmp(name, group, n) && name[n] == '.';
+}
+
+/* {"ops": [...], "common_args": [...]}: one op (only), a group's, or all of them */
+static void json_all(const sl_op_info *only, const char *group) {
     printf("{\"ops\": [\n  ");
     if (only) {
         json_op(only);
     } else {
+        int k = 0;
         for (int i = 0; i < sl_op_count(); i++) {
             sl_op_info op;
-            if (sl_op_get(i, &op, NULL) != SL_OK) continue;
-            if (i) printf(",\n  ");
+            if (sl_op_get(i, &op, NULL) != SL_OK || !in_group(op.name, group)) continue;
+            if (k++) printf(",\n  ");
             json_op(&op);
         }
     }
@@ -113,17 +124,21 @@ static void json_all(const sl_op_info *only) {
 }
 
 int sl_cli_ops(int argc, char **argv) {
-    bool json = false;
+    bool json = false, names = false;
     const char *name = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: sluice ops [--json] [NAME]\nLists every operator, or one operator's "
-                   "arguments; --json: as one JSON object {\"ops\": [...], \"common_args\": "
+            printf("usage: sluice ops [--json] [--names] [NAME|GROUP]\nLists every operator, one "
+                   "operator's arguments (NAME: readers.caffe2), or a group's operators\n(GROUP: "
+                   "readers lists readers.caffe2, readers.file, ...); --names: the names only, "
+                   "one a line;\n--json: as one JSON object {\"ops\": [...], \"common_args\": "
                    "[...]}.\n");
             return 0;
         }
         if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--names")) {
+            names = true;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "sluice ops: unknown option '%s' (see sluice ops --help)\n", argv[i]);
             return 2;
@@ -134,26 +149,46 @@ int sl_cli_ops(int argc, char **argv) {
             name = argv[i];
         }
     }
+    const char *group = NULL;
     if (name) {
         sl_op_info op;
         sl_err err;
-        if (sl_op_find(name, &op, &err) != SL_OK) return sl_cli_fail("ops", "%s", err.msg);
-        if (json)
-            json_all(&op);
-        else
-            print_op(&op);
-        return 0;
+        if (sl_op_find(name, &op, &err) == SL_OK) {
+            if (json)
+                json_all(&op, NULL);
+            else if (names)
+                printf("%s\n", op.name);
+            else
+                print_op(&op);
+            return 0;
+        }
+        int found = 0;
+        for (int i = 0; i < sl_op_count(); i++) {
+            sl_op_info o;
+            if (sl_op_get(i, &o, NULL) == SL_OK && in_group(o.name, name)) found++;
+        }
+        if (!found)
+            return sl_cli_fail("ops",
+                               "%s; no operator name starts with '%s.' either (sluice ops "
+                               "--names lists them)",
+                               err.msg, name);
+        group = name;
     }
     if (json) {
-        json_all(NULL);
+        json_all(NULL, group);
         return 0;
     }
     for (int i = 0; i < sl_op_count(); i++) {
         sl_op_info op;
-        if (sl_op_get(i, &op, NULL) != SL_OK) continue;
+        if (sl_op_get(i, &op, NULL) != SL_OK || !in_group(op.name, group)) continue;
+        if (names) {
+            printf("%s\n", op.name);
+            continue;
+        }
         print_op(&op);
         printf("\n");
     }
+    if (names || group) return 0;
     printf("Common arguments: every operator also takes these, and the pipeline handles them "
            "(where an operator's own list above has one, that entry's default applies).\n");
     for (int i = 0; i < sl_op_num_common_args(); i++) {

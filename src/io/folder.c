@@ -27,6 +27,7 @@ struct sl__folder {
     entry *e;
     int64_t n, cap;
     int classes;
+    char **class_names; /* class-folder mode: the sub-folders' names, in label order */
 };
 
 static const char *const image_exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif",  ".tiff", ".pnm",
@@ -117,7 +118,7 @@ static sl_status scan_root(sl__folder *f, sl_err *err) {
         free_names(files, nf);
     }
     f->classes = nc;
-    free_names(classes, nc);
+    f->class_names = classes;
     return st;
 }
 
@@ -305,6 +306,10 @@ int sl__folder_classes(const sl__folder *f) {
     return f->classes;
 }
 
+const char *sl__folder_class_name(const sl__folder *f, int c) {
+    return f->class_names && c >= 0 && c < f->classes ? f->class_names[c] : NULL;
+}
+
 void sl__folder_shuffle(sl__folder *f, uint64_t seed) {
     sl__rng_philox r;
     sl__rng_philox_init(&r, seed, 0);
@@ -382,6 +387,7 @@ void sl__folder_close(sl__folder *f) {
     if (!f) return;
     for (int64_t i = 0; i < f->n; i++) free(f->e[i].name);
     free(f->e);
+    if (f->class_names) free_names(f->class_names, f->classes);
     free(f->root);
     free(f);
 }

@@ -34,6 +34,8 @@ const char *sl__folder_root(const sl__folder *f);
 void sl__folder_path(const sl__folder *f, int64_t i, char *p, size_t size);
 /* Number of classes (sub-folders) in class-folder mode, else 1 + the largest label. */
 int sl__folder_classes(const sl__folder *f);
+/* Class c's name (its sub-folder) in class-folder mode; NULL otherwise or out of range. */
+const char *sl__folder_class_name(const sl__folder *f, int c);
 /* Shuffles the entry order once (seeded); DALI's readers.file does so when random_shuffle is set.
  */
 void sl__folder_shuffle(sl__folder *f, uint64_t seed);

@@ -34,58 +34,60 @@
 #define KEY_MAX          512
 #define DALI_LOADER_SEED 524287 /* kDaliDataloaderSeed: the shuffle_after_epoch default seed */
 
-/* LoaderBase arguments, shared by every reader (DALI's names and defaults) */
-#define LOADER_ARGS                                                                                 \
-    {"random_shuffle",                                                                              \
-     SL_ARG_BOOL,                                                                                   \
-     "False",                                                                                       \
-     "pick each sample at random from a window of initial_fill upcoming records",                   \
-     0,                                                                                             \
-     NULL},                                                                                         \
-        {"initial_fill", SL_ARG_INT, "1024", "size of the shuffle window", 0, NULL},                \
-        {"num_shards", SL_ARG_INT, "1", "number of partitions of the data set", 0, NULL},           \
-        {"shard_id", SL_ARG_INT, "0", "the partition this reader reads (first epoch)", 0, NULL},    \
-        {"stick_to_shard",                                                                          \
-         SL_ARG_BOOL,                                                                               \
-         "False",                                                                                   \
-         "read the same shard every epoch instead of moving to the next",                           \
-         0,                                                                                         \
-         NULL},                                                                                     \
-        {"pad_last_batch",                                                                          \
-         SL_ARG_BOOL,                                                                               \
-         "False",                                                                                   \
-         "repeat the shard's last sample so that every shard gives ceil(N/S) samples and full "     \
-         "batches",                                                                                 \
-         0,                                                                                         \
-         NULL},                                                                                     \
-        {"seed", SL_ARG_INT, "-1", "random seed (-1: derived from the pipeline's)", 0, NULL},       \
-        {"shuffle_after_epoch",                                                                     \
-         SL_ARG_BOOL,                                                                               \
-         "False",                                                                                   \
-         "read through a seeded global permutation per epoch, the same on every shard (for "        \
-         "caffe2/caffe/mnist a sluice extension)",                                                  \
-         0,                                                                                         \
-         NULL},                                                                                     \
-        {"prefetch_queue_depth",                                                                    \
-         SL_ARG_INT,                                                                                \
-         "1",                                                                                       \
-         "accepted for DALI compatibility; the pipeline's queue does the prefetching",              \
-         0,                                                                                         \
-         NULL},                                                                                     \
-        {"read_ahead", SL_ARG_BOOL, "False", "accepted; no effect (records are mapped)", 0, NULL},  \
-        {"dont_use_mmap", SL_ARG_BOOL, "False", "accepted; no effect (LMDB always maps)", 0, NULL}, \
-        {"lazy_init", SL_ARG_BOOL,                                                                  \
-         "False",     "accepted; no effect (stores are opened and checked at creation)",            \
-         0,           NULL},                                                                        \
-        {"skip_cached_images",                                                                      \
-         SL_ARG_BOOL,                                                                               \
-         "False",                                                                                   \
-         "accepted; no effect (no decoder cache)",                                                  \
-         0,                                                                                         \
-         NULL},                                                                                     \
-    {                                                                                               \
-        "tensor_init_bytes", SL_ARG_INT, "1048576", "accepted; no effect (outputs are views)", 0,   \
-            NULL                                                                                    \
+/* LoaderBase arguments, shared by every reader (DALI's names and defaults). The I/O ones do
+ * nothing here, for a reason that depends on how the reader gets at its store, so each reader
+ * says why: RA, MM and IB are the docs of read_ahead, dont_use_mmap and tensor_init_bytes. */
+#define LOADER_ARGS(RA, MM, IB)                                                                    \
+    {"random_shuffle",                                                                             \
+     SL_ARG_BOOL,                                                                                  \
+     "False",                                                                                      \
+     "pick each sample at random from a window of initial_fill upcoming records",                  \
+     0,                                                                                            \
+     NULL},                                                                                        \
+        {"initial_fill", SL_ARG_INT, "1024", "size of the shuffle window", 0, NULL},               \
+        {"num_shards", SL_ARG_INT, "1", "number of partitions of the data set", 0, NULL},          \
+        {"shard_id", SL_ARG_INT, "0", "the partition this reader reads (first epoch)", 0, NULL},   \
+        {"stick_to_shard",                                                                         \
+         SL_ARG_BOOL,                                                                              \
+         "False",                                                                                  \
+         "read the same shard every epoch instead of moving to the next",                          \
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {"pad_last_batch",                                                                         \
+         SL_ARG_BOOL,                                                                              \
+         "False",                                                                                  \
+         "repeat the shard's last sample so that every shard gives ceil(N/S) samples and full "    \
+         "batches",                                                                                \
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {"seed", SL_ARG_INT, "-1", "random seed (-1: derived from the pipeline's)", 0, NULL},      \
+        {"shuffle_after_epoch",                                                                    \
+         SL_ARG_BOOL,                                                                              \
+         "False",                                                                                  \
+         "read through a seeded global permutation per epoch, the same on every shard (for "       \
+         "caffe2/caffe/mnist a sluice extension)",                                                 \
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {"prefetch_queue_depth",                                                                   \
+         SL_ARG_INT,                                                                               \
+         "1",                                                                                      \
+         "accepted for DALI compatibility; the pipeline's queue does the prefetching",             \
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {"read_ahead", SL_ARG_BOOL, "False", RA, 0, NULL},                                         \
+        {"dont_use_mmap", SL_ARG_BOOL, "False", MM, 0, NULL},                                      \
+        {"lazy_init", SL_ARG_BOOL,                                                                 \
+         "False",     "accepted; no effect (stores are opened and checked at creation)",           \
+         0,           NULL},                                                                       \
+        {"skip_cached_images",                                                                     \
+         SL_ARG_BOOL,                                                                              \
+         "False",                                                                                  \
+         "accepted; no effect (every record is read; decoders.image's cache_size keeps "           \
+         "decoded images instead)",                                                                \
+         0,                                                                                        \
+         NULL},                                                                                    \
+    {                                                                                              \
+        "tensor_init_bytes", SL_ARG_INT, "1048576", IB, 0, NULL                                    \
     }
 
 enum { FMT_CAFFE2, FMT_CAFFE, FMT_MNIST, FMT_FILE, FMT_NUMPY, FMT_WDS };
@@ -276,7 +278,9 @@ static const sl__arg_schema caffe2_args[] = {
     {"additional_inputs", SL_ARG_INT, "0", "extra protos per record, each an output", 0, NULL},
     {"bbox", SL_ARG_BOOL, "False", "the last proto is a bounding box (4 int32)", 0, NULL},
     {"image_available", SL_ARG_BOOL, "True", "the first proto is an image", 0, NULL},
-    LOADER_ARGS,
+    LOADER_ARGS("accepted; no effect (the LMDB is mapped: records are read when touched)",
+                "accepted; no effect (the LMDB is always mapped)",
+                "accepted; no effect (outputs are views into the mapped LMDB)"),
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -629,7 +633,9 @@ static const sl__arg_schema caffe_args[] = {
      SL_ARGF_REQUIRED, NULL},
     {"image_available", SL_ARG_BOOL, "True", "records hold an image (output 0)", 0, NULL},
     {"label_available", SL_ARG_BOOL, "True", "records hold a label", 0, NULL},
-    LOADER_ARGS,
+    LOADER_ARGS("accepted; no effect (the LMDB is mapped: records are read when touched)",
+                "accepted; no effect (the LMDB is always mapped)",
+                "accepted; no effect (outputs are views into the mapped LMDB)"),
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -744,7 +750,9 @@ static const sl__arg_schema mnist_args[] = {
     {"path", SL_ARG_STR, NULL, "IDX images file (plain or .gz), e.g. train-images-idx3-ubyte.gz",
      SL_ARGF_REQUIRED, NULL},
     {"labels", SL_ARG_STR, NULL, "IDX labels file; without it only images are output", 0, NULL},
-    LOADER_ARGS,
+    LOADER_ARGS("accepted; no effect (the IDX files are read whole into memory at creation)",
+                "accepted; no effect (the IDX files are read into memory, never mapped)",
+                "accepted; no effect (images are views into the loaded file)"),
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -873,7 +881,9 @@ static const sl__arg_schema file_args[] = {
     {"file_list", SL_ARG_STR, NULL, "text file of \"relative/path label\" lines", 0, NULL},
     {"files", SL_ARG_STRS, NULL, "file paths (relative to file_root when given)", 0, NULL},
     {"labels", SL_ARG_INTS, NULL, "labels of files (default: their index)", 0, NULL},
-    LOADER_ARGS,
+    LOADER_ARGS("accepted; no effect (a batch's files are read, in parallel, as it is prepared)",
+                "accepted; no effect (files are read into the outputs, never mapped)",
+                "accepted; no effect (outputs are sized per batch from the files' sizes)"),
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -983,7 +993,9 @@ static const sl__arg_schema numpy_args[] = {
     {"cache_header_information", SL_ARG_BOOL, "False",
      "accepted; no effect (each header is read with its sample)", 0, NULL},
     {"use_o_direct", SL_ARG_BOOL, "False", "accepted; no effect", 0, NULL},
-    LOADER_ARGS,
+    LOADER_ARGS("accepted; no effect (a batch's files are read, in parallel, as it is prepared)",
+                "accepted; no effect (arrays are read into the outputs, never mapped)",
+                "accepted; no effect (outputs are sized per batch from the .npy headers)"),
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -1135,7 +1147,9 @@ static const sl__arg_schema wds_args[] = {
     {"case_sensitive_extensions", SL_ARG_BOOL, "True", "match extensions with their case", 0, NULL},
     {"index_paths", SL_ARG_STRS, "[]", "accepted; no effect (the tar files are indexed at open)", 0,
      NULL},
-    LOADER_ARGS,
+    LOADER_ARGS("accepted; no effect (the tar files are mapped: members are read when touched)",
+                "accepted; no effect (the tar files are always mapped)",
+                "accepted; no effect (outputs are views into the mapped tar files)"),
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 

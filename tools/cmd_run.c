@@ -403,12 +403,13 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
                                    sl_pipeline_reader_name(p0, r));
         sl_iter_free(it);
         free(text);
-        snprintf(err.msg, sizeof err.msg,
+        char msg[4096 + sizeof names];
+        snprintf(msg, sizeof msg,
                  "%s: the epoch has no size: the pipeline has %d readers (%s) and neither "
                  "reader_name nor size says which one counts; pass reader_name=\"NAME\" or "
                  "size=N in the decorator, or --reader NAME, or bound the run with --steps N",
                  path, nr, nr ? names : "none");
-        return sl_cli_world_fail(w, "run", err.msg);
+        return sl_cli_world_fail(w, "run", msg);
     }
     FILE *trace = NULL;
     if (trace_path) {

@@ -65,6 +65,8 @@ names = open(labels).read().split("\n")[:-1]
 want = sorted(c + "/" + f for c in names for f in os.listdir(os.path.join(imgs, c)))
 per_epoch = collections.defaultdict(list)
 for line in open(trace):
+    if line.startswith("#"):  # the header line
+        continue
     epoch, step, dev, slot, key = line.rstrip("\n").split("\t")
     per_epoch[epoch].append(key)
     got = load_i32(os.path.join(dump, "labels_%s_%s_%s.npy" % (epoch, step, dev)))[int(slot)]

@@ -202,6 +202,51 @@ class _OpRecord:
         self.outputs = []
 
 
+def _pipeline_error(p, where):
+    """The exception for the last error of C pipeline p."""
+    st = _c.lib.sl_pipeline_status(p)
+    return errors.from_status(st if st < 0 else _c.EINVAL,
+                              _c.u(_c.lib.sl_pipeline_errmsg(p)) or where)
+
+
+def _emit_op(p, rec, ids):
+    """Adds the op of rec to C pipeline p, its inputs mapped through ids (node id -> C node);
+    returns the C nodes of its outputs."""
+    op = _c.lib.sl_pipeline_op_begin(p, _c.s(rec.name))
+    if not op:
+        raise _pipeline_error(p, rec.name)
+    for i in rec.inputs:
+        _c.lib.sl_pipeline_op_input(op, ids[i._id])
+    if rec.device:
+        _c.lib.sl_pipeline_op_device(op, _c.s(rec.device))
+    if rec.instance:
+        _c.lib.sl_pipeline_op_arg(op, b"name", _c.s(_literal(rec.instance, "name")))
+    for k, v in rec.args:
+        _c.lib.sl_pipeline_op_arg(op, _c.s(k), _c.s(v))
+    for k, node in rec.arg_nodes:
+        _c.lib.sl_pipeline_op_arg_node(op, _c.s(k), ids[node._id])
+    outs = (c_int * _c.MAX_OUTPUTS)()
+    count = c_int()
+    if _c.lib.sl_pipeline_op_end(op, outs, _c.MAX_OUTPUTS, byref(count)) != _c.OK:
+        raise _pipeline_error(p, rec.name)
+    return list(outs[:count.value])
+
+
+def _emit_transfer(p, src, to):
+    out = c_int()
+    if _c.lib.sl_pipeline_transfer(p, src, to, byref(out)):
+        raise _pipeline_error(p, ".gpu()")
+    return out.value
+
+
+def _emit_outputs(p, nodes, names):
+    n = len(nodes)
+    cids = (c_int * max(1, n))(*nodes)
+    cnames = (ctypes.c_char_p * max(1, n))(*[_c.s(x) for x in names])
+    if _c.lib.sl_pipeline_set_outputs(p, n, cids, cnames):
+        raise _pipeline_error(p, "set_outputs")
+
+
 class _Graph:
     """The ops of one pipeline definition, checked as they come on a scratch C pipeline."""
 
@@ -247,38 +292,16 @@ class _Graph:
                                               % (what, node.name))
         return node
 
-    def _scratch_fail(self, where):
-        msg = _c.u(_c.lib.sl_pipeline_errmsg(self._scratch))
-        st = _c.lib.sl_pipeline_status(self._scratch)
-        return errors.from_status(st if st < 0 else _c.EINVAL, msg or where)
-
-    def add_op(self, rec, num_outputs_hint=None):
+    def add_op(self, rec):
         """Checks the op on the scratch pipeline and records it; returns its output nodes."""
-        p = self._scratch
-        op = _c.lib.sl_pipeline_op_begin(p, _c.s(rec.name))
-        if not op:
-            raise self._scratch_fail(rec.name)
-        for i in rec.inputs:
-            _c.lib.sl_pipeline_op_input(op, self._map[i._id])
-        if rec.device:
-            _c.lib.sl_pipeline_op_device(op, _c.s(rec.device))
-        if rec.instance:
-            _c.lib.sl_pipeline_op_arg(op, b"name", _c.s(_literal(rec.instance, "name")))
-        for k, v in rec.args:
-            _c.lib.sl_pipeline_op_arg(op, _c.s(k), _c.s(v))
-        for k, node in rec.arg_nodes:
-            _c.lib.sl_pipeline_op_arg_node(op, _c.s(k), self._map[node._id])
-        outs = (c_int * _c.MAX_OUTPUTS)()
-        count = c_int()
-        if _c.lib.sl_pipeline_op_end(op, outs, _c.MAX_OUTPUTS, byref(count)) != _c.OK:
-            raise self._scratch_fail(rec.name)
+        outs = _emit_op(self._scratch, rec, self._map)
         gpu = rec.device in ("gpu", "mixed") or (
             rec.device is None and any(i._gpu for i in rec.inputs))
         label = rec.instance or rec.name
         nodes = []
-        for k in range(count.value):
-            n = self._new_node(gpu, label if count.value == 1 else "%s[%d]" % (label, k))
-            self._map[n._id] = outs[k]
+        for k, c in enumerate(outs):
+            n = self._new_node(gpu, label if len(outs) == 1 else "%s[%d]" % (label, k))
+            self._map[n._id] = c
             nodes.append(n)
         rec.outputs = [n._id for n in nodes]
         self.records.append(rec)
@@ -291,19 +314,14 @@ class _Graph:
                                            "inside a pipeline (as in DALI)" % node.name)
         if (to == _c.DEVICE_CUDA) == node._gpu:
             return node
-        out = c_int()
-        if _c.lib.sl_pipeline_transfer(self._scratch, self._map[node._id], to, byref(out)):
-            raise self._scratch_fail(".gpu()")
+        out = _emit_transfer(self._scratch, self._map[node._id], to)
         n = self._new_node(to == _c.DEVICE_CUDA, node.name + ".gpu()")
-        self._map[n._id] = out.value
+        self._map[n._id] = out
         self.records.append(("transfer", node._id, to, n._id))
         return n
 
     def set_outputs(self, nodes, names):
-        ids = (c_int * max(1, len(nodes)))(*[self._map[n._id] for n in nodes])
-        cnames = (ctypes.c_char_p * max(1, len(nodes)))(*[_c.s(x) for x in names])
-        if _c.lib.sl_pipeline_set_outputs(self._scratch, len(nodes), ids, cnames):
-            raise self._scratch_fail("set_outputs")
+        _emit_outputs(self._scratch, [self._map[n._id] for n in nodes], names)
         self.outputs = [n._id for n in nodes]
         self.output_names = list(names)
 
@@ -312,43 +330,14 @@ class _Graph:
         for src in self.sources:
             src.attach(p)
         ids = {}
-
-        def fail(where):
-            st = _c.lib.sl_pipeline_status(p)
-            raise errors.from_status(st if st < 0 else _c.EINVAL,
-                                     _c.u(_c.lib.sl_pipeline_errmsg(p)) or where)
         for rec in self.records:
             if isinstance(rec, tuple):
                 _, src, to, out = rec
-                o = c_int()
-                if _c.lib.sl_pipeline_transfer(p, ids[src], to, byref(o)):
-                    fail(".gpu()")
-                ids[out] = o.value
-                continue
-            op = _c.lib.sl_pipeline_op_begin(p, _c.s(rec.name))
-            if not op:
-                fail(rec.name)
-            for i in rec.inputs:
-                _c.lib.sl_pipeline_op_input(op, ids[i._id])
-            if rec.device:
-                _c.lib.sl_pipeline_op_device(op, _c.s(rec.device))
-            if rec.instance:
-                _c.lib.sl_pipeline_op_arg(op, b"name", _c.s(_literal(rec.instance, "name")))
-            for k, v in rec.args:
-                _c.lib.sl_pipeline_op_arg(op, _c.s(k), _c.s(v))
-            for k, node in rec.arg_nodes:
-                _c.lib.sl_pipeline_op_arg_node(op, _c.s(k), ids[node._id])
-            outs = (c_int * _c.MAX_OUTPUTS)()
-            count = c_int()
-            if _c.lib.sl_pipeline_op_end(op, outs, _c.MAX_OUTPUTS, byref(count)):
-                fail(rec.name)
-            for k, out in enumerate(rec.outputs):
-                ids[out] = outs[k]
-        n = len(self.outputs)
-        cids = (c_int * max(1, n))(*[ids[i] for i in self.outputs])
-        cnames = (ctypes.c_char_p * max(1, n))(*[_c.s(x) for x in self.output_names])
-        if _c.lib.sl_pipeline_set_outputs(p, n, cids, cnames):
-            fail("set_outputs")
+                ids[out] = _emit_transfer(p, ids[src], to)
+            else:
+                for out, c in zip(rec.outputs, _emit_op(p, rec, ids)):
+                    ids[out] = c
+        _emit_outputs(p, [ids[i] for i in self.outputs], self.output_names)
 
     def source_error(self):
         """What to raise for the first exception a Python source raised (taken from it): a
@@ -616,8 +605,7 @@ class Pipeline(_Owner):
         if exc is not None:
             self._exhausted = isinstance(exc, StopIteration)
             return exc
-        st = _c.lib.sl_pipeline_status(p)
-        return errors.from_status(st if st < 0 else _c.EINVAL, _c.u(_c.lib.sl_pipeline_errmsg(p)))
+        return _pipeline_error(p, "")
 
     @property
     def _p(self):

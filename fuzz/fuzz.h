@@ -4,6 +4,8 @@
 #ifndef SLUICE_FUZZ_H
 #define SLUICE_FUZZ_H
 
+#include "sluice/iterator.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,5 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *fuzz_write_file(const char *name, const uint8_t *data, size_t size);
 /* The folder fuzz_write_file writes into. */
 const char *fuzz_dir(void);
+
+/* The iterator the checkpoint harness restores into, over fixtures/caffe2-fmnist-256; its seed
+ * checkpoint (seeds.c) is taken from the same one. */
+void fuzz_checkpoint_config(sl_iter_config *c, const char *fixtures);
 
 #endif

@@ -21,21 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint32_t crc = (uint32_t)crc32(0L, buf + 24, (uInt)(size - 24));
         memcpy(buf + 8, &crc, 4);
     }
-    static const char text[] =
-        "def p(data_path):\n"
-        "    jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True, name=\"r\")\n"
-        "    images = fn.decoders.image(jpegs, output_type=types.GRAY)\n"
-        "    return images, labels\n";
-    sl_pipeline_bind bind = {"data_path", SL_FIXTURES "/caffe2-fmnist-256"};
     sl_iter_config c;
-    sl_iter_config_init(&c);
-    c.text = text;
-    c.binds = &bind;
-    c.nbinds = 1;
-    c.batch_size = 16;
-    c.num_threads = 1;
-    c.prefetch_cpu = c.prefetch_gpu = 1;
-    c.reader_name = "r";
+    fuzz_checkpoint_config(&c, SL_FIXTURES);
     c.resume_bytes = buf;
     c.resume_size = size;
     sl_iter *it;

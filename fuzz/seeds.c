@@ -2,6 +2,7 @@
  * records/ (Caffe2 and Caffe records, encoded and raw), protowire/ (the same bytes), idx/ (a small
  * IDX file), tar/ (a two-sample WebDataset shard), checkpoint/ (a real iterator checkpoint of the
  * harness's pipeline, three steps in). make fuzz and the replay tests start from these. */
+#include "fuzz.h"
 #include "io/caffe.h"
 #include "io/caffe2.h"
 #include "io/protowire.h"
@@ -80,23 +81,8 @@ static void tar(void) {
 }
 
 static void checkpoint(const char *fixtures) {
-    static const char text[] =
-        "def p(data_path):\n"
-        "    jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True, name=\"r\")\n"
-        "    images = fn.decoders.image(jpegs, output_type=types.GRAY)\n"
-        "    return images, labels\n";
-    char path[4096];
-    snprintf(path, sizeof path, "%s/caffe2-fmnist-256", fixtures);
-    sl_pipeline_bind bind = {"data_path", path};
     sl_iter_config c;
-    sl_iter_config_init(&c);
-    c.text = text;
-    c.binds = &bind;
-    c.nbinds = 1;
-    c.batch_size = 16;
-    c.num_threads = 1;
-    c.prefetch_cpu = c.prefetch_gpu = 1;
-    c.reader_name = "r";
+    fuzz_checkpoint_config(&c, fixtures);
     sl_iter *it;
     sl_err err;
     if (sl_iter_create(&c, &it, &err) != SL_OK) {

@@ -28,3 +28,24 @@ const char *fuzz_write_file(const char *name, const uint8_t *data, size_t size) 
     }
     return fclose(f) == 0 ? path : NULL;
 }
+
+void fuzz_checkpoint_config(sl_iter_config *c, const char *fixtures) {
+    static const char text[] =
+        "def p(data_path):\n"
+        "    jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True, name=\"r\")\n"
+        "    images = fn.decoders.image(jpegs, output_type=types.GRAY)\n"
+        "    return images, labels\n";
+    static char path[4096];
+    static sl_pipeline_bind bind;
+    snprintf(path, sizeof path, "%s/caffe2-fmnist-256", fixtures);
+    bind.name = "data_path";
+    bind.value = path;
+    sl_iter_config_init(c);
+    c->text = text;
+    c->binds = &bind;
+    c->nbinds = 1;
+    c->batch_size = 16;
+    c->num_threads = 1;
+    c->prefetch_cpu = c->prefetch_gpu = 1;
+    c->reader_name = "r";
+}

@@ -28,8 +28,8 @@ static void put(const char *sub, const char *name, const void *data, size_t n) {
 }
 
 static void records(void) {
-    static const uint8_t jpeg[] = {0xff, 0xd8, 0xff, 0xe0, 0, 16, 'J', 'F', 'I', 'F', 0, 1, 1, 0,
-                                   0, 1, 0, 1, 0, 0, 0xff, 0xd9};
+    static const uint8_t jpeg[] = {0xff, 0xd8, 0xff, 0xe0, 0, 16, 'J', 'F', 'I', 'F',  0,
+                                   1,    1,    0,    0,    1, 0,  1,   0,   0,   0xff, 0xd9};
     uint8_t raw[2 * 3 * 1] = {1, 2, 3, 4, 5, 6};
     sl__pw_buf b;
     memset(&b, 0, sizeof b);

@@ -40,7 +40,10 @@ int main(void) {
     CHECK_FAILS(sl__val_parse("[1, -1e400]", &v, &e), SL_ESYNTAX, &e, "out of range");
     CHECK_FAILS(sl__val_parse("99999999999999999999", &v, &e), SL_ESYNTAX, &e, "out of range");
     /* a nested list that fails half-way frees what it had read (the ASan run checks) */
-    CHECK_FAILS(sl__val_parse("[[1, (2\xcd\xdf" "3)], None]", &v, &e), SL_ESYNTAX, &e, "expected");
+    CHECK_FAILS(sl__val_parse("[[1, (2\xcd\xdf"
+                              "3)], None]",
+                              &v, &e),
+                SL_ESYNTAX, &e, "expected");
     CHECK_OK(sl__val_parse("1e300", &v, &e), &e);
     CHECK_STR(sl__val_format(&v, buf, sizeof buf), "1e+300");
 

@@ -331,7 +331,8 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         } else if ((long long)deco.batch_size * per > INT_MAX) {
             free(text);
             return sl_cli_fail("run", "%s: batch_size=%d over %d devices is too large", path,
-                               deco.batch_size, per), 2;
+                               deco.batch_size, per),
+                   2;
         } else {
             c.batch_size = deco.batch_size * per;
         }
@@ -339,7 +340,8 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     if (deco.num_threads > 0) {
         if (threads_given) {
             if (lead)
-                fprintf(stderr, "sluice run: --threads %d overrides the pipeline's num_threads=%d\n",
+                fprintf(stderr,
+                        "sluice run: --threads %d overrides the pipeline's num_threads=%d\n",
                         c.num_threads, deco.num_threads);
         } else {
             c.num_threads = deco.num_threads;
@@ -511,9 +513,9 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         if (!json && lead && rc == 0)
             fprintf(stderr, "Epoch %d: %.3f s, %.0f samples/s, %lld steps%s\n", epoch, es.seconds,
                     es.samples / (es.seconds > 0 ? es.seconds : 1e-9), (long long)es.steps,
-                    !stopped           ? ""
-                    : ck_path          ? " (stopped at the checkpoint)"
-                                       : " (stopped after --steps)");
+                    !stopped  ? ""
+                    : ck_path ? " (stopped at the checkpoint)"
+                              : " (stopped after --steps)");
         if (!stopped && rc == 0) sl_iter_reset(it);
     }
     /* per-stage time, summed over devices */

@@ -1,7 +1,8 @@
 /* LMDB record stores: one or more LMDB environments opened read-only and mapped
  * (MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK, as DALI), concatenated in the given order, with an index of
- * (key, value) pointers into read-only maps of the files built once at open (24 bytes per record) so that record i is
- * found in O(1) and returned as a zero-copy view; and a writer that builds an LMDB in key order. */
+ * (key, value) pointers into read-only maps of the files built once at open (24 bytes per record)
+ * so that record i is found in O(1) and returned as a zero-copy view; and a writer that builds an
+ * LMDB in key order. */
 #ifndef SLUICE_IO_LMDB_H
 #define SLUICE_IO_LMDB_H
 

@@ -62,7 +62,8 @@ static sl_status parse_list_items(lit *l, sl__val *out, char close);
 static sl_status parse_list(lit *l, sl__val *out, char close) {
     out->kind = SL_VAL_LIST;
     if (l->depth >= SL__LIT_DEPTH_MAX)
-        return sl_err_set(l->err, SL_ESYNTAX, "lists nested too deeply (over %d levels) at offset %zu",
+        return sl_err_set(l->err, SL_ESYNTAX,
+                          "lists nested too deeply (over %d levels) at offset %zu",
                           SL__LIT_DEPTH_MAX, (size_t)(l->p - l->text));
     l->depth++;
     sl_status st = parse_list_items(l, out, close);
@@ -199,7 +200,7 @@ const char *sl__val_format(const sl__val *v, char *buf, size_t size) {
     case SL_VAL_FLOAT:
         snprintf(buf, size, "%g%s", v->f,
                  isfinite(v->f) && fabs(v->f) < 1e15 && v->f == (double)(long long)v->f ? ".0"
-                                                                                      : "");
+                                                                                        : "");
         break;
     case SL_VAL_STR:
         snprintf(buf, size, "\"%s\"", v->s);

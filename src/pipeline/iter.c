@@ -260,7 +260,8 @@ static sl_status check_resumed(const sl_iter *it, const book *r, const char *pat
     const int64_t B = it->B, per_step = it->use_reader ? B : (int64_t)it->n * B;
 #define BAD(field, ...)                                                                            \
     sl_err_set(err, SL_EFORMAT, "checkpoint %s: field %s: " field, path, __VA_ARGS__)
-    if (r->epoch < 0 || r->epoch == INT32_MAX) return BAD("epoch %d out of range", "epoch", r->epoch);
+    if (r->epoch < 0 || r->epoch == INT32_MAX)
+        return BAD("epoch %d out of range", "epoch", r->epoch);
     if (it->use_reader) {
         int64_t small = S ? it->N / S : 0, big = S ? ceil_div(it->N, S) : 0, sum = 0;
         for (int d = 0; d < SL_MAX_DEVICES; d++)
@@ -292,8 +293,8 @@ static sl_status check_resumed(const sl_iter *it, const book *r, const char *pat
                        (long long)f->size);
     } else {
         for (int d = 0; d < SL_MAX_DEVICES; d++)
-            if (r->shards_id[d]) return BAD("%d for device %d (no reader)", "shards_id",
-                                            r->shards_id[d], d);
+            if (r->shards_id[d])
+                return BAD("%d for device %d (no reader)", "shards_id", r->shards_id[d], d);
         for (int i = 0; i < MAX_SHARDS; i++)
             if (r->counter_per_gpu[i] || r->shard_sizes[i])
                 return BAD("set for shard %d without a reader", "counter_per_gpu/shard_sizes", i);
@@ -1021,9 +1022,8 @@ static sl_status read_checkpoint(sl_iter *it, const char *path, void **out_buf, 
     p += sizeof sh;
     if (sh.policy != (int32_t)it->policy) {
         st = SL_EINVAL;
-        sl_err_set(err, st,
-                   "checkpoint %s: field policy: last_batch_policy %d, this run has %d", path,
-                   sh.policy, (int)it->policy);
+        sl_err_set(err, st, "checkpoint %s: field policy: last_batch_policy %d, this run has %d",
+                   path, sh.policy, (int)it->policy);
         goto bad;
     }
     if (sh.n != it->n || sh.S != it->S || sh.B != it->B) {

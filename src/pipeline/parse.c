@@ -581,13 +581,14 @@ struct expr {
     const char **kwnames;
     sl__parse_pos *kwpos;
     expr **kwvals;
-    int depth; /* levels of the tree below and including this node (evaluation recurses this deep) */
+    int depth; /* levels of the tree below and including this node (evaluation recurses this deep)
+                */
 };
 
 /* How deep an expression tree (and the parser's recursion) may go: the evaluator and dotted()
  * recurse once per level, so a hostile chain of 15,000 operators must stop here, not overflow the
  * stack. Real pipelines stay under ten. */
-#define SL__PARSE_DEPTH_MAX 200
+#define SL__PARSE_DEPTH_MAX  200
 /* Keyword arguments in one call (no operator has more than a few dozen). */
 #define SL__PARSE_KWARGS_MAX 1024
 
@@ -962,8 +963,10 @@ static sl_status parse_primary(parser *ps, expr **out) {
             if (!e) return SL_ENOMEM;
             next(ps);
             SL_TRY(parse_items(ps, e, list ? "]" : ")", &comma));
-            if (!list && e->n == 1 && !comma) e = e->items[0]; /* (x) is x */
-            else SL_TRY(set_depth(ps, e));
+            if (!list && e->n == 1 && !comma)
+                e = e->items[0]; /* (x) is x */
+            else
+                SL_TRY(set_depth(ps, e));
             break;
         }
         if (is_op(t, "{"))
@@ -2339,8 +2342,8 @@ sl_status sl__parse_check_text(const char *text, size_t len, const char *filenam
         if (*q == '\n') pos.line++, line_start = q + 1;
     pos.col = (int)(nul - line_start) + 1;
     return sl__parse_error(err, SL_ESYNTAX, text, filename ? filename : "<text>", pos,
-                           "NUL byte in the pipeline text (byte %zu of %zu)",
-                           (size_t)(nul - text), len);
+                           "NUL byte in the pipeline text (byte %zu of %zu)", (size_t)(nul - text),
+                           len);
 }
 
 sl_status sl__parse_header(const char *text, const char *filename, sl_pipeline_decorator *out,

@@ -1143,7 +1143,8 @@ static sl_status apply_restore(sl_pipeline *p) {
      * overflow */
     int64_t seq_max = INT64_MAX / 4 / (p->cfg.batch_size > 0 ? p->cfg.batch_size : 1);
     if (seq < 0 || seq > seq_max)
-        return fail(p, SL_EFORMAT, "pipeline checkpoint: field seq: batch %lld out of range (0..%lld)",
+        return fail(p, SL_EFORMAT,
+                    "pipeline checkpoint: field seq: batch %lld out of range (0..%lld)",
                     (long long)seq, (long long)seq_max);
     for (int k = 0; k < p->nops; k++) {
         sl__opinst *op = &p->ops[k];

@@ -1,12 +1,14 @@
 /* Writes a seed input for each harness that no fixture file serves as is, into the folder given:
  * records/ (Caffe2 and Caffe records, encoded and raw), protowire/ (the same bytes), idx/ (a small
  * IDX file), tar/ (a two-sample WebDataset shard), checkpoint/ (a real iterator checkpoint of the
- * harness's pipeline, three steps in). make fuzz and the replay tests start from these. */
+ * harness's pipeline, three steps in), model/ (a model file and two optimiser states). make fuzz
+ * and the replay tests start from these. */
 #include "fuzz.h"
 #include "io/caffe.h"
 #include "io/caffe2.h"
 #include "io/protowire.h"
 #include "sluice/iterator.h"
+#include "sluice/train.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +104,43 @@ static void checkpoint(const char *fixtures) {
     sl_iter_free(it);
 }
 
+/* a small model (6 -> 4 -> 3, relu) and the states of SGD with momentum and of Adam over it */
+static void model(void) {
+    sl_mlp_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.nsizes = 3;
+    mc.sizes[0] = 6, mc.sizes[1] = 4, mc.sizes[2] = 3;
+    mc.activation = SL_ACT_RELU;
+    mc.init_scale = 0.1;
+    sl_mlp *m;
+    sl_err err;
+    size_t n;
+    unsigned char buf[4096];
+    if (sl_mlp_create(&mc, sl_cpu(), &m, &err) != SL_OK ||
+        sl_mlp_serialize(m, buf, sizeof buf, &n, &err) != SL_OK) {
+        fprintf(stderr, "seeds: %s\n", err.msg);
+        exit(1);
+    }
+    put("model", "mlp_6_4_3", buf, n);
+    for (int k = 0; k < 2; k++) {
+        sl_optim_config oc;
+        sl_optim_config_default(&oc);
+        if (k == 0)
+            oc.momentum = 0.9f;
+        else
+            oc.kind = SL_OPTIM_ADAM;
+        sl_optim *o;
+        if (sl_optim_create(&oc, sl_mlp_num_params(m), sl_cpu(), &o, &err) != SL_OK ||
+            sl_optim_serialize(o, buf, sizeof buf, &n, &err) != SL_OK) {
+            fprintf(stderr, "seeds: %s\n", err.msg);
+            exit(1);
+        }
+        put("model", k == 0 ? "sgd_momentum" : "adam", buf, n);
+        sl_optim_free(o);
+    }
+    sl_mlp_free(m);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: fuzz_seeds OUT_DIR FIXTURES_DIR\n");
@@ -113,5 +152,6 @@ int main(int argc, char **argv) {
     idx();
     tar();
     checkpoint(argv[2]);
+    model();
     return 0;
 }

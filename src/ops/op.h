@@ -176,6 +176,7 @@ typedef struct sl__op_io {
     int num_outputs;
     sl_tlist *const *out;
     const char *const *keys; /* per-sample record keys (readers set them) */
+    const char *source;      /* where the keys' records come from (the reader's path), or NULL */
     uint64_t seed;           /* the instance's seed */
     int64_t sample_base;     /* global sequence number of sample 0 (RNG stream = base + i) */
     int64_t iteration;       /* batches this instance has run */

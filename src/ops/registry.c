@@ -71,6 +71,8 @@ sl_status sl__op_fail(sl_err *err, sl_status st, const sl__op_io *io, int i, con
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     const char *key = io && io->keys && i >= 0 && i < io->batch ? io->keys[i] : NULL;
+    if (key && io->source && *io->source)
+        return sl_err_set(err, st, "%s: record %s of %s: %s", opname, key, io->source, what);
     if (key) return sl_err_set(err, st, "%s: record %s: %s", opname, key, what);
     return sl_err_set(err, st, "%s: sample %d: %s", opname, i, what);
 }

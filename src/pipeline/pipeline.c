@@ -454,6 +454,22 @@ static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
 /* Runs op k on batch b. In the CPU stage (gpu_half false): its setup, then its per-sample run on
  * the pool. In the GPU stage (gpu_half true): a gpu op's setup then its run_gpu, or a split op's
  * run_gpu alone, on the stage's stream. */
+/* Where the pipeline's records come from, for messages about one of them: the first reader's
+ * store, folder or file list as given, or NULL. */
+static const char *reader_source(const sl_pipeline *p) {
+    if (p->reader_op < 0) return NULL;
+    const sl__args *a = &p->ops[p->reader_op].args;
+    static const char *const names[] = {"path", "file_root", "file_list", "files"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(names); i++) {
+        if (!sl__args_given(a, names[i])) continue;
+        const sl__val *v = sl__args_get(a, names[i]);
+        if (v->kind == SL_VAL_STR) return v->s;
+        if (v->kind == SL_VAL_LIST && v->n > 0 && v->items[0].kind == SL_VAL_STR)
+            return v->items[0].s;
+    }
+    return NULL;
+}
+
 static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_err *err) {
     sl__opinst *op = &p->ops[k];
     sl_tlist *in[SL__MAX_OP_INPUTS], *arg_in[SL__MAX_OP_INPUTS], *out[SL__MAX_OP_OUTPUTS];
@@ -470,6 +486,7 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     io.num_outputs = op->nout;
     io.out = out;
     io.keys = (const char *const *)b->keys;
+    io.source = k == p->reader_op ? NULL : reader_source(p);
     io.seed = op->seed;
     io.sample_base = b->seq * p->cfg.batch_size;
     io.iteration = b->seq;

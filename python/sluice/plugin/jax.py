@@ -31,8 +31,14 @@ from ._iterator import LAYOUT_NONE, LAYOUT_SHARDED, LAYOUT_STACKED, SlIterator, 
 __all__ = ["data_iterator", "DALIGenericIterator", "LastBatchPolicy"]
 
 
-def _to_jax(t):
-    return jax.dlpack.from_dlpack(t)
+def _to_jax(t, dev=None):
+    """t as a jax.Array on dev. DLPack names only "the CPU", which JAX takes as its first CPU
+    device: a part meant for another (several CPU devices: XLA's host platform device count, or
+    the CPU devices of a jax.distributed process) is copied there."""
+    a = jax.dlpack.from_dlpack(t)
+    if dev is not None and dev.platform == "cpu" and dev not in a.devices():
+        a = jax.device_put(a, dev)
+    return a
 
 
 def _sluice_device(d):
@@ -54,12 +60,13 @@ class DALIGenericIterator(BaseIterator):
     def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
                  last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
                  prepare_first_batch=True, sharding=None, checkpoint=None, _devices=None,
-                 _slit=None):
+                 _slit=None, _local=None):
         if LastBatchPolicy(last_batch_policy) == LastBatchPolicy.PARTIAL:
             raise errors.InvalidArgumentError("last_batch_policy PARTIAL is not supported with "
                                               "JAX (as DALI): use FILL or DROP")
         self._sharding = sharding
         self._devices = _devices
+        self._local = _local
         if _slit is not None:  # made by data_iterator
             self._it, self.output_map, self.batch_size = _slit
             self._auto_reset = auto_reset in (True, "yes")
@@ -75,7 +82,11 @@ class DALIGenericIterator(BaseIterator):
         """The JAX device of each pipeline, in pipeline order."""
         if self._devices is not None:
             return list(self._devices)
-        by_key = {_sluice_device(d): d for d in jax.local_devices()}
+        if self._local is not None:
+            return list(self._local)
+        by_key = {}
+        for d in jax.local_devices():  # CPU pipelines: JAX's first CPU device
+            by_key.setdefault(_sluice_device(d), d)
         devs = []
         for p in getattr(self, "_pipes", []):
             key = pipeline_device(p)
@@ -96,7 +107,7 @@ class DALIGenericIterator(BaseIterator):
                     t = t.as_tensor()
                 if self._stack:
                     t = stacked(t)
-                shards.append(_to_jax(t))
+                shards.append(_to_jax(t, self._jax_devices[d] if self._jax_devices else None))
             if self._sharding is not None:
                 shape = (self.batch_size * _mesh_size(self._sharding),) + tuple(shards[0].shape[1:])
                 out[name] = jax.make_array_from_single_device_arrays(shape, self._sharding, shards)
@@ -194,6 +205,6 @@ def data_iterator(pipeline_fn=None, output_map=(), size=-1, reader_name=None, au
             names = list(output_map) or slit.output_names
             return DALIGenericIterator(None, names, auto_reset=auto_reset, sharding=sharding,
                                        _devices=local if layout == LAYOUT_STACKED else None,
-                                       _slit=(slit, names, per))
+                                       _slit=(slit, names, per), _local=local)
         return create
     return decorate(pipeline_fn) if pipeline_fn is not None else decorate

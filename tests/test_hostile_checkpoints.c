@@ -2,8 +2,9 @@
  * shards), then forged variants whose CRC is recomputed as the writer does -- shard ids out of
  * range, huge and negative counters, epochs and steps, wrong device/shard/batch counts, wrong shard
  * sizes, pipeline blobs whose lengths run past the file, a hostile batch sequence number in a
- * pipeline snapshot, truncations -- are each refused with an error naming the field (never a
- * crash: `make test-asan` runs this). The optimiser's state file: a forged step count. */
+ * pipeline snapshot, a damaged random state in the reader's snapshot, truncations -- are each
+ * refused with an error naming the field (never a crash: `make test-asan` runs this). The
+ * optimiser's state file: a forged step count. */
 #include "check.h"
 #include "core/bytes.h"
 #include "sluice/iterator.h"
@@ -167,6 +168,15 @@ static void test_iterator_checkpoint(void) {
     forge64("huge batch seq", snap + 12, INT64_MAX, "seq");
     forge32("operator count", snap + 8, 1000, "operators");
     forge64("operator state past the blob", snap + 20, INT64_MAX, "truncated");
+    /* the reader's state (its length at snap + 20, then the loader's blob: magic, sizes, shards,
+     * flags, seeds and position, 128 bytes, then the Philox stream: key, counter, buffer, index) */
+    const size_t rng = snap + 28 + 128, rng_idx = rng + 40;
+    int32_t idx;
+    memcpy(&idx, ck + rng_idx, sizeof idx);
+    CHECK_MSG(idx >= 0 && idx <= 4, "the random stream's index is not at %zu (read %d)", rng_idx,
+              idx);
+    forge32("random stream index", rng_idx, 260, "random state");
+    forge32("random stream key", rng, 12345, "random state");
 
     /* truncations: at every length a few apart, CRC and payload recomputed */
     for (size_t cut = 0; cut < ck_len; cut += (cut < BLOB0_AT + 64 ? 7 : 1)) {

@@ -40,6 +40,13 @@ void sl__rng_philox_init(sl__rng_philox *r, uint64_t seed, uint64_t stream) {
     r->idx = 4;
 }
 
+int sl__rng_philox_valid(const sl__rng_philox *r, uint64_t seed, uint64_t stream) {
+    sl__rng_philox fresh;
+    sl__rng_philox_init(&fresh, seed, stream);
+    return r->idx >= 0 && r->idx <= 4 && r->key[0] == fresh.key[0] && r->key[1] == fresh.key[1] &&
+           r->ctr[2] == fresh.ctr[2] && r->ctr[3] == fresh.ctr[3];
+}
+
 uint32_t sl__rng_philox_u32(sl__rng_philox *r) {
     if (r->idx == 4) {
         sl__rng_philox_block(r->ctr, r->key, r->buf);

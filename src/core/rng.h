@@ -26,6 +26,9 @@ typedef struct sl__rng_philox {
 
 /* A stream identified by (seed, stream): e.g. (pipeline seed ^ op, sample index). */
 void sl__rng_philox_init(sl__rng_philox *r, uint64_t seed, uint64_t stream);
+/* Whether r is a state of the stream (seed, stream) that sl__rng_philox_u32 can go on from (its
+ * buffer index in range): a state read back from a file must be, before it is used. */
+int sl__rng_philox_valid(const sl__rng_philox *r, uint64_t seed, uint64_t stream);
 uint32_t sl__rng_philox_u32(sl__rng_philox *r);
 uint64_t sl__rng_philox_u64(sl__rng_philox *r);
 /* [0, 1) with 53 random bits */

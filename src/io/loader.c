@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the shuffle buffer's random stream (with the reader's seed) */
+#define LOADER_STREAM 0x5eed10adULL
+
 typedef struct sl__loader_pos {
     int64_t consumed, read; /* stream positions */
     int64_t cons_epoch;     /* epoch of the front window */
@@ -80,7 +83,7 @@ static void reset(sl__loader *l) {
     memset(&l->pos, 0, sizeof l->pos);
     l->pos.last = -1;
     l->pos.cons_end = shard_size(l, vshard(l, 0));
-    sl__rng_philox_init(&l->rng, l->cfg.seed, 0x5eed10adULL);
+    sl__rng_philox_init(&l->rng, l->cfg.seed, LOADER_STREAM);
     start_read_epoch(l, 0);
     for (int64_t k = 0; k < l->fill; k++) l->ring[k] = read_one(l);
     l->pos.read = l->fill;
@@ -270,6 +273,11 @@ sl_status sl__loader_restore(sl__loader *l, const void *bytes, size_t size, sl_e
                           "(%lld records, shard %d/%d)",
                           (long long)h.n, h.shard_id, h.num_shards);
     SL_TRY(check_pos(l, &h.pos, (const unsigned char *)bytes + sizeof h, err));
+    if (!sl__rng_philox_valid(&h.rng, l->cfg.seed, LOADER_STREAM))
+        return sl_err_set(err, SL_EFORMAT,
+                          "reader checkpoint: damaged random state (not the shuffle stream of "
+                          "seed %llu)",
+                          (unsigned long long)l->cfg.seed);
     l->pos = h.pos;
     l->rng = h.rng;
     memcpy(l->ring, (const unsigned char *)bytes + sizeof h, (size_t)l->fill * sizeof(int64_t));

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Thin wrapper over CMake. The README's two commands: `make demo` and `make check`.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build

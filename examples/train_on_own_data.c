@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Training sluice's MLP on samples your own C code makes, with no files: a source registered for
  * fn.external_source generates a 4-class problem (16 features: the class's centre plus noise, all
  * computed from the sample's number, so every run sees the same data), the pipeline one-hot encodes

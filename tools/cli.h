@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sluice command-line tool: one function per subcommand (tools/cmd_<name>.c), dispatched by
  * tools/main.c. Each returns the process exit status (0 ok, 1 failure, 2 usage error). */
 #ifndef SLUICE_TOOLS_CLI_H

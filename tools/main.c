@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sluice: command-line entry point. Dispatches to the subcommands and installs a log callback that
  * prints the library's warnings to stderr (the library itself never prints). */
 #include "cli.h"

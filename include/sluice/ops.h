@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_op_*: the operator table -- every operator pipelines know, with its argument schema (what
  * `sluice ops` prints and what pipeline arguments are checked against).
  *

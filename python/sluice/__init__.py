@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sluice: DALI-style data pipelines on a C engine, for JAX, PyTorch and NumPy programs.
 
     from sluice import pipeline_def

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The C library, through ctypes: where libsluice.so is found, and the public API's structs and
 functions (include/sluice/*.h). Nothing here is meant for users; the rest of the package wraps it.
 

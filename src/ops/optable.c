@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The public view of the operator table (sluice/ops.h): the registry's entries and their argument
  * schemas, copied into plain structs whose strings point into the tables themselves. */
 #include "sluice/ops.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # libsluice.so (next to the tool): it exports the public API and nothing else -- every function
 # the headers in include/sluice/ declare, no sl__ internal, no other symbol -- and a program built
 # against the headers and the .so alone runs a pipeline from text over the LMDB fixture.

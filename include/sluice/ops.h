@@ -68,9 +68,6 @@ sl_status sl_op_get_arg(const char *op_name, int index, sl_op_arg_info *out, sl_
 int sl_op_num_common_args(void);
 sl_status sl_op_common_arg(int index, sl_op_arg_info *out, sl_err *err);
 
-/* The library's version, "0.1.0" (SLUICE_VERSION_STRING). */
-const char *sl_version(void);
-
 #ifdef __cplusplus
 }
 #endif

@@ -4,10 +4,7 @@
 #ifndef SLUICE_H
 #define SLUICE_H
 
-#define SLUICE_VERSION_MAJOR  0
-#define SLUICE_VERSION_MINOR  1
-#define SLUICE_VERSION_PATCH  0
-#define SLUICE_VERSION_STRING "0.1.0"
+#include "sluice/version.h"
 
 #include "sluice/status.h"
 #include "sluice/tensor.h"

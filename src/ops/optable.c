@@ -126,7 +126,3 @@ sl_status sl_op_common_arg(int index, sl_op_arg_info *out, sl_err *err) {
     fill_arg(&c[index], out);
     return SL_OK;
 }
-
-const char *sl_version(void) {
-    return SLUICE_VERSION_STRING;
-}

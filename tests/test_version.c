@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The version macros (configured from CMakeLists.txt's project() version), sl_version() and
+ * sl_version_string() agree; sl_build_info() names each back end once, on the side (built with
+ * or without) that this build's SLUICE_HAVE_* say, and the libraries every build has. */
+#include "sluice/sluice.h"
+
+#include "check.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* 1 when name is in the "built with" part of info, 0 when in the "without" part, -1 neither */
+static int side(const char *info, const char *name) {
+    const char *without = strstr(info, "; without ");
+    size_t n = strlen(name);
+    for (const char *p = info; (p = strstr(p, name)) != NULL; p += n) {
+        bool starts = p == info || p[-1] == ' ';
+        bool ends = p[n] == '\0' || p[n] == ' ' || p[n] == ',';
+        if (starts && ends) return without && p > without ? 0 : 1;
+    }
+    return -1;
+}
+
+int main(void) {
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", SLUICE_VERSION_MAJOR, SLUICE_VERSION_MINOR,
+             SLUICE_VERSION_PATCH);
+    CHECK_STR(SLUICE_VERSION_STRING, want);
+    CHECK_STR(sl_version_string(), SLUICE_VERSION_STRING);
+    CHECK_EQ_INT(sl_version(), SLUICE_VERSION_NUMBER);
+    CHECK_EQ_INT(sl_version(),
+                 SLUICE_VERSION_MAJOR * 10000 + SLUICE_VERSION_MINOR * 100 + SLUICE_VERSION_PATCH);
+    CHECK_STR(sl_version_string(), "0.1.0");
+
+    const char *info = sl_build_info();
+    CHECK(info == sl_build_info());
+    printf("build info: %s\n", info);
+#ifdef SLUICE_HAVE_CUDA
+    CHECK_EQ_INT(side(info, "CUDA"), 1);
+#else
+    CHECK_EQ_INT(side(info, "CUDA"), 0);
+#endif
+#ifdef SLUICE_HAVE_NVJPEG
+    CHECK_EQ_INT(side(info, "nvJPEG"), 1);
+#else
+    CHECK_EQ_INT(side(info, "nvJPEG"), 0);
+#endif
+#ifdef SLUICE_HAVE_NCCL
+    CHECK_EQ_INT(side(info, "NCCL"), 1);
+#else
+    CHECK_EQ_INT(side(info, "NCCL"), 0);
+#endif
+#ifdef SLUICE_HAVE_MPI
+    CHECK_EQ_INT(side(info, "MPI"), 1);
+#else
+    CHECK_EQ_INT(side(info, "MPI"), 0);
+#endif
+    CHECK_EQ_INT(side(info, "libspng"), 1);
+    CHECK_EQ_INT(side(info, "zlib"), 1);
+    CHECK_EQ_INT(side(info, "LMDB"), 1);
+    CHECK_EQ_INT(side(info, "OpenBLAS"), 1);
+    CHECK(side(info, "libjpeg-turbo") == 1 || side(info, "libjpeg") == 1);
+    CHECK_MSG(strstr(info, ", ,") == NULL && info[strlen(info) - 1] != ' ' &&
+                  info[strlen(info) - 1] != ',',
+              "separators: '%s'", info);
+    return check_done();
+}

@@ -57,7 +57,7 @@ grep -qE '^commit: [0-9A-Za-z._+-]+$' "$work/version" ||
     fail "commit line: $(cat "$work/version")"
 grep -q '^built with: .*libspng' "$work/version" || fail "built with: $(cat "$work/version")"
 "$p/bin/sluice" version | cmp -s - "$work/version" || fail "sluice version differs from --version"
-export PKG_CONFIG_PATH=$lib/pkgconfig
+export PKG_CONFIG_PATH=$lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 [ "$(pkg-config --modversion sluice)" = "$hv" ] || fail "sluice.pc: $(pkg-config --modversion sluice)"
 grep -q "^prefix=$p\$" "$lib/pkgconfig/sluice.pc" || fail "sluice.pc's prefix: $(grep prefix= "$lib/pkgconfig/sluice.pc")"
 grep -q "set(PACKAGE_VERSION \"$hv\")" "$lib/cmake/sluice/sluiceConfigVersion.cmake" ||

@@ -22,8 +22,15 @@ if(TARGET sluice_cli)
 endif()
 install(FILES LICENSE NOTICE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
+# What a program linking libsluice.a needs: SLUICE_LINK, and where the archive holds CUDA objects
+# (host code compiled as C++) the C++ runtime, which a C program's link does not bring.
+set(SLUICE_STATIC_LINK ${SLUICE_LINK})
+if(SLUICE_HAVE_CUDA)
+  list(APPEND SLUICE_STATIC_LINK stdc++)
+endif()
+
 # ---- sluice.pc ------------------------------------------------------------------------------------
-# SLUICE_LINK as pkg-config flags: a library with a pkg-config module of its own goes into
+# SLUICE_STATIC_LINK as pkg-config flags: a library with a pkg-config module of its own goes into
 # Requires.private, any other as -L/-l into Libs.private (both only for `pkg-config --static`).
 set(SLUICE_PC_REQUIRES "")
 set(SLUICE_PC_LIBS "")
@@ -59,7 +66,7 @@ function(sluice_pc_libs out) # the -L/-l flags of the libraries (full paths, nam
   endforeach()
   set(${out} ${flags} PARENT_SCOPE)
 endfunction()
-set(pc_rest ${SLUICE_LINK})
+set(pc_rest ${SLUICE_STATIC_LINK})
 while(sluice_pc_modules)
   list(POP_FRONT sluice_pc_modules module var)
   if(PKG_CONFIG_FOUND)
@@ -101,7 +108,6 @@ install(CODE "
        FILES \"${CMAKE_CURRENT_BINARY_DIR}/pc/sluice.pc\")")
 
 # ---- the CMake package ----------------------------------------------------------------------------
-set(SLUICE_STATIC_LINK "${SLUICE_LINK}")
 configure_package_config_file(cmake/sluiceConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfig.cmake
                               INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice
                               PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_LIBDIR)

@@ -81,7 +81,9 @@ LD_LIBRARY_PATH=$lib runs "$work/train_shared"
     $(pkg-config --static --libs sluice | sed 's/-lsluice /-l:libsluice.a /')) ||
     fail "pkg-config --static build"
 readelf -d "$work/train_static" | grep -q 'libsluice' && fail "train_static needs libsluice.so"
-runs "$work/train_static"
+# the folders of the libraries under it (CUDA's, say) may not be the loader's
+deps=$(pkg-config --static --libs-only-L sluice | sed 's/-L//g; s/ \+/:/g; s/:$//')
+LD_LIBRARY_PATH=$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} runs "$work/train_static"
 
 # (e) with CMake: find_package(sluice 0.1 REQUIRED), sluice::sluice and sluice::sluice_static
 cmake -S "$SL_SOURCE_DIR/examples" -B "$work/ex" -DCMAKE_PREFIX_PATH="$p" > "$work/cmake.log" 2>&1 &&

@@ -1,10 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 # Thin wrapper over CMake. The README's two commands: `make demo` and `make check`.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 CMAKE_FLAGS ?=
 HAVE_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1 || echo 0)
 
-.PHONY: all deps build check test test-asan test-tsan demo data clean bench format python fuzz
+.PHONY: all deps build check test test-asan test-tsan demo data clean bench format python fuzz install
 
 all: build
 
@@ -54,6 +55,12 @@ fuzz: deps
 
 check: test test-asan test-tsan
 	@echo "check: plain, ASan+UBSan and TSan suites passed"
+
+# libsluice.so/.a, the headers, the tool, sluice.pc, the CMake package and the man pages under
+# $(PREFIX) (DESTDIR=... stages them for a package)
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 # makes `import sluice` work for $(PYTHON) (docs/python.md)
 PYTHON ?= python3

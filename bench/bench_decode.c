@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Decode + normalise throughput of sluice's decoders.image -> crop_mirror_normalize against PIL
  * and torchvision.io.decode_jpeg on the same bytes in the same run: the Fashion-MNIST JPEGs of the
  * caffe2 fixture (28x28 gray, the seed's chain: GRAY, FLOAT, std 255, CHW) and the dali_extra/jpeg

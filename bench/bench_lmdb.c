@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_lmdb: opening and indexing an LMDB of 1,000,000 small records (Caffe2 records with a
  * 64-byte payload), then one full sequential and one shuffled (initial_fill 1024) pass through the
  * loader, touching every record's bytes. Reports records/s and resident memory per record beyond

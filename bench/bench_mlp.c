@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Benchmark: one training step of the seed's MLP (784-1024-1024-10, tanh, SGD lr 0.001) at global
  * batch 200 on the CPU: forward+backward alone, the full sl_trainer step on cpu:1, and on cpu:2
  * (two replicas of 100 rows, gradients averaged through the local sl_comm). Prints the median and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 5 benchmark: the seed's training pipeline (decode GRAY, x/255 CHW, reshape 784, one-hot 10,
 # shuffled, batch 200) through `sluice run --devices cpu` and `cpu:2` against PyTorch's DataLoader
 # (2 worker processes, PIL decode, bench/peer_dataloader.py) on the same JPEG bytes, interleaved

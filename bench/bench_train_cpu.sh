@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 7 benchmark: one epoch of the seed workload (training pipeline + the MLP 784-1024-1024-10,
 # tanh, SGD lr 0.001, batch 200, numpy RandomState(0) init) through `sluice train --devices cpu` and
 # `cpu:2` against PyTorch on the CPU (bench/peer_torch_train.py: DataLoader with 2 workers, PIL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPU training benchmarks (issue 9), each figure next to its peer measured in the same binary:
  *   1. one training step of the seed's MLP at batch 200 on one GPU (sl_trainer_step: forward and
  *      backward as a CUDA graph, optimiser kernel, the loss read back), per math mode;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Writes the JPEG bytes and labels of a Caffe2 LMDB (as the seed's readers.caffe2 reads it) to one
  * flat file, so that the PyTorch peers of bench_pipeline_cpu.sh and bench_train_cpu.sh decode the
  * very bytes sluice decodes without a Python LMDB binding. Format: "SLJPEGS1", u32 count, then per

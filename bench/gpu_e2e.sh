@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The seed end to end on the GPU machine, in one go (issues 8, 9, 10): builds, runs the gpu-labelled
 # tests, converts Fashion-MNIST, then times `sluice train` start to exit on 1 GPU, 2 GPUs (sharding
 # and devices modes), 2 processes of one GPU each (mpirun), `make demo`, and the peers in the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/gpu_imagenet.sh BUILD_DIR OUT_DIR [hw_decoder_load ...]: the ImageNet-style pipeline of
 # issue 8 (decoders.image_random_crop mixed -> resize 224x224 -> crop_mirror_normalize FLOAT16
 # CHW, random mirror) over the DALI_extra photos x500, batch 128, GPU 0, 3 epochs, once per

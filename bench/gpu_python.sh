@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Python package on the GPU machine, in one go: builds, runs the Python suites (pytest, where
 # the machine has it) and the seed's program on sluice (examples/jax_multigpu.py), then times, in
 # the same run: the seed's JAX loop fed by sluice (bench/jax_epoch.py) against the same loop fed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The seed's JAX training loop (examples/model.py's update) fed by sluice.plugin.jax: seconds per
 epoch on every GPU of the machine (sharding), the first epoch (compile) reported apart, and test
 accuracy after each. Compare with the same loop fed from NumPy arrays

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Where a step of the sluice-fed JAX loop goes (bench/jax_epoch.py's loop): the time next() waits
 for the library's batch, the tensor wrappers, jax.dlpack.from_dlpack, the global array, and the
 jitted update's dispatch, per step over an epoch (epochs after the first).

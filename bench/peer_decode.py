@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Peers for bench_decode.c: PIL and torchvision.io.decode_jpeg, on one thread, decoding and
 normalising the very bytes sluice decodes (a blob of (kind u32, length u32, bytes) records: kind 0
 Fashion-MNIST, 1 photo). Prints "<peer> <set> <images per second>" lines.

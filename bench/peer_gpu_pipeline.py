@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Peer for bench/gpu_pipeline.sh: PyTorch DataLoader (16 workers, PIL) over the same JPEG bytes as
 the seed pipeline. The JPEGs are taken out of the Caffe2 LMDB file (data.mdb) by their markers
 (FFD8FF ... FFD9; 28x28 records sit whole in their pages), decoded with PIL as grayscale and scaled

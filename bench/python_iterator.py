@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python iterators against `sluice run` on the same pipeline: samples/s of the seed's
 training pipeline over the converted Fashion-MNIST, and the iterator's own cost per batch (the
 time next() takes beyond waiting for the library's batch: ctypes calls, the tensor objects, the

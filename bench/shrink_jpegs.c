@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Re-encodes JPEGs at about a given pixel count, for measuring the ImageNet-style pipeline on
  * images of ImageNet's size (about 0.2 megapixels on average) next to the DALI_extra photos
  * (0.26-1.1 MP). Each image is decoded by libjpeg-turbo at the scale k/8 (k = 1..8) whose pixel

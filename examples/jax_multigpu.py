@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The seed's program -- "Training with multiple GPUs" of DALI's JAX tutorials -- on sluice. What
 # changed from the original, and nothing else:
 #  - the imports: sluice.plugin.jax, sluice.fn and sluice.types in place of nvidia.dali's;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The seed's model, in JAX: an MLP 784-1024-1024-10 with tanh hidden layers and a log-softmax
 output, trained with plain SGD (learning rate 0.001) on loss = -mean(sum(logprobs * one_hot));
 weights from numpy RandomState(0), w = 0.1*randn(in, out) then b = 0.1*randn(out) per layer.

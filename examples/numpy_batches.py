@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Batches of a sluice pipeline as NumPy arrays: the seed's validation pipeline over a Caffe2 LMDB,
 plus a pipeline fed by Python code through fn.external_source. Usage:
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Trains the seed's MLP (784-1024-1024-10, tanh, log-softmax, SGD) with PyTorch, fed by sluice.
 
 The pipelines are the seed's: Fashion-MNIST JPEGs from a Caffe2 LMDB, decoded, normalised and

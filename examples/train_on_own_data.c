@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Training sluice's MLP on samples your own C code makes, with no files: a source registered for
  * fn.external_source generates a 4-class problem (16 features: the class's centre plus noise, all
  * computed from the sample's number, so every run sees the same data), the pipeline one-hot encodes
@@ -5,8 +6,17 @@
  * with Adam on the CPU. Prints each epoch's mean loss and accuracy; exits 0 when the last epoch's
  * accuracy is above 0.9 (ctest runs it as example_train_on_own_data).
  *
- * Built with the project (target example_train_on_own_data); against an installed libsluice:
- *     cc -std=c11 train_on_own_data.c -lsluice -o train_on_own_data */
+ * Built with the project (target example_train_on_own_data). Against an installed sluice (make
+ * install PREFIX=/usr/local; under another prefix P, set PKG_CONFIG_PATH=P/lib/pkgconfig, and
+ * LD_LIBRARY_PATH=P/lib to run it), with libsluice.so:
+ *     cc -std=c11 train_on_own_data.c $(pkg-config --cflags --libs sluice) -o train_on_own_data
+ * with libsluice.a (-l:libsluice.a takes the archive though libsluice.so lies beside it):
+ *     cc -std=c11 train_on_own_data.c $(pkg-config --cflags sluice) -o train_on_own_data \
+ *         $(pkg-config --static --libs sluice | sed 's/-lsluice /-l:libsluice.a /')
+ * or with CMake (examples/CMakeLists.txt: find_package(sluice 0.1 REQUIRED), sluice::sluice):
+ *     cmake -S examples -B build-examples -DCMAKE_PREFIX_PATH=/usr/local
+ *     cmake --build build-examples && build-examples/train_on_own_data
+ * tests/cli/install.sh builds it these three ways. */
 #include <sluice/iterator.h>
 #include <sluice/pipeline.h>
 #include <sluice/train.h>

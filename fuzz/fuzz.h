@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by the fuzz harnesses: each defines LLVMFuzzerTestOneInput over one entry point that a
  * file or a user's text reaches, calling the library's own code. Built with clang's libFuzzer
  * (make fuzz) or, in every build, with replay.c as a program that runs saved inputs (ctest). */

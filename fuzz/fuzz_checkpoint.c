@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An iterator checkpoint (what `sluice run --resume` and `sluice train --resume` read) restored
  * into the seed's validation pipeline over the fixture LMDB, then one step taken. The CRC is
  * recomputed over the input's payload first, so the fields behind it are what gets fuzzed. */

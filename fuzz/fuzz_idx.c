@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IDX files (MNIST's format), opened and every item read as the IDX reader does. */
 #include "fuzz.h"
 #include "io/idx.h"

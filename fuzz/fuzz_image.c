@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JPEG and PNG headers (peek) and, when they pass, a full CPU decode into a buffer of the size
  * the header says -- as the decoders do, with their pixel limit. */
 #include "fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Saved models and optimiser states (what `sluice train --load` and `--resume` read): a file
  * starting with the optimiser magic is restored into an optimiser of the kind and size its header
  * names (up to 2^16 floats, so that the state's own loop runs); anything else is loaded as a

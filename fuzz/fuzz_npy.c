@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NumPy .npy headers, from memory and from a file (the reader's path). */
 #include "fuzz.h"
 #include "io/npy.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pipeline text (DALI's Python syntax) through the parser into a CPU pipeline's graph; the
  * decorator reader too. Nothing is built: stores are not opened. */
 #include "fuzz.h"

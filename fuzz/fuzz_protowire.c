@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The protobuf wire reader: a message walked field by field, and its repeated-field reader. */
 #include "fuzz.h"
 #include "io/protowire.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Caffe2 (TensorProtos) and Caffe (Datum) records as the readers parse them, with every value and
  * dimension read back. */
 #include "fuzz.h"

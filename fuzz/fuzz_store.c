@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A Caffe2 LMDB (data.mdb) through readers.caffe2 and the image decoder: opened, indexed, and two
  * batches read. A damaged store must end in an error, never a crash. */
 #include "fuzz.h"

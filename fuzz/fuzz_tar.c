@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A WebDataset shard (tar), indexed and every sample's files looked up, as readers.webdataset
  * does. */
 #include "fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Argument literals as pipelines write them ("[0.485, 0.456]", "types.FLOAT", "'CHW'"), parsed
  * and written back. */
 #include "fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Runs a harness over saved inputs without libFuzzer: each argument is a file or a folder of
  * files (every regular file in it); every input goes through LLVMFuzzerTestOneInput once. A crash
  * or a sanitizer report ends the program with an error, so ctest fails. */

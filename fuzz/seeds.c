@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Writes a seed input for each harness that no fixture file serves as is, into the folder given:
  * records/ (Caffe2 and Caffe records, encoded and raw), protowire/ (the same bytes), idx/ (a small
  * IDX file), tar/ (a two-sample WebDataset shard), checkpoint/ (a real iterator checkpoint of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Temporary files for the harnesses whose entry point reads a file. */
 #include "fuzz.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host allocation and its error messages; pinned memory and pools report themselves unsupported
  * without CUDA (or without a GPU). */
 #include "check.h"

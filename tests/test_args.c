@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Operator arguments: literal parsing, schema checking, defaults, conversions, suggestions. */
 #include "check.h"
 #include "ops/op.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* + - * / on op outputs (the arithmetic op and the parser's expressions):
  * - DALI's type promotions, one pair of types at a time (uint8 + uint8 wraps in uint8; uint8 * an
  *   int constant is int32; / of integers is float32; int8 with uint8 is int16; bool counts as

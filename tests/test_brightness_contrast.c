@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brightness_contrast against DALI's formula, with arguments whose arithmetic is exact so that the
  * expected values are exact too:
  * - uint8 with brightness 1.5, contrast 0.5 around the default centre 128: 96 + 0.75 in, rounded to

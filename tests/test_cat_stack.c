@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cat and stack against the index formulas, on three int16 inputs of HWC samples whose sizes differ
  * from sample to sample:
  * - cat along axis 2 (channels: 1 + 2 + 3), along axis 0 (heights differ per input), by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* color_twist and hsv against what their YIQ maps must do:
  * - the neutral arguments leave uint8 images unchanged (the matrix is the identity to float
  *   rounding);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_comm's local (in-memory) backend with one thread per rank: all-reduce sum and average of f32,
  * f64, i32 and i64 for several group sizes and lengths (results equal the sum in rank order, the
  * same bits on every rank), many collectives back to back, broadcast from every root, barrier,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_comm's MPI backend, and sl_trainer across processes. Run by ctest as one process, the test
  * starts itself again under `mpirun --oversubscribe --allow-run-as-root -np 3` and passes on its
  * exit status; each rank then checks all-reduce sum/average (exact values), bit-identical results

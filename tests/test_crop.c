@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* crop (crop_mirror_normalize's cropping alone), against windows cut out here:
  * - uint8 HWC, crop=(4, 5) at the default centre: the input's type and layout, DALI's anchor
  *   round(pos * (extent - crop));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cropped JPEG decode (decoders.image_random_crop's CPU path: jpeg_crop_scanline +
  * jpeg_skip_scanlines in decode_image.c) against libjpeg-turbo's full decode cut to the same
  * window, byte for byte, RGB and GRAY, for the four DALI_extra photos (4:2:0, sizes multiples of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* crop_mirror_normalize reproduces DALI_extra's crop/flip/normalise/transpose/pad vectors
  * (dali_extra/cmn, see ARGS.md) within 1e-6, each sample run with its own arguments (DALI's test
  * feeds per-sample mean/std; here sample i gets its own op instance, and once more the whole batch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* decoders.image on bad records: DALI_extra's fuzzing JPEGs (valid for libjpeg, so they must
  * decode) cut short, random bytes, a zero-byte record, a PNG whose IDAT CRC is broken, a real JPEG
  * cut inside its entropy data, and images over max_image_pixels. Each is SL_EFORMAT naming the

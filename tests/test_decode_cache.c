@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* decoders.image's decoded-image cache (cache_size, cache_type, cache_threshold, cache_debug) on
  * a CPU pipeline over the Caffe2 fixture (256 Fashion-MNIST JPEGs, shuffled, 8 batches of 32 per
  * epoch): for 3 epochs the outputs are byte-identical with the cache on and off, and the decode

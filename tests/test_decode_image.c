@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* decoders.image against DALI_extra's reference decodes of swan-3584559_640.jpg (408x640, 4:2:0):
  * RGB must match PIL's decode exactly: both use libjpeg-turbo with the default (ISLOW) IDCT and
  * fancy upsampling, which are bit-exact across libjpeg-turbo versions; GRAY (the luma plane) and

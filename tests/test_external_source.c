@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* external_source: samples from a source registered with sl_pipeline_add_source.
  * - From pipeline text (the source named bare), two outputs of varying shapes through a cast:
  *   every sample's shape, layout and bytes are what the source made, for 4 batches, and 1 and 3

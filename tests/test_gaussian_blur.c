@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gaussian_blur on the CPU against a direct 2-D convolution in double (reflect-101 borders, the
  * weights exp(-k^2 / (2 sigma^2)) normalised) on random images:
  * - float HWC with sigma [1.3, 0.7] (windows 2 ceil(3 sigma) + 1: 9 and 5 taps), within 2e-3 on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Hostile checkpoints: a real iterator checkpoint over the LMDB fixture (two devices, the reader's
  * shards), then forged variants whose CRC is recomputed as the writer does -- shard ids out of
  * range, huge and negative counters, epochs and steps, wrong device/shard/batch counts, wrong shard

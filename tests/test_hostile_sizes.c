@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Hostile sizes: files and shapes whose extents multiply past 2^64 (or past PTRDIFF_MAX), so that
  * a product computed without a check wraps to a small number that matches a short buffer. Each
  * file is made here at run time and read through the real readers and decoders; each must be an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Hostile record stores through the real readers (pipeline API): none may crash, hang or be
  * accepted wrongly.
  * - LMDB: copies of the caffe2-fmnist-256 fixture truncated (half, one page, 0 bytes), with a

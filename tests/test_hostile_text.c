@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Hostile pipeline text: deep nesting (brackets, chained and unary operators, attribute and call
  * chains, nested list literals in bound values) is refused with an error naming the line and column
  * instead of overflowing the stack; a 100,000-item list literal parses in bounded memory and time;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The other image and generic ops: cast (saturation, rounding), flip (per sample), coin_flip and
  * uniform (range, determinism across batch splits and threads), normal (moments, determinism,
  * per-sample mean and stddev, negative stddev refused), resize (sizes, NN replication,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Batches the caller gives back (sl_iter_config.caller_releases, sl_iter_release): the caller may
  * hold sl_iter_max_held batches, all still intact; one more is refused with SL_ESTATE before
  * anything is taken; batches come back in any order; every batch, over two epochs on two devices,

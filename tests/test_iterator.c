@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The iterator: DALI's len/size table for 60000 and 10000 records on 1..8 devices (and how it
  * changes from epoch to epoch), the FILL/DROP examples of dali-semantics.md 1.4, sharded vs
  * stacked layouts against the per-device batches, DLPack export, and checkpoints (resume gives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* src/ops/jpeg_ycc.h against libjpeg-turbo itself: a JPEG's planes as stored (libjpeg's raw data
  * output, which is what nvJPEG's NVJPEG_OUTPUT_YUV returns), upsampled and converted by
  * sl__ycc_pixel, must equal libjpeg-turbo's own RGB and BGR decodes byte for byte. Over the

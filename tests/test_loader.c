@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The loader core: exactly-once delivery per epoch for every (N, S, batch, shuffle, pad, stick)
  * combination of the issue, against DALI's rules (dali-semantics.md 1.3, 2.2-2.4) and its worked
  * MNIST numbers; checkpoints resume exactly; bad shard arguments are refused. */

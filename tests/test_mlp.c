@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_mlp on the CPU: the seed's initial weights (fixtures/seed-model-init.json: first/last 8 values
  * of every parameter equal the float32 of numpy's doubles, sums within float tolerance), gradients
  * against central finite differences of the library's own loss on small nets (tanh and relu), the

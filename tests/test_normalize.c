@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* normalize against a two-pass reference written here (HWC samples of different sizes):
  * - all axes (the default): each sample's own mean and population stddev;
  * - axes=[0, 1] and axis_names="HW": per channel;

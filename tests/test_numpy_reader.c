@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* readers.numpy over .npy files.
  * - Files NumPy itself wrote (DALI_extra's crop_mirror_normalize vectors: uint8 HWC inputs, float32
  *   outputs) come out byte for byte and shape for shape as the test suite's own .npy loader reads

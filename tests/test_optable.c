@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The public operator table (sluice/ops.h) against the registry it reads: every op, in order, found
  * by name with and without "fn.", its flags and schema as the registry has them, the nine type
  * names, errors for unknown names and out-of-range indices, and the common arguments (which the
@@ -195,7 +196,5 @@ int main(void) {
     test_ops();
     test_caffe2();
     test_common();
-    CHECK_STR(sl_version(), SLUICE_VERSION_STRING);
-    CHECK_STR(sl_version(), "0.1.0");
     return check_done();
 }

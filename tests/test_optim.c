@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_optim against hand-computed updates: plain SGD (the seed's), SGD with weight decay, momentum
  * and Nesterov momentum (PyTorch semantics), Adam with L2 weight decay and AdamW (values worked out
  * in double with PyTorch's formulas); the update of the model through sl_optim_step; the state

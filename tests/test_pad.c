@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pad on the CPU, DALI's examples and more:
  * - 1-D samples of 5, 2 and 3 elements padded to 5 with -1; with shape [7] to at least 7 (a
  *   sample of 8 keeps 8); with align [4] to 8; with shape [1] and align [4] each sample to its own

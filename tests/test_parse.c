@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pipeline text parser, layer one (text -> program; no operator table): the seed's three
  * pipeline files parse to the expected statements and decorator settings; binding rules; the
  * accepted syntax; errors with exact line, column and caret; and every truncation and many random

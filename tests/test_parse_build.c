@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pipeline text end to end: sl_pipeline_parse builds real graphs (the seed's pipeline files on the
  * Caffe2 fixture LMDB, CPU device, batch 8) that run and give batches of the expected shapes; and
  * errors the builder raises (unknown operators and arguments, output counts) point at the text. */

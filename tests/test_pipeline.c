@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pipeline engine on the seed's chain over real data (the Caffe2 LMDB fixture): outputs are
  * byte-identical for any thread count and prefetch depth (with random shuffling and a random
  * mirror in the graph), the same from run to run, and an error raised inside a worker (a corrupt

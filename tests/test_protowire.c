@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The protobuf wire reader: round trips of packed and unpacked repeated fields, rejection of
  * malformed input, and a fuzz-style run over random bytes and every truncation and single-byte
  * corruption of real records (the fixture's Caffe2 and Caffe records): parsers must return an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* resize's input window (roi_start / roi_end) and random_resized_crop, on the CPU:
  * - nearest-neighbour resampling of a whole-pixel window equals cropping the window out and
  *   resizing that (both pick floor(x0 + (o + 0.5) * w / out)), for random_resized_crop with the

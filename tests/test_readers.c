@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The reader operators against real data: the Caffe2 and Caffe fixture LMDBs (written by the
  * official protobuf library from the Fashion-MNIST test set, record k = test image k) give the
  * right labels and JPEG bytes that decode to the test images; multiple paths, sharding meta,

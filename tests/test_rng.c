@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RNGs: Philox4x32-10 against the Random123 known-answer vectors; numpy's legacy RandomState
  * against numpy's own numbers and, as a golden test, the seed model's initial weights
  * (fixtures/seed-model-init.json: first/last values bit-exact, sums within 1e-12 relative). */

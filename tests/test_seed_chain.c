@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The seed's chain on real Fashion-MNIST JPEGs from the caffe2 LMDB fixture: decoders.image(GRAY)
  * -> crop_mirror_normalize(dtype=FLOAT, std=[255.0], output_layout="CHW") -> reshape(shape=[784]),
  * and one_hot(num_classes=10) on the labels. Each (784,) row must equal pixel * (float)(1/255.0)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* squeeze and expand_dims: views of the input's bytes (no copy) with dims of extent 1 removed or
  * inserted, and the layout following: HWC with C = 1 squeezed by name to HW; (1, 28, 28) squeezed
  * by index to (28, 28); expand_dims at [0] named "F" making FHWC, and at [0, 3] making

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Status table: names, messages, error records. */
 #include "check.h"
 

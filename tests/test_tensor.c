@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tensors: dtypes, shapes and strides, views, copies, fills, sample lists. */
 #include "check.h"
 #include "core/half.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Thread pool and queue: parallel-for covers every index once, errors come back (lowest index),
  * a side task runs on the caller's thread beside the workers,
  * several callers share a pool, and a stress test of many producers and consumers with a close

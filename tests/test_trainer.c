@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_trainer, data-parallel in one process: one step (and three) on cpu:4 equals the same steps on
  * cpu:1 with the same global batch of 200 (gradients and parameter updates within 1e-5 relative;
  * the seed's model); all replicas hold bit-identical parameters after every step; cpu:1 equals a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* transpose, element by element against the index formula out[i0..] = in[at perm]:
  * - uint8 HWC -> CHW with perm [2, 0, 1] (layout "CHW");
  * - float32 matrices of varied shapes with the default perm (reversed), layout left empty;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rotate and warp_affine on the CPU, against what the maps must do:
  * - rotate by 90 degrees (counter-clockwise, y down) moves every pixel exactly: the output is
  *   W x H and out[y][x] = in[x][W-1-y], with the linear filter as with nearest neighbour; 180

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* readers.webdataset over tar shards that GNU tar writes here (one in GNU format, one in PAX):
  * - members grouped into samples by key, in order across the shards; each output the bytes of the
  *   member with its extension ("jpg;seg.png": the first found; "seg.png" has a dot in it), views

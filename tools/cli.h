@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sluice command-line tool: one function per subcommand (tools/cmd_<name>.c), dispatched by
  * tools/main.c. Each returns the process exit status (0 ok, 1 failure, 2 usage error). */
 #ifndef SLUICE_TOOLS_CLI_H
@@ -13,6 +14,7 @@ int sl_cli_inspect(int argc, char **argv);
 int sl_cli_run(int argc, char **argv);
 int sl_cli_ops(int argc, char **argv);
 int sl_cli_train(int argc, char **argv);
+int sl_cli_version(int argc, char **argv);
 
 /* Prints "sluice <cmd>: <message>" to stderr; returns 1. */
 int sl_cli_fail(const char *cmd, const char *fmt, ...) SL_PRINTF(2, 3);

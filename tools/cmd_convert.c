@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sluice convert: writes LMDBs as DALI's Caffe2 / Caffe readers expect them, from IDX files
  * (MNIST / Fashion-MNIST, plain or gzip; images JPEG-encoded by libjpeg at --quality, grayscale for
  * one channel, or stored raw with --raw) or from image folders (class sub-folders, files stored

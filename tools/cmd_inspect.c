@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sluice inspect PATH [--json]: what a record store holds: its format (caffe2 / caffe LMDB, IDX
  * file, image folder), the record count, the label histogram, and the first records' key, encoded
  * size, image format and dimensions. --json prints one JSON object

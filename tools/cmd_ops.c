@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sluice ops [--json] [--names] [NAME|GROUP]: every operator with its arguments, types, defaults
  * and docs, from the public operator table (sluice/ops.h: the same tables the pipeline checks
  * arguments against). NAME shows one operator; GROUP ("readers", "decoders", ...) the operators

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sluice run: runs a pipeline file on every device through the iterator, epoch by epoch; prints
  * samples/s and per-stage time, and optionally traces every delivered sample, dumps every output as
  * .npy, and checkpoints/resumes mid-epoch. */

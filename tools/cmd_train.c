@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sluice train: the seed end to end -- the seed's training and validation pipelines (built in, or
  * given), the iterator over the devices, the MLP trained data-parallel with gradients averaged, and
  * test accuracy after each epoch on one device, as the tutorial prints it. */

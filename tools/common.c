@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared CLI helpers (see common.h). */
 #include "common.h"
 

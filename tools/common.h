@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the CLI's subcommands: reading files, --arg bindings, .npy output, JSON
  * strings, a wall clock. */
 #ifndef SLUICE_TOOLS_COMMON_H

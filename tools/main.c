@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sluice: command-line entry point. Dispatches to the subcommands and installs a log callback that
  * prints the library's warnings to stderr (the library itself never prints). */
 #include "cli.h"
@@ -21,6 +22,7 @@ static const struct {
     {"train", sl_cli_train, "train the seed's MLP data-parallel on the devices (make demo)"},
     {"run", sl_cli_run, "run a pipeline file on every device: samples/s, traces, dumps"},
     {"ops", sl_cli_ops, "list the operators and their arguments"},
+    {"version", sl_cli_version, "the version, the commit and the back ends built in (--version)"},
 };
 
 static void log_to_stderr(sl_log_level level, const char *msg, void *user) {
@@ -81,10 +83,8 @@ int main(int argc, char **argv) {
     if (argc < 2) return usage(stderr);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
         return usage(stdout);
-    if (!strcmp(argv[1], "--version")) {
-        printf("sluice %s\n", SLUICE_VERSION_STRING);
-        return 0;
-    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+        return sl_cli_version(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "sluice: unknown command '%s'\n", argv[1]);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Processes of a run (see world.h). The multi-rank checkpoint file is
  *   "SLMR" u32 version(1) u32 ranks, then per rank: u64 length + that rank's iterator checkpoint
  *   (itself CRC-checked), then u32 CRC-32 of everything before it;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The processes of a run: one, or several launched by mpirun (MPI). Subcommands ask for their rank
  * and size, let rank 0 alone print and write files, gather every rank's checkpoint into one file,
  * and stop every rank when one fails. Without MPI (or not under mpirun) there is one rank. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Standalone nvJPEG throughput probe (issue 8, session 6): how many of the DALI_extra photos a
  * second each nvJPEG back end, and libjpeg-turbo, decode on this machine, alone and side by side,
  * with no sluice code in the way. Each argument KIND:BACKEND:THREADS starts THREADS threads:

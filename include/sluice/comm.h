@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_comm: collective communication between the replicas of a data-parallel run.
  *
  * One sl_comm handle stands for one rank (one replica). Backends:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_iter: global batches over a mesh of devices, with DALI's data_iterator semantics.
  *
  * The iterator builds one pipeline per local device from the same pipeline text (binding num_shards

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_op_*: the operator table -- every operator pipelines know, with its argument schema (what
  * `sluice ops` prints and what pipeline arguments are checked against).
  *
@@ -66,9 +67,6 @@ sl_status sl_op_get_arg(const char *op_name, int index, sl_op_arg_info *out, sl_
  * whose own schema has one of these (the readers' seed) lists it there too. */
 int sl_op_num_common_args(void);
 sl_status sl_op_common_arg(int index, sl_op_arg_info *out, sl_err *err);
-
-/* The library's version, "0.1.0" (SLUICE_VERSION_STRING). */
-const char *sl_version(void);
 
 #ifdef __cplusplus
 }

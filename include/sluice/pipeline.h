@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_pipeline: a DALI-style data pipeline -- readers, decoders and operators on the CPU and GPU --
  * written as text in the syntax of DALI's Python pipelines, or built op by op in C.
  *

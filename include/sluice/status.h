@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sluice status codes and error records.
  *
  * Every call that can fail returns an sl_status: SL_OK (0) on success, a negative code on error,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tensors: typed, shaped views of memory on the CPU or a CUDA device, and lists of samples.
  *
  * An sl_tensor is a plain descriptor (data pointer, dtype, device, up to 8 dims, byte strides,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The trainer: the seed's MLP (sl_mlp), its optimisers (sl_optim) and the data-parallel step
  * (sl_trainer) that runs one replica per device and averages gradients through sl_comm.
  *

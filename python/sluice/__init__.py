@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sluice: DALI-style data pipelines on a C engine, for JAX, PyTorch and NumPy programs.
 
     from sluice import pipeline_def
@@ -28,7 +29,7 @@ from .tensors import Tensor, TensorCPU, TensorGPU, TensorList, TensorListCPU, Te
 from . import types  # noqa: F401 -- sluice.types
 from . import fn  # noqa: F401 -- sluice.fn
 
-__version__ = _c.u(_c.lib.sl_version())
+__version__ = _c.u(_c.lib.sl_version_string())
 
 __all__ = ["pipeline_def", "Pipeline", "DataNode", "Tensor", "TensorCPU", "TensorGPU",
            "TensorList", "TensorListCPU", "TensorListGPU", "Error", "ArgumentTypeError",

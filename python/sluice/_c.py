@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The C library, through ctypes: where libsluice.so is found, and the public API's structs and
 functions (include/sluice/*.h). Nothing here is meant for users; the rest of the package wraps it.
 
@@ -110,7 +111,8 @@ LOG_FN = CFUNCTYPE(None, c_int, c_char_p, c_void_p)
 
 # name: (restype, argtypes)
 _API = {
-    "sl_version": (c_char_p, []),
+    "sl_version": (c_int, []),
+    "sl_version_string": (c_char_p, []),
     "sl_status_str": (c_char_p, [c_int]),
     "sl_status_name": (c_char_p, [c_int]),
     "sl_log_set_callback": (None, [LOG_FN, c_void_p]),

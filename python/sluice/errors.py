@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sluice's exceptions: one hierarchy under sluice.Error, each carrying the library's status code
 (``.status``, e.g. ``"SL_EFORMAT"``) and its message, which names the file, record, op or pipeline
 line involved. Where Python has a matching built-in exception the class derives from it too, so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """fn.external_source with Python sources, as DALI's: a callable (called per batch, or per sample
 with ``batch=False``), an iterable or a generator (``next()`` per batch or per sample), or a
 generator function (called again at every start). A batch is a list of samples or one array whose

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``sluice.fn``: every operator of the library, as DALI's ``nvidia.dali.fn`` has them
 (``fn.readers.caffe2``, ``fn.decoders.image``, ``fn.crop_mirror_normalize``, ``fn.random.coin_flip``,
 ...). The functions are made at import time from the library's own operator table (the one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Pipelines defined in Python, as in DALI: ``@pipeline_def`` functions are *traced* -- called with
 symbolic DataNodes, so helper functions, loops, closures and conditionals on Python values all
 work -- and every op call goes straight to the C builder of a scratch pipeline, so a bad argument

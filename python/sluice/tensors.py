@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What pipelines and iterators hand out: tensors and tensor lists that view the library's buffers
 (zero copy) or own a copy, and export themselves through DLPack (``__dlpack__`` /
 ``__dlpack_device__``), so ``numpy.from_dlpack``, ``torch.from_dlpack`` and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """DALI's type constants, with DALI's names and values: ``types.FLOAT``, ``types.UINT8``,
 ``types.GRAY``, ``types.RGB``, ``types.INTERP_LINEAR``, ... (``import sluice.types as types`` in
 place of ``import nvidia.dali.types as types``)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Paths for the Python tests: the source tree's fixtures, the built `sluice` tool and library.
 ctest sets SLUICE_LIBRARY, SL_TOOL and SL_FIXTURES; run by hand from the source tree they default
 to build/."""

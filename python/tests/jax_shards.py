@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Run by test_jax_sharding.py in a process of its own (XLA's flags are read once, when JAX starts):
 the seed's reader and decoder through sluice.plugin.jax's data_iterator on this process's CPU
 devices, sharded over every device of every process. Writes, per step, each addressable shard's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Bad definitions and bad data raise the right exception, naming the cause, and leave nothing
 running: a bad op, a bad argument, a missing path, a corrupt store, Ctrl-C mid-epoch."""
 

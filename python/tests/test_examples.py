@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python examples run as tests: examples/numpy_batches.py on the fixture; the PyTorch one
 (slow) trains the seed's MLP on the full Fashion-MNIST and must reach `sluice train --devices
 cpu`'s accuracies within 0.02."""

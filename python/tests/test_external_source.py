@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """fn.external_source with Python callables, iterables and generators, per batch and per sample."""
 
 import numpy as np

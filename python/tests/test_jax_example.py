@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The seed's program on sluice (examples/jax_multigpu.py) on every GPU of the machine: the
 tutorial's batch counts, and test accuracies within 0.02 of the JAX reference on Fashion-MNIST
 in both halves (sharding, then devices/pmap). Needs a GPU and JAX: label gpu."""

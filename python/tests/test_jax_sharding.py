@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sluice.plugin.jax's data_iterator with a sharding over several JAX devices: every device's part
 of the global batch is what a pipeline of that shard (shard_id = the device's place in the mesh,
 process-major) gives on its own. On one process with four CPU devices, and on two processes of two

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sluice.fn is the library's operator table: every op of `sluice ops` is there, with its
 arguments and defaults, and nothing else."""
 

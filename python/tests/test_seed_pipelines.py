@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The seed's pipelines written in Python give the same batches, byte for byte, and the same record
 keys as the same pipeline text run by `sluice run --dump --trace`."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Pipeline definitions are ordinary Python: helpers, loops, closures, conditionals on Python
 values, arithmetic on op outputs, `with pipe:` as DALI."""
 

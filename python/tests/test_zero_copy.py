@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Batches handed to Python are never overwritten while anything still refers to them: hold 50,
 let the pipeline run on, and every one still has its own bytes (those of a fresh run)."""
 

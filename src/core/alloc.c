@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host, pinned and device memory. Device memory is served from per-device pools: freed blocks go to
  * a free list of their size class (powers of two from 256 bytes, 2 MiB multiples above 32 MiB) and
  * are handed out again, so steady-state batches cost no cudaMalloc. A CPU-only build includes no

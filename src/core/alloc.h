@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Memory: aligned host blocks, pinned (page-locked) host blocks for fast transfers, and a
  * per-device pool of CUDA memory that recycles blocks by size class instead of calling cudaMalloc
  * per batch. Every failure is SL_ENOMEM (or SL_ECUDA / SL_ENOTSUP) with the size in the message. */

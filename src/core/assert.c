@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one place the library may stop the process: a broken internal invariant (SL_ASSERT). */
 #include "core/log.h"
 

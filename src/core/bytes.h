@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Little-endian integer encoding and a CRC-32 over any length, for the file formats (model,
  * optimiser state, checkpoints). */
 #ifndef SLUICE_CORE_BYTES_H

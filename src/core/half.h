@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* float <-> IEEE half and bfloat16 conversions (round to nearest even), usable from C and CUDA. */
 #ifndef SLUICE_CORE_HALF_H
 #define SLUICE_CORE_HALF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal logging and assertions. sl__log forwards to the user's callback (never prints by
  * itself); SL_ASSERT aborts on a broken invariant (a programmer error, never bad data) naming
  * file:line. */

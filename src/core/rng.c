@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC11) and numpy's
  * legacy MT19937 RandomState (init_genrand seeding, random_sample, legacy polar gauss). */
 #include "core/rng.h"

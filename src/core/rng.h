@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Random numbers.
  * (a) Philox4x32-10, a counter-based generator: the value at (key, counter) needs no state, so each
  *     sample's random decisions come from (seed, sample index) and do not depend on thread count or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Checked size arithmetic. Every size, count or offset that comes from a file (a header's
  * extents, a record's dims) or from a caller's shape goes through these before it feeds an
  * allocation or a pointer offset, so that a product that wraps is refused instead of giving a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Status names and messages from the X-macro table, error records, and the log callback. */
 #include "core/log.h"
 

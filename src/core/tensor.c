@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_tensor descriptors, views and copies, and sl_tlist sample lists. Device copies and fills go
  * through CUDA (src/cuda/tensor.cu) in CUDA builds; host copies handle any byte strides. */
 #include "sluice/tensor.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Thread pool and bounded queue on pthreads.
  *
  * Pool: callers post jobs (fn, n) to a list; each worker takes indices one at a time from the

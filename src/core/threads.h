@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A fixed thread pool with a parallel-for over samples, and a bounded multi-producer multi-consumer
  * queue with close/drain semantics. Errors raised in a worker come back to the caller: a
  * parallel-for reports the error of the lowest failing index, so the outcome does not depend on the

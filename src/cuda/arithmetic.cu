@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // arithmetic's CUDA run: one thread per result element, each computed by ops/arith.h's rule, the
 // one the CPU run uses, so that the two runs give the same bits.
 #include "cuda/check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // gaussian_blur's CUDA run: the two passes of ops/blur.h, one thread per element each, with the
 // weights the CPU computed; the same rule as the CPU run, so the same bits.
 #include "cuda/check.h"

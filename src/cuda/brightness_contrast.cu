@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // brightness_contrast's CUDA run: one thread per element, computed as brightness_contrast.c's
 // run_cpu does (the element read as a float, times the sample's multiplier plus its addend in
 // double precision, stored with ops/dtype_conv.h's ConvertSat rules), so both give the same bits.

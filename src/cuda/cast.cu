@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // cast's CUDA run: one thread per element, converted as ops/dtype_conv.h does on the CPU (load as
 // double, round to nearest even and saturate); equal dtypes are copied byte for byte.
 #include "cuda/check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SL_CUDA_TRY: runs a CUDA runtime call and, on failure, records "expr at file:line: reason" in an
  * sl_err and returns SL_ECUDA from the enclosing function (SL_CUBLAS_TRY, cublas_dl.h, does the
  * same for cuBLAS calls). For CUDA-aware files only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // color_twist and hsv's CUDA run: one thread per pixel, through ops/color_twist.h's rule, the one
 // the CPU run uses, so that both give the same bits.
 #include "cuda/check.h"

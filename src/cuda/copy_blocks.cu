@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Block copies for cat and stack's CUDA run (cat_stack.c): each descriptor moves `rows` rows of
 // row_bytes bytes from a contiguous source into rows dst_pitch bytes apart, in units of the
 // widest of 16, 8, 4, 2 or 1 bytes that every address, row and pitch of the batch is a multiple of.

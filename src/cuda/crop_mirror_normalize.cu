@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // crop_mirror_normalize's CUDA run: one thread per output pixel of every sample of the batch, the
 // same float operations as crop_mirror_normalize.c's run_cpu ((in - mean) * inv_std, conversions
 // rounding to nearest and saturating), so CPU and GPU outputs are equal element by element.

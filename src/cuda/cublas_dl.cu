@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // cuBLAS loaded at run time: see cublas_dl.h for why. The library of the cuBLAS major version we
 // were built against is dlopen'ed by its soname (the loader's usual search: LD_LIBRARY_PATH,
 // ld.so.cache), else from the directory the CUDA runtime was loaded from.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // cuBLAS, loaded at run time (cublas_dl.cu). Loading libcublas takes ~0.06-0.1 s and ~200 MB of
 // touched memory (libcublasLt's static initialisers), so a process that never trains on a GPU --
 // `sluice run`, `inspect`, `convert`, the CPU trainer -- should not pay it, and `sluice train`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // flip's CUDA run: one thread per output pixel of every sample, copying the pixel's bytes from the
 // mirrored position (flip.c's run_cpu, element for element).
 #include "cuda/check.h"

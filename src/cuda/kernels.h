@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* C entry points of the CUDA code in src/cuda/ (compiled by nvcc as C++, called from C). Only CUDA
  * builds include this header; it pulls in no CUDA header itself, so C files stay CUDA-free. */
 #ifndef SLUICE_CUDA_KERNELS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Launch geometry shared by the image ops' kernels: grid.y walks the samples of a batch (65535 at
  * most, more in a loop over y), grid.x strides over one sample's elements. CUDA-only header. */
 #ifndef SLUICE_CUDA_LAUNCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The CUDA backend of sl_mlp (the table sl__mlp_cuda_backend, chosen by mlp.c for CUDA devices).
 // Parameters and gradients live in one flat device buffer each, in the CPU backend's row-major
 // layout: x (B, n) @ w (n, o). cuBLAS is column-major, so every product is computed transposed:

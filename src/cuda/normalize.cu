@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // normalize's CUDA run (normalize.c). Statistics: one block of threads per statistic (a position
 // in the kept axes) and sample, or per statistic across the batch; each thread sums a fixed stride
 // of the reduced elements in double and the block adds the partial sums in a fixed tree, so runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // one_hot's CUDA run: one thread per output element of every sample, the comparison and the
 // conversions of one_hot.c's run_cpu (ops/dtype_conv.h on the device).
 #include "cuda/check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The optimiser update on the GPU (sl_optim with a CUDA device; optim.c computes the per-step
 // scalars and calls these). Each kernel repeats optim.c's float32 loop body with explicitly
 // rounded operations (__fmul_rn and friends, which nvcc never fuses into an FMA), so an update on

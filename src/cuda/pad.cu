@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // pad's CUDA run: one thread per output element, through ops/pad.h's rule, the CPU run's.
 #include "cuda/check.h"
 #include "cuda/kernels.h"

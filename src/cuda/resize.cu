@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // resize's CUDA run: resize.c's two separable passes with the taps it computed on the host (sent in
 // the params block), one thread per element of each pass. Products and sums are rounded one at a
 // time (__fmul_rn, __fadd_rn: no fused multiply-add) in tap order, as the CPU loops do, so the two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // CUDA runtime entry points for C code: device selection and the pipeline stages' streams.
 #include "cuda/check.h"
 #include "cuda/kernels.h"

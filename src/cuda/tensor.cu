@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Device side of sl_tensor: copies between host and device, and a fill kernel for any element size.
 #include "cuda/check.h"
 #include "cuda/kernels.h"

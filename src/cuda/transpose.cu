@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // transpose's CUDA run: one thread per output element, whose input offset comes from its index
 // split over the output extents, times the permuted input strides (transpose.c's run_cpu walks the
 // same strides in order).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // warp_affine and rotate's CUDA run: one thread per destination element, through ops/warp.h's
 // rule, the one the CPU run uses, so that both give the same bits.
 #include "cuda/check.h"

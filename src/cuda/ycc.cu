@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The last step of nvJPEG's YUV decodes: libjpeg-turbo's chroma upsampling and YCbCr -> RGB
 // (src/ops/jpeg_ycc.h, the same code the CPU tests check against libjpeg-turbo), one thread per
 // output pixel of a window of each image, so that the GPU decode equals the CPU decode.

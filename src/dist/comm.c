@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_comm's public calls: argument checks common to every backend, then dispatch to the backend's
  * table (comm.h). Which backends exist depends on the build: LOCAL always, MPI where MPI was found,
  * NCCL where NCCL was found (src/dist/comm_nccl.c). */

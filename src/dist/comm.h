@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal side of sl_comm: the struct every handle shares and the table of operations a backend
  * fills in (comm_local.c; comm_nccl.c and comm_mpi.c where NCCL / MPI are found). comm.c checks
  * arguments once for every backend and dispatches through the table. */

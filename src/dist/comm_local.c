@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The in-memory sl_comm backend: K ranks of one process, one thread each, meeting in a shared
  * group. A collective has three phases: every rank posts its buffer and arguments, all meet at a
  * barrier, then rank r reduces its own slice [r*n/K, (r+1)*n/K) of the elements -- summing the K

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MPI sl_comm backend: one rank per process over an MPI communicator (a duplicate of the one
  * the caller names, MPI_COMM_WORLD by default), for data-parallel training across CPU processes and
  * nodes launched by mpirun. All-reduce is MPI_Reduce to rank 0 followed by MPI_Bcast, not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The NCCL sl_comm backend: one rank per GPU. In one process, the communicators of all its GPUs
  * come from ncclCommInitAll; across processes (cfg->mpi_comm set, MPI builds), rank 0 of that MPI
  * communicator makes an ncclUniqueId, MPI_Bcast hands it to every process, and each process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Caffe Datum records (see caffe.h): parsing with the protowire reader and the encoder used by
  * convert (field order as the official protobuf library writes it). */
 #include "io/caffe.h"

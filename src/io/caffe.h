@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Caffe v1 records (dali-semantics.md 3.4): a Datum with channels, height, width, data, label,
  * float_data and encoded. As in DALI, data is treated as encoded unless `encoded` is present and
  * false (a missing field means encoded); raw data is (height, width, channels) uint8. Zero-copy. */

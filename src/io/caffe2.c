@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Caffe2 TensorProtos records (see caffe2.h): zero-copy parsing with the protowire reader, numeric
  * value extraction for labels and additional inputs, and the record encoder used by convert. */
 #include "io/caffe2.h"

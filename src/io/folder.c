@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Image folders and file lists (see folder.h). */
 #include "io/folder.h"
 

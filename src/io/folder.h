@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Image folders as DALI's readers.file sees them: a root with one sub-folder per class (classes
  * sorted by name, label = index, files sorted, only image extensions), or a file list of
  * "relative/path label" lines, or explicit files with labels. Record keys are the paths relative to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IDX files (see idx.h): loaded with gzread (gzip or plain), header checked against the size. */
 #include "io/idx.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IDX files (the MNIST / Fashion-MNIST format: magic 0x0000, item type, rank, big-endian dims,
  * then the items), plain or gzip-compressed (read through zlib, which passes plain files through).
  * The whole file is loaded into memory once; item i is a view into it. */

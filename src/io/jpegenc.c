@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JPEG encoding and image header probing (see jpegenc.h). libjpeg reports errors through a
  * longjmp back into the calling function, which turns them into SL_EFORMAT / SL_EIO. */
 #include "io/jpegenc.h"

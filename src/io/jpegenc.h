@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JPEG encoding with libjpeg(-turbo) for `sluice convert` (grayscale for 1-channel input, RGB for
  * 3, baseline, default quality 95), and a header probe (format and dimensions of encoded images:
  * JPEG via libjpeg, PNG from its IHDR) for `sluice inspect`. Failures are errors, never exits. */

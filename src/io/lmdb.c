@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LMDB stores (see lmdb.h): read-only mapped environments with a one-pass cursor index, and an
  * appending writer. The read transaction of each environment stays open while the store is open,
  * so the index's pointers into the maps stay valid. */

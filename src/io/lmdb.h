@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LMDB record stores: one or more LMDB environments opened read-only and mapped
  * (MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK, as DALI), concatenated in the given order, with an index of
  * (key, value) pointers into read-only maps of the files built once at open (24 bytes per record)

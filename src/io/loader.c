@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The loader core (see loader.h): shard arithmetic, epoch rotation, the initial_fill shuffle window
  * of DALI's Loader::ReadOne, padding, per-epoch global permutations, and checkpoints of it all.
  *

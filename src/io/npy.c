@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NumPy .npy headers (npy.h). The format: the magic "\x93NUMPY", a major and minor version byte,
  * the header's length (2 bytes little-endian in version 1, 4 bytes in versions 2 and 3), then the
  * header: a Python dict literal {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } padded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NumPy .npy files (format versions 1.0, 2.0 and 3.0): the header's data type, shape and order,
  * and where the data starts. Little-endian (or one-byte) types that sl_dtype has; C or Fortran
  * order (readers.numpy turns Fortran order into C order). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Protobuf wire-format reading and writing (see protowire.h). Every read checks the remaining
  * length first; a varint longer than 10 bytes, a length past the end, wire types 3/4 (groups), 6
  * and 7, and field number 0 are malformed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small zero-copy reader (and writer) of the protobuf wire format: fields are walked in place,
  * length-delimited payloads are views into the input, repeated scalars are read from both packed
  * and unpacked encodings, and malformed input (truncated varints or payloads, bad wire types,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The reader operators: readers.caffe2, readers.caffe, readers.file, readers.numpy,
  * readers.webdataset and readers.mnist (an IDX reader, a sluice extension). Each is a record store
  * (LMDB, IDX file, file list, tar shards) behind the one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* WebDataset tar shards (tar.h). A tar file is a run of 512-byte blocks: a header (name at 0, size
  * in octal at 124 -- or base-256 when its first byte has the high bit --, checksum at 148, type at
  * 156, ustar magic at 257, name prefix at 345), then the member's data rounded up to whole blocks;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* WebDataset shards: tar files (POSIX ustar, GNU long names, PAX path records) mapped read-only;
  * their regular members grouped into samples by key -- the member's path up to the first '.' of
  * its file name, the rest being the extension ("a/b.seg.png": key "a/b", extension "seg.png") --

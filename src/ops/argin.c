@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-sample argument inputs: converts sample i of an argument input list to doubles. */
 #include "ops/argin.h"
 

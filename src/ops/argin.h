@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading per-sample argument inputs (an argument given as another op's output, e.g.
  * mirror=coin_flip()): sample i of io->arg_in[node], converted to double. */
 #ifndef SLUICE_OPS_ARGIN_H

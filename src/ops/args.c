@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Argument values and their checking against an operator's schema: literal parsing (the subset of
  * Python literals a DALI pipeline uses), defaults, type conversion (int -> float, scalar -> list,
  * types.X -> dtype), and "did you mean" suggestions for unknown argument names. */

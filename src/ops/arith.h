@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arithmetic's rule for one element (arithmetic.c), shared by its CPU run and its CUDA run
  * (cuda/arithmetic.cu) so that both compute the same bits. Integer results are computed in 64 bits
  * and wrap to the result's width; floating results are computed in double and rounded once to the

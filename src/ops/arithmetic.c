@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arithmetic: the op behind + - * / and unary - on op outputs in pipeline text (DALI's arithmetic
  * expressions; the parser emits it, and it can be called as fn.arithmetic too). Two inputs, or one
  * input and a constant (`constant`, typed by `constant_type` as DALI types Python's int and float:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gaussian_blur (gaussian_blur.c): two separable passes, shared by the CPU run and the CUDA run
  * (cuda/blur.cu) so that both give the same bits: each output sums its taps in order in float,
  * every product and sum rounded on its own (SL__FMUL, SL__FADD), with DALI's border, reflect-101

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brightness_contrast: DALI's fn.brightness_contrast. Every element becomes
  *
  *     out = shift * R(out) + brightness * (center + contrast * (in - center))

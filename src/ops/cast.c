@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cast: converts every element to dtype with DALI's ConvertSat rules (float to integer rounds to
  * nearest even and saturates; NaN gives 0). Shapes and layout are kept. */
 #include "ops/dtype_conv.h"

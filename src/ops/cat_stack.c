@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cat and stack: DALI's fn.cat (join the inputs along an existing axis) and fn.stack (along a new
  * one). Up to 8 inputs of one data type and rank; for cat the samples' extents must agree except
  * along `axis`, for stack they must agree everywhere. `axis_name` picks the axis by layout letter

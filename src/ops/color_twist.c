@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* color_twist and hsv: DALI's fn.color_twist (hue, saturation, brightness, contrast) and fn.hsv
  * (hue, saturation, value) on images with three channels last (HWC, or FHWC for video). Both are
  * one linear map per sample in the YIQ colour space, as DALI builds it: color_twist: out =

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* color_twist and hsv (color_twist.c): each pixel's three channels through a 3x3 matrix plus an
  * offset, shared by the CPU run and the CUDA run (cuda/color_twist.cu) so that the two give the
  * same bits. The channels are read as double and the sums made with explicitly rounded double

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* crop_mirror_normalize: crop (with DALI's crop / crop_h / crop_w / crop_pos_x / crop_pos_y and
  * rounding), horizontal mirror (per sample), normalisation out = scale * (in - mean) / std + shift
  * (mean and std scalar or per channel, per op or per sample), conversion to FLOAT, FLOAT16, UINT8

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* crop_mirror_normalize's per-sample decisions, made once by setup on the CPU and read by both the
  * CPU run (crop_mirror_normalize.c) and a CUDA run (src/cuda/crop_mirror_normalize.cu). Plain C
  * that also compiles as C++ under nvcc. Coordinates: the input is (in_h, in_w, in_c) whatever its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DALI's random crop window (crop_window.h). */
 #include "ops/crop_window.h"
 

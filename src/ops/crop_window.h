@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DALI's random crop window (its RandomCropGenerator), shared by decoders.image_random_crop and
  * random_resized_crop: an area fraction drawn uniformly from random_area and an aspect ratio
  * (width / height) log-uniformly from random_aspect_ratio, up to num_attempts times until the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* decoders.image: JPEG (libjpeg-turbo through the libjpeg API: baseline, progressive, gray, 4:2:0,
  * 4:4:4, CMYK/YCCK) and PNG (libspng) to HWC uint8, with DALI's output_type (RGB, BGR, GRAY = the
  * JPEG luma plane, YCbCr BT.601, ANY_DATA) and EXIF orientation. The format comes from the magic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Image decoding shared by decoders.image and decoders.image_random_crop: a cheap header peek
  * (format from the magic bytes, size, channels, EXIF orientation) that setup runs on the CPU to
  * size the outputs, and a per-thread decoder (libjpeg-turbo's libjpeg API for JPEG, libspng for

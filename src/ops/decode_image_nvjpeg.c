@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvJPEG batched decoding (decode_image_nvjpeg.h). Handles and states are made once, on the GPU
  * stage's thread; each batch parses every header once (nvjpegJpegStreamParseHeader), which gives
  * the planes' sizes and tells whether the hardware back end takes the image

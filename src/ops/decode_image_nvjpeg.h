@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvJPEG batched decoding for the mixed image decoders (decode_image_nvjpeg.c, compiled only where
  * nvjpeg.h is found). A decoder owns two nvJPEG handles on one GPU: the hardware JPEG engines
  * (NVJPEG_BACKEND_HARDWARE, when the GPU has them: A100, H100, H200) and the default GPU/hybrid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Element conversions between sluice dtypes for the generic ops (cast, one_hot, random.*): load as
  * double, store with DALI's ConvertSat rules (integers: round to nearest even, saturate; NaN -> 0).
  * Usable from CUDA device code too (SL__HD, core/half.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* external_source: samples made by the caller's code, through a source registered with
  * sl_pipeline_add_source (include/sluice/pipeline.h). DALI's fn.external_source with a per-sample
  * source: setup asks the source for every sample's dtype and shape (the stage's thread, in order),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flip: mirrors images horizontally and/or vertically, as DALI's fn.flip (horizontal default 1,
  * vertical default 0, both per sample). Input (H, W, C) HWC, (C, H, W) CHW or (H, W), any dtype;
  * the output has the input's shape and layout. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gaussian_blur: DALI's fn.gaussian_blur on HWC (or HW) images of any type. `sigma` (one value for
  * both axes or [y, x]; per sample as another op's output) and/or `window_size` (odd, one or
  * [y, x]): without a window it is 2 * ceil(3 sigma) + 1 taps, without sigma that is

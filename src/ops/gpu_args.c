@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pinned staging of per-batch parameters for the ops' CUDA runs, and device scratch blocks (see
  * gpu_args.h). Growth waits for the stream before it frees the old blocks, so a copy or kernel
  * still reading them never sees freed memory. */

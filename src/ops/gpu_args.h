@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-batch parameters of an op's CUDA run: the run fills a pinned host block (descriptors,
  * per-sample pointers, filter taps) and sends it to the device in one copy on the op's stream. The
  * blocks grow as needed and are reused from batch to batch; that is safe because the GPU stage

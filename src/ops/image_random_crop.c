@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* decoders.image_random_crop: decodes a random area / aspect-ratio window of each image, as DALI's
  * fn.decoders.image_random_crop (random_area [0.08, 1], random_aspect_ratio [3/4, 4/3],
  * num_attempts 10; after that a centred crop with the ratio clamped into range). The window is

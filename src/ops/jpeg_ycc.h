@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libjpeg-turbo's chroma upsampling and YCbCr -> RGB conversion, bit for bit, for a decoder that
  * hands back a JPEG's planes as stored (nvJPEG's NVJPEG_OUTPUT_YUV). nvJPEG's own RGB output
  * upsamples chroma by replication, which puts it up to ~50 levels away from libjpeg-turbo (and so

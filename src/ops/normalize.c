@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* normalize: DALI's fn.normalize, out = scale * (in - mean) / stddev + shift. The mean and the
  * standard deviation are computed over the reduced axes (`axes`, or `axis_names` from the layout;
  * by default every axis), one value per position in the other axes -- per sample, or across the

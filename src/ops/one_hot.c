@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* one_hot: class indices to one-hot vectors, as DALI's fn.one_hot. out[..., k, ...] = on_value when
  * k == input[...] else off_value; classes < 0 or >= num_classes give an all-off row. The new axis
  * of num_classes goes at `axis` (-1: last). DALI's scalar mode: when every sample has exactly one

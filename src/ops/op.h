@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The operator interface: one table entry per operator (DESIGN.md section 4).
  *
  * An sl__op_def names the operator as DALI does ("crop_mirror_normalize", "decoders.image",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The image and generic operators (and external_source), listed for the op table. Each lives in its
  * own file here. */
 #include "ops/op.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The public view of the operator table (sluice/ops.h): the registry's entries and their argument
  * schemas, copied into plain structs whose strings point into the tables themselves. */
 #include "sluice/ops.h"
@@ -124,8 +125,4 @@ sl_status sl_op_common_arg(int index, sl_op_arg_info *out, sl_err *err) {
                           n - 1);
     fill_arg(&c[index], out);
     return SL_OK;
-}
-
-const char *sl_version(void) {
-    return SLUICE_VERSION_STRING;
 }

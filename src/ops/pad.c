@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pad: DALI's fn.pad. Pads samples at the end of the chosen axes (`axes`, or `axis_names` from the
  * layout; default every axis) with `fill_value` (0): to the batch's largest extent in each, or,
  * where `shape` gives a positive extent, to at least that extent (a larger sample keeps its own,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pad (pad.c): each output element either the input's element at the same index (copied as
  * bytes) or the fill value, shared by the CPU run and the CUDA run (cuda/pad.cu). */
 #ifndef SLUICE_OPS_PAD_H

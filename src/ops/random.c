@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* random.coin_flip, random.uniform and random.normal: per-sample random values drawn in setup from
  * a Philox stream keyed by (the instance's seed, the sample's global index), so the values do not
  * depend on threads, batch boundaries or scheduling. coin_flip gives 1 with `probability` (int32 by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reshape: the same bytes seen with another shape and/or layout, as DALI's fn.reshape; no copy:
  * every output sample is an external view of its input sample. shape (one extent may be -1, the
  * wildcard) or rel_shape (factors of the input extents, one may be negative = wildcard), layout

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* resize: separable resampling of (H, W, C) HWC images, as DALI's fn.resize: output size from
  * resize_x / resize_y (one alone keeps the aspect ratio), resize_shorter, resize_longer or size;
  * interp_type INTERP_NN, INTERP_LINEAR (default), INTERP_CUBIC (Keys, a = -0.5), INTERP_TRIANGULAR;

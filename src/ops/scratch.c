@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-worker host scratch for ops' CPU runs (op.h). */
 #include "ops/op.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* transpose: DALI's fn.transpose. Output dimension d is input dimension perm[d] (default: the
  * dimensions reversed); the layout is permuted with them (transpose_layout, default True) unless
  * output_layout names one. Any dtype and rank; each sample keeps its own extents. Setup checks perm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* warp_affine and rotate (warp_affine.c): each destination element sampled from the source through
  * an affine map, shared by the CPU run and the CUDA run (cuda/warp.cu) so that the two give the
  * same bits: coordinates and bilinear weights in double with explicitly rounded operations. Pixel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* warp_affine and rotate: DALI's fn.warp_affine (a 2x3 matrix per sample, by default mapping
  * destination points to source points: inverse_map=True) and fn.rotate (an angle in degrees per
  * sample, counter-clockwise with the top-left corner at (0, 0), about the image's centre) on HWC

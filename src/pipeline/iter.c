@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_iter: one pipeline per local device, global batches, and DALI's epoch bookkeeping.
  *
  * The bookkeeping follows DALI's base iterator (dali-semantics.md 1.3-1.5) line for line: `counter`

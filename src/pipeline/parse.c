@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pipeline text parser, layer one: a hand-written lexer (Python tokens, INDENT/DEDENT, implicit
  * line joining inside brackets) and a recursive-descent parser for the subset of Python that DALI
  * pipeline functions use -- one optional @data_iterator/@pipeline_def decorator, a def line,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pipeline text parser's program representation (DESIGN.md section 5, docs/pipelines.md).
  *
  * Parsing runs in two layers. sl__parse_program reads the text (a DALI pipeline function in Python

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pipeline text parser, layer two: sl_pipeline_parse reads the text into a program
  * (sl__parse_program, parse.c) and walks it, making the builder calls a C user would make --
  * sl_pipeline_op_begin/input/device/arg/arg_node/end for each op call, sl_pipeline_transfer for

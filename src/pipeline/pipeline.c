@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pipeline: a graph of op instances built op by op (or by the text parser), validated at build,
  * then run by stage threads that fill recycled batch slots ahead of the consumer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal structure of a pipeline: the graph (op instances and nodes) the builder and the parser
  * make, and the executor state (batch slots, stage threads, queues). */
 #ifndef SLUICE_PIPELINE_INTERNAL_H

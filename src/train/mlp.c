@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_mlp, the device-independent part: config checks, the seed's initialisation (numpy
  * RandomState(seed): per layer w = scale*randn(in, out) then b = scale*randn(out), drawn in double
  * and stored as float32), the flat parameter layout, argument checks for every call, evaluation

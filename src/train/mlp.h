@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal side of sl_mlp: the model struct and the table of operations a device backend provides
  * (mlp_cpu.c for the CPU; a CUDA backend in src/cuda/ adds its own table and one line in
  * mlp.c's backend_for). mlp.c owns everything device-independent: config checks, numpy-identical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CPU backend of sl_mlp: forward and backward in float32 with OpenBLAS cblas_sgemm, row-major.
  * Per layer l (n = sizes[l] inputs, o = sizes[l+1] outputs, B rows):
  *   forward   z_l = a_{l-1} @ w_l + b_l          a_l = act(z_l); last layer: logprobs = z - lse(z)

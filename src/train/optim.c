@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_optim: SGD (the seed's), SGD with momentum (Nesterov optional), Adam and AdamW over one flat
  * float32 parameter buffer and its gradient buffer. Semantics are PyTorch's single-tensor
  * implementations (torch.optim.SGD / Adam / AdamW, amsgrad off, dampening 0, maximize off):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sl_trainer: the data-parallel step over K replicas in one process (the seed's update_parallel).
  * Each replica owns a model and an optimiser on its device and one sl_comm rank; one worker thread
  * per replica runs, per step: forward/backward on its shard -> all-reduce (average) of the flat

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sluice convert + inspect on the real Fashion-MNIST: 60000 / 10000 records, 6000 / 1000 per class
 # (through scripts/make-data, as `make data` runs it); a raw Caffe conversion; an image folder;
 # inspect of the fixtures; errors for bad input.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sluice convert --from folder on a user's image folder (3 classes, JPEGs and PNGs of several
 # sizes, copied from the fixtures): labels.txt beside data.mdb holds the class names in label
 # order; records are keyed by their relative path (class/file), in byte order -- "dog-big/..."

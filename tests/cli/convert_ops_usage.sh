@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Asking the tool what it takes: `sluice convert` with flags missing names each missing flag with
 # its choices (exit 2); `sluice ops --names` prints the operator names one a line (the ones the
 # full listing has); `sluice ops readers` / `decoders` list the operators whose names start with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Damaged copies of every kind of file the CLI reads, through the commands that read them: the two
 # fixture LMDBs (Caffe2 and Caffe; `inspect`, `run`), a NumPy file (`run` with readers.numpy), a
 # JPEG and a PNG (`run` with readers.file and the decoder), a `sluice run` checkpoint (`run

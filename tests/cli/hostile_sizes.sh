@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sluice inspect and convert on IDX files whose header extents wrap in 64 bits (2^16 items of
 # 2^16 x 2^16 x 2^16 bytes = 2^64, which matches the 0 data bytes present when unchecked): each is
 # refused with a message naming the file, never a crash.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Damaged LMDB stores through `sluice inspect`, `sluice inspect --verify` and `sluice run`:
 # copies of the caffe2-fmnist-256 fixture truncated (half, one page, 0 bytes), random bytes,
 # bit-flipped meta and data pages. Each must exit non-zero (1 or 2, never by a signal: 128+N)

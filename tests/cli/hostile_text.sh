@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A pipeline file with a NUL byte is refused, naming the line and column, by run and train.
 set -euo pipefail
 tool=$1

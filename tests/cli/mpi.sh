@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: slow
 # Many processes under mpirun, on the CPU (issue 10):
 #  - mpirun -np 2 sluice train --devices cpu --epochs 1 gives the loss and accuracy of

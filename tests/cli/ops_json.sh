@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sluice ops --json: one JSON object whose ops are the ones `sluice ops` lists, in the same order,
 # each with its arguments, plus the common arguments; one op by name; unknown names.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `sluice ops` tells each reader's truth about the I/O arguments it accepts and ignores
 # (read_ahead, dont_use_mmap, tensor_init_bytes): readers.file and readers.numpy read files, so
 # their docs name no LMDB, maps or views; the LMDB readers speak of the LMDB, readers.mnist of its

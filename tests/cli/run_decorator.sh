@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `sluice run` honours a pipeline file's @pipeline_def settings (small LMDB fixture, 256 records):
 #  - batch_size=4 is per pipeline: on cpu:2 batch_per_device is 4 (8 a step, 32 steps), on cpu 4;
 #  - --batch-size 8 (global) wins and says "--batch-size 8 overrides the pipeline's batch_size=4";

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What `sluice run` reports (small LMDB fixture, 256 records, batch 200 on cpu:2: 2 steps):
 #  - timing: start-up on a line of its own and as "startup_s" in --json; epoch 0's time covers its
 #    first batch (prefetching used to leave it ~0 s and millions of samples/s): it must not be

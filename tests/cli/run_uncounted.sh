@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # An epoch that cannot be counted is an error, not an endless run: a pipeline with two readers
 # and neither reader_name nor size is refused at once (exit 1) by `sluice run`, naming both readers
 # and the ways out (reader_name, --reader, --steps); --steps 5 runs exactly 5 steps, and

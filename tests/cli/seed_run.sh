@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: slow
 # The seed's training pipeline through `sluice run` on the converted Fashion-MNIST (60000 records):
 #  - cpu:3, batch 200, 2 epochs: the trace is every pipeline's shard, then the next, each key once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks for the CLI tests of the seed pipeline (standard library only).
 
 Trace files start with a "# epoch\tstep\tdevice\tslot\tkey" header; lines starting with '#' are

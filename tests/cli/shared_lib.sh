@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # libsluice.so (next to the tool): it exports the public API and nothing else -- every function
 # the headers in include/sluice/ declare, no sl__ internal, no other symbol -- and a program built
 # against the headers and the .so alone runs a pipeline from text over the LMDB fixture.
@@ -21,7 +22,7 @@ grep -vE '^sl_[a-z0-9]' "$work/exported" | grep -vxE '_init|_fini|_edata|_end|__
 # (b) exactly the functions the public headers declare: a declaration starts a line (its return
 # type first) and names sl_...( before any other parenthesis; static inline ones are in the header
 # itself
-grep -hE '^[A-Za-z]' "$SL_SOURCE_DIR"/include/sluice/*.h | grep -v '^static inline' |
+grep -hE '^[A-Za-z]' "$SL_SOURCE_DIR"/include/sluice/*.h "$lib"/include/sluice/*.h | grep -v '^static inline' |
     grep -oE '^[^(]*\bsl_[a-z0-9_]*[[:space:]]*\(' | grep -oE 'sl_[a-z0-9_]*[[:space:]]*\($' |
     sed 's/[[:space:]]*($//' | sort -u > "$work/declared"
 [ "$(wc -l < "$work/declared")" -gt 100 ] || fail "found only $(wc -l < "$work/declared") declarations"
@@ -40,7 +41,7 @@ cat > "$work/prog.c" <<'C'
 #include <string.h>
 
 int main(int argc, char **argv) {
-    if (argc != 2 || strcmp(sl_version(), SLUICE_VERSION_STRING) || sl_op_count() < 30) return 10;
+    if (argc != 2 || strcmp(sl_version_string(), SLUICE_VERSION_STRING) || sl_op_count() < 30) return 10;
     sl_pipeline_config cfg;
     sl_pipeline_config_init(&cfg);
     cfg.batch_size = 8;
@@ -69,7 +70,7 @@ int main(int argc, char **argv) {
     return 0;
 }
 C
-cc -std=c11 -Wall -Wextra -Werror -I"$SL_SOURCE_DIR/include" "$work/prog.c" -o "$work/prog" \
+cc -std=c11 -Wall -Wextra -Werror -I"$SL_SOURCE_DIR/include" -I"$lib/include" "$work/prog.c" -o "$work/prog" \
     -L"$lib" -l:libsluice.so -Wl,-rpath,"$lib" || fail "building against libsluice.so"
 readelf -d "$work/prog" | grep -q 'NEEDED.*\[libsluice\.so\.0\]' || fail "prog does not need libsluice.so.0"
 out=$("$work/prog" "$SL_FIXTURES/caffe2-fmnist-256") || fail "prog: $out"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `sluice train --profile` on the Caffe2 fixture (256 records as both training and test set): each
 # epoch reports the time spent waiting for data and in training steps (which together stay within
 # the epoch's seconds) and the training pipeline's per-stage op seconds, in --json and as text;

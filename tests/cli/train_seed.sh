@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: slow
 # `sluice train` on the real Fashion-MNIST, on the CPU:
 #  - the seed's model and SGD: test accuracy per epoch within 0.02 of the JAX reference

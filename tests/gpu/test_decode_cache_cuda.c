@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* decoders.image's decoded-image cache on a GPU pipeline (device memory, hits copied on the
  * device): over 3 epochs of the Caffe2 fixture (256 Fashion-MNIST JPEGs, shuffled), the GPU
  * pipeline with cache_size equals the CPU pipeline without it byte for byte, and decodes 256, 0, 0

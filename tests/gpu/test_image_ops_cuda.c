@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every image op's CUDA run against its CPU run on random inputs of mixed sizes: the same op
  * arguments and per-sample argument inputs, setup then run_cpu on the host, setup then run_gpu
  * (io->device on GPU 0, a stream) on device copies of the inputs. crop_mirror_normalize (FLOAT,

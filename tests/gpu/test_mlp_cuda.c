@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CUDA backend of sl_mlp and sl_optim against the CPU backend: forward (log-probabilities),
  * loss and gradients within 1e-4 relative in fp32 (seed model and an odd-sized relu model with
  * strided input rows); CUDA graphs on and off give the same bits, also when the batch size and the

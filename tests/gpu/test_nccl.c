@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The NCCL sl_comm backend on every visible GPU (at least 2): all-reduce sum and average of f32
  * (an odd count over 1M), f64, i32 and i64 with exact expected values, on a caller's stream and
  * synchronously; broadcast from a non-zero root; barrier; bad devices rejected; and abort: after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Damaged JPEGs through the mixed decoder, on the hardware engines and on nvJPEG's default back
  * end, against the same pipeline on the CPU. Each damaged photo (cut at 60% or 97% of its bytes, or
  * right after its scan header) sits in a batch with good ones. On the CPU libjpeg-turbo reports

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Two pipelines on one GPU at once, both giving every image to the hardware JPEG engines, as a
  * training and a validation pipeline may: pulled from two threads, each pipeline's CPU and GPU
  * stages call the same GPU's engines while the other's do. Their batches must come out whole and,

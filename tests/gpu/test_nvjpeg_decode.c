@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The mixed image decoders with nvJPEG against the CPU decoders on the DALI_extra photos (4 JPEGs,
  * 640x408 to 1280x871): decoders.image RGB (hw_decoder_load 0.65, the default: most to the hardware
  * engines, the rest to the CPU pool), BGR with hw_decoder_load=0 (all on the CPU pool) and GRAY,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pipelines on GPU 0 against the same pipelines on the CPU: the seed's training pipeline file
  * (tests/fixtures/pipelines/seed_training_sharding.py, unchanged: mixed decoding, crop_mirror_
  * normalize and one_hot on the GPU, labels through .gpu()) over the Caffe2 Fashion-MNIST fixture,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one-GPU training step (the trainer's single graph: the output head kernel, the head's sums on
  * the second stream, the update split by layers) against the CPU trainer, over model shapes that
  * take each path: a two-layer model (the head right after the first layer), a head of 16 classes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The data-parallel trainer on GPUs: one step on 2 GPUs (NCCL average) equals one step on 1 GPU
  * with the same global batch within 1e-5 relative (loss, averaged gradients, parameters after the
  * update), and stays so over several steps (SGD; Adam: the first step's gradients); both replicas

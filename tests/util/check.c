@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test harness state and helpers (see check.h). */
 #include "check.h"
 

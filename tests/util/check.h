@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The test harness: assertion macros that print the expression and both sides, count failures, and
  * make the test exit non-zero. Every test's main ends with `return check_done();`. */
 #ifndef SLUICE_TEST_CHECK_H

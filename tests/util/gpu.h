@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPU tests: how many GPUs a test needs. gpu_require(n) returns the number of visible GPUs when
  * there are at least n; otherwise it prints "skipped: N GPUs" and exits 0 -- except that with no
  * GPU at all while SL_REQUIRE_GPU=1 is set (the GPU machine's runs), it fails (exit 1). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reference JPEGs for tests, made and decoded with plain libjpeg-turbo (nothing of sluice's). */
 #ifndef SLUICE_TESTS_JPEGREF_H
 #define SLUICE_TESTS_JPEGREF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal .npy reader: parses the header dict ('descr', 'fortran_order', 'shape'). */
 #include "npy.h"
 

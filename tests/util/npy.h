@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading and writing NumPy .npy files (version 1/2, little-endian, C order) for golden tests. */
 #ifndef SLUICE_TEST_NPY_H
 #define SLUICE_TEST_NPY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The operator test harness: create / setup / run_cpu / destroy for one op over one batch. */
 #include "opharness.h"
 

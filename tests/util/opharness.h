@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small stand-in for the executor, for operator tests: builds an op instance from "name=value"
  * argument strings, then runs one batch through setup, run_cpu (per sample, on a thread pool when
  * threads > 1) and destroy. Per-sample argument inputs are written "name=@k" (io->arg_in[k]). */

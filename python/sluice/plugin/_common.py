@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the plugins share: pipelines' devices and shards, DALI's argument checks, and the
 iterator protocol (len, size, reset, StopIteration, auto_reset, checkpoints) over SlIterator."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The iterator behind the framework plugins: the library's sl_iter (one pipeline per device,
 global batches, DALI's epoch rules, checkpoints), fed by graphs traced in Python.
 

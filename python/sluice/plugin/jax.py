@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sluice.plugin.jax: DALI's nvidia.dali.plugin.jax on sluice -- the ``data_iterator`` decorator
 and ``DALIGenericIterator``, giving ``jax.Array`` outputs.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sluice.plugin.numpy: a sluice pipeline's batches as numpy arrays.
 
     from sluice.plugin.numpy import DALIGenericIterator

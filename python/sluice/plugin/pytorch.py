@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sluice.plugin.pytorch: DALI's nvidia.dali.plugin.pytorch.DALIGenericIterator on sluice.
 
     from sluice.plugin.pytorch import DALIGenericIterator, LastBatchPolicy

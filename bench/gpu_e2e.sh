@@ -74,7 +74,7 @@ for d in 0 all; do
         > "$out/run_$d.json" 2> /dev/null
     log "pipeline --devices $d: $(grep -o '"epochs": \[[^]]*\]' "$out/run_$d.json")"
 done
-# issue 8's pipelines: the ImageNet-style one (hw_decoder_load variants, CPU only; 6000 images an
+# the GPU pipelines: the ImageNet-style one (hw_decoder_load variants, CPU only; 6000 images an
 # epoch; 16 decode threads as on the one-GPU machine, and every core) over the DALI_extra photos and
 # over the same photos at ImageNet's size (bench/shrink_jpegs), and the seed's from the cache
 mkdir -p "$out/small"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Issue 5 benchmark: the seed's training pipeline (decode GRAY, x/255 CHW, reshape 784, one-hot 10,
+# The seed's training pipeline on the CPU (decode GRAY, x/255 CHW, reshape 784, one-hot 10,
 # shuffled, batch 200) through `sluice run --devices cpu` and `cpu:2` against PyTorch's DataLoader
 # (2 worker processes, PIL decode, bench/peer_dataloader.py) on the same JPEG bytes, interleaved
 # RUNS times (sluice cpu, sluice cpu:2, torch, ...); medians, per-stage time, load average.
@@ -56,7 +56,7 @@ tsps = [t["samples_per_s"] for t in ts]
 tm = sorted(ts, key=lambda t: t["samples_per_s"])[len(ts) // 2]
 out = []
 p = out.append
-p(f"\n## Seed training pipeline on the CPU vs PyTorch DataLoader (bench/bench_pipeline_cpu.sh, issue 5)\n")
+p(f"\n## Seed training pipeline on the CPU vs PyTorch DataLoader (bench/bench_pipeline_cpu.sh)\n")
 p(f"- Machine: {model}, {os.cpu_count()} cores ({platform.platform()}); load average (1 min) before "
   f"each run: min {min(loads):.1f}, median {med(loads):.1f}, max {max(loads):.1f} -- the machine is "
   f"shared with other builds, so absolute figures are low and noisy; the ratio is the figure.")

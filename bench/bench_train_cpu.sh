@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Issue 7 benchmark: one epoch of the seed workload (training pipeline + the MLP 784-1024-1024-10,
+# One epoch of the seed workload on the CPU (training pipeline + the MLP 784-1024-1024-10,
 # tanh, SGD lr 0.001, batch 200, numpy RandomState(0) init) through `sluice train --devices cpu` and
 # `cpu:2` against PyTorch on the CPU (bench/peer_torch_train.py: DataLoader with 2 workers, PIL
 # decode, the same JPEG bytes, the same model, init and SGD) with 1 and 2 intra-op threads,
@@ -64,7 +64,7 @@ tname = max(tnames, key=lambda n: med(r["samples_per_s"] for r in runs_by[n]))
 tmed = med(r["samples_per_s"] for r in runs_by[tname])
 out = []
 p = out.append
-p(f"\n## One epoch of the seed workload on the CPU vs PyTorch (bench/bench_train_cpu.sh, issue 7)\n")
+p(f"\n## One epoch of the seed workload on the CPU vs PyTorch (bench/bench_train_cpu.sh)\n")
 p(f"- Machine: {model}, {os.cpu_count()} cores ({platform.platform()}); load average (1 min) before "
   f"each run: min {min(loads):.1f}, median {med(loads):.1f}, max {max(loads):.1f} -- shared with other "
   f"builds: absolute figures are low and noisy; the ratio is the figure.")

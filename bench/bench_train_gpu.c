@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* GPU training benchmarks (issue 9), each figure next to its peer measured in the same binary:
+/* GPU training benchmarks, each figure next to its peer measured in the same binary:
  *   1. one training step of the seed's MLP at batch 200 on one GPU (sl_trainer_step: forward and
  *      backward as a CUDA graph, optimiser kernel, the loss read back), per math mode;
  *   2. the all-reduce (average) of the seed's 1,863,690 gradients on 2 GPUs through sl_comm (one

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# bench/gpu_decode.sh BUILD_DIR OUT_DIR: issue 8's two remaining benchmarks, written to OUT_DIR.
+# bench/gpu_decode.sh BUILD_DIR OUT_DIR: the decoded-image cache and the ImageNet-style pipeline on
+# a GPU machine, written to OUT_DIR.
 # (c) the seed pipeline served from the decoded-image cache: a copy of
 #     tests/fixtures/pipelines/seed_training_sharding.py with cache_size=256 (MB) on
 #     decoders.image, Fashion-MNIST training JPEGs (scripts/make-data), batch 200 per GPU, 16

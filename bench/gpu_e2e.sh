@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The seed end to end on the GPU machine, in one go (issues 8, 9, 10): builds, runs the gpu-labelled
-# tests, converts Fashion-MNIST, then times `sluice train` start to exit on 1 GPU, 2 GPUs (sharding
-# and devices modes), 2 processes of one GPU each (mpirun), `make demo`, and the peers in the same
-# run: the JAX reference (../shared/reference/jax_reference.py) and PyTorch (DataLoader + the same
+# The seed end to end on a GPU machine, in one go: builds, runs the gpu-labelled tests, converts
+# Fashion-MNIST, then times `sluice train` start to exit on 1 GPU, 2 GPUs (sharding and devices
+# modes), 2 processes of one GPU each (mpirun), `make demo`, and the peers in the same run: the
+# seed's JAX loop fed from NumPy arrays (JAX_REFERENCE, below) and PyTorch (DataLoader + the same
 # MLP, bench/peer_torch_train.py --device cuda). Writes logs and a summary under OUT (default out/).
 # Also: training from the decoded-image cache (a copy of the seed's training pipeline with
-# cache_size=256), with --math tf32, with fewer decode threads, and issue 8's pipelines
-# (bench/gpu_imagenet.sh, bench/gpu_decode.sh).
-# usage (GPU machine, repo root): FASHION_MNIST_DIR=... bench/gpu_e2e.sh [OUT]
+# cache_size=256), with --math tf32, with fewer decode threads, and the GPU pipeline benchmarks
+# (bench/gpu_imagenet.sh, bench/gpu_decode.sh). Figures: bench/RESULTS.md, sections 5 and 6.
+# usage (GPU machine, repo root): [FASHION_MNIST_DIR=DIR] [JAX_REFERENCE=DIR] [BUILD=DIR]
+#     bench/gpu_e2e.sh [OUT]
+# FASHION_MNIST_DIR: the four Fashion-MNIST IDX .gz files (default: Debian's, see scripts/make-data).
+# JAX_REFERENCE: a folder holding jax_reference.py, the seed's model and loop in JAX over NumPy
+# arrays (not part of this repository), run there as `python3 jax_reference.py one shard pmap`
+# (1 GPU, sharding, pmap) with the .gz files linked into its data/. Without it, or without JAX, the
+# JAX peer is skipped and the summary says so.
 set -uo pipefail
 out=${1:-out}
 mkdir -p "$out"
@@ -69,7 +75,7 @@ for d in 0 all; do
         > "$out/run_$d.json" 2> /dev/null
     log "pipeline --devices $d: $(grep -o '"epochs": \[[^]]*\]' "$out/run_$d.json")"
 done
-# issue 8's pipelines: the ImageNet-style one (hw_decoder_load variants, CPU only; 6000 images an
+# the GPU pipelines: the ImageNet-style one (hw_decoder_load variants, CPU only; 6000 images an
 # epoch; 16 decode threads as on the one-GPU machine, and every core) over the DALI_extra photos and
 # over the same photos at ImageNet's size (bench/shrink_jpegs), and the seed's from the cache
 mkdir -p "$out/small"
@@ -103,9 +109,14 @@ make demo BUILD="$b" > "$out/demo.log" 2>&1
 log "make demo (rc $?, $(since "$t0") s): $(grep -E 'accuracy|Training on' "$out/demo.log" | tr '\n' ' ')"
 
 # peers, same run
-ref=.device/shared/reference
-if [ -d "$ref" ] && python3 -c 'import jax' 2> /dev/null; then
-    ln -sfn "$PWD/${FASHION_MNIST_DIR:-data/fmnist}" "$ref/data"
+ref=${JAX_REFERENCE:-}
+fmnist=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+if [ -z "$ref" ] || [ ! -f "$ref/jax_reference.py" ]; then
+    log "jax: skipped (set JAX_REFERENCE to a folder holding jax_reference.py)"
+elif ! python3 -c 'import jax' 2> /dev/null; then
+    log "jax: skipped (python3 cannot import jax)"
+else
+    ln -sfn "$(cd "$fmnist" && pwd)" "$ref/data"
     (cd "$ref" && timeout 300 python3 jax_reference.py one shard pmap) > "$out/jax.log" 2>&1
     log "jax: $(grep -E 'epoch 4|compute' "$out/jax.log" | tr '\n' ' ')"
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# bench/gpu_pipeline.sh BUILD_DIR OUT_DIR: issue 8's benchmarks on a GPU machine, written to OUT_DIR.
+# bench/gpu_pipeline.sh BUILD_DIR OUT_DIR: the GPU pipeline benchmarks, written to OUT_DIR.
 # (a) the seed pipeline (tests/fixtures/pipelines/seed_training_sharding.py, unchanged) over the
 #     Fashion-MNIST training set as Caffe2 JPEGs (scripts/make-data), batch 200 per GPU, 16 CPU
 #     threads per GPU, 3 epochs, on GPU 0 and on GPUs 0,1 (`sluice run --json`), and the peer:

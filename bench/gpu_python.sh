@@ -6,10 +6,13 @@
 # from NumPy arrays (the JAX reference, jax_reference.py), the Python iterators against
 # `sluice run` (bench/python_iterator.py), and PyTorch on the GPU fed by sluice.plugin.pytorch
 # (examples/pytorch_train.py) against a DataLoader (bench/peer_torch_train.py).
-# usage (GPU machine, repo root): FASHION_MNIST_DIR=DIR [JAX_REFERENCE=DIR] [PARTS="tests bench"]
+# usage (GPU machine, repo root): [FASHION_MNIST_DIR=DIR] [JAX_REFERENCE=DIR] [PARTS="tests bench"]
 #     bench/gpu_python.sh [OUT]
-# JAX_REFERENCE: the folder of the NumPy-fed JAX loop (jax_reference.py, run there as
-# `python3 jax_reference.py shard` with the Fashion-MNIST .gz files in its data/).
+# FASHION_MNIST_DIR: the four Fashion-MNIST IDX .gz files (default: Debian's, see scripts/make-data).
+# JAX_REFERENCE: a folder holding jax_reference.py, the seed's JAX loop over NumPy arrays (not part
+# of this repository), run there as `python3 jax_reference.py shard` with the .gz files linked into
+# its data/; without it that peer is skipped and the summary says so. Figures: bench/RESULTS.md,
+# section 9.
 set -uo pipefail
 out=${1:-out}
 mkdir -p "$out"
@@ -50,8 +53,10 @@ if [[ " $parts " == *" bench "* ]]; then
     timeout 200 python3 bench/jax_epoch.py --data data > "$out/jax_sluice.log" 2>&1
     log "jax fed by sluice: $(tr '\n' ';' < "$out/jax_sluice.log" | tail -c 900)"
     ref=${JAX_REFERENCE:-}
-    if [ -n "$ref" ] && [ -d "$ref" ]; then
-        ln -sfn "$(cd "${FASHION_MNIST_DIR:-.fmnist}" && pwd)" "$ref/data"
+    if [ -z "$ref" ] || [ ! -f "$ref/jax_reference.py" ]; then
+        log "jax fed from numpy: skipped (set JAX_REFERENCE to a folder holding jax_reference.py)"
+    else
+        ln -sfn "$(cd "${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}" && pwd)" "$ref/data"
         (cd "$ref" && timeout 200 python3 jax_reference.py shard) > "$out/jax_numpy.log" 2>&1
         log "jax fed from numpy: $(tr '\n' ';' < "$out/jax_numpy.log" | tail -c 600)"
     fi

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""PyTorch peer of bench_pipeline_cpu.sh (issue 5) and the data half of peer_torch_train.py: the
+"""PyTorch peer of bench_pipeline_cpu.sh and the data half of peer_torch_train.py: the
 seed's training pipeline as a PyTorch user writes it -- a map-style Dataset over the very JPEG bytes
 sluice reads (exported once from the Caffe2 LMDB by build/export_jpegs), PIL decode to GRAY, x/255
 as float32 reshaped to 784, one-hot labels of 10, a DataLoader with 2 worker processes, shuffled,

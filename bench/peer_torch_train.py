@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""PyTorch peer of bench_train_cpu.sh (issue 7): one epoch of the seed workload on the CPU -- the
+"""PyTorch peer of bench_train_cpu.sh: one epoch of the seed workload on the CPU -- the
 DataLoader of peer_dataloader.py (2 worker processes, PIL decode, the same JPEG bytes, x/255, one-hot)
 feeding the seed's MLP 784-1024-1024-10 (tanh, log-softmax, loss -mean(sum(logp * onehot))) trained
 with plain SGD lr 0.001, batch 200. Weights start from numpy RandomState(0) drawn in the seed's order

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The iterator: DALI's len/size table for 60000 and 10000 records on 1..8 devices (and how it
- * changes from epoch to epoch), the FILL/DROP examples of dali-semantics.md 1.4, sharded vs
+ * changes from epoch to epoch), the FILL/DROP examples of docs/dali.md 2.4, sharded vs
  * stacked layouts against the per-device batches, DLPack export, and checkpoints (resume gives
  * exactly the uninterrupted run's batches; truncated or altered files are refused). The data are
  * small IDX files written here, read through readers.mnist (a real reader op). */
@@ -100,7 +100,7 @@ static void test_dali_table(const char *dir) {
     char img[1024], lab[1024];
     write_idx(dir, 60000, img, lab);
     src s = {img, lab, 0, 0, 0};
-    /* devices -> len per epoch for the first 3 epochs and size (dali-semantics.md 1.3; later
+    /* devices -> len per epoch for the first 3 epochs and size (docs/dali.md 2.3; later
      * epochs from DALI's own bookkeeping, computed by its Python code) */
     const struct {
         int ndev;
@@ -136,7 +136,7 @@ static void test_dali_table(const char *dir) {
     sl_iter_free(it);
 }
 
-/* dali-semantics.md 1.4: data 1..7 (records 0..6 here), batch 2 */
+/* docs/dali.md 2.4: data 1..7 (records 0..6 here), batch 2 */
 static void test_last_batch(const char *dir) {
     char img[1024], lab[1024];
     write_idx(dir, 7, img, lab);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The loader core: exactly-once delivery per epoch for every (N, S, batch, shuffle, pad, stick)
- * combination of the issue, against DALI's rules (dali-semantics.md 1.3, 2.2-2.4) and its worked
- * MNIST numbers; checkpoints resume exactly; bad shard arguments are refused. */
+ * combination of exactly_once()'s tables, against DALI's rules (docs/dali.md 2.3, 3.2-3.4) and its
+ * worked MNIST numbers; checkpoints resume exactly; bad shard arguments are refused. */
 #include "check.h"
 #include "core/log.h"
 #include "io/loader.h"
@@ -142,7 +142,7 @@ static void exactly_once(void) {
     free(buf);
 }
 
-/* DALI's worked numbers (dali-semantics.md 1.3): MNIST, global batch 200 */
+/* DALI's worked numbers (docs/dali.md 2.3): MNIST, global batch 200 */
 static void worked_numbers(void) {
     static const struct {
         int64_t n;

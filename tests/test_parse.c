@@ -293,7 +293,7 @@ static void test_syntax(void) {
 }
 
 static void test_errors(void) {
-    /* the brief's example shape: message, echoed line, caret under the spot */
+    /* the documented error shape: message, echoed line, caret under the spot */
     FAILS("def f(data_path):\n"
           "    jpegs, labels = fn.readers.caffe2(path=data_path)\n"
           "    return jpegs\n",

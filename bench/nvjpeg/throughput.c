@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Standalone nvJPEG throughput probe (issue 8, session 6): how many of the DALI_extra photos a
+/* Standalone nvJPEG throughput probe: how many of the DALI_extra photos a
  * second each nvJPEG back end, and libjpeg-turbo, decode on this machine, alone and side by side,
  * with no sluice code in the way. Each argument KIND:BACKEND:THREADS starts THREADS threads:
  *   batch:B:T      nvjpegDecodeBatched of B images per call (env B, default 128) with back end B
@@ -15,7 +15,7 @@
  *   gcc -O2 bench/nvjpeg/throughput.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64 \
  *       -lnvjpeg -lcudart -ljpeg -lpthread -o /tmp/nvjt
  *   PHOTOS=tests/fixtures/dali_extra/jpeg /tmp/nvjt batch:3:1 cpu:0:15
- * Figures: bench/RESULTS.md, sessions 6 and 7. */
+ * Figures: bench/RESULTS.md, section 6 ("The decode ceiling"). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <cuda_runtime.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Standalone nvJPEG experiment (issue 8): which way of calling nvJPEG's non-hardware back ends
+/* Standalone nvJPEG experiment: which way of calling nvJPEG's non-hardware back ends
  * decodes the dali_extra photos on this GPU. Reference: the hardware engines (batched), which
  * decode them exactly. Each variant gets fresh handles; "alone" variants run in a child process
  * that never creates a hardware handle. Prints status per image, max |v - hw|, and images/s.

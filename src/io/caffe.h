@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Caffe v1 records (dali-semantics.md 3.4): a Datum with channels, height, width, data, label,
+/* Caffe v1 records (docs/dali.md 4.4): a Datum with channels, height, width, data, label,
  * float_data and encoded. As in DALI, data is treated as encoded unless `encoded` is present and
  * false (a missing field means encoded); raw data is (height, width, channels) uint8. Zero-copy. */
 #ifndef SLUICE_IO_CAFFE_H

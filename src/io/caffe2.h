@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Caffe2 records (dali-semantics.md 3.1/3.2): a TensorProtos message whose protos are, in order,
+/* Caffe2 records (docs/dali.md 4.1/4.2): a TensorProtos message whose protos are, in order,
  * the image (STRING: encoded bytes in string_data[0]; BYTE: raw H,W[,C] in byte_data), the label
  * (INT32 or FLOAT; SINGLE_LABEL, MULTI_LABEL_SPARSE, MULTI_LABEL_DENSE, MULTI_LABEL_WEIGHTED_SPARSE
  * or NO_LABEL), additional inputs and an optional bounding box. Parsing is zero-copy (views into

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The loader core shared by every record format (DALI's Loader, dali-semantics.md 2.2-2.4): it
+/* The loader core shared by every record format (DALI's Loader, docs/dali.md 3.2-3.4): it
  * turns a data set of N records into the stream of record indices one reader instance delivers,
  * sample by sample: shard i of S is [floor(i*N/S), floor((i+1)*N/S)); each epoch reads the next
  * shard unless stick_to_shard; random_shuffle picks at random (Philox, from the op seed) within a

@@ -24,7 +24,7 @@
  * One GPU's engines take one batched decode at a time: two threads that call nvjpegDecodeBatched on
  * the same GPU's engines at once (each with its own state, even each with its own handle) hang
  * inside it for good with CUDA 13 on the H200, while two GPUs' engines at once do not, nor does
- * parsing headers beside a decode (bench/RESULTS.md, session 9: a 100-line program with nothing of
+ * parsing headers beside a decode (bench/RESULTS.md, section 6: a 100-line program with nothing of
  * sluice in it). Those threads are this decoder's CPU and GPU stages, other decoders of the same
  * pipeline, and other pipelines on the same GPU (a training and a validation pipeline), so every
  * call that makes the engines work holds its GPU's engine lock (engine_lock). */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The operator interface: one table entry per operator (DESIGN.md section 4).
+/* The operator interface: one table entry per operator (docs/conventions.md, "One operator, two
+ * devices").
  *
  * An sl__op_def names the operator as DALI does ("crop_mirror_normalize", "decoders.image",
  * "readers.caffe2"), lists its arguments (name, type, default, doc: DALI's), its input count and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sl_iter: one pipeline per local device, global batches, and DALI's epoch bookkeeping.
  *
- * The bookkeeping follows DALI's base iterator (dali-semantics.md 1.3-1.5) line for line: `counter`
+ * The bookkeeping follows DALI's base iterator (docs/dali.md 2.3-2.5) line for line: `counter`
  * counts samples per shard taken this epoch, `size` is the per-shard sample count of the epoch,
  * and on reset with FILL (not padded) the samples each shard's reader already read into the next
  * shard are carried over (counter_per_gpu), shard sizes roll with the shard rotation, and the next

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The pipeline text parser's program representation (DESIGN.md section 5, docs/pipelines.md).
+/* The pipeline text parser's program representation (docs/pipelines.md).
  *
  * Parsing runs in two layers. sl__parse_program reads the text (a DALI pipeline function in Python
  * syntax) with its bound names and produces an sl__parse_prog: the decorator's settings, and a flat

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # ctest-labels: slow
-# Many processes under mpirun, on the CPU (issue 10):
+# Many processes under mpirun, on the CPU:
 #  - mpirun -np 2 sluice train --devices cpu --epochs 1 gives the loss and accuracy of
 #    sluice train --devices cpu:2 --epochs 1 (within 1e-6);
 #  - mpirun -np 3 sluice run: the three ranks' traces deliver every record per the DALI rules;

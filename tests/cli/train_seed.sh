@@ -3,7 +3,7 @@
 # ctest-labels: slow
 # `sluice train` on the real Fashion-MNIST, on the CPU:
 #  - the seed's model and SGD: test accuracy per epoch within 0.02 of the JAX reference
-#    (SEED.md: 0.6530 0.7255 0.7533 0.7709 0.7806);
+#    (docs/dali.md, section 1: 0.6530 0.7255 0.7533 0.7709 0.7806);
 #  - --optimizer adam reaches >= 0.87 in 5 epochs;
 #  - --resume from the checkpoint written after epoch 2 reproduces epochs 3-5 exactly;
 #  - the printed lines are the tutorial's ("Epoch N: T s, R samples/s", "Test set accuracy A");

@@ -4,9 +4,9 @@
  * stages call the same GPU's engines while the other's do. Their batches must come out whole and,
  * the two having the same seed, equal byte for byte: nothing is mixed up between the two decoders.
  * Why it matters: two threads in nvjpegDecodeBatched on one GPU's engines at once, with batches of
- * 128, hang inside it for good in a standalone program (CUDA 13, H200: bench/RESULTS.md, session
- * 9), so the decoders take a per-GPU engine lock. (This test did not hang without the lock in the
- * runs made, but a hang here would be that; a watchdog fails the test after 120 s instead of
+ * 128, hang inside it for good in a standalone program (CUDA 13, H200: bench/RESULTS.md,
+ * section 6), so the decoders take a per-GPU engine lock. (This test did not hang without the lock
+ * in the runs made, but a hang here would be that; a watchdog fails the test after 120 s instead of
  * leaving it to hang.) */
 #include "check.h"
 #include "gpu.h"

@@ -6,6 +6,7 @@ ctypes releases the GIL for the length of every call into the library, so a call
 (waiting for a batch, joining a pipeline's threads) lets other Python threads run."""
 
 import ctypes
+import ctypes.util
 import os
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_bool, c_char, c_char_p, c_int, c_int64,
                     c_size_t, c_uint, c_uint64, c_void_p)
@@ -199,6 +200,17 @@ def _candidates():
     yield os.path.join(here, "..", "..", "build", "libsluice.so")
 
 
+def _installed():
+    """The library installed where the dynamic loader looks (cmake --install, a package)."""
+    name = ctypes.util.find_library("sluice")
+    for n in ([name] if name else []) + ["libsluice.so.0"]:
+        try:
+            return ctypes.CDLL(n)
+        except OSError:
+            pass
+    return None
+
+
 def _load():
     tried = []
     for path in _candidates():
@@ -207,9 +219,11 @@ def _load():
             break
         tried.append(path)
     else:
-        raise ImportError("sluice: libsluice.so not found (looked at %s); run `make python` in the "
-                          "source tree, or set SLUICE_LIBRARY to the library's path"
-                          % ", ".join(tried))
+        lib = _installed()
+        if lib is None:
+            raise ImportError("sluice: libsluice.so not found (looked at %s, and where the dynamic "
+                              "loader looks); run `make python` in the source tree, install the "
+                              "library, or set SLUICE_LIBRARY to its path" % ", ".join(tried))
     missing = []
     for name, (res, args) in _API.items():
         try:

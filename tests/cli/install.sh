@@ -7,7 +7,8 @@
 # libsluice.so, pkg-config --static with libsluice.a, find_package(sluice) with each; every
 # program runs. libsluice.so exports no sl__ internal; `sluice --version`, version.h, sluice.pc and
 # the CMake package give one version; find_package refuses another minor version and a component
-# the build lacks. DESTDIR stages an install without changing the prefix it records.
+# the build lacks. DESTDIR stages an install without changing the prefix it records. The Python
+# package finds the installed library through the dynamic loader's path.
 set -euo pipefail
 tool=$1
 build=$(cd "$(dirname "$tool")" && pwd)
@@ -125,4 +126,15 @@ done
 DESTDIR=$work/stage cmake --install "$build" --prefix /opt/sluice > /dev/null
 pc=$(find "$work/stage/opt/sluice" -name sluice.pc)
 [ -n "$pc" ] && grep -q '^prefix=/opt/sluice$' "$pc" || fail "DESTDIR install: $(find "$work/stage" | head)"
+# (h) the Python package, copied away from the source tree, finds the installed library through
+# the dynamic loader's path (no SLUICE_LIBRARY, no build/ beside it)
+if [ -x /usr/bin/python3 ]; then
+    mkdir -p "$work/py"
+    cp -r "$SL_SOURCE_DIR/python/sluice" "$work/py/"
+    rm -rf "$work/py/sluice/_lib"
+    got=$(cd "$work" && env -u SLUICE_LIBRARY PYTHONPATH="$work/py" LD_LIBRARY_PATH="$lib" \
+        /usr/bin/python3 -c 'import sluice, sluice._c as c; print(c.lib._name, sluice.__version__)') ||
+        fail "python with the installed library: $got"
+    case $got in libsluice.so.0*" 0.1.0") ;; *) fail "python loaded: $got" ;; esac
+fi
 echo "install: ok (with [$with], without [$without])"

@@ -3,7 +3,8 @@
  * chains, nested list literals in bound values) is refused with an error naming the line and column
  * instead of overflowing the stack; a 100,000-item list literal parses in bounded memory and time;
  * 100,000 assignments parse in linear time; a NUL byte inside the text is refused at its line and
- * column. */
+ * column; loops and helper calls, which run when the pipeline is built, stop in bounded time and
+ * memory. */
 #include "check.h"
 #include "ops/op.h"
 #include "pipeline/parse.h"
@@ -220,10 +221,135 @@ static void test_nul_byte(void) {
     CHECK_OK(sl__parse_check_text(text, strlen(text), "nul.py", &e), &e);
 }
 
+/* Loops and helper calls run when the pipeline is built: an endless-looking loop, nested loops
+ * and a loop doubling a list stop with an error at the loop's line in bounded time and memory;
+ * a long chain of helpers calling one another and deeply nested blocks are refused or run
+ * without overflowing the stack. */
+static void expect_bounded(const char *what, const char *text, const char *want) {
+    long rss0 = maxrss_kb();
+    double t0 = now();
+    sl__parse_prog *prog = NULL;
+    sl_err e;
+    memset(&e, 0, sizeof e);
+    sl_status st = sl__parse_program(text, "loop.py", 0, NULL, &prog, &e);
+    double dt = now() - t0;
+    long grew_kb = maxrss_kb() - rss0;
+    printf("%s: %.3f s, max RSS +%ld KB\n", what, dt, grew_kb);
+    CHECK_MSG(st == SL_EINVAL, "%s: got %s (%s)", what, sl_status_name(st), e.msg);
+    CHECK_MSG(strstr(e.msg, want) != NULL, "%s: message: %s", what, e.msg);
+    CHECK_MSG(dt < 10.0, "%s took %.2f s", what, dt);
+    CHECK_MSG(grew_kb < 256 * 1024, "%s took %ld KB", what, grew_kb);
+    sl__parse_prog_free(prog);
+}
+
+static void test_bounded_loops(void) {
+    expect_bounded("range(10**12)",
+                   "def p():\n    r = fn.readers.file(file_root=\"x\")\n"
+                   "    for i in range(10**12):\n        y = i * 2\n    return r\n",
+                   "loop.py:3:5: error: the pipeline takes too long to build");
+    expect_bounded("nested loops",
+                   "def p():\n    r = fn.readers.file(file_root=\"x\")\n"
+                   "    for i in range(100000):\n        for j in range(100000):\n"
+                   "            pass\n    return r\n",
+                   "loop.py:4:9: error: the pipeline takes too long to build");
+    expect_bounded("a loop building ops",
+                   "def p():\n    r = fn.readers.file(file_root=\"x\")\n"
+                   "    for i in range(10**9):\n        r = fn.cast(fn.cast(r))\n    return r\n",
+                   "loop.py:3:5: error: too many operators");
+    expect_bounded("a doubling list",
+                   "def p():\n    r = fn.readers.file(file_root=\"x\")\n    l = [1]\n"
+                   "    for i in range(64):\n        l = [l, l]\n    return r\n",
+                   "loop.py:4:5: error: the pipeline takes too long to build");
+    expect_bounded("copying a large list",
+                   "def p():\n    r = fn.readers.file(file_root=\"x\")\n"
+                   "    big = range(1000000)\n    for i in range(1000000):\n        c = big\n"
+                   "    return r\n",
+                   "loop.py:4:5: error: the pipeline takes too long to build");
+    expect_bounded("a helper called in a loop",
+                   "def h(x):\n    for i in range(1000):\n        x = x + 1\n    return x\n"
+                   "def p():\n    r = fn.readers.file(file_root=\"x\")\n"
+                   "    for i in range(1000000):\n        y = h(i)\n    return r\n",
+                   "the pipeline takes too long to build");
+
+    /* 5,000 helpers each calling the next: refused at the cap, not a stack overflow */
+    buf b = {0};
+    char line[128];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(line, sizeof line, "def f%d(x):\n    return f%d(x)\n", i, i + 1);
+        put(&b, line);
+    }
+    put(&b, "def f5000(x):\n    return x\n");
+    put(&b, "def p():\n    return f0(fn.readers.file(file_root=\"x\"))\n");
+    expect_bounded("a chain of 5,000 helpers", b.s, "helper calls nested too deeply");
+    free(b.s);
+    /* 30 helpers in a chain are fine */
+    b = (buf){0};
+    for (int i = 0; i < 30; i++) {
+        snprintf(line, sizeof line, "def f%d(x):\n    return f%d(x)\n", i, i + 1);
+        put(&b, line);
+    }
+    put(&b, "def f30(x):\n    return fn.cast(x)\n");
+    put(&b, "def p():\n    return f0(fn.readers.file(file_root=\"x\"))\n");
+    sl__parse_prog *prog = NULL;
+    sl_err e;
+    CHECK_OK(sl__parse_program(b.s, "chain.py", 0, NULL, &prog, &e), &e);
+    if (prog) CHECK_EQ_INT(prog->num_stmts, 2);
+    sl__parse_prog_free(prog);
+    free(b.s);
+    /* all the nestings at once: a chain of helpers at the call cap, each call made inside 60
+     * nested blocks and at the bottom of a 150-level conditional expression -- within the stack
+     * (ASan's frames too) */
+    b = (buf){0};
+    for (int i = 0; i <= 31; i++) {
+        snprintf(line, sizeof line, "def f%d(x):\n", i);
+        put(&b, line);
+        for (int d = 1; d <= 60; d++) {
+            put_rep(&b, " ", d);
+            put(&b, "if True:\n");
+        }
+        put_rep(&b, " ", 61);
+        put(&b, "return ");
+        put_rep(&b, "0 if False else ", 150);
+        if (i < 31)
+            snprintf(line, sizeof line, "f%d(x)\n", i + 1);
+        else
+            snprintf(line, sizeof line, "fn.cast(x)\n");
+        put(&b, line);
+    }
+    put(&b, "def p():\n    return f0(fn.readers.file(file_root=\"x\"))\n");
+    prog = NULL;
+    CHECK_OK(sl__parse_program(b.s, "deep.py", 0, NULL, &prog, &e), &e);
+    if (prog) CHECK_EQ_INT(prog->num_stmts, 2);
+    sl__parse_prog_free(prog);
+    free(b.s);
+    /* blocks nested as deep as indentation goes (the lexer's 64 levels), then one more */
+    for (int depth = 60; depth <= 70; depth += 10) {
+        b = (buf){0};
+        put(&b, "x = fn.readers.file(file_root=\"x\")\n");
+        for (int i = 0; i < depth; i++) {
+            put_rep(&b, " ", i);
+            put(&b, i % 2 ? "for i in range(1):\n" : "if True:\n");
+        }
+        put_rep(&b, " ", depth);
+        put(&b, "x = fn.cast(x)\nreturn x\n");
+        prog = NULL;
+        sl_status st = sl__parse_program(b.s, "blocks.py", 0, NULL, &prog, &e);
+        if (depth == 60) {
+            CHECK_MSG(st == SL_OK, "60 nested blocks: %s", e.msg);
+        } else {
+            CHECK_MSG(st == SL_ESYNTAX && strstr(e.msg, "indented too deeply"), "70 nested: %s",
+                      e.msg);
+        }
+        sl__parse_prog_free(prog);
+        free(b.s);
+    }
+}
+
 int main(void) {
     test_long_list(); /* first: it measures the peak RSS */
     test_deep_nesting();
     test_many_assignments();
     test_nul_byte();
+    test_bounded_loops();
     return check_done();
 }

@@ -355,11 +355,12 @@ static void test_errors(void) {
           "    if x:\n"
           "        x = fn.cast(x)\n"
           "    return x\n",
-          SL_ESYNTAX,
-          "t.py:3:5: error: 'if' statements are not supported in a pipeline (only assignments of "
-          "op calls, .gpu()/.cpu() and return)\n"
+          SL_EINVAL,
+          "t.py:3:8: error: 'if' on an op output: conditions on data are not supported (they are "
+          "decided when the pipeline is built, from constants and --arg values; DALI's "
+          "enable_conditionals is not supported)\n"
           "    if x:\n"
-          "    ^");
+          "       ^");
     FAILS("x = fn.python_function(fn.readers.caffe2(), function=lambda s: s)\n", SL_ESYNTAX,
           "t.py:1:54: error: lambda is not supported in a pipeline\n"
           "x = fn.python_function(fn.readers.caffe2(), function=lambda s: s)\n"
@@ -368,10 +369,10 @@ static void test_errors(void) {
           "t.py:1:28: error: unterminated string literal\n"
           "x = fn.readers.caffe2(path=\"data/train)\n"
           "                           ^");
-    FAILS("x = fn.readers.caffe2(n=1 if a else 2)\n", SL_ESYNTAX,
-          "t.py:1:27: error: unsupported syntax: 'if' in an expression\n"
+    FAILS("x = fn.readers.caffe2(n=1 if a else 2)\n", SL_EINVAL,
+          "t.py:1:30: error: name 'a' is not defined; bind it with --arg a=VALUE\n"
           "x = fn.readers.caffe2(n=1 if a else 2)\n"
-          "                          ^");
+          "                             ^");
     FAILS("x = fn.readers.caffe2()\ny = x // 2\nreturn y\n", SL_EINVAL,
           "t.py:2:7: error: '//' on op outputs is not supported (+ - * / are)\n"
           "y = x // 2\n"
@@ -441,10 +442,10 @@ static void test_errors(void) {
           "here\n"
           "y = x.shape\n"
           "      ^");
-    FAILS("x = fn.readers.caffe2(n=len(a))\n", SL_EINVAL,
-          "t.py:1:25: error: unsupported call 'len(...)': only fn.<operator>(...) and "
-          ".gpu()/.cpu() can be called in a pipeline\n"
-          "x = fn.readers.caffe2(n=len(a))\n"
+    FAILS("x = fn.readers.caffe2(n=abs(a))\n", SL_EINVAL,
+          "t.py:1:25: error: unsupported call 'abs(...)': only fn.<operator>(...), "
+          ".gpu()/.cpu(), range(), len() and functions defined in the text can be called\n"
+          "x = fn.readers.caffe2(n=abs(a))\n"
           "                        ^");
     FAILS("a, b = fn.readers.caffe2().gpu()\n", SL_EINVAL,
           "t.py:1:8: error: .gpu() gives one value, not 2\n"
@@ -458,18 +459,18 @@ static void test_errors(void) {
           "t.py:1:45: error: integer overflow in '+'\n"
           "x = fn.readers.caffe2(n=9223372036854775807 + 1)\n"
           "                                            ^");
-    FAILS("x = fn.readers.caffe2(n=3 == 3)\n", SL_ESYNTAX,
-          "t.py:1:27: error: unsupported operator '==' in a pipeline\n"
-          "x = fn.readers.caffe2(n=3 == 3)\n"
+    FAILS("x = fn.readers.caffe2(n=3 & 3)\n", SL_ESYNTAX,
+          "t.py:1:27: error: unsupported operator '&' in a pipeline\n"
+          "x = fn.readers.caffe2(n=3 & 3)\n"
           "                          ^");
     FAILS("x = fn.readers.caffe2() $\n", SL_ESYNTAX,
           "t.py:1:25: error: unexpected character '$'\n"
           "x = fn.readers.caffe2() $\n"
           "                        ^");
-    FAILS("for x in y:\n    pass\n", SL_ESYNTAX,
-          "t.py:1:1: error: 'for' statements are not supported in a pipeline (only assignments of "
-          "op calls, .gpu()/.cpu() and return)\n"
-          "for x in y:\n"
+    FAILS("while y:\n    pass\n", SL_ESYNTAX,
+          "t.py:1:1: error: 'while' loops are not supported in a pipeline: a loop runs when the "
+          "pipeline is built and needs a known bound (for ... in range(...))\n"
+          "while y:\n"
           "^");
     FAILS("x = fn.readers.caffe2()\ndef f():\n    return x\n", SL_ESYNTAX,
           "t.py:1:1: error: op calls must be inside the pipeline function\n"
@@ -686,11 +687,224 @@ static void test_apply_unknown_op(void) {
     sl_pipeline_free(p);
 }
 
+/* Python that is static when the pipeline is built: helper functions, for/if, conditional
+ * expressions, comparisons and boolean operators on constants and bound values, unpacking,
+ * dicts for ** arguments. */
+static void test_static_python(void) {
+    static const sl_pipeline_bind b[] = {{"data_path", "d"}, {"n", "2"}, {"mode", "b"}};
+    sl_status st;
+    /* helpers with positional and keyword arguments, defaults, a tuple return, a multi-output
+     * op returned as is (the caller's unpacking counts its outputs) */
+    const char *got = try_parse("def normalize(images, scale=255.0):\n"
+                                "    return fn.crop_mirror_normalize(images, std=[scale])\n"
+                                "\n"
+                                "def read(path, shuffle):\n"
+                                "    return fn.readers.caffe2(path=path, random_shuffle=shuffle)\n"
+                                "\n"
+                                "def decode(jpegs, labels):\n"
+                                "    return fn.decoders.image(jpegs), labels.gpu()\n"
+                                "\n"
+                                "def pipe(data_path):\n"
+                                "    jpegs, labels = read(data_path, shuffle=True)\n"
+                                "    images, labels = decode(jpegs, labels=labels)\n"
+                                "    images = normalize(images, scale=2.0)\n"
+                                "    return images, labels\n",
+                                1, b, &st);
+    CHECK_MSG(st == SL_OK, "%s", got);
+    CHECK_STR(got, "op readers.caffe2() -> 0 1 | path=\"d\" random_shuffle=True\n"
+                   "op decoders.image(0) -> 2\n"
+                   "gpu(1) -> 3\n"
+                   "op crop_mirror_normalize(2) -> 4 | std=[2.0]\n"
+                   "return images=4 labels=3");
+    /* for over range() and a literal list, if/elif/else, a conditional expression, and/or/not,
+     * comparisons (chained too) on bound values */
+    got = try_parse("def pipe(n, mode):\n"
+                    "    x = fn.readers.file(file_root='r')\n"
+                    "    for i in range(n):\n"
+                    "        x = fn.cast(x, k=i)\n"
+                    "    for s, t in [(1, 'a'), (3, 'b')]:\n"
+                    "        if t == mode:\n"
+                    "            x = fn.flip(x, s=s)\n"
+                    "    if mode == 'a' and n > 1:\n"
+                    "        x = fn.rotate(x)\n"
+                    "    elif not mode or 0 < n <= 1:\n"
+                    "        x = fn.rotate(x, angle=2)\n"
+                    "    else:\n"
+                    "        x = fn.resize(x, size=3 if n < 5 else 4, m=mode in ('a', 'b'))\n"
+                    "    for i in range(10):\n"
+                    "        if i == 1:\n"
+                    "            continue\n"
+                    "        if i >= 3:\n"
+                    "            break\n"
+                    "        x = fn.cast(x, k=i)\n"
+                    "    return x\n",
+                    3, b, &st);
+    CHECK_MSG(st == SL_OK, "%s", got);
+    CHECK_STR(got, "op readers.file() -> 0 | file_root=\"r\"\n"
+                   "op cast(0) -> 1 | k=0\n"
+                   "op cast(1) -> 2 | k=1\n"
+                   "op flip(2) -> 3 | s=3\n"
+                   "op resize(3) -> 4 | size=3 m=True\n"
+                   "op cast(4) -> 5 | k=0\n"
+                   "op cast(5) -> 6 | k=2\n"
+                   "return x=6");
+    /* dicts for ** (a literal and a name), device through one; unpacking constants; a helper
+     * computing a module-level constant; None and `is` */
+    got = try_parse("def double(v):\n"
+                    "    return v * 2\n"
+                    "size = double(14)\n"
+                    "def pipe(seed=None):\n"
+                    "    kw = {'a': 1, 'b': 's'}\n"
+                    "    lo, hi = 1, size\n"
+                    "    x = fn.readers.file(**kw, c=hi, **{'device': 'cpu'})\n"
+                    "    if seed is None:\n"
+                    "        x = fn.cast(x, lo=lo)\n"
+                    "    return x\n",
+                    0, NULL, &st);
+    CHECK_MSG(st == SL_OK, "%s", got);
+    CHECK_STR(got, "op readers.file() device=cpu -> 0 | a=1 b=\"s\" c=28\n"
+                   "op cast(0) -> 1 | lo=1\n"
+                   "return x=1");
+    /* top-level code that returns is the pipeline; its functions are helpers */
+    got = try_parse("def read():\n"
+                    "    return fn.readers.file(file_root='r')\n"
+                    "x = read()\n"
+                    "return x\n",
+                    0, NULL, &st);
+    CHECK_MSG(st == SL_OK, "%s", got);
+    CHECK_STR(got, "op readers.file() -> 0 | file_root=\"r\"\nreturn x=0");
+
+    /* which function is the pipeline */
+    const char *two = "def a():\n    return fn.readers.file(file_root='r')\n"
+                      "def b():\n    return fn.readers.file(file_root='s')\n";
+    FAILS(two, SL_EINVAL,
+          "t.py:1:5: error: which function is the pipeline? 'a' (line 1), 'b' (line 3) are called "
+          "by no other function; add @pipeline_def to it, or pick one with --pipeline NAME\n"
+          "def a():\n"
+          "    ^");
+    sl__parse_prog *prog = NULL;
+    sl_err e;
+    CHECK_OK(sl__parse_program_fn(two, "t.py", "b", 0, NULL, &prog, &e), &e);
+    CHECK_STR(dump(prog), "op readers.file() -> 0 | file_root=\"s\"\nreturn out0=0");
+    CHECK_STR(prog->deco.func_name, "b");
+    sl__parse_prog_free(prog);
+    CHECK_FAILS(sl__parse_program_fn(two, "t.py", "c", 0, NULL, &prog, &e), SL_EINVAL, &e,
+                "t.py: error: no function 'c' in the pipeline text (it defines 'a' (line 1), 'b' "
+                "(line 3))");
+    sl_pipeline_decorator d;
+    CHECK_OK(sl_pipeline_text_function_decorator(two, "t.py", "a", &d, &e), &e);
+    CHECK_STR(d.func_name, "a");
+    CHECK_FAILS(sl_pipeline_text_decorator(two, "t.py", &d, &e), SL_EINVAL, &e,
+                "which function is the pipeline?");
+    /* the decorated one, wherever it is; a called function is not a candidate */
+    const char *deco = "def helper(x):\n    return fn.cast(x)\n"
+                       "@pipeline_def(batch_size=4)\n"
+                       "def main(p):\n    return helper(fn.readers.file(file_root=p))\n"
+                       "def other():\n    return fn.readers.file(file_root='o')\n";
+    CHECK_OK(sl_pipeline_text_decorator(deco, "t.py", &d, &e), &e);
+    CHECK(d.present && d.batch_size == 4 && d.num_params == 1);
+    CHECK_STR(d.func_name, "main");
+    CHECK_OK(sl_pipeline_text_decorator("def helper(x):\n    return fn.cast(x)\n"
+                                        "def main(p):\n"
+                                        "    return helper(fn.readers.file(file_root=p))\n",
+                                        "t.py", &d, &e),
+             &e);
+    CHECK(!d.present);
+    CHECK_STR(d.func_name, "main");
+    CHECK_FAILS(sl_pipeline_text_decorator("@pipeline_def\ndef a():\n    pass\n"
+                                           "@pipeline_def\ndef b():\n    pass\n",
+                                           "t.py", &d, &e),
+                SL_EINVAL, &e,
+                "t.py:2:5: error: several functions have a pipeline decorator: 'a' (line 2), 'b' "
+                "(line 5); pick one with --pipeline NAME");
+    CHECK_FAILS(sl_pipeline_text_decorator("def a():\n    return b()\ndef b():\n    return a()\n",
+                                           "t.py", &d, &e),
+                SL_EINVAL, &e,
+                "t.py:1:5: error: no pipeline function: every function here is "
+                "called by another");
+
+    /* refused, each naming its line */
+    FAILS("def f(x):\n    return f(x)\ndef p():\n    return f(fn.readers.file(file_root='r'))\n",
+          SL_EINVAL,
+          "t.py:2:12: error: recursion is not supported in a pipeline: 'f' is called while it runs "
+          "(line 1); the pipeline is unrolled when it is built\n"
+          "    return f(x)\n"
+          "           ^");
+    FAILS("def p():\n    x = fn.readers.file(file_root='r')\n    for v in x:\n        pass\n"
+          "    return x\n",
+          SL_EINVAL,
+          "t.py:3:14: error: a loop over an op output (data) is not supported: loops run when the "
+          "pipeline is built, over range(...), lists and tuples\n"
+          "    for v in x:\n"
+          "             ^");
+    FAILS("x = fn.readers.file(file_root='r')\ny = x if x else x\nreturn y\n", SL_EINVAL,
+          "t.py:2:10: error: 'if' on an op output: conditions on data are not supported (they are "
+          "decided when the pipeline is built, from constants and --arg values; DALI's "
+          "enable_conditionals is not supported)\n"
+          "y = x if x else x\n"
+          "         ^");
+    FAILS("x = fn.readers.file(file_root='r')\nif x > 0:\n    pass\nreturn x\n", SL_EINVAL,
+          "t.py:2:4: error: '>' on an op output: comparisons of data are not supported "
+          "(conditions are decided when the pipeline is built, from constants and --arg values)\n"
+          "if x > 0:\n"
+          "   ^");
+    FAILS("def f(a, b=1):\n    return a\nx = f(b=2)\nreturn x\n", SL_EINVAL,
+          "t.py:3:5: error: f() missing argument 'a'\nx = f(b=2)\n    ^");
+    FAILS("def f(a):\n    return a\nx = f(1, a=2)\nreturn x\n", SL_EINVAL,
+          "t.py:3:10: error: f() got multiple values for argument 'a'\nx = f(1, a=2)\n"
+          "         ^");
+    FAILS("def f(a):\n    return a\nx = f(c=2)\nreturn x\n", SL_EINVAL,
+          "t.py:3:7: error: f() got an unexpected keyword argument 'c'\nx = f(c=2)\n      ^");
+    FAILS("x = fn.readers.file(**[1])\nreturn x\n", SL_EINVAL,
+          "t.py:1:23: error: '**' needs a dict (a dict literal, or a name bound to one), not "
+          "list\n"
+          "x = fn.readers.file(**[1])\n"
+          "                      ^");
+    FAILS("x = fn.readers.file(a=1, **{'a': 2})\nreturn x\n", SL_EINVAL,
+          "t.py:1:26: error: keyword argument repeated: a\n"
+          "x = fn.readers.file(a=1, **{'a': 2})\n"
+          "                         ^");
+    FAILS("for i in range(3):\n    pass\nbreak\n", SL_ESYNTAX,
+          "t.py:3:1: error: 'break' outside a loop\nbreak\n^");
+    FAILS("def f():\n    def g():\n        pass\n", SL_ESYNTAX,
+          "t.py:2:5: error: nested functions are not supported in a pipeline: define helpers at "
+          "the top level\n"
+          "    def g():\n"
+          "    ^");
+    FAILS("def f():\n    pass\ndef f():\n    pass\n", SL_EINVAL,
+          "t.py:3:5: error: function 'f' is defined twice (first on line 1)\ndef f():\n    ^");
+    FAILS("a, b = 1, 2, 3\n", SL_EINVAL,
+          "t.py:1:8: error: cannot unpack 3 values into 2 names\na, b = 1, 2, 3\n       ^");
+    FAILS("x = {1: 2}\n", SL_EINVAL,
+          "t.py:1:6: error: dict keys must be strings (they become keyword names), not int\n"
+          "x = {1: 2}\n"
+          "     ^");
+    /* build-time work is bounded: a huge loop and a loop building too many ops stop at the for */
+    FAILS("x = fn.readers.file(file_root='r')\nfor i in range(10**12):\n    y = i\nreturn x\n",
+          SL_EINVAL,
+          "t.py:2:1: error: the pipeline takes too long to build: over 2000000 steps in this loop "
+          "(loops and helper calls run when the pipeline is built)\n"
+          "for i in range(10**12):\n"
+          "^");
+    FAILS("x = fn.readers.file(file_root='r')\nfor i in range(100000):\n    x = fn.cast(x)\n"
+          "return x\n",
+          SL_EINVAL,
+          "t.py:2:1: error: too many operators: the pipeline would have over 10000 (this loop "
+          "builds them)\n"
+          "for i in range(100000):\n"
+          "^");
+    FAILS("s = 'ab'\nfor i in range(40):\n    s = s + s\n", SL_EINVAL,
+          "t.py:3:11: error: string too long (over 1048576 bytes)\n    s = s + s\n          ^");
+    FAILS("l = []\nfor i in range(1000):\n    l = [l]\n", SL_EINVAL,
+          "t.py:3:9: error: lists nested too deeply (over 200 levels)\n    l = [l]\n        ^");
+}
+
 int main(void) {
     test_seed_files();
     test_apply_unknown_op();
     test_syntax();
     test_errors();
+    test_static_python();
     test_robustness();
     return check_done();
 }

@@ -38,12 +38,12 @@
  *     }
  *     sl_pipeline_free(p);
  *
- * From text: sl_pipeline_parse(p, text, "seed.py", ...) reads a DALI pipeline function (one
- * optional
- * @decorator, a def line whose parameters are bound from outside, op-call assignments,
- * .gpu()/.cpu(), keyword arguments with numbers, strings, booleans, lists, types.* constants and
- * arithmetic on known names, and return) and makes the same calls. Errors name line and column,
- * with a caret.
+ * From text: sl_pipeline_parse(p, text, "seed.py", ...) reads a DALI pipeline function (an
+ * optional @decorator, a def line whose parameters are bound from outside, op-call assignments,
+ * .gpu()/.cpu(), keyword arguments with numbers, strings, booleans, lists, dicts for **,
+ * types.* constants and arithmetic on known names, helper functions, if/for and conditional
+ * expressions on constants, and return) and makes the same calls (docs/pipelines.md). Errors
+ * name line and column, with a caret.
  *
  * Execution: readers and CPU operators run per sample on a thread pool; the readers (when CPU work
  * follows them), the other CPU operators and the GPU operators run as stages in threads of their
@@ -204,13 +204,25 @@ typedef struct sl_pipeline_bind {
     const char *value;
 } sl_pipeline_bind;
 
-/* Reads only the decorator and def line of a pipeline text. */
+/* Which function of a text is the pipeline: the one with a @pipeline_def / @data_iterator
+ * decorator; else the only top-level function no other function (or the module's code) calls;
+ * else an error listing the candidates. A text whose top-level code returns is itself the
+ * pipeline (its functions are helpers). The *_function forms below name it instead (NULL or "":
+ * choose as above; a name the text does not define is an error listing its functions). */
+
+/* Reads the text and the pipeline function's decorator and def line, running nothing. */
 sl_status sl_pipeline_text_decorator(const char *text, const char *filename,
                                      sl_pipeline_decorator *out, sl_err *err);
+sl_status sl_pipeline_text_function_decorator(const char *text, const char *filename,
+                                              const char *function, sl_pipeline_decorator *out,
+                                              sl_err *err);
 /* Builds the text's graph into p (before sl_pipeline_build). Outputs: output_map names when the
  * decorator has them, else the names on the return line. */
 sl_status sl_pipeline_parse(sl_pipeline *p, const char *text, const char *filename, int nbind,
                             const sl_pipeline_bind *binds, sl_err *err);
+sl_status sl_pipeline_parse_function(sl_pipeline *p, const char *text, const char *filename,
+                                     const char *function, int nbind, const sl_pipeline_bind *binds,
+                                     sl_err *err);
 
 /* ---- running -------------------------------------------------------------------------------- */
 

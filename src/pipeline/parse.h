@@ -72,15 +72,21 @@ typedef struct sl__parse_prog {
  * the message is "file:line:col: error: what" + the source line + a caret line. */
 sl_status sl__parse_program(const char *text, const char *filename, int nbind,
                             const sl_pipeline_bind *binds, sl__parse_prog **out, sl_err *err);
+/* The same, with the pipeline function named (NULL or "": the decorated one, else the only one no
+ * other function calls; an unknown name is an error listing the functions). */
+sl_status sl__parse_program_fn(const char *text, const char *filename, const char *function,
+                               int nbind, const sl_pipeline_bind *binds, sl__parse_prog **out,
+                               sl_err *err);
 void sl__parse_prog_free(sl__parse_prog *prog);
 
 /* Checks len bytes of pipeline text read from a file for a NUL byte (which would silently cut
  * the C string the parser takes): SL_ESYNTAX "file:line:col: error: NUL byte ..." at the first. */
 sl_status sl__parse_check_text(const char *text, size_t len, const char *filename, sl_err *err);
 
-/* Reads only the decorator and the def line. */
-sl_status sl__parse_header(const char *text, const char *filename, sl_pipeline_decorator *out,
-                           sl_err *err);
+/* Reads the text, decides which function is the pipeline (function, as for sl__parse_program_fn)
+ * and reads its decorator and def line; runs nothing. */
+sl_status sl__parse_header(const char *text, const char *filename, const char *function,
+                           sl_pipeline_decorator *out, sl_err *err);
 
 /* Records "file:line:col: error: <fmt>\n<source line>\n<caret>" in err, trimming the echoed line
  * so that the whole fits in SL_ERRMSG_MAX; returns status. */

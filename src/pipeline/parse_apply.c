@@ -130,6 +130,12 @@ static sl_status apply(applier *a) {
 
 sl_status sl_pipeline_parse(sl_pipeline *p, const char *text, const char *filename, int nbind,
                             const sl_pipeline_bind *binds, sl_err *err) {
+    return sl_pipeline_parse_function(p, text, filename, NULL, nbind, binds, err);
+}
+
+sl_status sl_pipeline_parse_function(sl_pipeline *p, const char *text, const char *filename,
+                                     const char *function, int nbind, const sl_pipeline_bind *binds,
+                                     sl_err *err) {
     sl_err local;
     if (!err) err = &local;
     sl__parse_prog *prog = NULL;
@@ -154,7 +160,7 @@ sl_status sl_pipeline_parse(sl_pipeline *p, const char *text, const char *filena
         binds = all;
         nbind += p->nsources;
     }
-    sl_status st = sl__parse_program(text, filename, nbind, binds, &prog, err);
+    sl_status st = sl__parse_program_fn(text, filename, function, nbind, binds, &prog, err);
     free(all);
     free(quoted);
     if (st == SL_OK) {

@@ -17,6 +17,8 @@
 static const char *usage_text =
     "usage: sluice run PIPELINE [options]\n"
     "  --arg NAME=VALUE      bind a def parameter or free name (repeatable)\n"
+    "  --pipeline NAME       the text's function that is the pipeline (default: the one with\n"
+    "                        @pipeline_def/@data_iterator, else the only one no other calls)\n"
     "  --batch-size N        global batch size, over all devices (default: the decorator's\n"
     "                        batch_size, which is per pipeline as in DALI, times the devices;\n"
     "                        else 200)\n"
@@ -205,6 +207,9 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             if (nbinds == 64 || sl_cli_parse_bind(argv[i], &binds[nbinds]))
                 return sl_cli_fail("run", "--arg wants NAME=VALUE, got '%s'", v), 2;
             nbinds++;
+        } else if (!strcmp(a, "--pipeline")) {
+            NEED_VALUE;
+            c.function = v;
         } else if (!strcmp(a, "--batch-size")) {
             NEED_VALUE;
             if (sl_cli_opt_int("run", a, v, 1, INT_MAX, &opt_n)) return 2;
@@ -296,7 +301,7 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     bool lead = w->rank == 0;
     /* the decorator's pipeline settings, unless a flag says otherwise */
     sl_pipeline_decorator deco;
-    if (sl_pipeline_text_decorator(text, path, &deco, &err)) {
+    if (sl_pipeline_text_function_decorator(text, path, c.function, &deco, &err)) {
         free(text);
         return sl_cli_world_fail(w, "run", err.msg);
     }

@@ -48,6 +48,8 @@ static const char *usage_text =
     "  --threads N             CPU threads per pipeline (default: the cores over the pipelines)\n"
     "  --train-pipeline FILE   replace the built-in training pipeline\n"
     "  --val-pipeline FILE     replace the built-in validation pipeline\n"
+    "  --pipeline NAME         the function that is the pipeline in those files (default: the\n"
+    "                          decorated one, else the only one no other calls)\n"
     "  --arg NAME=VALUE        bind a name in both pipelines (image_size=28, num_classes=10 and\n"
     "                          data_path are bound already)\n"
     "  --metrics FILE          one JSON line per epoch\n"
@@ -280,7 +282,8 @@ int sl_cli_train(int argc, char **argv) {
 
 static int train_main(int argc, char **argv, sl_cli_world *w) {
     const char *data = "data", *devices = "all", *mode = "sharding", *train_path = NULL,
-               *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL;
+               *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL,
+               *pipeline_fn = NULL;
     int epochs = 5, batch = 200, threads = 0, json = 0, lr_given = 0, profile = 0;
     unsigned long long seed = 0;
     long long opt_n;
@@ -339,6 +342,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             train_path = v;
         else if (!strcmp(a, "--val-pipeline"))
             val_path = v;
+        else if (!strcmp(a, "--pipeline"))
+            pipeline_fn = v;
         else if (!strcmp(a, "--metrics"))
             metrics_path = v;
         else if (!strcmp(a, "--checkpoint"))
@@ -376,6 +381,12 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         tc.optim.lr = 3e-4f;
 
     /* pipelines */
+    if (pipeline_fn && !train_path && !val_path)
+        return sl_cli_fail("train",
+                           "--pipeline %s names a function of a pipeline file; give "
+                           "--train-pipeline or --val-pipeline",
+                           pipeline_fn),
+               2;
     char *train_text = NULL, *val_text = NULL;
     if (train_path && !(train_text = sl_cli_read_pipeline("train", train_path))) return 1;
     if (val_path && !(val_text = sl_cli_read_pipeline("train", val_path))) {
@@ -400,6 +411,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
               : !strcmp(mode, "devices") ? sl_cli_seed_training_devices
                                          : sl_cli_seed_training_sharding;
     ic.filename = train_path ? train_path : "seed training pipeline";
+    ic.function = train_path ? pipeline_fn : NULL;
     ic.binds = binds;
     ic.nbinds = nb;
     ic.batch_size = batch;
@@ -480,6 +492,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     sl_iter_config vc = ic;
     vc.text = val_text ? val_text : sl_cli_seed_validation;
     vc.filename = val_path ? val_path : "seed validation pipeline";
+    vc.function = val_path ? pipeline_fn : NULL;
     vc.binds = vbinds;
     vc.ndevices = 1;
     vc.layout = SL_LAYOUT_NONE;

@@ -55,6 +55,9 @@ typedef struct sl_iter_config {
     const char *filename; /* for error messages */
     int nbinds;
     const sl_pipeline_bind *binds;
+    /* the text's pipeline function (NULL: the decorated one, else the only one no other calls;
+     * sl_pipeline_parse_function) */
+    const char *function;
     /* ... or a function that builds it op by op into p (text NULL) */
     sl_status (*build)(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err);
     /* with text: called for each pipeline once it is made, before its text is parsed -- to

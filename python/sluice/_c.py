@@ -84,7 +84,7 @@ BUILD_FN = CFUNCTYPE(c_int, c_void_p, c_int, c_int, c_void_p, POINTER(Err))
 
 class IterConfig(Structure):
     _fields_ = [("text", c_char_p), ("filename", c_char_p), ("nbinds", c_int),
-                ("binds", POINTER(PipelineBind)), ("build", BUILD_FN), ("prepare", BUILD_FN),
+                ("binds", POINTER(PipelineBind)), ("function", c_char_p), ("build", BUILD_FN), ("prepare", BUILD_FN),
                 ("build_user", c_void_p), ("ndevices", c_int), ("devices", Device * MAX_DEVICES),
                 ("batch_size", c_int), ("num_threads", c_int), ("seed", c_uint64),
                 ("prefetch_cpu", c_int), ("prefetch_gpu", c_int), ("shard_offset", c_int),

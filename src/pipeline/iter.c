@@ -193,7 +193,7 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
         bool ours = d->layout != SL_LAYOUT_NONE || it->n > 1;
         if (!user_shard || ours) binds[nb++] = (sl_pipeline_bind){"shard_id", sid};
         if (!user_num || ours) binds[nb++] = (sl_pipeline_bind){"num_shards", ns};
-        st = sl_pipeline_parse(p, c->text, c->filename, nb, binds, err);
+        st = sl_pipeline_parse_function(p, c->text, c->filename, c->function, nb, binds, err);
     } else {
         st = c->build(p, shard_id, num_shards, c->build_user, err);
         if (st && err && !err->msg[0]) sl_err_copy(err, &p->err);
@@ -338,7 +338,13 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     d.seed = -1;
     d.prefetch_queue_depth = d.device_id = -1;
     d.prepare_first_batch = true;
-    if (c->text) SL_TRY(sl_pipeline_text_decorator(c->text, c->filename, &d, err));
+    if (!c->text && c->function && c->function[0])
+        return sl_err_set(err, SL_EINVAL,
+                          "iterator: function '%s' names a function of a pipeline text, and there "
+                          "is no text",
+                          c->function);
+    if (c->text)
+        SL_TRY(sl_pipeline_text_function_decorator(c->text, c->filename, c->function, &d, err));
 
     sl_iter *it = sl__calloc(1, sizeof *it, err);
     if (!it) return SL_ENOMEM;

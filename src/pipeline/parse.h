@@ -5,8 +5,10 @@
  * syntax) with its bound names and produces an sl__parse_prog: the decorator's settings, and a flat
  * list of statements in execution order -- op calls (name, device, positional inputs, keyword
  * arguments as values or per-sample node references) and .gpu()/.cpu() transfers -- whose outputs
- * are numbered "program nodes" 0, 1, 2, ...; then the return list. Every syntax error and every
- * unknown or unbound name is found here, with line, column and a caret. It needs no operator table.
+ * are numbered "program nodes" 0, 1, 2, ...; then the return list. It reads the text into trees
+ * (parse.c) and runs them (parse_run.c: helper calls, loops and conditions are unrolled here).
+ * Every syntax error and every unknown or unbound name is found here, with line, column and a
+ * caret. It needs no operator table.
  * sl_pipeline_parse (parse_apply.c) walks the program and makes the builder calls; errors the
  * builder raises (unknown operator, unknown argument) are pointed at the statement's position with
  * sl__parse_error. */

@@ -765,6 +765,26 @@ static void test_static_python(void) {
     CHECK_STR(got, "op readers.file() device=cpu -> 0 | a=1 b=\"s\" c=28\n"
                    "op cast(0) -> 1 | lo=1\n"
                    "return x=1");
+    /* one statement after the ':', is not / not in, len(), range() with a step (and as a list),
+     * ** into a helper */
+    got = try_parse("def h(x, dx=0, dy=0):\n"
+                    "    return fn.crop(x, pos=[dx, dy])\n"
+                    "def pipe(mode='a', seed=None):\n"
+                    "    x = fn.readers.file(file_root='r')\n"
+                    "    if seed is not None: x = fn.cast(x)\n"
+                    "    if mode not in ['b', 'c']: x = fn.flip(x, n=len([1, 2]) + len('abc'))\n"
+                    "    for i in range(5, 0, -2):\n"
+                    "        x = h(x, **{'dy': i})\n"
+                    "    return fn.reshape(x, shape=range(3))\n",
+                    0, NULL, &st);
+    CHECK_MSG(st == SL_OK, "%s", got);
+    CHECK_STR(got, "op readers.file() -> 0 | file_root=\"r\"\n"
+                   "op flip(0) -> 1 | n=5\n"
+                   "op crop(1) -> 2 | pos=[0, 5]\n"
+                   "op crop(2) -> 3 | pos=[0, 3]\n"
+                   "op crop(3) -> 4 | pos=[0, 1]\n"
+                   "op reshape(4) -> 5 | shape=[0, 1, 2]\n"
+                   "return out0=5");
     /* top-level code that returns is the pipeline; its functions are helpers */
     got = try_parse("def read():\n"
                     "    return fn.readers.file(file_root='r')\n"

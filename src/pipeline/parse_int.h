@@ -195,7 +195,6 @@ typedef struct parser {
     int nest; /* current recursion depth of parse_expr/parse_unary */
     sl__parse_prog *prog;
     int stmt_cap;
-    bool header_only;     /* decide the pipeline function and read its decorator; run nothing */
     bool no_ops;          /* evaluating a decorator argument or a default: no op calls */
     const char *function; /* the pipeline function asked for, NULL to choose */
     /* parsing */

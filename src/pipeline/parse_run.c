@@ -1881,7 +1881,6 @@ static sl_status run_parser(const char *text, const char *filename, const char *
     ps.nbind = nbind;
     ps.binds = binds;
     ps.prog = prog;
-    ps.header_only = header_only;
     sl_status st = sl__parse_read(&ps);
     ps.step_limit = SL__PARSE_STEPS_MAX + ps.nexprs + ps.nstmts;
     if (st == SL_OK) st = func_index(&ps);

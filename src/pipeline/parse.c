@@ -1402,7 +1402,6 @@ static sl_status parse_def(parser *ps, block *b, expr *deco) {
 }
 
 static sl_status parse_decorator(parser *ps, block *b) {
-    token *at = tok(ps);
     next(ps);
     expr *e;
     SL_TRY(parse_primary(ps, &e));
@@ -1425,7 +1424,6 @@ static sl_status parse_decorator(parser *ps, block *b) {
         return sl__parse_perr(ps, SL_ESYNTAX, d->pos, "expected 'def' after the decorator, got %s",
                               tok_desc(d, k, sizeof k));
     }
-    (void)at;
     return parse_def(ps, b, e);
 }
 

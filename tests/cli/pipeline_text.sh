@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Pipeline files as a DALI user writes them: helper functions above the pipeline function, for/if
 # on --arg values, ** from a dict. `sluice run` picks the function nobody calls (or --pipeline
 # NAME); two candidates, an unknown NAME, a condition on data, recursion and an endless loop are

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Every argument a user types is used or refused with an error naming it:
+#  - run --arg NAME that the pipeline text never uses (a typo would be ignored): refused,
+#    naming NAME and the nearest name the text uses; a name used only inside a string or a
+#    comment does not count;
+#  - run --dump-steps without --dump; run --checkpoint-at STEP that the run never reaches (it
+#    wrote no checkpoint and exited 0);
+#  - convert --quality / --images / --labels with --from folder, --in with --from idx, --quality
+#    with --raw.
+set -euo pipefail
+tool=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+data="$SL_FIXTURES/caffe2-fmnist-256"
+refused() { # refused PATTERN CMD...: CMD exits non-zero (not by a timeout) saying PATTERN
+    local pattern=$1 rc=0
+    shift
+    timeout 120 "$@" > "$work/o" 2> "$work/e" || rc=$?
+    [ $rc -ne 0 ] || fail "accepted: $*"
+    [ $rc -ne 124 ] || fail "ran until killed: $*"
+    grep -qF -- "$pattern" "$work/e" || fail "$*: $(cat "$work/e")"
+}
+cat > "$work/p.py" << 'PY'
+# image_size is in this comment only
+@pipeline_def(batch_size=8)
+def p(data_path):
+    jpegs, labels = fn.readers.caffe2(path=data_path, name="image_size")
+    return labels
+PY
+"$tool" run "$work/p.py" --arg data_path="$data" 2> "$work/e" || fail "run: $(cat "$work/e")"
+refused "--arg data_pth=$data: $work/p.py does not use the name 'data_pth' (did you mean 'data_path'?)" \
+    "$tool" run "$work/p.py" --arg data_path="$data" --arg data_pth="$data"
+refused "--arg image_size=28: $work/p.py does not use the name 'image_size'" \
+    "$tool" run "$work/p.py" --arg data_path="$data" --arg image_size=28
+refused "--dump-steps 2 limits --dump DIR, which is not given" \
+    "$tool" run "$work/p.py" --arg data_path="$data" --dump-steps 2
+refused "--checkpoint-at 100: the run ended after 32 steps; no checkpoint was written" \
+    "$tool" run "$work/p.py" --arg data_path="$data" --checkpoint "$work/ck" --checkpoint-at 100
+[ ! -e "$work/ck" ] || fail "a checkpoint was written"
+"$tool" run "$work/p.py" --arg data_path="$data" --checkpoint "$work/ck" --checkpoint-at 3 \
+    2> "$work/e" || fail "--checkpoint-at 3: $(cat "$work/e")"
+[ -s "$work/ck" ] || fail "no checkpoint at step 3"
+
+mkdir -p "$work/imgs/a" && cp "$SL_FIXTURES"/dali_extra/jpeg/padlock-406986_640.jpg "$work/imgs/a/"
+src=/usr/share/datasets/fashion-mnist
+idx=(--from idx --images $src/t10k-images-idx3-ubyte.gz --labels $src/t10k-labels-idx1-ubyte.gz)
+refused "--quality is for --from idx" \
+    "$tool" convert --from folder --in "$work/imgs" --to caffe2 --out "$work/db1" --quality 50
+refused "--images is for --from idx" \
+    "$tool" convert --from folder --in "$work/imgs" --to caffe2 --out "$work/db2" --images x
+refused "--labels is for --from idx" \
+    "$tool" convert --from folder --in "$work/imgs" --to caffe2 --out "$work/db2" --labels x
+refused "--in is for --from folder" \
+    "$tool" convert "${idx[@]}" --in "$work/imgs" --to caffe2 --out "$work/db3"
+refused "--quality is for JPEG records; --raw stores pixels" \
+    "$tool" convert "${idx[@]}" --raw --quality 80 --to caffe2 --out "$work/db4"
+for d in db1 db2 db3 db4; do [ ! -e "$work/$d" ] || fail "$d written"; done
+
+echo "args_refused: all checks passed"

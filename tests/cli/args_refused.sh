@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Every argument a user types is used or refused with an error naming it:
-#  - run --arg NAME that the pipeline text never uses (a typo would be ignored): refused,
+#  - run/train --arg NAME that the pipeline text never uses (a typo would be ignored): refused,
 #    naming NAME and the nearest name the text uses; a name used only inside a string or a
 #    comment does not count;
 #  - run --dump-steps without --dump; run --checkpoint-at STEP that the run never reaches (it
 #    wrote no checkpoint and exited 0);
 #  - convert --quality / --images / --labels with --from folder, --in with --from idx, --quality
-#    with --raw.
+#    with --raw;
+#  - train on a pipeline whose epoch cannot be counted (two readers, none named) stops at once
+#    instead of training forever.
 set -euo pipefail
 tool=$1
 work=$(mktemp -d)
@@ -57,4 +59,17 @@ refused "--quality is for JPEG records; --raw stores pixels" \
     "$tool" convert "${idx[@]}" --raw --quality 80 --to caffe2 --out "$work/db4"
 for d in db1 db2 db3 db4; do [ ! -e "$work/$d" ] || fail "$d written"; done
 
+cat > "$work/two.py" << 'PY'
+@data_iterator(output_map=["images", "labels"], sharding=sharding)
+def two(data_path, num_shards, shard_id):
+    jpegs, labels = fn.readers.caffe2(path=data_path, name="first", num_shards=num_shards,
+                                      shard_id=shard_id)
+    more, _ = fn.readers.caffe2(path=data_path, name="second")
+    images = fn.decoders.image(jpegs, device="mixed", output_type=types.GRAY)
+    images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, std=[255.0])
+    return images, fn.one_hot(labels.gpu(), num_classes=num_classes)
+PY
+mkdir -p "$work/data" && ln -s "$data" "$work/data/training" && ln -s "$data" "$work/data/testing"
+refused "two.py: the epoch has no size: the pipeline has 2 readers ('first', 'second')" \
+    "$tool" train --data "$work/data" --devices cpu --train-pipeline "$work/two.py" --epochs 1
 echo "args_refused: all checks passed"

@@ -7,6 +7,10 @@
 #    wrote no checkpoint and exited 0);
 #  - convert --quality / --images / --labels with --from folder, --in with --from idx, --quality
 #    with --raw;
+#  - reader arguments that the reader would not read: readers.caffe2 num_labels with a non-sparse
+#    label_type, initial_fill < 1 unshuffled, seed < -1 (read as -1), a negative
+#    additional_inputs (it was reported as a wrong output count); readers.file labels without
+#    files; readers.numpy file_filter with files or file_list;
 #  - train on a pipeline whose epoch cannot be counted (two readers, none named) stops at once
 #    instead of training forever.
 set -euo pipefail
@@ -58,6 +62,33 @@ refused "--in is for --from folder" \
 refused "--quality is for JPEG records; --raw stores pixels" \
     "$tool" convert "${idx[@]}" --raw --quality 80 --to caffe2 --out "$work/db4"
 for d in db1 db2 db3 db4; do [ ! -e "$work/$d" ] || fail "$d written"; done
+
+reader() { # reader 'ARGS' PATTERN: fn.readers.ARGS in a pipeline is refused, saying PATTERN
+    printf '@pipeline_def(batch_size=2)\ndef p():\n    a, b = fn.readers.%s\n    return a\n' \
+        "$1" > "$work/r.py"
+    refused "$2" "$tool" run "$work/r.py" --steps 1
+}
+reader "caffe2(path=\"$data\", num_labels=5)" \
+    "readers.caffe2: num_labels=5 is for the sparse label types (label_type 1 or 3)"
+reader "caffe2(path=\"$data\", initial_fill=0)" "readers.caffe2: initial_fill must be >= 1 (got 0)"
+reader "caffe2(path=\"$data\", seed=-7)" "readers.caffe2: seed must be >= 0, or -1 for the pipeline's"
+reader "caffe2(path=\"$data\", additional_inputs=-1)" "readers.caffe2: additional_inputs -1 out of range"
+mkdir -p "$work/imgs/b" && cp "$work/imgs/a/"* "$work/imgs/b/"
+reader "file(file_root=\"$work/imgs\", labels=[1, 0])" \
+    "readers.file: labels go with files=[...]; file_root's class sub-folders give the labels"
+python3 -c "
+import struct, sys
+h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\"
+h += ' ' * (63 - (10 + len(h)) % 64) + '\n'
+open(sys.argv[1], 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.encode() + b'\0' * 8)
+" "$work/x.npy"
+printf '@pipeline_def(batch_size=2)\ndef p():\n    return fn.readers.numpy(file_root="%s", files=["x.npy"], file_filter="*.txt")\n' \
+    "$work" > "$work/r.py"
+refused "readers.numpy: file_filter picks files under file_root; with files it would be ignored" \
+    "$tool" run "$work/r.py" --steps 1
+printf '@pipeline_def(batch_size=2)\ndef p():\n    return fn.readers.numpy(file_root="%s", files=["x.npy"])\n' \
+    "$work" > "$work/r.py"
+"$tool" run "$work/r.py" --steps 1 2> "$work/e" || fail "numpy files=: $(cat "$work/e")"
 
 cat > "$work/two.py" << 'PY'
 @data_iterator(output_map=["images", "labels"], sharding=sharding)

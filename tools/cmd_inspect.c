@@ -487,6 +487,7 @@ int sl_cli_inspect(int argc, char **argv) {
     sl_status st = verify ? verify_store(path, &rp, &e) : inspect_store(path, &rp, &e);
     if (st) {
         free(rp.hist);
+        sl_cli_free_classes(rp.classes, rp.nclasses);
         return sl_cli_fail("inspect", "%s", e.msg);
     }
     if (verify) {

@@ -573,6 +573,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL;
     int epochs = 5, batch = 200, threads = 0, json = 0, lr_given = 0, profile = 0;
     bool hidden_given = false;
+    const char *data_given = NULL;
     sl_cli_flags flags = {0}; /* the settings a pipeline's decorator may also give, as typed */
     unsigned long long seed = 0;
     long long opt_n;
@@ -604,7 +605,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                    2;
         i++;
         if (!strcmp(a, "--data"))
-            data = v;
+            data = data_given = v;
         else if (!strcmp(a, "--devices"))
             devices = flags.devices = v;
         else if (!strcmp(a, "--mode"))
@@ -751,6 +752,23 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             free(train_text);
             free(val_text);
             return sl_cli_world_fail(w, "train", e.msg);
+        }
+        /* --data gives data_path (unless --arg data_path overrides it) and the class map */
+        bool arg_path = false;
+        for (int i = 0; i < nuser; i++)
+            if (!strcmp(user_binds[i].name, "data_path")) arg_path = true;
+        bool reaches = !arg_path && (sl_cli_text_uses(ic.text, "data_path") ||
+                                     sl_cli_text_uses(val_src, "data_path"));
+        if (data_given && !reaches && !classes_from[0]) {
+            free(train_text);
+            free(val_text);
+            return sl_cli_fail("train",
+                               "--data %s: %s, and it holds no training/labels.txt or "
+                               "testing/labels.txt: --data would be ignored",
+                               data_given,
+                               arg_path ? "--arg data_path overrides it"
+                                        : "neither pipeline uses data_path"),
+                   2;
         }
     }
     int rc = 1;

@@ -141,6 +141,12 @@ static void probe_name(const char *b, size_t n, void *user) {
     }
 }
 
+bool sl_cli_text_uses(const char *text, const char *name) {
+    name_probe p = {.want = name, .best_d = 0};
+    each_name(text, probe_name, &p);
+    return p.found;
+}
+
 sl_status sl_cli_check_binds(const char *const *texts, const char *const *names, int ntexts,
                              const sl_pipeline_bind *binds, int nbinds, sl_err *err) {
     for (int i = 0; i < nbinds; i++) {

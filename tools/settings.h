@@ -31,6 +31,8 @@ sl_status sl_cli_decorator_settings(const char *cmd, const char *path,
  * pipeline texts, names: their files. */
 sl_status sl_cli_check_binds(const char *const *texts, const char *const *names, int ntexts,
                              const sl_pipeline_bind *binds, int nbinds, sl_err *err);
+/* Whether the pipeline text uses the name (outside strings and comments). */
+bool sl_cli_text_uses(const char *text, const char *name);
 /* SL_EINVAL when the iterator cannot count its epoch (several readers, none named): nothing
  * would end one. hint: more ways out the command has (", or bound the run with --steps N"). */
 sl_status sl_cli_check_epoch(sl_iter *it, const char *path, const char *hint, sl_err *err);

@@ -12,7 +12,9 @@
 #    additional_inputs (it was reported as a wrong output count); readers.file labels without
 #    files; readers.numpy file_filter with files or file_list;
 #  - train on a pipeline whose epoch cannot be counted (two readers, none named) stops at once
-#    instead of training forever.
+#    instead of training forever;
+#  - train --data DIR that reaches nothing: the pipelines do not use data_path (or --arg
+#    data_path overrides it) and DIR holds no labels.txt.
 set -euo pipefail
 tool=$1
 work=$(mktemp -d)
@@ -103,4 +105,11 @@ PY
 mkdir -p "$work/data" && ln -s "$data" "$work/data/training" && ln -s "$data" "$work/data/testing"
 refused "two.py: the epoch has no size: the pipeline has 2 readers ('first', 'second')" \
     "$tool" train --data "$work/data" --devices cpu --train-pipeline "$work/two.py" --epochs 1
+sed 's/def two(data_path, num_shards, shard_id):/def two(num_shards, shard_id):/; s/path=data_path/path=path/g' \
+    "$work/two.py" > "$work/fixed.py"
+refused "--data $work/nowhere: neither pipeline uses data_path, and it holds no training/labels.txt" \
+    "$tool" train --data "$work/nowhere" --devices cpu --train-pipeline "$work/fixed.py" \
+    --val-pipeline "$work/fixed.py" --arg path="$data" --epochs 1
+refused "--data $work/nowhere: --arg data_path overrides it" \
+    "$tool" train --data "$work/nowhere" --devices cpu --arg data_path="$data" --epochs 1
 echo "args_refused: all checks passed"

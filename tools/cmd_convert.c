@@ -113,7 +113,7 @@ static int digits(long long n) {
 int sl_cli_convert(int argc, char **argv) {
     const char *from = NULL, *images = NULL, *labels = NULL, *to = NULL, *out = NULL, *in = NULL;
     int quality = 95;
-    bool raw = false;
+    bool raw = false, quality_given = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **slot = !strcmp(a, "--from")     ? &from
@@ -130,6 +130,7 @@ int sl_cli_convert(int argc, char **argv) {
             long long q;
             if (sl_cli_opt_int("convert", a, argv[++i], 1, 100, &q)) return 1;
             quality = (int)q;
+            quality_given = true;
         } else if (slot && i + 1 < argc) {
             *slot = argv[++i];
         } else {
@@ -158,6 +159,18 @@ int sl_cli_convert(int argc, char **argv) {
     if (!idx && !in) return sl_cli_fail("convert", "--from folder needs --in DIR");
     if (!idx && raw)
         return sl_cli_fail("convert", "--raw needs decoded pixels: only with --from idx");
+    /* what the other source takes would be ignored */
+    if (!idx && (images || labels))
+        return sl_cli_fail("convert", "%s is for --from idx; --from folder reads --in DIR",
+                           images ? "--images" : "--labels");
+    if (!idx && quality_given)
+        return sl_cli_fail("convert", "--quality is for --from idx: --from folder stores the "
+                                      "files as they are, not re-encoded");
+    if (idx && in)
+        return sl_cli_fail("convert", "--in is for --from folder; --from idx reads --images "
+                                      "FILE --labels FILE");
+    if (idx && raw && quality_given)
+        return sl_cli_fail("convert", "--quality is for JPEG records; --raw stores pixels");
 
     sl_err e = {0};
     sl__idx *im = NULL, *lb = NULL;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sluice inspect PATH [--json]: what a record store holds: its format (caffe2 / caffe LMDB, IDX
- * file, image folder), the record count, the label histogram, and the first records' key, encoded
+ * file, image folder, WebDataset tar, NumPy file or folder of them: told apart by what the path
+ * holds, else "unrecognised format" saying what was looked for), the record count, the label
+ * histogram (with class names where the store has them), and the first records' key, encoded
  * size, image format and dimensions. --json prints one JSON object
- * {"format", "path", "records", "labels": {"0": n0, ...}, "first": [...]}.
+ * {"format", "path", "records", "labels": {"0": n0, ...}, "classes": [...], "first": [...]}.
  * sluice inspect --verify PATH: the same walk in a child process that also reads every byte of
  * every record, so that damage the checks at open cannot see (or a fault inside a library) is
  * reported -- the child's error or signal -- instead of taking the tool down. */
@@ -15,9 +17,13 @@
 #include "io/idx.h"
 #include "io/jpegenc.h"
 #include "io/lmdb.h"
+#include "io/npy.h"
+#include "io/tar.h"
 #include "core/log.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,23 +55,6 @@ typedef struct report {
     char **classes; /* labels.txt beside data.mdb (sluice convert --from folder), or NULL */
     int nclasses;
 } report;
-
-/* DIR/labels.txt: class c's name on line c + 1 (a missing file is no error) */
-static void read_classes(const char *dir, report *rp) {
-    char p[4200], line[4096];
-    snprintf(p, sizeof p, "%s/labels.txt", dir);
-    FILE *f = fopen(p, "r");
-    if (!f) return;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        char **v = realloc(rp->classes, (size_t)(rp->nclasses + 1) * sizeof *v);
-        if (!v) break;
-        rp->classes = v;
-        if (!(v[rp->nclasses] = strdup(line))) break;
-        rp->nclasses++;
-    }
-    fclose(f);
-}
 
 static const char *class_of(const report *rp, int l) {
     return l < rp->nclasses ? rp->classes[l] : NULL;
@@ -187,6 +176,16 @@ static sl_status inspect_folder(const char *path, report *rp, sl_err *e) {
     SL_TRY(sl__folder_open(path, NULL, 0, NULL, 0, NULL, &f, e));
     rp->format = "folder";
     rp->records = sl__folder_count(f);
+    for (int c = 0; c < sl__folder_classes(f); c++) { /* the class sub-folders */
+        const char *name = sl__folder_class_name(f, c);
+        char **v = name ? realloc(rp->classes, (size_t)(rp->nclasses + 1) * sizeof *v) : NULL;
+        if (!v || !(v[rp->nclasses] = strdup(name))) {
+            if (v) rp->classes = v;
+            break;
+        }
+        rp->classes = v;
+        rp->nclasses++;
+    }
     uint8_t *buf = NULL;
     size_t cap = 0, n;
     sl_status st = SL_OK;
@@ -204,16 +203,190 @@ static sl_status inspect_folder(const char *path, report *rp, sl_err *e) {
     return st;
 }
 
+/* A WebDataset tar: samples grouped by key; the image member (jpg, jpeg, png, ...) and the "cls"
+ * member (the label, as text) of each. */
+static sl_status inspect_wds(const char *path, report *rp, sl_err *e) {
+    sl__wds *w;
+    SL_TRY(sl__wds_open(1, &path, &w, e));
+    rp->format = "webdataset";
+    rp->records = sl__wds_count(w);
+    for (long long i = 0; i < rp->records; i++) {
+        const uint8_t *p;
+        size_t n;
+        if (sl__wds_find(w, i, "cls;label;cls.txt", false, &p, &n) && n > 0 && n < 32) {
+            char num[32];
+            memcpy(num, p, n);
+            num[n] = 0;
+            char *end;
+            long long l = strtoll(num, &end, 10);
+            if (end != num && (*end == 0 || *end == '\n'))
+                count_label(rp, l);
+            else
+                rp->unlabelled++;
+        } else {
+            rp->unlabelled++;
+        }
+        if (rp->verify && sl__wds_find(w, i, "jpg;jpeg;png;bmp;webp;tif;tiff", false, &p, &n)) {
+            for (size_t k = 0; k < n; k++) rp->sum += p[k];
+            rp->bytes += (long long)n;
+        }
+        if (i < FIRST) {
+            rec_info *ri = &rp->first[rp->nfirst++];
+            snprintf(ri->key, sizeof ri->key, "%s", sl__wds_key(w, i));
+            if (sl__wds_find(w, i, "jpg;jpeg;png;bmp;webp;tif;tiff", false, &p, &n))
+                image_of(ri, p, n);
+            else
+                ri->img.format = "none";
+        }
+    }
+    sl__wds_close(w);
+    return SL_OK;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One .npy file's header into ri (key: its name); the file is read whole when verifying. */
+static sl_status npy_record(const char *file, const char *key, report *rp, rec_info *ri,
+                            sl_err *e) {
+    int fd = open(file, O_RDONLY);
+    if (fd < 0) return sl_err_set(e, SL_EIO, "%s: %s", file, strerror(errno));
+    struct stat sb;
+    sl__npy_header h;
+    sl_status st = fstat(fd, &sb) != 0 ? sl_err_set(e, SL_EIO, "%s: %s", file, strerror(errno))
+                                       : sl__npy_read_header(fd, (size_t)sb.st_size, &h, e);
+    if (st) sl_err_prefix(e, "%s: ", file);
+    if (!st && rp->verify) {
+        uint8_t buf[1 << 14];
+        ssize_t r;
+        if (lseek(fd, 0, SEEK_SET) == 0)
+            while ((r = read(fd, buf, sizeof buf)) > 0) {
+                for (ssize_t k = 0; k < r; k++) rp->sum += buf[k];
+                rp->bytes += r;
+            }
+    }
+    close(fd);
+    if (!st && ri) {
+        snprintf(ri->key, sizeof ri->key, "%s", key);
+        ri->bytes = h.nbytes;
+        ri->raw = true;
+        ri->img.format = "npy";
+        ri->img.height = h.ndim >= 1 ? (int)h.shape[0] : 1;
+        ri->img.width = h.ndim >= 2 ? (int)h.shape[1] : 1;
+        ri->img.channels = h.ndim >= 3 ? (int)h.shape[2] : 1;
+    }
+    return st;
+}
+
+/* A folder of .npy files (readers.numpy): one record each, in name order, unlabelled. */
+static sl_status inspect_npy_folder(const char *path, report *rp, sl_err *e) {
+    DIR *d = opendir(path);
+    if (!d) return sl_err_set(e, SL_EIO, "%s: %s", path, strerror(errno));
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *de;
+    sl_status st = SL_OK;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l < 5 || strcmp(de->d_name + l - 4, ".npy")) continue;
+        char **v = realloc(names, (n + 1) * sizeof *v);
+        if (!v || !(v[n] = strdup(de->d_name))) {
+            if (v) names = v;
+            st = sl_err_set(e, SL_ENOMEM, "out of memory");
+            break;
+        }
+        names = v;
+        n++;
+    }
+    closedir(d);
+    if (!st) qsort(names, n, sizeof *names, cmp_str);
+    rp->format = "npy";
+    rp->records = (long long)n;
+    rp->unlabelled = (long long)n;
+    for (size_t i = 0; i < n && !st; i++) {
+        char file[8400];
+        snprintf(file, sizeof file, "%s/%s", path, names[i]);
+        if (i < FIRST || rp->verify)
+            st = npy_record(file, names[i], rp, i < FIRST ? &rp->first[rp->nfirst++] : NULL, e);
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return st;
+}
+
+/* What a folder holds: sub-folders, .npy files, other files (names starting with '.' left out). */
+static void folder_census(const char *path, int *dirs, int *npys, int *files) {
+    *dirs = *npys = *files = 0;
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char p[8400];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+        if (stat(p, &sb) != 0) continue;
+        size_t l = strlen(de->d_name);
+        if (S_ISDIR(sb.st_mode))
+            (*dirs)++;
+        else if (l > 4 && !strcmp(de->d_name + l - 4, ".npy"))
+            (*npys)++;
+        else
+            (*files)++;
+    }
+    closedir(d);
+}
+
+#define LOOKED_FOR                                                                                 \
+    "looked for an LMDB (a folder holding data.mdb, or a .mdb file), an IDX file (bytes 00 00, "   \
+    "an item type and a rank; plain or gzip), a WebDataset tar (a ustar header), a NumPy .npy "    \
+    "file or a folder of them, and an image folder (one sub-folder of images per class)"
+
 static sl_status inspect_store(const char *path, report *rp, sl_err *e) {
     struct stat sb;
     char data[4200];
     snprintf(data, sizeof data, "%s/data.mdb", path);
-    bool is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
     if (stat(path, &sb) != 0) return sl_err_set(e, SL_ENOENT, "%s: no such file or folder", path);
-    if (is_dir && stat(data, &sb) != 0) return inspect_folder(path, rp, e);
-    if (is_dir) read_classes(path, rp);
-    if (is_dir || strstr(path, ".mdb")) return inspect_lmdb(path, rp, e);
-    return inspect_idx(path, rp, e);
+    if (S_ISDIR(sb.st_mode)) {
+        if (stat(data, &sb) == 0) {
+            rp->nclasses = sl_cli_read_classes(path, &rp->classes);
+            return inspect_lmdb(path, rp, e);
+        }
+        int dirs, npys, files;
+        folder_census(path, &dirs, &npys, &files);
+        if (npys > 0 && dirs == 0) return inspect_npy_folder(path, rp, e);
+        if (dirs > 0) return inspect_folder(path, rp, e);
+        return sl_err_set(e, SL_EFORMAT,
+                          "%s: unrecognised format: a folder of %d file(s), with no data.mdb, no "
+                          ".npy files and no sub-folders; " LOOKED_FOR,
+                          path, files);
+    }
+    if (strstr(path, ".mdb")) return inspect_lmdb(path, rp, e);
+    uint8_t head[512];
+    memset(head, 0, sizeof head);
+    FILE *f = fopen(path, "rb");
+    if (!f) return sl_err_set(e, SL_EIO, "%s: %s", path, strerror(errno));
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (got >= 6 && !memcmp(head, "\x93NUMPY", 6)) {
+        rp->format = "npy";
+        rp->records = 1;
+        rp->unlabelled = 1;
+        const char *base = strrchr(path, '/');
+        return npy_record(path, base ? base + 1 : path, rp, &rp->first[rp->nfirst++], e);
+    }
+    if (got >= 262 && !memcmp(head + 257, "ustar", 5)) return inspect_wds(path, rp, e);
+    bool gz = got >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+    bool idx = got >= 4 && head[0] == 0 && head[1] == 0 &&
+               (head[2] == SL_IDX_U8 || head[2] == SL_IDX_I8 ||
+                (head[2] >= SL_IDX_I16 && head[2] <= SL_IDX_F64)) &&
+               head[3] >= 1;
+    if (idx || gz) return inspect_idx(path, rp, e);
+    return sl_err_set(
+        e, SL_EFORMAT,
+        "%s: unrecognised format (a file of %lld bytes starting %02x %02x %02x %02x); " LOOKED_FOR,
+        path, (long long)sb.st_size, head[0], head[1], head[2], head[3]);
 }
 
 /* inspect_store with every record read, in a child process: its error comes back through a pipe,
@@ -265,11 +438,11 @@ static sl_status verify_store(const char *path, report *rp, sl_err *e) {
         char fmt[32] = "?";
         if (sscanf(msg + 1, "%lld %lld %31s", &recs, &bytes, fmt) >= 2) {
             rp->records = recs, rp->bytes = bytes;
-            rp->format = strcmp(fmt, "caffe2") == 0   ? "caffe2"
-                         : strcmp(fmt, "caffe") == 0  ? "caffe"
-                         : strcmp(fmt, "idx") == 0    ? "idx"
-                         : strcmp(fmt, "folder") == 0 ? "folder"
-                                                      : "?";
+            static const char *const formats[] = {"caffe2", "caffe",      "idx",
+                                                  "folder", "webdataset", "npy"};
+            rp->format = "?";
+            for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++)
+                if (!strcmp(fmt, formats[k])) rp->format = formats[k];
             return SL_OK;
         }
     }
@@ -291,7 +464,8 @@ int sl_cli_inspect(int argc, char **argv) {
             verify = true;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: sluice inspect PATH [--json] [--verify]\nShows a record store's format "
-                   "(caffe2 or caffe LMDB, IDX file, image folder),\nrecord count, label histogram "
+                   "(caffe2 or caffe LMDB, IDX file, image folder,\nWebDataset tar, NumPy file or "
+                   "folder of them),\nrecord count, label histogram "
                    "and first records.\n--verify reads every record in a child process and "
                    "reports damage\n(an error or the child's signal) instead of crashing.\n");
             return 0;
@@ -314,6 +488,7 @@ int sl_cli_inspect(int argc, char **argv) {
     sl_status st = verify ? verify_store(path, &rp, &e) : inspect_store(path, &rp, &e);
     if (st) {
         free(rp.hist);
+        sl_cli_free_classes(rp.classes, rp.nclasses);
         return sl_cli_fail("inspect", "%s", e.msg);
     }
     if (verify) {
@@ -379,8 +554,7 @@ int sl_cli_inspect(int argc, char **argv) {
                    r->img.channels);
         }
     }
-    for (int c = 0; c < rp.nclasses; c++) free(rp.classes[c]);
-    free(rp.classes);
+    sl_cli_free_classes(rp.classes, rp.nclasses);
     free(rp.hist);
     return 0;
 }

@@ -2,7 +2,7 @@
 /* sluice ops [--json] [--names] [NAME|GROUP]: every operator with its arguments, types, defaults
  * and docs, from the public operator table (sluice/ops.h: the same tables the pipeline checks
  * arguments against). NAME shows one operator; GROUP ("readers", "decoders", ...) the operators
- * whose names start with "GROUP."; --names prints only the names. */
+ * whose names start with "GROUP."; --names prints only the names ({"names": [...]} with --json). */
 #include "cli.h"
 #include "common.h"
 
@@ -124,6 +124,20 @@ static void json_all(const sl_op_info *only, const char *group) {
     printf("\n]}\n");
 }
 
+/* --names --json: {"names": [...]}, of one op (only), a group's, or all of them */
+static void json_names(const sl_op_info *only, const char *group) {
+    printf("{\"names\": [");
+    int k = 0;
+    for (int i = 0; i < sl_op_count(); i++) {
+        sl_op_info op;
+        if (sl_op_get(i, &op, NULL) != SL_OK || !in_group(op.name, group)) continue;
+        if (only && strcmp(op.name, only->name)) continue;
+        if (k++) printf(", ");
+        sl_cli_json_str(stdout, op.name);
+    }
+    printf("]}\n");
+}
+
 int sl_cli_ops(int argc, char **argv) {
     bool json = false, names = false;
     const char *name = NULL;
@@ -133,7 +147,7 @@ int sl_cli_ops(int argc, char **argv) {
                    "operator's arguments (NAME: readers.caffe2), or a group's operators\n(GROUP: "
                    "readers lists readers.caffe2, readers.file, ...); --names: the names only, "
                    "one a line;\n--json: as one JSON object {\"ops\": [...], \"common_args\": "
-                   "[...]}.\n");
+                   "[...]}\n(with --names: {\"names\": [...]}).\n");
             return 0;
         }
         if (!strcmp(argv[i], "--json")) {
@@ -155,7 +169,9 @@ int sl_cli_ops(int argc, char **argv) {
         sl_op_info op;
         sl_err err;
         if (sl_op_find(name, &op, &err) == SL_OK) {
-            if (json)
+            if (json && names)
+                json_names(&op, NULL);
+            else if (json)
                 json_all(&op, NULL);
             else if (names)
                 printf("%s\n", op.name);
@@ -176,7 +192,10 @@ int sl_cli_ops(int argc, char **argv) {
         group = name;
     }
     if (json) {
-        json_all(NULL, group);
+        if (names)
+            json_names(NULL, group);
+        else
+            json_all(NULL, group);
         return 0;
     }
     for (int i = 0; i < sl_op_count(); i++) {

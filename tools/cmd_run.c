@@ -4,6 +4,7 @@
  * .npy, and checkpoints/resumes mid-epoch. */
 #include "cli.h"
 #include "common.h"
+#include "settings.h"
 #include "world.h"
 
 #include "sluice/iterator.h"
@@ -184,10 +185,9 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     sl_iter_config c;
     sl_iter_config_init(&c);
     sl_pipeline_bind binds[64];
-    int nbinds = 0, epochs = 1, json = 0, threads_given = 0, batch_given = 0, seed_given = 0;
-    int prefetch_given = 0;
+    int nbinds = 0, epochs = 1, json = 0;
     long long checkpoint_at = -1, dump_steps = -1, max_steps = -1, opt_n;
-    const char *devices_given = NULL;
+    sl_cli_flags flags = {0}; /* the settings a decorator may also give, as typed */
     const char *path = NULL, *trace_path = NULL, *dump_dir = NULL, *ck_path = NULL;
     sl_err err;
     sl_err_clear(&err);
@@ -214,10 +214,10 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             NEED_VALUE;
             if (sl_cli_opt_int("run", a, v, 1, INT_MAX, &opt_n)) return 2;
             c.batch_size = (int)opt_n;
-            batch_given = 1;
+            flags.batch_size = v;
         } else if (!strcmp(a, "--devices")) {
             NEED_VALUE;
-            devices_given = v;
+            flags.devices = v;
             if (sl_iter_parse_devices(v, &c, &err)) return sl_cli_fail("run", "%s", err.msg), 2;
         } else if (!strcmp(a, "--epochs")) {
             NEED_VALUE;
@@ -233,18 +233,18 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             NEED_VALUE;
             if (sl_cli_opt_int("run", a, v, 1, 1024, &opt_n)) return 2;
             c.num_threads = (int)opt_n;
-            threads_given = 1;
+            flags.threads = v;
         } else if (!strcmp(a, "--prefetch")) {
             NEED_VALUE;
             if (sl_cli_opt_int("run", a, v, 1, 1024, &opt_n)) return 2;
             c.prefetch_cpu = c.prefetch_gpu = (int)opt_n;
-            prefetch_given = 1;
+            flags.prefetch = v;
         } else if (!strcmp(a, "--seed")) {
             NEED_VALUE;
             unsigned long long seed;
             if (sl_cli_opt_u64("run", a, v, &seed)) return 2;
             c.seed = seed;
-            seed_given = 1;
+            flags.seed = v;
         } else if (!strcmp(a, "--layout")) {
             NEED_VALUE;
             if (!strcmp(v, "sharded"))
@@ -288,6 +288,10 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     }
     if ((checkpoint_at >= 0) != (ck_path != NULL))
         return sl_cli_fail("run", "--checkpoint and --checkpoint-at go together"), 2;
+    if (dump_steps >= 0 && !dump_dir)
+        return sl_cli_fail("run", "--dump-steps %lld limits --dump DIR, which is not given",
+                           dump_steps),
+               2;
     char *text = sl_cli_read_pipeline("run", path);
     if (!text) return 1;
     if (dump_dir && mkdir(dump_dir, 0755) != 0 && errno != EEXIST) {
@@ -305,77 +309,25 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         free(text);
         return sl_cli_world_fail(w, "run", err.msg);
     }
-    if (deco.device_id != -1) {
-        char spec[32];
-        if (deco.device_id == SL_DECORATOR_DEVICE_NONE)
-            snprintf(spec, sizeof spec, "None");
-        else
-            snprintf(spec, sizeof spec, "%d", deco.device_id);
-        if (devices_given) {
-            if (lead)
-                fprintf(stderr, "sluice run: --devices %s overrides the pipeline's device_id=%s\n",
-                        devices_given, spec);
-        } else if (sl_iter_parse_devices(deco.device_id == SL_DECORATOR_DEVICE_NONE ? "cpu" : spec,
-                                         &c, &err)) {
-            free(text);
-            return sl_cli_fail("run", "%s: device_id=%s: %s", path, spec, err.msg), 2;
-        }
+    if (sl_cli_decorator_devices("run", path, &deco, &flags, lead, &c, &err)) {
+        free(text);
+        return sl_cli_fail("run", "%s", err.msg), 2;
     }
     c.shard_offset = w->rank * c.ndevices;
     c.total_shards = w->size * c.ndevices;
-    if (deco.batch_size > 0) {
-        /* DALI's batch_size is per pipeline; --batch-size is global (split over the devices
-         * unless one pipeline runs without a layout) */
-        int layout = c.layout >= 0 ? c.layout : (int)deco.layout;
-        int per = layout == SL_LAYOUT_NONE && c.ndevices == 1 ? 1 : c.total_shards;
-        if (batch_given) {
-            if (lead)
-                fprintf(stderr,
-                        "sluice run: --batch-size %d overrides the pipeline's batch_size=%d "
-                        "(--batch-size is global: %d per device)\n",
-                        c.batch_size, deco.batch_size, c.batch_size / per);
-        } else if ((long long)deco.batch_size * per > INT_MAX) {
-            free(text);
-            return sl_cli_fail("run", "%s: batch_size=%d over %d devices is too large", path,
-                               deco.batch_size, per),
-                   2;
-        } else {
-            c.batch_size = deco.batch_size * per;
-        }
+    if (sl_cli_decorator_settings("run", path, &deco, &flags, lead, &c, &err)) {
+        free(text);
+        return sl_cli_fail("run", "%s", err.msg), 2;
     }
-    if (deco.num_threads > 0) {
-        if (threads_given) {
-            if (lead)
-                fprintf(stderr,
-                        "sluice run: --threads %d overrides the pipeline's num_threads=%d\n",
-                        c.num_threads, deco.num_threads);
-        } else {
-            c.num_threads = deco.num_threads;
-            threads_given = 1;
-        }
-    }
-    if (deco.seed != -1) {
-        if (seed_given) {
-            if (lead)
-                fprintf(stderr, "sluice run: --seed %llu overrides the pipeline's seed=%lld\n",
-                        (unsigned long long)c.seed, (long long)deco.seed);
-        } else {
-            c.seed = (uint64_t)deco.seed;
-        }
-    }
-    if (deco.prefetch_queue_depth > 0) {
-        if (prefetch_given) {
-            if (lead)
-                fprintf(stderr,
-                        "sluice run: --prefetch %d overrides the pipeline's "
-                        "prefetch_queue_depth=%d\n",
-                        c.prefetch_cpu, deco.prefetch_queue_depth);
-        } else {
-            c.prefetch_cpu = c.prefetch_gpu = deco.prefetch_queue_depth;
-        }
-    }
-    if (!threads_given)
+    if (!flags.threads && deco.num_threads <= 0)
         c.num_threads = sl_cli_world_threads(w, c.ndevices, c.devices[0].kind == SL_DEVICE_CUDA);
+    {
+        const char *texts[1] = {text}, *names[1] = {path};
+        if (sl_cli_check_binds(texts, names, 1, binds, nbinds, &err)) {
+            free(text);
+            return sl_cli_fail("run", "%s", err.msg), 2;
+        }
+    }
     /* the first batch is made inside epoch 0's clock, not while the pipelines are built */
     c.prepare_first_batch = 0;
     if (!lead) json = 0;
@@ -400,24 +352,11 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         free(text);
         return sl_cli_world_fail(w, "run", err.msg);
     }
-    if (sl_iter_len(it) < 0 && max_steps < 0) {
-        /* nothing would end the epoch: refuse rather than run forever */
-        sl_pipeline *p0 = sl_iter_pipeline(it, 0);
-        char names[512] = "";
-        size_t nl = 0;
-        int nr = sl_pipeline_num_readers(p0);
-        for (int r = 0; r < nr && nl < sizeof names; r++)
-            nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s'%s'", r ? ", " : "",
-                                   sl_pipeline_reader_name(p0, r));
+    if (max_steps < 0 &&
+        sl_cli_check_epoch(it, path, ", or --reader NAME, or bound the run with --steps N", &err)) {
         sl_iter_free(it);
         free(text);
-        char msg[4096 + sizeof names];
-        snprintf(msg, sizeof msg,
-                 "%s: the epoch has no size: the pipeline has %d readers (%s) and neither "
-                 "reader_name nor size says which one counts; pass reader_name=\"NAME\" or "
-                 "size=N in the decorator, or --reader NAME, or bound the run with --steps N",
-                 path, nr, nr ? names : "none");
-        return sl_cli_world_fail(w, "run", msg);
+        return sl_cli_world_fail(w, "run", err.msg);
     }
     FILE *trace = NULL;
     if (trace_path) {
@@ -523,6 +462,14 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
                     : ck_path ? " (stopped at the checkpoint)"
                               : " (stopped after --steps)");
         if (!stopped && rc == 0) sl_iter_reset(it);
+    }
+    if (rc == 0 && ck_path && run_steps < checkpoint_at) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "--checkpoint-at %lld: the run ended after %lld steps; no checkpoint was written "
+                 "(--epochs or --steps end it sooner)",
+                 checkpoint_at, run_steps);
+        rc = sl_cli_world_fail(w, "run", msg);
     }
     /* per-stage time, summed over devices */
     total_stats(it, &total);

@@ -4,8 +4,10 @@
  * test accuracy after each epoch on one device, as the tutorial prints it. */
 #include "cli.h"
 #include "common.h"
+#include "settings.h"
 #include "world.h"
 
+#include "core/log.h"
 #include "sluice/comm.h"
 #include "sluice/iterator.h"
 #include "sluice/train.h"
@@ -31,27 +33,35 @@ extern const char sl_cli_seed_validation[];
 static const char *usage_text =
     "usage: sluice train [options]   (the seed's defaults: 5 epochs, batch 200, SGD lr 0.001)\n"
     "  --data DIR              holds training/ and testing/ LMDBs (default: data; make data)\n"
-    "  --devices D             cpu, cpu:K, all, or GPU ids 0,1 (default all: every GPU, else cpu)\n"
+    "  --devices D             cpu, cpu:K, all, or GPU ids 0,1 (default: the decorator's\n"
+    "                          device_id, else all: every GPU, else cpu)\n"
     "  --mode sharding|devices iterator layout, as the seed's two variants (default sharding)\n"
     "  --epochs E              (default 5)\n"
-    "  --batch-size N          global batch (default 200)\n"
+    "  --batch-size N          global batch (default: the training pipeline's batch_size, per\n"
+    "                          device as in DALI, times the devices; else 200)\n"
     "  --lr LR                 learning rate (default 0.001, the seed's; 0.0003 for adam/adamw)\n"
     "  --optimizer NAME        sgd (default), momentum, adam, adamw\n"
     "  --weight-decay W        (default 0)\n"
-    "  --hidden H1,H2,...      hidden layer sizes (default 1024,1024)\n"
+    "  --hidden H1,H2,...      hidden layer sizes (default 1024,1024, or a resumed model's); the\n"
+    "                          inputs and classes come from the training pipeline's outputs\n"
+    "                          (printed as \"model: 784 -> 1024 -> 1024 -> 10 ...\")\n"
     "  --activation tanh|relu  (default tanh)\n"
     "  --math fp32|tf32|bf16   GPU matrix products: float32 (default), TF32 or bfloat16 "
     "tensor-core\n"
     "                          inputs, float32 accumulation (the CPU always computes in float32;\n"
     "                          docs/trainer.md has the accuracy cost)\n"
-    "  --seed S                model init (numpy RandomState) and pipeline seed (default 0)\n"
-    "  --threads N             CPU threads per pipeline (default: the cores over the pipelines)\n"
+    "  --seed S                model init (numpy RandomState) and pipeline seed (default 0; the\n"
+    "                          pipeline's seed= when its decorator gives one)\n"
+    "  --threads N             CPU threads per pipeline (default: the decorator's num_threads,\n"
+    "                          else the cores over the pipelines)\n"
     "  --train-pipeline FILE   replace the built-in training pipeline\n"
     "  --val-pipeline FILE     replace the built-in validation pipeline\n"
     "  --pipeline NAME         the function that is the pipeline in those files (default: the\n"
     "                          decorated one, else the only one no other calls)\n"
-    "  --arg NAME=VALUE        bind a name in both pipelines (image_size=28, num_classes=10 and\n"
-    "                          data_path are bound already)\n"
+    "  --arg NAME=VALUE        bind a name in both pipelines (image_size=28, data_path and\n"
+    "                          num_classes are bound already, num_classes to the number of\n"
+    "                          classes in DIR/training/labels.txt, else 10); a name neither\n"
+    "                          pipeline uses is refused\n"
     "  --metrics FILE          one JSON line per epoch\n"
     "  --checkpoint FILE       model + optimiser + iterator, written at each epoch's end\n"
     "                          ({epoch} in FILE: one file per epoch, e.g. ck.{epoch})\n"
@@ -60,6 +70,7 @@ static const char *usage_text =
     "  --profile               start-up phases, then the time split per epoch: waiting for data\n"
     "                          (in the iterator), compute\n"
     "                          (trainer steps), and the pipelines' per-stage op seconds\n"
+    "A flag wins over the pipeline decorator's setting (and says so on stderr).\n"
     "Under mpirun each process drives its devices (--devices cpu: one CPU replica; all: the GPU "
     "of\n"
     "its local rank), shards are global, rank 0 validates, prints and writes the files.\n";
@@ -123,31 +134,205 @@ static int unpack_state(sl_trainer *t, const void *buf, size_t size, sl_err *e) 
     return 0;
 }
 
+/* The hidden layer sizes into m->sizes[1..]; sizes[0] and the last (inputs, classes) are set
+ * from the training pipeline's outputs. */
 static int parse_hidden(const char *s, sl_mlp_config *m) {
-    m->nsizes = 0;
-    m->sizes[m->nsizes++] = 784;
+    m->nsizes = 1;
     while (*s) {
         char *end;
         long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || m->nsizes >= SL_MLP_MAX_SIZES - 1) return -1;
+        if (end == s || v < 1 || v > INT_MAX || m->nsizes >= SL_MLP_MAX_SIZES - 1) return -1;
         m->sizes[m->nsizes++] = (int)v;
         s = *end == ',' ? end + 1 : end;
         if (*end && *end != ',') return -1;
     }
-    m->sizes[m->nsizes++] = 10;
+    m->nsizes++; /* the classes */
     return 0;
 }
 
-/* Accuracy of replica 0 over the validation iterator (one device): correct / size, as model.py. */
-static int evaluate(sl_mlp *m, sl_iter *val, double *accuracy, sl_err *e) {
+/* What the model's ends are made from: a pipeline's images output (its per-sample shape, whose
+ * product is the model's inputs) and labels output (one-hot: its width is the class count; class
+ * ids: the count comes from num_classes). */
+typedef struct out_shapes {
+    int ndim; /* per sample */
+    int64_t shape[SL_MAX_DIMS];
+    int64_t inputs;
+    int64_t classes; /* one-hot width, or -1 for class ids */
+    char images[64], labels[64];
+} out_shapes;
+
+static void shape_str(const int64_t *shape, int ndim, char *buf, size_t size) {
+    size_t n = (size_t)snprintf(buf, size, "(");
+    for (int i = 0; i < ndim && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (n < size) snprintf(buf + n, size - n, ndim == 1 ? ",)" : ")");
+}
+
+/* The shapes of a pipeline's first batch (device 0's part). which: "training" or "validation". */
+static sl_status batch_shapes(sl_iter *it, const sl_iter_batch *b, const char *which,
+                              const char *file, out_shapes *o, sl_err *e) {
+    memset(o, 0, sizeof *o);
+    if (sl_iter_num_outputs(it) != 2)
+        return sl_err_set(e, SL_EINVAL,
+                          "%s: the %s pipeline has %d output(s); sluice train takes two: images "
+                          "and labels",
+                          file, which, sl_iter_num_outputs(it));
+    snprintf(o->images, sizeof o->images, "%s", sl_iter_output_name(it, 0));
+    snprintf(o->labels, sizeof o->labels, "%s", sl_iter_output_name(it, 1));
+    sl_tensor x, y;
+    char d[96];
+    if (sl_iter_shard(b, 0, 0, &x, e))
+        return sl_err_prefix(e,
+                             "%s: the %s pipeline's output '%s' (the model's inputs) must have "
+                             "one shape for every sample (fn.resize to one size): ",
+                             file, which, o->images);
+    if (x.dtype != SL_DTYPE_F32 || x.ndim < 2)
+        return sl_err_set(e, SL_EINVAL,
+                          "%s: the %s pipeline's output '%s' is %s; the model takes float32 "
+                          "(B, ...) (crop_mirror_normalize(..., dtype=types.FLOAT) makes it)",
+                          file, which, o->images, sl_tensor_describe(&x, d, sizeof d));
+    o->ndim = x.ndim - 1;
+    o->inputs = 1;
+    for (int i = 1; i < x.ndim; i++) o->shape[i - 1] = x.shape[i], o->inputs *= x.shape[i];
+    if (sl_iter_shard(b, 1, 0, &y, e))
+        return sl_err_prefix(e, "%s: the %s pipeline's output '%s': ", file, which, o->labels);
+    if (y.dtype == SL_DTYPE_F32 && y.ndim == 2) {
+        o->classes = y.shape[1];
+    } else if (!sl_dtype_is_float(y.dtype) && y.dtype != SL_DTYPE_BOOL &&
+               (y.ndim == 1 || (y.ndim == 2 && y.shape[1] == 1))) {
+        o->classes = -1;
+    } else {
+        return sl_err_set(e, SL_EINVAL,
+                          "%s: the %s pipeline's output '%s' is %s; labels are class ids (B,) or "
+                          "(B, 1) of an integer type, or one-hot float32 (B, classes)",
+                          file, which, o->labels, sl_tensor_describe(&y, d, sizeof d));
+    }
+    return SL_OK;
+}
+
+/* Same inputs: the same per-sample shape, or a flat one of the same size. */
+static bool same_inputs(const out_shapes *a, const out_shapes *b) {
+    if (a->inputs != b->inputs) return false;
+    if (a->ndim == 1 || b->ndim == 1) return true;
+    return a->ndim == b->ndim && !memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof a->shape[0]);
+}
+
+static void sizes_line(const sl_mlp_config *m, char *buf, size_t size) {
+    size_t n = 0;
+    for (int i = 0; i < m->nsizes && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%d", i ? " -> " : "", m->sizes[i]);
+}
+
+/* The model's view of device k's images: (B, inputs), no copy (outputs are dense). */
+static sl_status flat_images(const sl_tensor *x, int64_t inputs, sl_tensor *out, sl_err *e) {
+    if (x->ndim == 2) {
+        *out = *x;
+        return SL_OK;
+    }
+    const int64_t shape[2] = {x->shape[0], inputs};
+    return sl_tensor_reshape(x, 2, shape, out, e);
+}
+
+/* Class ids made one-hot for the trainer, on its replica's device (the images'), in a ring of
+ * buffers per device (a queued step still reads the previous ones). */
+#define ONEHOT_RING 4
+typedef struct onehot {
+    int64_t classes;
+    int next;
+    sl_tensor host[SL_MAX_DEVICES], dev[SL_MAX_DEVICES][ONEHOT_RING];
+    int32_t *ids;
+} onehot;
+
+static void onehot_free(onehot *oh) {
+    for (int k = 0; k < SL_MAX_DEVICES; k++) {
+        sl_tensor_free(&oh->host[k]);
+        for (int r = 0; r < ONEHOT_RING; r++) sl_tensor_free(&oh->dev[k][r]);
+    }
+    free(oh->ids);
+}
+
+static sl_status onehot_make(onehot *oh, const sl_iter_batch *b, int k, const sl_tensor *y,
+                             sl_device dev, sl_tensor *out, sl_err *e) {
+    int64_t rows = y->shape[0], C = oh->classes;
+    const int64_t shape[2] = {rows, C};
+    sl_tensor *h = &oh->host[k], *d = &oh->dev[k][oh->next];
+    if (!h->data || h->shape[0] != rows) {
+        sl_tensor_free(h);
+        SL_TRY(sl_tensor_alloc(h, SL_DTYPE_F32, sl_cpu(), 2, shape, NULL, e));
+        free(oh->ids);
+        if (!(oh->ids = malloc((size_t)rows * sizeof *oh->ids)))
+            return sl_err_set(e, SL_ENOMEM, "out of memory");
+    }
+    /* the ids, as int32 on the host */
+    sl_tensor ids, ids_host;
+    const int64_t ishape[1] = {rows};
+    SL_TRY(sl_tensor_reshape(y, 1, ishape, &ids, e));
+    SL_TRY(sl_tensor_wrap(&ids_host, oh->ids, SL_DTYPE_I32, sl_cpu(), 1, ishape, NULL));
+    if (ids.dtype == SL_DTYPE_I32) {
+        SL_TRY(sl_tensor_copy(&ids_host, &ids, NULL, e));
+    } else { /* another integer type: through the host, value by value */
+        sl_tensor tmp;
+        SL_TRY(sl_tensor_alloc(&tmp, ids.dtype, sl_cpu(), 1, ishape, NULL, e));
+        sl_status st = sl_tensor_copy(&tmp, &ids, NULL, e);
+        for (int64_t i = 0; i < rows && !st; i++) {
+            const unsigned char *p = (const unsigned char *)tmp.data + i * sl_dtype_size(ids.dtype);
+            int64_t v = 0;
+            switch (ids.dtype) {
+            case SL_DTYPE_U8:
+                v = *p;
+                break;
+            case SL_DTYPE_I8:
+                v = *(const int8_t *)p;
+                break;
+            case SL_DTYPE_U16:
+                v = *(const uint16_t *)p;
+                break;
+            case SL_DTYPE_I16:
+                v = *(const int16_t *)p;
+                break;
+            case SL_DTYPE_I64:
+                v = *(const int64_t *)p;
+                break;
+            default:
+                v = -1;
+                break;
+            }
+            oh->ids[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
+        }
+        sl_tensor_free(&tmp);
+        SL_TRY(st);
+    }
+    float *f = h->data;
+    memset(f, 0, (size_t)(rows * C) * sizeof *f);
+    for (int64_t i = 0; i < rows; i++) {
+        int32_t c = oh->ids[i];
+        if (c < 0 || c >= C)
+            return sl_err_set(e, SL_EINVAL,
+                              "record %s: label %d is not a class id in 0..%lld (num_classes=%lld)",
+                              sl_iter_key(b, k, (int)i), (int)c, (long long)C - 1, (long long)C);
+        f[i * C + c] = 1.0f;
+    }
+    if (!d->data || d->shape[0] != rows) {
+        sl_tensor_free(d);
+        SL_TRY(sl_tensor_alloc(d, SL_DTYPE_F32, dev, 2, shape, NULL, e));
+    }
+    SL_TRY(sl_tensor_copy(d, h, NULL, e));
+    *out = *d;
+    return SL_OK;
+}
+
+/* Accuracy of replica 0 over the validation iterator (one device): correct / size, as model.py.
+ * *first: a batch already taken (the one whose shapes were checked), used first, then NULL. */
+static int evaluate(sl_mlp *m, sl_iter *val, const sl_iter_batch **first, int64_t inputs,
+                    double *accuracy, sl_err *e) {
     int64_t correct = 0;
     const sl_iter_batch *b;
     sl_status st;
-    while ((st = sl_iter_next(val, &b)) == SL_OK) {
-        sl_tensor x, y;
+    while ((st = *first ? (b = *first, *first = NULL, SL_OK) : sl_iter_next(val, &b)) == SL_OK) {
+        sl_tensor x, xf, y;
         int64_t c = 0;
-        if (sl_iter_shard(b, 0, 0, &x, e) || sl_iter_shard(b, 1, 0, &y, e) ||
-            sl_mlp_evaluate(m, &x, &y, &c, NULL, e))
+        if (sl_iter_shard(b, 0, 0, &x, e) || flat_images(&x, inputs, &xf, e) ||
+            sl_iter_shard(b, 1, 0, &y, e) || sl_mlp_evaluate(m, &xf, &y, &c, NULL, e))
             return -1;
         correct += c;
     }
@@ -155,6 +340,112 @@ static int evaluate(sl_mlp *m, sl_iter *val, double *accuracy, sl_err *e) {
     *accuracy = (double)correct / (double)sl_iter_size(val);
     sl_iter_reset(val);
     return 0;
+}
+
+/* A pipeline's first batch, or an error naming the file. */
+static sl_status first_batch(sl_iter *it, const char *file, const char *which,
+                             const sl_iter_batch **b, sl_err *e) {
+    sl_status st = sl_iter_next(it, b);
+    if (st == SL_EOF)
+        return sl_err_set(e, SL_EINVAL, "%s: the %s epoch has no batches", file, which);
+    if (st) return sl_err_set(e, st, "%s", sl_iter_errmsg(it));
+    return SL_OK;
+}
+
+/* Takes each pipeline's first batch (val: NULL on ranks that do not validate) and sets the model's
+ * inputs and classes from their outputs; resuming without --hidden, the hidden sizes are the
+ * checkpoint's. why: where the sizes came from, for the "model:" line. */
+static sl_status model_ends(sl_iter *train, sl_iter *val, const char *tfile, const char *vfile,
+                            const char *user_classes, const char *map_classes,
+                            const char *classes_from, bool resume, bool hidden_given,
+                            const sl_iter_batch **first, const sl_iter_batch **vfirst,
+                            bool *class_ids, sl_mlp_config *m, char *why, size_t nwhy, sl_err *e) {
+    out_shapes ts, vs;
+    SL_TRY(first_batch(train, tfile, "training", first, e));
+    SL_TRY(batch_shapes(train, *first, "training", tfile, &ts, e));
+    char tshape[96], vshape[96], cwhy[4400];
+    shape_str(ts.shape, ts.ndim, tshape, sizeof tshape);
+    int64_t classes = ts.classes;
+    *class_ids = classes < 0;
+    long long given = -1;
+    if (user_classes) {
+        char *end;
+        given = strtoll(user_classes, &end, 10);
+        if (end == user_classes || *end || given < 1)
+            return sl_err_set(e, SL_EINVAL,
+                              "--arg num_classes=%s: a class count (a whole number >= 1) wanted",
+                              user_classes);
+    }
+    if (classes >= 0) {
+        if (given >= 0 && given != classes)
+            return sl_err_set(e, SL_EINVAL,
+                              "--arg num_classes=%lld, but %s's labels '%s' are one-hot of width "
+                              "%lld",
+                              given, tfile, ts.labels, (long long)classes);
+        snprintf(cwhy, sizeof cwhy, "'%s' one-hot of width %lld", ts.labels, (long long)classes);
+    } else if (given >= 0) {
+        classes = given;
+        snprintf(cwhy, sizeof cwhy, "'%s' class ids, --arg num_classes=%lld", ts.labels, given);
+    } else if (classes_from[0]) {
+        classes = atoi(map_classes);
+        snprintf(cwhy, sizeof cwhy, "'%s' class ids, %lld in %s", ts.labels, (long long)classes,
+                 classes_from);
+    } else {
+        return sl_err_set(e, SL_EINVAL,
+                          "%s: the labels '%s' are class ids and nothing says how many classes "
+                          "there are: give --arg num_classes=N (or convert the images with "
+                          "sluice convert --from folder, which writes labels.txt)",
+                          tfile, ts.labels);
+    }
+    if (val) {
+        SL_TRY(first_batch(val, vfile, "validation", vfirst, e));
+        SL_TRY(batch_shapes(val, *vfirst, "validation", vfile, &vs, e));
+        shape_str(vs.shape, vs.ndim, vshape, sizeof vshape);
+        if (!same_inputs(&ts, &vs))
+            return sl_err_set(e, SL_EINVAL,
+                              "the training pipeline's '%s' are %s per sample (%lld inputs), the "
+                              "validation pipeline's '%s' %s (%lld inputs): one model takes "
+                              "both (%s, %s)",
+                              ts.images, tshape, (long long)ts.inputs, vs.images, vshape,
+                              (long long)vs.inputs, tfile, vfile);
+        if (vs.classes >= 0 && vs.classes != classes)
+            return sl_err_set(e, SL_EINVAL,
+                              "the validation pipeline's labels '%s' are one-hot of width %lld, "
+                              "the model has %lld classes (%s: %s)",
+                              vs.labels, (long long)vs.classes, (long long)classes, tfile, cwhy);
+    }
+    if (ts.inputs > INT_MAX || classes > INT_MAX)
+        return sl_err_set(e, SL_EINVAL,
+                          "%s: %lld inputs and %lld classes are too many for the model", tfile,
+                          (long long)ts.inputs, (long long)classes);
+    m->sizes[0] = (int)ts.inputs;
+    m->sizes[m->nsizes - 1] = (int)classes;
+    size_t n = 0;
+    const void *extra = resume ? sl_iter_resumed_extra(train, &n) : NULL;
+    uint64_t nm = 0;
+    sl_mlp_config saved;
+    if (extra && n >= 16 && (memcpy(&nm, extra, 8), nm <= n - 16) &&
+        sl_mlp_peek_config((const char *)extra + 16, (size_t)nm, &saved, NULL) == SL_OK) {
+        if (!hidden_given && saved.nsizes >= 2) {
+            m->nsizes = saved.nsizes;
+            memcpy(m->sizes + 1, saved.sizes + 1, (size_t)(saved.nsizes - 2) * sizeof m->sizes[0]);
+            m->sizes[0] = (int)ts.inputs;
+            m->sizes[m->nsizes - 1] = (int)classes;
+        }
+        bool same = saved.nsizes == m->nsizes;
+        for (int i = 0; same && i < m->nsizes; i++) same = saved.sizes[i] == m->sizes[i];
+        if (!same) {
+            char a[256], b[256];
+            sizes_line(&saved, a, sizeof a);
+            sizes_line(m, b, sizeof b);
+            return sl_err_set(e, SL_EINVAL,
+                              "the checkpoint holds a %s model; the pipelines and --hidden make %s "
+                              "(inputs: '%s' %s per sample; classes: %s)",
+                              a, b, ts.images, tshape, cwhy);
+        }
+    }
+    snprintf(why, nwhy, "inputs: '%s' %s per sample; classes: %s", ts.images, tshape, cwhy);
+    return SL_OK;
 }
 
 static int train_main(int argc, char **argv, sl_cli_world *w);
@@ -285,6 +576,9 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL,
                *pipeline_fn = NULL;
     int epochs = 5, batch = 200, threads = 0, json = 0, lr_given = 0, profile = 0;
+    bool hidden_given = false;
+    const char *data_given = NULL;
+    sl_cli_flags flags = {0}; /* the settings a pipeline's decorator may also give, as typed */
     unsigned long long seed = 0;
     long long opt_n;
     double opt_x;
@@ -315,9 +609,9 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                    2;
         i++;
         if (!strcmp(a, "--data"))
-            data = v;
+            data = data_given = v;
         else if (!strcmp(a, "--devices"))
-            devices = v;
+            devices = flags.devices = v;
         else if (!strcmp(a, "--mode"))
             mode = v;
         else if (!strcmp(a, "--epochs")) {
@@ -326,9 +620,11 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         } else if (!strcmp(a, "--batch-size")) {
             if (sl_cli_opt_int("train", a, v, 1, INT_MAX, &opt_n)) return 2;
             batch = (int)opt_n;
+            flags.batch_size = v;
         } else if (!strcmp(a, "--threads")) {
             if (sl_cli_opt_int("train", a, v, 0, 1024, &opt_n)) return 2;
             threads = (int)opt_n;
+            flags.threads = v;
         } else if (!strcmp(a, "--lr")) {
             if (sl_cli_opt_float("train", a, v, 0, DBL_MAX, &opt_x)) return 2;
             tc.optim.lr = (float)opt_x;
@@ -338,6 +634,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             tc.optim.weight_decay = (float)opt_x;
         } else if (!strcmp(a, "--seed")) {
             if (sl_cli_opt_u64("train", a, v, &seed)) return 2;
+            flags.seed = v;
         } else if (!strcmp(a, "--train-pipeline"))
             train_path = v;
         else if (!strcmp(a, "--val-pipeline"))
@@ -364,6 +661,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         } else if (!strcmp(a, "--hidden")) {
             if (parse_hidden(v, &tc.model))
                 return sl_cli_fail("train", "--hidden wants sizes like 1024,1024, not '%s'", v), 2;
+            hidden_given = true;
         } else if (!strcmp(a, "--arg")) {
             if (nuser == 32 || sl_cli_parse_bind(argv[i], &user_binds[nuser]))
                 return sl_cli_fail("train", "--arg wants NAME=VALUE, got '%s'", v), 2;
@@ -396,10 +694,40 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     char train_dir[4096], test_dir[4096];
     snprintf(train_dir, sizeof train_dir, "%s/training", data);
     snprintf(test_dir, sizeof test_dir, "%s/testing", data);
+    /* num_classes: the store's class map (labels.txt, written by sluice convert --from folder)
+     * when there is one, else the seed's 10; --arg num_classes=N wins */
+    char **tclasses = NULL, **vclasses = NULL;
+    int ntc = sl_cli_read_classes(train_dir, &tclasses);
+    int nvc = sl_cli_read_classes(test_dir, &vclasses);
+    int class_diff = -1; /* the first class the two maps name differently */
+    for (int c = 0; ntc && nvc && c < (ntc > nvc ? ntc : nvc) && class_diff < 0; c++)
+        if (c >= ntc || c >= nvc || strcmp(tclasses[c], vclasses[c])) class_diff = c;
+    if (class_diff >= 0) {
+        sl_cli_fail("train",
+                    "%s/labels.txt and %s/labels.txt do not name the same classes (label %d: "
+                    "'%s' and '%s'): a label would mean one class in training and another in "
+                    "validation; convert both folders with the same class sub-folders",
+                    train_dir, test_dir, class_diff, class_diff < ntc ? tclasses[class_diff] : "",
+                    class_diff < nvc ? vclasses[class_diff] : "");
+        sl_cli_free_classes(tclasses, ntc);
+        sl_cli_free_classes(vclasses, nvc);
+        free(train_text);
+        free(val_text);
+        return 1;
+    }
+    char nclasses[16], classes_from[4200] = "";
+    snprintf(nclasses, sizeof nclasses, "%d", ntc ? ntc : nvc ? nvc : 10);
+    if (ntc || nvc)
+        snprintf(classes_from, sizeof classes_from, "%s/labels.txt", ntc ? train_dir : test_dir);
+    sl_cli_free_classes(tclasses, ntc);
+    sl_cli_free_classes(vclasses, nvc);
+    const char *user_classes = NULL; /* --arg num_classes=N */
+    for (int i = 0; i < nuser; i++)
+        if (!strcmp(user_binds[i].name, "num_classes")) user_classes = user_binds[i].value;
     sl_pipeline_bind binds[40];
     int nb = 0;
     binds[nb++] = (sl_pipeline_bind){"image_size", "28"};
-    binds[nb++] = (sl_pipeline_bind){"num_classes", "10"};
+    binds[nb++] = (sl_pipeline_bind){"num_classes", nclasses};
     binds[nb++] = (sl_pipeline_bind){"sharding", "sharding"};
     int data_at = nb;
     binds[nb++] = (sl_pipeline_bind){"data_path", train_dir};
@@ -419,13 +747,52 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     ic.seed = seed;
     ic.layout = !strcmp(mode, "devices") ? SL_LAYOUT_STACKED : SL_LAYOUT_SHARDED;
     ic.resume = resume;
+    bool lead = w->rank == 0;
+    /* the decorators' settings, and --arg names the pipelines use (num_classes: the tool uses it
+     * too, for class-id labels, and checks it against one-hot ones) */
+    const char *val_src = val_text ? val_text : sl_cli_seed_validation;
+    const char *val_name = val_path ? val_path : "seed validation pipeline";
+    sl_pipeline_decorator tdeco, vdeco;
+    {
+        const char *texts[2] = {ic.text, val_src}, *names[2] = {ic.filename, val_name};
+        sl_pipeline_bind check[32];
+        int ncheck = 0;
+        for (int i = 0; i < nuser; i++)
+            if (strcmp(user_binds[i].name, "num_classes")) check[ncheck++] = user_binds[i];
+        if (sl_pipeline_text_function_decorator(ic.text, ic.filename, ic.function, &tdeco, &e) ||
+            sl_pipeline_text_function_decorator(val_src, val_name, val_path ? pipeline_fn : NULL,
+                                                &vdeco, &e) ||
+            sl_cli_check_binds(texts, names, 2, check, ncheck, &e)) {
+            free(train_text);
+            free(val_text);
+            return sl_cli_world_fail(w, "train", e.msg);
+        }
+        /* --data gives data_path (unless --arg data_path overrides it) and the class map */
+        bool arg_path = false;
+        for (int i = 0; i < nuser; i++)
+            if (!strcmp(user_binds[i].name, "data_path")) arg_path = true;
+        bool reaches = !arg_path && (sl_cli_text_uses(ic.text, "data_path") ||
+                                     sl_cli_text_uses(val_src, "data_path"));
+        if (data_given && !reaches && !classes_from[0]) {
+            free(train_text);
+            free(val_text);
+            return sl_cli_fail("train",
+                               "--data %s: %s, and it holds no training/labels.txt or "
+                               "testing/labels.txt: --data would be ignored",
+                               data_given,
+                               arg_path ? "--arg data_path overrides it"
+                                        : "neither pipeline uses data_path"),
+                   2;
+        }
+    }
     int rc = 1;
     sl_iter *train = NULL, *val = NULL;
     sl_trainer *tr = NULL;
     FILE *metrics = NULL;
     epoch_result results[1024];
     int nres = 0;
-    bool lead = w->rank == 0;
+    onehot oh = {.classes = 0};
+    const sl_iter_batch *first = NULL, *vfirst = NULL; /* taken to see the outputs' shapes */
     sl_comm *comms[SL_MAX_DEVICES] = {0};
     int ncomms = 0;
     nccl_setup nccl = {.started = 0};
@@ -433,7 +800,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     int nccl_own = 0;             /* comms holds the NCCL group made here */
     double t_start = 0;
     void *resume_bytes = NULL;
-    if (sl_iter_parse_devices(devices, &ic, &e)) {
+    if (sl_iter_parse_devices(devices, &ic, &e) ||
+        sl_cli_decorator_devices("train", ic.filename, &tdeco, &flags, lead, &ic, &e)) {
         rc = wfail(w, "%s", e.msg);
         goto out;
     }
@@ -443,14 +811,19 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         blas_preloading = true;
     }
 #endif
-    if (w->size > 1 && ic.devices[0].kind == SL_DEVICE_CUDA && !strcmp(devices, "all")) {
+    if (w->size > 1 && ic.devices[0].kind == SL_DEVICE_CUDA && !strcmp(devices, "all") &&
+        (flags.devices || tdeco.device_id == -1)) {
         /* one GPU per process: the one of its local rank */
         ic.devices[0] = sl_cuda(w->local_rank % ic.ndevices);
         ic.ndevices = 1;
     }
     ic.shard_offset = w->rank * ic.ndevices;
     ic.total_shards = w->size * ic.ndevices;
-    if (threads == 0)
+    if (sl_cli_decorator_settings("train", ic.filename, &tdeco, &flags, lead, &ic, &e)) {
+        rc = wfail(w, "%s", e.msg);
+        goto out;
+    }
+    if (threads == 0 && (flags.threads || tdeco.num_threads <= 0))
         ic.num_threads = sl_cli_world_threads(w, ic.ndevices, ic.devices[0].kind == SL_DEVICE_CUDA);
     if (resume) {
         size_t n;
@@ -480,7 +853,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         t_ctx = sl_cli_now();
     }
 #endif
-    if (sl_iter_create(&ic, &train, &e)) {
+    if (sl_iter_create(&ic, &train, &e) || sl_cli_check_epoch(train, ic.filename, NULL, &e)) {
         rc = wfail(w, "%s", e.msg);
         goto out;
     }
@@ -490,8 +863,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     memcpy(vbinds, binds, sizeof vbinds);
     vbinds[data_at].value = test_dir;
     sl_iter_config vc = ic;
-    vc.text = val_text ? val_text : sl_cli_seed_validation;
-    vc.filename = val_path ? val_path : "seed validation pipeline";
+    vc.text = val_src;
+    vc.filename = val_name;
     vc.function = val_path ? pipeline_fn : NULL;
     vc.binds = vbinds;
     vc.ndevices = 1;
@@ -500,12 +873,46 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     vc.resume_bytes = NULL;
     vc.shard_offset = 0;
     vc.total_shards = 0;
-    if (lead && sl_iter_create(&vc, &val, &e)) { /* rank 0 validates, as the seed on GPU 0 */
+    if (vdeco.device_id != -1) { /* validation runs where replica 0 is: it must say the same */
+        sl_iter_config probe = vc;
+        if (sl_cli_decorator_devices("train", val_name, &vdeco, &flags, false, &probe, &e)) {
+            rc = wfail(w, "%s", e.msg);
+            goto out;
+        }
+        if (probe.devices[0].kind != vc.devices[0].kind ||
+            (probe.devices[0].kind == SL_DEVICE_CUDA && probe.devices[0].id != vc.devices[0].id)) {
+            rc = wfail(w,
+                       "%s: device_id=%d, but validation runs on the first training device (%s "
+                       "%d): drop device_id, or give --devices",
+                       val_name, vdeco.device_id,
+                       vc.devices[0].kind == SL_DEVICE_CUDA ? "GPU" : "CPU", vc.devices[0].id);
+            goto out;
+        }
+    }
+    /* (the flags' overrides are said once for a file that is both pipelines) */
+    bool val_say = lead && (!val_path || !train_path || strcmp(val_path, train_path));
+    if (sl_cli_decorator_settings("train", val_name, &vdeco, &flags, val_say, &vc, &e)) {
+        rc = wfail(w, "%s", e.msg);
+        goto out;
+    }
+    if (lead && (sl_iter_create(&vc, &val, &e) || /* rank 0 validates, as the seed on GPU 0 */
+                 sl_cli_check_epoch(val, val_name, NULL, &e))) {
         rc = wfail(w, "%s", e.msg);
         goto out;
     }
     t_val = sl_cli_now();
     int K = sl_iter_num_devices(train), B = sl_iter_device_batch(train);
+    /* the model's ends: from the outputs of the first batches */
+    char model_from[8192];
+    bool class_ids = false;
+    if (model_ends(train, val, ic.filename, val_name, user_classes, nclasses, classes_from,
+                   resume != NULL, hidden_given, &first, &vfirst, &class_ids, &tc.model, model_from,
+                   sizeof model_from, &e)) {
+        rc = wfail(w, "%s", e.msg);
+        goto out;
+    }
+    if (class_ids) oh.classes = tc.model.sizes[tc.model.nsizes - 1];
+    const int64_t inputs = tc.model.sizes[0];
     tc.replicas = K;
     for (int k = 0; k < K; k++) tc.devices[k] = ic.devices[k];
     if (w->size > 1 && !nccl.started) {
@@ -576,6 +983,9 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                K * w->size, ic.devices[0].kind == SL_DEVICE_CUDA ? "GPU" : "CPU",
                w->size > 1 ? " over several processes" : "", B, (long long)sl_iter_len(train),
                (long long)sl_iter_len(val));
+    char model_line[256];
+    sizes_line(&tc.model, model_line, sizeof model_line);
+    if (!json && lead) printf("model: %s (%s)\n", model_line, model_from);
     fflush(stdout);
     rc = 0;
     double prev_stages[3] = {0, 0, 0};
@@ -585,13 +995,16 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         int64_t steps = 0, total = sl_iter_len(train);
         const sl_iter_batch *b;
         sl_status st;
-        while ((st = sl_iter_next(train, &b)) == SL_OK) {
+        while ((st = first ? (b = first, first = NULL, SL_OK) : sl_iter_next(train, &b)) == SL_OK) {
             if (profile) wait_s += (ts = sl_cli_now()) - tw;
-            sl_tensor x[SL_MAX_DEVICES], y[SL_MAX_DEVICES];
+            sl_tensor x[SL_MAX_DEVICES], y[SL_MAX_DEVICES], shard;
             float loss = NAN;
             for (int k = 0; k < K && rc == 0; k++)
-                if (sl_iter_shard(b, 0, k, &x[k], &e) || sl_iter_shard(b, 1, k, &y[k], &e))
+                if (sl_iter_shard(b, 0, k, &shard, &e) || flat_images(&shard, inputs, &x[k], &e) ||
+                    sl_iter_shard(b, 1, k, &y[k], &e) ||
+                    (oh.classes && onehot_make(&oh, b, k, &y[k], x[k].device, &y[k], &e)))
                     rc = wfail(w, "%s", e.msg);
+            oh.next = (oh.next + 1) % ONEHOT_RING;
             /* pipelined: this step is queued, the loss is the previous step's (the batch stays
              * valid for prefetch_cpu >= 2 more sl_iter_next calls, as the trainer needs) */
             if (rc == 0 && (pipelined ? sl_trainer_step_async(tr, x, y, &loss, &e)
@@ -639,7 +1052,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             prev_stages[0] = rd, prev_stages[1] = dec, prev_stages[2] = ops;
         }
         double t_eval = sl_cli_now();
-        if (lead && evaluate(sl_trainer_model(tr, 0), val, &r.accuracy, &e)) {
+        if (lead && evaluate(sl_trainer_model(tr, 0), val, &vfirst, inputs, &r.accuracy, &e)) {
             rc = wfail(w, "validation: %s", e.msg);
             break;
         }
@@ -692,7 +1105,9 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         }
     }
     if (json && lead) {
-        printf("{\"devices\": %d, \"batch_per_device\": %d, \"epochs\": [", K * w->size, B);
+        printf("{\"devices\": %d, \"batch_per_device\": %d, \"model\": [", K * w->size, B);
+        for (int i = 0; i < tc.model.nsizes; i++) printf("%s%d", i ? ", " : "", tc.model.sizes[i]);
+        printf("], \"epochs\": [");
         for (int i = 0; i < nres; i++) {
             const epoch_result *r = &results[i];
             printf("%s{\"epoch\": %d, \"seconds\": %.6f, \"samples_per_s\": %.1f, \"loss\": %.8g, "
@@ -723,6 +1138,7 @@ out:
         for (int k = 0; k < ncomms; k++) sl_comm_free(comms[k]);
     double t_comm = sl_cli_now();
     free(resume_bytes);
+    onehot_free(&oh);
     sl_iter_free(val);
     sl_iter_free(train);
     if (profile && lead && t_start > 0)

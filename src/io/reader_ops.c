@@ -45,7 +45,7 @@
      "pick each sample at random from a window of initial_fill upcoming records",                  \
      0,                                                                                            \
      NULL},                                                                                        \
-        {"initial_fill", SL_ARG_INT, "1024", "size of the shuffle window", 0, NULL},               \
+        {"initial_fill", SL_ARG_INT, "1024", "size of the shuffle window (>= 1)", 0, NULL},        \
         {"num_shards", SL_ARG_INT, "1", "number of partitions of the data set", 0, NULL},          \
         {"shard_id", SL_ARG_INT, "0", "the partition this reader reads (first epoch)", 0, NULL},   \
         {"stick_to_shard",                                                                         \
@@ -61,7 +61,7 @@
          "batches",                                                                                \
          0,                                                                                        \
          NULL},                                                                                    \
-        {"seed", SL_ARG_INT, "-1", "random seed (-1: derived from the pipeline's)", 0, NULL},      \
+        {"seed", SL_ARG_INT, "-1", "random seed >= 0 (-1: derived from the pipeline's)", 0, NULL}, \
         {"shuffle_after_epoch",                                                                    \
          SL_ARG_BOOL,                                                                              \
          "False",                                                                                  \
@@ -197,6 +197,14 @@ static sl_status reader_start(reader *r, const sl__args *a, const sl__op_init *i
     c.pad_last_batch = sl__args_bool(a, "pad_last_batch");
     c.shuffle_after_epoch = sl__args_bool(a, "shuffle_after_epoch");
     int64_t seed = sl__args_int(a, "seed");
+    /* values that would be ignored (unshuffled) or taken for another (-1) are refused */
+    if (c.initial_fill < 1)
+        return sl_err_set(err, SL_EINVAL, "%s: initial_fill must be >= 1 (got %d)", r->opname,
+                          c.initial_fill);
+    if (seed < -1)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: seed must be >= 0, or -1 for the pipeline's (got %lld)", r->opname,
+                          (long long)seed);
     c.seed = init->seed;
     c.perm_seed = seed >= 0 ? (uint64_t)seed : DALI_LOADER_SEED;
     if (c.shuffle_after_epoch && (r->fmt == FMT_FILE || r->fmt == FMT_NUMPY))
@@ -275,7 +283,7 @@ static const sl__arg_schema caffe2_args[] = {
      "0 SINGLE_LABEL, 1 MULTI_LABEL_SPARSE, 2 MULTI_LABEL_DENSE, 3 MULTI_LABEL_WEIGHTED_SPARSE, "
      "4 NO_LABEL",
      0, NULL},
-    {"num_labels", SL_ARG_INT, "1", "number of classes (sparse label types)", 0, NULL},
+    {"num_labels", SL_ARG_INT, "1", "number of classes (sparse label types 1 and 3 only)", 0, NULL},
     {"additional_inputs", SL_ARG_INT, "0", "extra protos per record, each an output", 0, NULL},
     {"bbox", SL_ARG_BOOL, "False", "the last proto is a bounding box (4 int32)", 0, NULL},
     {"image_available", SL_ARG_BOOL, "True", "the first proto is an image", 0, NULL},
@@ -287,7 +295,9 @@ static const sl__arg_schema caffe2_args[] = {
 
 static int caffe2_outputs(const sl__args *a) {
     int lt = (int)sl__args_int(a, "label_type");
-    return 1 + (lt != SL_C2_NO_LABEL) + (int)sl__args_int(a, "additional_inputs") +
+    int64_t extra = sl__args_int(a, "additional_inputs"); /* a bad count is refused at create */
+    return 1 + (lt != SL_C2_NO_LABEL) +
+           (extra > 0 && extra <= SL_CAFFE2_MAX_PROTOS ? (int)extra : 0) +
            (sl__args_bool(a, "bbox") ? 1 : 0);
 }
 
@@ -307,6 +317,12 @@ static sl_status caffe2_create(const sl__args *a, const sl__op_init *init, void 
         st = sl_err_set(err, SL_EINVAL, "readers.caffe2: label_type %d is not 0..4", r->label_type);
     else if (r->num_labels < 1)
         st = sl_err_set(err, SL_EINVAL, "readers.caffe2: num_labels must be >= 1");
+    else if (sl__args_given(a, "num_labels") && r->label_type != SL_C2_MULTI_LABEL_SPARSE &&
+             r->label_type != SL_C2_MULTI_LABEL_WEIGHTED_SPARSE)
+        st = sl_err_set(err, SL_EINVAL,
+                        "readers.caffe2: num_labels=%d is for the sparse label types "
+                        "(label_type 1 or 3); with label_type %d it would be ignored",
+                        r->num_labels, r->label_type);
     else if (r->additional < 0 || r->additional > SL_CAFFE2_MAX_PROTOS - 4)
         st = sl_err_set(err, SL_EINVAL, "readers.caffe2: additional_inputs %d out of range",
                         r->additional);
@@ -852,6 +868,16 @@ static sl_status folder_start(reader *r, const sl__args *a, const sl__op_init *i
         return sl_err_set(err, SL_EINVAL, "%s: give file_list or files, not both", r->opname);
     if (!root && !list && nf == 0)
         return sl_err_set(err, SL_EINVAL, "%s: give file_root, file_list or files", r->opname);
+    /* arguments that the source given does not read would be ignored */
+    if (r->fmt == FMT_FILE && sl__args_given(a, "labels") && nf == 0)
+        return sl_err_set(err, SL_EINVAL, "%s: labels go with files=[...]; %s", r->opname,
+                          list ? "file_list's lines carry their own labels"
+                               : "file_root's class sub-folders give the labels");
+    if (r->fmt == FMT_NUMPY && sl__args_given(a, "file_filter") && (list || nf > 0))
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: file_filter picks files under file_root; with %s it would be "
+                          "ignored",
+                          r->opname, list ? "file_list" : "files");
     r->path0 = strdup(list ? list : root ? root : files[0]);
     if (!r->path0) return sl_err_set(err, SL_ENOMEM, "out of memory");
     sl_status st;
@@ -881,7 +907,7 @@ static const sl__arg_schema file_args[] = {
      0, NULL},
     {"file_list", SL_ARG_STR, NULL, "text file of \"relative/path label\" lines", 0, NULL},
     {"files", SL_ARG_STRS, NULL, "file paths (relative to file_root when given)", 0, NULL},
-    {"labels", SL_ARG_INTS, NULL, "labels of files (default: their index)", 0, NULL},
+    {"labels", SL_ARG_INTS, NULL, "labels of files=[...] (default: their index)", 0, NULL},
     LOADER_ARGS("accepted; no effect (a batch's files are read, in parallel, as it is prepared)",
                 "accepted; no effect (files are read into the outputs, never mapped)",
                 "accepted; no effect (outputs are sized per batch from the files' sizes)"),
@@ -986,8 +1012,8 @@ static const sl__arg_schema numpy_args[] = {
      "folder read with file_filter (its files and its sub-folders'), or the base of file_list / "
      "files",
      0, NULL},
-    {"file_filter", SL_ARG_STR, "\"*.npy\"", "glob the file names under file_root must match", 0,
-     NULL},
+    {"file_filter", SL_ARG_STR, "\"*.npy\"",
+     "glob the file names under file_root must match (not with file_list or files)", 0, NULL},
     {"file_list", SL_ARG_STR, NULL, "text file of paths, one per line", 0, NULL},
     {"files", SL_ARG_STRS, NULL, "file paths (relative to file_root when given)", 0, NULL},
     {"dtype", SL_ARG_DTYPE, "None", "data type every file must hold (checked)", 0, NULL},

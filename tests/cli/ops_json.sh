@@ -54,4 +54,13 @@ assert len(d["common_args"]) == 5' || fail "ops --json fn.decoders.image"
 if "$tool" ops --json decoders.imag > "$work/out" 2> "$work/err"; then fail "unknown op accepted"; fi
 grep -q "did you mean 'decoders.image'" "$work/err" || fail "suggestion: $(cat "$work/err")"
 if "$tool" ops --bogus > "$work/out" 2> "$work/err"; then fail "--bogus accepted"; fi
+# --names --json: the names alone, as JSON (--names was ignored under --json)
+[ "$("$tool" ops --names --json readers)" = '{"names": ["readers.caffe", "readers.caffe2", "readers.file", "readers.mnist", "readers.numpy", "readers.webdataset"]}' ] ||
+    fail "--names --json readers: $("$tool" ops --names --json readers)"
+[ "$("$tool" ops --names --json resize)" = '{"names": ["resize"]}' ] || fail "--names --json resize"
+"$tool" ops --names --json | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert list(d) == ['names'] and 'readers.caffe2' in d['names'] and len(d['names']) > 20, d
+" || fail "--names --json"
 echo "ops_json: ok"

@@ -452,9 +452,6 @@ static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
     return SL_OK;
 }
 
-/* Runs op k on batch b. In the CPU stage (gpu_half false): its setup, then its per-sample run on
- * the pool. In the GPU stage (gpu_half true): a gpu op's setup then its run_gpu, or a split op's
- * run_gpu alone, on the stage's stream. */
 /* Where the pipeline's records come from, for messages about one of them: the first reader's
  * store, folder or file list as given, or NULL. */
 static const char *reader_source(const sl_pipeline *p) {
@@ -471,6 +468,9 @@ static const char *reader_source(const sl_pipeline *p) {
     return NULL;
 }
 
+/* Runs op k on batch b. In the CPU stage (gpu_half false): its setup, then its per-sample run on
+ * the pool. In the GPU stage (gpu_half true): a gpu op's setup then its run_gpu, or a split op's
+ * run_gpu alone, on the stage's stream. */
 static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_err *err) {
     sl__opinst *op = &p->ops[k];
     sl_tlist *in[SL__MAX_OP_INPUTS], *arg_in[SL__MAX_OP_INPUTS], *out[SL__MAX_OP_OUTPUTS];

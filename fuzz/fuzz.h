@@ -18,8 +18,10 @@ const char *fuzz_write_file(const char *name, const uint8_t *data, size_t size);
 /* The folder fuzz_write_file writes into. */
 const char *fuzz_dir(void);
 
-/* The iterator the checkpoint harness restores into, over fixtures/caffe2-fmnist-256; its seed
- * checkpoint (seeds.c) is taken from the same one. */
-void fuzz_checkpoint_config(sl_iter_config *c, const char *fixtures);
+/* The iterator the checkpoint harnesses restore into, over fixtures/caffe2-fmnist-256, on ndev
+ * CPU devices in DALI's order or (global) in global order; the seed checkpoints (seeds.c) are
+ * taken from the same pipeline (the global one on another device count, so that restoring it
+ * takes the elastic path). */
+void fuzz_checkpoint_config(sl_iter_config *c, const char *fixtures, int global, int ndev);
 
 #endif

@@ -1100,14 +1100,17 @@ static sl_status read_checkpoint(sl_iter *it, const char *path, void **out_buf, 
     }
     memcpy(&it->bk, p, sizeof(book));
     p += sizeof(book);
-    if (it->global) { /* samples a device has had this epoch: steps times its batch */
-        if (it->bk.counter < 0 || it->bk.counter % sh.B) {
-            sl_err_set(err, st, "checkpoint %s: field counter: %lld is not whole batches of %d",
-                       path, (long long)it->bk.counter, sh.B);
-            goto bad;
+    if (it->global) { /* a device's samples this epoch and per epoch: steps times its batch */
+        const int64_t most = INT64_MAX / 4 / it->B;
+        int64_t *f[2] = {&it->bk.counter, &it->bk.size};
+        for (int i = 0; i < 2; i++) {
+            if (*f[i] < 0 || *f[i] % sh.B || *f[i] / sh.B > most) {
+                sl_err_set(err, st, "checkpoint %s: field %s: %lld is not a count of batches of %d",
+                           path, i ? "size" : "counter", (long long)*f[i], sh.B);
+                goto bad;
+            }
+            *f[i] = *f[i] / sh.B * it->B;
         }
-        it->bk.counter = it->bk.counter / sh.B * it->B;
-        it->bk.size = it->bk.size >= 0 && it->bk.size % sh.B == 0 ? it->bk.size / sh.B * it->B : -2;
     }
     int written = elastic ? sh.n : it->n;
     for (int d = 0; d < written; d++) {

@@ -77,7 +77,7 @@ runs() { # program: trains to the example's accuracy
 (cd "$work" && cc -std=c11 "$ex" $(pkg-config --cflags --libs sluice) -o train_shared) ||
     fail "pkg-config (shared) build"
 readelf -d "$work/train_shared" | grep -q 'NEEDED.*\[libsluice\.so\.0\]' || fail "train_shared does not need libsluice.so.0"
-LD_LIBRARY_PATH=$lib runs "$work/train_shared"
+LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} runs "$work/train_shared"
 (cd "$work" && cc -std=c11 "$ex" $(pkg-config --cflags sluice) -o train_static \
     $(pkg-config --static --libs sluice | sed 's/-lsluice /-l:libsluice.a /')) ||
     fail "pkg-config --static build"
@@ -132,7 +132,7 @@ if [ -x /usr/bin/python3 ]; then
     mkdir -p "$work/py"
     cp -r "$SL_SOURCE_DIR/python/sluice" "$work/py/"
     rm -rf "$work/py/sluice/_lib"
-    got=$(cd "$work" && env -u SLUICE_LIBRARY PYTHONPATH="$work/py" LD_LIBRARY_PATH="$lib" \
+    got=$(cd "$work" && env -u SLUICE_LIBRARY PYTHONPATH="$work/py" LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
         /usr/bin/python3 -c 'import sluice, sluice._c as c; print(c.lib._name, sluice.__version__)') ||
         fail "python with the installed library: $got"
     case $got in libsluice.so.0*" 0.1.0") ;; *) fail "python loaded: $got" ;; esac

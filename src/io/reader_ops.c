@@ -1359,7 +1359,8 @@ static const sl__arg_schema tfrec_args[] = {
 
 static int tfrec_outputs(const sl__args *a) {
     const sl__val *v = sl__args_get(a, "features");
-    return v && v->kind == SL_VAL_LIST ? v->n : 0;
+    /* at least one, so that create runs and says what is wrong with an empty dict */
+    return v && v->kind == SL_VAL_LIST && v->n > 1 ? v->n : 1;
 }
 
 static void tfrec_free(void *state) {

@@ -58,13 +58,15 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const uint8
 #endif
 
 uint32_t sl__crc32c(uint32_t crc, const void *data, size_t len) {
-    const uint8_t *p = data;
-    uint32_t c = ~crc;
 #ifdef SL__CRC_HW
-    if (__builtin_cpu_supports("sse4.2")) return ~crc_hw(c, p, len);
+    if (__builtin_cpu_supports("sse4.2")) return ~crc_hw(~crc, data, len);
 #endif
+    return sl__crc32c_portable(crc, data, len);
+}
+
+uint32_t sl__crc32c_portable(uint32_t crc, const void *data, size_t len) {
     pthread_once(&crc_once, crc_init);
-    return ~crc_soft(c, p, len);
+    return ~crc_soft(~crc, data, len);
 }
 
 /* ---- framing ---- */

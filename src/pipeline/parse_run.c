@@ -901,7 +901,22 @@ static const char *tfrec_member(const char *dotted) {
 /* tfrec.FixedLenFeature(shape, dtype, default_value) and
  * tfrec.VarLenFeature([partial_shape,] dtype, default_value): the list [kind, shape, dtype,
  * default] (VarLen without a partial shape: [kind, dtype, default]) that readers.tfrecord reads */
-static sl_status eval_feature(parser *ps, const expr *e, const char *kind, result *r) {
+static sl_status eval_feature(parser *ps, const expr *e, const char *kind, result *r);
+
+/* e calls tfrec.FixedLenFeature / VarLenFeature: *st its value's status, true; else false. Not
+ * inlined: eval recurses through eval_call, and hostile nesting must not find its frame grown by
+ * these buffers. */
+__attribute__((noinline)) static bool eval_feature_call(parser *ps, const expr *e, result *r,
+                                                        sl_status *st) {
+    char dotted[256];
+    const char *tf = sl__parse_dotted(e->a, dotted, sizeof dotted) ? tfrec_member(dotted) : NULL;
+    if (!tf || (strcmp(tf, "FixedLenFeature") && strcmp(tf, "VarLenFeature"))) return false;
+    *st = eval_feature(ps, e, tf, r);
+    return true;
+}
+
+__attribute__((noinline)) static sl_status eval_feature(parser *ps, const expr *e, const char *kind,
+                                                        result *r) {
     bool var = !strcmp(kind, "VarLenFeature");
     const char *params[3] = {var ? "partial_shape" : "shape", "dtype", "default_value"};
     const expr *slot[3] = {NULL, NULL, NULL};
@@ -949,10 +964,11 @@ static sl_status eval_feature(parser *ps, const expr *e, const char *kind, resul
 static sl_status eval_call(parser *ps, const expr *e, int want, result *r) {
     const expr *callee = e->a;
     if (op_callee(callee, NULL, 0)) return eval_op(ps, e, want, r);
-    char dotted[256];
-    const char *tf = sl__parse_dotted(callee, dotted, sizeof dotted) ? tfrec_member(dotted) : NULL;
-    if (tf && (!strcmp(tf, "FixedLenFeature") || !strcmp(tf, "VarLenFeature")))
-        return eval_feature(ps, e, tf, r);
+    if (callee->kind == E_ATTR &&
+        (!strcmp(callee->s, "FixedLenFeature") || !strcmp(callee->s, "VarLenFeature"))) {
+        sl_status st;
+        if (eval_feature_call(ps, e, r, &st)) return st;
+    }
     if (callee->kind == E_NAME) {
         func *f = func_find(ps, callee->s);
         if (f) return call_func(ps, f, e, want, r);

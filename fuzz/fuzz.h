@@ -22,8 +22,10 @@ const char *fuzz_dir(void);
  * `batches` batches; an error at any point ends it (FUZZ_VERBOSE=1 prints it, under `what`). */
 void fuzz_run_text(const char *text, int batch_size, int batches, const char *what);
 
-/* The iterator the checkpoint harness restores into, over fixtures/caffe2-fmnist-256; its seed
- * checkpoint (seeds.c) is taken from the same one. */
-void fuzz_checkpoint_config(sl_iter_config *c, const char *fixtures);
+/* The iterator the checkpoint harnesses restore into, over fixtures/caffe2-fmnist-256, on ndev
+ * CPU devices in DALI's order or (global) in global order; the seed checkpoints (seeds.c) are
+ * taken from the same pipeline (the global one on another device count, so that restoring it
+ * takes the elastic path). */
+void fuzz_checkpoint_config(sl_iter_config *c, const char *fixtures, int global, int ndev);
 
 #endif

@@ -13,6 +13,9 @@
 #ifndef SL_FIXTURES
 #error "SL_FIXTURES: the fixtures folder"
 #endif
+#ifndef FUZZ_GLOBAL_ORDER /* fuzz_checkpoint_global.c: the same in global order, on 2 devices */
+#define FUZZ_GLOBAL_ORDER 0
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *buf = malloc(size ? size : 1);
@@ -23,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(buf + 8, &crc, 4);
     }
     sl_iter_config c;
-    fuzz_checkpoint_config(&c, SL_FIXTURES);
+    fuzz_checkpoint_config(&c, SL_FIXTURES, FUZZ_GLOBAL_ORDER, FUZZ_GLOBAL_ORDER ? 2 : 1);
     c.resume_bytes = buf;
     c.resume_size = size;
     sl_iter *it;

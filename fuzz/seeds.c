@@ -2,8 +2,9 @@
 /* Writes a seed input for each harness that no fixture file serves as is, into the folder given:
  * records/ (Caffe2 and Caffe records, encoded and raw), protowire/ (the same bytes), idx/ (a small
  * IDX file), tar/ (a two-sample WebDataset shard), tfrecord/ (three Examples), checkpoint/ (a real
- * iterator checkpoint of the harness's pipeline, three steps in), model/ (a model file and two
- * optimiser states). make fuzz and the replay tests start from these. */
+ * iterator checkpoint of the harness's pipeline, three steps in), checkpoint_global/ (the same in
+ * global order, on four devices), model/ (a model file and two optimiser states). make fuzz and
+ * the replay tests start from these. */
 #include "fuzz.h"
 #include "io/caffe.h"
 #include "io/caffe2.h"
@@ -112,9 +113,9 @@ static void tfrecord(void) {
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sl__protowire_buf_free(all[i]);
 }
 
-static void checkpoint(const char *fixtures) {
+static void checkpoint(const char *fixtures, int global) {
     sl_iter_config c;
-    fuzz_checkpoint_config(&c, fixtures);
+    fuzz_checkpoint_config(&c, fixtures, global, global ? 4 : 1);
     sl_iter *it;
     sl_err err;
     if (sl_iter_create(&c, &it, &err) != SL_OK) {
@@ -129,7 +130,8 @@ static void checkpoint(const char *fixtures) {
         fprintf(stderr, "seeds: %s\n", sl_iter_errmsg(it));
         exit(1);
     }
-    put("checkpoint", "three_steps", bytes, n);
+    put(global ? "checkpoint_global" : "checkpoint", global ? "four_devices" : "three_steps", bytes,
+        n);
     free(bytes);
     sl_iter_free(it);
 }
@@ -182,7 +184,8 @@ int main(int argc, char **argv) {
     idx();
     tar();
     tfrecord();
-    checkpoint(argv[2]);
+    checkpoint(argv[2], 0);
+    checkpoint(argv[2], 1);
     model();
     return 0;
 }

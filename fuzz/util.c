@@ -31,7 +31,7 @@ const char *fuzz_write_file(const char *name, const uint8_t *data, size_t size) 
     return fclose(f) == 0 ? path : NULL;
 }
 
-void fuzz_checkpoint_config(sl_iter_config *c, const char *fixtures) {
+void fuzz_checkpoint_config(sl_iter_config *c, const char *fixtures, int global, int ndev) {
     static const char text[] =
         "def p(data_path):\n"
         "    jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True, name=\"r\")\n"
@@ -50,6 +50,9 @@ void fuzz_checkpoint_config(sl_iter_config *c, const char *fixtures) {
     c->num_threads = 1;
     c->prefetch_cpu = c->prefetch_gpu = 1;
     c->reader_name = "r";
+    c->global_order = global;
+    c->ndevices = ndev;
+    for (int d = 0; d < ndev; d++) c->devices[d] = sl_cpu();
 }
 
 void fuzz_run_text(const char *text, int batch_size, int batches, const char *what) {

@@ -35,6 +35,9 @@ static const char *usage_text =
     "                        prefetch_queue_depth, else 2)\n"
     "  --seed S              pipeline seed (default: the decorator's seed, else 0)\n"
     "  --layout sharded|stacked  output layout (default: the decorator's)\n"
+    "  --order dali|global   dali (default): each device reads its own shard, as DALI; global:\n"
+    "                        one order of all records per epoch, the same batches on any\n"
+    "                        device count (docs/iterator.md)\n"
     "  --trace FILE          one line per sample: epoch, step, device, slot, key\n"
     "  --dump DIR            write every output of every batch as .npy\n"
     "  --dump-steps N        dump only the first N steps of each epoch\n"
@@ -253,6 +256,12 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
                 c.layout = SL_LAYOUT_STACKED;
             else
                 return sl_cli_fail("run", "--layout sharded or stacked, not '%s'", v), 2;
+        } else if (!strcmp(a, "--order")) {
+            NEED_VALUE;
+            if (!strcmp(v, "global") || !strcmp(v, "dali"))
+                c.global_order = !strcmp(v, "global");
+            else
+                return sl_cli_fail("run", "--order dali or global, not '%s'", v), 2;
         } else if (!strcmp(a, "--trace")) {
             NEED_VALUE;
             trace_path = v;
@@ -334,7 +343,7 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     void *resume_bytes = NULL;
     if (c.resume) {
         size_t n;
-        if (sl_cli_world_load(w, c.resume, &resume_bytes, &n, &err)) {
+        if (sl_cli_world_load(w, c.resume, c.global_order == 1, &resume_bytes, &n, &err)) {
             free(text);
             return sl_cli_world_fail(w, "run", err.msg);
         }

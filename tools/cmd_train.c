@@ -36,6 +36,10 @@ static const char *usage_text =
     "  --devices D             cpu, cpu:K, all, or GPU ids 0,1 (default: the decorator's\n"
     "                          device_id, else all: every GPU, else cpu)\n"
     "  --mode sharding|devices iterator layout, as the seed's two variants (default sharding)\n"
+    "  --order dali|global     dali (default): each device reads its own shard, as DALI;\n"
+    "                          global: one order of all records per epoch, the same batches\n"
+    "                          and losses on any device count; checkpoints resume on any\n"
+    "                          device count with the same --batch-size\n"
     "  --epochs E              (default 5)\n"
     "  --batch-size N          global batch (default: the training pipeline's batch_size, per\n"
     "                          device as in DALI, times the devices; else 200)\n"
@@ -576,6 +580,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                *val_path = NULL, *metrics_path = NULL, *ck_path = NULL, *resume = NULL,
                *pipeline_fn = NULL;
     int epochs = 5, batch = 200, threads = 0, json = 0, lr_given = 0, profile = 0;
+    int global_order = 0;
     bool hidden_given = false;
     const char *data_given = NULL;
     sl_cli_flags flags = {0}; /* the settings a pipeline's decorator may also give, as typed */
@@ -614,7 +619,11 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             devices = flags.devices = v;
         else if (!strcmp(a, "--mode"))
             mode = v;
-        else if (!strcmp(a, "--epochs")) {
+        else if (!strcmp(a, "--order")) {
+            if (strcmp(v, "dali") && strcmp(v, "global"))
+                return sl_cli_fail("train", "--order dali or global, not '%s'", v), 2;
+            global_order = !strcmp(v, "global");
+        } else if (!strcmp(a, "--epochs")) {
             if (sl_cli_opt_int("train", a, v, 1, INT_MAX, &opt_n)) return 2;
             epochs = (int)opt_n;
         } else if (!strcmp(a, "--batch-size")) {
@@ -746,6 +755,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     ic.num_threads = threads;
     ic.seed = seed;
     ic.layout = !strcmp(mode, "devices") ? SL_LAYOUT_STACKED : SL_LAYOUT_SHARDED;
+    ic.global_order = global_order;
     ic.resume = resume;
     bool lead = w->rank == 0;
     /* the decorators' settings, and --arg names the pipelines use (num_classes: the tool uses it
@@ -827,11 +837,11 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         ic.num_threads = sl_cli_world_threads(w, ic.ndevices, ic.devices[0].kind == SL_DEVICE_CUDA);
     if (resume) {
         size_t n;
-        if (sl_cli_world_load(w, resume, &resume_bytes, &n, &e)) {
+        if (sl_cli_world_load(w, resume, global_order == 1, &resume_bytes, &n, &e)) {
             rc = wfail(w, "%s", e.msg);
             goto out;
         }
-        ic.resume = NULL;
+        ic.resume = resume; /* names the bytes in messages */
         ic.resume_bytes = resume_bytes;
         ic.resume_size = n;
     }
@@ -869,6 +879,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     vc.binds = vbinds;
     vc.ndevices = 1;
     vc.layout = SL_LAYOUT_NONE;
+    vc.global_order = 0; /* validation is not sharded: its order does not matter */
     vc.resume = NULL;
     vc.resume_bytes = NULL;
     vc.shard_offset = 0;

@@ -211,8 +211,8 @@ sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void 
     return st;
 }
 
-sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, void **bytes, size_t *n,
-                            sl_err *err) {
+sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, bool any_size, void **bytes,
+                            size_t *n, sl_err *err) {
     FILE *f = fopen(path, "rb");
     if (!f) return sl_err_set(err, SL_EIO, "checkpoint %s: cannot open", path);
     fseek(f, 0, SEEK_END);
@@ -240,13 +240,18 @@ sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, void **byte
     } else if ((uint32_t)crc32(0L, buf, (uInt)(len - 4)) != crc) {
         st = sl_err_set(err, SL_ECHECKSUM,
                         "checkpoint %s: checksum mismatch (truncated, altered or damaged)", path);
-    } else if (version != 1 || (int)ranks != w->size) {
+    } else if (version != 1 || ranks < 1 || (!any_size && (int)ranks != w->size)) {
         st = sl_err_set(err, SL_EINVAL,
-                        "checkpoint %s was written by %u process(es), this run has %d", path, ranks,
-                        w->size);
+                        "checkpoint %s was written by %u process(es), this run has %d%s", path,
+                        ranks, w->size,
+                        version == 1 && ranks >= 1 ? " (in DALI's order a run resumes only on the "
+                                                     "same processes)"
+                                                   : "");
     }
+    /* on another process count (global order) every rank starts from rank 0's part */
+    int mine = (int)ranks == w->size ? w->rank : 0;
     size_t off = 12;
-    for (int r = 0; st == SL_OK && r <= w->rank; r++) {
+    for (int r = 0; st == SL_OK && r <= mine; r++) {
         uint64_t l;
         if (off + 8 > len - 4) {
             st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated", path);
@@ -257,7 +262,7 @@ sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, void **byte
             st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated", path);
             break;
         }
-        if (r == w->rank) {
+        if (r == mine) {
             *bytes = malloc(l ? (size_t)l : 1);
             if (!*bytes) {
                 st = sl_err_set(err, SL_ENOMEM, "out of memory");

@@ -34,9 +34,11 @@ const void *sl_cli_world_mpi_comm(const sl_cli_world *w);
 sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void *mine, size_t n,
                             sl_err *err);
 /* Reads this rank's part of a checkpoint written by sl_cli_world_save (malloc'd). A checkpoint of
- * a single-process run is that process's part. */
-sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, void **bytes, size_t *n,
-                            sl_err *err);
+ * a single-process run is that process's part. any_size: a checkpoint of another process count
+ * is taken too, every rank reading rank 0's part (global order, whose parts hold the same
+ * position); else it is refused. */
+sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, bool any_size, void **bytes,
+                            size_t *n, sl_err *err);
 void sl_cli_world_barrier(const sl_cli_world *w);
 /* CPU threads per pipeline when the user gives none: this machine's cores shared by the processes
  * on it and their pipelines (at least 2); for GPU pipelines two cores per GPU are left to its

@@ -84,7 +84,8 @@ typedef struct sl_iter_config {
     int last_batch_padded, prepare_first_batch, auto_reset; /* 0/1 or -1 */
     int layout;                                             /* sl_layout_mode or -1 */
     /* checkpoint to resume from: a file written by sl_iter_checkpoint, or bytes from sl_iter_save
-     * (e.g. one rank's part of a multi-process checkpoint); NULL when starting afresh */
+     * (e.g. one rank's part of a multi-process checkpoint; with both, the bytes are read and
+     * resume only names them in messages); NULL when starting afresh */
     const char *resume;
     const void *resume_bytes;
     size_t resume_size;
@@ -92,6 +93,13 @@ typedef struct sl_iter_config {
      * it handed it out. 1: it never does; the caller gives every batch back with sl_iter_release
      * and may hold up to sl_iter_max_held (prefetch_cpu + 1) at once. */
     int caller_releases;
+    /* 1: global order (a sluice extension, docs/iterator.md): global batch t is records
+     * [t*G, t*G + G) of one permutation of the whole data set per epoch, split in order over all
+     * devices of all processes, so what a step sees does not depend on the device or process
+     * count; its checkpoints resume on any device count with the same global batch. Needs a
+     * reader (it counts the epoch: ceil(N / G) batches, floor under DROP). 0 (default): DALI's
+     * sharding, each device reading its own shard. */
+    int global_order;
 } sl_iter_config;
 
 void sl_iter_config_init(sl_iter_config *c);

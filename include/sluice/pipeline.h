@@ -88,6 +88,14 @@ typedef struct sl_pipeline_config {
     uint64_t seed; /* pipeline seed; per-op seeds derive from it (an op's `seed` argument wins) */
     int prefetch_cpu; /* batches the CPU stage may run ahead (DALI prefetch_queue_depth cpu_size) */
     int prefetch_gpu; /* batches the GPU stage may run ahead (gpu_size) */
+    /* Global order (a sluice extension, docs/readers.md): global_shards > 0 makes this pipeline
+     * shard global_shard of global_shards sharing one global batch of global_shards * batch_size:
+     * its readers read their part of one order of the whole data set per epoch (the same whatever
+     * the shard count), and every random op's sample streams are keyed by the sample's place in
+     * the global batch. global_drop: epochs end before a partial last global batch (the
+     * iterator's DROP). 0 (default): DALI's order, each reader on its own shard. */
+    int global_shards, global_shard;
+    int global_drop;
 } sl_pipeline_config;
 
 void sl_pipeline_config_init(sl_pipeline_config *cfg);

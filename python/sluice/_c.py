@@ -52,7 +52,8 @@ class TList(Structure):
 
 class PipelineConfig(Structure):
     _fields_ = [("batch_size", c_int), ("num_threads", c_int), ("device", Device),
-                ("seed", c_uint64), ("prefetch_cpu", c_int), ("prefetch_gpu", c_int)]
+                ("seed", c_uint64), ("prefetch_cpu", c_int), ("prefetch_gpu", c_int),
+                ("global_shards", c_int), ("global_shard", c_int), ("global_drop", c_int)]
 
 
 class ReaderMeta(Structure):
@@ -93,7 +94,7 @@ class IterConfig(Structure):
                 ("size", c_int64), ("last_batch_policy", c_int), ("last_batch_padded", c_int),
                 ("prepare_first_batch", c_int), ("auto_reset", c_int), ("layout", c_int),
                 ("resume", c_char_p), ("resume_bytes", c_void_p), ("resume_size", c_size_t),
-                ("caller_releases", c_int)]
+                ("caller_releases", c_int), ("global_order", c_int)]
 
 
 class OpInfo(Structure):
@@ -190,6 +191,23 @@ _API = {
 }
 
 
+# the C struct each class mirrors (checked against the library at import)
+_STRUCTS = {"sl_err": Err, "sl_device": Device, "sl_tensor": Tensor, "sl_tlist": TList,
+            "sl_pipeline_config": PipelineConfig, "sl_reader_meta": ReaderMeta,
+            "sl_source_info": SourceInfo, "sl_source": Source, "sl_pipeline_bind": PipelineBind,
+            "sl_iter_config": IterConfig, "sl_op_info": OpInfo, "sl_op_arg_info": OpArgInfo}
+
+
+def struct_mismatches(lib, structs):
+    """The structs (C name -> ctypes class) whose size differs from the library's, described."""
+    wrong = []
+    for cname, py in structs.items():
+        have = lib.sl_abi_struct_size(cname.encode())
+        if have != ctypes.sizeof(py):
+            wrong.append("%s (%d bytes, the package has %d)" % (cname, have, ctypes.sizeof(py)))
+    return wrong
+
+
 def _candidates():
     env = os.environ.get("SLUICE_LIBRARY")
     if env:
@@ -236,6 +254,13 @@ def _load():
     if missing:
         raise ImportError("sluice: %s lacks %s (built from an older source tree?)"
                           % (lib._name, ", ".join(missing)))
+    # the structs laid out here must be the library's: another size would corrupt memory
+    lib.sl_abi_struct_size.restype = c_size_t
+    lib.sl_abi_struct_size.argtypes = [c_char_p]
+    wrong = struct_mismatches(lib, _STRUCTS)
+    if wrong:
+        raise ImportError("sluice: %s lays out %s differently: a library from another version "
+                          "of the sources" % (lib._name, ", ".join(wrong)))
     return lib
 
 

@@ -148,3 +148,18 @@ def test_keyboard_interrupt_mid_epoch():
     assert p.returncode != 0
     assert "KeyboardInterrupt" in err
     assert "threads left 0" in out, out
+
+
+def test_struct_layouts_are_checked():
+    """The package's copies of the C structs have the library's sizes (checked at import), and the
+    check would say which one differs."""
+    import ctypes
+
+    from sluice import _c
+    assert _c.struct_mismatches(_c.lib, _c._STRUCTS) == []
+    assert _c.lib.sl_abi_struct_size(b"sl_no_such_struct") == 0
+
+    class Short(ctypes.Structure):
+        _fields_ = [("batch_size", ctypes.c_int)]
+    wrong = _c.struct_mismatches(_c.lib, {"sl_iter_config": Short})
+    assert len(wrong) == 1 and wrong[0].startswith("sl_iter_config (")

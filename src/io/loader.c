@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/perm.h"
 #include "core/rng.h"
 
 #include <stdlib.h>
@@ -39,6 +40,14 @@ struct sl__loader {
     int64_t perm_epoch; /* epoch perm holds, -1 none */
     sl__rng_philox rng;
     sl__loader_pos pos;
+    /* global order */
+    int64_t g;        /* G, the global batch */
+    int64_t steps;    /* batches per epoch */
+    int64_t step;     /* the batch being read (the next one before the first sample) */
+    int64_t in_batch; /* samples of it read */
+    bool started;     /* step's first sample has been read */
+    sl__perm gperm;   /* the order of epoch gperm_epoch */
+    int64_t gperm_epoch;
 };
 
 static int vshard(const sl__loader *l, int64_t epoch) {
@@ -90,6 +99,111 @@ static void reset(sl__loader *l) {
     l->pos.read = l->fill;
 }
 
+/* ---- global order --------------------------------------------------------------------------
+ */
+
+static sl_status create_global(const sl__loader_cfg *cfg, sl__loader **out, sl_err *err) {
+    if (cfg->batch < 1) return sl_err_set(err, SL_EINVAL, "global order: batch %d", cfg->batch);
+    if (cfg->n > INT64_MAX / 4 / ((int64_t)cfg->num_shards * cfg->batch))
+        return sl_err_set(err, SL_EINVAL, "data set too large (%lld records)", (long long)cfg->n);
+    const int64_t g = (int64_t)cfg->num_shards * cfg->batch;
+    if (cfg->global_drop && cfg->n < g)
+        return sl_err_set(err, SL_EINVAL,
+                          "the global batch of %lld is larger than the data set (%lld records): "
+                          "dropping the last batch leaves none",
+                          (long long)g, (long long)cfg->n);
+    const char *bad = cfg->shuffle_after_epoch ? "shuffle_after_epoch"
+                      : cfg->pad_last_batch    ? "pad_last_batch"
+                      : cfg->stick_to_shard    ? "stick_to_shard"
+                                               : NULL;
+    if (bad)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s has no meaning in global order (every epoch is one order of all the "
+                          "records; the iterator's last-batch policy fills or drops the last "
+                          "batch)",
+                          bad);
+    sl__loader *l = sl__calloc(1, sizeof *l, err);
+    if (!l) return SL_ENOMEM;
+    l->cfg = *cfg;
+    l->g = g;
+    l->steps = cfg->global_drop ? cfg->n / g : (cfg->n + g - 1) / g;
+    l->gperm_epoch = -1;
+    *out = l;
+    return SL_OK;
+}
+
+static int64_t next_global(sl__loader *l, bool is_new_batch) {
+    if (is_new_batch) {
+        if (l->started) l->step++;
+        l->started = true;
+        l->in_batch = 0;
+    }
+    int64_t epoch = l->step / l->steps, t = l->step % l->steps;
+    int64_t q = t * l->g + (int64_t)l->cfg.shard_id * l->cfg.batch + l->in_batch++;
+    if (q >= l->cfg.n) q %= l->cfg.n; /* the last batch, filled from the epoch's start */
+    if (!l->cfg.random_shuffle) return q;
+    if (l->gperm_epoch != epoch) {
+        sl__perm_init(&l->gperm, (uint64_t)l->cfg.n, l->cfg.seed, (uint64_t)epoch);
+        l->gperm_epoch = epoch;
+    }
+    return (int64_t)sl__perm_at(&l->gperm, (uint64_t)q);
+}
+
+/* A global-order checkpoint: the data set, the global batch and the order's key, and the next
+ * batch -- nothing about the shard, so it resumes on any split of the same global batch. */
+typedef struct global_blob {
+    char magic[8];
+    int64_t n, g;
+    uint64_t seed;
+    uint32_t flags, pad_;
+    int64_t next_step;
+} global_blob;
+
+static uint32_t global_flags(const sl__loader_cfg *c) {
+    return (uint32_t)c->random_shuffle | (uint32_t)c->global_drop << 1;
+}
+
+static sl_status save_global(const sl__loader *l, void **bytes, size_t *size, sl_err *err) {
+    global_blob *b = sl__calloc(1, sizeof *b, err);
+    if (!b) return SL_ENOMEM;
+    memcpy(b->magic, "SLGLOB1", 8);
+    b->n = l->cfg.n;
+    b->g = l->g;
+    b->seed = l->cfg.seed;
+    b->flags = global_flags(&l->cfg);
+    b->next_step = l->started ? l->step + 1 : l->step;
+    *bytes = b;
+    *size = sizeof *b;
+    return SL_OK;
+}
+
+static sl_status restore_global(sl__loader *l, const void *bytes, size_t size, sl_err *err) {
+    global_blob b;
+    if (size != sizeof b)
+        return sl_err_set(err, SL_EFORMAT,
+                          "reader checkpoint: %zu bytes, a global-order one has %zu", size,
+                          sizeof b);
+    memcpy(&b, bytes, sizeof b);
+    if (memcmp(b.magic, "SLGLOB1", 8) != 0)
+        return sl_err_set(err, SL_EINVAL,
+                          "reader checkpoint: not of a reader in global order (it was written in "
+                          "DALI's order, which resumes only on the same shards)");
+    if (b.n != l->cfg.n || b.g != l->g || b.seed != l->cfg.seed || b.flags != global_flags(&l->cfg))
+        return sl_err_set(
+            err, SL_EINVAL,
+            "reader checkpoint was saved by a reader of another data set, global "
+            "batch, seed or shuffle (%lld records, global batch %lld; this one: %lld, "
+            "%lld)",
+            (long long)b.n, (long long)b.g, (long long)l->cfg.n, (long long)l->g);
+    if (b.next_step < 0 || b.next_step > INT64_MAX / 4 / l->g)
+        return sl_err_set(err, SL_EFORMAT, "reader checkpoint: batch %lld out of range",
+                          (long long)b.next_step);
+    l->step = b.next_step;
+    l->started = false;
+    l->in_batch = 0;
+    return SL_OK;
+}
+
 sl_status sl__loader_create(const sl__loader_cfg *cfg, sl__loader **out, sl_err *err) {
     *out = NULL;
     if (cfg->num_shards < 1)
@@ -98,6 +212,7 @@ sl_status sl__loader_create(const sl__loader_cfg *cfg, sl__loader **out, sl_err 
         return sl_err_set(err, SL_EINVAL, "shard_id %d is out of range for num_shards %d",
                           cfg->shard_id, cfg->num_shards);
     if (cfg->n < 1) return sl_err_set(err, SL_EINVAL, "the data set is empty");
+    if (cfg->global_order) return create_global(cfg, out, err);
     if (cfg->n < cfg->num_shards)
         return sl_err_set(err, SL_EINVAL,
                           "num_shards %d is larger than the data set (%lld records)",
@@ -133,6 +248,7 @@ sl_status sl__loader_create(const sl__loader_cfg *cfg, sl__loader **out, sl_err 
 int64_t sl__loader_next(sl__loader *l, bool is_new_batch, bool *padded) {
     sl__loader_pos *p = &l->pos;
     if (padded) *padded = false;
+    if (l->cfg.global_order) return next_global(l, is_new_batch);
     if (p->consumed == p->cons_end) { /* this epoch's window is drained */
         int64_t per_shard = (l->cfg.n + l->cfg.num_shards - 1) / l->cfg.num_shards;
         if (l->cfg.pad_last_batch && (p->returned < per_shard || !is_new_batch)) {
@@ -158,6 +274,7 @@ int64_t sl__loader_next(sl__loader *l, bool is_new_batch, bool *padded) {
 }
 
 int64_t sl__loader_epoch(const sl__loader *l) {
+    if (l->cfg.global_order) return l->step / l->steps;
     return l->pos.cons_epoch;
 }
 
@@ -201,6 +318,7 @@ static void fill_header(const sl__loader *l, sl__loader_blob *h) {
 }
 
 sl_status sl__loader_save(const sl__loader *l, void **bytes, size_t *size, sl_err *err) {
+    if (l->cfg.global_order) return save_global(l, bytes, size, err);
     size_t n = sizeof(sl__loader_blob) + (size_t)l->fill * sizeof(int64_t);
     unsigned char *b = sl__malloc(n, err);
     if (!b) return SL_ENOMEM;
@@ -258,6 +376,7 @@ static sl_status check_pos(const sl__loader *l, const sl__loader_pos *p, const u
 }
 
 sl_status sl__loader_restore(sl__loader *l, const void *bytes, size_t size, sl_err *err) {
+    if (l->cfg.global_order) return restore_global(l, bytes, size, err);
     sl__loader_blob h, want;
     if (size != sizeof h + (size_t)l->fill * sizeof(int64_t))
         return sl_err_set(err, SL_EFORMAT, "reader checkpoint: %zu bytes, expected %zu", size,

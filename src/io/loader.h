@@ -7,6 +7,8 @@
  * set through a seeded global permutation per epoch (the same on every shard); pad_last_batch
  * repeats the last sample until the shard has given ceil(N/S) samples and the batch is complete.
  * The loader knows only indices; stores (LMDB, IDX, folders, or a test's array) map them to bytes.
+ * In global order (cfg.global_order) none of that applies: batches are slices of one permutation
+ * of the whole data set per epoch (see the config).
  */
 #ifndef SLUICE_IO_LOADER_H
 #define SLUICE_IO_LOADER_H
@@ -33,6 +35,16 @@ typedef struct sl__loader_cfg {
     bool shuffle_after_epoch; /* global permutation per epoch (seeded by perm_seed and the epoch) */
     uint64_t seed;            /* window picks */
     uint64_t perm_seed;       /* must be equal on every shard */
+    /* Global order (a sluice extension; see docs/readers.md): epoch e is the permutation of all
+     * n records keyed by (seed, e) (the identity without random_shuffle), and global batch t is
+     * its positions [t*G, t*G + G), G = num_shards * batch; this shard reads the batch-sized part
+     * at shard_id * batch. The order depends on G, not on how many shards share it. An epoch is
+     * ceil(n / G) batches, the last one filled from the epoch's start; with global_drop,
+     * floor(n / G). The window, padding, stick_to_shard and shuffle_after_epoch do not apply.
+     * seed must be equal on every shard. */
+    bool global_order;
+    int batch;        /* samples per batch of this shard (global_order only) */
+    bool global_drop; /* whole batches only */
 } sl__loader_cfg;
 
 typedef struct sl__loader sl__loader;

@@ -215,6 +215,25 @@ static sl_status reader_start(reader *r, const sl__args *a, const sl__op_init *i
                           (long long)seed);
     c.seed = init->seed;
     c.perm_seed = seed >= 0 ? (uint64_t)seed : DALI_LOADER_SEED;
+    if (init->global_shards > 0) { /* the pipeline's global order: its shards, its batch */
+        if ((sl__args_given(a, "num_shards") && c.num_shards != init->global_shards) ||
+            (sl__args_given(a, "shard_id") && c.shard_id != init->global_shard))
+            return sl_err_set(err, SL_EINVAL,
+                              "%s: num_shards=%d, shard_id=%d, but the pipeline is shard %d of %d "
+                              "in global order",
+                              r->opname, c.num_shards, c.shard_id, init->global_shard,
+                              init->global_shards);
+        if (sl__args_given(a, "initial_fill"))
+            return sl_err_set(err, SL_EINVAL,
+                              "%s: initial_fill has no meaning in global order (each epoch is one "
+                              "order of every record, without a window)",
+                              r->opname);
+        c.num_shards = init->global_shards;
+        c.shard_id = init->global_shard;
+        c.global_order = true;
+        c.batch = init->batch_size > 0 ? init->batch_size : 1;
+        c.global_drop = init->global_drop;
+    }
     if (c.shuffle_after_epoch && (r->fmt == FMT_FILE || r->fmt == FMT_NUMPY))
         c.stick_to_shard = true; /* as DALI */
     sl_status st = sl__loader_create(&c, &r->loader, err);

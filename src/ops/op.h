@@ -164,6 +164,10 @@ typedef struct sl__op_init {
     int batch_size;   /* max samples per batch */
     int threads;      /* pool workers: per-thread scratch slots */
     uint64_t seed; /* this instance's seed (its `seed` argument, or derived from the pipeline's) */
+    /* the pipeline's global order (sl_pipeline_config): its shards (0: DALI's per-shard order),
+     * this pipeline's shard, and whether a last partial global batch is dropped */
+    int global_shards, global_shard;
+    bool global_drop;
     /* the pipeline's registered sources (fn.external_source): *out = the one named name, else an
      * error that lists those registered */
     sl_status (*find_source)(const void *ctx, const char *name, sl_source *out, sl_err *err);

@@ -63,6 +63,7 @@ struct sl_iter {
     sl_layout_mode layout;
     sl_last_batch_policy policy;
     bool padded, auto_reset, stick, use_reader;
+    bool global;   /* global order (sl_iter_config.global_order) */
     int64_t N;     /* epoch_size (reader) */
     book bk;       /* current */
     book bk_first; /* before the prepared first batch */
@@ -168,9 +169,14 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
     pc.seed = c->seed;
     pc.prefetch_cpu = c->prefetch_cpu;
     pc.prefetch_gpu = c->prefetch_gpu;
+    int shard_id = c->shard_offset + dev, num_shards = it->S;
+    if (it->global) {
+        pc.global_shards = num_shards;
+        pc.global_shard = shard_id;
+        pc.global_drop = it->policy == SL_LAST_BATCH_DROP;
+    }
     SL_TRY(sl_pipeline_create(&pc, &it->pipes[dev], err));
     sl_pipeline *p = it->pipes[dev];
-    int shard_id = c->shard_offset + dev, num_shards = it->S;
     sl_status st;
     if (c->text && c->prepare) {
         st = c->prepare(p, shard_id, num_shards, c->build_user, err);
@@ -242,6 +248,11 @@ static sl_status init_book(sl_iter *it, const sl_iter_config *c, const char *rea
     it->stick = m0.stick_to_shard;
     it->N = m0.epoch_size;
     int S = it->S;
+    if (it->global) { /* ceil(N / G) global batches an epoch, floor(N / G) under DROP */
+        int64_t g = (int64_t)S * it->B;
+        k->size = (it->policy == SL_LAST_BATCH_DROP ? it->N / g : ceil_div(it->N, g)) * it->B;
+        return SL_OK;
+    }
     for (int i = 0; i < S; i++) k->shard_sizes[i] = shard_size(it->N, S, i);
     if (it->policy == SL_LAST_BATCH_DROP)
         k->size = it->N / S;
@@ -263,7 +274,14 @@ static sl_status check_resumed(const sl_iter *it, const book *r, const char *pat
     sl_err_set(err, SL_EFORMAT, "checkpoint %s: field %s: " field, path, __VA_ARGS__)
     if (r->epoch < 0 || r->epoch == INT32_MAX)
         return BAD("epoch %d out of range", "epoch", r->epoch);
-    if (it->use_reader) {
+    if (it->global) { /* the shards are this run's (taken from it); the sizes are its own */
+        for (int i = 0; i < MAX_SHARDS; i++)
+            if (r->counter_per_gpu[i] || r->shard_sizes[i])
+                return BAD("set for shard %d in global order", "counter_per_gpu/shard_sizes", i);
+        if (r->size != f->size)
+            return BAD("%lld (this iterator's epoch is %lld per device)", "size",
+                       (long long)r->size, (long long)f->size);
+    } else if (it->use_reader) {
         int64_t small = S ? it->N / S : 0, big = S ? ceil_div(it->N, S) : 0, sum = 0;
         for (int d = 0; d < SL_MAX_DEVICES; d++)
             if (d < it->n ? r->shards_id[d] < 0 || r->shards_id[d] >= S : r->shards_id[d] != 0)
@@ -363,6 +381,7 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
                                                  : NULL;
     int64_t size = c->size >= 0 ? c->size : d.size;
     it->use_reader = reader_name != NULL;
+    it->global = c->global_order == 1;
     /* the pipelines have 2 * prefetch_cpu + 1 slots (one more with a read stage): with
      * prefetch_cpu + 1 held by the caller they still have prefetch_cpu to run ahead with */
     it->caller_releases = c->caller_releases == 1;
@@ -410,12 +429,20 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
      * epochs counted from that reader (DALI's iterator would never end an epoch) */
     if (st == SL_OK && !it->use_reader && size < 0 && sl__pipeline_num_readers(it->pipes[0]) == 1)
         it->use_reader = true;
+    if (st == SL_OK && it->global && !it->use_reader)
+        st = sl_err_set(err, SL_EINVAL,
+                        "global order needs the reader whose records make the epoch: name it "
+                        "(reader_name)");
     if (st == SL_OK) st = init_book(it, c, reader_name, err);
     if (st == SL_OK && !it->use_reader) it->bk.size = size;
     if (resuming) {
         if (st == SL_OK)
             st = check_resumed(it, &resumed, c->resume ? c->resume : "(in memory)", err);
-        if (st == SL_OK) it->bk = resumed;
+        if (st == SL_OK) {
+            book fresh = it->bk;
+            it->bk = resumed;
+            if (it->global) memcpy(it->bk.shards_id, fresh.shards_id, sizeof fresh.shards_id);
+        }
         free(ck);
     }
     if (st) goto fail;
@@ -522,6 +549,10 @@ static sl_status take(sl_iter *it, sl_iter_batch **out) {
 /* DALI's _advance_and_check_drop_last: true when the batch just taken ends the epoch (DROP). */
 static bool advance(sl_iter *it) {
     book *k = &it->bk;
+    if (it->global) { /* the epoch's length has the policy in it already */
+        k->counter += it->B;
+        return false;
+    }
     if (it->use_reader) {
         k->counter += it->B;
         if (it->policy == SL_LAST_BATCH_DROP)
@@ -547,6 +578,14 @@ static void set_valid(const sl_iter *it, sl_iter_batch *b) {
     const book *k = &it->bk;
     for (int d = 0; d < it->n; d++) b->valid[d] = it->B;
     if (it->policy != SL_LAST_BATCH_PARTIAL || k->size <= 0) return;
+    if (it->global) { /* the global positions past N of the last batch are fill */
+        int64_t t = k->counter / it->B - 1, g = (int64_t)it->S * it->B;
+        for (int d = 0; d < it->n; d++) {
+            int64_t left = it->N - t * g - (int64_t)k->shards_id[d] * it->B;
+            b->valid[d] = (int)SL_MAX(0, SL_MIN((int64_t)it->B, left));
+        }
+        return;
+    }
     if (it->use_reader) {
         for (int d = 0; d < it->n; d++) {
             int64_t left = it->B - (k->counter - shard_size(it->N, it->S, k->shards_id[d]));
@@ -612,7 +651,9 @@ void sl_iter_reset(sl_iter *it) {
         sl__log(SL_LOG_WARN, "iterator reset in the middle of an epoch is ignored (as DALI)");
         return;
     }
-    if (it->policy == SL_LAST_BATCH_FILL && !it->padded) {
+    if (it->global) { /* every epoch is one whole order: nothing carries over */
+        k->counter = 0;
+    } else if (it->policy == SL_LAST_BATCH_FILL && !it->padded) {
         if (it->use_reader) {
             int64_t mn = k->counter_per_gpu[0];
             for (int i = 1; i < it->S; i++) mn = SL_MIN(mn, k->counter_per_gpu[i]);
@@ -627,7 +668,7 @@ void sl_iter_reset(sl_iter *it) {
     } else {
         k->counter = 0;
     }
-    if (it->use_reader) {
+    if (it->use_reader && !it->global) {
         if (!it->stick)
             for (int d = 0; d < it->n; d++) k->shards_id[d] = (k->shards_id[d] + 1) % it->S;
         if (it->policy == SL_LAST_BATCH_FILL && !it->padded) {
@@ -859,6 +900,7 @@ sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, void **man
 
 #define CK_MAGIC   0x4b434c53u /* "SLCK" */
 #define CK_VERSION 1u
+#define CK_GLOBAL  0x424f4c47 /* "GLOB" in ck_shape.seed_check: written in global order */
 
 typedef struct {
     uint32_t magic, version, crc, pad;
@@ -894,7 +936,7 @@ sl_status sl_iter_save(sl_iter *it, const void *extra, size_t extra_size, void *
     size_t len = 0, cap = 0;
     sl_status st = SL_OK;
     ck_header h = {CK_MAGIC, CK_VERSION, 0, 0, 0};
-    ck_shape sh = {it->n, it->S, it->B, (int32_t)it->policy, 0};
+    ck_shape sh = {it->n, it->S, it->B, (int32_t)it->policy, it->global ? CK_GLOBAL : 0};
     const book *k = it->first_pending ? &it->bk_first : &it->bk;
     st = append(&buf, &len, &cap, &h, sizeof h);
     if (!st) st = append(&buf, &len, &cap, &sh, sizeof sh);
@@ -1033,23 +1075,55 @@ static sl_status read_checkpoint(sl_iter *it, const char *path, void **out_buf, 
                    path, sh.policy, (int)it->policy);
         goto bad;
     }
-    if (sh.n != it->n || sh.S != it->S || sh.B != it->B) {
+    if ((sh.seed_check == CK_GLOBAL) != it->global) {
+        st = SL_EINVAL;
+        sl_err_set(err, st, "checkpoint %s was written in %s order; this run is in %s order", path,
+                   sh.seed_check == CK_GLOBAL ? "global" : "DALI's",
+                   it->global ? "global" : "DALI's");
+        goto bad;
+    }
+    /* global order resumes on any split of the same global batch: the pipelines' states are
+     * positions in it, the same for every shard */
+    bool elastic = it->global && sh.n >= 1 && sh.n <= SL_MAX_DEVICES && sh.S >= sh.n && sh.B >= 1 &&
+                   (int64_t)sh.S * sh.B == (int64_t)it->S * it->B;
+    if (!elastic && (sh.n != it->n || sh.S != it->S || sh.B != it->B)) {
         st = SL_EINVAL;
         sl_err_set(err, st,
                    "checkpoint %s was written by %d devices of %d shards at batch %d; this run has "
-                   "%d devices of %d shards at batch %d",
-                   path, sh.n, sh.S, sh.B, it->n, it->S, it->B);
+                   "%d devices of %d shards at batch %d%s",
+                   path, sh.n, sh.S, sh.B, it->n, it->S, it->B,
+                   it->global ? " (global order resumes on another device count only with the "
+                                "same global batch)"
+                              : " (DALI's order resumes only on the same shards; global order "
+                                "resumes on any)");
         goto bad;
     }
     memcpy(&it->bk, p, sizeof(book));
     p += sizeof(book);
-    for (int d = 0; d < it->n; d++) {
+    if (it->global) { /* a device's samples this epoch and per epoch: steps times its batch */
+        const int64_t most = INT64_MAX / 4 / it->B;
+        int64_t *f[2] = {&it->bk.counter, &it->bk.size};
+        for (int i = 0; i < 2; i++) {
+            if (*f[i] < 0 || *f[i] % sh.B || *f[i] / sh.B > most) {
+                sl_err_set(err, st, "checkpoint %s: field %s: %lld is not a count of batches of %d",
+                           path, i ? "size" : "counter", (long long)*f[i], sh.B);
+                goto bad;
+            }
+            *f[i] = *f[i] / sh.B * it->B;
+        }
+    }
+    int written = elastic ? sh.n : it->n;
+    for (int d = 0; d < written; d++) {
         if ((size_t)(end - p) < 8) goto trunc;
         memcpy(&lens[d], p, 8);
         p += 8;
         if (lens[d] > (uint64_t)(end - p)) goto trunc;
         states[d] = p;
         p += lens[d];
+    }
+    for (int d = written; d < it->n; d++) { /* elastic: every shard starts from the same place */
+        states[d] = states[0];
+        lens[d] = lens[0];
     }
     uint64_t e64;
     if ((size_t)(end - p) < 8) goto trunc;

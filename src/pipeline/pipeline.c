@@ -51,6 +51,11 @@ sl_status sl_pipeline_create(const sl_pipeline_config *cfg, sl_pipeline **out, s
     if (cfg->prefetch_cpu < 1 || cfg->prefetch_gpu < 1)
         return sl_err_set(err, SL_EINVAL, "prefetch depths %d/%d (must be >= 1)", cfg->prefetch_cpu,
                           cfg->prefetch_gpu);
+    if (cfg->global_shards < 0 || cfg->global_shards > (1 << 20) ||
+        (cfg->global_shards > 0 &&
+         (cfg->global_shard < 0 || cfg->global_shard >= cfg->global_shards)))
+        return sl_err_set(err, SL_EINVAL, "global order: shard %d of %d", cfg->global_shard,
+                          cfg->global_shards);
     if (cfg->device.kind == SL_DEVICE_CUDA) {
         int n = sl__cuda_device_count();
         if (cfg->device.id < 0 || cfg->device.id >= n)
@@ -452,9 +457,6 @@ static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
     return SL_OK;
 }
 
-/* Runs op k on batch b. In the CPU stage (gpu_half false): its setup, then its per-sample run on
- * the pool. In the GPU stage (gpu_half true): a gpu op's setup then its run_gpu, or a split op's
- * run_gpu alone, on the stage's stream. */
 /* Where the pipeline's records come from, for messages about one of them: the first reader's
  * store, folder or file list as given, or NULL. */
 static const char *reader_source(const sl_pipeline *p) {
@@ -471,6 +473,9 @@ static const char *reader_source(const sl_pipeline *p) {
     return NULL;
 }
 
+/* Runs op k on batch b. In the CPU stage (gpu_half false): its setup, then its per-sample run on
+ * the pool. In the GPU stage (gpu_half true): a gpu op's setup then its run_gpu, or a split op's
+ * run_gpu alone, on the stage's stream. */
 static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_err *err) {
     sl__opinst *op = &p->ops[k];
     sl_tlist *in[SL__MAX_OP_INPUTS], *arg_in[SL__MAX_OP_INPUTS], *out[SL__MAX_OP_OUTPUTS];
@@ -489,7 +494,11 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     io.keys = (const char *const *)b->keys;
     io.source = k == p->reader_op ? NULL : reader_source(p);
     io.seed = op->seed;
-    io.sample_base = b->seq * p->cfg.batch_size;
+    /* a sample's random streams: its place in this pipeline's batches, or in the global batches
+     * it shares */
+    io.sample_base = p->cfg.global_shards > 0
+                         ? (b->seq * p->cfg.global_shards + p->cfg.global_shard) * p->cfg.batch_size
+                         : b->seq * p->cfg.batch_size;
     io.iteration = b->seq;
     bool dev = op->on_gpu || op->split;
     io.device = dev ? p->cfg.device : sl_cpu();
@@ -827,6 +836,9 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
         init.batch_size = p->cfg.batch_size;
         init.threads = p->cfg.num_threads;
         init.seed = op->seed;
+        init.global_shards = p->cfg.global_shards;
+        init.global_shard = p->cfg.global_shard;
+        init.global_drop = p->cfg.global_drop != 0;
         init.find_source = find_source;
         init.source_ctx = p;
         sl_status st =

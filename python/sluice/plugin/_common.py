@@ -56,7 +56,7 @@ class BaseIterator:
 
     def _init_from_pipelines(self, pipelines, output_map, size, reader_name, auto_reset,
                              last_batch_padded, last_batch_policy, prepare_first_batch,
-                             checkpoint=None, layout=LAYOUT_SHARDED):
+                             checkpoint=None, layout=LAYOUT_SHARDED, global_order=False):
         from ..pipeline import Pipeline
         if isinstance(pipelines, Pipeline):
             pipelines = [pipelines]
@@ -89,7 +89,7 @@ class BaseIterator:
             [pipeline_device(p) for p in pipelines], B * total, p0.num_threads, p0.seed,
             p0.prefetch_queue_depth, offset, total, output_map, reader_name, size,
             last_batch_policy, last_batch_padded, prepare_first_batch, auto_reset, layout,
-            checkpoint)
+            checkpoint, global_order)
         self.output_map = list(output_map)
         self._auto_reset = auto_reset in (True, "yes")
         self._ended = False

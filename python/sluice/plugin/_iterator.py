@@ -43,7 +43,7 @@ class SlIterator(_Owner):
                  prefetch_queue_depth=2, shard_offset=0, total_shards=0, output_map=None,
                  reader_name=None, size=-1, last_batch_policy=LastBatchPolicy.FILL,
                  last_batch_padded=False, prepare_first_batch=True, auto_reset=False,
-                 layout=LAYOUT_SHARDED, checkpoint=None):
+                 layout=LAYOUT_SHARDED, checkpoint=None, global_order=False):
         try:
             policy = LastBatchPolicy(last_batch_policy)
         except ValueError:
@@ -104,6 +104,7 @@ class SlIterator(_Owner):
         c.auto_reset = _tri(auto_reset, "auto_reset")
         c.layout = layout
         c.caller_releases = 1
+        c.global_order = 1 if global_order else 0
         self._resume = None
         if checkpoint is not None:
             self._resume = bytes(checkpoint)

@@ -60,8 +60,8 @@ class DALIGenericIterator(BaseIterator):
 
     def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
                  last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
-                 prepare_first_batch=True, sharding=None, checkpoint=None, _devices=None,
-                 _slit=None, _local=None):
+                 prepare_first_batch=True, sharding=None, checkpoint=None, global_order=False,
+                 _devices=None, _slit=None, _local=None):
         if LastBatchPolicy(last_batch_policy) == LastBatchPolicy.PARTIAL:
             raise errors.InvalidArgumentError("last_batch_policy PARTIAL is not supported with "
                                               "JAX (as DALI): use FILL or DROP")
@@ -76,7 +76,7 @@ class DALIGenericIterator(BaseIterator):
         else:
             self._init_from_pipelines(pipelines, output_map, size, reader_name, auto_reset,
                                       last_batch_padded, last_batch_policy, prepare_first_batch,
-                                      checkpoint)
+                                      checkpoint, global_order=global_order)
         self._jax_devices = self._match_devices()
 
     def _match_devices(self):
@@ -137,10 +137,11 @@ def _accepts(func, name):
 
 def data_iterator(pipeline_fn=None, output_map=(), size=-1, reader_name=None, auto_reset=False,
                   last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
-                  prepare_first_batch=True, sharding=None, devices=None):
+                  prepare_first_batch=True, sharding=None, devices=None, global_order=False):
     """DALI's decorator: the decorated pipeline function, called with ``batch_size`` (global) and
     its own arguments (plus num_threads, seed, prefetch_queue_depth, device_id, checkpoints),
-    returns an iterator of jax.Array dicts."""
+    returns an iterator of jax.Array dicts. ``global_order=True`` (a sluice extension): one order
+    of the whole data set per epoch, the same global batches on any device or process count."""
     if sharding is not None and devices is not None:
         raise ValueError("data_iterator: give sharding or devices, not both")
     if LastBatchPolicy(last_batch_policy) == LastBatchPolicy.PARTIAL:
@@ -202,7 +203,8 @@ def data_iterator(pipeline_fn=None, output_map=(), size=-1, reader_name=None, au
                               prefetch_queue_depth, first, total, list(output_map) or None,
                               reader_name, size, last_batch_policy, last_batch_padded,
                               prepare_first_batch, auto_reset,
-                              LAYOUT_SHARDED if layout != LAYOUT_NONE else LAYOUT_NONE, ckpt)
+                              LAYOUT_SHARDED if layout != LAYOUT_NONE else LAYOUT_NONE, ckpt,
+                              global_order)
             names = list(output_map) or slit.output_names
             return DALIGenericIterator(None, names, auto_reset=auto_reset, sharding=sharding,
                                        _devices=local if layout == LAYOUT_STACKED else None,

@@ -22,10 +22,10 @@ class DALIGenericIterator(BaseIterator):
 
     def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
                  last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
-                 prepare_first_batch=True, checkpoint=None):
+                 prepare_first_batch=True, checkpoint=None, global_order=False):
         self._init_from_pipelines(pipelines, output_map, size, reader_name, auto_reset,
                                   last_batch_padded, last_batch_policy, prepare_first_batch,
-                                  checkpoint)
+                                  checkpoint, global_order=global_order)
 
     def _convert(self, step):
         valid = self._it.valid_counts() if self._it.policy == LastBatchPolicy.PARTIAL else None

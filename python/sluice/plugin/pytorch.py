@@ -32,12 +32,12 @@ class DALIGenericIterator(BaseIterator):
     def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
                  fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
                  last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True,
-                 checkpoint=None):
+                 checkpoint=None, global_order=False):
         if fill_last_batch is not None:
             last_batch_policy = LastBatchPolicy.FILL if fill_last_batch else LastBatchPolicy.PARTIAL
         self._init_from_pipelines(pipelines, output_map, size, reader_name, auto_reset,
                                   last_batch_padded, last_batch_policy, prepare_first_batch,
-                                  checkpoint)
+                                  checkpoint, global_order=global_order)
 
     def _convert(self, step):
         valid = self._it.valid_counts() if self._it.policy == LastBatchPolicy.PARTIAL else None
@@ -67,7 +67,7 @@ class DALIClassificationIterator(DALIGenericIterator):
     def __init__(self, pipelines, size=-1, reader_name=None, auto_reset=False,
                  fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
                  last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True,
-                 checkpoint=None):
+                 checkpoint=None, global_order=False):
         super().__init__(pipelines, ["data", "label"], size, reader_name, auto_reset,
                          fill_last_batch, dynamic_shape, last_batch_padded, last_batch_policy,
-                         prepare_first_batch, checkpoint)
+                         prepare_first_batch, checkpoint, global_order)

@@ -6,7 +6,8 @@
 # decoded images and labels as over readers.caffe2); `sluice index` writes what DALI's
 # tfrecord2idx would (checked against a reimplementation of it here), and a pipeline reading with
 # that index gives the same batches; `sluice inspect` recognises the file and lists the first
-# Example's features; a corrupt record makes index, inspect and run fail naming file and offset.
+# Example's features; --order global gives the same batches on 1 and 3 devices; a corrupt record
+# makes index, inspect and run fail naming file and offset.
 set -euo pipefail
 tool=$1
 work=$(mktemp -d)
@@ -84,9 +85,10 @@ EOF
 cat > "$work/tf.py" << 'EOF'
 import nvidia.dali.tfrecord as tfrec
 @data_iterator(output_map=["images", "labels"], reader_name="r")
-def it(data_path, index_path, num_shards, shard_id):
+def it(data_path, index_path, num_shards, shard_id, shuffle=False):
     jpegs, labels = fn.readers.tfrecord(path=data_path, index_path=index_path, name="r",
-                                        num_shards=num_shards, shard_id=shard_id, features={
+                                        num_shards=num_shards, shard_id=shard_id,
+                                        random_shuffle=shuffle, features={
         "image/encoded": tfrec.FixedLenFeature((), tfrec.string, ""),
         "image/class/label": tfrec.FixedLenFeature([1], tfrec.int64, -1)})
     images = fn.decoders.image(jpegs, device="mixed", output_type=types.GRAY)
@@ -106,6 +108,28 @@ for idx in "[]" "$work/t.idx"; do
         cmp -s "$f" "$work/d_tf/$(basename "$f")" || fail "$(basename "$f") differs (index $idx)"
     done
 done
+
+# global order, shuffled: the same keys in every step on 1 and 3 devices, every record each epoch
+for d in cpu cpu:3; do
+    "$tool" run "$work/tf.py" --arg data_path="$work/t.tfrecord" --arg index_path="[]" \
+        --arg shuffle=True --devices $d --batch-size 24 --epochs 2 --order global --trace "$work/g.$d" \
+        > /dev/null 2> "$work/log" || fail "run --order global on $d: $(cat "$work/log")"
+done
+python3 - "$work/g.cpu" "$work/g.cpu:3" "$work/t.idx" << 'EOF' || fail "global order"
+import sys
+def steps(path):
+    rows = sorted((int(e), int(s), int(d), int(k), key) for e, s, d, k, key in
+                  (l.rstrip("\n").split("\t") for l in open(path) if not l.startswith("#")))
+    return [(e, s, key) for e, s, d, k, key in rows]
+a, b = steps(sys.argv[1]), steps(sys.argv[2])
+assert a == b, "cpu and cpu:3 read other global batches"
+offsets = set(l.split()[0] for l in open(sys.argv[3]))
+epochs = [[k for e, s, k in a if e == ep] for ep in (0, 1)]
+for ep, keys in enumerate(epochs):  # 300 records, 13 steps of 24: the last one filled
+    assert set(keys) == offsets, "epoch %d misses records" % ep
+    assert len(set(keys[:288])) == 288, "a record twice in epoch %d" % ep
+assert epochs[0] != epochs[1], "both epochs in one order"
+EOF
 
 # a folder: the LMDB conversion's key order and labels, class names beside the file
 fx=$SL_FIXTURES/dali_extra

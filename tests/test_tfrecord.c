@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The TFRecord layer (src/io/tfrecord.c) and readers.tfrecord through the C builder API:
- * - CRC-32C against the RFC 3720 / iSCSI check values, the SSE 4.2 path against the tables, and
+ * - CRC-32C against the RFC 3720 / iSCSI check values, the SSE 4.2 path (three streams joined,
+ *   for 768 bytes and more) against the tables over lengths around its block sizes, and
  *   continuation (crc(a then b) == crc(ab));
  * - a framed record reads back; a changed length, length CRC or data byte, and a cut record, are
  *   errors naming the file and the offset;
@@ -28,12 +29,16 @@ static void crcs(void) {
     CHECK_EQ_INT(sl__crc32c(0, ff, 32), 0x62a8ab43u);
     CHECK_EQ_INT(sl__crc32c(0, inc, 32), 0x46dd794eu);
     CHECK_EQ_INT(sl__crc32c_portable(0, inc, 32), 0x46dd794eu);
-    uint8_t buf[1000];
+    static uint8_t buf[80000];
     uint32_t s = 12345;
     for (size_t i = 0; i < sizeof buf; i++)
         buf[i] = (uint8_t)((s = s * 1103515245u + 12345u) >> 16);
-    for (size_t n = 0; n < 300; n += 7)
+    /* short records, and lengths around the 3-stream blocks (3 x 256 and 3 x 8192 bytes) */
+    static const size_t lens[] = {767,   768,   769,   775,   776,   1536,  1543, 2000,
+                                  24575, 24576, 24577, 25344, 49152, 50000, 79990};
+    for (size_t k = 0; k < 43 + sizeof lens / sizeof lens[0]; k++)
         for (size_t at = 0; at < 9; at++) {
+            size_t n = k < 43 ? 7 * k : lens[k - 43];
             uint32_t a = sl__crc32c(0, buf + at, n), b = sl__crc32c_portable(0, buf + at, n);
             CHECK_MSG(a == b, "length %zu at %zu: %08x vs %08x", n, at, a, b);
             uint32_t c = sl__crc32c(sl__crc32c(0, buf + at, n / 3), buf + at + n / 3, n - n / 3);

@@ -21,14 +21,14 @@
 #include <string.h>
 
 static void crcs(void) {
-    CHECK_EQ_INT(sl__crc32c(0, "123456789", 9), 0xe3069283u);
-    CHECK_EQ_INT(sl__crc32c_portable(0, "123456789", 9), 0xe3069283u);
+    CHECK_EQ_INT(sl__tfrec_crc32c(0, "123456789", 9), 0xe3069283u);
+    CHECK_EQ_INT(sl__tfrec_crc32c_portable(0, "123456789", 9), 0xe3069283u);
     uint8_t z[32], ff[32], inc[32];
     for (int i = 0; i < 32; i++) z[i] = 0, ff[i] = 0xff, inc[i] = (uint8_t)i;
-    CHECK_EQ_INT(sl__crc32c(0, z, 32), 0x8a9136aau);
-    CHECK_EQ_INT(sl__crc32c(0, ff, 32), 0x62a8ab43u);
-    CHECK_EQ_INT(sl__crc32c(0, inc, 32), 0x46dd794eu);
-    CHECK_EQ_INT(sl__crc32c_portable(0, inc, 32), 0x46dd794eu);
+    CHECK_EQ_INT(sl__tfrec_crc32c(0, z, 32), 0x8a9136aau);
+    CHECK_EQ_INT(sl__tfrec_crc32c(0, ff, 32), 0x62a8ab43u);
+    CHECK_EQ_INT(sl__tfrec_crc32c(0, inc, 32), 0x46dd794eu);
+    CHECK_EQ_INT(sl__tfrec_crc32c_portable(0, inc, 32), 0x46dd794eu);
     static uint8_t buf[80000];
     uint32_t s = 12345;
     for (size_t i = 0; i < sizeof buf; i++)
@@ -39,9 +39,11 @@ static void crcs(void) {
     for (size_t k = 0; k < 43 + sizeof lens / sizeof lens[0]; k++)
         for (size_t at = 0; at < 9; at++) {
             size_t n = k < 43 ? 7 * k : lens[k - 43];
-            uint32_t a = sl__crc32c(0, buf + at, n), b = sl__crc32c_portable(0, buf + at, n);
+            uint32_t a = sl__tfrec_crc32c(0, buf + at, n),
+                     b = sl__tfrec_crc32c_portable(0, buf + at, n);
             CHECK_MSG(a == b, "length %zu at %zu: %08x vs %08x", n, at, a, b);
-            uint32_t c = sl__crc32c(sl__crc32c(0, buf + at, n / 3), buf + at + n / 3, n - n / 3);
+            uint32_t c =
+                sl__tfrec_crc32c(sl__tfrec_crc32c(0, buf + at, n / 3), buf + at + n / 3, n - n / 3);
             CHECK_MSG(a == c, "continued at %zu of %zu", n / 3, n);
         }
 }

@@ -447,7 +447,7 @@ static sl_status inspect_store(const char *path, report *rp, sl_err *e) {
         return npy_record(path, base ? base + 1 : path, rp, &rp->first[rp->nfirst++], e);
     }
     if (got >= 262 && !memcmp(head + 257, "ustar", 5)) return inspect_wds(path, rp, e);
-    if (got >= 12 && sl__get_u32(head + 8) == sl__tfrec_mask(sl__crc32c(0, head, 8)))
+    if (got >= 12 && sl__get_u32(head + 8) == sl__tfrec_mask(sl__tfrec_crc32c(0, head, 8)))
         return inspect_tfrec(path, rp, e);
     bool gz = got >= 2 && head[0] == 0x1f && head[1] == 0x8b;
     bool idx = got >= 4 && head[0] == 0 && head[1] == 0 &&

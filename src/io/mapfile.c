@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-sl_status sl__map_file(const char *path, const uint8_t **map, size_t *size, sl_err *err) {
+sl_status sl__mapfile_map(const char *path, const uint8_t **map, size_t *size, sl_err *err) {
     *map = NULL;
     *size = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -31,6 +31,6 @@ sl_status sl__map_file(const char *path, const uint8_t **map, size_t *size, sl_e
     return st;
 }
 
-void sl__unmap_file(const uint8_t *map, size_t size) {
+void sl__mapfile_unmap(const uint8_t *map, size_t size) {
     if (map) munmap((void *)map, size);
 }

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* Maps path (an empty file: *map NULL, *size 0); SL_ENOENT / SL_EIO naming it. */
-sl_status sl__map_file(const char *path, const uint8_t **map, size_t *size, sl_err *err);
-void sl__unmap_file(const uint8_t *map, size_t size);
+sl_status sl__mapfile_map(const char *path, const uint8_t **map, size_t *size, sl_err *err);
+void sl__mapfile_unmap(const uint8_t *map, size_t size);
 
 #endif

@@ -49,7 +49,7 @@ struct sl__wds {
 void sl__wds_close(sl__wds *w) {
     if (!w) return;
     for (int f = 0; f < w->nfiles; f++) {
-        sl__unmap_file(w->files[f].map, w->files[f].size);
+        sl__mapfile_unmap(w->files[f].map, w->files[f].size);
         free(w->files[f].path);
     }
     for (int64_t i = 0; i < w->ns; i++) free(w->s[i].key);
@@ -217,7 +217,7 @@ sl_status sl__wds_open(int npaths, const char *const *paths, sl__wds **out, sl_e
         w->nfiles = f + 1;
         w->files[f].path = strdup(paths[f]);
         st = w->files[f].path
-                 ? sl__map_file(w->files[f].path, &w->files[f].map, &w->files[f].size, err)
+                 ? sl__mapfile_map(w->files[f].path, &w->files[f].map, &w->files[f].size, err)
                  : sl_err_set(err, SL_ENOMEM, "out of memory");
         if (st == SL_OK) st = index_file(w, f, err);
     }

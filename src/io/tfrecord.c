@@ -121,14 +121,14 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const uint8
 #define SL__CRC_HW 1
 #endif
 
-uint32_t sl__crc32c(uint32_t crc, const void *data, size_t len) {
+uint32_t sl__tfrec_crc32c(uint32_t crc, const void *data, size_t len) {
 #ifdef SL__CRC_HW
     if (__builtin_cpu_supports("sse4.2")) return ~crc_hw(~crc, data, len);
 #endif
-    return sl__crc32c_portable(crc, data, len);
+    return sl__tfrec_crc32c_portable(crc, data, len);
 }
 
-uint32_t sl__crc32c_portable(uint32_t crc, const void *data, size_t len) {
+uint32_t sl__tfrec_crc32c_portable(uint32_t crc, const void *data, size_t len) {
     pthread_once(&crc_once, crc_init);
     return ~crc_soft(~crc, data, len);
 }
@@ -145,7 +145,7 @@ sl_status sl__tfrec_frame(const uint8_t *file, size_t size, uint64_t off, const 
                           path, off, off > size ? (size_t)0 : size - (size_t)off);
     const uint8_t *h = file + off;
     uint64_t n = sl__get_u64(h);
-    uint32_t want = sl__get_u32(h + 8), got = sl__tfrec_mask(sl__crc32c(0, h, 8));
+    uint32_t want = sl__get_u32(h + 8), got = sl__tfrec_mask(sl__tfrec_crc32c(0, h, 8));
     if (want != got)
         return sl_err_set(err, SL_EFORMAT,
                           "%s at offset %" PRIu64
@@ -160,7 +160,7 @@ sl_status sl__tfrec_frame(const uint8_t *file, size_t size, uint64_t off, const 
                           path, off, n, n + 4 > n ? n + 4 : n, left);
     if (check_data) {
         want = sl__get_u32(h + 12 + n);
-        got = sl__tfrec_mask(sl__crc32c(0, h + 12, (size_t)n));
+        got = sl__tfrec_mask(sl__tfrec_crc32c(0, h + 12, (size_t)n));
         if (want != got)
             return sl_err_set(err, SL_EFORMAT,
                               "%s at offset %" PRIu64 ": bad data CRC (stored 0x%08x, computed "
@@ -176,8 +176,8 @@ sl_status sl__tfrec_frame(const uint8_t *file, size_t size, uint64_t off, const 
 void sl__tfrec_put(sl__pw_buf *b, const void *data, size_t len) {
     uint8_t h[12], t[4];
     sl__put_u64(h, (uint64_t)len);
-    sl__put_u32(h + 8, sl__tfrec_mask(sl__crc32c(0, h, 8)));
-    sl__put_u32(t, sl__tfrec_mask(sl__crc32c(0, data, len)));
+    sl__put_u32(h + 8, sl__tfrec_mask(sl__tfrec_crc32c(0, h, 8)));
+    sl__put_u32(t, sl__tfrec_mask(sl__tfrec_crc32c(0, data, len)));
     sl__protowire_put_raw(b, h, sizeof h);
     sl__protowire_put_raw(b, data, len);
     sl__protowire_put_raw(b, t, sizeof t);
@@ -207,7 +207,7 @@ struct sl__tfrec {
 void sl__tfrec_close(sl__tfrec *t) {
     if (!t) return;
     for (int f = 0; f < t->nfiles; f++) {
-        sl__unmap_file(t->files[f].map, t->files[f].size);
+        sl__mapfile_unmap(t->files[f].map, t->files[f].size);
         free(t->files[f].path);
     }
     free(t->files);
@@ -240,7 +240,7 @@ static sl_status scan_file(sl__tfrec *t, int f, sl_err *err) {
 static sl_status read_index(sl__tfrec *t, int f, const char *ipath, sl_err *err) {
     const uint8_t *map;
     size_t size;
-    SL_TRY(sl__map_file(ipath, &map, &size, err));
+    SL_TRY(sl__mapfile_map(ipath, &map, &size, err));
     const tfile *tf = &t->files[f];
     sl_status st = SL_OK;
     size_t i = 0;
@@ -282,7 +282,7 @@ static sl_status read_index(sl__tfrec *t, int f, const char *ipath, sl_err *err)
         else
             st = add_rec(t, f, v[0], v[1], err);
     }
-    sl__unmap_file(map, size);
+    sl__mapfile_unmap(map, size);
     return st;
 }
 
@@ -298,7 +298,7 @@ sl_status sl__tfrec_open(int npaths, const char *const *paths, const char *const
         t->nfiles = f + 1;
         tfile *tf = &t->files[f];
         tf->path = strdup(paths[f]);
-        st = tf->path ? sl__map_file(tf->path, &tf->map, &tf->size, err)
+        st = tf->path ? sl__mapfile_map(tf->path, &tf->map, &tf->size, err)
                       : sl_err_set(err, SL_ENOMEM, "out of memory");
         int64_t before = t->n;
         if (st == SL_OK)

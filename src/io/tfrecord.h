@@ -26,9 +26,9 @@ extern "C" {
 #endif
 
 /* CRC-32C (Castagnoli), continued from crc (0 to start), and TFRecord's mask of it */
-uint32_t sl__crc32c(uint32_t crc, const void *data, size_t len);
-/* the same by tables only (what sl__crc32c does on a CPU without SSE 4.2; for tests) */
-uint32_t sl__crc32c_portable(uint32_t crc, const void *data, size_t len);
+uint32_t sl__tfrec_crc32c(uint32_t crc, const void *data, size_t len);
+/* the same by tables only (what sl__tfrec_crc32c does on a CPU without SSE 4.2; for tests) */
+uint32_t sl__tfrec_crc32c_portable(uint32_t crc, const void *data, size_t len);
 static inline uint32_t sl__tfrec_mask(uint32_t crc) {
     return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
 }

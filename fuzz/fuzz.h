@@ -18,6 +18,10 @@ const char *fuzz_write_file(const char *name, const uint8_t *data, size_t size);
 /* The folder fuzz_write_file writes into. */
 const char *fuzz_dir(void);
 
+/* Builds pipeline text (function p) with batches of batch_size on one thread and runs up to
+ * `batches` batches; an error at any point ends it (FUZZ_VERBOSE=1 prints it, under `what`). */
+void fuzz_run_text(const char *text, int batch_size, int batches, const char *what);
+
 /* The iterator the checkpoint harnesses restore into, over fixtures/caffe2-fmnist-256, on ndev
  * CPU devices in DALI's order or (global) in global order; the seed checkpoints (seeds.c) are
  * taken from the same pipeline (the global one on another device count, so that restoring it

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Writes a seed input for each harness that no fixture file serves as is, into the folder given:
  * records/ (Caffe2 and Caffe records, encoded and raw), protowire/ (the same bytes), idx/ (a small
- * IDX file), tar/ (a two-sample WebDataset shard), checkpoint/ (a real iterator checkpoint of the
- * harness's pipeline, three steps in), checkpoint_global/ (the same in global order, on four
- * devices), model/ (a model file and two optimiser states). make fuzz and the replay tests start
- * from these. */
+ * IDX file), tar/ (a two-sample WebDataset shard), tfrecord/ (three Examples), checkpoint/ (a real
+ * iterator checkpoint of the harness's pipeline, three steps in), checkpoint_global/ (the same in
+ * global order, on four devices), model/ (a model file and two optimiser states). make fuzz and
+ * the replay tests start from these. */
 #include "fuzz.h"
 #include "io/caffe.h"
 #include "io/caffe2.h"
 #include "io/protowire.h"
+#include "io/tfrecord.h"
 #include "sluice/iterator.h"
 #include "sluice/train.h"
 
@@ -84,6 +85,34 @@ static void tar(void) {
     put("tar", "two_samples", t, sizeof t);
 }
 
+/* a TFRecord file: two image/label Examples, then one with a float list and an unpacked int64 */
+static void tfrecord(void) {
+    sl__pw_buf file = {0}, rec = {0}, l = {0}, f = {0}, ent = {0}, feats = {0};
+    for (int k = 0; k < 2; k++) {
+        rec.len = 0;
+        sl__tfrec_encode_image(&rec, k ? "\xff\xd8 jpeg" : "png", k ? 7 : 3, k);
+        sl__tfrec_put(&file, rec.data, rec.len);
+    }
+    static const uint8_t floats[8] = {0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}; /* 1.0, 2.0 */
+    sl__protowire_put_bytes(&l, 1, floats, sizeof floats);
+    sl__protowire_put_bytes(&f, 2, l.data, l.len);
+    sl__protowire_put_bytes(&ent, 1, "v", 1);
+    sl__protowire_put_bytes(&ent, 2, f.data, f.len);
+    sl__protowire_put_bytes(&feats, 1, ent.data, ent.len);
+    l.len = f.len = ent.len = 0;
+    sl__protowire_put_varint(&l, 1, 42);
+    sl__protowire_put_bytes(&f, 3, l.data, l.len);
+    sl__protowire_put_bytes(&ent, 1, "w", 1);
+    sl__protowire_put_bytes(&ent, 2, f.data, f.len);
+    sl__protowire_put_bytes(&feats, 1, ent.data, ent.len);
+    rec.len = 0;
+    sl__protowire_put_bytes(&rec, 1, feats.data, feats.len);
+    sl__tfrec_put(&file, rec.data, rec.len);
+    put("tfrecord", "three_examples", file.data, file.len);
+    sl__pw_buf *all[] = {&file, &rec, &l, &f, &ent, &feats};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sl__protowire_buf_free(all[i]);
+}
+
 static void checkpoint(const char *fixtures, int global) {
     sl_iter_config c;
     fuzz_checkpoint_config(&c, fixtures, global, global ? 4 : 1);
@@ -154,6 +183,7 @@ int main(int argc, char **argv) {
     records();
     idx();
     tar();
+    tfrecord();
     checkpoint(argv[2], 0);
     checkpoint(argv[2], 1);
     model();

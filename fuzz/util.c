@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Temporary files for the harnesses whose entry point reads a file. */
 #include "fuzz.h"
+#include "sluice/pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,4 +53,25 @@ void fuzz_checkpoint_config(sl_iter_config *c, const char *fixtures, int global,
     c->global_order = global;
     c->ndevices = ndev;
     for (int d = 0; d < ndev; d++) c->devices[d] = sl_cpu();
+}
+
+void fuzz_run_text(const char *text, int batch_size, int batches, const char *what) {
+    sl_pipeline_config cfg;
+    sl_pipeline_config_init(&cfg);
+    cfg.batch_size = batch_size;
+    cfg.num_threads = 1;
+    cfg.prefetch_cpu = cfg.prefetch_gpu = 1;
+    sl_pipeline *p;
+    sl_err err;
+    if (sl_pipeline_create(&cfg, &p, &err) != SL_OK) return;
+    if (sl_pipeline_parse(p, text, "fuzz.py", 0, NULL, &err) == SL_OK &&
+        sl_pipeline_build(p) == SL_OK) {
+        for (int i = 0; i < batches; i++) {
+            sl_batch *b;
+            if (sl_pipeline_next(p, &b) != SL_OK) break;
+            sl_pipeline_release(p, b);
+        }
+    }
+    if (getenv("FUZZ_VERBOSE")) fprintf(stderr, "%s: %s\n", what, sl_pipeline_errmsg(p));
+    sl_pipeline_free(p);
 }

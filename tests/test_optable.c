@@ -13,8 +13,8 @@
 #include <string.h>
 
 static bool known_type(const char *t) {
-    static const char *const types[] = {"bool", "int",  "float",  "str", "dtype",
-                                        "enum", "ints", "floats", "strs"};
+    static const char *const types[] = {"bool", "int",  "float",  "str",  "dtype",
+                                        "enum", "ints", "floats", "strs", "features"};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (t && !strcmp(t, types[i])) return true;
     return false;

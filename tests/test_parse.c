@@ -438,8 +438,8 @@ static void test_errors(void) {
           "@pipeline(batch_size=1)\n"
           " ^");
     FAILS("x = fn.readers.caffe2()\ny = x.shape\nreturn x\n", SL_EINVAL,
-          "t.py:2:7: error: unsupported attribute '.shape': only types.* constants can be used "
-          "here\n"
+          "t.py:2:7: error: unsupported attribute '.shape': only types.* and tfrec.* constants can "
+          "be used here\n"
           "y = x.shape\n"
           "      ^");
     FAILS("x = fn.readers.caffe2(n=abs(a))\n", SL_EINVAL,

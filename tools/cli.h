@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 int sl_cli_convert(int argc, char **argv);
+int sl_cli_index(int argc, char **argv);
 int sl_cli_inspect(int argc, char **argv);
 int sl_cli_run(int argc, char **argv);
 int sl_cli_ops(int argc, char **argv);

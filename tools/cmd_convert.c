@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sluice convert: writes LMDBs as DALI's Caffe2 / Caffe readers expect them, from IDX files
+/* sluice convert: writes LMDBs as DALI's Caffe2 / Caffe readers expect them, or a TFRecord file
+ * of tf.train.Example records in TensorFlow's image-classification layout (image/encoded bytes,
+ * image/class/label int64) as readers.tfrecord reads it, from IDX files
  * (MNIST / Fashion-MNIST, plain or gzip; images JPEG-encoded by libjpeg at --quality, grayscale for
  * one channel, or stored raw with --raw) or from image folders (class sub-folders, files stored
  * as they are). IDX records are keyed by their input order, zero-padded (at least 8 digits); folder
@@ -17,6 +19,7 @@
 #include "io/idx.h"
 #include "io/jpegenc.h"
 #include "io/lmdb.h"
+#include "io/tfrecord.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -38,14 +41,26 @@ static int usage(FILE *f) {
 
 typedef struct conv {
     sl__lmdb_writer *w;
+    FILE *tf; /* --to tfrecord */
+    const char *out;
     int caffe2;
     int key_digits;
-    sl__pw_buf rec;
+    sl__pw_buf rec, frame;
 } conv;
 
 static int put(conv *c, const char *key, const uint8_t *img, size_t n, bool raw, int h, int w,
                int ch, int32_t label, sl_err *e) {
     c->rec.len = 0;
+    if (c->tf) {
+        c->frame.len = 0;
+        sl__tfrec_encode_image(&c->rec, img, n, label);
+        sl__tfrec_put(&c->frame, c->rec.data, c->rec.len);
+        if (c->rec.oom || c->frame.oom)
+            return sl_err_set(e, SL_ENOMEM, "out of memory encoding record %s", key);
+        if (fwrite(c->frame.data, 1, c->frame.len, c->tf) != c->frame.len)
+            return sl_err_set(e, SL_EIO, "%s: %s", c->out, strerror(errno));
+        return SL_OK;
+    }
     if (c->caffe2)
         sl__caffe2_encode(&c->rec, img, n, raw, h, w, ch, label);
     else
@@ -86,9 +101,9 @@ static sl_status key_order(const sl__folder *fo, int64_t **out, sl_err *e) {
 }
 
 /* DIR/labels.txt: class c's name on line c + 1 */
-static sl_status write_labels(const char *dir, const sl__folder *fo, sl_err *e) {
+static sl_status write_labels(const char *dir, bool tf, const sl__folder *fo, sl_err *e) {
     char p[4200];
-    snprintf(p, sizeof p, "%s/labels.txt", dir);
+    snprintf(p, sizeof p, tf ? "%s.labels.txt" : "%s/labels.txt", dir);
     for (int c = 0; c < sl__folder_classes(fo); c++)
         if (strchr(sl__folder_class_name(fo, c), '\n'))
             return sl_err_set(e, SL_EINVAL,
@@ -141,7 +156,7 @@ int sl_cli_convert(int argc, char **argv) {
     if (!from || !to || !out) {
         char missing[128] = "";
         if (!from) strcat(missing, " --from idx|folder");
-        if (!to) strcat(missing, " --to caffe2|caffe");
+        if (!to) strcat(missing, " --to caffe2|caffe|tfrecord");
         if (!out) strcat(missing, " --out DIR");
         fprintf(stderr,
                 "sluice convert: missing%s (--from idx takes --images FILE --labels FILE, "
@@ -149,8 +164,12 @@ int sl_cli_convert(int argc, char **argv) {
                 missing);
         return 2;
     }
-    if (strcmp(to, "caffe2") && strcmp(to, "caffe"))
-        return sl_cli_fail("convert", "--to must be caffe2 or caffe, not '%s'", to);
+    bool tf = !strcmp(to, "tfrecord");
+    if (strcmp(to, "caffe2") && strcmp(to, "caffe") && !tf)
+        return sl_cli_fail("convert", "--to must be caffe2, caffe or tfrecord, not '%s'", to);
+    if (tf && raw)
+        return sl_cli_fail("convert", "--raw is for the LMDBs: --to tfrecord stores encoded "
+                                      "images (image/encoded), as TensorFlow's layout");
     bool idx = !strcmp(from, "idx");
     if (!idx && strcmp(from, "folder"))
         return sl_cli_fail("convert", "--from must be idx or folder, not '%s'", from);
@@ -203,8 +222,15 @@ int sl_cli_convert(int argc, char **argv) {
             goto fail;
         n = sl__folder_count(fo);
     }
-    conv c = {.caffe2 = !strcmp(to, "caffe2"), .key_digits = digits(n - 1)};
-    if (sl__lmdb_writer_open(out, &c.w, &e)) goto fail;
+    conv c = {.caffe2 = !strcmp(to, "caffe2"), .key_digits = digits(n - 1), .out = out};
+    if (tf) {
+        if (!(c.tf = fopen(out, "wb"))) {
+            sl_err_set(&e, SL_EIO, "%s: %s", out, strerror(errno));
+            goto fail;
+        }
+    } else if (sl__lmdb_writer_open(out, &c.w, &e)) {
+        goto fail;
+    }
     uint8_t *fbuf = NULL;
     size_t fcap = 0;
     sl_status st = SL_OK;
@@ -242,12 +268,22 @@ int sl_cli_convert(int argc, char **argv) {
         if ((i & 1023) == 0 || i + 1 == n) sl_cli_progress("convert", i + 1, n);
     }
     free(fbuf);
-    sl_status cst = sl__lmdb_writer_close(c.w, st ? NULL : &e);
+    sl_status cst = SL_OK;
+    if (tf) {
+        bool bad = ferror(c.tf) != 0;
+        if ((fclose(c.tf) != 0 || bad) && !st)
+            cst = sl_err_set(&e, SL_EIO, "%s: write failed", out);
+    } else {
+        cst = sl__lmdb_writer_close(c.w, st ? NULL : &e);
+    }
     sl__protowire_buf_free(&c.rec);
+    sl__protowire_buf_free(&c.frame);
     if (st || cst) goto fail;
-    if (fo && write_labels(out, fo, &e)) goto fail;
+    if (fo && write_labels(out, tf, fo, &e)) goto fail;
     printf("wrote %lld %s records to %s\n", n, to, out);
-    if (fo) printf("wrote %d class names to %s/labels.txt\n", sl__folder_classes(fo), out);
+    if (fo)
+        printf("wrote %d class names to %s%s\n", sl__folder_classes(fo), out,
+               tf ? ".labels.txt" : "/labels.txt");
     sl__idx_close(im);
     sl__idx_close(lb);
     sl__folder_close(fo);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sluice inspect PATH [--json]: what a record store holds: its format (caffe2 / caffe LMDB, IDX
- * file, image folder, WebDataset tar, NumPy file or folder of them: told apart by what the path
+ * file, image folder, WebDataset tar, TFRecord file -- with the features of its first Example --,
+ * NumPy file or folder of them: told apart by what the path
  * holds, else "unrecognised format" saying what was looked for), the record count, the label
  * histogram (with class names where the store has them), and the first records' key, encoded
  * size, image format and dimensions. --json prints one JSON object
@@ -19,6 +20,8 @@
 #include "io/lmdb.h"
 #include "io/npy.h"
 #include "io/tar.h"
+#include "io/tfrecord.h"
+#include "core/bytes.h"
 #include "core/log.h"
 
 #include <dirent.h>
@@ -32,8 +35,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define FIRST     5
-#define MAX_LABEL 100000
+#define FIRST        5
+#define MAX_LABEL    100000
+#define FEATURES_MAX 64
 
 typedef struct rec_info {
     char key[128];
@@ -54,6 +58,12 @@ typedef struct report {
     rec_info first[FIRST];
     char **classes; /* labels.txt beside data.mdb (sluice convert --from folder), or NULL */
     int nclasses;
+    int nfeat; /* TFRecord: the first Example's features */
+    struct {
+        char name[128];
+        const char *kind;
+        long long values;
+    } feat[FEATURES_MAX];
 } report;
 
 static const char *class_of(const report *rp, int l) {
@@ -338,9 +348,69 @@ static void folder_census(const char *path, int *dirs, int *npys, int *files) {
     closedir(d);
 }
 
+static void note_feature(const char *name, size_t nlen, const sl__tfrec_value *v, void *user) {
+    report *rp = user;
+    if (rp->nfeat == FEATURES_MAX) return;
+    const uint8_t *d;
+    size_t n;
+    int64_t count = v->kind == SL_TFREC_BYTES_LIST   ? sl__tfrec_bytes(v, &d, &n)
+                    : v->kind == SL_TFREC_INT64_LIST ? sl__tfrec_int64s(v, NULL, 0)
+                    : v->kind == SL_TFREC_FLOAT_LIST ? sl__tfrec_floats(v, NULL, 0)
+                                                     : 0;
+    snprintf(rp->feat[rp->nfeat].name, sizeof rp->feat[0].name, "%.*s", (int)nlen, name);
+    rp->feat[rp->nfeat].kind = sl__tfrec_kind_name(v->kind);
+    rp->feat[rp->nfeat++].values = count;
+}
+
+/* a TFRecord file: every record checked; labels from image/class/label, images from
+ * image/encoded (TensorFlow's image-classification layout), when the records have them */
+static sl_status inspect_tfrec(const char *path, report *rp, sl_err *e) {
+    sl__tfrec *t;
+    SL_TRY(sl__tfrec_open(1, &path, NULL, &t, e));
+    rp->format = "tfrecord";
+    rp->records = sl__tfrec_count(t);
+    static const char *const names[] = {"image/encoded", "image/class/label"};
+    sl_status st = SL_OK;
+    for (long long i = 0; i < rp->records && !st; i++) {
+        const uint8_t *d;
+        uint64_t len;
+        sl__tfrec_value v[2];
+        st = sl__tfrec_read(t, i, &d, &len, e);
+        if (!st && rp->verify) {
+            for (uint64_t k = 0; k < len; k++) rp->sum += d[k];
+            rp->bytes += (long long)len;
+        }
+        if (!st && i == 0) st = sl__tfrec_each(d, (size_t)len, note_feature, rp, e);
+        if (!st) st = sl__tfrec_parse(d, (size_t)len, 2, names, v, e);
+        if (st) {
+            sl_err_prefix(e, "%s at offset %llu: ", path,
+                          (unsigned long long)sl__tfrec_offset(t, i));
+            break;
+        }
+        int64_t label;
+        if (sl__tfrec_int64s(&v[1], &label, 1) >= 1)
+            count_label(rp, label);
+        else
+            rp->unlabelled++;
+        if (i < FIRST) {
+            rec_info *ri = &rp->first[rp->nfirst++];
+            snprintf(ri->key, sizeof ri->key, "%llu", (unsigned long long)sl__tfrec_offset(t, i));
+            const uint8_t *img;
+            size_t n;
+            if (sl__tfrec_bytes(&v[0], &img, &n) >= 1)
+                image_of(ri, img, n);
+            else
+                ri->img.format = "none";
+        }
+    }
+    sl__tfrec_close(t);
+    return st;
+}
+
 #define LOOKED_FOR                                                                                 \
     "looked for an LMDB (a folder holding data.mdb, or a .mdb file), an IDX file (bytes 00 00, "   \
-    "an item type and a rank; plain or gzip), a WebDataset tar (a ustar header), a NumPy .npy "    \
+    "an item type and a rank; plain or gzip), a WebDataset tar (a ustar header), a TFRecord "      \
+    "file (a record length and its CRC-32C), a NumPy .npy "                                        \
     "file or a folder of them, and an image folder (one sub-folder of images per class)"
 
 static sl_status inspect_store(const char *path, report *rp, sl_err *e) {
@@ -377,6 +447,8 @@ static sl_status inspect_store(const char *path, report *rp, sl_err *e) {
         return npy_record(path, base ? base + 1 : path, rp, &rp->first[rp->nfirst++], e);
     }
     if (got >= 262 && !memcmp(head + 257, "ustar", 5)) return inspect_wds(path, rp, e);
+    if (got >= 12 && sl__get_u32(head + 8) == sl__tfrec_mask(sl__tfrec_crc32c(0, head, 8)))
+        return inspect_tfrec(path, rp, e);
     bool gz = got >= 2 && head[0] == 0x1f && head[1] == 0x8b;
     bool idx = got >= 4 && head[0] == 0 && head[1] == 0 &&
                (head[2] == SL_IDX_U8 || head[2] == SL_IDX_I8 ||
@@ -438,8 +510,8 @@ static sl_status verify_store(const char *path, report *rp, sl_err *e) {
         char fmt[32] = "?";
         if (sscanf(msg + 1, "%lld %lld %31s", &recs, &bytes, fmt) >= 2) {
             rp->records = recs, rp->bytes = bytes;
-            static const char *const formats[] = {"caffe2", "caffe",      "idx",
-                                                  "folder", "webdataset", "npy"};
+            static const char *const formats[] = {"caffe2",     "caffe", "idx",     "folder",
+                                                  "webdataset", "npy",   "tfrecord"};
             rp->format = "?";
             for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++)
                 if (!strcmp(fmt, formats[k])) rp->format = formats[k];
@@ -464,7 +536,8 @@ int sl_cli_inspect(int argc, char **argv) {
             verify = true;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: sluice inspect PATH [--json] [--verify]\nShows a record store's format "
-                   "(caffe2 or caffe LMDB, IDX file, image folder,\nWebDataset tar, NumPy file or "
+                   "(caffe2 or caffe LMDB, IDX file, image folder,\nWebDataset tar, TFRecord file, "
+                   "NumPy file or "
                    "folder of them),\nrecord count, label histogram "
                    "and first records.\n--verify reads every record in a child process and "
                    "reports damage\n(an error or the child's signal) instead of crashing.\n");
@@ -518,6 +591,15 @@ int sl_cli_inspect(int argc, char **argv) {
             }
             printf("]");
         }
+        if (rp.nfeat) {
+            printf(", \"features\": [");
+            for (int j = 0; j < rp.nfeat; j++) {
+                printf("%s{\"name\": ", j ? ", " : "");
+                sl_cli_json_str(stdout, rp.feat[j].name);
+                printf(", \"kind\": \"%s\", \"values\": %lld}", rp.feat[j].kind, rp.feat[j].values);
+            }
+            printf("]");
+        }
         printf(", \"labels_out_of_range\": %lld, \"unlabelled\": %lld, \"first\": [",
                rp.hist[MAX_LABEL], rp.unlabelled);
         for (int i = 0; i < rp.nfirst; i++) {
@@ -546,6 +628,9 @@ int sl_cli_inspect(int argc, char **argv) {
         if (!k) printf(" (none)");
         if (rp.hist[MAX_LABEL]) printf(" (out of range: %lld)", rp.hist[MAX_LABEL]);
         if (rp.unlabelled) printf(" (unlabelled: %lld)", rp.unlabelled);
+        if (rp.nfeat) printf("\nfeatures (first record):");
+        for (int j = 0; j < rp.nfeat; j++)
+            printf("\n  %-30s %s of %lld", rp.feat[j].name, rp.feat[j].kind, rp.feat[j].values);
         printf("\nfirst records:\n");
         for (int i = 0; i < rp.nfirst; i++) {
             rec_info *r = &rp.first[i];

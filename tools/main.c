@@ -17,7 +17,9 @@ static const struct {
     int (*fn)(int, char **);
     const char *help;
 } commands[] = {
-    {"convert", sl_cli_convert, "write Caffe2/Caffe LMDBs from IDX files or image folders"},
+    {"convert", sl_cli_convert,
+     "write Caffe2/Caffe LMDBs or TFRecords from IDX files or image folders"},
+    {"index", sl_cli_index, "write a TFRecord file's index (DALI's tfrecord2idx format)"},
     {"inspect", sl_cli_inspect, "show a record store's format, size, labels and first records"},
     {"train", sl_cli_train, "train the seed's MLP data-parallel on the devices (make demo)"},
     {"run", sl_cli_run, "run a pipeline file on every device: samples/s, traces, dumps"},

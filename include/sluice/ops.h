@@ -40,7 +40,8 @@ typedef struct sl_op_info {
 
 typedef struct sl_op_arg_info {
     const char *name;
-    /* exactly one of "bool" "int" "float" "str" "dtype" "enum" "ints" "floats" "strs" */
+    /* exactly one of "bool" "int" "float" "str" "dtype" "enum" "ints" "floats" "strs"
+     * "features" (readers.tfrecord's dict of tfrec features) */
     const char *type;
     /* what `sluice ops` prints for the type, e.g. "float or list of float", "DALIDataType" */
     const char *type_doc;

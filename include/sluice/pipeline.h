@@ -116,7 +116,12 @@ sl_status sl_pipeline_op_input(sl_pipeline_op *op, int node);
 /* "cpu", "mixed" or "gpu"; default: gpu if any input is on the GPU, else cpu (as DALI). */
 sl_status sl_pipeline_op_device(sl_pipeline_op *op, const char *device);
 /* A keyword argument, as written in a pipeline: "255.0", "[0.485, 0.456]", "types.FLOAT",
- * "\"CHW\"", "True". `name` and `device` are accepted here too. */
+ * "\"CHW\"", "True". `name` and `device` are accepted here too. readers.tfrecord's features (a
+ * dict in pipeline text) is given as the list of [name, feature] pairs that the dict stands for,
+ * each feature a list [tfrec.FixedLenFeature, shape, dtype, default_value] or
+ * [tfrec.VarLenFeature, (partial_shape,) dtype, default_value]:
+ * "[[\"image/encoded\", [tfrec.FixedLenFeature, [], tfrec.string, \"\"]],
+ *   [\"image/class/label\", [tfrec.FixedLenFeature, [1], tfrec.int64, -1]]]". */
 sl_status sl_pipeline_op_arg(sl_pipeline_op *op, const char *name, const char *value);
 /* A per-sample argument taken from another op's output (mirror=coin). */
 sl_status sl_pipeline_op_arg_node(sl_pipeline_op *op, const char *name, int node);

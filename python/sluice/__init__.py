@@ -27,6 +27,7 @@ from .errors import (ArgumentTypeError, ChecksumError, DeviceError, Error, Forma
 from .pipeline import DataNode, Pipeline, pipeline_def
 from .tensors import Tensor, TensorCPU, TensorGPU, TensorList, TensorListCPU, TensorListGPU
 from . import types  # noqa: F401 -- sluice.types
+from . import tfrecord  # noqa: F401 -- sluice.tfrecord (DALI's nvidia.dali.tfrecord)
 from . import fn  # noqa: F401 -- sluice.fn
 
 __version__ = _c.u(_c.lib.sl_version_string())
@@ -35,4 +36,4 @@ __all__ = ["pipeline_def", "Pipeline", "DataNode", "Tensor", "TensorCPU", "Tenso
            "TensorList", "TensorListCPU", "TensorListGPU", "Error", "ArgumentTypeError",
            "InvalidArgumentError", "NotFoundError", "ReadError", "FormatError", "ChecksumError",
            "NotSupportedError", "OutOfMemoryError", "DeviceError", "StateError", "SourceError",
-           "PipelineSyntaxError", "fn", "types", "__version__"]
+           "PipelineSyntaxError", "fn", "types", "tfrecord", "__version__"]

@@ -127,6 +127,8 @@ def _call(schema, inputs, kwargs):
     nodes = g.add_op(rec)
     if schema.is_reader:
         g.readers.append((instance or schema.name, rec))
+    if schema.name == "readers.tfrecord":  # as DALI: the outputs by feature name
+        return dict(zip(kwargs["features"], nodes))
     return nodes[0] if len(nodes) == 1 else nodes
 
 

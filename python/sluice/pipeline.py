@@ -142,6 +142,11 @@ def _literal(v, what):
         raise errors.InvalidArgumentError("%s: a string with both kinds of quote" % what)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_literal(x, what) for x in v) + "]"
+    if isinstance(v, dict):  # readers.tfrecord's features: a list of [key, value] pairs
+        return "[" + ", ".join("[%s, %s]" % (_literal(k, what), _literal(x, what))
+                               for k, x in v.items()) + "]"
+    if hasattr(v, "_sluice_literal"):  # tfrec.FixedLenFeature(...), tfrec.VarLenFeature(...)
+        return v._sluice_literal(_literal, what)
     if hasattr(v, "tolist"):  # numpy arrays and scalars
         return _literal(v.tolist(), what)
     if hasattr(v, "__index__"):
@@ -183,6 +188,9 @@ def _type_ok(kind, v):
     if kind == "enum":
         return isinstance(v, (str, _types.DALIImageType, _types.DALIInterpType,
                               _types.DALIDataType))
+    if kind == "features":
+        return isinstance(v, dict) and all(isinstance(k, str) and hasattr(x, "_sluice_literal")
+                                           for k, x in v.items())
     if kind in ("ints", "floats", "strs"):
         item = {"ints": "int", "floats": "float", "strs": "str"}[kind]
         if isinstance(v, (list, tuple)):

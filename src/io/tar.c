@@ -8,16 +8,12 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "io/mapfile.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 typedef struct member {
     int32_t file;
@@ -53,7 +49,7 @@ struct sl__wds {
 void sl__wds_close(sl__wds *w) {
     if (!w) return;
     for (int f = 0; f < w->nfiles; f++) {
-        if (w->files[f].map) munmap((void *)w->files[f].map, w->files[f].size);
+        sl__mapfile_unmap(w->files[f].map, w->files[f].size);
         free(w->files[f].path);
     }
     for (int64_t i = 0; i < w->ns; i++) free(w->s[i].key);
@@ -210,27 +206,6 @@ static sl_status index_file(sl__wds *w, int f, sl_err *err) {
     return SL_OK; /* ended without the zero blocks: accepted (some writers omit them) */
 }
 
-static sl_status map_file(tarfile *t, sl_err *err) {
-    int fd = open(t->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sl_err_set(err, errno == ENOENT ? SL_ENOENT : SL_EIO, "%s: %s", t->path,
-                          strerror(errno));
-    struct stat sb;
-    sl_status st = SL_OK;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
-        st = sl_err_set(err, SL_EIO, "%s: not a regular file", t->path);
-    t->size = st == SL_OK ? (size_t)sb.st_size : 0;
-    if (st == SL_OK && t->size > 0) {
-        void *p = mmap(NULL, t->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED)
-            st = sl_err_set(err, SL_EIO, "%s: cannot map: %s", t->path, strerror(errno));
-        else
-            t->map = p;
-    }
-    close(fd);
-    return st;
-}
-
 sl_status sl__wds_open(int npaths, const char *const *paths, sl__wds **out, sl_err *err) {
     *out = NULL;
     if (npaths < 1) return sl_err_set(err, SL_EINVAL, "no tar files given");
@@ -241,8 +216,9 @@ sl_status sl__wds_open(int npaths, const char *const *paths, sl__wds **out, sl_e
     for (int f = 0; f < npaths && st == SL_OK; f++) {
         w->nfiles = f + 1;
         w->files[f].path = strdup(paths[f]);
-        st = w->files[f].path ? map_file(&w->files[f], err)
-                              : sl_err_set(err, SL_ENOMEM, "out of memory");
+        st = w->files[f].path
+                 ? sl__mapfile_map(w->files[f].path, &w->files[f].map, &w->files[f].size, err)
+                 : sl_err_set(err, SL_ENOMEM, "out of memory");
         if (st == SL_OK) st = index_file(w, f, err);
     }
     /* samples: runs of members of one file with one key */

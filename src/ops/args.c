@@ -248,6 +248,8 @@ const char *sl__arg_type_name(sl__arg_type t) {
         return "float or list of float";
     case SL_ARG_STRS:
         return "str or list of str";
+    case SL_ARG_FEATURES:
+        return "dict of str to tfrec feature";
     }
     return "?";
 }
@@ -343,6 +345,15 @@ static sl_status convert(sl__val *v, const sl__arg_schema *a, const char *opname
         }
         return SL_OK;
     }
+    case SL_ARG_FEATURES: /* [[name, [kind, ...]], ...]; the op reads the rest */
+        if (v->kind != SL_VAL_LIST) break;
+        for (int i = 0; i < v->n; i++) {
+            const sl__val *p = &v->items[i];
+            if (p->kind != SL_VAL_LIST || p->n != 2 || p->items[0].kind != SL_VAL_STR ||
+                p->items[1].kind != SL_VAL_LIST)
+                goto bad;
+        }
+        return SL_OK;
     }
 bad:
     return sl_err_set(err, SL_EINVAL, "%s: argument %s wants %s, got %s", opname, a->name,

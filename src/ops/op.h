@@ -82,11 +82,13 @@ typedef enum sl__arg_type {
     SL_ARG_INT,
     SL_ARG_FLOAT,
     SL_ARG_STR,
-    SL_ARG_DTYPE,  /* types.FLOAT, types.UINT8, ... -> sl_dtype */
-    SL_ARG_ENUM,   /* a name from `choices` ("RGB|BGR|GRAY|YCbCr|ANY_DATA") */
-    SL_ARG_INTS,   /* list of ints (a scalar is a list of one) */
-    SL_ARG_FLOATS, /* list of floats (a scalar is a list of one) */
-    SL_ARG_STRS    /* list of strings (a string is a list of one) */
+    SL_ARG_DTYPE,   /* types.FLOAT, types.UINT8, ... -> sl_dtype */
+    SL_ARG_ENUM,    /* a name from `choices` ("RGB|BGR|GRAY|YCbCr|ANY_DATA") */
+    SL_ARG_INTS,    /* list of ints (a scalar is a list of one) */
+    SL_ARG_FLOATS,  /* list of floats (a scalar is a list of one) */
+    SL_ARG_STRS,    /* list of strings (a string is a list of one) */
+    SL_ARG_FEATURES /* readers.tfrecord's features: a dict {name: tfrec.FixedLenFeature(...)},
+                     * held as a list of [name, [kind, args...]] pairs (docs/readers.md) */
 } sl__arg_type;
 
 enum {

@@ -34,6 +34,8 @@ static const char *type_str(sl__arg_type t) {
         return "floats";
     case SL_ARG_STRS:
         return "strs";
+    case SL_ARG_FEATURES:
+        return "features";
     }
     return "?";
 }

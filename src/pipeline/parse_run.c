@@ -679,10 +679,11 @@ static sl_status eval_op(parser *ps, const expr *e, int want, result *r) {
     }
     for (int k = 0; k < kw.n && st == SL_OK; k++) {
         result *v = &kw.vals[k];
-        if (v->dict || (!is_node(v) && has_node(&v->val))) {
+        /* a dict (readers.tfrecord's features) goes as its list of [key, value] pairs */
+        if (!is_node(v) && has_node(&v->val)) {
             st = sl__parse_perr(ps, SL_EINVAL, kw.pos[k],
                                 "argument %s: %s is not supported as an argument", kw.names[k],
-                                v->dict ? "a dict" : "a list of op outputs");
+                                v->dict ? "a dict of op outputs" : "a list of op outputs");
             break;
         }
         if (!strcmp(kw.names[k], "device")) {
@@ -888,9 +889,86 @@ static sl_status eval_builtin(parser *ps, const expr *e, const char *name, resul
     return st;
 }
 
+/* tfrec.X (DALI's `import nvidia.dali.tfrecord as tfrec`), dali.tfrecord.X, nvidia.dali.tfrecord.X:
+ * X, else NULL */
+static const char *tfrec_member(const char *dotted) {
+    static const char *const prefixes[] = {"tfrec.", "dali.tfrecord.", "nvidia.dali.tfrecord."};
+    for (int k = 0; k < 3; k++)
+        if (sl__parse_has_prefix(dotted, prefixes[k])) return dotted + strlen(prefixes[k]);
+    return NULL;
+}
+
+/* tfrec.FixedLenFeature(shape, dtype, default_value) and
+ * tfrec.VarLenFeature([partial_shape,] dtype, default_value): the list [kind, shape, dtype,
+ * default] (VarLen without a partial shape: [kind, dtype, default]) that readers.tfrecord reads */
+static sl_status eval_feature(parser *ps, const expr *e, const char *kind, result *r);
+
+/* e calls tfrec.FixedLenFeature / VarLenFeature: *st its value's status, true; else false. Not
+ * inlined: eval recurses through eval_call, and hostile nesting must not find its frame grown by
+ * these buffers. */
+__attribute__((noinline)) static bool eval_feature_call(parser *ps, const expr *e, result *r,
+                                                        sl_status *st) {
+    char dotted[256];
+    const char *tf = sl__parse_dotted(e->a, dotted, sizeof dotted) ? tfrec_member(dotted) : NULL;
+    if (!tf || (strcmp(tf, "FixedLenFeature") && strcmp(tf, "VarLenFeature"))) return false;
+    *st = eval_feature(ps, e, tf, r);
+    return true;
+}
+
+__attribute__((noinline)) static sl_status eval_feature(parser *ps, const expr *e, const char *kind,
+                                                        result *r) {
+    bool var = !strcmp(kind, "VarLenFeature");
+    const char *params[3] = {var ? "partial_shape" : "shape", "dtype", "default_value"};
+    const expr *slot[3] = {NULL, NULL, NULL};
+    int first = var && e->n == 2 ? 1 : 0; /* VarLenFeature(dtype, default_value) */
+    if (e->n > 3)
+        return sl__parse_perr(ps, SL_EINVAL, e->items[3]->pos, "tfrec.%s takes at most 3 arguments",
+                              kind);
+    for (int k = 0; k < e->n; k++) slot[first + k] = e->items[k];
+    for (int k = 0; k < e->nkw; k++) {
+        int p = 0;
+        while (e->kwnames[k] && p < 3 && strcmp(e->kwnames[k], params[p])) p++;
+        if (!e->kwnames[k] || p == 3)
+            return sl__parse_perr(ps, SL_EINVAL, e->kwvals[k]->pos,
+                                  "tfrec.%s takes %s, dtype and default_value", kind, params[0]);
+        if (slot[p])
+            return sl__parse_perr(ps, SL_EINVAL, e->kwpos[k],
+                                  "tfrec.%s got multiple values for '%s'", kind, params[p]);
+        slot[p] = e->kwvals[k];
+    }
+    for (int p = var ? 1 : 0; p < 3; p++)
+        if (!slot[p])
+            return sl__parse_perr(ps, SL_EINVAL, e->pos, "tfrec.%s needs %s", kind, params[p]);
+    memset(r, 0, sizeof *r);
+    r->val.kind = SL_VAL_LIST;
+    if (!(r->val.items = calloc(4, sizeof *r->val.items)))
+        return sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    r->val.items[0].kind = SL_VAL_ENUM;
+    r->val.n = 1;
+    if (!(r->val.items[0].s = strdup(kind))) {
+        result_free(r);
+        return sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    }
+    for (int p = 0; p < 3; p++) {
+        if (!slot[p]) continue;
+        sl_status st = eval_const(ps, slot[p], &r->val.items[r->val.n], "a feature's argument");
+        if (st != SL_OK) {
+            result_free(r);
+            return st;
+        }
+        r->val.n++;
+    }
+    return SL_OK;
+}
+
 static sl_status eval_call(parser *ps, const expr *e, int want, result *r) {
     const expr *callee = e->a;
     if (op_callee(callee, NULL, 0)) return eval_op(ps, e, want, r);
+    if (callee->kind == E_ATTR &&
+        (!strcmp(callee->s, "FixedLenFeature") || !strcmp(callee->s, "VarLenFeature"))) {
+        sl_status st;
+        if (eval_feature_call(ps, e, r, &st)) return st;
+    }
     if (callee->kind == E_NAME) {
         func *f = func_find(ps, callee->s);
         if (f) return call_func(ps, f, e, want, r);
@@ -1181,7 +1259,16 @@ static sl_status eval_items(parser *ps, const expr *e, result *r) {
 static sl_status eval_attr(parser *ps, const expr *e, result *r) {
     char name[256];
     if (sl__parse_dotted(e, name, sizeof name)) {
-        if (sl__parse_types_name(name)) {
+        const char *tf = tfrec_member(name);
+        if (tf && (!strcmp(tf, "FixedLenFeature") || !strcmp(tf, "VarLenFeature")))
+            return sl__parse_perr(ps, SL_EINVAL, e->pos, "'%s' is a feature type: call it, %s(...)",
+                                  name, name);
+        if (tf && strcmp(tf, "string") && strcmp(tf, "int64") && strcmp(tf, "float32"))
+            return sl__parse_perr(ps, SL_EINVAL, e->pos,
+                                  "unknown '%s': tfrec has string, int64, float32, "
+                                  "FixedLenFeature and VarLenFeature",
+                                  name);
+        if (sl__parse_types_name(name) || tf) {
             r->val.kind = SL_VAL_ENUM;
             if (!(r->val.s = strdup(strrchr(name, '.') + 1)))
                 return sl_err_set(ps->err, SL_ENOMEM, "out of memory");
@@ -1198,9 +1285,9 @@ static sl_status eval_attr(parser *ps, const expr *e, result *r) {
     if (!strcmp(e->s, "gpu") || !strcmp(e->s, "cpu"))
         return sl__parse_perr(ps, SL_EINVAL, e->npos, "'.%s' is a method: call it, .%s()", e->s,
                               e->s);
-    return sl__parse_perr(ps, SL_EINVAL, e->npos,
-                          "unsupported attribute '.%s': only types.* constants can be used here",
-                          e->s);
+    return sl__parse_perr(
+        ps, SL_EINVAL, e->npos,
+        "unsupported attribute '.%s': only types.* and tfrec.* constants can be used here", e->s);
 }
 
 static sl_status eval(parser *ps, const expr *e, int want, result *r) {

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sluice index: writes the index of a TFRecord file in DALI's format (that of DALI's tfrecord2idx
+ * script: a line "offset length" per record, length counting the record's whole frame), the
+ * index_path files readers.tfrecord takes. Every record's framing and CRCs are checked on the way,
+ * so a corrupt file is refused, naming the offset of its first bad record. */
+#include "cli.h"
+
+#include "io/tfrecord.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static int usage(FILE *f) {
+    fprintf(f, "usage: sluice index FILE.tfrecord [OUT]\n"
+               "Writes FILE's index, a line \"offset length\" per record (DALI's tfrecord2idx\n"
+               "format, readers.tfrecord's index_path), to OUT or, without OUT (or with -), to\n"
+               "standard output. Checks every record's length and data CRCs.\n");
+    return f == stdout ? 0 : 2;
+}
+
+int sl_cli_index(int argc, char **argv) {
+    const char *in = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout);
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "sluice index: unknown option '%s'\n", argv[i]);
+            return usage(stderr);
+        }
+        if (!in)
+            in = argv[i];
+        else if (!out)
+            out = argv[i];
+        else {
+            fprintf(stderr, "sluice index: one TFRecord file and one output, not '%s'\n", argv[i]);
+            return usage(stderr);
+        }
+    }
+    if (!in) return usage(stderr);
+    sl_err e = {0};
+    sl__tfrec *t;
+    if (sl__tfrec_open(1, &in, NULL, &t, &e)) return sl_cli_fail("index", "%s", e.msg);
+    int64_t n = sl__tfrec_count(t);
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *d;
+        uint64_t len;
+        if (sl__tfrec_read(t, i, &d, &len, &e)) {
+            sl__tfrec_close(t);
+            return sl_cli_fail("index", "%s", e.msg);
+        }
+    }
+    bool to_stdout = !out || !strcmp(out, "-");
+    FILE *f = to_stdout ? stdout : fopen(out, "w");
+    if (!f) {
+        sl__tfrec_close(t);
+        return sl_cli_fail("index", "%s: %s", out, strerror(errno));
+    }
+    for (int64_t i = 0; i < n; i++)
+        fprintf(f, "%llu %lld\n", (unsigned long long)sl__tfrec_offset(t, i),
+                (long long)sl__tfrec_size(t, i));
+    sl__tfrec_close(t);
+    bool bad = ferror(f) != 0;
+    if (to_stdout ? fflush(f) != 0 || bad : fclose(f) != 0 || bad)
+        return sl_cli_fail("index", "%s: write failed", to_stdout ? "standard output" : out);
+    if (!to_stdout) fprintf(stderr, "wrote the index of %lld records to %s\n", (long long)n, out);
+    return 0;
+}

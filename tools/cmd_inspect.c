@@ -382,9 +382,10 @@ static sl_status inspect_tfrec(const char *path, report *rp, sl_err *e) {
         }
         if (!st && i == 0) st = sl__tfrec_each(d, (size_t)len, note_feature, rp, e);
         if (!st) st = sl__tfrec_parse(d, (size_t)len, 2, names, v, e);
-        if (st) {
-            sl_err_prefix(e, "%s at offset %llu: ", path,
-                          (unsigned long long)sl__tfrec_offset(t, i));
+        if (st) { /* the framing's errors name the file and offset already */
+            if (!strstr(e->msg, path))
+                sl_err_prefix(e, "%s at offset %llu: ", path,
+                              (unsigned long long)sl__tfrec_offset(t, i));
             break;
         }
         int64_t label;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Damaged copies of every kind of file the CLI reads, through the commands that read them: the two
 # fixture LMDBs (Caffe2 and Caffe; `inspect`, `run`), a NumPy file (`run` with readers.numpy), a
-# JPEG and a PNG (`run` with readers.file and the decoder), a `sluice run` checkpoint (`run
+# JPEG and a PNG (`run` with readers.file and the decoder), a TFRecord file (`inspect`, `run` with
+# readers.tfrecord), a `sluice run` checkpoint (`run
 # --resume`) and a `sluice train` checkpoint (model, optimiser and iterator: `train --resume`).
 # Each file is truncated to half, emptied, replaced by random bytes of its size, and bit-flipped in
 # 16 places (the same bytes on every run: a fixed seed). A damaged copy must end with exit status 1
@@ -105,6 +106,28 @@ for img in jpeg/swan-3584559_640.jpg png/cat-111793_640.png; do
         check "$k" "$base run" "$base" "$tool" run "$work/img.py" --arg root="$root" \
             --batch-size 1 --devices cpu
     done
+done
+
+# ---- a TFRecord file (sluice convert of two photos in class folders): inspect, and a pipeline
+# that reads (its index made by one scan of the file) and decodes every record
+mkdir -p "$work/tfin/a" "$work/tfin/b"
+cp "$SL_FIXTURES/dali_extra/jpeg/swan-3584559_640.jpg" "$work/tfin/a/"
+cp "$SL_FIXTURES/dali_extra/png/cat-111793_640.png" "$work/tfin/b/"
+"$tool" convert --from folder --in "$work/tfin" --to tfrecord --out "$work/photos.tfrecord" \
+    > /dev/null 2> "$work/err" || fail "convert --to tfrecord: $(cat "$work/err")"
+cat > "$work/tf.py" <<'PY'
+def pipe(data_path):
+    jpegs, labels = fn.readers.tfrecord(path=data_path, index_path=[], features={
+        "image/encoded": tfrec.FixedLenFeature((), tfrec.string, ""),
+        "image/class/label": tfrec.FixedLenFeature([1], tfrec.int64, -1)})
+    return fn.decoders.image(jpegs), labels
+PY
+damage "$work/photos.tfrecord" "$work/tf" photos.tfrecord
+for k in $kinds; do
+    f="$work/tf/$k/photos.tfrecord"
+    check "$k" "tfrecord inspect" "$f" "$tool" inspect "$f"
+    check "$k" "tfrecord run" "$f" "$tool" run "$work/tf.py" --arg data_path="$f" --batch-size 1 \
+        --devices cpu
 done
 
 # ---- a `sluice run` checkpoint, two steps into the Caffe2 store

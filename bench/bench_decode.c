@@ -7,7 +7,7 @@
  * (bench/peer_decode.py, torch limited to one thread). Prints a Markdown table.
  * usage (from the repository root, or with SL_SOURCE_DIR set):
  *   build/bench_decode [seconds per measurement (default 2)] [python (default /usr/bin/python3)] */
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include "core/threads.h"
 

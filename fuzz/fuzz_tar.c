@@ -2,7 +2,7 @@
 /* A WebDataset shard (tar), indexed and every sample's files looked up, as readers.webdataset
  * does. */
 #include "fuzz.h"
-#include "io/tar.h"
+#include "io/wds.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fuzz_write_file("shard.tar", data, size);

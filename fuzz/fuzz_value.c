@@ -2,7 +2,7 @@
 /* Argument literals as pipelines write them ("[0.485, 0.456]", "types.FLOAT", "'CHW'"), parsed
  * and written back. */
 #include "fuzz.h"
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Operator arguments: literal parsing, schema checking, defaults, conversions, suggestions. */
 #include "check.h"
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include <string.h>
 

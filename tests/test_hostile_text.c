@@ -6,7 +6,7 @@
  * is refused at its line and column; loops and helper calls, which run when the pipeline is built,
  * stop in bounded time and memory. */
 #include "check.h"
-#include "ops/op.h"
+#include "operator/op.h"
 #include "pipeline/parse.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * names, errors for unknown names and out-of-range indices, and the common arguments (which the
  * pipeline really accepts on any op). */
 #include "check.h"
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include "sluice/ops.h"
 #include "sluice/sluice.h"

@@ -12,7 +12,7 @@
 #include "io/jpegenc.h"
 #include "io/lmdb.h"
 #include "io/protowire.h"
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include <jpeglib.h>
 #include <setjmp.h>

@@ -19,7 +19,7 @@
 #include "io/jpegenc.h"
 #include "io/lmdb.h"
 #include "io/npy.h"
-#include "io/tar.h"
+#include "io/wds.h"
 #include "io/tfrecord.h"
 #include "core/bytes.h"
 #include "core/log.h"

@@ -13,7 +13,8 @@
 #include "sluice/train.h"
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "core/cuda.h"
+#include "train/mlp.h"
 #endif
 
 #include <errno.h>

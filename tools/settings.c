@@ -2,7 +2,7 @@
 /* A pipeline file's settings for `sluice run` and `sluice train` (see settings.h). */
 #include "settings.h"
 
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include <ctype.h>
 #include <limits.h>

@@ -6,7 +6,7 @@
  */
 #include "world.h"
 
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_int.h"
 
 #include <stdint.h>
 #include <stdio.h>

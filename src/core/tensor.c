@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sl_tensor descriptors, views and copies, and sl_tlist sample lists. Device copies and fills go
- * through CUDA (src/cuda/tensor.cu) in CUDA builds; host copies handle any byte strides. */
+ * through CUDA (src/core/cuda_copy.cu) in CUDA builds; host copies handle any byte strides. */
 #include "sluice/tensor.h"
 
 #include "core/alloc.h"
@@ -8,7 +8,7 @@
 #include "core/log.h"
 #include "core/size.h"
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "core/cuda.h"
 #endif
 
 #include <ctype.h>

@@ -13,7 +13,7 @@
 #ifndef SLUICE_IO_LOADER_H
 #define SLUICE_IO_LOADER_H
 
-#include "ops/op.h"
+#include "sluice/pipeline.h" /* sl_reader_meta */
 #include "sluice/status.h"
 
 #include <stdbool.h>

@@ -13,11 +13,11 @@
  * Integer results are computed in 64-bit and wrap to the result's width, as C++ arithmetic in that
  * type does; floating results are computed in double and rounded once to the result type (for
  * + - * / on float32 that is exactly float32 arithmetic). A float32 constant is rounded to float32
- * first, as DALI's is. The rule for one element is ops/arith.h's, which the CPU run and the CUDA
- * run (cuda/arithmetic.cu) share, so the two give the same bits. */
-#include "ops/arith.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+ * first, as DALI's is. The rule for one element is ops/arithmetic.h's, which the CPU run and the CUDA
+ * run (ops/arithmetic.cu) share, so the two give the same bits. */
+#include "ops/arithmetic.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -28,7 +28,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/arithmetic.h"
 #endif
 
 static const sl__arg_schema ar_args[] = {

@@ -10,12 +10,12 @@
  * one addend per sample, rounded to float as DALI's are; each element, read as a float (as DALI
  * does), is then in * multiplier + addend in double precision (the product of two floats is exact
  * there, so a fused multiply-add gives the same bits and the CPU and CUDA runs agree) and stored
- * with DALI's ConvertSat rules (ops/dtype_conv.h). The output keeps the input's shape and layout;
+ * with DALI's ConvertSat rules (operator/dtype_conv.h). The output keeps the input's shape and layout;
  * `dtype` changes its type (default: the input's). */
-#include "ops/argin.h"
-#include "ops/dtype_conv.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/argin.h"
+#include "operator/dtype_conv.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -25,7 +25,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/brightness_contrast.h"
 #endif
 
 static const sl__arg_schema bc_args[] = {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cast: converts every element to dtype with DALI's ConvertSat rules (float to integer rounds to
  * nearest even and saturates; NaN gives 0). Shapes and layout are kept. */
-#include "ops/dtype_conv.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/dtype_conv.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/cast.h"
 #endif
 
 static const sl__arg_schema cast_args[] = {

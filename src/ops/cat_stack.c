@@ -4,10 +4,10 @@
  * along `axis`, for stack they must agree everywhere. `axis_name` picks the axis by layout letter
  * (cat) or names the new one (stack: inserted into the inputs' layout). Each output sample is a
  * run of block copies: for every index of the axes before `axis`, each input's block in turn. On a
- * GPU each (sample, input) pair is one descriptor of a single copy launch (cuda/copy_blocks.cu):
+ * GPU each (sample, input) pair is one descriptor of a single copy launch (ops/cat_stack.cu):
  * its block's rows, strided into the output sample. */
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/cat_stack.h"
 #endif
 
 enum { SL__MAX_OPS_IN_CS = 8 }; /* the most inputs an op takes in a pipeline */

@@ -11,10 +11,10 @@
  * double and kept as float, as DALI keeps it; pixels go through ops/color_twist.h, which the CUDA
  * run shares. Every argument may be a per-sample input. The output (dtype, default the input's) is
  * stored with DALI's ConvertSat rules. */
-#include "ops/argin.h"
+#include "operator/argin.h"
 #include "ops/color_twist.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -24,7 +24,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/color_twist.h"
 #endif
 
 enum { T_HUE, T_SAT, T_VAL, T_BRIGHT, T_CONTRAST, T_NARGS };

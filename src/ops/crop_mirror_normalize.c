@@ -10,9 +10,9 @@
  * which may lie outside the image) so that DALI's own slice/flip test vectors can be reproduced. */
 #include "ops/crop_mirror_normalize.h"
 
-#include "ops/argin.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/argin.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/half.h"
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/crop_mirror_normalize.h"
 #endif
 
 /* The cropping arguments, shared by crop_mirror_normalize and crop so that their names, types
@@ -461,7 +461,7 @@ static sl_status cmn_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
 }
 
 #ifdef SLUICE_HAVE_CUDA
-/* The whole batch on io->stream: descriptors in one copy, one kernel (src/cuda/). */
+/* The whole batch on io->stream: descriptors in one copy, one kernel (crop_mirror_normalize.cu). */
 static sl_status cmn_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     cmn_state *s = state;
     sl__cuda_cmn_desc *d =

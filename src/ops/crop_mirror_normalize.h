@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* crop_mirror_normalize's per-sample decisions, made once by setup on the CPU and read by both the
- * CPU run (crop_mirror_normalize.c) and a CUDA run (src/cuda/crop_mirror_normalize.cu). Plain C
+ * CPU run (crop_mirror_normalize.c) and a CUDA run (src/ops/crop_mirror_normalize.cu). Plain C
  * that also compiles as C++ under nvcc. Coordinates: the input is (in_h, in_w, in_c) whatever its
  * layout; output element (y, x, c) reads input (anchor_y + y', anchor_x + x', c) where y', x' are
  * y, x mirrored when the flags say so; reads outside the input give fill[c]. */
 #ifndef SLUICE_OPS_CROP_MIRROR_NORMALIZE_H
 #define SLUICE_OPS_CROP_MIRROR_NORMALIZE_H
+
+#include "sluice/status.h"
 
 #include <stdint.h>
 
@@ -28,6 +30,18 @@ typedef struct sl__cmn_sample {
     float inv_std[SL__CMN_MAX_C];
     float fill[SL__CMN_MAX_C];
 } sl__cmn_sample;
+
+/* ---- the CUDA run (crop_mirror_normalize.cu) ---- */
+
+/* crop_mirror_normalize: sample i reads d[i].in and writes d[i].out as d[i].p says;
+ * max_pixels = the largest out_h * out_w of the batch. dtypes: SL_DTYPE_* of input and output. */
+typedef struct sl__cuda_cmn_desc {
+    sl__cmn_sample p;
+    const void *in;
+    void *out;
+} sl__cuda_cmn_desc;
+sl_status sl__cuda_cmn(const sl__cuda_cmn_desc *d, int n, int64_t max_pixels, int in_dtype,
+                       int out_dtype, void *stream, sl_err *err);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
 #ifndef SLUICE_OPS_CROP_WINDOW_H
 #define SLUICE_OPS_CROP_WINDOW_H
 
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include <stdint.h>
 

@@ -9,7 +9,7 @@
  * is also used by decoders.image_random_crop (image_random_crop.c). */
 #include "ops/decode_image.h"
 #include "ops/jpeg_ycc.h"
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -26,7 +26,9 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_NVJPEG
-#include "cuda/kernels.h"
+#include "core/cuda.h"
+#include "ops/cast.h"
+#include "ops/crop_mirror_normalize.h"
 #include "ops/decode_image_nvjpeg.h"
 #endif
 

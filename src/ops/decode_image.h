@@ -6,8 +6,8 @@
 #ifndef SLUICE_OPS_DECODE_IMAGE_H
 #define SLUICE_OPS_DECODE_IMAGE_H
 
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -32,8 +32,8 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
-#include "cuda/kernels.h"
-#include "ops/gpu_args.h"
+#include "ops/jpeg_ycc.h"
+#include "operator/gpu_args.h"
 
 #include <nvjpeg.h>
 

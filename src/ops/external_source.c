@@ -6,7 +6,7 @@
  * pool's workers). What the source says is checked before anything is written: a dtype or ndim
  * that changes within an output, or differs from the op's `dtype` / `ndim`, is an error naming
  * the sample and batch, as is any error the source returns (its message kept). */
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"

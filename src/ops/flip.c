@@ -2,9 +2,9 @@
 /* flip: mirrors images horizontally and/or vertically, as DALI's fn.flip (horizontal default 1,
  * vertical default 0, both per sample). Input (H, W, C) HWC, (C, H, W) CHW or (H, W), any dtype;
  * the output has the input's shape and layout. */
-#include "ops/argin.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/argin.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/flip.h"
 #endif
 
 static const sl__arg_schema flip_args[] = {

@@ -5,12 +5,12 @@
  * 0.3 * ((window_size - 1) / 2 - 1) + 0.8 (both DALI's rules); sigma 0 leaves that axis alone.
  * The weights are exp(-k^2 / (2 sigma^2)) normalised to sum 1, computed in double and kept as
  * float; the border is reflect-101, as DALI's. Two separable passes through a float scratch
- * (ops/blur.h, shared with the CUDA run, so the two give the same bits); `dtype` (default the
+ * (ops/gaussian_blur.h, shared with the CUDA run, so the two give the same bits); `dtype` (default the
  * input's) is stored with DALI's ConvertSat rules. */
-#include "ops/argin.h"
-#include "ops/blur.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/argin.h"
+#include "ops/gaussian_blur.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/gaussian_blur.h"
 #endif
 
 static const sl__arg_schema gb_args[] = {

@@ -7,7 +7,7 @@
  * Shares decoders.image's arguments and decoder (decode_image.c). */
 #include "ops/crop_window.h"
 #include "ops/decode_image.h"
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"

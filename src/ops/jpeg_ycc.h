@@ -14,9 +14,11 @@
  *   anything else with whole ratios (4:4:4, 4:1:1, narrow images): replication
  * Edges replicate the first / last real row and column. Colour: libjpeg's fixed-point tables
  * (16 fraction bits, rounding constants folded in), clamped to 0..255.
- * Header-only so that the C tests and the CUDA kernel (src/cuda/ycc.cu) run the same code. */
+ * Header-only so that the C tests and the CUDA kernel (src/ops/jpeg_ycc.cu) run the same code. */
 #ifndef SLUICE_OPS_JPEG_YCC_H
 #define SLUICE_OPS_JPEG_YCC_H
+
+#include "sluice/status.h"
 
 #include <stdint.h>
 
@@ -98,4 +100,24 @@ SL__YCC_FN void sl__ycc_pixel(const uint8_t *yp, int64_t ypitch, const uint8_t *
                    sl__ycc_chroma(cr, cpitch, l, y, x), bgr, out);
 }
 
+/* ---- the CUDA run (jpeg_ycc.cu) ---- */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* nvJPEG's YUV planes -> HWC RGB (or BGR): the window (y0, x0, out_h, out_w) of the image that
+ * layout l describes, exactly as libjpeg-turbo upsamples and converts it (ops/jpeg_ycc.h) */
+typedef struct sl__cuda_ycc_desc {
+    const uint8_t *y, *cb, *cr;
+    int64_t ypitch, cpitch;
+    sl__ycc_layout l;
+    int32_t y0, x0, out_h, out_w;
+    uint8_t *out;
+} sl__cuda_ycc_desc;
+sl_status sl__cuda_ycc(const sl__cuda_ycc_desc *d, int n, int64_t max_pixels, int bgr, void *stream,
+                       sl_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

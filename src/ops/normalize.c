@@ -9,13 +9,13 @@
  * accumulated in double (DALI uses float). The output keeps the input's shape and layout; `dtype`
  * (FLOAT) is stored with DALI's ConvertSat rules. Per-sample statistics are computed on the pool
  * with the normalisation; batch statistics in setup, on the stage's thread. On a GPU
- * (cuda/normalize.cu) a block of threads sums each statistic and one thread per element applies
+ * (ops/normalize.cu) a block of threads sums each statistic and one thread per element applies
  * it; the sums are added in another (fixed) order, so results agree with the CPU's to double
  * rounding, not always to the bit. */
-#include "ops/argin.h"
-#include "ops/dtype_conv.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/argin.h"
+#include "operator/dtype_conv.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -26,7 +26,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/normalize.h"
 #endif
 
 static const sl__arg_schema nz_args[] = {

@@ -4,9 +4,9 @@
  * of num_classes goes at `axis` (-1: last). DALI's scalar mode: when every sample has exactly one
  * element and axis is not given, each output is (num_classes,), so a caffe2 label (1,) gives (10,).
  */
-#include "ops/dtype_conv.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/dtype_conv.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/one_hot.h"
 #endif
 
 static const sl__arg_schema one_hot_args[] = {

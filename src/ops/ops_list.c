@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The image and generic operators (and external_source), listed for the op table. Each lives in its
  * own file here. */
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include <stddef.h>
 

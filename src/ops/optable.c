@@ -5,7 +5,7 @@
 #include "sluice/sluice.h"
 
 #include "core/log.h"
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include <string.h>
 

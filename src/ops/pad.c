@@ -7,9 +7,9 @@
  * DALI's ConvertSat rules. Each element is copied as bytes or filled (ops/pad.h, shared with the
  * CUDA run). Pad to the batch's largest extent is what turns images of mixed sizes into a dense
  * batch for the iterator. */
-#include "ops/dtype_conv.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/dtype_conv.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 #include "ops/pad.h"
 
 #include "core/alloc.h"
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/pad.h"
 #endif
 
 static const sl__arg_schema pad_args[] = {

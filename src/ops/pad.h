@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pad (pad.c): each output element either the input's element at the same index (copied as
- * bytes) or the fill value, shared by the CPU run and the CUDA run (cuda/pad.cu). */
+ * bytes) or the fill value, shared by the CPU run and the CUDA run (ops/pad.cu). */
 #ifndef SLUICE_OPS_PAD_H
 #define SLUICE_OPS_PAD_H
+
+#include "sluice/status.h"
 
 #include "sluice/tensor.h"
 
@@ -35,4 +37,22 @@ static inline SL__HD void sl__pad_elem(const sl__pad *p, const void *in, void *o
     for (int k = 0; k < p->es; k++) to[k] = from[k];
 }
 
+/* ---- the CUDA run (pad.cu) ---- */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* pad (pad.c, ops/pad.h): n output elements per sample */
+typedef struct sl__cuda_pad_desc {
+    const void *in;
+    void *out;
+    int64_t n;
+    sl__pad p;
+} sl__cuda_pad_desc;
+sl_status sl__cuda_pad(const sl__cuda_pad_desc *d, int n, int64_t max_elems, void *stream,
+                       sl_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -5,9 +5,9 @@
  * default); uniform draws from [range[0], range[1]) or from the discrete `values`; normal draws
  * mean + stddev * N(0, 1), with mean and stddev per sample if wanted. Without `shape` each sample
  * is a scalar: ndim 0, as DALI's shape (). */
-#include "ops/argin.h"
-#include "ops/dtype_conv.h"
-#include "ops/op.h"
+#include "operator/argin.h"
+#include "operator/dtype_conv.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The operator table: every area's list joined and sorted by name, looked up by DALI's op name
  * (with or without the "fn." prefix), with edit-distance suggestions for unknown names. */
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include "core/log.h"
 

@@ -6,7 +6,7 @@
  * squeeze and expand_dims (DALI's fn.squeeze, fn.expand_dims) are views too: dims of extent 1
  * removed (`axes` or `axis_names`) or inserted (`axes`, positions in the output, with
  * `new_axis_names` for the layout). */
-#include "ops/op.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"

@@ -11,9 +11,9 @@
  * fixes every window and output size; run_cpu does a horizontal pass over the rows the window's
  * filter reads into float scratch, then a vertical pass, rounding and saturating to dtype. */
 #include "ops/crop_window.h"
-#include "ops/dtype_conv.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/dtype_conv.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/resize.h"
 #endif
 
 /* the filter arguments, shared by resize and random_resized_crop */
@@ -403,7 +403,7 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
 
 #ifdef SLUICE_HAVE_CUDA
 /* The whole batch: taps computed here as run_cpu does, sent with the descriptors in one copy;
- * then the two passes on the device (src/cuda/resize.cu). */
+ * then the two passes on the device (src/ops/resize.cu). */
 static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     resize_state *s = state;
     const sl_tlist *in = io->in[0];

@@ -4,8 +4,8 @@
  * output_layout names one. Any dtype and rank; each sample keeps its own extents. Setup checks perm
  * against the input's rank; run_cpu and the CUDA run copy element by element through the permuted
  * strides (a sample whose permutation moves no extent above 1 is one memcpy). */
-#include "ops/gpu_args.h"
-#include "ops/op.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/transpose.h"
 #endif
 
 static const sl__arg_schema tr_args[] = {

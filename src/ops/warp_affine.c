@@ -6,12 +6,12 @@
  * input's size and for rotate the rotated image's bounding box rounded up to whole pixels
  * (keep_size=True keeps the input's). Outside the source a sample is fill_value, or without one
  * the nearest border pixel. interp_type INTERP_LINEAR (default) or INTERP_NN. Each element goes
- * through ops/warp.h, shared with the CUDA run, so the two give the same bits. An angle that is a
+ * through ops/warp_affine.h, shared with the CUDA run, so the two give the same bits. An angle that is a
  * whole multiple of 90 degrees uses exact sines and cosines, so such turns move pixels exactly. */
-#include "ops/argin.h"
-#include "ops/gpu_args.h"
-#include "ops/op.h"
-#include "ops/warp.h"
+#include "operator/argin.h"
+#include "operator/gpu_args.h"
+#include "operator/op.h"
+#include "ops/warp_affine.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "ops/warp_affine.h"
 #endif
 
 // clang-format off

@@ -11,7 +11,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,7 +15,7 @@
 #ifndef SLUICE_PIPELINE_PARSE_H
 #define SLUICE_PIPELINE_PARSE_H
 
-#include "ops/op.h"
+#include "operator/op.h"
 #include "sluice/pipeline.h"
 
 #ifdef __cplusplus

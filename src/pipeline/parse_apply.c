@@ -7,7 +7,7 @@
  * argument in the text, with its line, column and caret; the same message is left in the
  * pipeline's own error (sl_pipeline_errmsg). */
 #include "pipeline/parse.h"
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_int.h"
 
 #include "core/alloc.h"
 #include "core/log.h"

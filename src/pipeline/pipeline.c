@@ -12,13 +12,13 @@
  * travel with their batch and come back, in order, from sl_pipeline_next. Before producing batch k
  * the first stage snapshots the state of every op (only readers have any: their position), which is
  * what a checkpoint after k batches holds. */
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_int.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/rng.h"
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "core/cuda.h"
 #endif
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Internal side of sl_mlp: the model struct and the table of operations a device backend provides
- * (mlp_cpu.c for the CPU; a CUDA backend in src/cuda/ adds its own table and one line in
+ * (mlp_cpu.c for the CPU; a CUDA backend, mlp.cu, adds its own table and one line in
  * mlp.c's backend_for). mlp.c owns everything device-independent: config checks, numpy-identical
  * initialisation (on the host, then uploaded), argument checks, evaluation and the file format. */
 #ifndef SLUICE_TRAIN_MLP_H
@@ -61,7 +61,7 @@ extern const sl__mlp_backend sl__mlp_cpu_backend;
  * caller and serialises them, so each caller gets cores/K threads of it instead (mlp_cpu.c). */
 void sl__mlp_cpu_share_threads(int replicas);
 #ifdef SLUICE_HAVE_CUDA
-extern const sl__mlp_backend sl__mlp_cuda_backend; /* src/cuda/mlp.cu */
+extern const sl__mlp_backend sl__mlp_cuda_backend; /* mlp.cu */
 #endif
 
 /* Forward + backward without waiting (backends with loss_grad_async; otherwise the same as
@@ -133,6 +133,15 @@ sl_status sl__mlp_early_grads(sl_mlp *m, int64_t *split, void **stream, sl_err *
 static inline void *sl__mlp_stream(const sl_mlp *m) {
     return m->stream;
 }
+
+/* cuBLAS for the GPU model (cublas_dl.cu) */
+/* Starts loading cuBLAS (cublas_dl.h) on a thread of its own and returns; the GPU model's first
+ * use waits for it. For a process about to train on GPUs, at its start. */
+void sl__cuda_blas_preload(void);
+/* Loads cuBLAS now, or waits for the load under way: SL_ECUDA naming the library when it cannot be
+ * loaded. Needs no GPU. */
+sl_status sl__cuda_blas_load(sl_err *err);
+
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@
  * bias corrections are computed in double once per step; every element update is float32, so
  * replicas that apply the same update to the same values stay bit-identical. State lives on the
  * optimiser's device: host memory, or (CUDA builds) the device's pool, updated by
- * src/cuda/optim.cu's kernels, which repeat these loops operation for operation (same bits). On a
+ * src/train/optim.cu's kernels, which repeat these loops operation for operation (same bits). On a
  * CUDA device sl_optim_apply runs on the legacy default stream and sl_optim_step on the model's
  * stream; both wait for the update (sl__optim_step_async, for the trainer, does not). */
 #include "sluice/train.h"
@@ -26,7 +26,8 @@
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
-#include "cuda/kernels.h"
+#include "core/cuda.h"
+#include "train/optim.h"
 static void cuda_args(const sl_optim *o, sl__cuda_optim_args *out);
 #endif
 

@@ -21,7 +21,7 @@
 #include "opharness.h"
 
 #include "core/half.h"
-#include "cuda/kernels.h"
+#include "core/cuda.h"
 
 #include <math.h>
 #include <stdlib.h>

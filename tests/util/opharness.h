@@ -5,7 +5,7 @@
 #ifndef SLUICE_TEST_OPHARNESS_H
 #define SLUICE_TEST_OPHARNESS_H
 
-#include "ops/op.h"
+#include "operator/op.h"
 
 #define OPH_MAX_OUT 4
 

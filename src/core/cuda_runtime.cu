@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// CUDA runtime entry points for C code: device selection and the pipeline stages' streams.
+#include "core/cuda_check.h"
+#include "core/cuda.h"
+
+#include <thread>
+#include <vector>
+
+extern "C" sl_status sl__cuda_set_device(int device, sl_err *err) {
+    SL_CUDA_TRY(err, cudaSetDevice(device));
+    return SL_OK;
+}
+
+extern "C" sl_status sl__cuda_stream_create(int device, void **stream, sl_err *err) {
+    SL_CUDA_TRY(err, cudaSetDevice(device));
+    cudaStream_t s;
+    SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    *stream = (void *)s;
+    return SL_OK;
+}
+
+extern "C" sl_status sl__cuda_stream_sync(void *stream, sl_err *err) {
+    SL_CUDA_TRY(err, cudaStreamSynchronize((cudaStream_t)stream));
+    return SL_OK;
+}
+
+extern "C" void sl__cuda_stream_destroy(void *stream) {
+    if (stream) cudaStreamDestroy((cudaStream_t)stream);
+}
+
+extern "C" sl_status sl__cuda_init_devices(const int *ids, int n, sl_err *err) {
+    std::vector<cudaError_t> r((size_t)(n > 0 ? n : 0), cudaSuccess);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; i++)
+        threads.emplace_back([&r, ids, i] {
+            r[(size_t)i] = cudaSetDevice(ids[i]);
+            if (r[(size_t)i] == cudaSuccess) r[(size_t)i] = cudaFree(nullptr);
+        });
+    for (auto &t : threads) t.join();
+    for (int i = 0; i < n; i++)
+        if (r[(size_t)i] != cudaSuccess)
+            return sl_err_set(err, SL_ECUDA, "GPU %d: %s", ids[i],
+                              cudaGetErrorString(r[(size_t)i]));
+    return SL_OK;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Element conversions between sluice dtypes for the generic ops (cast, one_hot, random.*): load as
+ * double, store with DALI's ConvertSat rules (integers: round to nearest even, saturate; NaN -> 0).
+ * Usable from CUDA device code too (SL__HD, core/half.h). */
+#ifndef SLUICE_OPERATOR_DTYPE_CONV_H
+#define SLUICE_OPERATOR_DTYPE_CONV_H
+
+#include "sluice/tensor.h"
+
+#include "core/half.h"
+
+#include <math.h>
+#include <stdint.h>
+
+/* Double (and float) products and sums rounded one at a time, for arithmetic shared by a CPU run
+ * and a CUDA run: a GPU compiler would otherwise fuse a * b + c into one multiply-add that rounds
+ * once, and the two runs would part in the last bit. */
+#ifdef __CUDA_ARCH__
+#define SL__DMUL(a, b) __dmul_rn((a), (b))
+#define SL__DADD(a, b) __dadd_rn((a), (b))
+#define SL__FMUL(a, b) __fmul_rn((a), (b))
+#define SL__FADD(a, b) __fadd_rn((a), (b))
+#else
+#define SL__DMUL(a, b) ((a) * (b))
+#define SL__DADD(a, b) ((a) + (b))
+#define SL__FMUL(a, b) ((a) * (b))
+#define SL__FADD(a, b) ((a) + (b))
+#endif
+
+static inline SL__HD double sl__dtype_conv_load(const void *p, sl_dtype t, int64_t k) {
+    switch (t) {
+    case SL_DTYPE_U8:
+        return ((const uint8_t *)p)[k];
+    case SL_DTYPE_BOOL:
+        return ((const uint8_t *)p)[k] != 0;
+    case SL_DTYPE_I8:
+        return ((const int8_t *)p)[k];
+    case SL_DTYPE_U16:
+        return ((const uint16_t *)p)[k];
+    case SL_DTYPE_I16:
+        return ((const int16_t *)p)[k];
+    case SL_DTYPE_I32:
+        return ((const int32_t *)p)[k];
+    case SL_DTYPE_I64:
+        return (double)((const int64_t *)p)[k];
+    case SL_DTYPE_F16:
+        return sl__f16_to_f32(((const uint16_t *)p)[k]);
+    case SL_DTYPE_BF16:
+        return sl__bf16_to_f32(((const uint16_t *)p)[k]);
+    case SL_DTYPE_F32:
+        return ((const float *)p)[k];
+    default:
+        return ((const double *)p)[k];
+    }
+}
+
+static inline SL__HD double sl__dtype_conv_sat(double v, double lo, double hi) {
+    if (v != v) return 0;
+    v = nearbyint(v);
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static inline SL__HD void sl__dtype_conv_store(void *p, sl_dtype t, int64_t k, double v) {
+    switch (t) {
+    case SL_DTYPE_U8:
+        ((uint8_t *)p)[k] = (uint8_t)sl__dtype_conv_sat(v, 0, 255);
+        break;
+    case SL_DTYPE_BOOL:
+        ((uint8_t *)p)[k] = v != 0;
+        break;
+    case SL_DTYPE_I8:
+        ((int8_t *)p)[k] = (int8_t)sl__dtype_conv_sat(v, -128, 127);
+        break;
+    case SL_DTYPE_U16:
+        ((uint16_t *)p)[k] = (uint16_t)sl__dtype_conv_sat(v, 0, 65535);
+        break;
+    case SL_DTYPE_I16:
+        ((int16_t *)p)[k] = (int16_t)sl__dtype_conv_sat(v, -32768, 32767);
+        break;
+    case SL_DTYPE_I32:
+        ((int32_t *)p)[k] = (int32_t)sl__dtype_conv_sat(v, -2147483648.0, 2147483647.0);
+        break;
+    case SL_DTYPE_I64:
+        ((int64_t *)p)[k] = v != v                        ? 0
+                            : v >= 9223372036854775807.0  ? INT64_MAX
+                            : v <= -9223372036854775808.0 ? INT64_MIN
+                                                          : (int64_t)nearbyint(v);
+        break;
+    case SL_DTYPE_F16:
+        ((uint16_t *)p)[k] = sl__f32_to_f16((float)v);
+        break;
+    case SL_DTYPE_BF16:
+        ((uint16_t *)p)[k] = sl__f32_to_bf16((float)v);
+        break;
+    case SL_DTYPE_F32:
+        ((float *)p)[k] = (float)v;
+        break;
+    default:
+        ((double *)p)[k] = v;
+        break;
+    }
+}
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* warp_affine and rotate (warp_affine.c): each destination element sampled from the source through
+ * an affine map, shared by the CPU run and the CUDA run (ops/warp_affine.cu) so that the two give the
+ * same bits: coordinates and bilinear weights in double with explicitly rounded operations. Pixel
+ * centres are at +0.5: destination pixel (x, y) looks at source point m x (x + 0.5, y + 0.5, 1);
+ * nearest neighbour takes the pixel that point falls in, linear the four around it (centres at
+ * +0.5). Outside the source a sample is fill_value, or without one the nearest border pixel. */
+#ifndef SLUICE_OPS_WARP_AFFINE_H
+#define SLUICE_OPS_WARP_AFFINE_H
+
+#include "sluice/status.h"
+
+#include "operator/dtype_conv.h"
+
+#include <math.h>
+#include <stdint.h>
+
+typedef struct sl__warp {
+    double m[6];     /* source x = m0 x + m1 y + m2, source y = m3 x + m4 y + m5 */
+    int64_t h, w, c; /* the source's extents */
+    int64_t oh, ow;  /* the destination's */
+    int nn;          /* nearest neighbour, else linear */
+    int fill;        /* 1: fill_value outside the source; 0: the nearest border pixel */
+    double fill_value;
+} sl__warp;
+
+/* a coordinate kept finite and within int64 reach (NaN counts as far outside) */
+static inline SL__HD double sl__warp_bound(double v) {
+    return v != v ? -1e9 : v < -1e9 ? -1e9 : v > 1e9 ? 1e9 : v;
+}
+
+/* channel ch of source pixel (y, x), or what stands in for it outside */
+static inline SL__HD double sl__warp_px(const sl__warp *t, const void *in, sl_dtype it, int64_t y,
+                                        int64_t x, int64_t ch) {
+    if (y < 0 || y >= t->h || x < 0 || x >= t->w) {
+        if (t->fill) return t->fill_value;
+        y = y < 0 ? 0 : y >= t->h ? t->h - 1 : y;
+        x = x < 0 ? 0 : x >= t->w ? t->w - 1 : x;
+    }
+    return sl__dtype_conv_load(in, it, (y * t->w + x) * t->c + ch);
+}
+
+/* element e (row-major (y, x, channel)) of the destination */
+static inline SL__HD void sl__warp_elem(const sl__warp *t, const void *in, sl_dtype it, void *out,
+                                        sl_dtype ot, int64_t e) {
+    int64_t ch = e % t->c, p = e / t->c, x = p % t->ow, y = p / t->ow;
+    double dx = (double)x + 0.5, dy = (double)y + 0.5;
+    double sx = SL__DADD(SL__DADD(SL__DMUL(t->m[0], dx), SL__DMUL(t->m[1], dy)), t->m[2]);
+    double sy = SL__DADD(SL__DADD(SL__DMUL(t->m[3], dx), SL__DMUL(t->m[4], dy)), t->m[5]);
+    double v;
+    if (t->nn) {
+        v = sl__warp_px(t, in, it, (int64_t)floor(sl__warp_bound(sy)),
+                        (int64_t)floor(sl__warp_bound(sx)), ch);
+    } else {
+        double fx = sl__warp_bound(sx) - 0.5, fy = sl__warp_bound(sy) - 0.5;
+        double x0 = floor(fx), y0 = floor(fy), ax = fx - x0, ay = fy - y0;
+        int64_t ix = (int64_t)x0, iy = (int64_t)y0;
+        double a = sl__warp_px(t, in, it, iy, ix, ch), b = sl__warp_px(t, in, it, iy, ix + 1, ch);
+        double c = sl__warp_px(t, in, it, iy + 1, ix, ch);
+        double d = sl__warp_px(t, in, it, iy + 1, ix + 1, ch);
+        double top = SL__DADD(a, SL__DMUL(ax, SL__DADD(b, -a)));
+        double bottom = SL__DADD(c, SL__DMUL(ax, SL__DADD(d, -c)));
+        v = SL__DADD(top, SL__DMUL(ay, SL__DADD(bottom, -top)));
+    }
+    sl__dtype_conv_store(out, ot, e, v);
+}
+
+/* ---- the CUDA run (warp_affine.cu) ---- */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* warp_affine and rotate: each destination element of a sample through its map (warp_affine.c,
+ * ops/warp_affine.h) */
+typedef struct sl__cuda_warp_desc {
+    const void *in;
+    void *out;
+    sl__warp t;
+} sl__cuda_warp_desc;
+sl_status sl__cuda_warp(const sl__cuda_warp_desc *d, int n, int64_t max_elems, int in_dtype,
+                        int out_dtype, void *stream, sl_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

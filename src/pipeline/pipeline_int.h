@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Internal structure of a pipeline: the graph (op instances and nodes) the builder and the parser
+ * make, and the executor state (batch slots, stage threads, queues). */
+#ifndef SLUICE_PIPELINE_PIPELINE_INT_H
+#define SLUICE_PIPELINE_PIPELINE_INT_H
+
+#include "sluice/pipeline.h"
+
+#include "core/threads.h"
+#include "operator/op.h"
+
+#include <pthread.h>
+
+#define SL__MAX_OP_INPUTS  8
+#define SL__MAX_OP_OUTPUTS 8
+
+/* A graph node: one op output, a transfer (a copy of src to the GPU, on CUDA pipelines), or an
+ * alias (src's data seen as GPU data: .gpu() on a CPU pipeline). `gpu` is DALI's placement, which
+ * decides the device rules; only transfers move data. */
+#define SL__NODE_TRANSFER (-1)
+#define SL__NODE_ALIAS    (-2)
+typedef struct sl__node {
+    int op;   /* producing op instance, or SL__NODE_TRANSFER / SL__NODE_ALIAS */
+    int out;  /* output index of that op */
+    int src;  /* transfers and aliases: the node they stand for */
+    bool gpu; /* placed on the GPU (DALI's rules) */
+} sl__node;
+
+typedef struct sl__opinst {
+    const sl__op_def *def;
+    char name[64];
+    unsigned placement; /* SL_OPDEV_CPU, _MIXED or _GPU as written */
+    bool on_gpu;        /* a gpu op of a CUDA pipeline: setup and run_gpu in the GPU stage */
+    bool split;         /* a mixed op with a GPU run on a CUDA pipeline: setup and run_cpu in the
+                         * CPU stage (outputs already on the device), then run_gpu in the GPU
+                         * stage -- e.g. small images decoded on the CPU, large ones by nvJPEG */
+    int ninputs, inputs[SL__MAX_OP_INPUTS];
+    int narg_inputs, arg_inputs[SL__MAX_OP_INPUTS];
+    int nout, first_node;
+    sl__args args;
+    void *state;
+    uint64_t seed;
+    double seconds;
+    int64_t pool_jobs, pool_samples; /* batches whose run_cpu went to the pool; samples it ran */
+} sl__opinst;
+
+struct sl_pipeline_op {
+    sl_pipeline *p;
+    const sl__op_def *def;
+    char name[64];
+    char device[8];
+    int ninputs, inputs[SL__MAX_OP_INPUTS];
+    int nargs;
+    char *argnames[64];
+    sl__val argvals[64];
+    int64_t seed; /* -1: derive */
+    sl_status status;
+};
+
+struct sl_batch {
+    const struct sl_pipeline *pipe;
+    int slot;
+    int64_t seq;
+    int size;
+    sl_tlist *nodes; /* one sample list per node */
+    sl_tlist *dense; /* per output: a packed copy when the node's samples are scattered */
+    void **op_state; /* per op: what an op keeps for this batch between its stages */
+    bool *use_dense; /* per output: whether this batch's output is the packed copy */
+    char **keys;     /* per-sample keys (copied from the reader) */
+    size_t *key_cap;
+    sl_status status;
+    sl_err err;
+};
+
+struct sl_pipeline {
+    sl_pipeline_config cfg;
+    sl_err err;
+    bool built, failed;
+
+    /* graph */
+    int nops, ops_cap;
+    sl__opinst *ops;
+    int nnodes, nodes_cap;
+    sl__node *nodes;
+    int nout;
+    int outputs[SL_MAX_OUTPUTS];
+    char output_names[SL_MAX_OUTPUTS][64];
+    int reader_op; /* the first reader (keys come from it), -1 if none */
+
+    /* executor */
+    sl__pool *pool;
+    int nslots;
+    sl_batch *slots;
+    /* read: read stage -> CPU stage; mid: CPU stage -> GPU stage */
+    sl__queue *free_q, *read_q, *mid_q, *ready_q;
+    pthread_t read_thread, cpu_thread, gpu_thread;
+    bool read_thread_started, cpu_thread_started, gpu_thread_started;
+    int read_ops;      /* > 0: ops [0, read_ops) (the readers) run in a read stage of their own */
+    bool gpu_stage;    /* a CUDA pipeline with transfers or GPU ops */
+    void *stream;      /* the GPU stage's cudaStream_t */
+    void *xfer_pinned; /* GPU stage: pinned block gathering scattered host samples for one copy */
+    size_t xfer_cap, xfer_used; /* used: by this batch's transfers so far */
+    int stopping;               /* the stage taking snapshots has ended (under snap_mu) */
+    int64_t next_seq;           /* next batch the first stage produces */
+    int64_t taken;              /* batches handed to the consumer */
+    int64_t released;           /* batches given back */
+
+    /* checkpoints: snapshot of op state before batch seq, in a ring */
+    pthread_mutex_t snap_mu;
+    pthread_cond_t snap_cv;
+    int nsnap;
+    int64_t *snap_seq;
+    void **snap_bytes;
+    size_t *snap_size;
+    void *restore_bytes;
+    size_t restore_size;
+
+    /* stats */
+    pthread_mutex_t stats_mu;
+    sl_pipeline_stats stats;
+
+    /* fn.external_source's sources (sl_pipeline_add_source) */
+    int nsources;
+    struct sl__source_entry {
+        char name[64];
+        sl_source src;
+    } * sources;
+};
+
+/* The snapshot taken before batch seq (seq from taken - 2 to taken): a checkpoint after seq
+ * batches. */
+sl_status sl__pipeline_save_at(sl_pipeline *p, int64_t seq, void **bytes, size_t *size);
+/* Serialises every op's checkpoint state and counters ("before batch seq"). */
+sl_status sl__pipeline_snapshot(sl_pipeline *p, int64_t seq, void **bytes, size_t *size,
+                                sl_err *err);
+
+/* Reader ops in the graph. */
+int sl__pipeline_num_readers(const sl_pipeline *p);
+/* Writes len bytes to path atomically: path.tmp, fsync, rename (iter.c). */
+sl_status sl__iter_write_file(const char *path, const void *buf, size_t len, sl_err *err);
+
+#endif

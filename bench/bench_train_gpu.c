@@ -156,7 +156,7 @@ static void bench_step2(int steps) {
     }
 }
 
-/* ---- the step's matrix products alone: cublasGemmEx's default against cuBLASLt's candidates ----
+/* ---- the step's matrix products alone: cublasGemmEx's default against cuBLASLt's candidates ---
  */
 
 typedef struct gemm_shape {

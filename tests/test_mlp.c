@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the seed's initial weights ---------------------------------------------------------------
- */
+/* ---- the seed's initial weights ------------------------------------------------------------- */
 
 static void test_seed_init(void) {
     FILE *f = fopen(fixture("seed-model-init.json"), "rb");
@@ -86,8 +85,7 @@ static void test_seed_init(void) {
     sl_mlp_free(m);
 }
 
-/* ---- gradients vs finite differences ----------------------------------------------------------
- */
+/* ---- gradients vs finite differences -------------------------------------------------------- */
 
 static void make_batch(int B, int in, int C, float *x, float *y, unsigned seed) {
     srand(seed);
@@ -169,8 +167,7 @@ static void test_gradients(void) {
     check_fd(SL_ACT_TANH, 2, s2, 0.5);
 }
 
-/* ---- loss, prediction, accuracy by hand -------------------------------------------------------
- */
+/* ---- loss, prediction, accuracy by hand ----------------------------------------------------- */
 
 static void test_by_hand(void) {
     sl_err err;
@@ -285,8 +282,7 @@ static void test_by_hand(void) {
     CHECK_FAILS(sl_mlp_create(&cfg, sl_cpu(), &m, &err), SL_EINVAL, &err, "activation");
 }
 
-/* ---- files ------------------------------------------------------------------------------------
- */
+/* ---- files ---------------------------------------------------------------------------------- */
 
 static int write_bytes(const char *path, const unsigned char *b, size_t n) {
     FILE *f = fopen(path, "wb");

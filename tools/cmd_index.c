@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sluice index: writes the index of a TFRecord file in DALI's format (that of DALI's tfrecord2idx
  * script: a line "offset length" per record, length counting the record's whole frame), the
- * index_path files readers.tfrecord takes. Every record's framing and CRCs are checked on the way,
- * so a corrupt file is refused, naming the offset of its first bad record. */
+ * index_path files readers.tfrecord takes, from the library's sl_tfrecord_index (sluice/dataset.h):
+ * every record's framing and CRCs are checked on the way, so a corrupt file is refused, naming the
+ * offset of its first bad record. */
 #include "cli.h"
 
-#include "io/tfrecord.h"
+#include "sluice/dataset.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int usage(FILE *f) {
@@ -38,27 +40,18 @@ int sl_cli_index(int argc, char **argv) {
     }
     if (!in) return usage(stderr);
     sl_err e = {0};
-    sl__tfrec *t;
-    if (sl__tfrec_open(1, &in, NULL, &t, &e)) return sl_cli_fail("index", "%s", e.msg);
-    int64_t n = sl__tfrec_count(t);
-    for (int64_t i = 0; i < n; i++) {
-        const uint8_t *d;
-        uint64_t len;
-        if (sl__tfrec_read(t, i, &d, &len, &e)) {
-            sl__tfrec_close(t);
-            return sl_cli_fail("index", "%s", e.msg);
-        }
-    }
+    sl_tfrecord_entry *idx;
+    int64_t n;
+    if (sl_tfrecord_index(in, &idx, &n, &e)) return sl_cli_fail("index", "%s", e.msg);
     bool to_stdout = !out || !strcmp(out, "-");
     FILE *f = to_stdout ? stdout : fopen(out, "w");
     if (!f) {
-        sl__tfrec_close(t);
+        free(idx);
         return sl_cli_fail("index", "%s: %s", out, strerror(errno));
     }
     for (int64_t i = 0; i < n; i++)
-        fprintf(f, "%llu %lld\n", (unsigned long long)sl__tfrec_offset(t, i),
-                (long long)sl__tfrec_size(t, i));
-    sl__tfrec_close(t);
+        fprintf(f, "%llu %lld\n", (unsigned long long)idx[i].offset, (long long)idx[i].size);
+    free(idx);
     bool bad = ferror(f) != 0;
     if (to_stdout ? fflush(f) != 0 || bad : fclose(f) != 0 || bad)
         return sl_cli_fail("index", "%s: write failed", to_stdout ? "standard output" : out);

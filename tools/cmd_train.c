@@ -7,15 +7,10 @@
 #include "settings.h"
 #include "world.h"
 
-#include "core/log.h"
 #include "sluice/comm.h"
+#include "sluice/dataset.h"
 #include "sluice/iterator.h"
 #include "sluice/train.h"
-
-#ifdef SLUICE_HAVE_CUDA
-#include "core/cuda.h"
-#include "train/mlp.h"
-#endif
 
 #include <errno.h>
 #include <float.h>
@@ -263,7 +258,7 @@ static sl_status onehot_make(onehot *oh, const sl_iter_batch *b, int k, const sl
     sl_tensor *h = &oh->host[k], *d = &oh->dev[k][oh->next];
     if (!h->data || h->shape[0] != rows) {
         sl_tensor_free(h);
-        SL_TRY(sl_tensor_alloc(h, SL_DTYPE_F32, sl_cpu(), 2, shape, NULL, e));
+        SL_CLI_TRY(sl_tensor_alloc(h, SL_DTYPE_F32, sl_cpu(), 2, shape, NULL, e));
         free(oh->ids);
         if (!(oh->ids = malloc((size_t)rows * sizeof *oh->ids)))
             return sl_err_set(e, SL_ENOMEM, "out of memory");
@@ -271,13 +266,13 @@ static sl_status onehot_make(onehot *oh, const sl_iter_batch *b, int k, const sl
     /* the ids, as int32 on the host */
     sl_tensor ids, ids_host;
     const int64_t ishape[1] = {rows};
-    SL_TRY(sl_tensor_reshape(y, 1, ishape, &ids, e));
-    SL_TRY(sl_tensor_wrap(&ids_host, oh->ids, SL_DTYPE_I32, sl_cpu(), 1, ishape, NULL));
+    SL_CLI_TRY(sl_tensor_reshape(y, 1, ishape, &ids, e));
+    SL_CLI_TRY(sl_tensor_wrap(&ids_host, oh->ids, SL_DTYPE_I32, sl_cpu(), 1, ishape, NULL));
     if (ids.dtype == SL_DTYPE_I32) {
-        SL_TRY(sl_tensor_copy(&ids_host, &ids, NULL, e));
+        SL_CLI_TRY(sl_tensor_copy(&ids_host, &ids, NULL, e));
     } else { /* another integer type: through the host, value by value */
         sl_tensor tmp;
-        SL_TRY(sl_tensor_alloc(&tmp, ids.dtype, sl_cpu(), 1, ishape, NULL, e));
+        SL_CLI_TRY(sl_tensor_alloc(&tmp, ids.dtype, sl_cpu(), 1, ishape, NULL, e));
         sl_status st = sl_tensor_copy(&tmp, &ids, NULL, e);
         for (int64_t i = 0; i < rows && !st; i++) {
             const unsigned char *p = (const unsigned char *)tmp.data + i * sl_dtype_size(ids.dtype);
@@ -305,7 +300,7 @@ static sl_status onehot_make(onehot *oh, const sl_iter_batch *b, int k, const sl
             oh->ids[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
         }
         sl_tensor_free(&tmp);
-        SL_TRY(st);
+        SL_CLI_TRY(st);
     }
     float *f = h->data;
     memset(f, 0, (size_t)(rows * C) * sizeof *f);
@@ -319,9 +314,9 @@ static sl_status onehot_make(onehot *oh, const sl_iter_batch *b, int k, const sl
     }
     if (!d->data || d->shape[0] != rows) {
         sl_tensor_free(d);
-        SL_TRY(sl_tensor_alloc(d, SL_DTYPE_F32, dev, 2, shape, NULL, e));
+        SL_CLI_TRY(sl_tensor_alloc(d, SL_DTYPE_F32, dev, 2, shape, NULL, e));
     }
-    SL_TRY(sl_tensor_copy(d, h, NULL, e));
+    SL_CLI_TRY(sl_tensor_copy(d, h, NULL, e));
     *out = *d;
     return SL_OK;
 }
@@ -366,8 +361,8 @@ static sl_status model_ends(sl_iter *train, sl_iter *val, const char *tfile, con
                             const sl_iter_batch **first, const sl_iter_batch **vfirst,
                             bool *class_ids, sl_mlp_config *m, char *why, size_t nwhy, sl_err *e) {
     out_shapes ts, vs;
-    SL_TRY(first_batch(train, tfile, "training", first, e));
-    SL_TRY(batch_shapes(train, *first, "training", tfile, &ts, e));
+    SL_CLI_TRY(first_batch(train, tfile, "training", first, e));
+    SL_CLI_TRY(batch_shapes(train, *first, "training", tfile, &ts, e));
     char tshape[96], vshape[96], cwhy[4400];
     shape_str(ts.shape, ts.ndim, tshape, sizeof tshape);
     int64_t classes = ts.classes;
@@ -403,8 +398,8 @@ static sl_status model_ends(sl_iter *train, sl_iter *val, const char *tfile, con
                           tfile, ts.labels);
     }
     if (val) {
-        SL_TRY(first_batch(val, vfile, "validation", vfirst, e));
-        SL_TRY(batch_shapes(val, *vfirst, "validation", vfile, &vs, e));
+        SL_CLI_TRY(first_batch(val, vfile, "validation", vfirst, e));
+        SL_CLI_TRY(batch_shapes(val, *vfirst, "validation", vfile, &vs, e));
         shape_str(vs.shape, vs.ndim, vshape, sizeof vshape);
         if (!same_inputs(&ts, &vs))
             return sl_err_set(e, SL_EINVAL,
@@ -707,8 +702,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     /* num_classes: the store's class map (labels.txt, written by sluice convert --from folder)
      * when there is one, else the seed's 10; --arg num_classes=N wins */
     char **tclasses = NULL, **vclasses = NULL;
-    int ntc = sl_cli_read_classes(train_dir, &tclasses);
-    int nvc = sl_cli_read_classes(test_dir, &vclasses);
+    int ntc = sl_dataset_read_classes(train_dir, &tclasses);
+    int nvc = sl_dataset_read_classes(test_dir, &vclasses);
     int class_diff = -1; /* the first class the two maps name differently */
     for (int c = 0; ntc && nvc && c < (ntc > nvc ? ntc : nvc) && class_diff < 0; c++)
         if (c >= ntc || c >= nvc || strcmp(tclasses[c], vclasses[c])) class_diff = c;
@@ -719,8 +714,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                     "validation; convert both folders with the same class sub-folders",
                     train_dir, test_dir, class_diff, class_diff < ntc ? tclasses[class_diff] : "",
                     class_diff < nvc ? vclasses[class_diff] : "");
-        sl_cli_free_classes(tclasses, ntc);
-        sl_cli_free_classes(vclasses, nvc);
+        sl_dataset_free_classes(tclasses, ntc);
+        sl_dataset_free_classes(vclasses, nvc);
         free(train_text);
         free(val_text);
         return 1;
@@ -729,8 +724,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     snprintf(nclasses, sizeof nclasses, "%d", ntc ? ntc : nvc ? nvc : 10);
     if (ntc || nvc)
         snprintf(classes_from, sizeof classes_from, "%s/labels.txt", ntc ? train_dir : test_dir);
-    sl_cli_free_classes(tclasses, ntc);
-    sl_cli_free_classes(vclasses, nvc);
+    sl_dataset_free_classes(tclasses, ntc);
+    sl_dataset_free_classes(vclasses, nvc);
     const char *user_classes = NULL; /* --arg num_classes=N */
     for (int i = 0; i < nuser; i++)
         if (!strcmp(user_binds[i].name, "num_classes")) user_classes = user_binds[i].value;
@@ -816,12 +811,10 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         rc = wfail(w, "%s", e.msg);
         goto out;
     }
-#ifdef SLUICE_HAVE_CUDA
     if (ic.devices[0].kind == SL_DEVICE_CUDA) { /* overlaps the set-up */
-        sl__cuda_blas_preload();
+        sl_train_preload();
         blas_preloading = true;
     }
-#endif
     if (w->size > 1 && ic.devices[0].kind == SL_DEVICE_CUDA && !strcmp(devices, "all") &&
         (flags.devices || tdeco.device_id == -1)) {
         /* one GPU per process: the one of its local rank */
@@ -853,17 +846,15 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     if (ic.devices[0].kind == SL_DEVICE_CUDA && sl_comm_available(SL_COMM_NCCL) &&
         (w->size > 1 ? mpi_comm != NULL : ic.ndevices > 1))
         nccl_setup_start(&nccl, ic.devices, ic.ndevices, w->size > 1 ? mpi_comm : NULL);
-#ifdef SLUICE_HAVE_CUDA
     if (ic.devices[0].kind == SL_DEVICE_CUDA) { /* every GPU's context at once */
         int ids[SL_MAX_DEVICES];
         for (int k = 0; k < ic.ndevices; k++) ids[k] = ic.devices[k].id;
-        if (sl__cuda_init_devices(ids, ic.ndevices, &e)) {
+        if (sl_cuda_init(ids, ic.ndevices, &e)) {
             rc = wfail(w, "%s", e.msg);
             goto out;
         }
         t_ctx = sl_cli_now();
     }
-#endif
     if (sl_iter_create(&ic, &train, &e) || sl_cli_check_epoch(train, ic.filename, NULL, &e)) {
         rc = wfail(w, "%s", e.msg);
         goto out;
@@ -1160,12 +1151,8 @@ out:
                 t_tr - t_end, t_comm - t_tr, sl_cli_now() - t_comm, process_age());
     free(train_text);
     free(val_text);
-#ifdef SLUICE_HAVE_CUDA
     /* an early failure must not end the process while cuBLAS's initialisers still run on the
      * preload thread: wait for the load (done long since after any training step) */
-    if (blas_preloading) (void)sl__cuda_blas_load(NULL);
-#else
-    (void)blas_preloading;
-#endif
+    if (blas_preloading) (void)sl_train_preload_wait(NULL);
     return rc;
 }

@@ -152,30 +152,6 @@ double sl_cli_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int sl_cli_read_classes(const char *dir, char ***names) {
-    char p[4200], line[4096];
-    snprintf(p, sizeof p, "%s/labels.txt", dir);
-    *names = NULL;
-    FILE *f = fopen(p, "r");
-    if (!f) return 0;
-    int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        char **v = realloc(*names, (size_t)(n + 1) * sizeof *v);
-        if (!v) break;
-        *names = v;
-        if (!(v[n] = strdup(line))) break;
-        n++;
-    }
-    fclose(f);
-    return n;
-}
-
-void sl_cli_free_classes(char **names, int n) {
-    for (int c = 0; c < n; c++) free(names[c]);
-    free(names);
-}
-
 int sl_cli_opt_int(const char *cmd, const char *opt, const char *v, long long lo, long long hi,
                    long long *out) {
     char *end;

@@ -9,6 +9,13 @@
 
 #include <stdio.h>
 
+/* Returns from the enclosing function when expr gives an error status. */
+#define SL_CLI_TRY(expr)                                                                           \
+    do {                                                                                           \
+        sl_status sl_cli_st = (expr);                                                              \
+        if (sl_cli_st != SL_OK) return sl_cli_st;                                                  \
+    } while (0)
+
 /* The whole file, NUL-terminated (malloc'd), or NULL with errno set. */
 char *sl_cli_read_file(const char *path, size_t *size);
 /* A pipeline file, NUL-terminated (malloc'd); NULL after a "sluice CMD: ..." line on stderr when it
@@ -21,11 +28,6 @@ int sl_cli_write_npy(const char *path, const sl_tensor *t);
 /* Writes s as a JSON string literal (with quotes). */
 void sl_cli_json_str(FILE *f, const char *s);
 double sl_cli_now(void);
-/* DIR/labels.txt (written by sluice convert --from folder): class c's name on line c + 1, into
- * *names (malloc'd, each and the array; free with sl_cli_free_classes). Returns the count, 0 when
- * there is no such file. */
-int sl_cli_read_classes(const char *dir, char ***names);
-void sl_cli_free_classes(char **names, int n);
 /* Option values: the whole of v must be a number within [lo, hi] (a float also finite; hi INT_MAX
  * or DBL_MAX for no upper bound), else a "sluice CMD: OPT wants ..." line on stderr and nonzero. */
 int sl_cli_opt_int(const char *cmd, const char *opt, const char *v, long long lo, long long hi,

@@ -2,7 +2,7 @@
 /* A pipeline file's settings for `sluice run` and `sluice train` (see settings.h). */
 #include "settings.h"
 
-#include "operator/op.h"
+#include "sluice/ops.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -135,7 +135,7 @@ static void probe_name(const char *b, size_t n, void *user) {
     if (n >= sizeof name) return;
     memcpy(name, b, n);
     name[n] = 0;
-    int d = sl__op_distance(p->want, name);
+    int d = sl_name_distance(p->want, name);
     if (d < p->best_d) {
         p->best_d = d;
         memcpy(p->best, name, n + 1);

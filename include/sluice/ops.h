@@ -66,6 +66,10 @@ sl_status sl_op_get_arg(const char *op_name, int index, sl_op_arg_info *out, sl_
 /* Arguments every operator accepts, handled by the pipeline: device, name, seed, preserve,
  * bytes_per_sample_hint (the same list the pipeline's argument check lets through). An operator
  * whose own schema has one of these (the readers' seed) lists it there too. */
+/* The edit distance between two names, as the library's "did you mean" suggestions measure it:
+ * Levenshtein, ignoring case (an insertion, deletion or substitution costs 1; names longer than
+ * 63 characters are 99 apart). */
+int sl_name_distance(const char *a, const char *b);
 int sl_op_num_common_args(void);
 sl_status sl_op_common_arg(int index, sl_op_arg_info *out, sl_err *err);
 

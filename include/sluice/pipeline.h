@@ -106,8 +106,7 @@ void sl_pipeline_free(sl_pipeline *p);
 const char *sl_pipeline_errmsg(const sl_pipeline *p);
 sl_status sl_pipeline_status(const sl_pipeline *p);
 
-/* ---- building op by op (graph nodes are ints: one per op output) --------------------------------
- */
+/* ---- building op by op (graph nodes are ints: one per op output) ---------------------------- */
 
 /* Starts describing an op by DALI name ("readers.caffe2", "fn.decoders.image", ...); NULL on an
  * unknown name (see sl_pipeline_errmsg: it suggests the closest). */
@@ -170,8 +169,7 @@ typedef struct sl_source {
  * must stay valid until the pipeline is freed. A name used twice is an SL_EINVAL. */
 sl_status sl_pipeline_add_source(sl_pipeline *p, const char *name, const sl_source *src);
 
-/* ---- pipeline text ------------------------------------------------------------------------------
- */
+/* ---- pipeline text -------------------------------------------------------------------------- */
 
 /* Settings a @data_iterator(...) / @pipeline_def(...) decorator line carries. */
 typedef enum sl_layout_mode {

@@ -70,6 +70,12 @@ static inline bool sl_device_eq(sl_device a, sl_device b) {
     return a.kind == b.kind && a.id == b.id;
 }
 
+/* Creates the CUDA contexts of the n GPUs ids[0..n) at once, a thread each: made one after the
+ * other by their first use, each taking a fraction of a second, they add up at start-up. Optional
+ * (first use makes a context anyway). SL_ENOTSUP in a build without CUDA, SL_ECUDA naming the
+ * call that failed. */
+sl_status sl_cuda_init(const int *ids, int n, sl_err *err);
+
 #define SL_MAX_DIMS   8
 #define SL_LAYOUT_MAX 8
 
@@ -122,8 +128,7 @@ sl_status sl_tensor_fill(sl_tensor *t, double value, void *stream, sl_err *err);
 /* "float32[200,784]@cpu HWC" into buf. */
 const char *sl_tensor_describe(const sl_tensor *t, char *buf, size_t size);
 
-/* ---- sample lists -----------------------------------------------------------------------------
- */
+/* ---- sample lists --------------------------------------------------------------------------- */
 
 typedef struct sl_tlist {
     int count;    /* samples in use */

@@ -32,8 +32,7 @@
 extern "C" {
 #endif
 
-/* ---- the model --------------------------------------------------------------------------------
- */
+/* ---- the model ------------------------------------------------------------------------------ */
 
 typedef enum sl_activation { SL_ACT_TANH = 0, SL_ACT_RELU = 1 } sl_activation;
 
@@ -81,6 +80,14 @@ typedef struct sl_mlp sl_mlp;
  * builds (SL_ENOTSUP otherwise). cfg NULL means the default config. Every call on a CUDA model is
  * complete when it returns (the model runs on its own stream and waits for it). */
 sl_status sl_mlp_create(const sl_mlp_config *cfg, sl_device dev, sl_mlp **out, sl_err *err);
+/* Starts loading what a GPU model needs (cuBLAS: ~0.1 s and ~200 MB of initialisers) on a thread
+ * of its own and returns, so that the load overlaps the caller's start-up; the first GPU model
+ * waits for it. Does nothing in a build without CUDA. */
+void sl_train_preload(void);
+/* Waits for that load, or loads now: SL_ECUDA naming the library when it cannot be loaded (SL_OK
+ * in a build without CUDA). A process that preloaded calls it before it exits, so that it never
+ * ends while the library's initialisers still run on the loading thread. */
+sl_status sl_train_preload_wait(sl_err *err);
 void sl_mlp_free(sl_mlp *m);
 
 /* The config the model was made with (nsizes and init_scale filled in). */
@@ -155,8 +162,7 @@ sl_status sl_mlp_load(const char *path, sl_device dev, sl_mlp **out, sl_err *err
  * also logs a warning. */
 void sl_mlp_blas_info(const char **core, const char **suggested_coretype);
 
-/* ---- optimisers -------------------------------------------------------------------------------
- */
+/* ---- optimisers ----------------------------------------------------------------------------- */
 
 typedef enum sl_optim_kind {
     SL_OPTIM_SGD = 0,  /* p -= lr * (g + wd * p); momentum > 0: PyTorch's SGD with momentum */
@@ -198,8 +204,7 @@ const sl_optim_config *sl_optim_config_of(const sl_optim *o);
 sl_status sl_optim_serialize(const sl_optim *o, void *buf, size_t cap, size_t *size, sl_err *err);
 sl_status sl_optim_deserialize(sl_optim *o, const void *buf, size_t size, sl_err *err);
 
-/* ---- the data-parallel step -------------------------------------------------------------------
- */
+/* ---- the data-parallel step ----------------------------------------------------------------- */
 
 #define SL_TRAINER_MAX_REPLICAS 64
 

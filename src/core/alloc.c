@@ -5,6 +5,7 @@
  * CUDA header: pinned memory and pools answer SL_ENOTSUP there. */
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/cuda.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -55,6 +56,10 @@ void *sl__alloc_host_grow(void *p, size_t old_size, size_t new_size, sl_err *err
 
 #ifdef SLUICE_HAVE_CUDA
 
+sl_status sl_cuda_init(const int *ids, int n, sl_err *err) {
+    return n > 0 ? sl__cuda_init_devices(ids, n, err) : SL_OK;
+}
+
 bool sl__cuda_available(void) {
     return sl__cuda_device_count() > 0;
 }
@@ -84,8 +89,7 @@ void sl__alloc_pinned_free(void *p) {
     if (p) cudaFreeHost(p);
 }
 
-/* ---- device pool --------------------------------------------------------------------------------
- */
+/* ---- device pool ---------------------------------------------------------------------------- */
 
 #define POOL_CLASSES  48
 #define POOL_BIG      (32u << 20)
@@ -338,6 +342,11 @@ sl__devpool *sl__devpool_get(int device, sl_err *err) {
 }
 
 #else /* no CUDA */
+
+sl_status sl_cuda_init(const int *ids, int n, sl_err *err) {
+    (void)ids;
+    return n > 0 ? sl_err_set(err, SL_ENOTSUP, "GPUs need a CUDA build of sluice") : SL_OK;
+}
 
 bool sl__cuda_available(void) {
     return false;

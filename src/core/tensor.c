@@ -396,8 +396,7 @@ const char *sl_tensor_describe(const sl_tensor *t, char *buf, size_t size) {
     return buf;
 }
 
-/* ---- sample lists ------------------------------------------------------------------------------
- */
+/* ---- sample lists --------------------------------------------------------------------------- */
 
 sl_status sl_tlist_reset(sl_tlist *l, int count, sl_dtype dtype, int ndim, sl_device device,
                          sl_err *err) {

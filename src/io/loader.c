@@ -99,8 +99,7 @@ static void reset(sl__loader *l) {
     l->pos.read = l->fill;
 }
 
-/* ---- global order --------------------------------------------------------------------------
- */
+/* ---- global order --------------------------------------------------------------------------- */
 
 static sl_status create_global(const sl__loader_cfg *cfg, sl__loader **out, sl_err *err) {
     if (cfg->batch < 1) return sl_err_set(err, SL_EINVAL, "global order: batch %d", cfg->batch);

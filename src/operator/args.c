@@ -39,8 +39,7 @@ sl_status sl__val_copy(sl__val *dst, const sl__val *src, sl_err *err) {
     return SL_OK;
 }
 
-/* ---- literal parser ---------------------------------------------------------------------------
- */
+/* ---- literal parser ------------------------------------------------------------------------- */
 
 typedef struct {
     const char *p;
@@ -225,8 +224,7 @@ const char *sl__val_format(const sl__val *v, char *buf, size_t size) {
     return buf;
 }
 
-/* ---- schema checking ----------------------------------------------------------------------------
- */
+/* ---- schema checking ------------------------------------------------------------------------ */
 
 const char *sl__arg_type_name(sl__arg_type t) {
     switch (t) {

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+// clang-format off: the table of calls below keeps its columns
 /* The operator interface: one table entry per operator (docs/conventions.md, "One operator, two
  * devices").
  *
@@ -6,13 +7,15 @@
  * "readers.caffe2"), lists its arguments (name, type, default, doc: DALI's), its input count and
  * devices, and gives the functions the executor calls, per batch, in this order:
  *
- *   setup(state, io)       on the CPU: every per-sample decision (crop windows, mirror flags,
- * random draws from io->seed and the sample's global index), output dtypes and shapes; it sizes the
- * outputs with sl_tlist_reset + sl_tlist_alloc (buffers are recycled) or points them at input
- * memory (no-copy ops like reshape). run_cpu(state, io, i)  sample i, on a pool worker (worker =
- * its index, for per-thread scratch); NULL when setup did all the work; setup may also name
- * the only samples that need it (io->run_index). run_gpu(state, io)     the
- * whole batch on io->stream, reading the same per-sample decisions.
+ *   setup(state, io)        on the CPU: every per-sample decision (crop windows, mirror flags,
+ *                           random draws from io->seed and the sample's global index), output
+ *                           dtypes and shapes; it sizes the outputs with sl_tlist_reset +
+ *                           sl_tlist_alloc (buffers are recycled) or points them at input memory
+ *                           (no-copy ops like reshape).
+ *   run_cpu(state, io, i)   sample i, on a pool worker (worker = its index, for per-thread
+ *                           scratch); NULL when setup did all the work; setup may also name the
+ *                           only samples that need it (io->run_index).
+ *   run_gpu(state, io)      the whole batch on io->stream, reading the same per-sample decisions.
  *
  * On a CUDA pipeline a gpu op's setup and run_gpu run in the GPU stage. A mixed op with a run_gpu
  * has both halves: setup and run_cpu (on the pool) in the CPU stage with io->device on the GPU,
@@ -28,6 +31,7 @@
  * Readers (SL_OPF_READER) take no inputs; their setup reads the batch's records (or sizes the
  * outputs, for run_cpu to fill on the pool) and sets io->keys.
  * Errors name the record: ops use io->keys[i] in messages (see sl__op_fail). */
+// clang-format on
 #ifndef SLUICE_OPERATOR_OP_H
 #define SLUICE_OPERATOR_OP_H
 
@@ -43,8 +47,7 @@
 extern "C" {
 #endif
 
-/* ---- values (argument values as written in a pipeline, or built in C) --------------------------
- */
+/* ---- values (argument values as written in a pipeline, or built in C) ----------------------- */
 
 typedef enum sl__val_kind {
     SL_VAL_NONE = 0, /* None / not given */
@@ -142,8 +145,7 @@ int sl__args_node(const sl__args *a, const char *name);
 bool sl__args_has(const sl__args *a, const char *name);
 const sl__val *sl__args_get(const sl__args *a, const char *name);
 
-/* ---- the operator table entry ------------------------------------------------------------------
- */
+/* ---- the operator table entry --------------------------------------------------------------- */
 
 enum {
     SL_OPDEV_CPU = 1u << 0,
@@ -242,7 +244,7 @@ int sl__op_distance(const char *a, const char *b);
 sl_status sl__op_fail(sl_err *err, sl_status st, const sl__op_io *io, int i, const char *opname,
                       const char *fmt, ...) SL_PRINTF(6, 7);
 
-/* Host scratch for run_cpu, one block per pool worker, grown as samples need (operator/scratch.c). */
+/* Host scratch for run_cpu, one block per pool worker, grown as samples need (scratch.c). */
 typedef struct sl__worker_scratch {
     int workers;
     void **buf;

@@ -128,3 +128,7 @@ sl_status sl_op_common_arg(int index, sl_op_arg_info *out, sl_err *err) {
     fill_arg(&c[index], out);
     return SL_OK;
 }
+
+int sl_name_distance(const char *a, const char *b) {
+    return sl__op_distance(a, b);
+}

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The pipeline text parser's shared ends: the error messages with a caret (sl__parse_error,
- * and sl__parse_perr at a parser's position), bound values read, values written back as text,
- * and the check of a text for NUL bytes (parse.h). The parser itself is in layers: the lexer
- * (parse_lex.c), the grammar (parse_expr.c, parse_tree.c) and the running of the trees
- * (parse_run.c). */
+/* The pipeline text parser's front (parse.h): the entry points, which read a text into trees
+ * (parse_lex.c, parse_expr.c, parse_tree.c) and run them (parse_eval.c, parse_call.c,
+ * parse_func.c, parse_stmt.c) into an sl__parse_prog or read only its decorator; and what those
+ * layers and parse_apply.c share: error messages with a caret, bound values read, values written
+ * back as text, the check of a text for NUL bytes. */
 #include "pipeline/parse_int.h"
 
+#include "core/alloc.h"
 #include "core/log.h"
 
 #include <math.h>
@@ -161,6 +162,8 @@ sl_status sl__parse_format_val(const sl__val *v, char *buf, size_t size, sl_err 
     return format_into(v, buf, size, &n, err);
 }
 
+/* ---- entry points ---------------------------------------------------------------------------- */
+
 sl_status sl__parse_check_text(const char *text, size_t len, const char *filename, sl_err *err) {
     const char *nul = len ? memchr(text, '\0', len) : NULL;
     if (!nul) return SL_OK;
@@ -172,4 +175,99 @@ sl_status sl__parse_check_text(const char *text, size_t len, const char *filenam
     return sl__parse_error(err, SL_ESYNTAX, text, filename ? filename : "<text>", pos,
                            "NUL byte in the pipeline text (byte %zu of %zu)", (size_t)(nul - text),
                            len);
+}
+
+static void deco_init(sl_pipeline_decorator *d) {
+    memset(d, 0, sizeof *d);
+    d->size = -1;
+    d->prepare_first_batch = true;
+    d->batch_size = d->num_threads = -1;
+    d->seed = -1;
+    d->prefetch_queue_depth = d->device_id = -1;
+}
+
+void sl__parse_prog_free(sl__parse_prog *prog) {
+    if (!prog) return;
+    for (int i = 0; i < prog->num_stmts; i++) sl__parse_stmt_clear(&prog->stmts[i]);
+    free(prog->stmts);
+    free(prog->text);
+    free(prog);
+}
+
+static sl_status run_parser(const char *text, const char *filename, const char *function, int nbind,
+                            const sl_pipeline_bind *binds, bool header_only, sl__parse_prog *prog,
+                            sl_err *err) {
+    parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.text = text;
+    ps.filename = filename;
+    ps.function = function && function[0] ? function : NULL;
+    ps.err = err;
+    ps.nbind = nbind;
+    ps.binds = binds;
+    ps.prog = prog;
+    sl_status st = sl__parse_read(&ps);
+    ps.step_limit = SL__PARSE_STEPS_MAX + ps.nexprs + ps.nstmts;
+    if (st == SL_OK) st = sl__parse_func_index(&ps);
+    if (st == SL_OK) st = sl__parse_choose_pipeline(&ps);
+    if (st == SL_OK && header_only && ps.pipe) st = sl__parse_deco_apply(&ps, ps.pipe);
+    if (st == SL_OK && !header_only) st = sl__parse_run_module(&ps);
+    sl__parse_scope_free(&ps.globals);
+    free(ps.fhash);
+    sl__parse_release(&ps);
+    return st;
+}
+
+sl_status sl__parse_program_fn(const char *text, const char *filename, const char *function,
+                               int nbind, const sl_pipeline_bind *binds, sl__parse_prog **out,
+                               sl_err *err) {
+    *out = NULL;
+    if (!filename) filename = "<text>";
+    if (!text) return sl_err_set(err, SL_EINVAL, "%s: no pipeline text", filename);
+    if (nbind < 0 || (nbind && !binds)) return sl_err_set(err, SL_EINVAL, "bad bind list");
+    sl__parse_prog *prog = sl__calloc(1, sizeof *prog, err);
+    if (!prog) return SL_ENOMEM;
+    deco_init(&prog->deco);
+    snprintf(prog->filename, sizeof prog->filename, "%s", filename);
+    if (!(prog->text = strdup(text))) {
+        free(prog);
+        return sl_err_set(err, SL_ENOMEM, "out of memory");
+    }
+    sl_status st = run_parser(text, filename, function, nbind, binds, false, prog, err);
+    if (st != SL_OK) {
+        sl__parse_prog_free(prog);
+        return st;
+    }
+    *out = prog;
+    return SL_OK;
+}
+
+sl_status sl__parse_program(const char *text, const char *filename, int nbind,
+                            const sl_pipeline_bind *binds, sl__parse_prog **out, sl_err *err) {
+    return sl__parse_program_fn(text, filename, NULL, nbind, binds, out, err);
+}
+
+sl_status sl__parse_header(const char *text, const char *filename, const char *function,
+                           sl_pipeline_decorator *out, sl_err *err) {
+    deco_init(out);
+    if (!filename) filename = "<text>";
+    if (!text) return sl_err_set(err, SL_EINVAL, "%s: no pipeline text", filename);
+    sl__parse_prog *prog = sl__calloc(1, sizeof *prog, err);
+    if (!prog) return SL_ENOMEM;
+    deco_init(&prog->deco);
+    sl_status st = run_parser(text, filename, function, 0, NULL, true, prog, err);
+    if (st == SL_OK) *out = prog->deco;
+    sl__parse_prog_free(prog);
+    return st;
+}
+
+sl_status sl_pipeline_text_decorator(const char *text, const char *filename,
+                                     sl_pipeline_decorator *out, sl_err *err) {
+    return sl__parse_header(text, filename, NULL, out, err);
+}
+
+sl_status sl_pipeline_text_function_decorator(const char *text, const char *filename,
+                                              const char *function, sl_pipeline_decorator *out,
+                                              sl_err *err) {
+    return sl__parse_header(text, filename, function, out, err);
 }

@@ -6,7 +6,9 @@
  * list of statements in execution order -- op calls (name, device, positional inputs, keyword
  * arguments as values or per-sample node references) and .gpu()/.cpu() transfers -- whose outputs
  * are numbered "program nodes" 0, 1, 2, ...; then the return list. It reads the text into trees
- * (parse.c) and runs them (parse_run.c: helper calls, loops and conditions are unrolled here).
+ * (parse_lex.c, parse_expr.c, parse_tree.c) and runs them (parse_eval.c, parse_call.c,
+ * parse_func.c, parse_stmt.c: helper calls, loops and conditions are unrolled here); parse.c holds
+ * the entry points.
  * Every syntax error and every unknown or unbound name is found here, with line, column and a
  * caret. It needs no operator table.
  * sl_pipeline_parse (parse_apply.c) walks the program and makes the builder calls; errors the

@@ -11,6 +11,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "pipeline/pipeline_checkpoint.h"
 #include "pipeline/pipeline_int.h"
 
 #include <errno.h>
@@ -945,7 +946,7 @@ sl_status sl_iter_save(sl_iter *it, const void *extra, size_t extra_size, void *
         void *ps = NULL;
         size_t pn = 0;
         sl_pipeline *p = it->pipes[d];
-        st = sl__pipeline_save_at(p, p->taken - (it->first_pending ? 1 : 0), &ps, &pn);
+        st = sl__pipeline_checkpoint_save_at(p, p->taken - (it->first_pending ? 1 : 0), &ps, &pn);
         if (st) {
             sl_err_copy(&it->err, &p->err);
             free(buf);

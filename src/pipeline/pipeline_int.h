@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Internal structure of a pipeline: the graph (op instances and nodes) the builder and the parser
- * make, and the executor state (batch slots, stage threads, queues). */
+ * make (pipeline.c), the executor state (batch slots, stage threads, queues: pipeline_exec.c) and
+ * the checkpoint state (the snapshot ring, the bytes to restore: pipeline_checkpoint.c). */
 #ifndef SLUICE_PIPELINE_PIPELINE_INT_H
 #define SLUICE_PIPELINE_PIPELINE_INT_H
 
@@ -127,12 +128,8 @@ struct sl_pipeline {
     } * sources;
 };
 
-/* The snapshot taken before batch seq (seq from taken - 2 to taken): a checkpoint after seq
- * batches. */
-sl_status sl__pipeline_save_at(sl_pipeline *p, int64_t seq, void **bytes, size_t *size);
-/* Serialises every op's checkpoint state and counters ("before batch seq"). */
-sl_status sl__pipeline_snapshot(sl_pipeline *p, int64_t seq, void **bytes, size_t *size,
-                                sl_err *err);
+/* Records an error in the pipeline's own error and returns it. */
+sl_status sl__pipeline_fail(sl_pipeline *p, sl_status st, const char *fmt, ...) SL_PRINTF(3, 4);
 
 /* Reader ops in the graph. */
 int sl__pipeline_num_readers(const sl_pipeline *p);

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <zlib.h>
 
-/* The layout iter.c writes (ck_header, ck_shape, book with MAX_SHARDS 4096). */
+/* The layout iter_checkpoint.c writes (ck_header, ck_shape, sl__iter_book with 4096 shards). */
 typedef struct {
     uint32_t magic, version, crc, pad;
     uint64_t payload;

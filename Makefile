@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 HAVE_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1 || echo 0)
 
-.PHONY: all deps build check test test-asan test-tsan demo data clean bench format python fuzz install
+.PHONY: all deps build check layers test test-asan test-tsan demo data clean bench format python fuzz install
 
 all: build
 
@@ -53,8 +53,12 @@ fuzz: deps
 	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_all
 	@scripts/run-fuzz $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ)
 
-check: test test-asan test-tsan
-	@echo "check: plain, ASan+UBSan and TSan suites passed"
+# every #include points down the layers of docs/design.md ("The map")
+layers: deps
+	@scripts/check-layers
+
+check: layers test test-asan test-tsan
+	@echo "check: layer order, plain, ASan+UBSan and TSan suites passed"
 
 # libsluice.so/.a, the headers, the tool, sluice.pc, the CMake package and the man pages under
 # $(PREFIX) (DESTDIR=... stages them for a package)

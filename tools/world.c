@@ -6,7 +6,7 @@
  */
 #include "world.h"
 
-#include "pipeline/pipeline_int.h"
+#include "sluice/iterator.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -194,7 +194,7 @@ sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void 
                 src += (size_t)lens[r];
             }
             put32(f + off, (uint32_t)crc32(0L, f, (uInt)off));
-            st = sl__iter_write_file(path, f, off + 4, err);
+            st = sl_file_write(path, f, off + 4, err);
             free(f);
         }
     }

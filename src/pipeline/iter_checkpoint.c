@@ -97,12 +97,12 @@ sl_status sl_iter_checkpoint_with(sl_iter *it, const char *path, const void *ext
     void *bytes;
     size_t len;
     SL_TRY(sl_iter_save(it, extra, extra_size, &bytes, &len));
-    sl_status st = sl__iter_write_file(path, bytes, len, &it->err);
+    sl_status st = sl_file_write(path, bytes, len, &it->err);
     free(bytes);
     return st;
 }
 
-sl_status sl__iter_write_file(const char *path, const void *buf, size_t len, sl_err *err) {
+sl_status sl_file_write(const char *path, const void *buf, size_t len, sl_err *err) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -133,7 +133,5 @@ sl_status sl__pipeline_fail(sl_pipeline *p, sl_status st, const char *fmt, ...) 
 
 /* Reader ops in the graph. */
 int sl__pipeline_num_readers(const sl_pipeline *p);
-/* Writes len bytes to path atomically: path.tmp, fsync, rename (iter_checkpoint.c). */
-sl_status sl__iter_write_file(const char *path, const void *buf, size_t len, sl_err *err);
 
 #endif

@@ -4,13 +4,16 @@
  * and stored as float32), the flat parameter layout, argument checks for every call, evaluation
  * (argmax against integer or one-hot labels) and the parameter file format (documented in train.h:
  * magic, version, activation, sizes, count, float32 data, CRC-32). The arithmetic is the backend's
- * (mlp_cpu.c; CUDA later), chosen by the model's device. */
+ * (mlp_cpu.c; CUDA later), chosen by the model's device. The optimiser's update of a model
+ * (sl_optim_step, and the trainer's without waiting) is here too: optim.c is given the model's
+ * buffers and stream (train/optim.h), never the model. */
 #include "train/mlp.h"
 
 #include "core/alloc.h"
 #include "core/bytes.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "train/optim.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -365,11 +368,25 @@ sl_status sl__mlp_train_step_async(sl_mlp *m, sl_optim *o, const sl_tensor *imag
                                    const sl_tensor *labels, sl_err *err) {
     if (!m->be->train_step_async) {
         SL_TRY(sl__mlp_loss_grad_async(m, images, labels, err));
-        return sl__optim_step_async(o, m, err);
+        return sl__mlp_optim_step_async(m, o, err);
     }
     sl_tensor x, y;
     SL_TRY(check_xy(m, images, labels, &x, &y, err));
     return m->be->train_step_async(m, o, &x, &y, err);
+}
+
+sl_status sl__mlp_optim_step_async(sl_mlp *m, sl_optim *o, sl_err *err) {
+    sl_tensor p, g;
+    sl_mlp_params(m, &p);
+    sl_mlp_grads(m, &g);
+    return sl__optim_apply_async(o, &p, &g, sl__mlp_stream(m), err);
+}
+
+/* sl_optim's step of a model: the update on the model's stream, then the wait for it */
+sl_status sl_optim_step(sl_optim *o, sl_mlp *m, sl_err *err) {
+    SL_TRY(sl__mlp_optim_step_async(m, o, err));
+    if (m->be->sync) return m->be->sync(m, err);
+    return SL_OK;
 }
 
 sl_status sl__mlp_loss_grad_async(sl_mlp *m, const sl_tensor *images, const sl_tensor *labels,

@@ -59,6 +59,7 @@
 #include "train/cublas_dl.h"
 #include "core/cuda_launch.h"
 #include "train/mlp.h"
+#include "train/optim.h"
 
 #include <cuda_bf16.h>
 #include <math.h>

@@ -86,26 +86,11 @@ struct sl_mlp {
 };
 
 /* One optimiser update of m's params from its grads, on the model's stream without waiting
- * (optim.c; sl_optim_step waits). */
-sl_status sl__optim_step_async(sl_optim *o, sl_mlp *m, sl_err *err);
-
-/* A CUDA optimiser's update split for a backend that captures it into its step graph (optim.c):
- * prepare counts the step and stages its scalars in pinned memory (waiting until the previous
- * update has copied the last ones to the device); cancel undoes prepare's count when the step
- * then fails; copy_args queues the copy of the staged scalars to the device, and update the update
- * of p[off, off + n) from g (and o's state) on stream, its kernel reading the scalars there -- both
- * capturable, so a replayed graph picks up each step's scalars; an update split into parts (by
- * layers) copies once, before the first part; mark records, after the queued (or replayed) work,
- * that the staged scalars are in use until it is done. */
-sl_status sl__optim_cuda_prepare(sl_optim *o, sl_err *err);
-void sl__optim_cuda_cancel(sl_optim *o);
-sl_status sl__optim_cuda_copy_args(sl_optim *o, void *stream, sl_err *err);
-sl_status sl__optim_cuda_update(sl_optim *o, float *p, const float *g, int64_t off, int64_t n,
-                                void *stream, sl_err *err);
-sl_status sl__optim_cuda_mark(sl_optim *o, void *stream, sl_err *err);
+ * (sl_optim_step waits): o's sl__optim_apply_async (optim.h) on the model's buffers. */
+sl_status sl__mlp_optim_step_async(sl_mlp *m, sl_optim *o, sl_err *err);
 
 /* One training step without waiting: forward + backward + o's update of m (backends with
- * train_step_async: one CUDA graph; otherwise loss_grad_async then sl__optim_step_async). The
+ * train_step_async: one CUDA graph; otherwise loss_grad_async then sl__mlp_optim_step_async). The
  * batch-mean loss is then read by sl__mlp_read_loss (which waits). Arguments are checked as for
  * sl_mlp_loss_grad; o must be m's optimiser (same device, nparams). */
 sl_status sl__mlp_train_step_async(sl_mlp *m, sl_optim *o, const sl_tensor *images,
@@ -141,7 +126,6 @@ void sl__cuda_blas_preload(void);
 /* Loads cuBLAS now, or waits for the load under way: SL_ECUDA naming the library when it cannot be
  * loaded. Needs no GPU. */
 sl_status sl__cuda_blas_load(sl_err *err);
-
 
 #ifdef __cplusplus
 }

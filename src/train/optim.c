@@ -12,14 +12,16 @@
  * replicas that apply the same update to the same values stay bit-identical. State lives on the
  * optimiser's device: host memory, or (CUDA builds) the device's pool, updated by
  * src/train/optim.cu's kernels, which repeat these loops operation for operation (same bits). On a
- * CUDA device sl_optim_apply runs on the legacy default stream and sl_optim_step on the model's
- * stream; both wait for the update (sl__optim_step_async, for the trainer, does not). */
+ * CUDA device sl_optim_apply runs on the legacy default stream and waits for the update;
+ * sl__optim_apply_async (train/optim.h) queues it on a given stream without waiting: mlp.c's
+ * sl_optim_step runs it on the model's stream and then waits. The optimiser sees buffers and a
+ * stream, never the model. */
 #include "sluice/train.h"
 
 #include "core/alloc.h"
 #include "core/bytes.h"
 #include "core/log.h"
-#include "train/mlp.h"
+#include "train/optim.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,7 +29,6 @@
 
 #ifdef SLUICE_HAVE_CUDA
 #include "core/cuda.h"
-#include "train/optim.h"
 static void cuda_args(const sl_optim *o, sl__cuda_optim_args *out);
 #endif
 
@@ -288,8 +289,8 @@ sl_status sl__optim_cuda_mark(sl_optim *o, void *stream, sl_err *err) {
 #endif
 
 /* Checks the buffers and runs one update, on `stream` for a CUDA optimiser (without waiting). */
-static sl_status apply_on(sl_optim *o, sl_tensor *params, const sl_tensor *grads, void *stream,
-                          sl_err *err) {
+sl_status sl__optim_apply_async(sl_optim *o, sl_tensor *params, const sl_tensor *grads,
+                                void *stream, sl_err *err) {
     char a[96], b[96];
     if (!params || !grads || params->dtype != SL_DTYPE_F32 || grads->dtype != SL_DTYPE_F32 ||
         sl_tensor_numel(params) != o->n || sl_tensor_numel(grads) != o->n ||
@@ -318,23 +319,10 @@ static sl_status apply_on(sl_optim *o, sl_tensor *params, const sl_tensor *grads
 }
 
 sl_status sl_optim_apply(sl_optim *o, sl_tensor *params, const sl_tensor *grads, sl_err *err) {
-    SL_TRY(apply_on(o, params, grads, NULL, err));
+    SL_TRY(sl__optim_apply_async(o, params, grads, NULL, err));
 #ifdef SLUICE_HAVE_CUDA
     if (o->dev.kind == SL_DEVICE_CUDA) return sl__cuda_stream_sync(NULL, err);
 #endif
-    return SL_OK;
-}
-
-sl_status sl__optim_step_async(sl_optim *o, sl_mlp *m, sl_err *err) {
-    sl_tensor p, g;
-    sl_mlp_params(m, &p);
-    sl_mlp_grads(m, &g);
-    return apply_on(o, &p, &g, sl__mlp_stream(m), err);
-}
-
-sl_status sl_optim_step(sl_optim *o, sl_mlp *m, sl_err *err) {
-    SL_TRY(sl__optim_step_async(o, m, err));
-    if (m->be->sync) return m->be->sync(m, err);
     return SL_OK;
 }
 

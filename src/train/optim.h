@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The optimisers' CUDA side (optim.cu), driven by optim.c: the per-step scalars staged for the
- * update kernel, and the update itself. */
+/* The internal side of sl_optim: what its callers (the model, the trainer) use beyond the public
+ * API -- an update queued without waiting, and a CUDA optimiser's update in parts for a step graph
+ * (optim.c) -- and the optimisers' CUDA side (optim.cu), driven by optim.c: the per-step scalars
+ * staged for the update kernel, and the update itself. The optimiser knows nothing of the model:
+ * its callers pass the buffers and the stream. */
 #ifndef SLUICE_TRAIN_OPTIM_H
 #define SLUICE_TRAIN_OPTIM_H
 
 #include "sluice/status.h"
+#include "sluice/train.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,6 +17,31 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- optim.c: for the model and the trainer ---- */
+
+/* One update of params from grads (contiguous float32[n] on o's device, checked as for
+ * sl_optim_apply): at once on the CPU; for a CUDA optimiser queued on stream (a cudaStream_t, NULL:
+ * the legacy default stream) without waiting (optim.c). */
+sl_status sl__optim_apply_async(sl_optim *o, sl_tensor *params, const sl_tensor *grads,
+                                void *stream, sl_err *err);
+
+/* A CUDA optimiser's update split for a backend that captures it into its step graph (optim.c):
+ * prepare counts the step and stages its scalars in pinned memory (waiting until the previous
+ * update has copied the last ones to the device); cancel undoes prepare's count when the step
+ * then fails; copy_args queues the copy of the staged scalars to the device, and update the update
+ * of p[off, off + n) from g (and o's state) on stream, its kernel reading the scalars there -- both
+ * capturable, so a replayed graph picks up each step's scalars; an update split into parts (by
+ * layers) copies once, before the first part; mark records, after the queued (or replayed) work,
+ * that the staged scalars are in use until it is done. */
+sl_status sl__optim_cuda_prepare(sl_optim *o, sl_err *err);
+void sl__optim_cuda_cancel(sl_optim *o);
+sl_status sl__optim_cuda_copy_args(sl_optim *o, void *stream, sl_err *err);
+sl_status sl__optim_cuda_update(sl_optim *o, float *p, const float *g, int64_t off, int64_t n,
+                                void *stream, sl_err *err);
+sl_status sl__optim_cuda_mark(sl_optim *o, void *stream, sl_err *err);
+
+/* ---- optim.cu: for optim.c ---- */
 
 /* One optimiser update over n floats, the same float32 operations in the same order as optim.c's
  * CPU loops (no fused multiply-add), so CPU and GPU results agree to the bit. kind: SL_OPTIM_*;

@@ -202,7 +202,7 @@ static sl_status replica_step_cuda(sl_trainer *t, int k, step_ctx *c, sl_err *er
                                          SL_DTYPE_F32, SL_REDUCE_AVG, early, err));
             SL_TRY(sl_comm_allreduce(t->comms[k], m->grads, early ? split : m->nparams + 1,
                                      SL_DTYPE_F32, SL_REDUCE_AVG, sl__mlp_stream(m), err));
-            SL_TRY(sl__optim_step_async(t->optims[k], m, err));
+            SL_TRY(sl__mlp_optim_step_async(m, t->optims[k], err));
         } else {
             SL_TRY(sl__mlp_train_step_async(m, t->optims[k], &c->images[k], &c->labels[k], err));
         }

@@ -4,7 +4,7 @@
  * and stored as float32), the flat parameter layout, argument checks for every call, evaluation
  * (argmax against integer or one-hot labels) and the parameter file format (documented in train.h:
  * magic, version, activation, sizes, count, float32 data, CRC-32). The arithmetic is the backend's
- * (mlp_cpu.c; CUDA later), chosen by the model's device. The optimiser's update of a model
+ * (mlp_cpu.c, mlp.cu), chosen by the model's device. The optimiser's update of a model
  * (sl_optim_step, and the trainer's without waiting) is here too: optim.c is given the model's
  * buffers and stream (train/optim.h), never the model. */
 #include "train/mlp.h"

@@ -256,7 +256,7 @@ void *sl__worker_scratch_get(sl__worker_scratch *w, int worker, size_t n);
 void sl__worker_scratch_free(sl__worker_scratch *w);
 
 /* Per-area lists, NULL-terminated; registry.c joins them. */
-extern const sl__op_def *const sl__reader_ops[]; /* src/ops/readers.c */
+extern const sl__op_def *const sl__reader_ops[]; /* src/ops/ops_list.c */
 extern const sl__op_def *const sl__image_ops[];  /* src/ops/ops_list.c */
 
 #ifdef __cplusplus

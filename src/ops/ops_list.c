@@ -1,9 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The image and generic operators (and external_source), listed for the op table. Each lives in its
- * own file here. */
+/* The operators, listed for the op table (registry.c joins the lists): the readers, then the image
+ * and generic operators (and external_source). Each lives in its own file here. */
 #include "operator/op.h"
 
 #include <stddef.h>
+
+extern const sl__op_def sl__reader_caffe_op;
+extern const sl__op_def sl__reader_caffe2_op;
+extern const sl__op_def sl__reader_file_op;
+extern const sl__op_def sl__reader_mnist_op;
+extern const sl__op_def sl__reader_numpy_op;
+extern const sl__op_def sl__reader_webdataset_op;
+extern const sl__op_def sl__reader_tfrecord_op;
+
+const sl__op_def *const sl__reader_ops[] = {
+    &sl__reader_caffe_op, &sl__reader_caffe2_op,     &sl__reader_file_op,     &sl__reader_mnist_op,
+    &sl__reader_numpy_op, &sl__reader_webdataset_op, &sl__reader_tfrecord_op, NULL,
+};
 
 extern const sl__op_def sl__decode_image_op;
 extern const sl__op_def sl__crop_mirror_normalize_op;

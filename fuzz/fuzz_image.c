@@ -2,7 +2,8 @@
 /* JPEG and PNG headers (peek) and, when they pass, a full CPU decode into a buffer of the size
  * the header says -- as the decoders do, with their pixel limit. */
 #include "fuzz.h"
-#include "ops/decode_image.h"
+#include "io/image_info.h"
+#include "ops/decode_image_cpu.h"
 
 #include <stdlib.h>
 

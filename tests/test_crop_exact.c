@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The cropped JPEG decode (decoders.image_random_crop's CPU path: jpeg_crop_scanline +
- * jpeg_skip_scanlines in decode_image.c) against libjpeg-turbo's full decode cut to the same
+ * jpeg_skip_scanlines in decode_image_cpu.c) against libjpeg-turbo's full decode cut to the same
  * window, byte for byte, RGB and GRAY, for the four DALI_extra photos (4:2:0, sizes multiples of
  * 16 wide) and small JPEGs encoded here with every common sampling (4:2:0, 4:2:2, 4:4:0, 4:4:4,
  * 4:1:1, gray, progressive) at sizes that are not iMCU multiples; many windows per image: random
@@ -9,7 +9,8 @@
 #include "check.h"
 #include "jpegref.h"
 #include "opharness.h"
-#include "ops/decode_image.h"
+#include "io/image_info.h"
+#include "ops/decode_image_cpu.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -7,6 +7,7 @@
 #include "check.h"
 #include "opharness.h"
 
+#include "io/image_info.h"
 #include "ops/decode_image.h"
 
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include "check.h"
 #include "jpegref.h"
 
-#include "ops/decode_image.h"
+#include "io/image_info.h"
 #include "ops/jpeg_ycc.h"
 
 #include <stdio.h>

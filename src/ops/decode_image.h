@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Image decoding shared by decoders.image and decoders.image_random_crop: a cheap header peek
- * (format from the magic bytes, size, channels, EXIF orientation) that setup runs on the CPU to
- * size the outputs, and a per-thread decoder (libjpeg-turbo's libjpeg API for JPEG, libspng for
- * PNG) that writes an HWC uint8 image, or a window of it, straight into the output sample. */
+/* What decoders.image and decoders.image_random_crop share: the arguments, the decoder state that
+ * sl__decode_image_create makes from them, and the steps of a batch. Setup peeks at the headers
+ * (io/image_info.h) to size the outputs, then plans where each sample is decoded and in which order
+ * (decode_image_plan.c): the pool's CPU decoder (decode_image_cpu.h), nvJPEG in the GPU stage of a
+ * GPU pipeline (decode_image_gpu_nvjpeg.c), or the decoded-image cache (decode_image_cache.h). */
 #ifndef SLUICE_OPS_DECODE_IMAGE_H
 #define SLUICE_OPS_DECODE_IMAGE_H
 
+#include "io/image_info.h"
 #include "operator/gpu_args.h"
 #include "operator/op.h"
+#include "ops/decode_image_cpu.h"
+#include "ops/jpeg_ycc.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,54 +20,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* output_type, DALI's DALIImageType order */
-typedef enum sl__img_type {
-    SL__IMG_RGB = 0,
-    SL__IMG_BGR = 1,
-    SL__IMG_GRAY = 2,
-    SL__IMG_YCBCR = 3,
-    SL__IMG_ANY = 4
-} sl__img_type;
-
-enum { SL__IMG_JPEG = 1, SL__IMG_PNG = 2 };
-
-typedef struct sl__decode_image_info {
-    int format;      /* SL__IMG_JPEG, SL__IMG_PNG */
-    int64_t h, w;    /* stored extents */
-    int comps;       /* channels in the file (JPEG components; PNG: 1 gray, 2 GA, 3 RGB, 4 RGBA) */
-    int orientation; /* EXIF orientation 1..8 (1 when not adjusting) */
-    int64_t out_h, out_w; /* extents after orientation */
-    int c;                /* output channels */
-    uint8_t samp[4][2];   /* JPEG: each component's sampling factors (horizontal, vertical) */
-    uint8_t sof;   /* JPEG: the frame marker's process, 0xC0 + sof (0 baseline, 2 progressive) */
-    bool ycbcr;    /* JPEG with 3 components that libjpeg decodes as YCbCr (JFIF, Adobe
-                      transform 1, or component ids that are not 'R','G','B') */
-    bool complete; /* JPEG: an EOI marker follows the first scan (none when the stream is cut) */
-} sl__decode_image_info;
-
-typedef struct sl__decode_image_roi {
-    int64_t y, x, h, w; /* a window in oriented (output) coordinates */
-} sl__decode_image_roi;
-
-/* Parses only the headers: fills *info or returns SL_EFORMAT with the reason in why. */
-sl_status sl__decode_image_peek(const uint8_t *data, size_t size, sl__img_type type, bool orient,
-                                int64_t max_pixels, sl__decode_image_info *info, char *why,
-                                size_t why_size);
-
-typedef struct sl__decode_image_worker sl__decode_image_worker;
-
-/* One per pool thread: keeps its libjpeg decompressor and scratch buffers between images. */
-sl_status sl__decode_image_worker_create(bool save_exif, sl__decode_image_worker **out,
-                                         sl_err *err);
-void sl__decode_image_worker_free(sl__decode_image_worker *w);
-
-/* Decodes the image described by info (from peek) into out: (roi->h, roi->w, info->c) uint8, or
- * (out_h, out_w, c) when roi is NULL. SL_EFORMAT with the reason in why on bad data. */
-sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, size_t size,
-                               const sl__decode_image_info *info, sl__img_type type,
-                               const sl__decode_image_roi *roi, bool fast_idct, uint8_t *out,
-                               char *why, size_t why_size);
 
 /* The arguments both decoders share (DALI's, plus sluice's max_image_pixels and skip_bad_records).
  */
@@ -165,12 +121,12 @@ typedef struct sl__decode_image_state {
     sl__gpu_scratch full;   /* cropping decoder: whole images before the crop */
     sl__gpu_args crop;      /* its crop descriptors */
     sl__gpu_args copies;    /* the cache's batched device copies */
-    sl__decode_image_worker *gpu_worker; /* the GPU stage's CPU fallback for what nvJPEG fails */
-    int said_fallback;                   /* the fallback was logged */
-    struct sl__decode_cache *cache;      /* decoders.image with cache_size > 0, else NULL */
-    int64_t decodes;                     /* images decoded so far, CPU and nvJPEG (atomic) */
-    void *rank;                          /* plan's scratch: sort keys */
-    int *order;                          /* plan's scratch, and a CPU pipeline's run order */
+    sl__decode_image_worker *gpu_worker;  /* the GPU stage's CPU fallback for what nvJPEG fails */
+    int said_fallback;                    /* the fallback was logged */
+    struct sl__decode_image_cache *cache; /* decoders.image with cache_size > 0, else NULL */
+    int64_t decodes;                      /* images decoded so far, CPU and nvJPEG (atomic) */
+    void *rank;                           /* plan's scratch: sort keys */
+    int *order;                           /* plan's scratch, and a CPU pipeline's run order */
     int rank_cap;
 } sl__decode_image_state;
 
@@ -201,23 +157,24 @@ typedef struct sl__decode_image_batch {
     int an, acap;
 } sl__decode_image_batch;
 
-/* setup's last step. On a GPU pipeline (io->device CUDA): routes every sample (engines, CPU
- * pool, cache) and sizes the pinned block to io->out[0]'s buffer. On a CPU pipeline: the cache's
- * decisions. On both: run_cpu's samples in the order of their decode's cost, dearest first, so a
- * batch does not wait on a large image started last. rois: the cropping decoder's windows (NULL:
- * whole images). */
+/* setup's last step (decode_image_plan.c). On a GPU pipeline (io->device CUDA): routes every sample
+ * (engines, CPU pool, cache) and sizes the pinned block to io->out[0]'s buffer. On a CPU pipeline:
+ * the cache's decisions. On both: run_cpu's samples in the order of their decode's cost, dearest
+ * first, so a batch does not wait on a large image started last. rois: the cropping decoder's
+ * windows (NULL: whole images). */
 sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
                                 const sl__decode_image_roi *rois, sl_err *err);
-/* run_cpu's sample -1 on a GPU pipeline (the batch job plan asks for when the decoder has engines):
- * sends the batch's engine images to them from the CPU stage's thread, so that they decode while
- * the pool decodes the CPU's share and the GPU stage finishes the batch before. rois as for
- * plan. */
+/* nvJPEG builds (decode_image_gpu_nvjpeg.c), run_cpu's sample -1 on a GPU pipeline (the batch job
+ * plan asks for when the decoder has engines): sends the batch's engine images to them from the CPU
+ * stage's thread, so that they decode while the pool decodes the CPU's share and the GPU stage
+ * finishes the batch before. rois as for plan. */
 sl_status sl__decode_image_ahead(sl__decode_image_state *s, sl__op_io *io,
                                  const sl__decode_image_roi *rois, sl_err *err);
 /* Where run_cpu writes sample i: its pinned slot on a GPU pipeline, else the output itself. */
 uint8_t *sl__decode_image_target(const sl__op_io *io, int i);
-/* The GPU half: copies the CPU-decoded samples, decodes the rest with nvJPEG into the outputs, or,
- * when crop, into device scratch and then cuts each batch roi out. */
+/* nvJPEG builds (decode_image_gpu_nvjpeg.c), the GPU half: copies the CPU-decoded samples, decodes
+ * the rest with nvJPEG into the outputs, or, when crop, into device scratch and then cuts each
+ * batch roi out. */
 sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, bool crop,
                                    sl_err *err);
 void sl__decode_image_free_batch(void *batch_state);
@@ -227,15 +184,19 @@ sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, vo
 void sl__decode_image_destroy(void *state);
 /* Records skipped so far under skip_bad_records=True. */
 int64_t sl__decode_image_skipped(void *state);
-/* Images decoded so far (CPU and nvJPEG; cache hits are not decodes), and the cache's hits. */
+/* Images decoded so far (CPU and nvJPEG; cache hits are not decodes), and the cache's hits
+ * (decode_image_cache.c). */
 int64_t sl__decode_image_decodes(void *state);
 int64_t sl__decode_image_cache_hits(void *state);
 
+/* The chroma layout of a peeked 3-component JPEG (jpeg_ycc.h); 0 when jpeg_ycc.h does not handle
+ * it. */
+static inline int sl__decode_image_ycc_layout(const sl__decode_image_info *inf, sl__ycc_layout *l) {
+    return sl__ycc_layout_of(inf->h, inf->w, (const uint8_t(*)[2])inf->samp, l);
+}
+
 /* The window decoders.image_random_crop chose for sample i of its last batch. */
 const sl__decode_image_roi *sl__image_random_crop_roi(void *state, int i);
-
-/* "RGB" -> SL__IMG_RGB, ...; -1 when unknown. */
-int sl__decode_image_type(const char *name);
 
 #ifdef __cplusplus
 }

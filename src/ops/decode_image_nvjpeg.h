@@ -6,7 +6,8 @@
  * hw_decoder_load split is made before: the decoder's setup gives the rest to the CPU pool). Colour
  * images are decoded to their planes and finished as libjpeg-turbo finishes them (ops/jpeg_ycc.h),
  * so that the GPU decode equals the CPU decode (nvJPEG's own RGB output replicates chroma). No
- * nvJPEG type appears here, so decode_image.c stays free of CUDA headers. */
+ * nvJPEG type appears here, so the decoder's files that use it (decode_image.c,
+ * decode_image_plan.c, decode_image_gpu_nvjpeg.c) stay free of CUDA headers. */
 #ifndef SLUICE_OPS_DECODE_IMAGE_NVJPEG_H
 #define SLUICE_OPS_DECODE_IMAGE_NVJPEG_H
 

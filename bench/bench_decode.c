@@ -8,8 +8,9 @@
  * usage (from the repository root, or with SL_SOURCE_DIR set):
  *   build/bench_decode [seconds per measurement (default 2)] [python (default /usr/bin/python3)] */
 #include "operator/op.h"
+#include "ops/registry.h"
 
-#include "core/threads.h"
+#include "core/pool.h"
 
 #include <lmdb.h>
 #include <stdio.h>
@@ -42,7 +43,7 @@ static int make(inst *o, const char *name, int n, const char *const *kv, int thr
     const char *names[8];
     sl__val vals[8];
     memset(vals, 0, sizeof vals);
-    o->def = sl__op_find(name);
+    o->def = sl__registry_find(name);
     for (int i = 0; i < n; i++) {
         names[i] = kv[2 * i];
         if (sl__val_parse(kv[2 * i + 1], &vals[i], &e)) return fprintf(stderr, "%s\n", e.msg), 1;

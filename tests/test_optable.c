@@ -5,6 +5,7 @@
  * pipeline really accepts on any op). */
 #include "check.h"
 #include "operator/op.h"
+#include "ops/registry.h"
 
 #include "sluice/ops.h"
 #include "sluice/sluice.h"
@@ -22,7 +23,7 @@ static bool known_type(const char *t) {
 
 static void test_ops(void) {
     int n;
-    const sl__op_def *const *all = sl__op_all(&n);
+    const sl__op_def *const *all = sl__registry_all(&n);
     CHECK(n > 30);
     CHECK_EQ_INT(sl_op_count(), n);
     sl_err e;

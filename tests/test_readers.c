@@ -13,6 +13,7 @@
 #include "io/lmdb.h"
 #include "io/protowire.h"
 #include "operator/op.h"
+#include "ops/registry.h"
 
 #include <jpeglib.h>
 #include <setjmp.h>
@@ -36,7 +37,7 @@ typedef struct inst {
 static sl_status make(inst *x, const char *opname, int batch, const char *const *kv, int n,
                       sl_err *e) {
     memset(x, 0, sizeof *x);
-    x->op = sl__op_find(opname);
+    x->op = sl__registry_find(opname);
     if (!x->op) return sl_err_set(e, SL_ENOENT, "no op %s", opname);
     const char *names[16];
     sl__val vals[16];

@@ -4,7 +4,8 @@
  * several callers share a pool, and a stress test of many producers and consumers with a close
  * while consumers are blocked. Run under ThreadSanitizer by `make check`. */
 #include "check.h"
-#include "core/threads.h"
+#include "core/pool.h"
+#include "core/queue.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -231,12 +231,6 @@ typedef struct sl__op_def {
     sl_status (*restore)(void *state, const void *bytes, size_t size, sl_err *err);
 } sl__op_def;
 
-/* The operator table. */
-const sl__op_def *sl__op_find(const char *name);
-/* Every operator, NULL-terminated, sorted by name. */
-const sl__op_def *const *sl__op_all(int *count);
-/* The known op name closest to name (edit distance), or NULL when nothing is close. */
-const char *sl__op_suggest(const char *name);
 /* Edit distance, for "did you mean" suggestions. */
 int sl__op_distance(const char *a, const char *b);
 
@@ -254,10 +248,6 @@ sl_status sl__worker_scratch_init(sl__worker_scratch *w, int workers, sl_err *er
 /* Worker's block of at least n bytes (previous contents not kept), or NULL when out of memory. */
 void *sl__worker_scratch_get(sl__worker_scratch *w, int worker, size_t n);
 void sl__worker_scratch_free(sl__worker_scratch *w);
-
-/* Per-area lists, NULL-terminated; registry.c joins them. */
-extern const sl__op_def *const sl__reader_ops[]; /* src/ops/ops_list.c */
-extern const sl__op_def *const sl__image_ops[];  /* src/ops/ops_list.c */
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The operators, listed for the op table (registry.c joins the lists): the readers, then the image
  * and generic operators (and external_source). Each lives in its own file here. */
-#include "operator/op.h"
+#include "ops/registry.h"
 
 #include <stddef.h>
 

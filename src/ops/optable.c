@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "operator/op.h"
+#include "ops/registry.h"
 
 #include <string.h>
 
@@ -73,13 +74,13 @@ static void fill_arg(const sl__arg_schema *a, sl_op_arg_info *o) {
 
 int sl_op_count(void) {
     int n;
-    sl__op_all(&n);
+    sl__registry_all(&n);
     return n;
 }
 
 sl_status sl_op_get(int index, sl_op_info *out, sl_err *err) {
     int n;
-    const sl__op_def *const *all = sl__op_all(&n);
+    const sl__op_def *const *all = sl__registry_all(&n);
     if (index < 0 || index >= n)
         return sl_err_set(err, SL_EINVAL, "operator %d: the table has 0..%d", index, n - 1);
     fill_op(all[index], out);
@@ -88,9 +89,9 @@ sl_status sl_op_get(int index, sl_op_info *out, sl_err *err) {
 
 static sl_status find(const char *name, const sl__op_def **out, sl_err *err) {
     if (!name) return sl_err_set(err, SL_EINVAL, "operator name is NULL");
-    *out = sl__op_find(name);
+    *out = sl__registry_find(name);
     if (*out) return SL_OK;
-    const char *s = sl__op_suggest(name);
+    const char *s = sl__registry_suggest(name);
     if (s) return sl_err_set(err, SL_ENOENT, "no operator '%s'; did you mean '%s'?", name, s);
     return sl_err_set(err, SL_ENOENT, "no operator '%s'", name);
 }

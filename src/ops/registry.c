@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The operator table: every area's list joined and sorted by name, looked up by DALI's op name
  * (with or without the "fn." prefix), with edit-distance suggestions for unknown names. */
-#include "operator/op.h"
+#include "ops/registry.h"
+#include "ops/registry.h"
 
 #include "core/log.h"
 
@@ -30,25 +31,25 @@ static void build_table(void) {
     qsort(table, (size_t)table_count, sizeof table[0], by_name);
 }
 
-const sl__op_def *const *sl__op_all(int *count) {
+const sl__op_def *const *sl__registry_all(int *count) {
     pthread_once(&table_once, build_table);
     if (count) *count = table_count;
     return table;
 }
 
-const sl__op_def *sl__op_find(const char *name) {
+const sl__op_def *sl__registry_find(const char *name) {
     int n;
-    const sl__op_def *const *all = sl__op_all(&n);
+    const sl__op_def *const *all = sl__registry_all(&n);
     if (strncmp(name, "fn.", 3) == 0) name += 3;
     for (int i = 0; i < n; i++)
         if (strcmp(all[i]->name, name) == 0) return all[i];
     return NULL;
 }
 
-const char *sl__op_suggest(const char *name) {
+const char *sl__registry_suggest(const char *name) {
     int n, best_d = 99;
     const char *best = NULL;
-    const sl__op_def *const *all = sl__op_all(&n);
+    const sl__op_def *const *all = sl__registry_all(&n);
     if (strncmp(name, "fn.", 3) == 0) name += 3;
     for (int i = 0; i < n; i++) {
         int d = sl__op_distance(name, all[i]->name);
@@ -62,18 +63,4 @@ const char *sl__op_suggest(const char *name) {
     }
     size_t len = strlen(name);
     return best && best_d <= (len < 6 ? 2 : 4) ? best : NULL;
-}
-
-sl_status sl__op_fail(sl_err *err, sl_status st, const sl__op_io *io, int i, const char *opname,
-                      const char *fmt, ...) {
-    char what[SL_ERRMSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    const char *key = io && io->keys && i >= 0 && i < io->batch ? io->keys[i] : NULL;
-    if (key && io->source && *io->source)
-        return sl_err_set(err, st, "%s: record %s of %s: %s", opname, key, io->source, what);
-    if (key) return sl_err_set(err, st, "%s: record %s: %s", opname, key, what);
-    return sl_err_set(err, st, "%s: sample %d: %s", opname, i, what);
 }

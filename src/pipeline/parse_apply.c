@@ -8,6 +8,7 @@
  * pipeline's own error (sl_pipeline_errmsg). */
 #include "pipeline/parse.h"
 #include "pipeline/pipeline_int.h"
+#include "ops/registry.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -48,8 +49,8 @@ static sl_status builder_error(applier *a, sl_status st, sl__parse_pos pos) {
 
 static sl_status apply_op(applier *a, const sl__parse_stmt *s) {
     const sl__parse_prog *prog = a->prog;
-    if (!sl__op_find(s->op)) {
-        const char *best = sl__op_suggest(s->op);
+    if (!sl__registry_find(s->op)) {
+        const char *best = sl__registry_suggest(s->op);
         if (best)
             return sl__parse_error(a->err, SL_EINVAL, prog->text, prog->filename, s->pos,
                                    "unknown operator '%s'; did you mean '%s'?", s->written, best);

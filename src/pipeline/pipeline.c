@@ -9,6 +9,7 @@
 
 #include "pipeline/pipeline_checkpoint.h"
 #include "pipeline/pipeline_exec.h"
+#include "ops/registry.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -134,9 +135,9 @@ sl_pipeline_op *sl_pipeline_op_begin(sl_pipeline *p, const char *op_name) {
         sl__pipeline_fail(p, SL_ESTATE, "ops cannot be added after sl_pipeline_build");
         return NULL;
     }
-    const sl__op_def *def = sl__op_find(op_name);
+    const sl__op_def *def = sl__registry_find(op_name);
     if (!def) {
-        const char *s = sl__op_suggest(op_name);
+        const char *s = sl__registry_suggest(op_name);
         if (s)
             sl__pipeline_fail(p, SL_EINVAL, "unknown operator '%s'; did you mean '%s'?", op_name,
                               s);

@@ -7,7 +7,8 @@
 
 #include "sluice/pipeline.h"
 
-#include "core/threads.h"
+#include "core/pool.h"
+#include "core/queue.h"
 #include "operator/op.h"
 
 #include <pthread.h>

@@ -20,7 +20,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
-#include "core/threads.h"
+#include "core/pool.h"
 #include "train/mlp.h"
 
 #include <math.h>

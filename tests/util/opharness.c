@@ -3,7 +3,8 @@
 #include "opharness.h"
 
 #include "core/log.h"
-#include "core/threads.h"
+#include "core/pool.h"
+#include "ops/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 sl_status oph_create(oph *h, const char *opname, const char *const *argv, int threads, int batch,
                      uint64_t seed, sl_err *err) {
     memset(h, 0, sizeof *h);
-    h->def = sl__op_find(opname);
+    h->def = sl__registry_find(opname);
     if (!h->def) return sl_err_set(err, SL_ENOENT, "no operator %s", opname);
     int n = 0;
     while (argv && argv[n]) n++;

@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "core/cuda.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +21,25 @@ void *sl__malloc(size_t size, sl_err *err) {
     void *p = malloc(size ? size : 1);
     if (!p) sl_err_set(err, SL_ENOMEM, "out of memory allocating %zu bytes", size);
     return p;
+}
+
+void *sl__grow(void *items, int *cap, int need, size_t elem, int first, sl_err *err) {
+    if (need <= *cap) return items;
+    int c = *cap > 0 ? *cap : first;
+    while (c < need) {
+        if (c > INT_MAX / 2) {
+            sl_err_set(err, SL_ENOMEM, "out of memory");
+            return NULL;
+        }
+        c *= 2;
+    }
+    void *n = realloc(items, (size_t)c * elem);
+    if (!n) {
+        sl_err_set(err, SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    *cap = c;
+    return n;
 }
 
 void *sl__calloc(size_t n, size_t size, sl_err *err) {

@@ -23,6 +23,11 @@ void sl__alloc_host_free(void *p);
 /* Like realloc for blocks from sl__alloc_host; keeps the first min(old, new) bytes. */
 void *sl__alloc_host_grow(void *p, size_t old_size, size_t new_size, sl_err *err);
 
+/* Makes room for need items of elem bytes in items (a malloc'd array of *cap, or NULL with *cap
+ * 0): doubles the capacity, from first, until need fit. Returns the array, moved perhaps, or NULL
+ * with SL_ENOMEM in err (items is then left as it was). */
+void *sl__grow(void *items, int *cap, int need, size_t elem, int first, sl_err *err);
+
 /* Plain malloc/calloc that record SL_ENOMEM with the size on failure. */
 void *sl__malloc(size_t size, sl_err *err);
 void *sl__calloc(size_t n, size_t size, sl_err *err);

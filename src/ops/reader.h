@@ -150,6 +150,12 @@ sl_status sl__reader_folder_start(sl__reader *r, const sl__args *a, const sl__op
 /* out becomes batch int32 (1,) labels, packed in its own buffer. */
 sl_status sl__reader_label_list(sl_tlist *out, int batch, sl_err *err);
 
+/* What every reader's table entry shares: CPU only, a reader drawing random numbers (its
+ * shuffles), and the loader's meta, checkpoint and restore hooks (reader.c). */
+#define SL__READER_OP_COMMON                                                                       \
+    .devices = SL_OPDEV_CPU, .flags = SL_OPF_READER | SL_OPF_RANDOM,                               \
+    .reader_meta = sl__reader_meta, .save = sl__reader_save, .restore = sl__reader_restore
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,12 +19,18 @@
 
 sl_status sl__parse_error(sl_err *err, sl_status status, const char *text, const char *filename,
                           sl__parse_pos pos, const char *fmt, ...) {
-    if (!err) return status;
-    char what[SL_ERRMSG_MAX], head[2 * SL_ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    sl_status st = sl__parse_errorv(err, status, text, filename, pos, fmt, ap);
     va_end(ap);
+    return st;
+}
+
+sl_status sl__parse_errorv(sl_err *err, sl_status status, const char *text, const char *filename,
+                           sl__parse_pos pos, const char *fmt, va_list ap) {
+    if (!err) return status;
+    char what[SL_ERRMSG_MAX], head[2 * SL_ERRMSG_MAX];
+    vsnprintf(what, sizeof what, fmt, ap);
     snprintf(head, sizeof head, "%s:%d:%d: error: %s", filename ? filename : "<text>", pos.line,
              pos.col, what);
     /* the source line */
@@ -68,12 +74,11 @@ sl_status sl__parse_error(sl_err *err, sl_status status, const char *text, const
 }
 
 sl_status sl__parse_perr(parser *ps, sl_status st, sl__parse_pos pos, const char *fmt, ...) {
-    char what[SL_ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    st = sl__parse_errorv(ps->err, st, ps->text, ps->filename, pos, fmt, ap);
     va_end(ap);
-    return sl__parse_error(ps->err, st, ps->text, ps->filename, pos, "%s", what);
+    return st;
 }
 
 /* ---- values ---------------------------------------------------------------------------------- */

@@ -20,6 +20,8 @@
 #include "operator/op.h"
 #include "sluice/pipeline.h"
 
+#include <stdarg.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -96,6 +98,9 @@ sl_status sl__parse_header(const char *text, const char *filename, const char *f
  * so that the whole fits in SL_ERRMSG_MAX; returns status. */
 sl_status sl__parse_error(sl_err *err, sl_status status, const char *text, const char *filename,
                           sl__parse_pos pos, const char *fmt, ...) SL_PRINTF(6, 7);
+/* The same with the message's arguments in a va_list. */
+sl_status sl__parse_errorv(sl_err *err, sl_status status, const char *text, const char *filename,
+                           sl__parse_pos pos, const char *fmt, va_list ap);
 
 /* Reads a bound value: a literal (sl__val_parse) when it is one, else the text as a string. */
 sl_status sl__parse_bind_value(const char *text, sl__val *out, sl_err *err);

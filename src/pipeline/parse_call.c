@@ -7,6 +7,7 @@
  * a text may build is bounded. */
 #include "pipeline/parse_int.h"
 
+#include "core/alloc.h"
 #include "core/log.h"
 
 #include <stdio.h>
@@ -29,13 +30,10 @@ static sl_status add_stmt(parser *ps, sl__parse_stmt *s, int outputs) {
         return sl__parse_perr(ps, SL_EINVAL, ps->loop ? ps->loop->pos : s->pos,
                               "too many operators: the pipeline would have over %d%s",
                               SL__PARSE_OPS_MAX, ps->loop ? " (this loop builds them)" : "");
-    if (prog->num_stmts == ps->stmt_cap) {
-        int cap = ps->stmt_cap ? 2 * ps->stmt_cap : 16;
-        sl__parse_stmt *n = realloc(prog->stmts, (size_t)cap * sizeof *n);
-        if (!n) return sl_err_set(ps->err, SL_ENOMEM, "out of memory");
-        prog->stmts = n;
-        ps->stmt_cap = cap;
-    }
+    sl__parse_stmt *grown =
+        sl__grow(prog->stmts, &ps->stmt_cap, prog->num_stmts + 1, sizeof *grown, 16, ps->err);
+    if (!grown) return SL_ENOMEM;
+    prog->stmts = grown;
     s->first_output = prog->num_nodes;
     s->num_outputs = outputs;
     prog->num_nodes += outputs;

@@ -7,6 +7,7 @@
  * input. */
 #include "pipeline/parse_lex.h"
 
+#include "core/alloc.h"
 #include "core/log.h"
 
 #include <ctype.h>
@@ -40,23 +41,18 @@ static sl__parse_pos lex_pos(const lexer *l, const char *at) {
 static sl_status lex_error(lexer *l, sl_status st, sl__parse_pos pos, const char *fmt, ...)
     SL_PRINTF(4, 5);
 static sl_status lex_error(lexer *l, sl_status st, sl__parse_pos pos, const char *fmt, ...) {
-    char what[SL_ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    st = sl__parse_errorv(l->err, st, l->text, l->filename, pos, fmt, ap);
     va_end(ap);
-    return sl__parse_error(l->err, st, l->text, l->filename, pos, "%s", what);
+    return st;
 }
 
 static sl_status lex_push(lexer *l, tkind kind, sl__parse_pos pos, const char *start, int len,
                           token **out) {
-    if (l->ntok == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 256;
-        token *t = realloc(l->toks, (size_t)cap * sizeof *t);
-        if (!t) return sl_err_set(l->err, SL_ENOMEM, "out of memory");
-        l->toks = t;
-        l->cap = cap;
-    }
+    token *grown = sl__grow(l->toks, &l->cap, l->ntok + 1, sizeof *grown, 256, l->err);
+    if (!grown) return SL_ENOMEM;
+    l->toks = grown;
     token *t = &l->toks[l->ntok++];
     memset(t, 0, sizeof *t);
     t->kind = kind;

@@ -14,6 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const uint8_t *p = sl__idx_item(x, i, &n);
         if (p && n) sink ^= p[0] ^ p[n - 1];
     }
+    (void)sink; /* read every item's ends: the reads are the test */
     sl__idx_close(x);
     return 0;
 }

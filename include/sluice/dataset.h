@@ -93,7 +93,7 @@ sl_status sl_dataset_format_parse(const char *name, sl_dataset_format *out, sl_e
 
 typedef struct sl_dataset_writer sl_dataset_writer;
 
-/* Creates the store at path: for an LMDB a folder (made if missing) whose data.mdb is replaced;
+/* Creates the store at path: for an LMDB a folder (made if missing) holding no data.mdb yet;
  * for TFRecord the file. */
 sl_status sl_dataset_writer_create(const char *path, sl_dataset_format format,
                                    sl_dataset_writer **out, sl_err *err);

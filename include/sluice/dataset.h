@@ -5,7 +5,7 @@
  * index files of TFRecords (sl_tfrecord_index). `sluice inspect`, `convert` and `index` are these
  * calls and a printout; docs/readers.md describes the formats.
  *
- * Nothing here keeps a store open between calls; every error names the file (and the record key
+ * Only a writer keeps its store open between calls; every error names the file (and the record key
  * or offset where one is at fault). */
 #ifndef SLUICE_DATASET_H
 #define SLUICE_DATASET_H

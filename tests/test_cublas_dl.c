@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cuBLAS is loaded at run time (src/train/cublas_dl.cu), not linked: the library this build was made
- * against is found and every entry point the GPU model calls resolves -- no GPU is needed for that
+/* cuBLAS is loaded at run time (src/train/cublas_dl.cu), not linked: the library this build was
+ * made against is found and every entry point the GPU model calls resolves -- no GPU is needed for
+ * that
  * -- also when a preload thread and the caller race for it; and the tool itself does not map cuBLAS
  * until it trains on a GPU. Builds without CUDA have nothing to load: the test says so and passes.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// arithmetic's CUDA run: one thread per result element, each computed by ops/arithmetic.h's rule, the
-// one the CPU run uses, so that the two runs give the same bits.
+// arithmetic's CUDA run: one thread per result element, each computed by ops/arithmetic.h's rule,
+// the one the CPU run uses, so that the two runs give the same bits.
 #include "core/cuda_check.h"
 #include "ops/arithmetic.h"
 #include "core/cuda_launch.h"

@@ -10,8 +10,8 @@
  * one addend per sample, rounded to float as DALI's are; each element, read as a float (as DALI
  * does), is then in * multiplier + addend in double precision (the product of two floats is exact
  * there, so a fused multiply-add gives the same bits and the CPU and CUDA runs agree) and stored
- * with DALI's ConvertSat rules (operator/dtype_conv.h). The output keeps the input's shape and layout;
- * `dtype` changes its type (default: the input's). */
+ * with DALI's ConvertSat rules (operator/dtype_conv.h). The output keeps the input's shape and
+ * layout; `dtype` changes its type (default: the input's). */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
 #include "operator/gpu_args.h"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // brightness_contrast's CUDA run: one thread per element, computed as brightness_contrast.c's
 // run_cpu does (the element read as a float, times the sample's multiplier plus its addend in
-// double precision, stored with operator/dtype_conv.h's ConvertSat rules), so both give the same bits.
+// double precision, stored with operator/dtype_conv.h's ConvertSat rules), so both give the same
+// bits.
 #include "core/cuda_check.h"
 #include "ops/brightness_contrast.h"
 #include "core/cuda_launch.h"

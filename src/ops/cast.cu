@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// cast's CUDA run: one thread per element, converted as operator/dtype_conv.h does on the CPU (load as
-// double, round to nearest even and saturate); equal dtypes are copied byte for byte.
+// cast's CUDA run: one thread per element, converted as operator/dtype_conv.h does on the CPU (load
+// as double, round to nearest even and saturate); equal dtypes are copied byte for byte.
 #include "core/cuda_check.h"
 #include "ops/cast.h"
 #include "core/cuda_launch.h"

@@ -5,8 +5,8 @@
  * 0.3 * ((window_size - 1) / 2 - 1) + 0.8 (both DALI's rules); sigma 0 leaves that axis alone.
  * The weights are exp(-k^2 / (2 sigma^2)) normalised to sum 1, computed in double and kept as
  * float; the border is reflect-101, as DALI's. Two separable passes through a float scratch
- * (ops/gaussian_blur.h, shared with the CUDA run, so the two give the same bits); `dtype` (default the
- * input's) is stored with DALI's ConvertSat rules. */
+ * (ops/gaussian_blur.h, shared with the CUDA run, so the two give the same bits); `dtype` (default
+ * the input's) is stored with DALI's ConvertSat rules. */
 #include "operator/argin.h"
 #include "ops/gaussian_blur.h"
 #include "operator/gpu_args.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// gaussian_blur's CUDA run: the two passes of ops/gaussian_blur.h, one thread per element each, with the
-// weights the CPU computed; the same rule as the CPU run, so the same bits.
+// gaussian_blur's CUDA run: the two passes of ops/gaussian_blur.h, one thread per element each,
+// with the weights the CPU computed; the same rule as the CPU run, so the same bits.
 #include "core/cuda_check.h"
 #include "ops/gaussian_blur.h"
 #include "core/cuda_launch.h"

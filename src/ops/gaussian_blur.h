@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gaussian_blur (gaussian_blur.c): two separable passes, shared by the CPU run and the CUDA run
- * (ops/gaussian_blur.cu) so that both give the same bits: each output sums its taps in order in float,
- * every product and sum rounded on its own (SL__FMUL, SL__FADD), with DALI's border, reflect-101
+ * (ops/gaussian_blur.cu) so that both give the same bits: each output sums its taps in order in
+ * float, every product and sum rounded on its own (SL__FMUL, SL__FADD), with DALI's border,
+ * reflect-101
  * (... 2 1 | 0 1 2 ... n-1 | n-2 n-3 ...). */
 #ifndef SLUICE_OPS_GAUSSIAN_BLUR_H
 #define SLUICE_OPS_GAUSSIAN_BLUR_H
@@ -53,8 +54,8 @@ static inline SL__HD void sl__blur_v(const sl__blur *b, const float *wy, const f
 extern "C" {
 #endif
 
-/* gaussian_blur (gaussian_blur.c, ops/gaussian_blur.h): per sample its extents and radii, its weights'
- * byte offsets in the params block, and its float offset in the scratch block */
+/* gaussian_blur (gaussian_blur.c, ops/gaussian_blur.h): per sample its extents and radii, its
+ * weights' byte offsets in the params block, and its float offset in the scratch block */
 typedef struct sl__cuda_blur_desc {
     const void *in;
     void *out;

@@ -6,8 +6,9 @@
  * input's size and for rotate the rotated image's bounding box rounded up to whole pixels
  * (keep_size=True keeps the input's). Outside the source a sample is fill_value, or without one
  * the nearest border pixel. interp_type INTERP_LINEAR (default) or INTERP_NN. Each element goes
- * through ops/warp_affine.h, shared with the CUDA run, so the two give the same bits. An angle that is a
- * whole multiple of 90 degrees uses exact sines and cosines, so such turns move pixels exactly. */
+ * through ops/warp_affine.h, shared with the CUDA run, so the two give the same bits. An angle that
+ * is a whole multiple of 90 degrees uses exact sines and cosines, so such turns move pixels
+ * exactly. */
 #include "operator/argin.h"
 #include "operator/gpu_args.h"
 #include "operator/op.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// warp_affine and rotate's CUDA run: one thread per destination element, through ops/warp_affine.h's
-// rule, the one the CPU run uses, so that both give the same bits.
+// warp_affine and rotate's CUDA run: one thread per destination element, through
+// ops/warp_affine.h's rule, the one the CPU run uses, so that both give the same bits.
 #include "core/cuda_check.h"
 #include "ops/warp_affine.h"
 #include "core/cuda_launch.h"

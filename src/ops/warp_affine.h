@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* warp_affine and rotate (warp_affine.c): each destination element sampled from the source through
- * an affine map, shared by the CPU run and the CUDA run (ops/warp_affine.cu) so that the two give the
- * same bits: coordinates and bilinear weights in double with explicitly rounded operations. Pixel
- * centres are at +0.5: destination pixel (x, y) looks at source point m x (x + 0.5, y + 0.5, 1);
- * nearest neighbour takes the pixel that point falls in, linear the four around it (centres at
+ * an affine map, shared by the CPU run and the CUDA run (ops/warp_affine.cu) so that the two give
+ * the same bits: coordinates and bilinear weights in double with explicitly rounded operations.
+ * Pixel centres are at +0.5: destination pixel (x, y) looks at source point m x (x + 0.5, y + 0.5,
+ * 1); nearest neighbour takes the pixel that point falls in, linear the four around it (centres at
  * +0.5). Outside the source a sample is fill_value, or without one the nearest border pixel. */
 #ifndef SLUICE_OPS_WARP_AFFINE_H
 #define SLUICE_OPS_WARP_AFFINE_H

@@ -11,17 +11,17 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$SL_SOURCE_DIR/scripts/make-data" "$tool" "$work/data" > "$work/log"
 json=$("$tool" inspect "$work/data/training" --json)
-echo "$json" | grep -q '"format": "caffe2"' || fail "training format: $json"
-echo "$json" | grep -q '"records": 60000,' || fail "training records: $json"
+grep -q '"format": "caffe2"' <<< "$json" || fail "training format: $json"
+grep -q '"records": 60000,' <<< "$json" || fail "training records: $json"
 for c in 0 1 2 3 4 5 6 7 8 9; do
-    echo "$json" | grep -q "\"$c\": 6000[,}]" || fail "training class $c: $json"
+    grep -q "\"$c\": 6000[,}]" <<< "$json" || fail "training class $c: $json"
 done
-echo "$json" | grep -q '"image": "jpeg", "height": 28, "width": 28, "channels": 1' ||
+grep -q '"image": "jpeg", "height": 28, "width": 28, "channels": 1' <<< "$json" ||
     fail "training first records: $json"
 json=$("$tool" inspect "$work/data/testing" --json)
-echo "$json" | grep -q '"records": 10000,' || fail "testing records: $json"
+grep -q '"records": 10000,' <<< "$json" || fail "testing records: $json"
 for c in 0 1 2 3 4 5 6 7 8 9; do
-    echo "$json" | grep -q "\"$c\": 1000[,}]" || fail "testing class $c: $json"
+    grep -q "\"$c\": 1000[,}]" <<< "$json" || fail "testing class $c: $json"
 done
 # a second run keeps what is there
 rerun=$("$SL_SOURCE_DIR/scripts/make-data" "$tool" "$work/data")
@@ -32,8 +32,8 @@ src=/usr/share/datasets/fashion-mnist
 "$tool" convert --from idx --images $src/t10k-images-idx3-ubyte.gz \
     --labels $src/t10k-labels-idx1-ubyte.gz --to caffe --raw --out "$work/raw" > /dev/null
 json=$("$tool" inspect "$work/raw" --json)
-echo "$json" | grep -q '"format": "caffe", .*"records": 10000,' || fail "raw caffe: $json"
-echo "$json" | grep -q '"bytes": 784, "image": "raw", "height": 28' || fail "raw caffe: $json"
+grep -q '"format": "caffe", .*"records": 10000,' <<< "$json" || fail "raw caffe: $json"
+grep -q '"bytes": 784, "image": "raw", "height": 28' <<< "$json" || fail "raw caffe: $json"
 
 # an image folder (class sub-folders) -> caffe2, files stored as they are
 mkdir -p "$work/imgs/cat" "$work/imgs/dog"
@@ -42,15 +42,15 @@ printf '\xff\xd8\xff\xd9' > "$work/imgs/dog/b.jpg"
 printf '\xff\xd8\xff\xd9' > "$work/imgs/dog/c.jpg"
 "$tool" convert --from folder --in "$work/imgs" --to caffe2 --out "$work/folder" > /dev/null
 json=$("$tool" inspect "$work/folder" --json)
-echo "$json" | grep -q '"records": 3, "labels": {"0": 1, "1": 2}' || fail "folder: $json"
+grep -q '"records": 3, "labels": {"0": 1, "1": 2}' <<< "$json" || fail "folder: $json"
 json=$("$tool" inspect "$work/imgs" --json)
-echo "$json" | grep -q '"format": "folder", .*"records": 3,' || fail "folder inspect: $json"
+grep -q '"format": "folder", .*"records": 3,' <<< "$json" || fail "folder inspect: $json"
 
 # the fixtures
 text=$("$tool" inspect "$SL_FIXTURES/caffe-fmnist-64")
 case $text in *"format:   caffe"*) ;; *) fail "fixture caffe: $text" ;; esac
 json=$("$tool" inspect "$SL_FIXTURES/caffe2-fmnist-256" --json)
-echo "$json" | grep -q '"records": 256,' || fail "fixture caffe2: $json"
+grep -q '"records": 256,' <<< "$json" || fail "fixture caffe2: $json"
 
 # errors: a message naming the path, exit status 1 or 2
 if "$tool" inspect /nonexistent/x 2> "$work/err"; then fail "inspect of a missing path"; fi

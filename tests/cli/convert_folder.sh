@@ -32,13 +32,13 @@ cp "$fx"/png/cat-3113513_640.png "$work/imgs/dog-big/g5.png"
 [ "$(cat "$work/db/labels.txt")" = "$(printf 'bird\ndog\ndog-big\nempty')" ] ||
     fail "labels.txt: $(cat "$work/db/labels.txt")"
 json=$("$tool" inspect "$work/db" --json)
-echo "$json" | grep -q '"records": 12, "labels": {"0": 3, "1": 4, "2": 5}' || fail "histogram: $json"
-echo "$json" | grep -q '"first": \[{"key": "bird/b1.jpg", .*"height": 426, "width": 640' ||
+grep -q '"records": 12, "labels": {"0": 3, "1": 4, "2": 5}' <<< "$json" || fail "histogram: $json"
+grep -q '"first": \[{"key": "bird/b1.jpg", .*"height": 426, "width": 640' <<< "$json" ||
     fail "first key: $json"
-echo "$json" | grep -q '"key": "bird/b2.png", "bytes": [0-9]*, "image": "png"' ||
+grep -q '"key": "bird/b2.png", "bytes": [0-9]*, "image": "png"' <<< "$json" ||
     fail "second key: $json"
-echo "$json" | grep -q '"key": "dog-big/g1.jpg"' || fail "byte order of keys: $json"
-echo "$json" | grep -q '"classes": \["bird", "dog", "dog-big", "empty"\]' || fail "classes: $json"
+grep -q '"key": "dog-big/g1.jpg"' <<< "$json" || fail "byte order of keys: $json"
+grep -q '"classes": \["bird", "dog", "dog-big", "empty"\]' <<< "$json" || fail "classes: $json"
 text=$("$tool" inspect "$work/db")
 case $text in *"0(bird):3 1(dog):4 2(dog-big):5"*) ;; *) fail "inspect classes: $text" ;; esac
 
@@ -85,5 +85,5 @@ src=/usr/share/datasets/fashion-mnist
 "$tool" convert --from idx --images $src/t10k-images-idx3-ubyte.gz \
     --labels $src/t10k-labels-idx1-ubyte.gz --to caffe2 --out "$work/idx" > /dev/null
 [ ! -e "$work/idx/labels.txt" ] || fail "labels.txt for an IDX conversion"
-"$tool" inspect "$work/idx" --json | grep -q '"first": \[{"key": "00000000"' || fail "idx keys"
+grep -q '"first": \[{"key": "00000000"' < <("$tool" inspect "$work/idx" --json) || fail "idx keys"
 echo "cli convert folder: ok"

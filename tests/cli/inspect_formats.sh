@@ -42,7 +42,7 @@ check() { # check PATH FORMAT PATTERN: inspect --json PATH says FORMAT and match
 }
 check "$work/db" caffe2 '"classes": \["blue", "green", "red"\]'
 check "$work/photos/train" folder '"records": 12, "labels": {"0": 4, "1": 4, "2": 4}, "classes": \["blue", "green", "red"\]'
-"$tool" inspect "$work/photos/train" | grep -q "0(blue):4 1(green):4 2(red):4" ||
+grep -q "0(blue):4 1(green):4 2(red):4" < <("$tool" inspect "$work/photos/train") ||
     fail "folder classes: $("$tool" inspect "$work/photos/train")"
 src=/usr/share/datasets/fashion-mnist
 check $src/t10k-labels-idx1-ubyte.gz idx '"records": 10000'
@@ -53,7 +53,7 @@ grep -q '"key": "sample00", "bytes": [0-9]*, "image": "png", "height": 32, "widt
     fail "tar members: $(cat "$work/j")"
 check "$work/arrays" npy '"records": 3, .*"key": "a0.npy", "bytes": 240, "image": "npy", "height": 4, "width": 5, "channels": 3'
 check "$work/arrays/a1.npy" npy '"records": 1'
-"$tool" inspect --verify "$work/shard.tar" | grep -q "verified: webdataset, 5 records" ||
+grep -q "verified: webdataset, 5 records" < <("$tool" inspect --verify "$work/shard.tar") ||
     fail "--verify of a tar"
 
 for p in "$work/empty" "$work/notes.txt"; do

@@ -31,7 +31,7 @@ for f in libsluice.a libsluice.so.0.1.0 pkgconfig/sluice.pc cmake/sluice/sluiceC
 done
 [ "$(readlink "$lib/libsluice.so")" = libsluice.so.0 ] || fail "libsluice.so -> $(readlink "$lib/libsluice.so")"
 [ "$(readlink "$lib/libsluice.so.0")" = libsluice.so.0.1.0 ] || fail "libsluice.so.0 -> $(readlink "$lib/libsluice.so.0")"
-readelf -d "$lib/libsluice.so.0.1.0" | grep -q 'SONAME.*\[libsluice\.so\.0\]' || fail "SONAME"
+grep -q 'SONAME.*\[libsluice\.so\.0\]' < <(readelf -d "$lib/libsluice.so.0.1.0") || fail "SONAME"
 headers=$(cd "$SL_SOURCE_DIR/include/sluice" && ls ./*.h ./*.h.in | sed 's|^\./||; s|\.in$||' | sort)
 [ "$(cd "$p/include/sluice" && ls | sort)" = "$headers" ] ||
     fail "headers: $(ls "$p/include/sluice"), not $headers"
@@ -76,12 +76,12 @@ runs() { # program: trains to the example's accuracy
 }
 (cd "$work" && cc -std=c11 "$ex" $(pkg-config --cflags --libs sluice) -o train_shared) ||
     fail "pkg-config (shared) build"
-readelf -d "$work/train_shared" | grep -q 'NEEDED.*\[libsluice\.so\.0\]' || fail "train_shared does not need libsluice.so.0"
+grep -q 'NEEDED.*\[libsluice\.so\.0\]' < <(readelf -d "$work/train_shared") || fail "train_shared does not need libsluice.so.0"
 LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} runs "$work/train_shared"
 (cd "$work" && cc -std=c11 "$ex" $(pkg-config --cflags sluice) -o train_static \
     $(pkg-config --static --libs sluice | sed 's/-lsluice /-l:libsluice.a /')) ||
     fail "pkg-config --static build"
-readelf -d "$work/train_static" | grep -q 'libsluice' && fail "train_static needs libsluice.so"
+grep -q 'libsluice' < <(readelf -d "$work/train_static") && fail "train_static needs libsluice.so"
 # the folders of the libraries under it (CUDA's, say) may not be the loader's
 deps=$(pkg-config --static --libs-only-L sluice | sed 's/-L//g; s/ \+/:/g; s/:$//')
 LD_LIBRARY_PATH=$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} runs "$work/train_static"
@@ -89,13 +89,13 @@ LD_LIBRARY_PATH=$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} runs "$work/train_sta
 # (e) with CMake: find_package(sluice 0.1 REQUIRED), sluice::sluice and sluice::sluice_static
 cmake -S "$SL_SOURCE_DIR/examples" -B "$work/ex" -DCMAKE_PREFIX_PATH="$p" > "$work/cmake.log" 2>&1 &&
     cmake --build "$work/ex" > "$work/cmake.log" 2>&1 || fail "CMake build: $(cat "$work/cmake.log")"
-readelf -d "$work/ex/train_on_own_data" | grep -q 'NEEDED.*\[libsluice\.so\.0\]' ||
+grep -q 'NEEDED.*\[libsluice\.so\.0\]' < <(readelf -d "$work/ex/train_on_own_data") ||
     fail "the CMake build does not link libsluice.so.0"
 runs "$work/ex/train_on_own_data"
 cmake -S "$SL_SOURCE_DIR/examples" -B "$work/ex-static" -DCMAKE_PREFIX_PATH="$p" -DSLUICE_STATIC=ON \
     > "$work/cmake.log" 2>&1 && cmake --build "$work/ex-static" > "$work/cmake.log" 2>&1 ||
     fail "CMake static build: $(cat "$work/cmake.log")"
-readelf -d "$work/ex-static/train_on_own_data" | grep -q libsluice && fail "the static CMake build needs libsluice.so"
+grep -q libsluice < <(readelf -d "$work/ex-static/train_on_own_data") && fail "the static CMake build needs libsluice.so"
 runs "$work/ex-static/train_on_own_data"
 
 # (f) what find_package refuses: another minor version, a component the build lacks

@@ -43,7 +43,7 @@ for _ in $(seq 600); do [ -f "$work/ck" ] && break; sleep 0.5; done
 [ -f "$work/ck" ] || fail "no checkpoint after the first epoch"
 victim=""
 for pid in $(pgrep -f "sluice train --data $work/data" || true); do
-    if tr '\0' '\n' < /proc/$pid/environ 2> /dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then
+    if grep -qx OMPI_COMM_WORLD_RANK=1 < <(tr '\0' '\n' < /proc/$pid/environ 2> /dev/null); then
         victim=$pid
     fi
 done

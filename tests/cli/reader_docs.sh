@@ -14,8 +14,8 @@ io_docs() { # the docs of the three I/O arguments of reader $1
 for r in readers.file readers.numpy; do
     d=$(io_docs $r)
     [ "$(echo "$d" | wc -l)" -eq 3 ] || fail "$r: $d"
-    echo "$d" | grep -qiE 'lmdb|mapped:|always map|views' && fail "$r docs: $d"
-    echo "$d" | grep -q "never mapped" || fail "$r dont_use_mmap: $d"
+    grep -qiE 'lmdb|mapped:|always map|views' <<< "$d" && fail "$r docs: $d"
+    grep -q "never mapped" <<< "$d" || fail "$r dont_use_mmap: $d"
 done
 for r in readers.caffe2 readers.caffe; do
     [ "$(io_docs $r | grep -c LMDB)" -eq 3 ] || fail "$r docs: $(io_docs $r)"

@@ -49,5 +49,5 @@ for m in "--seed 0 overrides the pipeline's seed=11" \
     "--prefetch 1 overrides the pipeline's prefetch_queue_depth=3"; do
     grep -qF -- "$m" "$work/e" || fail "no '$m' in: $(cat "$work/e")"
 done
-"$tool" run --help | grep -q "per pipeline" || fail "--help does not say batch_size is per pipeline"
+grep -q "per pipeline" < <("$tool" run --help) || fail "--help does not say batch_size is per pipeline"
 echo "run_decorator: all checks passed"

@@ -11,7 +11,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -e "$so" ] || fail "no $so"
-readelf -d "$so" | grep -q 'SONAME.*\[libsluice\.so\.0\]' || fail "soname: $(readelf -d "$so" | grep SONAME)"
+grep -q 'SONAME.*\[libsluice\.so\.0\]' < <(readelf -d "$so") || fail "soname: $(readelf -d "$so" | grep SONAME)"
 
 # (a) what it exports: sl_ names only (the linker's own markers aside), never sl__
 nm -D --defined-only "$so" | awk '{print $NF}' | sort -u > "$work/exported"
@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
 C
 cc -std=c11 -Wall -Wextra -Werror -I"$SL_SOURCE_DIR/include" -I"$lib/include" "$work/prog.c" -o "$work/prog" \
     -L"$lib" -l:libsluice.so -Wl,-rpath,"$lib" || fail "building against libsluice.so"
-readelf -d "$work/prog" | grep -q 'NEEDED.*\[libsluice\.so\.0\]' || fail "prog does not need libsluice.so.0"
+grep -q 'NEEDED.*\[libsluice\.so\.0\]' < <(readelf -d "$work/prog") || fail "prog does not need libsluice.so.0"
 out=$("$work/prog" "$SL_FIXTURES/caffe2-fmnist-256") || fail "prog: $out"
 [[ $out == "images 4 8 28 28 1 "* ]] || fail "prog's batch: $out"
 echo "shared_lib: ok ($(wc -l < "$work/exported") symbols)"

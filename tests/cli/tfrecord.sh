@@ -39,15 +39,15 @@ grep -q "wrote 300 tfrecord records to $work/t.tfrecord" "$work/log" || fail "lo
 
 # inspect: format, records, the features of the first Example
 json=$("$tool" inspect "$work/t.tfrecord" --json)
-echo "$json" | grep -q '"format": "tfrecord"' || fail "format: $json"
-echo "$json" | grep -q '"records": 300' || fail "records: $json"
-echo "$json" | grep -q '"features": \[{"name": "image/encoded", "kind": "bytes_list", "values": 1}, {"name": "image/class/label", "kind": "int64_list", "values": 1}\]' ||
+grep -q '"format": "tfrecord"' <<< "$json" || fail "format: $json"
+grep -q '"records": 300' <<< "$json" || fail "records: $json"
+grep -q '"features": \[{"name": "image/encoded", "kind": "bytes_list", "values": 1}, {"name": "image/class/label", "kind": "int64_list", "values": 1}\]' <<< "$json" ||
     fail "features: $json"
-echo "$json" | grep -q '"first": \[{"key": "0", "bytes": [0-9]*, "image": "jpeg", "height": 28, "width": 28' ||
+grep -q '"first": \[{"key": "0", "bytes": [0-9]*, "image": "jpeg", "height": 28, "width": 28' <<< "$json" ||
     fail "first: $json"
 [ "$(echo "$json" | python3 -c 'import json,sys; print(sum(json.load(sys.stdin)["labels"].values()))')" = 300 ] ||
     fail "labels: $json"
-"$tool" inspect --verify "$work/t.tfrecord" | grep -q "verified: tfrecord, 300 records" ||
+grep -q "verified: tfrecord, 300 records" < <("$tool" inspect --verify "$work/t.tfrecord") ||
     fail "verify"
 
 # index: DALI's tfrecord2idx format, byte for byte
@@ -140,8 +140,8 @@ cp "$fx"/jpeg/swan-3584559_640.jpg "$work/imgs/a/z.jpg"
 "$tool" convert --from folder --in "$work/imgs" --to tfrecord --out "$work/f.tfrecord" > /dev/null
 [ "$(cat "$work/f.tfrecord.labels.txt")" = "$(printf 'a\nb')" ] || fail "labels.txt"
 json=$("$tool" inspect "$work/f.tfrecord" --json)
-echo "$json" | grep -q '"labels": {"0": 2, "1": 1}' || fail "folder labels: $json"
-echo "$json" | grep -q '"first": \[{"key": "0", "bytes": '"$(stat -c %s "$work/imgs/a/y.png")"', "image": "png"' ||
+grep -q '"labels": {"0": 2, "1": 1}' <<< "$json" || fail "folder labels: $json"
+grep -q '"first": \[{"key": "0", "bytes": '"$(stat -c %s "$work/imgs/a/y.png" <<< "$json")"', "image": "png"' ||
     fail "folder order: $json"
 "$tool" convert --from idx --images "$work/img.idx" --labels "$work/lab.idx" --to tfrecord \
     --raw --out "$work/r.tfrecord" 2> "$work/log" && fail "--raw --to tfrecord accepted"

@@ -4,14 +4,21 @@
  * anything is taken; batches come back in any order; every batch, over two epochs on two devices,
  * has the bytes and keys of an iterator that releases its own; a checkpoint taken while batches
  * are held resumes exactly; DROP's discarded batch is not counted as held. Also the pipeline's
- * own limit (sl_pipeline_max_held). The data: the 256-record Caffe2 fixture, decoded. */
+ * own limit (sl_pipeline_max_held). DLPack exports keep their batch: given back while exported,
+ * its memory stays intact through the rest of the epoch, counted as held, until the exports'
+ * deleters run (from another thread: `make test-tsan` runs this); then its slot is free again.
+ * The data: the 256-record Caffe2 fixture, decoded. */
 #include "check.h"
 
 #include "sluice/iterator.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef SLUICE_HAVE_DLPACK
+#include <dlpack/dlpack.h>
+#endif
 
 #define NDEV    2
 #define GLOBAL  32
@@ -220,6 +227,102 @@ static void test_drop(void) {
     sl_iter_free(it);
 }
 
+#ifdef SLUICE_HAVE_DLPACK
+static void *delete_all(void *arg) { /* a framework's thread dropping its arrays */
+    DLManagedTensor **m = arg;
+    for (int k = 0; m[k]; k++) m[k]->deleter(m[k]);
+    return NULL;
+}
+
+static void delete_in_thread(DLManagedTensor **m) {
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, delete_all, m) == 0);
+    pthread_join(th, NULL);
+}
+
+/* what export m of step s's device d holds is still that step's images */
+static bool export_intact(const DLManagedTensor *m, int s, int d) {
+    return memcmp(m->dl_tensor.data, ref[s].img[d], B * IMG) == 0;
+}
+
+static void test_exports(void) {
+    sl_iter *it;
+    sl_err e;
+    CHECK_OK(make(1, -1, GLOBAL, NULL, 0, &it, &e), &e);
+    if (check_failures) return;
+    const sl_iter_batch *b0, *b;
+    CHECK_OK(sl_iter_next(it, &b0), sl_iter_errmsg(it));
+    DLManagedTensor *m[4] = {0};
+    void *mv;
+    for (int d = 0; d < NDEV; d++) {
+        CHECK_OK(sl_iter_dlpack(b0, 0, d, 0, &mv, &e), &e);
+        m[d] = mv;
+    }
+    CHECK_OK(sl_iter_dlpack(b0, 0, 1, SL_DLPACK_STACKED, &mv, &e), &e);
+    m[2] = mv;
+    if (check_failures) return;
+    CHECK_EQ_INT(sl_iter_exports(it), 3);
+    /* (1, B, 28, 28, 1): device 1's slice of a stacked batch, compact */
+    CHECK_EQ_INT(m[2]->dl_tensor.ndim, 5);
+    CHECK_EQ_INT(m[2]->dl_tensor.shape[0], 1);
+    CHECK_EQ_INT(m[2]->dl_tensor.shape[1], B);
+    CHECK_EQ_INT(m[2]->dl_tensor.strides[0], B * IMG);
+    CHECK_EQ_INT(m[2]->dl_tensor.strides[1], IMG);
+    CHECK(m[2]->dl_tensor.data == m[1]->dl_tensor.data);
+    CHECK_EQ_INT(sl_iter_dlpack(b0, 0, 0, 4, &mv, &e), SL_EINVAL);
+    CHECK(mv == NULL && strstr(e.msg, "flags 0x4"));
+    /* given back while exported: still held, the bytes stay through the rest of the epoch */
+    sl_iter_release(it, b0);
+    CHECK_EQ_INT(sl_iter_held(it), 1);
+    sl_iter_release(it, b0); /* twice: ignored */
+    int s = 1;
+    sl_status st;
+    while ((st = sl_iter_next(it, &b)) == SL_OK) {
+        CHECK_MSG(same(b, &ref[s]), "step %d with step 0 exported", s);
+        s++;
+        sl_iter_release(it, b);
+        CHECK_EQ_INT(sl_iter_held(it), 1);
+    }
+    CHECK_EQ_INT(st, SL_EOF);
+    CHECK_EQ_INT(s, nref[0]);
+    for (int d = 0; d < NDEV; d++) CHECK_MSG(export_intact(m[d], 0, d), "device %d", d);
+    delete_in_thread(m);
+    CHECK_EQ_INT(sl_iter_exports(it), 0);
+    CHECK_EQ_INT(sl_iter_held(it), 0);
+
+    /* every slot given back but exported: the next batch is refused, naming why */
+    sl_iter_reset(it);
+    DLManagedTensor *all[4] = {0};
+    for (int k = 0; k < 3; k++) {
+        CHECK_OK(sl_iter_next(it, &b), sl_iter_errmsg(it));
+        CHECK_OK(sl_iter_dlpack(b, 1, 0, 0, &mv, &e), &e);
+        all[k] = mv;
+        sl_iter_release(it, b);
+    }
+    CHECK_EQ_INT(sl_iter_next(it, &b), SL_ESTATE);
+    CHECK_MSG(strstr(sl_iter_errmsg(it), "3 of them only by DLPack exports"), "%s",
+              sl_iter_errmsg(it));
+    delete_in_thread(all);
+    CHECK_OK(sl_iter_next(it, &b), sl_iter_errmsg(it));
+    sl_iter_free(it);
+
+    /* without caller_releases: rotation passes over an exported batch, which stays intact */
+    CHECK_OK(make(0, -1, GLOBAL, NULL, 0, &it, &e), &e);
+    if (check_failures) return;
+    CHECK_OK(sl_iter_next(it, &b0), sl_iter_errmsg(it));
+    DLManagedTensor *one[2] = {0};
+    CHECK_OK(sl_iter_dlpack(b0, 0, 1, 0, &mv, &e), &e);
+    one[0] = mv;
+    for (s = 1; (st = sl_iter_next(it, &b)) == SL_OK; s++)
+        CHECK_MSG(same(b, &ref[s]), "step %d (rotating) with step 0 exported", s);
+    CHECK_EQ_INT(st, SL_EOF);
+    CHECK(export_intact(one[0], 0, 1));
+    delete_in_thread(one);
+    CHECK_EQ_INT(sl_iter_exports(it), 0);
+    sl_iter_free(it);
+}
+#endif
+
 /* the pipeline's limit: its slots, 2 * prefetch_cpu + 1, one more with a read stage */
 static void test_pipeline_limit(void) {
     const char *texts[2] = {"def pipe(data_path):\n"
@@ -258,6 +361,9 @@ int main(void) {
     reference();
     if (!check_failures) test_hold_and_release();
     if (!check_failures) test_checkpoint();
+#ifdef SLUICE_HAVE_DLPACK
+    if (!check_failures) test_exports();
+#endif
     test_drop();
     test_pipeline_limit();
     free(ref);

@@ -204,7 +204,7 @@ static void test_layouts(const char *dir) {
     CHECK_EQ_INT(lg.shape[1], 1);
 #ifdef SLUICE_HAVE_DLPACK
     void *mv;
-    CHECK_OK(sl_iter_dlpack(b, 0, 2, &mv, &e), &e);
+    CHECK_OK(sl_iter_dlpack(b, 0, 2, 0, &mv, &e), &e);
     DLManagedTensor *m = mv;
     sl_tensor sh2;
     sl_iter_shard(b, 0, 2, &sh2, &e);

@@ -157,9 +157,20 @@ int sl_iter_batch_devices(const sl_iter_batch *b);
 int sl_iter_batch_valid(const sl_iter_batch *b, int dev);
 
 /* DLPack: a DLManagedTensor* (returned as void* so this header needs no dlpack.h) for device dev's
- * shard of output i; it holds no ownership of the data: valid while the batch is (see above);
- * the caller calls its deleter when done with the wrapper. SL_ENOTSUP without dlpack.h. */
-sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, void **managed, sl_err *err);
+ * shard of output i, (B, ...), or with SL_DLPACK_STACKED (1, B, ...): that device's slice of a
+ * stacked (devices, B, ...) array. The export keeps the batch's memory: once the batch is given
+ * back (sl_iter_release, or rotation without caller_releases), its buffers return to the
+ * pipelines only after every export's deleter has run. The deleter may be called from any thread
+ * and at any time (it only counts down); the iterator takes the slot back at its next call. The
+ * data must not be used after sl_iter_free, which frees it whatever its exports (sl_iter_exports
+ * says how many live). SL_ENOTSUP in a build without dlpack.h. */
+#define SL_DLPACK_STACKED 1
+sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, int flags, void **managed,
+                         sl_err *err);
+/* Batches out of the pool: held by the caller, or given back while exports of them live. */
+int sl_iter_held(sl_iter *it);
+/* DLPack exports of this iterator's batches whose deleter has not run yet. */
+int sl_iter_exports(const sl_iter *it);
 
 /* Writes reader positions, RNG states and iterator counters (after the batches taken so far) to
  * path: written to path.tmp, synced, then renamed, with a CRC-32. */

@@ -19,6 +19,7 @@ ERRMSG_MAX = 512
 
 # status codes (include/sluice/status.h)
 OK, EOF = 0, 1
+DLPACK_STACKED = 1  # sl_iter_dlpack's flag
 ENOMEM, EINVAL, EIO, EFORMAT, ENOTSUP, ECUDA, ENCCL, EMPI = -1, -2, -3, -4, -5, -6, -7, -8
 ENOENT, ECLOSED, ESTATE, ETIMEOUT, ECHECKSUM, ESYNTAX = -9, -10, -11, -12, -13, -14
 
@@ -171,6 +172,9 @@ _API = {
     "sl_iter_next": (c_int, [c_void_p, POINTER(c_void_p)]),
     "sl_iter_release": (None, [c_void_p, c_void_p]),
     "sl_iter_max_held": (c_int, [c_void_p]),
+    "sl_iter_held": (c_int, [c_void_p]),
+    "sl_iter_exports": (c_int, [c_void_p]),
+    "sl_iter_dlpack": (c_int, [c_void_p, c_int, c_int, c_int, POINTER(c_void_p), POINTER(Err)]),
     "sl_iter_reset": (None, [c_void_p]),
     "sl_iter_len": (c_int64, [c_void_p]),
     "sl_iter_size": (c_int64, [c_void_p]),

@@ -392,12 +392,13 @@ class _Owner:
     have live views are kept, idle, until the owner goes), the batches handed out, and those
     whose views are gone, to give back."""
 
-    def _owner_init(self, free):
+    def _owner_init(self, free, exports=None):
         self._handle = None
         self._retired = []
         self._pending = []
         self._live = weakref.WeakSet()
         self._free_fn = free
+        self._exports_fn = exports  # the C object's live DLPack exports (iterators)
 
     def _hold(self, batch):
         return _Hold(self, self._handle, batch)
@@ -409,11 +410,14 @@ class _Owner:
             if handle == self._handle:  # a closed one's batches go with it
                 release(handle, b)
 
+    def _exported(self, h):
+        return self._exports_fn is not None and self._exports_fn(h) > 0
+
     def _close_handle(self):
         h, self._handle = self._handle, None
         if h:
-            if len(self._live):
-                self._retired.append(h)  # views of its batches are alive
+            if len(self._live) or self._exported(h):
+                self._retired.append(h)  # views of its batches, or exports of them, are alive
             else:
                 self._pending.clear()
                 _free_pipeline(h, self._free_fn)
@@ -421,7 +425,12 @@ class _Owner:
     def _free_all(self):
         h, self._handle = self._handle, None
         for x in ([h] if h else []) + self._retired:
-            _free_pipeline(x, self._free_fn)
+            if self._exported(x):
+                # a framework still holds arrays of its memory (their deleters count down in C):
+                # freed by a later call once they are gone
+                _orphans.append((x, self._free_fn, self._exports_fn))
+            else:
+                _free_pipeline(x, self._free_fn)
         self._retired = []
 
 
@@ -756,10 +765,22 @@ def _free_pipeline(handle, free=None):
         free(handle)
 
 
+# C iterators gone from Python whose memory DLPack consumers still use: (handle, free, exports)
+_orphans = []
+
+
 def _drain_deferred():
     while _deferred_free:
         free, handle = _deferred_free.pop()
         free(handle)
+    if _orphans and not getattr(_local, "in_callback", False):
+        for _ in range(len(_orphans)):
+            item = _orphans.pop(0)
+            handle, free, exports = item
+            if exports(handle) > 0:
+                _orphans.append(item)
+            else:
+                free(handle)
 
 
 # ---- pipeline_def --------------------------------------------------------------------------------

@@ -54,15 +54,14 @@ _dl_deleter = _DELETER(_dl_delete)
 _DLTENSOR_NAME = ctypes.create_string_buffer(b"dltensor")
 _USED_NAME = b"used_dltensor"
 
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [c_void_p, c_void_p, c_void_p]
-_capsule_valid = ctypes.pythonapi.PyCapsule_IsValid
-_capsule_valid.restype = ctypes.c_int
-_capsule_valid.argtypes = [c_void_p, ctypes.c_char_p]
-_capsule_ptr = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule_ptr.restype = c_void_p
-_capsule_ptr.argtypes = [c_void_p, ctypes.c_char_p]
+# private function objects: ctypes.pythonapi's are shared, and whoever sets their argtypes sets them
+# for everyone
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, c_void_p, c_void_p, c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi))
+_capsule_valid = ctypes.PYFUNCTYPE(ctypes.c_int, c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+_capsule_ptr = ctypes.PYFUNCTYPE(c_void_p, c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
 
 
 def _capsule_dtor(cap):
@@ -75,6 +74,44 @@ def _capsule_dtor(cap):
 
 
 _CAPSULE_DTOR = ctypes.CFUNCTYPE(None, c_void_p)(_capsule_dtor)
+
+
+def _c_capsule_dtor(cap):
+    # the library's export no consumer took: its own deleter gives the batch back
+    try:
+        if _capsule_valid(cap, b"dltensor"):
+            m = _DLManagedTensor.from_address(_capsule_ptr(cap, b"dltensor"))
+            _C_DELETER(m.deleter)(ctypes.addressof(m))
+    except Exception:
+        pass
+
+
+_C_DELETER = ctypes.CFUNCTYPE(None, c_void_p)
+_C_CAPSULE_DTOR = ctypes.CFUNCTYPE(None, c_void_p)(_c_capsule_dtor)
+
+
+def capsule_fresh(cap):
+    """Whether no consumer has taken this DLPack capsule yet."""
+    return bool(_capsule_valid_obj(cap, b"dltensor"))
+
+
+_capsule_valid_obj = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+
+
+def c_export(batch, output, dev, flags=0):
+    """A DLPack capsule of the library's own export of an iterator batch's shard
+    (sl_iter_dlpack): its deleter is C, so a consumer may drop it from any thread without taking
+    the GIL; the batch's memory stays out of the pool until it has. None in a build without
+    DLPack."""
+    m = c_void_p()
+    err = _c.Err()
+    st = _c.lib.sl_iter_dlpack(batch, output, dev, flags, ctypes.byref(m), ctypes.byref(err))
+    if st == _c.ENOTSUP:
+        return None
+    errors.check(st, err, "exporting a batch through DLPack")
+    return _capsule_new(m.value, ctypes.addressof(_DLTENSOR_NAME),
+                        ctypes.cast(_C_CAPSULE_DTOR, c_void_p).value)
 
 
 def _dlpack_capsule(t):
@@ -173,15 +210,17 @@ def _numpy():
 class Tensor:
     """One dense array on the CPU or a GPU: a sample, or a whole (batch, ...) output."""
 
-    __slots__ = ("_ptr", "_dtype", "_shape", "_device", "_layout", "_owner", "__weakref__")
+    __slots__ = ("_ptr", "_dtype", "_shape", "_device", "_layout", "_owner", "_export",
+                 "__weakref__")
 
-    def __init__(self, ptr, dtype, shape, device, layout, owner):
+    def __init__(self, ptr, dtype, shape, device, layout, owner, export=None):
         self._ptr = ptr or 0
         self._dtype = dtype if type(dtype) is _types.DALIDataType else _types.DALIDataType(dtype)
         self._shape = shape if type(shape) is Shape else Shape(int(x) for x in shape)
         self._device = device  # _c.Device
         self._layout = layout or ""
         self._owner = owner  # keeps the memory alive
+        self._export = export  # (batch, output, device, flags): an iterator shard, exported by C
 
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and len(args) >= 4:
@@ -238,6 +277,10 @@ class Tensor:
             raise BufferError("sluice tensors are exported on their own device only")
         if copy:
             return self.copy().__dlpack__()
+        if self._export is not None:
+            cap = c_export(*self._export)
+            if cap is not None:
+                return cap
         return _dlpack_capsule(self)
 
     def copy(self):

@@ -96,3 +96,52 @@ def test_closed_iterator_refuses_calls():
     with pytest.raises(sluice.StateError):
         len(it)
     assert batch[0]["images"].shape == (16, 1, 28, 28)
+
+
+def test_exports_outlive_their_iterator(no_leaked_threads):
+    """A framework's array of a batch (the library's DLPack export, with a C deleter) keeps that
+    batch's memory after the iterator and every Python object of the batch are gone; the C
+    iterator is freed at the next call once the array is, and leaves no thread behind."""
+    from conftest import thread_count
+    want = fresh(3)
+    before = thread_count()
+    it = DALIGenericIterator([decoded(LMDB)], ["images", "labels"], reader_name="r")
+    first = next(it)[0]["images"]
+    assert first.numpy().tobytes() == want[0][0].tobytes()
+    for _ in range(2):
+        next(it)
+    del it
+    gc.collect()
+    assert thread_count() > before  # the orphaned C iterator waits for the array
+    other = decoded(LMDB)  # its own pipeline works on meanwhile
+    for _ in range(10):
+        other.run()
+    assert first.numpy().tobytes() == want[0][0].tobytes()
+    del first
+    other.run()  # a call into the library frees what nothing uses any more
+    del other
+    gc.collect()
+    assert thread_count() <= before
+
+
+def test_exports_count_as_held():
+    """Arrays exported from an iterator's batches keep their slots: with every slot out that
+    way the iterator hands out copies, and once the arrays go it hands out views again."""
+    want = fresh(16)
+    it = DALIGenericIterator([decoded(LMDB)], ["images", "labels"], reader_name="r")
+    arrays = [next(it)[0]["images"] for _ in range(8)]
+    gc.collect()
+    # the first two are views (their slots stay out), the rest copies (given back at once)
+    assert sluice_held(it) == it._it._max_zero_copy == 2
+    for k, a in enumerate(arrays):
+        assert a.numpy().tobytes() == want[k][0].tobytes(), k
+    del arrays
+    gc.collect()
+    last = next(it)[0]["images"]
+    assert sluice_held(it) == 1  # the exports are gone: their slots came back
+    assert last.numpy().tobytes() == want[8][0].tobytes()
+
+
+def sluice_held(it):
+    from sluice import _c
+    return _c.lib.sl_iter_held(it._it._it)

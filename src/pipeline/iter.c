@@ -347,8 +347,8 @@ fail:
     return st;
 }
 
-/* Gives slot b's batches back to the pipelines. */
-static void give_back(sl_iter *it, sl_iter_batch *b) {
+/* Gives slot b's batches back to the pipelines (at once, whatever its exports). */
+static void return_slot(sl_iter *it, sl_iter_batch *b) {
     for (int d = 0; d < it->n; d++)
         if (b->b[d]) {
             sl_pipeline_release(it->pipes[d], b->b[d]);
@@ -356,13 +356,45 @@ static void give_back(sl_iter *it, sl_iter_batch *b) {
         }
     if (b->in_use) it->held--;
     b->in_use = false;
+    b->released = false;
+}
+
+/* The caller is done with slot b: back to the pipelines now, or, while DLPack exports of it
+ * live, when the last one is deleted (sweep). */
+static void give_back(sl_iter *it, sl_iter_batch *b) {
+    if (atomic_load_explicit(&b->exports, memory_order_acquire) > 0)
+        b->released = true;
+    else
+        return_slot(it, b);
+}
+
+/* Returns the released slots whose exports are all gone. */
+static void sweep(sl_iter *it) {
+    for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) {
+        sl_iter_batch *b = &it->slots[h];
+        if (b->in_use && b->released &&
+            atomic_load_explicit(&b->exports, memory_order_acquire) == 0)
+            return_slot(it, b);
+    }
+}
+
+int sl_iter_held(sl_iter *it) {
+    sweep(it);
+    return it->held;
+}
+
+int sl_iter_exports(const sl_iter *it) {
+    int n = 0;
+    for (int h = 0; h < SL__ITER_MAX_SLOTS; h++)
+        n += atomic_load_explicit(&it->slots[h].exports, memory_order_acquire);
+    return n;
 }
 
 void sl_iter_free(sl_iter *it) {
     if (!it) return;
     for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) {
         sl_iter_batch *b = &it->slots[h];
-        give_back(it, b);
+        return_slot(it, b);
         for (int o = 0; o < SL_MAX_OUTPUTS; o++) sl_tensor_free(&b->global[o]);
     }
     for (int d = 0; d < it->n; d++) sl_pipeline_free(it->pipes[d]);
@@ -376,17 +408,35 @@ void sl_iter_free(sl_iter *it) {
  * goes back first when max_held are out; with it, the caller must have given one back (checked
  * before anything is taken, so a refused call changes nothing). */
 static sl_status take(sl_iter *it, sl_iter_batch **out) {
-    if (it->held >= it->max_held) {
-        if (it->caller_releases)
+    sweep(it);
+    int exported = 0; /* given back, out only through DLPack exports */
+    for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) exported += it->slots[h].released;
+    /* rotation passes over exported batches; they count against the pipelines' own limit */
+    int limit = it->max_held;
+    if (!it->caller_releases) {
+        while (it->held - exported >= it->max_held) {
+            sl_iter_batch *oldest = NULL;
+            for (int h = 0; h < SL__ITER_MAX_SLOTS; h++)
+                if (it->slots[h].in_use && !it->slots[h].released &&
+                    (!oldest || it->slots[h].order < oldest->order))
+                    oldest = &it->slots[h];
+            give_back(it, oldest);
+            exported += oldest->released;
+        }
+        limit = SL__ITER_MAX_SLOTS;
+        for (int d = 0; d < it->n; d++) limit = SL_MIN(limit, sl_pipeline_max_held(it->pipes[d]));
+    }
+    if (it->held >= limit) {
+        if (exported)
             return sl_err_set(&it->err, SL_ESTATE,
-                              "%d batches are held: release one (sl_iter_release) before taking "
+                              "%d batches are held, %d of them only by DLPack exports not yet "
+                              "deleted: free those arrays (or release a batch) before taking "
                               "another",
-                              it->held);
-        sl_iter_batch *oldest = NULL;
-        for (int h = 0; h < SL__ITER_MAX_SLOTS; h++)
-            if (it->slots[h].in_use && (!oldest || it->slots[h].order < oldest->order))
-                oldest = &it->slots[h];
-        give_back(it, oldest);
+                              it->held, exported);
+        return sl_err_set(&it->err, SL_ESTATE,
+                          "%d batches are held: release one (sl_iter_release) before taking "
+                          "another",
+                          it->held);
     }
     sl_iter_batch *b = NULL;
     for (int h = 0; h < SL__ITER_MAX_SLOTS && !b; h++)
@@ -498,7 +548,7 @@ void sl_iter_release(sl_iter *it, const sl_iter_batch *cb) {
     bool ours =
         at >= lo && at < (uintptr_t)(it->slots + SL__ITER_MAX_SLOTS) && (at - lo) % sizeof *cb == 0;
     sl_iter_batch *b = ours ? &it->slots[(at - lo) / sizeof *cb] : NULL;
-    if (!b || !b->in_use || b == it->first) {
+    if (!b || !b->in_use || b->released || b == it->first) {
         sl__log(SL_LOG_WARN, "sl_iter_release: %s (ignored)",
                 !b ? "not a batch of this iterator" : "the batch is not held (released twice?)");
         return;

@@ -8,6 +8,7 @@
 #include "sluice/iterator.h"
 #include "sluice/pipeline.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,14 +28,18 @@ typedef struct sl__iter_book {
 } sl__iter_book;
 
 /* One slot of the iterator's pool: a batch from every pipeline while in use. Its global buffers
- * stay allocated from batch to batch (freed with the iterator). */
+ * stay allocated from batch to batch (freed with the iterator). A slot given back while DLPack
+ * exports of it live (released) goes back to the pipelines only once their deleters have run:
+ * they only count down `exports` (from any thread); the iterator's own calls sweep. */
 struct sl_iter_batch {
     sl_iter *it;
     sl_batch *b[SL_MAX_DEVICES];
     sl_tensor global[SL_MAX_OUTPUTS];
     bool global_ok[SL_MAX_OUTPUTS];
-    bool in_use;   /* taken from the pipelines, not yet released */
-    int64_t order; /* when it was taken: without caller_releases the oldest goes first */
+    bool in_use;        /* taken from the pipelines, not yet back with them */
+    bool released;      /* given back by the caller (or by rotation) while exports lived */
+    atomic_int exports; /* DLPack exports whose deleter has not run */
+    int64_t order;      /* when it was taken: without caller_releases the oldest goes first */
     int valid[SL_MAX_DEVICES]; /* real samples per device (DALI's PARTIAL rule) */
 };
 

@@ -88,31 +88,47 @@ sl_status sl_iter_global(const sl_iter_batch *cb, int output, sl_tensor *out, sl
 }
 
 #ifdef SLUICE_HAVE_DLPACK
+/* One export: the DLPack struct, its shape and strides, and the slot it keeps out of the pool. */
+typedef struct {
+    DLManagedTensor m;
+    int64_t dims[2 * (SL_MAX_DIMS + 1)];
+    sl_iter_batch *slot;
+} dl_export;
+
+/* May run in any thread (a framework's), at any time: it only frees the wrapper and counts the
+ * slot's exports down; the iterator returns the slot at its next call. */
 static void dl_deleter(DLManagedTensor *m) {
-    free(m->dl_tensor.shape);
-    free(m);
+    dl_export *x = m->manager_ctx;
+    atomic_fetch_sub_explicit(&x->slot->exports, 1, memory_order_release);
+    free(x);
 }
 #endif
 
-sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, void **managed, sl_err *err) {
+sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, int flags, void **managed,
+                         sl_err *err) {
     *managed = NULL;
 #ifdef SLUICE_HAVE_DLPACK
+    if (flags & ~SL_DLPACK_STACKED)
+        return sl_err_set(err, SL_EINVAL, "sl_iter_dlpack: flags 0x%x (0 or SL_DLPACK_STACKED)",
+                          (unsigned)flags);
     sl_tensor s;
     SL_TRY(sl_iter_shard(b, output, dev, &s, err));
-    DLManagedTensor *m = sl__calloc(1, sizeof *m, err);
-    if (!m) return SL_ENOMEM;
-    m->dl_tensor.shape = sl__calloc((size_t)(2 * SL_MAX_DIMS), sizeof(int64_t), err);
-    if (!m->dl_tensor.shape) {
-        free(m);
-        return SL_ENOMEM;
-    }
-    m->dl_tensor.strides = m->dl_tensor.shape + SL_MAX_DIMS;
+    dl_export *x = sl__calloc(1, sizeof *x, err);
+    if (!x) return SL_ENOMEM;
+    DLManagedTensor *m = &x->m;
+    int lead = (flags & SL_DLPACK_STACKED) ? 1 : 0; /* (1, B, ...): a slice of (devices, B, ...) */
+    m->dl_tensor.shape = x->dims;
+    m->dl_tensor.strides = x->dims + SL_MAX_DIMS + 1;
     m->dl_tensor.data = s.data;
-    m->dl_tensor.ndim = s.ndim;
+    m->dl_tensor.ndim = s.ndim + lead;
     size_t esz = sl_dtype_size(s.dtype);
+    if (lead) {
+        m->dl_tensor.shape[0] = 1;
+        m->dl_tensor.strides[0] = s.ndim ? s.shape[0] * (s.strides[0] / (int64_t)esz) : 1;
+    }
     for (int i = 0; i < s.ndim; i++) {
-        m->dl_tensor.shape[i] = s.shape[i];
-        m->dl_tensor.strides[i] = s.strides[i] / (int64_t)esz; /* DLPack strides are in elements */
+        m->dl_tensor.shape[lead + i] = s.shape[i];
+        m->dl_tensor.strides[lead + i] = s.strides[i] / (int64_t)esz; /* in elements */
     }
     m->dl_tensor.device.device_type = s.device.kind == SL_DEVICE_CUDA ? kDLCUDA : kDLCPU;
     m->dl_tensor.device.device_id = s.device.id;
@@ -155,11 +171,16 @@ sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, void **man
         break;
     }
     m->dl_tensor.dtype = t;
+    m->manager_ctx = x;
     m->deleter = dl_deleter;
+    /* the slot's memory stays out of the pool until the deleter runs (sl_iter_batch is the
+     * iterator's own slot: its exports count is the one mutable field a const batch has) */
+    x->slot = (sl_iter_batch *)b;
+    atomic_fetch_add_explicit(&x->slot->exports, 1, memory_order_relaxed);
     *managed = m;
     return SL_OK;
 #else
-    (void)b, (void)output, (void)dev;
+    (void)b, (void)output, (void)dev, (void)flags;
     return sl_err_set(err, SL_ENOTSUP, "this build of sluice has no DLPack (dlpack/dlpack.h)");
 #endif
 }

@@ -64,7 +64,7 @@ class SlIterator(_Owner):
         self._graph_for = graph_for
         self._graphs = {}
         self._exc = None
-        self._owner_init(_c.lib.sl_iter_free)
+        self._owner_init(_c.lib.sl_iter_free, _c.lib.sl_iter_exports)
         self.policy = policy
         c = self._cfg = _c.IterConfig()
         _c.lib.sl_iter_config_init(byref(c))
@@ -144,6 +144,7 @@ class SlIterator(_Owner):
         n = _c.lib.sl_iter_num_outputs(it)
         self.output_names = [_c.u(_c.lib.sl_iter_output_name(it, i)) for i in range(n)]
         self._max_zero_copy = max(0, _c.lib.sl_iter_max_held(it) - 1)
+        self.copies = 0  # batches handed over as copies (too many others still out)
         self._exhausted = False
 
     def _source_error(self):
@@ -165,6 +166,16 @@ class SlIterator(_Owner):
 
     def next(self):
         """The next step: per device, per output, a TensorList (None at the end of the epoch)."""
+        taken = self.take()
+        if taken is None:
+            return None
+        b, hold, copy = taken
+        return self.rows(b, hold, copy)
+
+    def take(self):
+        """The next batch, not yet wrapped: (batch, hold, copy) or None at the end of the epoch.
+        The batch goes back once `hold` and every export of it are gone; `copy`: too many are
+        out to hand this one over without a copy (rows() copies it)."""
         if self._exhausted:
             return None
         _drain_deferred()
@@ -183,7 +194,15 @@ class SlIterator(_Owner):
         if self.policy == LastBatchPolicy.PARTIAL:
             self._valid = [_c.lib.sl_iter_batch_valid(b, d) for d in range(self.num_devices)]
         hold = self._hold(b.value)
-        copy = len(self._live) + 1 > self._max_zero_copy
+        # batches out: those with views in Python, and those given back whose DLPack exports a
+        # framework still holds (this one included)
+        copy = _c.lib.sl_iter_held(self._it) > self._max_zero_copy
+        self.copies += copy
+        return b, hold, copy
+
+    def rows(self, b, hold, copy=False):
+        """Batch b (from take()) as Tensor / TensorList views, per device, per output; copies,
+        and the batch given back at once, with `copy`."""
         out = []
         for d in range(self.num_devices):
             row = []
@@ -192,8 +211,8 @@ class SlIterator(_Owner):
             out.append(row)
         if copy:
             out = [[x.copy() for x in row] for row in out]
-            del hold
-            self._give_back()
+            hold._owner = None  # given back here, not when the last view goes
+            _c.lib.sl_iter_release(self._it, b)
         else:
             self._live.add(hold)
         return out
@@ -205,7 +224,9 @@ class SlIterator(_Owner):
     def _shard(self, b, o, d, hold):
         t = _c.Tensor()
         if _c.lib.sl_iter_shard(b, o, d, byref(t), None) == _c.OK:
-            return from_c_tensor(t, hold)
+            x = from_c_tensor(t, hold)
+            x._export = (b, o, d, 0)
+            return x
         tl = _c.lib.sl_iter_shard_list(b, o, d)
         return from_c_list(tl.contents, None, hold)
 
@@ -261,4 +282,6 @@ class SlIterator(_Owner):
 
 def stacked(t):
     """t (B, ...) seen as (1, B, ...): one device's slice of a stacked output."""
-    return Tensor(t._ptr, t._dtype, Shape((1,) + tuple(t._shape)), t._device, t._layout, t)
+    ex = t._export
+    return Tensor(t._ptr, t._dtype, Shape((1,) + tuple(t._shape)), t._device, t._layout, t,
+                  None if ex is None else ex[:3] + (_c.DLPACK_STACKED,))

@@ -19,6 +19,7 @@ buffer through DLPack."""
 
 import functools
 import inspect
+import os
 
 import jax
 import jax.dlpack
@@ -26,6 +27,7 @@ import numpy as np
 
 from .. import _c, errors
 from ..pipeline import Pipeline, trace
+from ..tensors import KDL_CPU, KDL_CUDA, c_export, capsule_fresh as _capsule_fresh
 from ._common import BaseIterator, LastBatchPolicy, pipeline_device
 from ._iterator import LAYOUT_NONE, LAYOUT_SHARDED, LAYOUT_STACKED, SlIterator, stacked
 
@@ -42,12 +44,77 @@ def _to_jax(t, dev=None):
     return a
 
 
+def _jaxlib_import():
+    """jaxlib's DLPack import, under jax.dlpack.from_dlpack's Python layers (which find the
+    device and its stream again for every array: half of a step's import time), or None where
+    this JAX has no such function or SLUICE_JAX_IMPORT=public asks for the public call. Used with
+    no stream: the library completes a batch's device work before handing it out. Any failure
+    turns it off for the process, and the public call takes over."""
+    if os.environ.get("SLUICE_JAX_IMPORT", "") == "public":
+        return None
+    try:
+        from jax._src.lib import xla_client
+        return xla_client._xla.dlpack_managed_tensor_to_buffer
+    except Exception:  # noqa: B902 -- internal: absent or moved in other JAX versions
+        return None
+
+
+_fast_import = [_jaxlib_import()]
+
+
+def _import(x, dev):
+    """x (an _Export) as a jax.Array on dev, the JAX device whose memory it is."""
+    f = _fast_import[0]
+    if f is not None:
+        try:
+            a = f(x._cap, dev, None)
+            if isinstance(a, jax.Array):
+                x._cap = None
+                return a
+        except Exception:  # noqa: B902
+            pass
+        _fast_import[0] = None
+        if x._cap is None or not _capsule_fresh(x._cap):
+            raise _Retry()
+    return jax.dlpack.from_dlpack(x)
+
+
+class _Retry(Exception):
+    """The fast import failed after taking the capsule: the batch goes the public way."""
+
+
+class _Export:
+    """One DLPack capsule of the library's export (tensors.c_export), handed to from_dlpack."""
+
+    __slots__ = ("_cap", "_dev")
+
+    def __init__(self, cap, dev):
+        self._cap, self._dev = cap, dev
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        # the library completes a batch's device work before handing it out: nothing to wait for
+        cap, self._cap = self._cap, None
+        if cap is None:
+            raise BufferError("a DLPack export is consumed once")
+        return cap
+
+    def __dlpack_device__(self):
+        return self._dev
+
+
 def _sluice_device(d):
     """The library's device for a JAX device."""
     if d.platform == "cpu":
         return (_c.DEVICE_CPU, 0)
     hw = getattr(d, "local_hardware_id", None)
     return (_c.DEVICE_CUDA, d.id if hw is None else hw)
+
+
+def _dl_device(d):
+    """The DLPack device of a JAX device's part (CPU parts: "the CPU")."""
+    if d.platform == "cpu":
+        return (KDL_CPU, 0)
+    return (KDL_CUDA, _sluice_device(d)[1])
 
 
 def _mesh_size(sharding):
@@ -97,18 +164,61 @@ class DALIGenericIterator(BaseIterator):
             devs.append(by_key[key])
         return devs
 
-    def _convert(self, step):
-        out = {}
-        n = len(step)
-        for o, name in enumerate(self.output_map):
-            shards = []
+    def __next__(self):
+        # the hand-over: each part exported by the library (its DLPack deleter is C, so JAX may
+        # drop the arrays from any thread), with no Python tensor objects in between; through
+        # them where the batch must be copied or an output has no dense tensor
+        self._ever = True
+        taken = self._it.take()
+        if taken is None:
+            self._ended = not self._auto_reset
+            raise StopIteration
+        b, hold, copy = taken
+        if not copy:
+            out = self._exported(b.value)
+            if out is not None:
+                return out
+        return self._convert(self._it.rows(b, hold, copy))
+
+    next = __next__
+
+    def _exported(self, b):
+        n = self._it.num_devices
+        flags = _c.DLPACK_STACKED if self._stack else 0
+        devs = self._jax_devices
+        parts = []
+        for o in range(len(self.output_map)):
+            row = []
             for d in range(n):
-                t = step[d][o]
-                if not hasattr(t, "_ptr"):
-                    t = t.as_tensor()
-                if self._stack:
-                    t = stacked(t)
-                shards.append(_to_jax(t, self._jax_devices[d] if self._jax_devices else None))
+                try:
+                    cap = c_export(b, o, d, flags)
+                except errors.Error:
+                    cap = None  # e.g. samples of different shapes: the Python path says so
+                if cap is None:
+                    return None
+                row.append(_Export(cap, _dl_device(devs[d]) if devs else (KDL_CPU, 0)))
+            parts.append(row)
+        try:
+            return self._assemble(lambda o, d: parts[o][d], n, exported=True)
+        except _Retry:
+            return None
+
+    def _convert(self, step):
+        def part(o, d):
+            t = step[d][o]
+            if not hasattr(t, "_ptr"):
+                t = t.as_tensor()
+            return stacked(t) if self._stack else t
+        return self._assemble(part, len(step))
+
+    def _assemble(self, part, n, exported=False):
+        out = {}
+        devs = self._jax_devices
+        for o, name in enumerate(self.output_map):
+            if exported and devs and devs[0].platform != "cpu":
+                shards = [_import(part(o, d), devs[d]) for d in range(n)]
+            else:
+                shards = [_to_jax(part(o, d), devs[d] if devs else None) for d in range(n)]
             if self._sharding is not None:
                 shape = (self.batch_size * _mesh_size(self._sharding),) + tuple(shards[0].shape[1:])
                 out[name] = jax.make_array_from_single_device_arrays(shape, self._sharding, shards)

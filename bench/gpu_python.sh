@@ -7,6 +7,8 @@
 # `sluice run` (bench/python_iterator.py), and PyTorch on the GPU fed by sluice.plugin.pytorch
 # (examples/pytorch_train.py) against a DataLoader (bench/peer_torch_train.py).
 # usage (GPU machine, repo root): [FASHION_MNIST_DIR=DIR] [JAX_REFERENCE=DIR] [PARTS="tests bench"]
+#     [JAX_CONFIGS="4:2 12:4"] (threads:prefetch_queue_depth of the sluice-fed JAX loop's
+#     pipeline, one run each)
 #     bench/gpu_python.sh [OUT]
 # FASHION_MNIST_DIR: the four Fashion-MNIST IDX .gz files (default: Debian's, see scripts/make-data).
 # JAX_REFERENCE: a folder holding jax_reference.py, the seed's JAX loop over NumPy arrays (not part
@@ -50,8 +52,17 @@ if [[ " $parts " == *" tests "* ]]; then
 fi
 
 if [[ " $parts " == *" bench "* ]]; then
-    timeout 200 python3 bench/jax_epoch.py --data data > "$out/jax_sluice.log" 2>&1
-    log "jax fed by sluice: $(tr '\n' ';' < "$out/jax_sluice.log" | tail -c 900)"
+    for cfg in ${JAX_CONFIGS:-4:2 12:4}; do
+        th=${cfg%:*} pf=${cfg#*:}
+        timeout 200 python3 bench/jax_epoch.py --data data --threads "$th" --prefetch "$pf" \
+            > "$out/jax_sluice_$th.$pf.log" 2>&1
+        log "jax fed by sluice, $th threads, prefetch $pf: $(tr '\n' ';' < "$out/jax_sluice_$th.$pf.log" | tail -c 900)"
+    done
+    timeout 200 python3 bench/jax_step_profile.py --data data --threads "$th" > "$out/jax_profile.log" 2>&1
+    log "jax step profile, $th threads: $(grep epoch "$out/jax_profile.log" | tail -3 | tr '\n' ';')"
+    timeout 200 python3 bench/jax_step_profile.py --data data --threads 2 --imports 2000 \
+        > "$out/jax_imports.log" 2>&1
+    log "jax hand-over: $(grep imports "$out/jax_imports.log" | tr '\n' ';')"
     ref=${JAX_REFERENCE:-}
     if [ -z "$ref" ] || [ ! -f "$ref/jax_reference.py" ]; then
         log "jax fed from numpy: skipped (set JAX_REFERENCE to a folder holding jax_reference.py)"

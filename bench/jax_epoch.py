@@ -29,6 +29,7 @@ def main():
     ap.add_argument("--data", default="data")
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--prefetch", type=int, default=2, help="prefetch_queue_depth")
     args = ap.parse_args()
     mesh = Mesh(np.array(jax.devices()).reshape(-1, 1), ("batch", "model"))
     sharding = NamedSharding(mesh, PartitionSpec("batch"))
@@ -51,6 +52,7 @@ def main():
         return fn.reshape(images, shape=[784]), labels.gpu()
 
     train = training(batch_size=200, num_threads=args.threads,
+                     prefetch_queue_depth=args.prefetch,
                      data_path=os.path.join(args.data, "training"))
     val = validation(batch_size=200, num_threads=args.threads,
                      data_path=os.path.join(args.data, "testing"))
@@ -58,14 +60,16 @@ def main():
     for epoch in range(args.epochs):
         t0 = time.perf_counter()
         steps = 0
+        copies = train._it.copies
         for batch in train:
             model = update(model, batch)
             steps += 1
+        copies = train._it.copies - copies
         jax.block_until_ready(model)
         dt = time.perf_counter() - t0
         acc = accuracy(jax.tree.map(lambda x: jax.device_put(x, jax.devices()[0]), model), val)
-        print("sluice-fed jax devices=%d epoch %d %.3fs steps %d acc %.4f"
-              % (jax.device_count(), epoch, dt, steps, acc), flush=True)
+        print("sluice-fed jax devices=%d epoch %d %.3fs steps %d copied %d acc %.4f"
+              % (jax.device_count(), epoch, dt, steps, copies, acc), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Where a step of the sluice-fed JAX loop goes (bench/jax_epoch.py's loop): the time next() waits
-for the library's batch, the tensor wrappers, jax.dlpack.from_dlpack, the global array, and the
-jitted update's dispatch, per step over an epoch (epochs after the first).
+"""Where a step of the sluice-fed JAX loop goes (bench/jax_epoch.py's loop): the time the iterator
+waits for the library's batch, its own bookkeeping, the library's DLPack exports,
+jax.dlpack.from_dlpack, the global array, and the jitted update's dispatch, per step over an epoch
+(epochs after the first).
 
     PYTHONPATH=python:examples python3 bench/jax_step_profile.py --data data"""
 
@@ -38,12 +39,37 @@ class Timed:
             self.n += 1
 
 
+def import_cost(it, n):
+    """The hand-over of one batch (held: the pipeline idles), n times, both ways, alternated in
+    blocks: export, import, global array; microseconds per output."""
+    taken = it._it.take()
+    b = taken[0].value
+    devs = it._jax_devices
+    fast = sj._fast_import[0]
+    for block in range(3):
+        for way in ("jaxlib", "from_dlpack"):
+            sj._fast_import[0] = fast if way == "jaxlib" else None
+            t = time.perf_counter()
+            for _ in range(n):
+                parts = [[sj._Export(sj.c_export(b, o, 0), sj._dl_device(devs[0]))]
+                         for o in range(2)]
+                out = it._assemble(lambda o, d: parts[o][d], 1, exported=True)
+                del out, parts
+            us = 1e6 * (time.perf_counter() - t) / (2 * n)
+            print("imports block %d %-11s %.1f us per output (export + import + global array)"
+                  % (block, way, us), flush=True)
+    sj._fast_import[0] = fast
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="data")
     ap.add_argument("--threads", type=int, default=4, help="CPU threads per pipeline")
     ap.add_argument("--cache", type=int, default=0,
                     help="the decoder's cache_size (MB): from epoch 1 on, no decoding")
+    ap.add_argument("--imports", type=int, default=0,
+                    help="instead: N hand-overs of one held batch, jaxlib's import against "
+                         "jax.dlpack.from_dlpack, us per output")
     args = ap.parse_args()
     mesh = Mesh(np.array(jax.devices()).reshape(-1, 1), ("batch", "model"))
     sharding = NamedSharding(mesh, PartitionSpec("batch"))
@@ -58,12 +84,17 @@ def main():
                                           output_layout="CHW")
         return fn.reshape(images, shape=[784]), fn.one_hot(labels.gpu(), num_classes=10)
 
+    if args.imports:
+        return import_cost(training(batch_size=200, num_threads=args.threads,
+                                    data_path=os.path.join(args.data, "training")), args.imports)
     it = training(batch_size=200, num_threads=args.threads,
                   data_path=os.path.join(args.data, "training"))
     wait = Timed(_c.lib.sl_iter_next)
     _c.lib.sl_iter_next = wait
-    nxt = Timed(it._it.next)
-    it._it.next = nxt
+    nxt = Timed(it._it.take)
+    it._it.take = nxt
+    ex = Timed(sj.c_export)
+    sj.c_export = ex
     dl = Timed(jax.dlpack.from_dlpack)
     sj.jax.dlpack.from_dlpack = dl
     mk = Timed(jax.make_array_from_single_device_arrays)
@@ -76,7 +107,7 @@ def main():
         gc.freeze()
         gc.disable()
     for epoch in range(4):
-        for t in (wait, nxt, dl, mk, upd):
+        for t in (wait, nxt, ex, dl, mk, upd):
             t.s = t.n = 0
         t0 = time.perf_counter()
         for batch in it:
@@ -85,10 +116,12 @@ def main():
         dt = time.perf_counter() - t0
         steps = upd.n
         us = lambda t: 1e6 * t.s / max(1, steps)  # noqa: E731
-        print("cache %d threads %d epoch %d %.3fs, per step %.0f us: library wait %.0f, next() beyond it %.0f, "
-              "from_dlpack %.0f (%d calls), make_array %.0f, update dispatch %.0f, rest %.0f"
-              % (args.cache, args.threads, epoch, dt, 1e6 * dt / steps, us(wait), us(nxt) - us(wait), us(dl), dl.n, us(mk),
-                 us(upd), 1e6 * dt / steps - us(nxt) - us(dl) - us(mk) - us(upd)), flush=True)
+        print("cache %d threads %d epoch %d %.3fs, per step %.0f us: library wait %.0f, "
+              "take() beyond it %.0f, exports %.0f (%d), from_dlpack %.0f (%d), make_array %.0f, "
+              "update dispatch %.0f, rest %.0f"
+              % (args.cache, args.threads, epoch, dt, 1e6 * dt / steps, us(wait),
+                 us(nxt) - us(wait), us(ex), ex.n, us(dl), dl.n, us(mk), us(upd),
+                 1e6 * dt / steps - us(nxt) - us(ex) - us(dl) - us(mk) - us(upd)), flush=True)
 
 
 if __name__ == "__main__":

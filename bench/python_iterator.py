@@ -2,7 +2,8 @@
 """The Python iterators against `sluice run` on the same pipeline: samples/s of the seed's
 training pipeline over the converted Fashion-MNIST, and the iterator's own cost per batch (the
 time next() takes beyond waiting for the library's batch: ctypes calls, the tensor objects, the
-framework's DLPack import).
+framework's DLPack import), for sluice.plugin.numpy, .pytorch and, where JAX is installed and
+the pipelines are on GPUs, .jax (one global jax.Array per output, sharded over the devices).
 
     PYTHONPATH=python python3 bench/python_iterator.py --data data [--devices cpu|all]
         [--epochs 3] [--tool build/sluice]
@@ -71,14 +72,25 @@ def run_python(kind, args, devices):
     pipes = [seed_training(os.path.join(args.data, "training"), n, i, batch_size=args.batch // n,
                            num_threads=threads, device_id=d, seed=0)
              for i, d in enumerate(devices)]
+    kw = {}
     if kind == "torch":
         import torch
         from sluice.plugin.pytorch import DALIGenericIterator
         sync = torch.cuda.synchronize if devices[0] is not None else (lambda: None)
+    elif kind == "jax":
+        import jax
+        import numpy as np
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+        from sluice.plugin.jax import DALIGenericIterator
+        local = jax.local_devices()
+        if devices[0] is None or len(local) != n:
+            return None, None  # JAX sees other devices than these pipelines
+        kw["sharding"] = NamedSharding(Mesh(np.array(local), ("batch",)), PartitionSpec("batch"))
+        sync = lambda: None  # noqa: E731  (the arrays are made when next() returns)
     else:
         from sluice.plugin.numpy import DALIGenericIterator
         sync = lambda: None  # noqa: E731
-    it = DALIGenericIterator(pipes, ["images", "labels"], reader_name="mnist_caffe2_reader")
+    it = DALIGenericIterator(pipes, ["images", "labels"], reader_name="mnist_caffe2_reader", **kw)
     timed = Timed(_c.lib.sl_iter_next)
     _c.lib.sl_iter_next = timed
     rates, costs = [], []
@@ -125,8 +137,17 @@ def main():
     devices = gpu_ids(args.devices)
     tool = run_tool(args)
     print("sluice run:          %s samples/s" % ", ".join("%.0f" % r for r in tool))
-    for kind in ("numpy", "torch"):
+    kinds = ["numpy", "torch"]
+    try:
+        import jax  # noqa: F401
+        kinds.append("jax")
+    except ImportError:
+        pass
+    for kind in kinds:
         rates, costs = run_python(kind, args, devices)
+        if rates is None:
+            print("python %-6s iter:  skipped (JAX's devices are not these)" % kind)
+            continue
         print("python %-6s iter:  %s samples/s (%.0f%% of sluice run); own cost per batch %s us"
               % (kind, ", ".join("%.0f" % r for r in rates),
                  100 * (sum(rates) / len(rates)) / (sum(tool) / len(tool)),

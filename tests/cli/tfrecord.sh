@@ -141,7 +141,7 @@ cp "$fx"/jpeg/swan-3584559_640.jpg "$work/imgs/a/z.jpg"
 [ "$(cat "$work/f.tfrecord.labels.txt")" = "$(printf 'a\nb')" ] || fail "labels.txt"
 json=$("$tool" inspect "$work/f.tfrecord" --json)
 grep -q '"labels": {"0": 2, "1": 1}' <<< "$json" || fail "folder labels: $json"
-grep -q '"first": \[{"key": "0", "bytes": '"$(stat -c %s "$work/imgs/a/y.png" <<< "$json")"', "image": "png"' ||
+grep -q '"first": \[{"key": "0", "bytes": '"$(stat -c %s "$work/imgs/a/y.png")"', "image": "png"' <<< "$json" ||
     fail "folder order: $json"
 "$tool" convert --from idx --images "$work/img.idx" --labels "$work/lab.idx" --to tfrecord \
     --raw --out "$work/r.tfrecord" 2> "$work/log" && fail "--raw --to tfrecord accepted"

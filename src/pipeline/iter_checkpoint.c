@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The iterator's checkpoints: sl_iter_save and sl_iter_checkpoint write the bookkeeping, every
- * pipeline's snapshot and the caller's extra bytes behind a CRC-checked header; at creation a
+/* The iterator's checkpoints: sl_iter_save and sl_iter_checkpoint write the bookkeeping (only the
+ * devices' and shards' entries in use), every pipeline's snapshot (one for all in global order) and
+ * the caller's extra bytes behind a CRC-checked header, in little-endian fields; at creation a
  * checkpoint is read back, checked against the run that resumes it (its policy, order and shape --
  * global order resumes on any split of the same global batch -- then every bookkeeping field), and
  * its pipeline states handed to the pipelines before they build. */
 #include "sluice/iterator.h"
 
+#include "core/bytes.h"
 #include "core/log.h"
 #include "pipeline/iter_int.h"
 #include "pipeline/pipeline_checkpoint.h"
@@ -13,38 +15,69 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
-#define CK_MAGIC   0x4b434c53u /* "SLCK" */
-#define CK_VERSION 1u
-#define CK_GLOBAL  0x424f4c47 /* "GLOB" in ck_shape.seed_check: written in global order */
+#define CK_MAGIC     0x4b434c53u /* "SLCK" */
+#define CK_VERSION   2u
+#define CK_HEADER    24         /* magic, version, crc, reserved (u32), payload (u64) */
+#define CK_V1_GLOBAL 0x424f4c47 /* format 1: "GLOB" in the shape's seed_check: global order */
+#define CK_V1_SHAPE  24         /* format 1: i32 n, S, B, policy, i64 seed_check */
+#define CK_V1_BOOK   65824      /* format 1: the book as it was in memory, 4096 shards */
+#define CK_V2_FIXED  56         /* format 2: the shape and the book's scalars */
+
+/* Format 2, every field little-endian:
+ *   header (24 bytes, outside the CRC): u32 magic "SLCK", u32 version 2, u32 CRC-32 of the
+ *   payload, u32 reserved (0), u64 payload bytes;
+ *   shape: i32 n (devices that wrote it), i32 S (shards), i32 B (per-device batch), i32 policy,
+ *   u32 order (0: DALI's, 1: global);
+ *   book: i64 counter, i64 size, i64 step, i32 epoch, u32 nids, u32 nshards, then nids i32
+ *   shards_id, nshards i64 counter_per_gpu and nshards i64 shard_sizes: in DALI's order nids = n
+ *   and nshards = S with a reader (0 without); in global order both are 0 (the shards are the
+ *   resuming run's, and nothing carries over from one epoch to the next);
+ *   u32 npipes, then npipes times a u64 length and a pipeline snapshot (pipeline_checkpoint.c): n
+ *   in DALI's order; in global order 1, the snapshot every pipeline has (a position in the global
+ *   order, the same for every shard), n only should they differ;
+ *   u64 length and the caller's extra bytes.
+ * Format 1, still read: the same header; the shape as i32 n, S, B, policy and i64 seed_check
+ * ("GLOB" in global order); the book as it was in memory (i64 counter, size; i32 epoch and 4
+ * bytes of padding; i64 step; 64 i32 shards_id; 4096 i64 counter_per_gpu; 4096 i64 shard_sizes);
+ * n times a u64 length and a snapshot; u64 and the extra bytes. */
 
 typedef struct {
-    uint32_t magic, version, crc, pad;
-    uint64_t payload;
-} ck_header;
+    unsigned char *buf;
+    size_t len, cap;
+    bool oom;
+} wbuf;
 
-typedef struct {
-    int32_t n, S, B, policy;
-    int64_t seed_check;
-} ck_shape;
-
-static sl_status append(unsigned char **buf, size_t *len, size_t *cap, const void *data, size_t n) {
-    if (*len + n > *cap) {
-        size_t nc = *cap ? *cap * 2 : 4096;
-        while (nc < *len + n) nc *= 2;
-        unsigned char *nb = realloc(*buf, nc);
-        if (!nb) return SL_ENOMEM;
-        *buf = nb;
-        *cap = nc;
+static void put(wbuf *w, const void *data, size_t n) {
+    if (w->oom || n == 0) return;
+    if (w->len + n > w->cap) {
+        size_t nc = w->cap ? w->cap * 2 : 256;
+        while (nc < w->len + n) nc *= 2;
+        unsigned char *nb = realloc(w->buf, nc);
+        if (!nb) {
+            w->oom = true;
+            return;
+        }
+        w->buf = nb;
+        w->cap = nc;
     }
-    memcpy(*buf + *len, data, n);
-    *len += n;
-    return SL_OK;
+    memcpy(w->buf + w->len, data, n);
+    w->len += n;
+}
+static void put32(wbuf *w, uint32_t v) {
+    unsigned char b[4];
+    sl__put_u32(b, v);
+    put(w, b, sizeof b);
+}
+static void put64(wbuf *w, uint64_t v) {
+    unsigned char b[8];
+    sl__put_u64(b, v);
+    put(w, b, sizeof b);
 }
 
 sl_status sl_iter_checkpoint(sl_iter *it, const char *path) {
@@ -53,42 +86,65 @@ sl_status sl_iter_checkpoint(sl_iter *it, const char *path) {
 
 sl_status sl_iter_save(sl_iter *it, const void *extra, size_t extra_size, void **out,
                        size_t *out_size) {
-    unsigned char *buf = NULL;
-    size_t len = 0, cap = 0;
-    sl_status st = SL_OK;
-    ck_header h = {CK_MAGIC, CK_VERSION, 0, 0, 0};
-    ck_shape sh = {it->n, it->S, it->B, (int32_t)it->policy, it->global ? CK_GLOBAL : 0};
+    *out = NULL;
+    *out_size = 0;
     const sl__iter_book *k = it->first_pending ? &it->bk_first : &it->bk;
-    st = append(&buf, &len, &cap, &h, sizeof h);
-    if (!st) st = append(&buf, &len, &cap, &sh, sizeof sh);
-    if (!st) st = append(&buf, &len, &cap, k, sizeof *k);
+    void *ps[SL_MAX_DEVICES] = {0};
+    size_t pn[SL_MAX_DEVICES] = {0};
+    sl_status st = SL_OK;
     for (int d = 0; d < it->n && !st; d++) {
-        void *ps = NULL;
-        size_t pn = 0;
         sl_pipeline *p = it->pipes[d];
-        st = sl__pipeline_checkpoint_save_at(p, p->taken - (it->first_pending ? 1 : 0), &ps, &pn);
-        if (st) {
-            sl_err_copy(&it->err, &p->err);
-            free(buf);
-            return st;
+        st = sl__pipeline_checkpoint_save_at(p, p->taken - (it->first_pending ? 1 : 0), &ps[d],
+                                             &pn[d]);
+        if (st) sl_err_copy(&it->err, &p->err);
+    }
+    int npipes = it->n;
+    if (!st && it->global) {
+        npipes = 1;
+        for (int d = 1; d < it->n; d++)
+            if (pn[d] != pn[0] || memcmp(ps[d], ps[0], pn[0]) != 0) npipes = it->n;
+    }
+    const int nids = it->global ? 0 : it->n;
+    const int nshards = !it->global && it->use_reader ? it->S : 0;
+    wbuf w = {0};
+    if (!st) {
+        unsigned char header[CK_HEADER] = {0};
+        put(&w, header, sizeof header);
+        put32(&w, (uint32_t)it->n);
+        put32(&w, (uint32_t)it->S);
+        put32(&w, (uint32_t)it->B);
+        put32(&w, (uint32_t)it->policy);
+        put32(&w, it->global ? 1 : 0);
+        put64(&w, (uint64_t)k->counter);
+        put64(&w, (uint64_t)k->size);
+        put64(&w, (uint64_t)k->step);
+        put32(&w, (uint32_t)k->epoch);
+        put32(&w, (uint32_t)nids);
+        put32(&w, (uint32_t)nshards);
+        for (int d = 0; d < nids; d++) put32(&w, (uint32_t)k->shards_id[d]);
+        for (int i = 0; i < nshards; i++) put64(&w, (uint64_t)k->counter_per_gpu[i]);
+        for (int i = 0; i < nshards; i++) put64(&w, (uint64_t)k->shard_sizes[i]);
+        put32(&w, (uint32_t)npipes);
+        for (int d = 0; d < npipes; d++) {
+            put64(&w, pn[d]);
+            put(&w, ps[d], pn[d]);
         }
-        uint64_t n64 = pn;
-        st = append(&buf, &len, &cap, &n64, sizeof n64);
-        if (!st) st = append(&buf, &len, &cap, ps, pn);
-        free(ps);
+        put64(&w, extra ? extra_size : 0);
+        if (extra) put(&w, extra, extra_size);
+        if (w.oom) {
+            free(w.buf);
+            st = sl_err_set(&it->err, SL_ENOMEM, "out of memory writing a checkpoint");
+        }
     }
-    uint64_t e64 = extra ? extra_size : 0;
-    if (!st) st = append(&buf, &len, &cap, &e64, sizeof e64);
-    if (!st && e64) st = append(&buf, &len, &cap, extra, extra_size);
-    if (st) {
-        free(buf);
-        return sl_err_set(&it->err, SL_ENOMEM, "out of memory writing a checkpoint");
-    }
-    ck_header *hp = (ck_header *)buf;
-    hp->payload = len - sizeof h;
-    hp->crc = (uint32_t)crc32(0L, buf + sizeof h, (uInt)(len - sizeof h));
-    *out = buf;
-    *out_size = len;
+    for (int d = 0; d < it->n; d++) free(ps[d]);
+    if (st) return st;
+    sl__put_u32(w.buf, CK_MAGIC);
+    sl__put_u32(w.buf + 4, CK_VERSION);
+    sl__put_u32(w.buf + 8, sl__crc32(w.buf + CK_HEADER, w.len - CK_HEADER));
+    sl__put_u32(w.buf + 12, 0);
+    sl__put_u64(w.buf + 16, w.len - CK_HEADER);
+    *out = w.buf;
+    *out_size = w.len;
     return SL_OK;
 }
 
@@ -155,102 +211,221 @@ sl_status sl__iter_checkpoint_read(sl_iter *it, const char *path, void **out_buf
         fclose(f);
         len = (size_t)fl;
     }
-    ck_header h;
     sl_status st = SL_EFORMAT;
-    if (len < sizeof h) {
+    if (len < CK_HEADER) {
         sl_err_set(err, st, "checkpoint %s: truncated (%zu bytes)", path, len);
         goto bad;
     }
-    memcpy(&h, buf, sizeof h);
-    if (h.magic != CK_MAGIC) {
+    const uint32_t version = sl__get_u32(buf + 4), reserved = sl__get_u32(buf + 12);
+    const uint64_t payload = sl__get_u64(buf + 16);
+    if (sl__get_u32(buf) != CK_MAGIC) {
         sl_err_set(err, st, "checkpoint %s: not a sluice checkpoint", path);
         goto bad;
     }
-    if (h.version != CK_VERSION) {
-        sl_err_set(err, st, "checkpoint %s: version %u (this sluice reads %u)", path, h.version,
+    if (version != 1 && version != CK_VERSION) {
+        sl_err_set(err, st, "checkpoint %s: format %u, %s (this sluice reads formats 1 and %u)",
+                   path, version, version > CK_VERSION ? "written by a newer sluice" : "unknown",
                    CK_VERSION);
         goto bad;
     }
-    if (h.payload != len - sizeof h) {
-        sl_err_set(err, st, "checkpoint %s: truncated (%zu of %llu bytes)", path, len - sizeof h,
-                   (unsigned long long)h.payload);
+    if (reserved != 0) {
+        sl_err_set(err, st, "checkpoint %s: header field reserved: %u (0 expected)", path,
+                   reserved);
         goto bad;
     }
-    if ((uint32_t)crc32(0L, buf + sizeof h, (uInt)(len - sizeof h)) != h.crc) {
+    if (payload != len - CK_HEADER) {
+        sl_err_set(err, st, "checkpoint %s: truncated (%zu of %llu bytes)", path, len - CK_HEADER,
+                   (unsigned long long)payload);
+        goto bad;
+    }
+    if (sl__crc32(buf + CK_HEADER, len - CK_HEADER) != sl__get_u32(buf + 8)) {
         st = SL_ECHECKSUM;
         sl_err_set(err, st, "checkpoint %s: checksum mismatch (the file was altered or damaged)",
                    path);
         goto bad;
     }
-    const unsigned char *p = buf + sizeof h, *end = buf + len;
-    ck_shape sh;
-    if ((size_t)(end - p) < sizeof sh + sizeof(sl__iter_book)) {
-        sl_err_set(err, st, "checkpoint %s: truncated", path);
+    const unsigned char *p = buf + CK_HEADER, *end = buf + len;
+    const size_t fixed = version == 1 ? CK_V1_SHAPE + CK_V1_BOOK : CK_V2_FIXED;
+    if ((size_t)(end - p) < fixed) {
+        sl_err_set(err, st,
+                   "checkpoint %s: truncated (the shape and counters need %zu bytes, %zu "
+                   "are left)",
+                   path, fixed, (size_t)(end - p));
         goto bad;
     }
-    memcpy(&sh, p, sizeof sh);
-    p += sizeof sh;
-    if (sh.policy != (int32_t)it->policy) {
+    const int32_t sn = (int32_t)sl__get_u32(p), sS = (int32_t)sl__get_u32(p + 4),
+                  sB = (int32_t)sl__get_u32(p + 8), spolicy = (int32_t)sl__get_u32(p + 12);
+    bool sglobal;
+    if (version == 1) {
+        sglobal = sl__get_u64(p + 16) == CK_V1_GLOBAL;
+    } else {
+        uint32_t order = sl__get_u32(p + 16);
+        if (order > 1) {
+            sl_err_set(err, st, "checkpoint %s: field order: %u (0: DALI's, 1: global)", path,
+                       order);
+            goto bad;
+        }
+        sglobal = order == 1;
+    }
+    if (spolicy != (int32_t)it->policy) {
         st = SL_EINVAL;
         sl_err_set(err, st, "checkpoint %s: field policy: last_batch_policy %d, this run has %d",
-                   path, sh.policy, (int)it->policy);
+                   path, spolicy, (int)it->policy);
         goto bad;
     }
-    if ((sh.seed_check == CK_GLOBAL) != it->global) {
+    if (sglobal != it->global) {
         st = SL_EINVAL;
         sl_err_set(err, st, "checkpoint %s was written in %s order; this run is in %s order", path,
-                   sh.seed_check == CK_GLOBAL ? "global" : "DALI's",
-                   it->global ? "global" : "DALI's");
+                   sglobal ? "global" : "DALI's", it->global ? "global" : "DALI's");
         goto bad;
     }
     /* global order resumes on any split of the same global batch: the pipelines' states are
      * positions in it, the same for every shard */
-    bool elastic = it->global && sh.n >= 1 && sh.n <= SL_MAX_DEVICES && sh.S >= sh.n && sh.B >= 1 &&
-                   (int64_t)sh.S * sh.B == (int64_t)it->S * it->B;
-    if (!elastic && (sh.n != it->n || sh.S != it->S || sh.B != it->B)) {
+    bool elastic = it->global && sn >= 1 && sn <= SL_MAX_DEVICES && sS >= sn && sB >= 1 &&
+                   (int64_t)sS * sB == (int64_t)it->S * it->B;
+    if (!elastic && (sn != it->n || sS != it->S || sB != it->B)) {
         st = SL_EINVAL;
         sl_err_set(err, st,
                    "checkpoint %s was written by %d devices of %d shards at batch %d; this run has "
                    "%d devices of %d shards at batch %d%s",
-                   path, sh.n, sh.S, sh.B, it->n, it->S, it->B,
+                   path, sn, sS, sB, it->n, it->S, it->B,
                    it->global ? " (global order resumes on another device count only with the "
                                 "same global batch)"
                               : " (DALI's order resumes only on the same shards; global order "
                                 "resumes on any)");
         goto bad;
     }
-    memcpy(&it->bk, p, sizeof(sl__iter_book));
-    p += sizeof(sl__iter_book);
-    if (it->global) { /* a device's samples this epoch and per epoch: steps times its batch */
-        const int64_t most = INT64_MAX / 4 / it->B;
-        int64_t *f[2] = {&it->bk.counter, &it->bk.size};
-        for (int i = 0; i < 2; i++) {
-            if (*f[i] < 0 || *f[i] % sh.B || *f[i] / sh.B > most) {
-                sl_err_set(err, st, "checkpoint %s: field %s: %lld is not a count of batches of %d",
-                           path, i ? "size" : "counter", (long long)*f[i], sh.B);
-                goto bad;
-            }
-            *f[i] = *f[i] / sh.B * it->B;
+    /* from here sn is 1..SL_MAX_DEVICES, and in DALI's order the shape is this run's */
+    sl__iter_book *k = &it->bk;
+    memset(k, 0, sizeof *k);
+    uint32_t npipes = (uint32_t)sn;
+    if (version == 1) {
+        const unsigned char *b = p + CK_V1_SHAPE;
+        k->counter = (int64_t)sl__get_u64(b);
+        k->size = (int64_t)sl__get_u64(b + 8);
+        k->epoch = (int32_t)sl__get_u32(b + 16);
+        k->step = (int64_t)sl__get_u64(b + 24);
+        for (int d = 0; d < SL_MAX_DEVICES; d++)
+            k->shards_id[d] = (int32_t)sl__get_u32(b + 32 + 4 * d);
+        for (int i = 0; i < SL__ITER_MAX_SHARDS; i++) {
+            k->counter_per_gpu[i] = (int64_t)sl__get_u64(b + 288 + 8 * i);
+            k->shard_sizes[i] = (int64_t)sl__get_u64(b + 288 + 8 * SL__ITER_MAX_SHARDS + 8 * i);
+        }
+        p += fixed;
+    } else {
+        const unsigned char *b = p + 20;
+        k->counter = (int64_t)sl__get_u64(b);
+        k->size = (int64_t)sl__get_u64(b + 8);
+        k->step = (int64_t)sl__get_u64(b + 16);
+        k->epoch = (int32_t)sl__get_u32(b + 24);
+        const uint32_t nids = sl__get_u32(b + 28), nshards = sl__get_u32(b + 32);
+        p += fixed;
+        const uint32_t want_ids = it->global ? 0 : (uint32_t)sn;
+        if (nids != want_ids) {
+            if (it->global)
+                sl_err_set(err, st,
+                           "checkpoint %s: field nids: %u shard ids (global order writes "
+                           "none)",
+                           path, nids);
+            else
+                sl_err_set(err, st,
+                           "checkpoint %s: field nids: %u shard ids (the %d devices that wrote it "
+                           "have %d)",
+                           path, nids, sn, sn);
+            goto bad;
+        }
+        if (it->global ? nshards != 0
+                       : nshards != 0 && (nshards != (uint32_t)sS || sS > SL__ITER_MAX_SHARDS)) {
+            if (it->global)
+                sl_err_set(err, st,
+                           "checkpoint %s: field nshards: %u shards' counters (global "
+                           "order writes none)",
+                           path, nshards);
+            else
+                sl_err_set(err, st,
+                           "checkpoint %s: field nshards: %u shards' counters (DALI's order writes "
+                           "one per shard, %d, or none without a reader)",
+                           path, nshards, sS);
+            goto bad;
+        }
+        if ((size_t)(end - p) < 4 * (size_t)nids) {
+            sl_err_set(err, st, "checkpoint %s: truncated in field shards_id (%u entries)", path,
+                       nids);
+            goto bad;
+        }
+        for (uint32_t d = 0; d < nids; d++, p += 4) k->shards_id[d] = (int32_t)sl__get_u32(p);
+        if ((size_t)(end - p) < 16 * (size_t)nshards) {
+            sl_err_set(err, st,
+                       "checkpoint %s: truncated in fields counter_per_gpu/shard_sizes (%u "
+                       "entries each)",
+                       path, nshards);
+            goto bad;
+        }
+        for (uint32_t i = 0; i < nshards; i++)
+            k->counter_per_gpu[i] = (int64_t)sl__get_u64(p + 8 * i);
+        p += 8 * (size_t)nshards;
+        for (uint32_t i = 0; i < nshards; i++) k->shard_sizes[i] = (int64_t)sl__get_u64(p + 8 * i);
+        p += 8 * (size_t)nshards;
+        if ((size_t)(end - p) < 4) {
+            sl_err_set(err, st, "checkpoint %s: truncated in field npipes", path);
+            goto bad;
+        }
+        npipes = sl__get_u32(p);
+        p += 4;
+        if (npipes != (uint32_t)sn && !(it->global && npipes == 1)) {
+            sl_err_set(err, st,
+                       "checkpoint %s: field npipes: %u pipeline states (one per device of the "
+                       "%d that wrote it%s)",
+                       path, npipes, sn, it->global ? ", or one shared in global order" : "");
+            goto bad;
         }
     }
-    int written = elastic ? sh.n : it->n;
-    for (int d = 0; d < written; d++) {
-        if ((size_t)(end - p) < 8) goto trunc;
-        memcpy(&lens[d], p, 8);
+    if (it->global) { /* a device's samples this epoch and per epoch: steps times its batch */
+        const int64_t most = INT64_MAX / 4 / it->B;
+        int64_t *f[2] = {&k->counter, &k->size};
+        for (int i = 0; i < 2; i++) {
+            if (*f[i] < 0 || *f[i] % sB || *f[i] / sB > most) {
+                sl_err_set(err, st, "checkpoint %s: field %s: %lld is not a count of batches of %d",
+                           path, i ? "size" : "counter", (long long)*f[i], sB);
+                goto bad;
+            }
+            *f[i] = *f[i] / sB * it->B;
+        }
+    }
+    for (uint32_t d = 0; d < npipes; d++) {
+        if ((size_t)(end - p) < 8) {
+            sl_err_set(err, st, "checkpoint %s: truncated in the length of pipeline state %u", path,
+                       d);
+            goto bad;
+        }
+        lens[d] = sl__get_u64(p);
         p += 8;
-        if (lens[d] > (uint64_t)(end - p)) goto trunc;
+        if (lens[d] > (uint64_t)(end - p)) {
+            sl_err_set(err, st,
+                       "checkpoint %s: truncated: pipeline state %u has %llu bytes, %zu are left",
+                       path, d, (unsigned long long)lens[d], (size_t)(end - p));
+            goto bad;
+        }
         states[d] = p;
         p += lens[d];
     }
-    for (int d = written; d < it->n; d++) { /* elastic: every shard starts from the same place */
+    /* one state for all (global order), or elastic: every shard starts from the same place */
+    for (int d = (int)npipes; d < it->n; d++) {
         states[d] = states[0];
         lens[d] = lens[0];
     }
-    uint64_t e64;
-    if ((size_t)(end - p) < 8) goto trunc;
-    memcpy(&e64, p, 8);
+    if ((size_t)(end - p) < 8) {
+        sl_err_set(err, st, "checkpoint %s: truncated in the length of the extra bytes", path);
+        goto bad;
+    }
+    uint64_t e64 = sl__get_u64(p);
     p += 8;
-    if (e64 != (uint64_t)(end - p)) goto trunc;
+    if (e64 != (uint64_t)(end - p)) {
+        sl_err_set(err, st, "checkpoint %s: field extra: %llu bytes, the file has %zu after it%s",
+                   path, (unsigned long long)e64, (size_t)(end - p),
+                   e64 > (uint64_t)(end - p) ? " (truncated)" : "");
+        goto bad;
+    }
     if (e64) {
         it->extra = malloc((size_t)e64);
         if (!it->extra) {
@@ -263,8 +438,6 @@ sl_status sl__iter_checkpoint_read(sl_iter *it, const char *path, void **out_buf
     *out_buf = buf;
     *out_size = len;
     return SL_OK;
-trunc:
-    sl_err_set(err, st, "checkpoint %s: truncated", path);
 bad:
     free(buf);
     return st;

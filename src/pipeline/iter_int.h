@@ -18,6 +18,8 @@
 /* batches out at once: prefetch_cpu + 1 when the caller releases them */
 #define SL__ITER_MAX_SLOTS  (SL__ITER_MAX_HELD + 1)
 
+/* A checkpoint holds the scalars and only the entries in use: n shard ids and S of each array in
+ * DALI's order, none in global order (iter_checkpoint.c). */
 typedef struct sl__iter_book {
     int64_t counter, size;
     int epoch;

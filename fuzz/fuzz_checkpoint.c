@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* An iterator checkpoint (what `sluice run --resume` and `sluice train --resume` read) restored
  * into the seed's validation pipeline over the fixture LMDB, then one step taken. The CRC is
- * recomputed over the input's payload first, so the fields behind it are what gets fuzzed. */
+ * recomputed over the input's payload first, so the fields behind it are what gets fuzzed. Both
+ * formats are read: the corpus keeps each finding as format 1 (as found) and as format 2
+ * (`<name>_format2`, the same field values). */
 #include "fuzz.h"
 #include "sluice/iterator.h"
 
@@ -21,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *buf = malloc(size ? size : 1);
     if (!buf) return 0;
     memcpy(buf, data, size);
-    if (size >= 24) { /* header: magic, version, crc, pad (u32), payload (u64) */
+    if (size >= 24) { /* header: magic, version, crc, reserved (u32), payload (u64) */
         uint32_t crc = (uint32_t)crc32(0L, buf + 24, (uInt)(size - 24));
         memcpy(buf + 8, &crc, 4);
     }

@@ -350,8 +350,7 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         c.resume_bytes = resume_bytes;
         c.resume_size = n;
     }
-    const char *resume_path = c.resume;
-    c.resume = NULL;
+    const char *resume_path = c.resume; /* c.resume stays: it names the bytes in messages */
     sl_iter *it;
     double t_startup = sl_cli_now();
     sl_status cst = sl_iter_create(&c, &it, &err);

@@ -6,7 +6,8 @@
  * are held resumes exactly; DROP's discarded batch is not counted as held. Also the pipeline's
  * own limit (sl_pipeline_max_held). DLPack exports keep their batch: given back while exported,
  * its memory stays intact through the rest of the epoch, counted as held, until the exports'
- * deleters run (from another thread: `make test-tsan` runs this); then its slot is free again.
+ * deleters run (from another thread: `make test-tsan` runs this); then its slot is free again. A
+ * deleter may run after the iterator is freed.
  * The data: the 256-record Caffe2 fixture, decoded. */
 #include "check.h"
 
@@ -319,7 +320,13 @@ static void test_exports(void) {
     CHECK(export_intact(one[0], 0, 1));
     delete_in_thread(one);
     CHECK_EQ_INT(sl_iter_exports(it), 0);
+    /* a consumer may drop its array after the iterator is gone (ASan: no use after free) */
+    sl_iter_reset(it);
+    CHECK_OK(sl_iter_next(it, &b), sl_iter_errmsg(it));
+    CHECK_OK(sl_iter_dlpack(b, 0, 0, 0, &mv, &e), &e);
+    one[0] = mv;
     sl_iter_free(it);
+    delete_in_thread(one);
 }
 #endif
 

@@ -161,9 +161,9 @@ int sl_iter_batch_valid(const sl_iter_batch *b, int dev);
  * stacked (devices, B, ...) array. The export keeps the batch's memory: once the batch is given
  * back (sl_iter_release, or rotation without caller_releases), its buffers return to the
  * pipelines only after every export's deleter has run. The deleter may be called from any thread
- * and at any time (it only counts down); the iterator takes the slot back at its next call. The
- * data must not be used after sl_iter_free, which frees it whatever its exports (sl_iter_exports
- * says how many live). SL_ENOTSUP in a build without dlpack.h. */
+ * and at any time, after sl_iter_free too (it only counts down); the iterator takes the slot back
+ * at its next call. The data must not be used after sl_iter_free, which frees it whatever its
+ * exports (sl_iter_exports says how many live). SL_ENOTSUP in a build without dlpack.h. */
 #define SL_DLPACK_STACKED 1
 sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, int flags, void **managed,
                          sl_err *err);

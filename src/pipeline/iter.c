@@ -230,6 +230,16 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
 
     sl_iter *it = sl__calloc(1, sizeof *it, err);
     if (!it) return SL_ENOMEM;
+    it->exports = sl__calloc(1, sizeof *it->exports, err);
+    if (!it->exports) {
+        free(it);
+        return SL_ENOMEM;
+    }
+    atomic_init(&it->exports->refs, 1);
+    for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) {
+        it->slots[h].index = h;
+        atomic_init(&it->exports->count[h], 0);
+    }
     sl_status st = SL_OK;
     it->n = c->ndevices;
     memcpy(it->devices, c->devices, sizeof it->devices);
@@ -361,8 +371,12 @@ static void return_slot(sl_iter *it, sl_iter_batch *b) {
 
 /* The caller is done with slot b: back to the pipelines now, or, while DLPack exports of it
  * live, when the last one is deleted (sweep). */
+static int exported(const sl_iter *it, const sl_iter_batch *b) {
+    return atomic_load_explicit(&it->exports->count[b->index], memory_order_acquire);
+}
+
 static void give_back(sl_iter *it, sl_iter_batch *b) {
-    if (atomic_load_explicit(&b->exports, memory_order_acquire) > 0)
+    if (exported(it, b) > 0)
         b->released = true;
     else
         return_slot(it, b);
@@ -372,9 +386,7 @@ static void give_back(sl_iter *it, sl_iter_batch *b) {
 static void sweep(sl_iter *it) {
     for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) {
         sl_iter_batch *b = &it->slots[h];
-        if (b->in_use && b->released &&
-            atomic_load_explicit(&b->exports, memory_order_acquire) == 0)
-            return_slot(it, b);
+        if (b->in_use && b->released && exported(it, b) == 0) return_slot(it, b);
     }
 }
 
@@ -385,8 +397,7 @@ int sl_iter_held(sl_iter *it) {
 
 int sl_iter_exports(const sl_iter *it) {
     int n = 0;
-    for (int h = 0; h < SL__ITER_MAX_SLOTS; h++)
-        n += atomic_load_explicit(&it->slots[h].exports, memory_order_acquire);
+    for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) n += exported(it, &it->slots[h]);
     return n;
 }
 
@@ -398,6 +409,7 @@ void sl_iter_free(sl_iter *it) {
         for (int o = 0; o < SL_MAX_OUTPUTS; o++) sl_tensor_free(&b->global[o]);
     }
     for (int d = 0; d < it->n; d++) sl_pipeline_free(it->pipes[d]);
+    sl__iter_exports_drop(it->exports);
     free(it->extra);
     free(it);
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define SL__ITER_MAX_SHARDS 4096
 #define SL__ITER_MAX_HELD   16 /* deepest prefetch_cpu */
@@ -29,19 +30,32 @@ typedef struct sl__iter_book {
     int64_t shard_sizes[SL__ITER_MAX_SHARDS];
 } sl__iter_book;
 
+/* The live DLPack exports of each slot, counted down by their deleters from any thread. Shared by
+ * the iterator and every export (refs), so a deleter called after sl_iter_free is still safe: the
+ * last of them frees it. */
+typedef struct sl__iter_exports {
+    atomic_int refs;
+    atomic_int count[SL__ITER_MAX_SLOTS];
+} sl__iter_exports;
+
+/* Drops one reference (the iterator's, or an export's); the last frees the counts. */
+static inline void sl__iter_exports_drop(sl__iter_exports *e) {
+    if (e && atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) free(e);
+}
+
 /* One slot of the iterator's pool: a batch from every pipeline while in use. Its global buffers
  * stay allocated from batch to batch (freed with the iterator). A slot given back while DLPack
- * exports of it live (released) goes back to the pipelines only once their deleters have run:
- * they only count down `exports` (from any thread); the iterator's own calls sweep. */
+ * exports of it live (released) goes back to the pipelines only once their deleters have run;
+ * the iterator's own calls sweep. */
 struct sl_iter_batch {
     sl_iter *it;
     sl_batch *b[SL_MAX_DEVICES];
     sl_tensor global[SL_MAX_OUTPUTS];
     bool global_ok[SL_MAX_OUTPUTS];
-    bool in_use;        /* taken from the pipelines, not yet back with them */
-    bool released;      /* given back by the caller (or by rotation) while exports lived */
-    atomic_int exports; /* DLPack exports whose deleter has not run */
-    int64_t order;      /* when it was taken: without caller_releases the oldest goes first */
+    bool in_use;   /* taken from the pipelines, not yet back with them */
+    bool released; /* given back by the caller (or by rotation) while exports lived */
+    int index;     /* in it->slots, and in it->exports->count */
+    int64_t order; /* when it was taken: without caller_releases the oldest goes first */
     int valid[SL_MAX_DEVICES]; /* real samples per device (DALI's PARTIAL rule) */
 };
 
@@ -67,6 +81,7 @@ struct sl_iter {
     int held;      /* slots in use: handed out, or the prepared first batch */
     int64_t takes; /* batches taken so far (slot order) */
     sl_iter_batch slots[SL__ITER_MAX_SLOTS];
+    sl__iter_exports *exports;
     sl_iter_batch *first; /* the prepared first batch */
     void *extra;
     size_t extra_size;

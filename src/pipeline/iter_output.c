@@ -92,14 +92,16 @@ sl_status sl_iter_global(const sl_iter_batch *cb, int output, sl_tensor *out, sl
 typedef struct {
     DLManagedTensor m;
     int64_t dims[2 * (SL_MAX_DIMS + 1)];
-    sl_iter_batch *slot;
+    sl__iter_exports *counts; /* shared with the iterator, which may be gone */
+    int slot;
 } dl_export;
 
-/* May run in any thread (a framework's), at any time: it only frees the wrapper and counts the
- * slot's exports down; the iterator returns the slot at its next call. */
+/* May run in any thread (a framework's), at any time, even after sl_iter_free: it only counts
+ * the slot's exports down and frees the wrapper; the iterator returns the slot at its next call. */
 static void dl_deleter(DLManagedTensor *m) {
     dl_export *x = m->manager_ctx;
-    atomic_fetch_sub_explicit(&x->slot->exports, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&x->counts->count[x->slot], 1, memory_order_release);
+    sl__iter_exports_drop(x->counts);
     free(x);
 }
 #endif
@@ -173,10 +175,11 @@ sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, int flags,
     m->dl_tensor.dtype = t;
     m->manager_ctx = x;
     m->deleter = dl_deleter;
-    /* the slot's memory stays out of the pool until the deleter runs (sl_iter_batch is the
-     * iterator's own slot: its exports count is the one mutable field a const batch has) */
-    x->slot = (sl_iter_batch *)b;
-    atomic_fetch_add_explicit(&x->slot->exports, 1, memory_order_relaxed);
+    /* the slot's memory stays out of the pool until the deleter runs */
+    x->counts = b->it->exports;
+    x->slot = b->index;
+    atomic_fetch_add_explicit(&x->counts->refs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&x->counts->count[x->slot], 1, memory_order_relaxed);
     *managed = m;
     return SL_OK;
 #else

@@ -145,3 +145,20 @@ def test_exports_count_as_held():
 def sluice_held(it):
     from sluice import _c
     return _c.lib.sl_iter_held(it._it._it)
+
+
+def test_unconsumed_exports_give_their_batch_back():
+    """A DLPack capsule nobody takes still holds its batch until it goes; then the slot is free."""
+    from sluice import _c
+    it = DALIGenericIterator([decoded(LMDB)], ["images", "labels"], reader_name="r")
+    h = it._it._it
+    step = it._it.next()
+    caps = [step[0][0].__dlpack__() for _ in range(10)]
+    assert _c.lib.sl_iter_exports(h) == 10
+    del caps
+    gc.collect()
+    assert _c.lib.sl_iter_exports(h) == 0
+    del step
+    gc.collect()
+    next(it)
+    assert sluice_held(it) == 1

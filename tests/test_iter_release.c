@@ -7,7 +7,7 @@
  * own limit (sl_pipeline_max_held). DLPack exports keep their batch: given back while exported,
  * its memory stays intact through the rest of the epoch, counted as held, until the exports'
  * deleters run (from another thread: `make test-tsan` runs this); then its slot is free again. A
- * deleter may run after the iterator is freed.
+ * deleter may run after the iterator is freed. Any number of binds reaches the pipelines.
  * The data: the 256-record Caffe2 fixture, decoded. */
 #include "check.h"
 
@@ -330,6 +330,45 @@ static void test_exports(void) {
 }
 #endif
 
+/* binds: however many there are, every one reaches the pipeline (the last one here is the data
+ * path); a bad list is refused, naming why */
+static void test_binds(void) {
+    enum { N = 120 };
+    static sl_pipeline_bind binds[N];
+    static char names[N][16];
+    for (int i = 0; i < N - 1; i++) {
+        snprintf(names[i], sizeof names[i], "x%d", i);
+        binds[i] = (sl_pipeline_bind){names[i], "1"};
+    }
+    binds[N - 1] = (sl_pipeline_bind){"data_path", fixture("caffe2-fmnist-256")};
+    sl_iter_config c;
+    sl_iter_config_init(&c);
+    c.text = text;
+    c.binds = binds;
+    c.nbinds = N;
+    c.batch_size = 16;
+    c.num_threads = 1;
+    sl_iter *it;
+    sl_err e;
+    CHECK_OK(sl_iter_create(&c, &it, &e), &e);
+    if (check_failures) return;
+    const sl_iter_batch *b;
+    CHECK_OK(sl_iter_next(it, &b), sl_iter_errmsg(it));
+    sl_iter_free(it);
+    c.nbinds = -1;
+    CHECK_EQ_INT(sl_iter_create(&c, &it, &e), SL_EINVAL);
+    CHECK_MSG(strstr(e.msg, "-1 binds"), "%s", e.msg);
+    c.nbinds = 2;
+    c.binds = NULL;
+    CHECK_EQ_INT(sl_iter_create(&c, &it, &e), SL_EINVAL);
+    CHECK_MSG(strstr(e.msg, "no array"), "%s", e.msg);
+    c.binds = binds;
+    binds[1].name = NULL;
+    CHECK_EQ_INT(sl_iter_create(&c, &it, &e), SL_EINVAL);
+    CHECK_MSG(strstr(e.msg, "bind 1 has no name"), "%s", e.msg);
+    binds[1].name = names[1];
+}
+
 /* the pipeline's limit: its slots, 2 * prefetch_cpu + 1, one more with a read stage */
 static void test_pipeline_limit(void) {
     const char *texts[2] = {"def pipe(data_path):\n"
@@ -368,6 +407,7 @@ int main(void) {
     reference();
     if (!check_failures) test_hold_and_release();
     if (!check_failures) test_checkpoint();
+    if (!check_failures) test_binds();
 #ifdef SLUICE_HAVE_DLPACK
     if (!check_failures) test_exports();
 #endif

@@ -120,13 +120,14 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
     }
     if (c->text) {
         /* user binds first; num_shards/shard_id only where the user bound none */
-        sl_pipeline_bind binds[80];
+        sl_pipeline_bind *binds = sl__calloc((size_t)c->nbinds + 2, sizeof *binds, err);
+        if (!binds) return SL_ENOMEM;
         char sid[24], ns[24];
         snprintf(sid, sizeof sid, "%d", shard_id);
         snprintf(ns, sizeof ns, "%d", num_shards);
         int nb = 0;
         bool user_shard = false, user_num = false;
-        for (int i = 0; i < c->nbinds && nb < 78; i++) {
+        for (int i = 0; i < c->nbinds; i++) {
             binds[nb++] = c->binds[i];
             user_shard |= !strcmp(c->binds[i].name, "shard_id");
             user_num |= !strcmp(c->binds[i].name, "num_shards");
@@ -135,6 +136,7 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
         if (!user_shard || ours) binds[nb++] = (sl_pipeline_bind){"shard_id", sid};
         if (!user_num || ours) binds[nb++] = (sl_pipeline_bind){"num_shards", ns};
         st = sl_pipeline_parse_function(p, c->text, c->filename, c->function, nb, binds, err);
+        free(binds);
     } else {
         st = c->build(p, shard_id, num_shards, c->build_user, err);
         if (st && err && !err->msg[0]) sl_err_copy(err, &p->err);
@@ -213,6 +215,12 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     if (c->caller_releases != 0 && c->caller_releases != 1)
         return sl_err_set(err, SL_EINVAL, "iterator: caller_releases %d (0 or 1)",
                           c->caller_releases);
+    if (c->nbinds < 0 || (c->nbinds > 0 && !c->binds))
+        return sl_err_set(err, SL_EINVAL, "iterator: %d binds%s", c->nbinds,
+                          c->nbinds > 0 ? " and no array of them" : " (0 or more)");
+    for (int i = 0; i < c->nbinds; i++)
+        if (!c->binds[i].name || !c->binds[i].name[0])
+            return sl_err_set(err, SL_EINVAL, "iterator: bind %d has no name", i);
     sl_pipeline_decorator d;
     memset(&d, 0, sizeof d);
     d.size = -1;

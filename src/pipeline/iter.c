@@ -377,12 +377,13 @@ static void return_slot(sl_iter *it, sl_iter_batch *b) {
     b->released = false;
 }
 
-/* The caller is done with slot b: back to the pipelines now, or, while DLPack exports of it
- * live, when the last one is deleted (sweep). */
+/* Slot b's DLPack exports whose deleter has not run. */
 static int exported(const sl_iter *it, const sl_iter_batch *b) {
     return atomic_load_explicit(&it->exports->count[b->index], memory_order_acquire);
 }
 
+/* The caller is done with slot b: back to the pipelines now, or, while DLPack exports of it
+ * live, when the last one is deleted (sweep). */
 static void give_back(sl_iter *it, sl_iter_batch *b) {
     if (exported(it, b) > 0)
         b->released = true;
@@ -429,30 +430,30 @@ void sl_iter_free(sl_iter *it) {
  * before anything is taken, so a refused call changes nothing). */
 static sl_status take(sl_iter *it, sl_iter_batch **out) {
     sweep(it);
-    int exported = 0; /* given back, out only through DLPack exports */
-    for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) exported += it->slots[h].released;
+    int nreleased = 0; /* given back, out only through DLPack exports */
+    for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) nreleased += it->slots[h].released;
     /* rotation passes over exported batches; they count against the pipelines' own limit */
     int limit = it->max_held;
     if (!it->caller_releases) {
-        while (it->held - exported >= it->max_held) {
+        while (it->held - nreleased >= it->max_held) {
             sl_iter_batch *oldest = NULL;
             for (int h = 0; h < SL__ITER_MAX_SLOTS; h++)
                 if (it->slots[h].in_use && !it->slots[h].released &&
                     (!oldest || it->slots[h].order < oldest->order))
                     oldest = &it->slots[h];
             give_back(it, oldest);
-            exported += oldest->released;
+            nreleased += oldest->released;
         }
         limit = SL__ITER_MAX_SLOTS;
         for (int d = 0; d < it->n; d++) limit = SL_MIN(limit, sl_pipeline_max_held(it->pipes[d]));
     }
     if (it->held >= limit) {
-        if (exported)
+        if (nreleased)
             return sl_err_set(&it->err, SL_ESTATE,
                               "%d batches are held, %d of them only by DLPack exports not yet "
                               "deleted: free those arrays (or release a batch) before taking "
                               "another",
-                              it->held, exported);
+                              it->held, nreleased);
         return sl_err_set(&it->err, SL_ESTATE,
                           "%d batches are held: release one (sl_iter_release) before taking "
                           "another",

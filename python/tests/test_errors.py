@@ -127,6 +127,7 @@ def test_keyboard_interrupt_mid_epoch():
 
         base = len(os.listdir("/proc/self/task"))  # the library's own (OpenBLAS) threads too
         it = DALIGenericIterator([pipe()], ["x", "y"], reader_name="r")
+        b = None  # the signal may come before the first batch (a loaded machine)
         print("ready", flush=True)
         try:
             while True:

@@ -47,39 +47,6 @@
  * bytes of padding; i64 step; 64 i32 shards_id; 4096 i64 counter_per_gpu; 4096 i64 shard_sizes);
  * n times a u64 length and a snapshot; u64 and the extra bytes. */
 
-typedef struct {
-    unsigned char *buf;
-    size_t len, cap;
-    bool oom;
-} wbuf;
-
-static void put(wbuf *w, const void *data, size_t n) {
-    if (w->oom || n == 0) return;
-    if (w->len + n > w->cap) {
-        size_t nc = w->cap ? w->cap * 2 : 256;
-        while (nc < w->len + n) nc *= 2;
-        unsigned char *nb = realloc(w->buf, nc);
-        if (!nb) {
-            w->oom = true;
-            return;
-        }
-        w->buf = nb;
-        w->cap = nc;
-    }
-    memcpy(w->buf + w->len, data, n);
-    w->len += n;
-}
-static void put32(wbuf *w, uint32_t v) {
-    unsigned char b[4];
-    sl__put_u32(b, v);
-    put(w, b, sizeof b);
-}
-static void put64(wbuf *w, uint64_t v) {
-    unsigned char b[8];
-    sl__put_u64(b, v);
-    put(w, b, sizeof b);
-}
-
 sl_status sl_iter_checkpoint(sl_iter *it, const char *path) {
     return sl_iter_checkpoint_with(it, path, NULL, 0);
 }
@@ -106,31 +73,31 @@ sl_status sl_iter_save(sl_iter *it, const void *extra, size_t extra_size, void *
     }
     const int nids = it->global ? 0 : it->n;
     const int nshards = !it->global && it->use_reader ? it->S : 0;
-    wbuf w = {0};
+    sl__wbuf w = {0};
     if (!st) {
         unsigned char header[CK_HEADER] = {0};
-        put(&w, header, sizeof header);
-        put32(&w, (uint32_t)it->n);
-        put32(&w, (uint32_t)it->S);
-        put32(&w, (uint32_t)it->B);
-        put32(&w, (uint32_t)it->policy);
-        put32(&w, it->global ? 1 : 0);
-        put64(&w, (uint64_t)k->counter);
-        put64(&w, (uint64_t)k->size);
-        put64(&w, (uint64_t)k->step);
-        put32(&w, (uint32_t)k->epoch);
-        put32(&w, (uint32_t)nids);
-        put32(&w, (uint32_t)nshards);
-        for (int d = 0; d < nids; d++) put32(&w, (uint32_t)k->shards_id[d]);
-        for (int i = 0; i < nshards; i++) put64(&w, (uint64_t)k->counter_per_gpu[i]);
-        for (int i = 0; i < nshards; i++) put64(&w, (uint64_t)k->shard_sizes[i]);
-        put32(&w, (uint32_t)npipes);
+        sl__wbuf_put(&w, header, sizeof header);
+        sl__wbuf_put32(&w, (uint32_t)it->n);
+        sl__wbuf_put32(&w, (uint32_t)it->S);
+        sl__wbuf_put32(&w, (uint32_t)it->B);
+        sl__wbuf_put32(&w, (uint32_t)it->policy);
+        sl__wbuf_put32(&w, it->global ? 1 : 0);
+        sl__wbuf_put64(&w, (uint64_t)k->counter);
+        sl__wbuf_put64(&w, (uint64_t)k->size);
+        sl__wbuf_put64(&w, (uint64_t)k->step);
+        sl__wbuf_put32(&w, (uint32_t)k->epoch);
+        sl__wbuf_put32(&w, (uint32_t)nids);
+        sl__wbuf_put32(&w, (uint32_t)nshards);
+        for (int d = 0; d < nids; d++) sl__wbuf_put32(&w, (uint32_t)k->shards_id[d]);
+        for (int i = 0; i < nshards; i++) sl__wbuf_put64(&w, (uint64_t)k->counter_per_gpu[i]);
+        for (int i = 0; i < nshards; i++) sl__wbuf_put64(&w, (uint64_t)k->shard_sizes[i]);
+        sl__wbuf_put32(&w, (uint32_t)npipes);
         for (int d = 0; d < npipes; d++) {
-            put64(&w, pn[d]);
-            put(&w, ps[d], pn[d]);
+            sl__wbuf_put64(&w, pn[d]);
+            sl__wbuf_put(&w, ps[d], pn[d]);
         }
-        put64(&w, extra ? extra_size : 0);
-        if (extra) put(&w, extra, extra_size);
+        sl__wbuf_put64(&w, extra ? extra_size : 0);
+        if (extra) sl__wbuf_put(&w, extra, extra_size);
         if (w.oom) {
             free(w.buf);
             st = sl_err_set(&it->err, SL_ENOMEM, "out of memory writing a checkpoint");

@@ -7,6 +7,7 @@
 
 #include "pipeline/pipeline_int.h"
 
+#include "core/bytes.h"
 #include "core/log.h"
 
 #include <stdlib.h>
@@ -15,35 +16,12 @@
 #define SNAP_MAGIC   0x53504c53u /* "SLPS" */
 #define SNAP_VERSION 2u
 
-typedef struct {
-    unsigned char *buf;
-    size_t len, cap;
-    sl_status st;
-} wbuf;
-
-static void put(wbuf *w, const void *data, size_t n) {
-    if (w->st) return;
-    if (w->len + n > w->cap) {
-        size_t ncap = w->cap ? w->cap * 2 : 256;
-        while (ncap < w->len + n) ncap *= 2;
-        unsigned char *nb = realloc(w->buf, ncap);
-        if (!nb) {
-            w->st = SL_ENOMEM;
-            return;
-        }
-        w->buf = nb;
-        w->cap = ncap;
-    }
-    memcpy(w->buf + w->len, data, n);
-    w->len += n;
-}
-
 sl_status sl__pipeline_checkpoint_snapshot(sl_pipeline *p, int64_t seq, void **bytes, size_t *size,
                                            sl_err *err) {
-    wbuf w = {0};
+    sl__wbuf w = {0};
     uint32_t hdr[3] = {SNAP_MAGIC, SNAP_VERSION, (uint32_t)p->nops};
-    put(&w, hdr, sizeof hdr);
-    put(&w, &seq, sizeof seq);
+    sl__wbuf_put(&w, hdr, sizeof hdr);
+    sl__wbuf_put(&w, &seq, sizeof seq);
     for (int k = 0; k < p->nops; k++) {
         sl__opinst *op = &p->ops[k];
         void *ob = NULL;
@@ -56,11 +34,11 @@ sl_status sl__pipeline_checkpoint_snapshot(sl_pipeline *p, int64_t seq, void **b
             }
         }
         uint64_t n64 = on;
-        put(&w, &n64, sizeof n64);
-        if (on) put(&w, ob, on);
+        sl__wbuf_put(&w, &n64, sizeof n64);
+        if (on) sl__wbuf_put(&w, ob, on);
         free(ob);
     }
-    if (w.st) {
+    if (w.oom) {
         free(w.buf);
         return sl_err_set(err, SL_ENOMEM, "out of memory writing a pipeline snapshot");
     }

@@ -103,13 +103,18 @@ class BaseIterator:
 
     def __next__(self):
         self._ever = True
-        step = self._it.next()
-        if step is None:
+        out = self._next_step()
+        if out is None:
             self._ended = not self._auto_reset
             raise StopIteration
-        return self._convert(step)
+        return out
 
     next = __next__
+
+    def _next_step(self):
+        """The next step in the framework's form, None at the end of the epoch."""
+        step = self._it.next()
+        return None if step is None else self._convert(step)
 
     def reset(self):
         """Starts the next epoch (ignored, with a warning in the log, in the middle of one)."""

@@ -164,23 +164,19 @@ class DALIGenericIterator(BaseIterator):
             devs.append(by_key[key])
         return devs
 
-    def __next__(self):
+    def _next_step(self):
         # the hand-over: each part exported by the library (its DLPack deleter is C, so JAX may
         # drop the arrays from any thread), with no Python tensor objects in between; through
         # them where the batch must be copied or an output has no dense tensor
-        self._ever = True
         taken = self._it.take()
         if taken is None:
-            self._ended = not self._auto_reset
-            raise StopIteration
+            return None
         b, hold, copy = taken
         if not copy:
             out = self._exported(b.value)
             if out is not None:
                 return out
         return self._convert(self._it.rows(b, hold, copy))
-
-    next = __next__
 
     def _exported(self, b):
         n = self._it.num_devices

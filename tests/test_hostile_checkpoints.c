@@ -131,6 +131,15 @@ static sl_status resume(const unsigned char *b, size_t len, sl_err *e) {
 static unsigned char *ck;
 static size_t ck_len;
 
+/* b (len bytes, its CRC already fixed) is refused, the message naming needle */
+static void refused(const char *what, const unsigned char *b, size_t len, const char *needle) {
+    sl_err e;
+    sl_status st = resume(b, len, &e);
+    CHECK_MSG(st != SL_OK, "%s: a forged checkpoint was accepted", what);
+    CHECK_MSG(strstr(e.msg, needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what, e.msg,
+              needle);
+}
+
 static void forge(const char *what, size_t at, const void *val, size_t n, const char *needle) {
     CHECK_MSG(at + n <= ck_len, "%s: offset %zu past the checkpoint (%zu bytes)", what, at, ck_len);
     if (at + n > ck_len) return;
@@ -138,11 +147,7 @@ static void forge(const char *what, size_t at, const void *val, size_t n, const 
     memcpy(b, ck, ck_len);
     memcpy(b + at, val, n);
     fix_crc(b, ck_len);
-    sl_err e;
-    sl_status st = resume(b, ck_len, &e);
-    CHECK_MSG(st != SL_OK, "%s: a forged checkpoint was accepted", what);
-    CHECK_MSG(strstr(e.msg, needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what, e.msg,
-              needle);
+    refused(what, b, ck_len, needle);
     free(b);
 }
 
@@ -161,11 +166,7 @@ static void cut_at(const char *what, size_t cut, const char *needle) {
     unsigned char *t = malloc(ck_len);
     memcpy(t, ck, cut);
     fix_crc(t, cut);
-    sl_err e;
-    sl_status st = resume(t, cut, &e);
-    CHECK_MSG(st != SL_OK, "%s: accepted", what);
-    CHECK_MSG(strstr(e.msg, needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what, e.msg,
-              needle);
+    refused(what, t, cut, needle);
     free(t);
 }
 /* ck cut at every stride-th length below dense and at every one of the last 64, payload and CRC

@@ -30,6 +30,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--prefetch", type=int, default=2, help="prefetch_queue_depth")
+    ap.add_argument("--affine", type=int, default=1, choices=(0, 1),
+                    help="the mixed decoders' affine (1, the default: the pool's threads pinned)")
     args = ap.parse_args()
     mesh = Mesh(np.array(jax.devices()).reshape(-1, 1), ("batch", "model"))
     sharding = NamedSharding(mesh, PartitionSpec("batch"))
@@ -38,7 +40,8 @@ def main():
     def training(data_path, num_shards, shard_id):
         jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True, name="r",
                                           num_shards=num_shards, shard_id=shard_id)
-        images = fn.decoders.image(jpegs, device="mixed", output_type=types.GRAY)
+        images = fn.decoders.image(jpegs, device="mixed", output_type=types.GRAY,
+                                   affine=bool(args.affine))
         images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, std=[255.0],
                                           output_layout="CHW")
         return fn.reshape(images, shape=[784]), fn.one_hot(labels.gpu(), num_classes=10)
@@ -46,7 +49,8 @@ def main():
     @data_iterator(output_map=["images", "labels"], reader_name="r")
     def validation(data_path):
         jpegs, labels = fn.readers.caffe2(path=data_path, name="r")
-        images = fn.decoders.image(jpegs, device="mixed", output_type=types.GRAY)
+        images = fn.decoders.image(jpegs, device="mixed", output_type=types.GRAY,
+                                   affine=bool(args.affine))
         images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, std=[255.0],
                                           output_layout="CHW")
         return fn.reshape(images, shape=[784]), labels.gpu()
@@ -68,8 +72,8 @@ def main():
         jax.block_until_ready(model)
         dt = time.perf_counter() - t0
         acc = accuracy(jax.tree.map(lambda x: jax.device_put(x, jax.devices()[0]), model), val)
-        print("sluice-fed jax devices=%d epoch %d %.3fs steps %d copied %d acc %.4f"
-              % (jax.device_count(), epoch, dt, steps, copies, acc), flush=True)
+        print("sluice-fed jax devices=%d affine=%d epoch %d %.3fs steps %d copied %d acc %.4f"
+              % (jax.device_count(), args.affine, epoch, dt, steps, copies, acc), flush=True)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,16 @@
 /* Thread pool and queue: parallel-for covers every index once, errors come back (lowest index),
  * a side task runs on the caller's thread beside the workers,
  * several callers share a pool, and a stress test of many producers and consumers with a close
- * while consumers are blocked. Run under ThreadSanitizer by `make check`. */
+ * while consumers are blocked; workers are named, and a pinned pool ties each worker to one CPU of
+ * the process's set (distinct ones while there are enough). Run under ThreadSanitizer by
+ * `make check`. */
+#define _GNU_SOURCE /* pthread_getname_np, CPU_SET */
 #include "check.h"
 #include "core/pool.h"
 #include "core/queue.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -231,7 +235,71 @@ static void test_close_while_blocked(void) {
     sl__queue_free(q);
 }
 
+#ifdef __linux__
+enum { MAXW = 64 };
+typedef struct {
+    int cpus[MAXW];    /* per worker: its CPU when it may run on exactly one, else -1 */
+    int allowed[MAXW]; /* per worker: how many CPUs it may run on */
+    int named[MAXW];   /* per worker: named sluice-pool */
+    atomic_int seen[MAXW];
+} where_ctx;
+
+static sl_status where_fn(void *ctx_, int64_t i, int worker, sl_err *err) {
+    (void)i, (void)err;
+    where_ctx *c = ctx_;
+    if (atomic_exchange(&c->seen[worker], 1)) return SL_OK;
+    cpu_set_t set;
+    char name[16] = "";
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    c->named[worker] = strcmp(name, "sluice-pool") == 0;
+    c->allowed[worker] = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+    c->cpus[worker] = -1;
+    for (int k = 0; c->allowed[worker] == 1 && k < CPU_SETSIZE; k++)
+        if (CPU_ISSET(k, &set)) c->cpus[worker] = k;
+    /* stay a while, so that every worker takes some of the indices */
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    return SL_OK;
+}
+
+static void test_pinned(bool pin) {
+    cpu_set_t mine;
+    CHECK(sched_getaffinity(0, sizeof mine, &mine) == 0);
+    int ncpu = CPU_COUNT(&mine);
+    int threads = ncpu < 2 ? 2 : ncpu > 8 ? 8 : ncpu;
+    sl_err e;
+    sl__pool *p;
+    CHECK_OK(sl__pool_create_pinned(threads, pin, &p, &e), &e);
+    where_ctx *c = calloc(1, sizeof *c);
+    CHECK_OK(sl__pool_parallel_for(p, 64 * threads, where_fn, c, &e), &e);
+    int distinct = 1;
+    for (int w = 0; w < threads; w++) {
+        if (!atomic_load(&c->seen[w])) continue; /* took no index: nothing seen */
+        CHECK(c->named[w]);
+        if (!pin || ncpu < 2) {
+            CHECK_EQ_INT(c->allowed[w], ncpu); /* left where the system puts it */
+            continue;
+        }
+        CHECK_EQ_INT(c->allowed[w], 1);
+        CHECK(c->cpus[w] >= 0 && CPU_ISSET(c->cpus[w], &mine));
+        for (int v = 0; v < w; v++)
+            if (atomic_load(&c->seen[v]) && c->cpus[v] == c->cpus[w]) distinct = 0;
+    }
+    CHECK(distinct); /* threads <= ncpu: one CPU each */
+    /* the caller is never pinned */
+    cpu_set_t after;
+    CHECK(sched_getaffinity(0, sizeof after, &after) == 0);
+    CHECK_EQ_INT(CPU_COUNT(&after), ncpu);
+    free(c);
+    sl__pool_free(p);
+}
+#endif
+
 int main(void) {
+#ifdef __linux__
+    test_pinned(false);
+    test_pinned(true);
+#endif
     test_beside(1);
     test_beside(4);
     test_parallel_for(1);

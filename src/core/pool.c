@@ -3,7 +3,11 @@
  * indices one at a time from the oldest job that has any left, so several pipelines can share one
  * pool. A failing index records its error; indices above the lowest failure are skipped, indices
  * below it still run, and the caller gets the lowest failing index's error -- the same error for
- * any thread count. */
+ * any thread count. A pinned pool ties each worker to one CPU of those the process may run on,
+ * taken round-robin from the last one down by every pinned pool of the process, so the
+ * application's own threads keep the first CPUs and two pipelines' pools do not share CPUs while
+ * there are enough. */
+#define _GNU_SOURCE /* pthread_setname_np, CPU_SET */
 #include "core/pool.h"
 
 #include "core/alloc.h"
@@ -11,6 +15,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +45,37 @@ struct sl__pool {
 typedef struct {
     sl__pool *pool;
     int id;
+    bool pin;
 } worker_arg;
+
+/* Ties the calling thread to one allowed CPU, the next of the round-robin; best effort (a CPU set
+ * that cannot be read or set leaves the thread where the system puts it). */
+static void pin_self(void) {
+#ifdef __linux__
+    static atomic_uint next;
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+    int n = CPU_COUNT(&allowed);
+    if (n < 2) return;
+    int want = n - 1 - (int)(atomic_fetch_add(&next, 1u) % (unsigned)n), k = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed) && ++k == want) {
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            sched_setaffinity(0, sizeof one, &one);
+            return;
+        }
+#endif
+}
 
 static void *worker_main(void *arg_) {
     worker_arg *arg = arg_;
     sl__pool *p = arg->pool;
     int id = arg->id;
+    bool pin = arg->pin;
     free(arg);
+    sl__thread_name("sluice-pool");
+    if (pin) pin_self();
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->head && !p->stopping) pthread_cond_wait(&p->work, &p->mu);
@@ -79,7 +109,19 @@ static void *worker_main(void *arg_) {
     return NULL;
 }
 
+void sl__thread_name(const char *name) {
+#ifdef __linux__
+    pthread_setname_np(pthread_self(), name);
+#else
+    (void)name;
+#endif
+}
+
 sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err) {
+    return sl__pool_create_pinned(threads, false, out, err);
+}
+
+sl_status sl__pool_create_pinned(int threads, bool pin, sl__pool **out, sl_err *err) {
     if (threads < 1) return sl_err_set(err, SL_EINVAL, "thread pool of %d threads", threads);
     sl__pool *p = sl__calloc(1, sizeof *p, err);
     if (!p) return SL_ENOMEM;
@@ -96,6 +138,7 @@ sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err) {
         if (a) {
             a->pool = p;
             a->id = i;
+            a->pin = pin;
             rc = pthread_create(&p->threads[i], NULL, worker_main, a);
             if (rc) free(a);
         }

@@ -7,6 +7,7 @@
 
 #include "sluice/status.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -21,6 +22,9 @@ typedef sl_status (*sl__pool_fn)(void *ctx, int64_t i, int worker, sl_err *err);
 /* threads >= 1 worker threads; the caller of parallel_for waits and does not run tasks itself, so
  * worker indices can key per-thread scratch state. Several callers may use one pool at once. */
 sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err);
+/* The same; with pin, each worker is tied to one CPU (pool.c says which), as DALI's mixed decoder
+ * does with affine=True: no worker migrates, and the caller's threads keep the first CPUs. */
+sl_status sl__pool_create_pinned(int threads, bool pin, sl__pool **out, sl_err *err);
 int sl__pool_threads(const sl__pool *p);
 sl_status sl__pool_parallel_for(sl__pool *p, int64_t n, sl__pool_fn fn, void *ctx, sl_err *err);
 /* The same, and side(side_ctx) run once on the calling thread meanwhile (NULL: none), so a task
@@ -29,6 +33,10 @@ typedef sl_status (*sl__pool_side_fn)(void *ctx, sl_err *err);
 sl_status sl__pool_parallel_for_beside(sl__pool *p, int64_t n, sl__pool_fn fn, void *ctx,
                                        sl__pool_side_fn side, void *side_ctx, sl_err *err);
 void sl__pool_free(sl__pool *p);
+
+/* Names the calling thread (at most 15 characters; shown by top -H, perf, gdb) where the system
+ * can; the library's threads are named sluice-pool, sluice-read, sluice-cpu and sluice-gpu. */
+void sl__thread_name(const char *name);
 
 #ifdef __cplusplus
 }

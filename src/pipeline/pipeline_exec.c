@@ -239,6 +239,7 @@ static sl_status produce(sl_pipeline *p, sl_batch *b, int k0, int k1) {
 /* The read stage (only when read_ops > 0): numbers the batches and runs the readers. */
 static void *read_stage(void *arg) {
     sl_pipeline *p = arg;
+    sl__thread_name("sluice-read");
     for (;;) {
         void *item;
         if (sl__queue_pop(p->free_q, &item) != SL_OK) break;
@@ -255,6 +256,7 @@ static void *read_stage(void *arg) {
 /* The CPU stage: the CPU ops after the read stage's, or all of them when there is none. */
 static void *cpu_stage(void *arg) {
     sl_pipeline *p = arg;
+    sl__thread_name("sluice-cpu");
     for (;;) {
         void *item;
         sl_status st;
@@ -328,6 +330,7 @@ static sl_status gpu_produce(sl_pipeline *p, sl_batch *b) {
 
 static void *gpu_stage(void *arg) {
     sl_pipeline *p = arg;
+    sl__thread_name("sluice-gpu");
     sl_err e;
     sl__cuda_set_device(p->cfg.device.id, &e);
     for (;;) {
@@ -397,9 +400,23 @@ static int read_stage_ops(const sl_pipeline *p) {
     return 0;
 }
 
+/* DALI's mixed decoders tie their own pool's threads to CPUs (affine=True, the default); here the
+ * mixed decoders' CPU work runs on the pipeline's pool, so a CUDA pipeline with such a decoder
+ * pins that pool. A CPU pipeline runs mixed ops as cpu ops, which DALI never pins. */
+static bool pool_pinned(const sl_pipeline *p) {
+    if (p->cfg.device.kind != SL_DEVICE_CUDA) return false;
+    for (int k = 0; k < p->nops; k++) {
+        const sl__opinst *op = &p->ops[k];
+        if (op->placement == SL_OPDEV_MIXED && sl__args_has(&op->args, "affine") &&
+            sl__args_bool(&op->args, "affine"))
+            return true;
+    }
+    return false;
+}
+
 sl_status sl__pipeline_exec_start(sl_pipeline *p) {
     p->read_ops = read_stage_ops(p);
-    SL_TRY(sl__pool_create(p->cfg.num_threads, &p->pool, &p->err));
+    SL_TRY(sl__pool_create_pinned(p->cfg.num_threads, pool_pinned(p), &p->pool, &p->err));
     SL_TRY(alloc_slots(p));
 #ifdef SLUICE_HAVE_CUDA
     if (p->gpu_stage) {

@@ -76,8 +76,7 @@ extern "C" {
          NULL},                                                                                    \
         {"device_memory_padding", SL_ARG_INT, "16777216", "mixed: accepted, unused", 0, NULL},     \
         {"host_memory_padding", SL_ARG_INT, "8388608", "mixed: accepted, unused", 0, NULL},        \
-        {"affine", SL_ARG_BOOL, "True", "mixed: pin the pipeline's CPU workers, one a CPU",        \
-         0,        NULL},                                                                          \
+        {"affine", SL_ARG_BOOL, "True", "mixed: pin the pipeline's CPU workers to CPUs", 0, NULL}, \
         {"jpeg_fancy_upsampling",                                                                  \
          SL_ARG_BOOL,                                                                              \
          "False",                                                                                  \

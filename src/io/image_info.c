@@ -206,6 +206,12 @@ sl_status sl__decode_image_peek(const uint8_t *d, size_t n, sl__img_type type, b
     return SL_OK;
 }
 
+void sl__decode_image_prefetch(const uint8_t *d, size_t n) {
+    if (!d || n == 0 || n == SIZE_MAX) return;
+    for (size_t o = 0; o < n && o < 512; o += 64) __builtin_prefetch(d + o);
+    __builtin_prefetch(d + n - 1);
+}
+
 int sl__decode_image_type(const char *name) {
     static const char *const names[] = {"RGB", "BGR", "GRAY", "YCbCr", "ANY_DATA"};
     for (int i = 0; i < 5; i++)

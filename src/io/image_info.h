@@ -48,6 +48,10 @@ sl_status sl__decode_image_peek(const uint8_t *data, size_t size, sl__img_type t
                                 int64_t max_pixels, sl__decode_image_info *info, char *why,
                                 size_t why_size);
 
+/* Asks for the bytes the peek reads (the first 512 and the last), without waiting: called for a
+ * whole batch before its peeks, the records' cache misses overlap instead of coming one by one. */
+void sl__decode_image_prefetch(const uint8_t *data, size_t size);
+
 /* "RGB" -> SL__IMG_RGB, ...; -1 when unknown. */
 int sl__decode_image_type(const char *name);
 

@@ -110,16 +110,9 @@ static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
         SL_TRY(sl__decode_image_cache_batch(s->cache, io->batch, err));
         sl__decode_image_cache_lookup(s->cache, io);
     }
-    /* The records' first bytes and their ends (the peek reads the markers, then looks for the EOI
-       from the end) are asked for the whole batch at once, so that their cache misses overlap
-       instead of coming one after another in the loop below, on the stage's one thread. */
-    for (int i = 0; i < io->batch; i++) {
-        const uint8_t *d = in->data[i];
-        size_t n = sl_tlist_sample_nbytes(in, i);
-        if (!d || n == 0 || n == SIZE_MAX) continue;
-        for (size_t o = 0; o < n && o < 512; o += 64) __builtin_prefetch(d + o);
-        __builtin_prefetch(d + n - 1);
-    }
+    /* the batch's header bytes asked for at once, so that the peeks below do not wait on each */
+    for (int i = 0; i < io->batch; i++)
+        sl__decode_image_prefetch(in->data[i], sl_tlist_sample_nbytes(in, i));
     int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     for (int i = 0; i < io->batch; i++) {

@@ -75,6 +75,8 @@ static sl_status rc_setup(void *state, sl__op_io *io, sl_err *err) {
     int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     uint64_t seed = io->seed ? io->seed : s->seed;
+    for (int i = 0; i < io->batch; i++) /* as decoders.image does: see its setup */
+        sl__decode_image_prefetch(in->data[i], sl_tlist_sample_nbytes(in, i));
     for (int i = 0; i < io->batch; i++) {
         char why[256];
         sl__decode_image_info *inf = &d->info[i];

@@ -110,16 +110,20 @@ static sl_status decode_setup(void *state, sl__op_io *io, sl_err *err) {
         SL_TRY(sl__decode_image_cache_batch(s->cache, io->batch, err));
         sl__decode_image_cache_lookup(s->cache, io);
     }
-    /* the batch's header bytes asked for at once, so that the peeks below do not wait on each */
-    for (int i = 0; i < io->batch; i++)
+    /* what the cache knows is taken from it; the other records' header bytes are asked for at
+       once, so that their peeks below do not wait on each (format 0: peek it) */
+    for (int i = 0; i < io->batch; i++) {
+        if (s->cache && sl__decode_image_cache_known(s->cache, io, i, &s->info[i])) continue;
+        s->info[i].format = 0;
         sl__decode_image_prefetch(in->data[i], sl_tlist_sample_nbytes(in, i));
+    }
     int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     for (int i = 0; i < io->batch; i++) {
         char why[256];
         sl__decode_image_info *inf = &s->info[i];
         sl_status st = SL_OK;
-        if (!s->cache || !sl__decode_image_cache_known(s->cache, io, i, inf))
+        if (inf->format == 0)
             st = sl__decode_image_peek(in->data[i], sl_tlist_sample_nbytes(in, i), s->type,
                                        s->orient, s->max_pixels, inf, why, sizeof why);
         if (st != SL_OK && !s->skip_bad) {

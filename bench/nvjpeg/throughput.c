@@ -11,7 +11,8 @@
  * and in total. batch: env DISTINCT=1 gives every slot its own copy of the bitstream (as a
  * pipeline's samples are); INIT_EACH=1 calls nvjpegDecodeBatchedInitialize before every call (as
  * sluice does); BVAR=1 alternates the batch size between B and B - 1 (implies INIT_EACH). Build and
- * run on the GPU machine, from the repository root:
+ * run on the GPU machine, from the repository root (env FILES="A B C D": four other JPEGs instead
+ * of the photos):
  *   gcc -O2 bench/nvjpeg/throughput.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64 \
  *       -lnvjpeg -lcudart -ljpeg -lpthread -o /tmp/nvjt
  *   PHOTOS=tests/fixtures/dali_extra/jpeg /tmp/nvjt batch:3:1 cpu:0:15
@@ -216,9 +217,18 @@ int main(int argc, char **argv) {
     const char *names[4] = {"padlock-406986_640", "site-1534685_1280", "snail-4291306_1280",
                             "swan-3584559_640"};
     const char *dir = getenv("PHOTOS");
+    char *files = getenv("FILES") ? strdup(getenv("FILES")) : NULL, *next = files;
     for (int k = 0; k < 4; k++) {
         char p[512];
-        snprintf(p, sizeof p, "%s/%s.jpg", dir, names[k]);
+        char *f1 = next ? strsep(&next, " ") : NULL;
+        if (files && (!f1 || !*f1)) {
+            fprintf(stderr, "FILES names fewer than 4 images\n");
+            return 1;
+        }
+        if (f1)
+            snprintf(p, sizeof p, "%s", f1);
+        else
+            snprintf(p, sizeof p, "%s/%s.jpg", dir, names[k]);
         FILE *f = fopen(p, "rb");
         if (!f) {
             perror(p);

@@ -12,7 +12,8 @@ import sys
 
 from . import _c, errors
 from .external import external_source_call
-from .pipeline import DataNode, _OpRecord, _literal, _type_ok, current
+from . import types as _types
+from .pipeline import DataNode, _is_int, _OpRecord, _literal, _type_ok, c_text, current
 
 
 class _Arg:
@@ -69,6 +70,26 @@ def _read_table():
     return ops
 
 
+def _enum_value(a, v, what):
+    """v for an argument of a sluice.types enum, where v is an int: the enum's member of that
+    value (DALI converts ints through the enum's constructor); v itself otherwise."""
+    if not _is_int(v) or isinstance(v, (_types.DALIDataType, _types.DALIImageType,
+                                        _types.DALIInterpType)):
+        return v
+    if a.type == "dtype":
+        cls = _types.DALIDataType
+    elif a.type == "enum" and "RGB" in (a.choices or "").split("|"):
+        cls = _types.DALIImageType
+    elif a.type == "enum" and "INTERP_LINEAR" in (a.choices or "").split("|"):
+        cls = _types.DALIInterpType
+    else:
+        return v
+    try:
+        return cls(int(v))
+    except ValueError:
+        raise errors.InvalidArgumentError("%s: %r is no %s" % (what, v, cls.__name__)) from None
+
+
 def _call(schema, inputs, kwargs):
     where = "fn." + schema.name
     pipe = current()
@@ -96,6 +117,11 @@ def _call(schema, inputs, kwargs):
     instance = kwargs.pop("name", None)
     if instance is not None and not isinstance(instance, str):
         raise errors.ArgumentTypeError("%s: name=%r (a string)" % (where, instance))
+    if instance is not None:
+        if not instance:
+            raise errors.InvalidArgumentError("%s: name='' (a name has at least one character)"
+                                              % where)
+        c_text(instance, "%s: name" % where)
     args, arg_nodes = [], []
     for key, v in kwargs.items():
         a = schema.args.get(key) or schema.common.get(key)
@@ -114,6 +140,7 @@ def _call(schema, inputs, kwargs):
             continue
         if v is None:
             continue  # the default, as DALI
+        v = _enum_value(a, v, what)
         if not _type_ok(a.type, v):
             raise errors.ArgumentTypeError("%s takes %s, got %s %r" % (
                 what, a.type_doc, type(v).__name__, v))

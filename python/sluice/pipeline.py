@@ -42,6 +42,10 @@ class DataNode:
 
     __slots__ = ("_graph", "_id", "_gpu", "name", "__weakref__")
 
+    # numpy arrays and scalars on the left of an operator defer to the node's reflected operator
+    # (instead of making an object array of nodes)
+    __array_ufunc__ = None
+
     def __init__(self, graph, ident, gpu, name):
         self._graph = graph
         self._id = ident
@@ -70,15 +74,47 @@ class DataNode:
     def __iter__(self):
         raise TypeError("%s is one op output: it cannot be unpacked or iterated" % self.name)
 
+    def _no_compare(self, other, sym):
+        raise TypeError("%s %s %s: comparisons of op outputs are not supported (the arithmetic op "
+                        "has + - * / and unary -)" % (self.name, sym, type(other).__name__))
+
+    def __eq__(self, o):
+        self._no_compare(o, "==")
+
+    def __ne__(self, o):
+        self._no_compare(o, "!=")
+
+    def __lt__(self, o):
+        self._no_compare(o, "<")
+
+    def __le__(self, o):
+        self._no_compare(o, "<=")
+
+    def __gt__(self, o):
+        self._no_compare(o, ">")
+
+    def __ge__(self, o):
+        self._no_compare(o, ">=")
+
+    __hash__ = object.__hash__
+
     # arithmetic: the `arithmetic` op, as DALI's expressions
     def _arith(self, other, op, left=False):
         from . import fn
         if isinstance(other, DataNode):
             a, b = (other, self) if left else (self, other)
             return fn.arithmetic(a, b, op=op)
-        if isinstance(other, bool) or not isinstance(other, (int, float)):
+        if getattr(other, "ndim", 0):
+            if getattr(other, "size", 0) != 1:
+                raise TypeError("%s with a %s of shape %s: the constant of an arithmetic op is one "
+                                "number (or a one-element array)" % (
+                                    self.name, type(other).__name__, tuple(other.shape)))
+            other = other.reshape(()).item()  # a one-element array: its value
+        if _is_int(other):  # Python and numpy integers: an int32 constant, as DALI
+            other = int(other.__index__())
+        elif isinstance(other, bool) or not isinstance(other, (int, float)):
             try:
-                other = float(other) if not isinstance(other, int) else other
+                other = float(other)
             except (TypeError, ValueError):
                 return NotImplemented
         ctype = "int32" if isinstance(other, int) and not isinstance(other, bool) else "float32"
@@ -120,6 +156,30 @@ class DataNode:
 # ---- argument values -----------------------------------------------------------------------------
 
 
+def c_text(v, what):
+    """v as the library takes a string (UTF-8, NUL-terminated): refuses what it cannot carry."""
+    if "\x00" in v:
+        raise errors.InvalidArgumentError("%s: %r has a NUL character" % (what, v))
+    try:
+        return v.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise errors.InvalidArgumentError("%s: %r cannot be written in UTF-8 (%s)"
+                                          % (what, v, e.reason)) from None
+
+
+def checkpoint_bytes(v, what):
+    """The bytes of a checkpoint given as bytes, bytearray, memoryview or any other buffer."""
+    if isinstance(v, (str, int, float)) or v is None:
+        raise errors.ArgumentTypeError("%s: a checkpoint is bytes (from checkpoint() or "
+                                       "checkpoints()), not a %s" % (what, type(v).__name__))
+    try:
+        return bytes(memoryview(v).cast("B"))
+    except TypeError:
+        raise errors.ArgumentTypeError("%s: a checkpoint is bytes (from checkpoint() or "
+                                       "checkpoints()), not a %s" % (what, type(v).__name__)) \
+            from None
+
+
 def _literal(v, what):
     """v in pipeline syntax (what the C builder reads)."""
     if v is None:
@@ -135,6 +195,7 @@ def _literal(v, what):
             raise errors.InvalidArgumentError("%s: %r is not a finite number" % (what, v))
         return repr(v)
     if isinstance(v, str):
+        c_text(v, what)
         if '"' not in v:
             return '"%s"' % v
         if "'" not in v:
@@ -147,6 +208,8 @@ def _literal(v, what):
                                for k, x in v.items()) + "]"
     if hasattr(v, "_sluice_literal"):  # tfrec.FixedLenFeature(...), tfrec.VarLenFeature(...)
         return v._sluice_literal(_literal, what)
+    if isinstance(v, type):
+        raise errors.ArgumentTypeError("%s: cannot pass the type %s" % (what, v.__name__))
     if hasattr(v, "tolist"):  # numpy arrays and scalars
         return _literal(v.tolist(), what)
     if hasattr(v, "__index__"):
@@ -158,7 +221,8 @@ def _literal(v, what):
 
 def _is_int(v):
     return (isinstance(v, int) and not isinstance(v, bool)) or (
-        hasattr(v, "__index__") and not isinstance(v, (bool, float)) and not hasattr(v, "lower"))
+        hasattr(v, "__index__") and not isinstance(v, (bool, float, type))
+        and not hasattr(v, "lower") and getattr(v, "ndim", 0) == 0)
 
 
 def _is_num(v):
@@ -167,7 +231,7 @@ def _is_num(v):
 
 
 def _flat(v):
-    if hasattr(v, "tolist") and not isinstance(v, (list, tuple)):
+    if hasattr(v, "tolist") and not isinstance(v, (list, tuple, type)):
         v = v.tolist()
     return v
 
@@ -317,7 +381,12 @@ class _Graph:
         return nodes
 
     def transfer(self, node, to):
-        self.check_node(node, ".gpu()" if to == _c.DEVICE_CUDA else ".cpu()")
+        what = ".gpu()" if to == _c.DEVICE_CUDA else ".cpu()"
+        self.check_node(node, what)
+        pipe = current()
+        if pipe is None or pipe._graph is not self:
+            raise errors.StateError("%s%s outside its pipeline's definition (inside its "
+                                    "@pipeline_def function, or `with pipe:`)" % (node.name, what))
         if to == _c.DEVICE_CPU and node._gpu:
             raise errors.NotSupportedError("%s.cpu(): data on the GPU cannot come back to the CPU "
                                            "inside a pipeline (as in DALI)" % node.name)
@@ -460,6 +529,13 @@ def _gpu_count():
 
 
 _UNSET = object()
+_INT_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+_UINT64_MAX = 2**64 - 1
+
+
+def random_seed():
+    return int.from_bytes(os.urandom(8), "little") >> 1
 
 
 class Pipeline(_Owner):
@@ -477,10 +553,12 @@ class Pipeline(_Owner):
                  py_start_method="fork", set_affinity=False, max_streams=-1,
                  default_cuda_stream_priority=0, enable_memory_stats=False,
                  bytes_per_sample=0, output_dtype=None, output_ndim=None):
-        if not _is_int(batch_size) or (batch_size < 1 and batch_size != -1):
-            raise errors.InvalidArgumentError("Pipeline: batch_size=%r (a positive int)"
-                                              % (batch_size,))
-        if not _is_int(num_threads) or (num_threads < 1 and num_threads != -1):
+        if not _is_int(batch_size) or (batch_size < 1 and batch_size != -1) or \
+                batch_size > _INT_MAX:
+            raise errors.InvalidArgumentError("Pipeline: batch_size=%r (a positive int, at most "
+                                              "%d)" % (batch_size, _INT_MAX))
+        if not _is_int(num_threads) or (num_threads < 1 and num_threads != -1) or \
+                num_threads > _INT_MAX:
             raise errors.InvalidArgumentError("Pipeline: num_threads=%r (a positive int)"
                                               % (num_threads,))
         if device_id is _UNSET or (device_id is not None and device_id == -1):
@@ -515,10 +593,13 @@ class Pipeline(_Owner):
         if output_dtype is not None or output_ndim is not None:
             raise errors.NotSupportedError("Pipeline: output_dtype/output_ndim (check the outputs "
                                            "with their .dtype and .shape)")
-        if seed is None or seed == -1:
+        if seed is None:
             seed = -1
-        elif not _is_int(seed):
-            raise errors.InvalidArgumentError("Pipeline: seed=%r (an int)" % (seed,))
+        elif not _is_int(seed) or seed > _UINT64_MAX:
+            raise errors.InvalidArgumentError("Pipeline: seed=%r (an int, at most 2**64 - 1; "
+                                              "negative or None: a random one)" % (seed,))
+        if seed < 0:
+            seed = -1  # as DALI: any negative seed draws a random one
         self.batch_size = int(batch_size)
         self.num_threads = 4 if num_threads == -1 else int(num_threads)
         self.device_id = device_id
@@ -526,12 +607,14 @@ class Pipeline(_Owner):
         self.prefetch_queue_depth = prefetch_queue_depth
         self._prefetch = (int(cpu_q), int(gpu_q))
         self._checkpointing = bool(enable_checkpointing)
-        self._restore = checkpoint
+        self._restore = None if checkpoint is None else checkpoint_bytes(checkpoint,
+                                                                         "Pipeline: checkpoint")
         self._graph = None
         self._owner_init(_c.lib.sl_pipeline_free)
         self._built = False
         self._exhausted = False
         self._reader_names = []
+        self._taken = 0  # batches run() has handed out
 
     # -- definition
     def __enter__(self):
@@ -577,13 +660,15 @@ class Pipeline(_Owner):
         dev = self.device_id if device_id is None else device_id
         if dev is not None:
             cfg.device.kind, cfg.device.id = _c.DEVICE_CUDA, dev
-        if self.seed >= 0:
-            cfg.seed = self.seed
-        else:
-            cfg.seed = int.from_bytes(os.urandom(8), "little") >> 1
-            self.seed = cfg.seed
+        cfg.seed = self.resolved_seed()
         cfg.prefetch_cpu, cfg.prefetch_gpu = self._prefetch
         return cfg
+
+    def resolved_seed(self):
+        """The pipeline's seed; a random one, drawn now and kept, where none was given."""
+        if self.seed < 0:
+            self.seed = random_seed()
+        return self.seed
 
     def _require_graph(self):
         if self._graph is None or self._graph.outputs is None:
@@ -603,7 +688,7 @@ class Pipeline(_Owner):
         try:
             self._graph.replay(p)
             if self._restore is not None:
-                data = bytes(self._restore)
+                data = self._restore
                 if _c.lib.sl_pipeline_restore(p, data, len(data)):
                     raise errors.from_status(_c.lib.sl_pipeline_status(p),
                                              "restoring a checkpoint: " +
@@ -643,6 +728,7 @@ class Pipeline(_Owner):
         b = c_void_p()
         if _c.lib.sl_pipeline_next(self._p, byref(b)) != _c.OK:
             raise self._failure(self._p)
+        self._taken += 1
         return self._outputs(b)
 
     def _outputs(self, b):

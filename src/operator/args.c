@@ -412,10 +412,10 @@ const sl__arg_schema *sl__args_common(int *count) {
     return common_args;
 }
 
-static bool common_arg(const char *name) {
+static const sl__arg_schema *common_arg(const char *name) {
     for (int i = 0; common_args[i].name; i++)
-        if (strcmp(common_args[i].name, name) == 0) return true;
-    return false;
+        if (strcmp(common_args[i].name, name) == 0) return &common_args[i];
+    return NULL;
 }
 
 sl_status sl__args_build(const sl__op_def *op, int n, const char *const *names, const sl__val *vals,
@@ -434,7 +434,21 @@ sl_status sl__args_build(const sl__op_def *op, int n, const char *const *names, 
     sl_status st = SL_OK;
     for (int k = 0; k < n && st == SL_OK; k++) {
         int i = schema_index(op, names[k]);
-        if (i < 0 && common_arg(names[k])) continue;
+        const sl__arg_schema *common = i < 0 ? common_arg(names[k]) : NULL;
+        if (common) { /* used by the pipeline, not the op: checked here all the same */
+            if (vals[k].kind == SL_VAL_NODE) {
+                st = sl_err_set(err, SL_EINVAL, "%s: argument %s cannot take per-sample values",
+                                op->name, names[k]);
+                break;
+            }
+            sl__val v;
+            st = sl__val_copy(&v, &vals[k], err);
+            if (st == SL_OK) {
+                st = convert(&v, common, op->name, err);
+                sl__val_free(&v);
+            }
+            continue;
+        }
         if (i < 0) {
             const char *best = NULL;
             int bd = 99;

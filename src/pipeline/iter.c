@@ -347,7 +347,13 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     if (prepare) {
         it->bk_first = it->bk;
         st = fetch(it, &it->first);
-        if (st == SL_EOF) {
+        if (st == SL_EOF && resuming) {
+            /* the checkpoint was written after an epoch's last batch: the first call reports the
+             * epoch's end, as the next call of the run that wrote it would have */
+            it->first = NULL;
+            it->eof_pending = true;
+            st = SL_OK;
+        } else if (st == SL_EOF) {
             st = sl_err_set(err, SL_EINVAL,
                             "It seems that there is no data in the pipeline (epoch size 0)");
             goto fail;
@@ -356,7 +362,7 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
             sl_err_copy(err, &it->err);
             goto fail;
         }
-        it->first_pending = true;
+        it->first_pending = it->first != NULL;
     }
     *out = it;
     return SL_OK;
@@ -551,6 +557,10 @@ static sl_status fetch(sl_iter *it, sl_iter_batch **out) {
 sl_status sl_iter_next(sl_iter *it, const sl_iter_batch **out) {
     *out = NULL;
     it->ever_consumed = true;
+    if (it->eof_pending) {
+        it->eof_pending = false;
+        return SL_EOF;
+    }
     if (it->first_pending) { /* taken at creation: held already */
         it->first_pending = false;
         *out = it->first;
@@ -632,6 +642,7 @@ void sl_iter_reset(sl_iter *it) {
     k->epoch++;
     k->step = 0;
     it->ended = false;
+    it->eof_pending = false;
 }
 
 int64_t sl_iter_size(const sl_iter *it) {

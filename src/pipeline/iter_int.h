@@ -76,6 +76,7 @@ struct sl_iter {
     sl__iter_book bk;       /* current */
     sl__iter_book bk_first; /* before the prepared first batch */
     bool first_pending, ever_consumed, ended;
+    bool eof_pending; /* resumed at the end of an epoch: the next call reports it */
     bool caller_releases;
     int max_held;  /* slots in use at most (sl_iter_max_held) */
     int held;      /* slots in use: handed out, or the prepared first batch */

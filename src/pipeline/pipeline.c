@@ -222,11 +222,26 @@ sl_status sl_pipeline_op_arg(sl_pipeline_op *op, const char *name, const char *v
             return op->status = sl__pipeline_fail(op->p, SL_EINVAL, "%s: name must be a string",
                                                   op->def->name);
         }
+        size_t len = strlen(v.s);
+        if (len == 0 || len >= sizeof op->name) {
+            sl__val_free(&v);
+            return op->status =
+                       sl__pipeline_fail(op->p, SL_EINVAL, "%s: name of %zu characters (1..%zu)",
+                                         op->def->name, len, sizeof op->name - 1);
+        }
         snprintf(op->name, sizeof op->name, "%s", v.s);
+        op->named = true;
         sl__val_free(&v);
         return SL_OK;
     }
-    if (!strcmp(name, "seed") && v.kind == SL_VAL_INT) op->seed = v.i;
+    if (!strcmp(name, "seed") && v.kind == SL_VAL_INT) {
+        if (v.i < -1)
+            return op->status = sl__pipeline_fail(
+                       op->p, SL_EINVAL,
+                       "%s: seed must be >= 0, or -1 for the pipeline's (got %lld)", op->def->name,
+                       (long long)v.i); /* an int: nothing to free */
+        op->seed = v.i;
+    }
     return add_arg(op, name, &v);
 }
 
@@ -301,6 +316,14 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
             cpu_only ? ": it runs on the CPU only, so give it CPU inputs (x.cpu())" : "");
         goto done;
     }
+    for (int k = 0; op->named && k < p->nops; k++)
+        if (!strcmp(p->ops[k].name, op->name)) {
+            st = sl__pipeline_fail(p, SL_EINVAL,
+                                   "%s: name \"%s\" is taken by another op of the pipeline (op %d, "
+                                   "%s): names must be unique",
+                                   def->name, op->name, k, p->ops[k].def->name);
+            goto done;
+        }
     if (op->ninputs < def->min_inputs || op->ninputs > def->max_inputs) {
         st = sl__pipeline_fail(p, SL_EINVAL, "%s takes %d..%d inputs, got %d", def->name,
                                def->min_inputs, def->max_inputs, op->ninputs);

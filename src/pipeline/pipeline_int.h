@@ -56,6 +56,7 @@ struct sl_pipeline_op {
     char *argnames[64];
     sl__val argvals[64];
     int64_t seed; /* -1: derive */
+    bool named;   /* given a name (which no other op of the pipeline may have) */
     sl_status status;
 };
 

@@ -68,6 +68,16 @@ class BaseIterator:
                 raise errors.ArgumentTypeError("pipelines[%d] is a %s, not a sluice Pipeline"
                                                % (i, type(p).__name__))
             p._require_graph()
+            if p._restore is not None:
+                raise errors.InvalidArgumentError(
+                    "pipelines[%d] was given checkpoint=: an iterator makes its own pipelines from "
+                    "the definition, so pass the iterator's checkpoints() to the iterator's "
+                    "checkpoint= instead" % i)
+            if p._taken:
+                raise errors.StateError(
+                    "pipelines[%d] has already handed out %d batches with run(): an iterator makes "
+                    "its own pipelines from the definition and would start again at the first "
+                    "batch; give it a pipeline that has not been run" % (i, p._taken))
         bs = {p.batch_size for p in pipelines}
         if len(bs) != 1:
             raise errors.InvalidArgumentError("the pipelines' batch sizes differ: %s" % sorted(bs))

@@ -12,7 +12,8 @@ import enum
 from ctypes import byref, c_void_p
 
 from .. import _c, errors
-from ..pipeline import _Owner, _drain_deferred
+from ..pipeline import (_INT64_MAX, _is_int, _Owner, _drain_deferred, c_text, checkpoint_bytes,
+                        random_seed)
 from ..tensors import Shape, Tensor, from_c_list, from_c_tensor
 
 
@@ -51,10 +52,13 @@ class SlIterator(_Owner):
                                               % (last_batch_policy,)) from None
         if size is None:
             size = -1
-        if not isinstance(size, int) or size < -1:
+        if not _is_int(size) or size < -1 or size > _INT64_MAX:
             raise errors.InvalidArgumentError("size=%r (a sample count, or -1)" % (size,))
+        size = int(size)
         if reader_name is not None and not isinstance(reader_name, str):
             raise errors.ArgumentTypeError("reader_name=%r (a string)" % (reader_name,))
+        if reader_name is not None:
+            c_text(reader_name, "reader_name")
         if reader_name is not None and (size != -1 or last_batch_padded):
             raise errors.InvalidArgumentError("reader_name cannot go with size or "
                                               "last_batch_padded: they come from the reader")
@@ -75,7 +79,11 @@ class SlIterator(_Owner):
             c.devices[i].kind, c.devices[i].id = kind, ident
         c.batch_size = batch_size
         c.num_threads = num_threads
-        c.seed = seed if seed is not None and seed >= 0 else 0
+        # no seed: a random one, as a pipeline's (in global order every process and device count
+        # must see the same order, so there it is 0)
+        if seed is None or seed < 0:
+            seed = 0 if global_order else random_seed()
+        c.seed = seed
         if isinstance(prefetch_queue_depth, dict):
             c.prefetch_cpu = prefetch_queue_depth.get("cpu_size", 2)
             c.prefetch_gpu = prefetch_queue_depth.get("gpu_size", 2)
@@ -85,6 +93,13 @@ class SlIterator(_Owner):
         self._names = None
         if output_map is not None:
             names = list(output_map)
+            for x in names:
+                if not isinstance(x, str):
+                    raise errors.ArgumentTypeError("output_map: %r is not a name (a string)"
+                                                   % (x,))
+                if not x:
+                    raise errors.InvalidArgumentError("output_map: an empty name")
+                c_text(x, "output_map")
             if len(set(names)) != len(names):
                 raise errors.InvalidArgumentError("output_map has a name twice: %r" % (names,))
             if len(names) > _c.MAX_OUTPUTS:
@@ -107,7 +122,7 @@ class SlIterator(_Owner):
         c.global_order = 1 if global_order else 0
         self._resume = None
         if checkpoint is not None:
-            self._resume = bytes(checkpoint)
+            self._resume = checkpoint_bytes(checkpoint, "checkpoint")
             c.resume_bytes = ctypes.cast(ctypes.c_char_p(self._resume), c_void_p)
             c.resume_size = len(self._resume)
         self._create()

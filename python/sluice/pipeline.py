@@ -74,27 +74,17 @@ class DataNode:
     def __iter__(self):
         raise TypeError("%s is one op output: it cannot be unpacked or iterated" % self.name)
 
-    def _no_compare(self, other, sym):
-        raise TypeError("%s %s %s: comparisons of op outputs are not supported (the arithmetic op "
-                        "has + - * / and unary -)" % (self.name, sym, type(other).__name__))
+    def _refuse_comparison(sym):  # noqa: N805 (called in the class body, not a method)
+        def compare(self, other):
+            raise TypeError("%s %s %s: comparisons of op outputs are not supported (the "
+                            "arithmetic op has + - * / and unary -)"
+                            % (self.name, sym, type(other).__name__))
+        return compare
 
-    def __eq__(self, o):
-        self._no_compare(o, "==")
-
-    def __ne__(self, o):
-        self._no_compare(o, "!=")
-
-    def __lt__(self, o):
-        self._no_compare(o, "<")
-
-    def __le__(self, o):
-        self._no_compare(o, "<=")
-
-    def __gt__(self, o):
-        self._no_compare(o, ">")
-
-    def __ge__(self, o):
-        self._no_compare(o, ">=")
+    __eq__, __ne__ = _refuse_comparison("=="), _refuse_comparison("!=")
+    __lt__, __le__ = _refuse_comparison("<"), _refuse_comparison("<=")
+    __gt__, __ge__ = _refuse_comparison(">"), _refuse_comparison(">=")
+    del _refuse_comparison
 
     __hash__ = object.__hash__
 
@@ -169,10 +159,9 @@ def c_text(v, what):
 
 def checkpoint_bytes(v, what):
     """The bytes of a checkpoint given as bytes, bytearray, memoryview or any other buffer."""
-    if isinstance(v, (str, int, float)) or v is None:
-        raise errors.ArgumentTypeError("%s: a checkpoint is bytes (from checkpoint() or "
-                                       "checkpoints()), not a %s" % (what, type(v).__name__))
     try:
+        if isinstance(v, (str, int, float)) or v is None:
+            raise TypeError
         return bytes(memoryview(v).cast("B"))
     except TypeError:
         raise errors.ArgumentTypeError("%s: a checkpoint is bytes (from checkpoint() or "

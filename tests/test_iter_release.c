@@ -8,11 +8,14 @@
  * its memory stays intact through the rest of the epoch, counted as held, until the exports'
  * deleters run (from another thread: `make test-tsan` runs this); then its slot is free again. A
  * deleter may run after the iterator is freed. Any number of binds reaches the pipelines.
+ * sl_pipeline_stop / sl_iter_stop end the threads and keep held batches intact;
+ * sl_pipeline_wait / sl_iter_wait time out while a batch is not ready and return once it is.
  * The data: the 256-record Caffe2 fixture, decoded. */
 #include "check.h"
 
 #include "sluice/iterator.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,6 +405,119 @@ static void test_pipeline_limit(void) {
     }
 }
 
+/* ---- stop and wait ------------------------------------------------------------------------- */
+
+static int threads_now(void) {
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    return n;
+}
+
+/* a source whose batch `gate_at` waits until the gate opens */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int open;
+    int64_t gate_at;
+} gated;
+
+static sl_status gated_shape(void *user, const sl_source_info *info, sl_dtype *dtype, int *ndim,
+                             int64_t *shape, sl_err *err) {
+    (void)err;
+    gated *g = user;
+    if (info->iteration >= g->gate_at && info->idx_in_batch == 0) {
+        pthread_mutex_lock(&g->mu);
+        while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
+        pthread_mutex_unlock(&g->mu);
+    }
+    *dtype = SL_DTYPE_I32;
+    *ndim = 1;
+    shape[0] = 1;
+    return SL_OK;
+}
+
+static sl_status gated_fill(void *user, const sl_source_info *info, void *dst, size_t nbytes,
+                            sl_err *err) {
+    (void)user, (void)err, (void)nbytes;
+    int32_t v = (int32_t)info->sample;
+    memcpy(dst, &v, sizeof v);
+    return SL_OK;
+}
+
+static void test_stop_and_wait(void) {
+    int base = threads_now();
+    gated g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 2};
+    sl_pipeline_config cfg;
+    sl_pipeline_config_init(&cfg);
+    cfg.batch_size = 4;
+    cfg.num_threads = 2;
+    sl_pipeline *p = NULL;
+    sl_err e;
+    CHECK_OK(sl_pipeline_create(&cfg, &p, &e), &e);
+    if (check_failures) return;
+    sl_source src = {gated_shape, gated_fill, &g};
+    CHECK_OK(sl_pipeline_add_source(p, "gated", &src), NULL);
+    CHECK_OK(sl_pipeline_parse(p,
+                               "def pipe():\n"
+                               "    return fn.external_source(source=gated)\n",
+                               "gated.py", 0, NULL, &e),
+             &e);
+    CHECK_OK(sl_pipeline_build(p), sl_pipeline_errmsg(p));
+    if (check_failures) return;
+    CHECK(threads_now() > base);
+    sl_batch *b[3];
+    for (int k = 0; k < 2; k++) {
+        CHECK_OK(sl_pipeline_wait(p, -1), NULL);
+        CHECK_OK(sl_pipeline_next(p, &b[k]), sl_pipeline_errmsg(p));
+    }
+    if (check_failures) return;
+    /* batch 2 waits for the gate: the wait gives up, several times, and takes nothing */
+    for (int k = 0; k < 3; k++) CHECK_EQ_INT(sl_pipeline_wait(p, 20), SL_ETIMEOUT);
+    pthread_mutex_lock(&g.mu);
+    g.open = 1;
+    pthread_cond_broadcast(&g.cv);
+    pthread_mutex_unlock(&g.mu);
+    CHECK_OK(sl_pipeline_wait(p, -1), NULL);
+    CHECK_OK(sl_pipeline_next(p, &b[2]), sl_pipeline_errmsg(p));
+    if (check_failures) return;
+    CHECK_EQ_INT(sl_batch_index(b[2]), 2);
+    /* stopped: the threads are gone, the batches held keep their samples */
+    sl_pipeline_stop(p);
+    CHECK_EQ_INT(threads_now(), base);
+    for (int k = 0; k < 3; k++) {
+        const sl_tlist *l = sl_batch_output(b[k], 0);
+        for (int i = 0; i < 4; i++) CHECK_EQ_INT(*(const int32_t *)l->data[i], k * 4 + i);
+    }
+    CHECK_OK(sl_pipeline_wait(p, -1), NULL); /* next has its error to give at once */
+    sl_batch *more;
+    CHECK_EQ_INT(sl_pipeline_next(p, &more), SL_ESTATE);
+    CHECK(strstr(sl_pipeline_errmsg(p), "stopped"));
+    sl_pipeline_stop(p); /* again: nothing */
+    for (int k = 0; k < 3; k++) sl_pipeline_release(p, b[k]);
+    sl_pipeline_free(p);
+
+    /* the iterator: the same over its pipelines */
+    sl_iter *it;
+    CHECK_OK(make(1, -1, GLOBAL, NULL, 0, &it, &e), &e);
+    if (check_failures) return;
+    const sl_iter_batch *h;
+    CHECK_OK(sl_iter_wait(it, -1), NULL);
+    CHECK_OK(sl_iter_next(it, &h), sl_iter_errmsg(it));
+    CHECK_OK(sl_iter_wait(it, -1), NULL);
+    CHECK_OK(sl_iter_next(it, &h), sl_iter_errmsg(it));
+    if (check_failures) return;
+    sl_iter_stop(it);
+    CHECK_EQ_INT(threads_now(), base);
+    CHECK(same(h, &ref[1]));
+    const sl_iter_batch *none;
+    CHECK_OK(sl_iter_wait(it, 1000), NULL);
+    CHECK(sl_iter_next(it, &none) < 0 && none == NULL);
+    sl_iter_release(it, h);
+    sl_iter_free(it);
+}
+
 int main(void) {
     ref = calloc(EPOCHS * MAXSTEP, sizeof *ref);
     reference();
@@ -413,6 +529,7 @@ int main(void) {
 #endif
     test_drop();
     test_pipeline_limit();
+    if (!check_failures) test_stop_and_wait();
     free(ref);
     return check_done();
 }

@@ -108,11 +108,18 @@ sl_status sl_iter_parse_devices(const char *spec, sl_iter_config *c, sl_err *err
 
 sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err);
 void sl_iter_free(sl_iter *it);
+/* Stops the pipelines' threads and frees nothing (sl_pipeline_stop on each): batches taken, and
+ * their exports, stay valid and may still be released; sl_iter_next then fails. */
+void sl_iter_stop(sl_iter *it);
 const char *sl_iter_errmsg(const sl_iter *it);
 
 /* The next global batch; SL_EOF at the end of the epoch (then sl_iter_reset starts the next one;
  * with auto_reset the iterator resets itself before returning SL_EOF). */
 sl_status sl_iter_next(sl_iter *it, const sl_iter_batch **out);
+/* Waits at most timeout_ms (< 0: no limit) until every pipeline has its next batch ready (or an
+ * error to give): SL_OK, else SL_ETIMEOUT. sl_iter_next then seldom waits (a step that drops or
+ * skips batches may take more than one from a pipeline). For waiting in slices between signals. */
+sl_status sl_iter_wait(sl_iter *it, int timeout_ms);
 /* Starts the next epoch; a reset in the middle of an epoch is ignored (with a warning), as DALI. */
 void sl_iter_reset(sl_iter *it);
 /* With caller_releases: gives a batch taken by sl_iter_next back (in any order, once each); its

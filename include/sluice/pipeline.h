@@ -102,6 +102,11 @@ void sl_pipeline_config_init(sl_pipeline_config *cfg);
 sl_status sl_pipeline_create(const sl_pipeline_config *cfg, sl_pipeline **out, sl_err *err);
 /* Stops the stage threads and frees everything; NULL is a no-op. */
 void sl_pipeline_free(sl_pipeline *p);
+/* Stops the stage threads (waiting for the batch each is working on) and frees nothing: batches
+ * taken stay valid and may still be released; sl_pipeline_next then fails with SL_ESTATE. For a
+ * binding that must end every thread now (at interpreter exit, say) while memory of the pipeline
+ * is still in use. Again, or before build: a no-op; sl_pipeline_free after it as always. */
+void sl_pipeline_stop(sl_pipeline *p);
 /* The last error of this pipeline ("" when none). */
 const char *sl_pipeline_errmsg(const sl_pipeline *p);
 sl_status sl_pipeline_status(const sl_pipeline *p);
@@ -241,6 +246,10 @@ sl_status sl_pipeline_parse_function(sl_pipeline *p, const char *text, const cha
  * (a corrupt record, say) comes back here, naming the record and op; the pipeline then stays
  * failed and can only be freed. */
 sl_status sl_pipeline_next(sl_pipeline *p, sl_batch **out);
+/* Waits at most timeout_ms (< 0: no limit) until sl_pipeline_next would return without waiting:
+ * SL_OK then (its batch is ready, or it has an error to give), else SL_ETIMEOUT. Lets a binding
+ * wait in short slices and handle signals (Ctrl-C) between them. */
+sl_status sl_pipeline_wait(sl_pipeline *p, int timeout_ms);
 /* Gives a batch's buffers back (in any order). The consumer may hold up to sl_pipeline_max_held
  * batches; taking one more is an SL_ESTATE error. Holding up to prefetch_cpu + 1 leaves the stages
  * slots for prefetch_cpu batches ahead; each one held beyond that is one fewer prepared. */

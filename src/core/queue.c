@@ -72,7 +72,9 @@ sl_status sl__queue_pop(sl__queue *q, void **item) {
     return sl__queue_pop_timeout(q, item, -1);
 }
 
-sl_status sl__queue_pop_timeout(sl__queue *q, void **item, int timeout_ms) {
+/* Under q->mu: waits while q is empty and open, at most timeout_ms (< 0: no limit); SL_ETIMEOUT
+ * when the time ran out first. */
+static sl_status wait_items(sl__queue *q, int timeout_ms) {
     struct timespec deadline;
     if (timeout_ms >= 0) {
         clock_gettime(CLOCK_REALTIME, &deadline);
@@ -83,20 +85,29 @@ sl_status sl__queue_pop_timeout(sl__queue *q, void **item, int timeout_ms) {
             deadline.tv_nsec -= 1000000000L;
         }
     }
-    pthread_mutex_lock(&q->mu);
-    sl_status st = SL_OK;
     while (q->count == 0 && !q->closed) {
-        if (timeout_ms < 0) {
+        if (timeout_ms < 0)
             pthread_cond_wait(&q->not_empty, &q->mu);
-        } else if (pthread_cond_timedwait(&q->not_empty, &q->mu, &deadline) == ETIMEDOUT) {
-            st = SL_ETIMEOUT;
-            break;
-        }
+        else if (pthread_cond_timedwait(&q->not_empty, &q->mu, &deadline) == ETIMEDOUT)
+            return q->count > 0 || q->closed ? SL_OK : SL_ETIMEOUT;
     }
+    return SL_OK;
+}
+
+sl_status sl__queue_pop_timeout(sl__queue *q, void **item, int timeout_ms) {
+    pthread_mutex_lock(&q->mu);
+    sl_status st = wait_items(q, timeout_ms);
     if (q->count > 0)
         *item = take(q), st = SL_OK;
     else if (st == SL_OK)
         st = SL_EOF; /* closed and drained */
+    pthread_mutex_unlock(&q->mu);
+    return st;
+}
+
+sl_status sl__queue_wait(sl__queue *q, int timeout_ms) {
+    pthread_mutex_lock(&q->mu);
+    sl_status st = wait_items(q, timeout_ms);
     pthread_mutex_unlock(&q->mu);
     return st;
 }

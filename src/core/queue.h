@@ -19,6 +19,9 @@ sl_status sl__queue_push(sl__queue *q, void *item);
 sl_status sl__queue_pop(sl__queue *q, void **item);
 /* As pop, but gives up after timeout_ms with SL_ETIMEOUT. */
 sl_status sl__queue_pop_timeout(sl__queue *q, void **item, int timeout_ms);
+/* Waits until an item can be popped or the queue is closed (SL_OK), at most timeout_ms (< 0: no
+ * limit; then SL_ETIMEOUT); takes nothing. */
+sl_status sl__queue_wait(sl__queue *q, int timeout_ms);
 /* Non-blocking: SL_ETIMEOUT when it would block. */
 sl_status sl__queue_try_push(sl__queue *q, void *item);
 sl_status sl__queue_try_pop(sl__queue *q, void **item);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void sl_iter_config_init(sl_iter_config *c) {
     memset(c, 0, sizeof *c);
@@ -571,6 +572,28 @@ sl_status sl_iter_next(sl_iter *it, const sl_iter_batch **out) {
     sl_status st = fetch(it, &b);
     if (st == SL_OK) *out = b;
     return st;
+}
+
+sl_status sl_iter_wait(sl_iter *it, int timeout_ms) {
+    if (it->eof_pending || it->first_pending || it->ended) return SL_OK;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int d = 0; d < it->n; d++) {
+        int left = timeout_ms;
+        if (timeout_ms >= 0) {
+            struct timespec t;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            int64_t spent =
+                (int64_t)(t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+            left = spent >= timeout_ms ? 0 : timeout_ms - (int)spent;
+        }
+        SL_TRY(sl_pipeline_wait(it->pipes[d], left));
+    }
+    return SL_OK;
+}
+
+void sl_iter_stop(sl_iter *it) {
+    for (int d = 0; d < it->n; d++) sl_pipeline_stop(it->pipes[d]);
 }
 
 void sl_iter_release(sl_iter *it, const sl_iter_batch *cb) {

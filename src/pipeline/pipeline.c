@@ -495,8 +495,9 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
     return SL_OK;
 }
 
-void sl_pipeline_free(sl_pipeline *p) {
+void sl_pipeline_stop(sl_pipeline *p) {
     if (!p) return;
+    p->stopped = true;
     if (p->free_q) sl__queue_close(p->free_q);
     if (p->read_q) sl__queue_close(p->read_q);
     if (p->mid_q) sl__queue_close(p->mid_q);
@@ -504,11 +505,18 @@ void sl_pipeline_free(sl_pipeline *p) {
     if (p->read_thread_started) pthread_join(p->read_thread, NULL);
     if (p->cpu_thread_started) pthread_join(p->cpu_thread, NULL);
     if (p->gpu_thread_started) pthread_join(p->gpu_thread, NULL);
+    p->read_thread_started = p->cpu_thread_started = p->gpu_thread_started = false;
+    sl__pool_free(p->pool);
+    p->pool = NULL;
+}
+
+void sl_pipeline_free(sl_pipeline *p) {
+    if (!p) return;
+    sl_pipeline_stop(p);
 #ifdef SLUICE_HAVE_CUDA
     sl__cuda_stream_destroy(p->stream);
     sl__alloc_pinned_free(p->xfer_pinned);
 #endif
-    sl__pool_free(p->pool);
     for (int k = 0; k < p->nops; k++) {
         if (p->ops[k].state && p->ops[k].def->destroy) p->ops[k].def->destroy(p->ops[k].state);
         sl__args_free(&p->ops[k].args);

@@ -442,6 +442,7 @@ sl_status sl_pipeline_next(sl_pipeline *p, sl_batch **out) {
     if (!p->built)
         return sl__pipeline_fail(p, SL_ESTATE, "sl_pipeline_next before sl_pipeline_build");
     if (p->failed) return p->err.status;
+    if (p->stopped) return sl__pipeline_fail(p, SL_ESTATE, "the pipeline was stopped");
     if (p->taken - p->released >= p->nslots)
         return sl__pipeline_fail(
             p, SL_ESTATE, "%d batches are held: release one before taking another", p->nslots);
@@ -462,6 +463,12 @@ sl_status sl_pipeline_next(sl_pipeline *p, sl_batch **out) {
     p->taken++;
     *out = b;
     return SL_OK;
+}
+
+sl_status sl_pipeline_wait(sl_pipeline *p, int timeout_ms) {
+    /* sl_pipeline_next returns at once when it has an error to give */
+    if (!p->built || p->failed || p->stopped || p->taken - p->released >= p->nslots) return SL_OK;
+    return sl__queue_wait(p->ready_q, timeout_ms);
 }
 
 void sl_pipeline_release(sl_pipeline *p, sl_batch *b) {

@@ -79,6 +79,7 @@ struct sl_pipeline {
     sl_pipeline_config cfg;
     sl_err err;
     bool built, failed;
+    bool stopped; /* sl_pipeline_stop: the stages have ended, the memory stays */
 
     /* graph */
     int nops, ops_cap;

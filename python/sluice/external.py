@@ -111,6 +111,7 @@ class PySource:
         self.label = label
         self.name = "python_source_%d" % next(_counter)
         self.exc = None
+        self.calling = False  # inside the Python source (which may never return)
         self._lock = threading.Lock()
         if inspect.isgeneratorfunction(source):
             self.kind = "genfunc"
@@ -206,15 +207,21 @@ class PySource:
 
     def _shape(self, user, info_p, dtype_p, ndim_p, shape_p, err):
         from . import pipeline
-        pipeline._local.in_callback = True
+        pipeline._local.in_callback = self
         try:
             info = info_p.contents
+            if pipeline._exiting[0]:
+                raise errors.StateError("the interpreter is exiting")
             if self.exc is not None:
                 return self._fail(self.exc, err)
             entry = self._batches.get(info.iteration)
             if entry is None:
-                bs = self._batch_size
-                entry = self._batches[info.iteration] = [self._produce(info, bs), 0]
+                self.calling = True
+                try:
+                    batch = self._produce(info, self._batch_size)
+                finally:
+                    self.calling = False
+                entry = self._batches[info.iteration] = [batch, 0]
             s = entry[0][info.output][info.idx_in_batch]
             dtype_p[0] = _types.to_sl(s.dtype)
             ndim_p[0] = len(s.shape)
@@ -227,13 +234,15 @@ class PySource:
         except BaseException as e:  # noqa: B902 -- it goes back to the caller of run()
             return self._fail(e, err)
         finally:
-            pipeline._local.in_callback = False
+            pipeline._local.in_callback = None
 
     def _fill(self, user, info_p, dst, nbytes, err):
         from . import pipeline
-        pipeline._local.in_callback = True
+        pipeline._local.in_callback = self
         try:
             info = info_p.contents
+            if pipeline._exiting[0]:
+                raise errors.StateError("the interpreter is exiting")
             entry = self._batches[info.iteration]
             s = entry[0][info.output][info.idx_in_batch]
             if s.mv.nbytes != nbytes:
@@ -253,7 +262,7 @@ class PySource:
         except BaseException as e:  # noqa: B902
             return self._fail(e, err)
         finally:
-            pipeline._local.in_callback = False
+            pipeline._local.in_callback = None
 
 
 _ES_ARGS = ("source", "num_outputs", "batch", "batch_info", "cycle", "dtype", "ndim", "layout",

@@ -5,12 +5,15 @@ work -- and every op call goes straight to the C builder of a scratch pipeline, 
 fails at the line that wrote it. The recorded graph is then replayed into as many real pipelines
 as are needed (one per device for the iterators)."""
 
+import atexit
 import ctypes
 import functools
 import inspect
 import math
 import os
+import sys
 import threading
+import time
 import weakref
 from ctypes import byref, c_int, c_void_p
 
@@ -432,10 +435,12 @@ class _Hold:
 
     __slots__ = ("_owner", "_handle", "_batch", "__weakref__")
 
-    def __init__(self, owner, handle, batch):
-        self._owner = owner  # the Pipeline or iterator it came from
-        self._handle = handle  # the C pipeline or iterator (int)
-        self._batch = batch
+    def __init__(self, owner):
+        # takes the batch the owner's last next() wrote into _inflight; no call in between, so a
+        # signal (Ctrl-C) cannot come between the two lines and leave the batch in both places
+        self._owner, self._handle = owner, owner._handle
+        self._batch = owner._inflight.value
+        owner._inflight.value = None
 
     def __del__(self):
         o = self._owner
@@ -445,51 +450,135 @@ class _Hold:
             o._pending.append((self._handle, self._batch))
 
 
+# Every Pipeline and iterator that has had a C object, for the interpreter's exit; and how many
+# times this process has been forked into a child (the C objects of an earlier generation belong
+# to the parent: their threads are not in this process).
+_owners = weakref.WeakSet()
+_generation = [0]
+
+
 class _Owner:
     """What pipelines and iterators share: the C object (one at a time; closed ones that still
-    have live views are kept, idle, until the owner goes), the batches handed out, and those
-    whose views are gone, to give back."""
+    have live views are kept, stopped, until the owner goes), the batches handed out, and those
+    whose views are gone, to give back. Calls on the C object go one thread at a time, through
+    _guard()."""
 
-    def _owner_init(self, free, exports=None):
+    def _owner_init(self, free, stop, exports=None):
         self._handle = None
         self._retired = []
         self._pending = []
         self._live = weakref.WeakSet()
         self._free_fn = free
+        self._stop_fn = stop
         self._exports_fn = exports  # the C object's live DLPack exports (iterators)
+        self._lock = threading.RLock()
+        self._generation = _generation[0]
+        self._pid = os.getpid()
+        # where next() writes the batch it takes: one the caller never wrapped in a _Hold (a
+        # KeyboardInterrupt right after the call) is found here and given back by the next call
+        self._inflight = c_void_p()
+        _owners.add(self)
 
-    def _hold(self, batch):
-        return _Hold(self, self._handle, batch)
+    def _sources(self):
+        """The Python sources whose callbacks this object's pipelines call."""
+        return ()
 
-    def _give_back(self, release):
+    def _guard(self, what):
+        """The lock to hold while calling the C object; refuses calls that could never return."""
+        src = getattr(_local, "in_callback", None)
+        if src is not None and src in self._sources():
+            raise errors.StateError("%s from inside one of its own fn.external_source sources: "
+                                    "the pipeline is waiting for that source to return, so it "
+                                    "would wait forever" % what)
+        if self._generation != _generation[0]:
+            raise errors.StateError("%s in a child process made by fork(): the pipeline's threads "
+                                    "are in the parent (process %d); make a new pipeline in the "
+                                    "child" % (what, self._pid))
+        return self._lock
+
+    def _hold(self):
+        h = _Hold(self)
+        self._live.add(h)
+        return h
+
+    def _reclaim(self, release):
+        """Gives back what went astray: batches whose views are gone, and one taken by a next()
+        that a signal interrupted before it was wrapped."""
         pend = self._pending
         while pend:
             handle, b = pend.pop()
             if handle == self._handle:  # a closed one's batches go with it
                 release(handle, b)
+        if self._inflight.value and self._handle:
+            b, self._inflight.value = self._inflight.value, None
+            release(self._handle, b)
+
+    @staticmethod
+    def _wait(wait, handle):
+        """Waits for the next batch in slices, so that Ctrl-C is seen while it is being made."""
+        while wait(handle, 100) == _c.ETIMEOUT:
+            pass
 
     def _exported(self, h):
         return self._exports_fn is not None and self._exports_fn(h) > 0
 
     def _close_handle(self):
         h, self._handle = self._handle, None
-        if h:
-            if len(self._live) or self._exported(h):
-                self._retired.append(h)  # views of its batches, or exports of them, are alive
-            else:
-                self._pending.clear()
-                _free_pipeline(h, self._free_fn)
+        self._inflight.value = None  # a batch taken but never wrapped goes with its C object
+        if not h or self._generation != _generation[0]:
+            return
+        if len(self._live) or self._exported(h):
+            # views of its batches, or exports of them, are alive: its threads end now, its
+            # memory when the owner goes
+            _stop_pipeline(h, self._stop_fn)
+            self._retired.append(h)
+        else:
+            self._pending.clear()
+            _free_pipeline(h, self._free_fn)
 
     def _free_all(self):
         h, self._handle = self._handle, None
-        for x in ([h] if h else []) + self._retired:
+        handles, self._retired = ([h] if h else []) + self._retired, []
+        if self._generation != _generation[0]:
+            return  # the parent's: nothing of it runs here, and its memory is the parent's copy
+        for x in handles:
             if self._exported(x):
                 # a framework still holds arrays of its memory (their deleters count down in C):
-                # freed by a later call once they are gone
+                # stopped now, freed by a later call once they are gone
+                _stop_pipeline(x, self._stop_fn)
                 _orphans.append((x, self._free_fn, self._exports_fn))
             else:
                 _free_pipeline(x, self._free_fn)
-        self._retired = []
+
+    def _stop_for_exit(self, deadline):
+        """At the interpreter's exit: ends the threads of every C object, frees nothing. Not
+        while one of its sources is still running after the deadline, or another thread's call
+        holds it: that may never return, and stopping waits for the threads."""
+        if self._generation != _generation[0]:
+            return
+        while any(s.calling for s in self._sources()):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.005)
+        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            return
+        try:
+            for h in ([self._handle] if self._handle else []) + self._retired:
+                self._stop_fn(h)
+        finally:
+            self._lock.release()
+
+
+def guarded(what):
+    """Decorates a method of an _Owner (or of an object whose _guard is one's) that calls the C
+    object: one thread at a time, refused from its own sources and in a forked child."""
+    def decorate(method):
+        @functools.wraps(method)
+        def call(self, *args, **kwargs):
+            with self._guard(what):
+                return method(self, *args, **kwargs)
+        return call
+    return decorate
 
 
 # ---- pipelines -----------------------------------------------------------------------------------
@@ -599,7 +688,7 @@ class Pipeline(_Owner):
         self._restore = None if checkpoint is None else checkpoint_bytes(checkpoint,
                                                                          "Pipeline: checkpoint")
         self._graph = None
-        self._owner_init(_c.lib.sl_pipeline_free)
+        self._owner_init(_c.lib.sl_pipeline_free, _c.lib.sl_pipeline_stop)
         self._built = False
         self._exhausted = False
         self._reader_names = []
@@ -664,6 +753,10 @@ class Pipeline(_Owner):
             raise errors.StateError("the pipeline has no outputs: call set_outputs (or define it "
                                     "with @pipeline_def)")
 
+    def _sources(self):
+        return self._graph.sources if self._graph is not None else ()
+
+    @guarded("build()")
     def build(self):
         """Opens every store, creates the ops and starts preparing batches (again: a no-op)."""
         if self._built:
@@ -704,8 +797,9 @@ class Pipeline(_Owner):
         return self._handle
 
     def _give_back(self):
-        _Owner._give_back(self, _c.lib.sl_pipeline_release)
+        self._reclaim(_c.lib.sl_pipeline_release)
 
+    @guarded("run()")
     def run(self):
         """The next batch: a tuple with one TensorList per output."""
         if not self._built:
@@ -714,17 +808,19 @@ class Pipeline(_Owner):
             raise StopIteration
         _drain_deferred()
         self._give_back()
-        b = c_void_p()
-        if _c.lib.sl_pipeline_next(self._p, byref(b)) != _c.OK:
+        self._wait(_c.lib.sl_pipeline_wait, self._p)
+        if _c.lib.sl_pipeline_next(self._p, byref(self._inflight)) != _c.OK:
             raise self._failure(self._p)
         self._taken += 1
-        return self._outputs(b)
+        return self._outputs()
 
-    def _outputs(self, b):
-        hold = self._hold(b.value)
-        # zero copy while few batches are held; past that the hand-over copies, so the pipeline
-        # always has slots to work in and no buffer is ever reused under a live view
-        copy = len(self._live) + 1 > self._max_zero_copy
+    def _outputs(self):
+        hold = self._hold()
+        b = c_void_p(hold._batch)
+        # zero copy while few batches are held (this one among them); past that the hand-over
+        # copies, so the pipeline always has slots to work in and no buffer is ever reused under
+        # a live view
+        copy = len(self._live) > self._max_zero_copy
         outs = []
         n = _c.lib.sl_pipeline_num_outputs(self._p)
         keys = _BatchKeys(b.value, hold)
@@ -738,13 +834,12 @@ class Pipeline(_Owner):
                 o._keys = keys
             del hold  # back at once
             self._give_back()
-        else:
-            self._live.add(hold)
         return tuple(outs)
 
     def outputs(self):
         return self.run()
 
+    @guarded("reader_meta()")
     def reader_meta(self, name=None):
         """DALI's reader meta: a dict for the reader `name`, or {name: dict} for every reader."""
         if not self._built:
@@ -767,6 +862,7 @@ class Pipeline(_Owner):
     def _graph_readers(self):
         return [r for r, _ in self._graph.readers] if self._graph else []
 
+    @guarded("checkpoint()")
     def checkpoint(self):
         """The state that decides every batch after the last one taken (bytes); pass it as
         Pipeline(..., checkpoint=...) to continue exactly there."""
@@ -777,6 +873,7 @@ class Pipeline(_Owner):
             raise self._failure(self._p)
         return _c.take_bytes(ptr, size.value)
 
+    @guarded("reset()")
     def reset(self):
         """After a Python source ended the epoch (StopIteration): starts the pipeline afresh."""
         if self._exhausted:
@@ -784,9 +881,11 @@ class Pipeline(_Owner):
             self._restore = None
             self.build()
 
+    @guarded("close()")
     def close(self):
         """Stops the pipeline's threads and frees it. While views of its batches are alive the
-        C pipeline stays (idle) and is freed with the Pipeline object, after the last of them."""
+        C pipeline's memory stays, and is freed with the Pipeline object after the last of
+        them."""
         self._built = False
         self._close_handle()
 
@@ -834,10 +933,17 @@ _deferred_free = []
 
 def _free_pipeline(handle, free=None):
     free = free or _c.lib.sl_pipeline_free
-    if getattr(_local, "in_callback", False):
+    if sys.is_finalizing():
+        return  # the exit stopped its threads (_exit_stop); the process's end frees its memory
+    if getattr(_local, "in_callback", None) is not None:
         _deferred_free.append((free, handle))  # not from inside one of its own callbacks
     else:
         free(handle)
+
+
+def _stop_pipeline(handle, stop):
+    if getattr(_local, "in_callback", None) is None:  # (from inside a callback: freed later)
+        stop(handle)
 
 
 # C iterators gone from Python whose memory DLPack consumers still use: (handle, free, exports)
@@ -848,7 +954,7 @@ def _drain_deferred():
     while _deferred_free:
         free, handle = _deferred_free.pop()
         free(handle)
-    if _orphans and not getattr(_local, "in_callback", False):
+    if _orphans and getattr(_local, "in_callback", None) is None:
         for _ in range(len(_orphans)):
             item = _orphans.pop(0)
             handle, free, exports = item
@@ -856,6 +962,31 @@ def _drain_deferred():
                 _orphans.append(item)
             else:
                 free(handle)
+
+
+_exiting = [False]
+
+
+@atexit.register
+def _exit_stop():
+    """Ends every pipeline thread while the interpreter can still run their Python sources'
+    callbacks: a thread that calls into Python once the interpreter is finalizing never returns,
+    and freeing a pipeline waits for its threads. Memory stays for arrays still alive. Sources
+    are not called again; one that is running gets a second to return."""
+    _exiting[0] = True
+    deadline = time.monotonic() + 1.0
+    for owner in list(_owners):
+        owner._stop_for_exit(deadline)
+
+
+def _after_fork_in_child():
+    _generation[0] += 1
+    _deferred_free.clear()
+    _orphans.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 # ---- pipeline_def --------------------------------------------------------------------------------

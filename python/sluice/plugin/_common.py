@@ -3,6 +3,7 @@
 iterator protocol (len, size, reset, StopIteration, auto_reset, checkpoints) over SlIterator."""
 
 from .. import _c, errors
+from ..pipeline import guarded
 from ._iterator import LAYOUT_SHARDED, LastBatchPolicy, SlIterator
 
 
@@ -105,12 +106,16 @@ class BaseIterator:
         self._ended = False
         self._ever = False
 
+    def _guard(self, what):
+        return self._it._guard(what)
+
     # -- protocol
     def __iter__(self):
         if self._ended and not self._auto_reset:
             self.reset()
         return self
 
+    @guarded("next()")
     def __next__(self):
         self._ever = True
         out = self._next_step()
@@ -126,6 +131,7 @@ class BaseIterator:
         step = self._it.next()
         return None if step is None else self._convert(step)
 
+    @guarded("reset()")
     def reset(self):
         """Starts the next epoch (ignored, with a warning in the log, in the middle of one)."""
         self._ended = False

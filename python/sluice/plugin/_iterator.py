@@ -13,7 +13,7 @@ from ctypes import byref, c_void_p
 
 from .. import _c, errors
 from ..pipeline import (_INT64_MAX, _is_int, _Owner, _drain_deferred, c_text, checkpoint_bytes,
-                        random_seed)
+                        guarded, random_seed)
 from ..tensors import Shape, Tensor, from_c_list, from_c_tensor
 
 
@@ -68,7 +68,7 @@ class SlIterator(_Owner):
         self._graph_for = graph_for
         self._graphs = {}
         self._exc = None
-        self._owner_init(_c.lib.sl_iter_free, _c.lib.sl_iter_exports)
+        self._owner_init(_c.lib.sl_iter_free, _c.lib.sl_iter_stop, _c.lib.sl_iter_exports)
         self.policy = policy
         c = self._cfg = _c.IterConfig()
         _c.lib.sl_iter_config_init(byref(c))
@@ -176,9 +176,13 @@ class SlIterator(_Owner):
             raise errors.StateError("the iterator is closed")
         return self._handle
 
-    def _give_back(self):
-        _Owner._give_back(self, _c.lib.sl_iter_release)
+    def _sources(self):
+        return [s for g in self._graphs.values() for s in g.sources]
 
+    def _give_back(self):
+        self._reclaim(_c.lib.sl_iter_release)
+
+    @guarded("next()")
     def next(self):
         """The next step: per device, per output, a TensorList (None at the end of the epoch)."""
         taken = self.take()
@@ -187,6 +191,7 @@ class SlIterator(_Owner):
         b, hold, copy = taken
         return self.rows(b, hold, copy)
 
+    @guarded("next()")
     def take(self):
         """The next batch, not yet wrapped: (batch, hold, copy) or None at the end of the epoch.
         The batch goes back once `hold` and every export of it are gone; `copy`: too many are
@@ -195,8 +200,9 @@ class SlIterator(_Owner):
             return None
         _drain_deferred()
         self._give_back()
-        b = c_void_p()
-        st = _c.lib.sl_iter_next(self._it, byref(b))
+        it = self._it
+        self._wait(_c.lib.sl_iter_wait, it)
+        st = _c.lib.sl_iter_next(it, byref(self._inflight))
         if st == _c.EOF:
             return None
         if st != _c.OK:
@@ -206,15 +212,17 @@ class SlIterator(_Owner):
             if src is not None:
                 raise src
             raise errors.from_status(st, _c.u(_c.lib.sl_iter_errmsg(self._it)))
+        hold = self._hold()
+        b = c_void_p(hold._batch)
         if self.policy == LastBatchPolicy.PARTIAL:
             self._valid = [_c.lib.sl_iter_batch_valid(b, d) for d in range(self.num_devices)]
-        hold = self._hold(b.value)
         # batches out: those with views in Python, and those given back whose DLPack exports a
         # framework still holds (this one included)
         copy = _c.lib.sl_iter_held(self._it) > self._max_zero_copy
         self.copies += copy
         return b, hold, copy
 
+    @guarded("next()")
     def rows(self, b, hold, copy=False):
         """Batch b (from take()) as Tensor / TensorList views, per device, per output; copies,
         and the batch given back at once, with `copy`."""
@@ -226,10 +234,12 @@ class SlIterator(_Owner):
             out.append(row)
         if copy:
             out = [[x.copy() for x in row] for row in out]
-            hold._owner = None  # given back here, not when the last view goes
-            _c.lib.sl_iter_release(self._it, b)
-        else:
-            self._live.add(hold)
+            # given back here, not when the last view goes (no call between taking the batch
+            # from the hold and the release: a signal cannot lose it)
+            it = self._it
+            batch, hold._batch = hold._batch, None
+            _c.lib.sl_iter_release(it, batch)
+            self._live.discard(hold)
         return out
 
     def valid_counts(self):
@@ -245,6 +255,7 @@ class SlIterator(_Owner):
         tl = _c.lib.sl_iter_shard_list(b, o, d)
         return from_c_list(tl.contents, None, hold)
 
+    @guarded("reset()")
     def reset(self):
         if self._exhausted:
             # a Python source ended the epoch: the pipelines start again from scratch
@@ -257,21 +268,26 @@ class SlIterator(_Owner):
             return
         _c.lib.sl_iter_reset(self._it)
 
+    @guarded("len()")
     def __len__(self):
         return max(0, _c.lib.sl_iter_len(self._it))
 
     @property
+    @guarded("size")
     def size(self):
         return _c.lib.sl_iter_size(self._it)
 
     @property
+    @guarded("epoch")
     def epoch(self):
         return _c.lib.sl_iter_epoch(self._it)
 
     @property
+    @guarded("step")
     def step(self):
         return _c.lib.sl_iter_step(self._it)
 
+    @guarded("checkpoints()")
     def save(self, extra=b""):
         ptr, size = c_void_p(), ctypes.c_size_t()
         if _c.lib.sl_iter_save(self._it, extra or None, len(extra or b""), byref(ptr),
@@ -279,13 +295,16 @@ class SlIterator(_Owner):
             raise errors.from_status(_c.EINVAL, _c.u(_c.lib.sl_iter_errmsg(self._it)))
         return _c.take_bytes(ptr, size.value)
 
+    @guarded("checkpoints()")
     def resumed_extra(self):
         size = ctypes.c_size_t()
         ptr = _c.lib.sl_iter_resumed_extra(self._it, byref(size))
         return ctypes.string_at(ptr, size.value) if ptr else b""
 
+    @guarded("close()")
     def close(self):
-        """Stops the pipelines and frees them (kept, idle, while views of their batches live)."""
+        """Stops the pipelines and frees them (their memory is kept while views of their batches
+        live)."""
         self._close_handle()
 
     def __del__(self):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The Python iterators against `sluice run` on the same pipeline: samples/s of the seed's
 training pipeline over the converted Fashion-MNIST, and the iterator's own cost per batch (the
-time next() takes beyond waiting for the library's batch: ctypes calls, the tensor objects, the
+time next() takes beyond waiting for and taking the library's batch: ctypes calls, the tensor objects, the
 framework's DLPack import), for sluice.plugin.numpy, .pytorch and, where JAX is installed and
 the pipelines are on GPUs, .jax (one global jax.Array per output, sharded over the devices).
 
@@ -91,12 +91,14 @@ def run_python(kind, args, devices):
         from sluice.plugin.numpy import DALIGenericIterator
         sync = lambda: None  # noqa: E731
     it = DALIGenericIterator(pipes, ["images", "labels"], reader_name="mnist_caffe2_reader", **kw)
+    # the library's time: the wait for the batch (in slices, sl_iter_wait) and taking it
     timed = Timed(_c.lib.sl_iter_next)
-    _c.lib.sl_iter_next = timed
+    waited = Timed(_c.lib.sl_iter_wait)
+    _c.lib.sl_iter_next, _c.lib.sl_iter_wait = timed, waited
     rates, costs = [], []
     try:
         for epoch in range(args.epochs):
-            timed.seconds = 0.0
+            timed.seconds = waited.seconds = 0.0
             steps = samples = 0
             t0 = time.perf_counter()
             for batch in it:
@@ -107,9 +109,9 @@ def run_python(kind, args, devices):
             dt = time.perf_counter() - t0
             if epoch > 0:
                 rates.append(samples / dt)
-                costs.append((dt - timed.seconds) / steps * 1e6)
+                costs.append((dt - timed.seconds - waited.seconds) / steps * 1e6)
     finally:
-        _c.lib.sl_iter_next = timed.f
+        _c.lib.sl_iter_next, _c.lib.sl_iter_wait = timed.f, waited.f
     return rates, costs
 
 

@@ -100,6 +100,10 @@ typedef struct sl_iter_config {
      * reader (it counts the epoch: ceil(N / G) batches, floor under DROP). 0 (default): DALI's
      * sharding, each device reading its own shard. */
     int global_order;
+    /* NULL (default): every pipeline gets `seed`. Else ndevices seeds, one per local pipeline in
+     * device order, as DALI's pipelines each have their own (a binding given pipelines with
+     * different seeds); they must be equal in global order, whose permutation is one for all. */
+    const uint64_t *device_seeds;
 } sl_iter_config;
 
 void sl_iter_config_init(sl_iter_config *c);

@@ -95,7 +95,8 @@ class IterConfig(Structure):
                 ("size", c_int64), ("last_batch_policy", c_int), ("last_batch_padded", c_int),
                 ("prepare_first_batch", c_int), ("auto_reset", c_int), ("layout", c_int),
                 ("resume", c_char_p), ("resume_bytes", c_void_p), ("resume_size", c_size_t),
-                ("caller_releases", c_int), ("global_order", c_int)]
+                ("caller_releases", c_int), ("global_order", c_int),
+                ("device_seeds", POINTER(c_uint64))]
 
 
 class OpInfo(Structure):

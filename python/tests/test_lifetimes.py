@@ -131,15 +131,22 @@ def test_interrupts_in_bursts_lose_no_batch():
                                  auto_reset=True)
         p = decoded(prefetch_queue_depth=1)
         main = threading.main_thread().ident
+        go = threading.Event()
         def interrupt():
+            go.wait()
             for _ in range(2000):
                 time.sleep(0.0003)
                 signal.pthread_kill(main, signal.SIGINT)
         t = threading.Thread(target=interrupt)
         t.start()
         steps = interrupts = 0
-        while t.is_alive() or steps < 300:
+        done = False
+        go.set()
+        while not done:
             try:
+                if not t.is_alive() and steps >= 300:
+                    done = True  # (a signal still on its way lands in this try)
+                    continue
                 next(it)
                 p.run()
                 steps += 1
@@ -147,6 +154,7 @@ def test_interrupts_in_bursts_lose_no_batch():
                 interrupts += 1
             except StopIteration:
                 pass
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         print(steps, interrupts)
     """, timeout=120)
     assert rc == 0, err

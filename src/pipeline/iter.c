@@ -102,7 +102,7 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
     pc.batch_size = it->B;
     pc.num_threads = c->num_threads;
     pc.device = it->devices[dev];
-    pc.seed = c->seed;
+    pc.seed = c->device_seeds ? c->device_seeds[dev] : c->seed;
     pc.prefetch_cpu = c->prefetch_cpu;
     pc.prefetch_gpu = c->prefetch_gpu;
     int shard_id = c->shard_offset + dev, num_shards = it->S;
@@ -265,6 +265,15 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     int64_t size = c->size >= 0 ? c->size : d.size;
     it->use_reader = reader_name != NULL;
     it->global = c->global_order == 1;
+    for (int dev = 1; it->global && c->device_seeds && dev < it->n; dev++)
+        if (c->device_seeds[dev] != c->device_seeds[0]) {
+            st = sl_err_set(err, SL_EINVAL,
+                            "iterator: global order with pipelines of different seeds (%llu on "
+                            "device 0, %llu on device %d): its permutation is one for all",
+                            (unsigned long long)c->device_seeds[0],
+                            (unsigned long long)c->device_seeds[dev], dev);
+            goto fail;
+        }
     /* the pipelines have 2 * prefetch_cpu + 1 slots (one more with a read stage): with
      * prefetch_cpu + 1 held by the caller they still have prefetch_cpu to run ahead with */
     it->caller_releases = c->caller_releases == 1;

@@ -92,6 +92,19 @@ class BaseIterator:
             raise errors.InvalidArgumentError("output_map has %d names, the pipelines return %d"
                                               % (len(output_map), n_out))
         offset, total = reader_shards(pipelines, reader_name)
+        # the iterator runs its pipelines with one thread count and prefetch depth; each keeps
+        # its own seed, as in DALI (pipelines given none draw one each, or share the iterator's)
+        for attr, name in (("num_threads", "num_threads"), ("_prefetch", "prefetch_queue_depth")):
+            values = [getattr(p, attr) for p in pipelines]
+            if len(set(values)) != 1:
+                raise errors.InvalidArgumentError(
+                    "the pipelines' %s differ (%s): an iterator runs all of them with one"
+                    % (name, ", ".join(map(str, values))))
+        seeds = [p.seed for p in pipelines]
+        if all(x < 0 for x in seeds):
+            seeds = None
+        else:
+            seeds = [p.resolved_seed() for p in pipelines]
         p0 = pipelines[0]
         self.batch_size = B
         self._pipes = pipelines
@@ -100,7 +113,7 @@ class BaseIterator:
             [pipeline_device(p) for p in pipelines], B * total, p0.num_threads, p0.seed,
             p0.prefetch_queue_depth, offset, total, output_map, reader_name, size,
             last_batch_policy, last_batch_padded, prepare_first_batch, auto_reset, layout,
-            checkpoint, global_order)
+            checkpoint, global_order, device_seeds=seeds)
         self.output_map = list(output_map)
         self._auto_reset = auto_reset in (True, "yes")
         self._ended = False

@@ -44,7 +44,7 @@ class SlIterator(_Owner):
                  prefetch_queue_depth=2, shard_offset=0, total_shards=0, output_map=None,
                  reader_name=None, size=-1, last_batch_policy=LastBatchPolicy.FILL,
                  last_batch_padded=False, prepare_first_batch=True, auto_reset=False,
-                 layout=LAYOUT_SHARDED, checkpoint=None, global_order=False):
+                 layout=LAYOUT_SHARDED, checkpoint=None, global_order=False, device_seeds=None):
         try:
             policy = LastBatchPolicy(last_batch_policy)
         except ValueError:
@@ -84,6 +84,9 @@ class SlIterator(_Owner):
         if seed is None or seed < 0:
             seed = 0 if global_order else random_seed()
         c.seed = seed
+        if device_seeds is not None:  # one per pipeline, in device order
+            self._seeds = (ctypes.c_uint64 * len(devices))(*device_seeds)
+            c.device_seeds = self._seeds
         if isinstance(prefetch_queue_depth, dict):
             c.prefetch_cpu = prefetch_queue_depth.get("cpu_size", 2)
             c.prefetch_gpu = prefetch_queue_depth.get("gpu_size", 2)

@@ -431,23 +431,15 @@ class _Graph:
 
 
 class _Hold:
-    """A batch taken from the library; given back when the last view of it is gone."""
+    """A batch taken from the library; given back by its owner's next call once the last view of
+    it is gone (the owner looks for holds that have died: no __del__, whose start is a place
+    where a signal's handler runs, and where a Ctrl-C would lose the batch)."""
 
-    __slots__ = ("_owner", "_handle", "_batch", "__weakref__")
+    __slots__ = ("_owner", "_batch", "__weakref__")
 
     def __init__(self, owner):
-        # takes the batch the owner's last next() wrote into _inflight; no call in between, so a
-        # signal (Ctrl-C) cannot come between the two lines and leave the batch in both places
-        self._owner, self._handle = owner, owner._handle
-        self._batch = owner._inflight.value
-        owner._inflight.value = None
-
-    def __del__(self):
-        o = self._owner
-        if o is not None and self._batch:
-            # deferred: given back by the owner's thread before its next call (this may run in
-            # any thread, e.g. a consumer's DLPack deleter)
-            o._pending.append((self._handle, self._batch))
+        self._owner = owner  # kept alive while views of its batches live
+        self._batch = None
 
 
 # Every Pipeline and iterator that has had a C object, for the interpreter's exit; and how many
@@ -466,8 +458,8 @@ class _Owner:
     def _owner_init(self, free, stop, exports=None):
         self._handle = None
         self._retired = []
-        self._pending = []
-        self._live = weakref.WeakSet()
+        # the batches handed out: {(C object, batch): weak reference to its _Hold}
+        self._out = {}
         self._free_fn = free
         self._stop_fn = stop
         self._exports_fn = exports  # the C object's live DLPack exports (iterators)
@@ -498,20 +490,42 @@ class _Owner:
 
     def _hold(self):
         h = _Hold(self)
-        self._live.add(h)
+        ref = weakref.ref(h)
+        # the batch that next() wrote into _inflight moves to _out in two stores with no call
+        # between them (a signal's handler runs as a call returns): it is in one place or the
+        # other, never in both or neither
+        h._batch = b = self._inflight.value
+        self._out[self._handle, b] = ref
+        self._inflight.value = None
         return h
+
+    def _live(self, handle=None):
+        """How many batches of the C object (the current one) have views alive."""
+        handle = handle or self._handle
+        return sum(1 for (x, _), ref in list(self._out.items()) if x == handle and ref() is not None)
 
     def _reclaim(self, release):
         """Gives back what went astray: batches whose views are gone, and one taken by a next()
         that a signal interrupted before it was wrapped."""
-        pend = self._pending
-        while pend:
-            handle, b = pend.pop()
-            if handle == self._handle:  # a closed one's batches go with it
-                release(handle, b)
+        out = self._out
+        for key, ref in list(out.items()):
+            if ref() is None:
+                # off the list and given back with no call in between, so that a Ctrl-C can
+                # neither lose it nor give it back twice
+                del out[key]
+                if key[0] == self._handle:  # a closed one's batches go with it
+                    release(*key)
         if self._inflight.value and self._handle:
             b, self._inflight.value = self._inflight.value, None
             release(self._handle, b)
+
+    def _given_back(self, hold, release):
+        """Gives the batch of a live hold back now (its views are copies)."""
+        key = (self._handle, hold._batch)
+        if self._out.get(key) is not None:
+            del self._out[key]
+            hold._batch = None
+            release(*key)
 
     @staticmethod
     def _wait(wait, handle):
@@ -523,18 +537,31 @@ class _Owner:
         return self._exports_fn is not None and self._exports_fn(h) > 0
 
     def _close_handle(self):
-        h, self._handle = self._handle, None
+        h = self._handle
         self._inflight.value = None  # a batch taken but never wrapped goes with its C object
-        if not h or self._generation != _generation[0]:
+        if not h:
             return
-        if len(self._live) or self._exported(h):
+        # retired in the statement that clears it, and taken off that list only with no call
+        # (where a signal is handled) before its free: a Ctrl-C anywhere in close() leaves the C
+        # object either listed (stopped at exit, freed with the owner) or freed, never lost with
+        # its threads running
+        self._retired, self._handle = self._retired + [h], None
+        if self._generation != _generation[0]:
+            return
+        if self._live(h) or self._exported(h):
             # views of its batches, or exports of them, are alive: its threads end now, its
             # memory when the owner goes
             _stop_pipeline(h, self._stop_fn)
-            self._retired.append(h)
+            return
+        self._out.clear()
+        if sys.is_finalizing():
+            return  # the exit stopped its threads (_exit_stop); the process's end frees it
+        in_callback = getattr(_local, "in_callback", None) is not None
+        del self._retired[-1]  # h (calls on the owner go one at a time)
+        if in_callback:
+            _deferred_free.append((self._free_fn, h))  # not from inside one of its own callbacks
         else:
-            self._pending.clear()
-            _free_pipeline(h, self._free_fn)
+            self._free_fn(h)
 
     def _free_all(self):
         h, self._handle = self._handle, None
@@ -820,7 +847,7 @@ class Pipeline(_Owner):
         # zero copy while few batches are held (this one among them); past that the hand-over
         # copies, so the pipeline always has slots to work in and no buffer is ever reused under
         # a live view
-        copy = len(self._live) > self._max_zero_copy
+        copy = self._live() > self._max_zero_copy
         outs = []
         n = _c.lib.sl_pipeline_num_outputs(self._p)
         keys = _BatchKeys(b.value, hold)
@@ -832,8 +859,7 @@ class Pipeline(_Owner):
             outs = [o.copy() for o in outs]
             for o in outs:
                 o._keys = keys
-            del hold  # back at once
-            self._give_back()
+            self._given_back(hold, _c.lib.sl_pipeline_release)  # back at once
         return tuple(outs)
 
     def outputs(self):
@@ -951,17 +977,26 @@ _orphans = []
 
 
 def _drain_deferred():
-    while _deferred_free:
-        free, handle = _deferred_free.pop()
-        free(handle)
-    if _orphans and getattr(_local, "in_callback", None) is None:
-        for _ in range(len(_orphans)):
-            item = _orphans.pop(0)
-            handle, free, exports = item
+    if getattr(_local, "in_callback", None) is not None:
+        return  # a pipeline's thread, perhaps one of these pipelines' own: freeing would join it
+    with _drain_lock:  # (one thread at a time: the orphans are looked at by their index)
+        # each is listed until its free is called, with no call in between: a signal (handled
+        # as a call returns) can neither lose one, its threads running on, nor free one twice
+        while _deferred_free:
+            free, handle = _deferred_free[-1]
+            del _deferred_free[-1]
+            free(handle)
+        i = 0
+        while i < len(_orphans):
+            handle, free, exports = _orphans[i]
             if exports(handle) > 0:
-                _orphans.append(item)
+                i += 1
             else:
+                del _orphans[i]
                 free(handle)
+
+
+_drain_lock = threading.Lock()
 
 
 _exiting = [False]
@@ -980,7 +1015,9 @@ def _exit_stop():
 
 
 def _after_fork_in_child():
+    global _drain_lock
     _generation[0] += 1
+    _drain_lock = threading.Lock()  # (a thread of the parent's may have held it)
     _deferred_free.clear()
     _orphans.clear()
 

@@ -313,3 +313,202 @@ def test_iterator_calls_from_two_threads_are_serialised():
         t.join()
     assert not errors, errors
     assert len(seen) >= 100 and set(seen) == {16}
+
+
+def test_a_collection_inside_a_source_frees_no_pipeline_from_its_own_thread():
+    # an iterator is a reference cycle: a collection may run on one of its own pipeline's threads,
+    # in a source's callback, which defers the free; a call on another pipeline from that source
+    # must not do it there (it would join the very thread it runs on and free its memory)
+    rc, out, err = child("""
+        import gc
+        @pipeline_def(batch_size=4, num_threads=2, device_id=None)
+        def inner():
+            jpegs, labels = fn.readers.caffe2(path=LMDB)
+            return labels
+        feeder = inner()
+        feeder.build()
+        dropped = threading.Event()
+        def source(i):
+            if i == 3:
+                dropped.wait(5)
+                gc.collect()
+                feeder.run()
+            return np.full((4, 3), i, np.float32)
+        @pipeline_def(batch_size=4, num_threads=2, device_id=None)
+        def pipe():
+            return fn.external_source(source=source)
+        gc.disable()
+        it = DALIGenericIterator([pipe()], ["x"], size=100)
+        next(it)
+        del it
+        dropped.set()
+        time.sleep(0.5)
+        feeder.run()  # (frees the iterator here)
+        print("end")
+    """)
+    assert rc == 0 and out.strip() == "end", err
+
+
+def test_ctrl_c_at_every_place_it_can_land_loses_nothing():
+    # CPython runs a signal's handler where a function starts, after a call returns and at a
+    # loop's jump back: a KeyboardInterrupt raised at each of those places in the package, in
+    # turn, in run(), next(), close(), build and iterator creation, must leave no batch taken and
+    # never given back or given back twice, and no C pipeline or iterator unfreed (its threads
+    # running on) or freed twice
+    rc, out, err = child(SWEEP, timeout=240)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 5 and all(x.endswith(" points") for x in lines), out
+    assert "Exception ignored" not in err, err
+
+
+SWEEP = r"""
+import ctypes, dis, gc
+from sluice import _c
+PKG = os.path.dirname(sluice.__file__)
+AFTER = {"CALL", "CALL_FUNCTION_EX", "CALL_KW", "JUMP_BACKWARD"}
+
+class Interrupt:
+    '''Raises KeyboardInterrupt at the k-th place in the package's code where CPython runs a
+    signal's handler: a function's start, after a call returns, a loop's jump back.'''
+    def __init__(self, k):
+        self.k, self.n, self.where = k, 0, None
+    def __enter__(self):
+        sys.settrace(self.trace)
+        return self
+    def __exit__(self, *exc):
+        sys.settrace(None)
+    def trace(self, frame, event, arg):
+        if self.where or not frame.f_code.co_filename.startswith(PKG):
+            return None
+        frame.f_trace_opcodes, frame.f_trace_lines = True, False
+        ops = {i.offset: i.opname for i in dis.get_instructions(frame.f_code, show_caches=True)}
+        last = [None]
+        def local(frame, event, arg):
+            if event == "opcode" and not self.where:
+                op = ops.get(frame.f_lasti)
+                point, last[0] = op == "RESUME" or last[0] in AFTER, op
+                if point:
+                    if self.n == self.k:
+                        self.where = "%s:%d" % (frame.f_code.co_name, frame.f_lineno)
+                        raise KeyboardInterrupt
+                    self.n += 1
+            return local
+        return local
+
+# what the library was asked for, seen through spies on its functions: batches held
+# {batch: C object}, C objects made and not freed {handle: kind}, and what went wrong
+held, problems = {}, []
+def spy(name, f):
+    real = getattr(_c.lib, name)
+    setattr(_c.lib, name, lambda *a: f(real, *a))
+def took(real, h, out):
+    st = real(h, out)
+    if st == _c.OK and out._obj.value:
+        held[out._obj.value] = h
+    return st
+def gave(real, h, b):
+    if held.pop(b, None) != h:
+        problems.append("a batch given back twice")
+    real(h, b)
+spy("sl_pipeline_next", took); spy("sl_pipeline_release", gave)
+spy("sl_iter_next", took); spy("sl_iter_release", gave)
+
+def sweep(what, setup, step, check):
+    '''step(setup()) with a Ctrl-C at its k-th place, for k = 0, 1, ... until five steps in a
+    row ended before k (steps take different paths); check() says what was lost.'''
+    k = misses = 0
+    while misses < 5:
+        state = setup()
+        with Interrupt(k) as i:
+            try:
+                step(state)
+            except (KeyboardInterrupt, StopIteration):
+                pass
+        misses = 0 if i.where else misses + 1
+        bad = check(state)
+        if bad:
+            print("%s, Ctrl-C at %s: %s" % (what, i.where, bad), flush=True)
+        k += 1
+    print(what, k, "points", flush=True)
+
+def run_step(p):
+    p.run()  # the batch taken by the last one goes back in this call
+    p.run()
+def run_check(p):
+    for _ in range(3):
+        p.run()
+    p._give_back()
+    bad = problems[:] + (["%d batches never given back" % len(held)] if held else [])
+    held.clear(); problems.clear()
+    return bad
+pipe = decoded(prefetch_queue_depth=1)
+sweep("run()", lambda: pipe, run_step, run_check)
+it = DALIGenericIterator([decoded(prefetch_queue_depth=1)], ["x", "y"], reader_name="r",
+                         auto_reset=True)
+def next_step(it):
+    for _ in range(2):
+        try:
+            next(it)
+        except StopIteration:
+            pass
+def next_check(it):
+    for _ in range(3):
+        try:
+            next(it)
+        except StopIteration:
+            pass
+    it._it._give_back()
+    bad = problems[:] + (["%d batches never given back" % len(held)] if held else [])
+    held.clear(); problems.clear()
+    return bad
+sweep("next()", lambda: it, next_step, next_check)
+
+made, freed = {}, set()
+def val(h):
+    if isinstance(h, ctypes.c_void_p):
+        return h.value
+    return h._obj.value if hasattr(h, "_obj") else h
+def made_by(kind):
+    def f(real, *a):
+        st = real(*a)
+        h = val(a[1] if kind == "iter" else a[0])
+        if st == _c.OK:
+            made[h] = kind
+            freed.discard(h)
+        return st
+    return f
+def free_of(real, h):
+    h = val(h)
+    if h in freed:
+        problems.append("freed twice")
+    if made.pop(h, None):
+        freed.add(h)
+    real(h)
+def created(real, cfg, out, err):
+    st = real(cfg, out, err)
+    freed.discard(val(out))
+    return st
+spy("sl_pipeline_create", created)
+spy("sl_pipeline_build", made_by("pipe")); spy("sl_pipeline_free", free_of)
+spy("sl_iter_create", made_by("iter")); spy("sl_iter_free", free_of)
+def gone_check(box):
+    box.clear()
+    gc.collect()
+    sluice.pipeline._drain_deferred()
+    bad = problems[:] + (["%s never freed" % list(made.values())] if made else [])
+    made.clear(); problems.clear(); held.clear()
+    return bad
+def close_setup():
+    p = decoded(prefetch_queue_depth=1)
+    return {"p": p, "view": p.run()}
+def close_step(box):
+    box["p"].close()
+sweep("close() with a batch alive", close_setup, close_step, gone_check)
+sweep("close()", lambda: {"p": decoded(prefetch_queue_depth=1)}, lambda b: (b["p"].build(), b["p"].close()), gone_check)
+def it_step(box):
+    box["it"] = DALIGenericIterator([decoded(prefetch_queue_depth=1)], ["x", "y"], reader_name="r")
+    box["b"] = next(box["it"])
+    box["it"].reset()
+sweep("iterator creation, next, reset", dict, it_step, gone_check)
+"""

@@ -147,7 +147,14 @@ class SlIterator(_Owner):
         _drain_deferred()
         err = _c.Err()
         it = c_void_p()
-        st = _c.lib.sl_iter_create(byref(self._cfg), byref(it), byref(err))
+        try:
+            st = _c.lib.sl_iter_create(byref(self._cfg), byref(it), byref(err))
+        except BaseException:
+            # a Ctrl-C handled as the call returned: the iterator it made, threads running,
+            # would be lost
+            if it.value:
+                _c.lib.sl_iter_free(it)
+            raise
         if st != _c.OK:
             exc, self._exc = self._exc, None
             if exc is not None:
@@ -237,12 +244,7 @@ class SlIterator(_Owner):
             out.append(row)
         if copy:
             out = [[x.copy() for x in row] for row in out]
-            # given back here, not when the last view goes (no call between taking the batch
-            # from the hold and the release: a signal cannot lose it)
-            it = self._it
-            batch, hold._batch = hold._batch, None
-            _c.lib.sl_iter_release(it, batch)
-            self._live.discard(hold)
+            self._given_back(hold, _c.lib.sl_iter_release)  # now, not when the last view goes
         return out
 
     def valid_counts(self):

@@ -128,10 +128,31 @@ class PySource:
         self._fill_cb = _c.FILL_FN(self._fill)
         self._struct = _c.Source(self._shape_cb, self._fill_cb, None)
         self._batches = {}
+        # until a consumer has taken a batch, what the source gave (or raised) for each batch is
+        # kept: a pipeline built ahead of time prefetches, and when its definition then goes to an
+        # iterator, that iterator's pipeline gets the very same batches (one-shot iterators and
+        # stateful callables included), as if the first pipeline had never run
+        self._recording = True
+        self._recorded = {}
+        self._replay = {}
+        self._attached = False
+
+    def consumed(self):
+        """A consumer took a batch: from now on a new pipeline of this source starts afresh."""
+        self._recording = False
+        self._recorded = {}  # (what is still to be given again stays: this pipeline asks for it)
 
     def attach(self, p):
-        """Registers the source with C pipeline p (which is about to be built): starts afresh."""
-        self._start()
+        """Registers the source with C pipeline p (which is about to be built): afresh, or, when
+        no batch was taken from the pipeline before, from where that one's prefetching left
+        off (its batches given again first)."""
+        if self._attached and self._recording:
+            self.exc = None
+            self._batches = {}
+            self._replay = dict(self._recorded)
+        else:
+            self._start()
+        self._attached = True
         errors.check(_c.lib.sl_pipeline_add_source(p, _c.s(self.name), ctypes.byref(self._struct)),
                      None, "fn.external_source")
 
@@ -156,7 +177,25 @@ class PySource:
             raise
 
     def _produce(self, info, bs):
-        """The outputs of batch info.iteration: per output, the list of its samples."""
+        """The outputs of batch info.iteration (per output, the list of its samples): given
+        again if an earlier pipeline made it and no consumer took it; kept while recording."""
+        it = info.iteration
+        if it in self._replay:
+            got = self._replay.pop(it)
+            if isinstance(got, BaseException):
+                raise got
+            return got
+        try:
+            got = self._make(info, bs)
+        except BaseException as e:  # noqa: B902 -- raised again below, and on a replay
+            if self._recording:
+                self._recorded[it] = e
+            raise
+        if self._recording:
+            self._recorded[it] = got
+        return got
+
+    def _make(self, info, bs):
         it = info.iteration
         what = "batch %d" % it
         if self.batch:

@@ -720,6 +720,7 @@ class Pipeline(_Owner):
         self._exhausted = False
         self._reader_names = []
         self._taken = 0  # batches run() has handed out
+        self._feeds = None  # a weak reference to the iterator its definition runs in
 
     # -- definition
     def __enter__(self):
@@ -788,6 +789,12 @@ class Pipeline(_Owner):
         """Opens every store, creates the ops and starts preparing batches (again: a no-op)."""
         if self._built:
             return
+        it = self._feeds() if self._feeds is not None else None
+        if it is not None and self._sources():
+            raise errors.StateError(
+                "this pipeline's definition runs in an iterator now, and its fn.external_source "
+                "sources cannot feed two pipelines at once: define another pipeline to run it "
+                "alone")
         self._require_graph()
         _drain_deferred()
         cfg = self._config()
@@ -839,6 +846,7 @@ class Pipeline(_Owner):
         if _c.lib.sl_pipeline_next(self._p, byref(self._inflight)) != _c.OK:
             raise self._failure(self._p)
         self._taken += 1
+        _consumed(self._sources())
         return self._outputs()
 
     def _outputs(self):
@@ -905,6 +913,7 @@ class Pipeline(_Owner):
         if self._exhausted:
             self.close()
             self._restore = None
+            _consumed(self._sources())  # the sources start again from their beginning
             self.build()
 
     @guarded("close()")
@@ -1024,6 +1033,12 @@ def _after_fork_in_child():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _consumed(sources):
+    for src in sources:
+        if src._recording:
+            src.consumed()
 
 
 # ---- pipeline_def --------------------------------------------------------------------------------

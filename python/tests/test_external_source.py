@@ -104,3 +104,94 @@ def test_wrong_batch_size_from_source():
 
     with pytest.raises(sluice.SourceError, match="2 samples, but the batch size is 3"):
         pipe().run()
+
+
+def _one_shot():
+    return iter([np.full((4, 1), i, np.int32) for i in range(6)])
+
+
+def _counter():
+    n = [0]
+
+    def next_batch():  # a stateful callable: each call the next batch
+        n[0] += 1
+        return np.full((4, 1), n[0] - 1, np.int32)
+    return next_batch
+
+
+def _generator_function():
+    def gen():
+        for i in range(6):
+            yield np.full((4, 1), i, np.int32)
+    return gen
+
+
+@pytest.mark.parametrize("make", [_one_shot, _counter, _generator_function])
+def test_a_pipeline_built_ahead_loses_no_batch_to_its_iterator(make):
+    """DALI programs build a pipeline, then give it to an iterator. sluice's build() starts
+    prefetching, so the source has given several batches before the iterator makes its own
+    pipeline of the definition: those go to the iterator first, in order, and nothing is lost
+    or given twice, whatever the source (a one-shot iterator, a stateful callable)."""
+    import time
+
+    from sluice.plugin.numpy import DALIGenericIterator
+    source = make()
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, prefetch_queue_depth=2)
+    def pipe():
+        return fn.external_source(source=source)
+
+    p = pipe()
+    p.build()
+    time.sleep(0.2)  # its slots fill
+    it = DALIGenericIterator([p], ["x"], size=20)
+    assert [int(next(it)["x"][0, 0]) for _ in range(5)] == [0, 1, 2, 3, 4]
+
+
+def test_an_early_end_is_given_again_to_the_iterator():
+    import time
+
+    from sluice.plugin.numpy import DALIGenericIterator
+    source = iter([np.full((4, 1), i, np.int32) for i in range(2)])
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None)
+    def pipe():
+        return fn.external_source(source=source)
+
+    p = pipe()
+    p.build()
+    time.sleep(0.2)  # it has met the end of the source
+    it = DALIGenericIterator([p], ["x"], size=100)
+    assert [int(b["x"][0, 0]) for b in it] == [0, 1]
+
+
+def test_a_definition_in_an_iterator_does_not_run_beside_it():
+    from conftest import LMDB
+
+    from sluice.plugin.numpy import DALIGenericIterator
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None)
+    def fed():
+        return fn.external_source(source=lambda i: np.full((4, 1), i, np.int32))
+
+    p = fed()
+    it = DALIGenericIterator([p], ["x"], size=100)
+    with pytest.raises(sluice.StateError, match="runs in an iterator now"):
+        p.run()
+    with pytest.raises(sluice.StateError, match="already runs in another iterator"):
+        DALIGenericIterator([p], ["x"], size=100)
+    assert int(next(it)["x"][0, 0]) == 0
+    del it
+    import gc
+    gc.collect()
+    assert int(p.run()[0].as_array()[0, 0]) == 0  # the iterator is gone: it may run alone
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None)
+    def read():  # no Python source: nothing shared, so both may run
+        jpegs, labels = fn.readers.caffe2(path=LMDB)
+        return labels
+
+    q = read()
+    first = DALIGenericIterator([q], ["y"], size=100)
+    second = DALIGenericIterator([q], ["y"], size=100)
+    assert (next(first)["y"] == next(second)["y"]).all() and q.run()[0].as_array().shape == (4, 1)

@@ -2,6 +2,8 @@
 """What the plugins share: pipelines' devices and shards, DALI's argument checks, and the
 iterator protocol (len, size, reset, StopIteration, auto_reset, checkpoints) over SlIterator."""
 
+import weakref
+
 from .. import _c, errors
 from ..pipeline import guarded
 from ._iterator import LAYOUT_SHARDED, LastBatchPolicy, SlIterator
@@ -79,6 +81,11 @@ class BaseIterator:
                     "pipelines[%d] has already handed out %d batches with run(): an iterator makes "
                     "its own pipelines from the definition and would start again at the first "
                     "batch; give it a pipeline that has not been run" % (i, p._taken))
+            other = p._feeds() if p._feeds is not None else None
+            if other is not None and p._sources():
+                raise errors.StateError(
+                    "pipelines[%d] already runs in another iterator, and its fn.external_source "
+                    "sources cannot feed two at once: define another pipeline" % i)
         bs = {p.batch_size for p in pipelines}
         if len(bs) != 1:
             raise errors.InvalidArgumentError("the pipelines' batch sizes differ: %s" % sorted(bs))
@@ -105,6 +112,11 @@ class BaseIterator:
             seeds = None
         else:
             seeds = [p.resolved_seed() for p in pipelines]
+        # the iterator runs the definitions in pipelines of its own: one built ahead of time
+        # stops here (what its Python sources gave it is given again to the iterator's), and
+        # may not run beside the iterator while they share those sources
+        for p in pipelines:
+            p.close()
         p0 = pipelines[0]
         self.batch_size = B
         self._pipes = pipelines
@@ -114,6 +126,8 @@ class BaseIterator:
             p0.prefetch_queue_depth, offset, total, output_map, reader_name, size,
             last_batch_policy, last_batch_padded, prepare_first_batch, auto_reset, layout,
             checkpoint, global_order, device_seeds=seeds)
+        for p in pipelines:
+            p._feeds = weakref.ref(self)
         self.output_map = list(output_map)
         self._auto_reset = auto_reset in (True, "yes")
         self._ended = False

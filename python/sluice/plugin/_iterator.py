@@ -12,8 +12,8 @@ import enum
 from ctypes import byref, c_void_p
 
 from .. import _c, errors
-from ..pipeline import (_INT64_MAX, _is_int, _Owner, _drain_deferred, c_text, checkpoint_bytes,
-                        guarded, random_seed)
+from ..pipeline import (_INT64_MAX, _consumed, _is_int, _Owner, _drain_deferred, c_text,
+                        checkpoint_bytes, guarded, random_seed)
 from ..tensors import Shape, Tensor, from_c_list, from_c_tensor
 
 
@@ -223,6 +223,7 @@ class SlIterator(_Owner):
                 raise src
             raise errors.from_status(st, _c.u(_c.lib.sl_iter_errmsg(self._it)))
         hold = self._hold()
+        _consumed(self._sources())
         b = c_void_p(hold._batch)
         if self.policy == LastBatchPolicy.PARTIAL:
             self._valid = [_c.lib.sl_iter_batch_valid(b, d) for d in range(self.num_devices)]
@@ -265,6 +266,7 @@ class SlIterator(_Owner):
         if self._exhausted:
             # a Python source ended the epoch: the pipelines start again from scratch
             self.close()
+            _consumed(self._sources())  # the sources start again from their beginning
             self._graphs = {}
             self._resume = None
             self._cfg.resume_bytes = None

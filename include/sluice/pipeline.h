@@ -105,7 +105,8 @@ void sl_pipeline_free(sl_pipeline *p);
 /* Stops the stage threads (waiting for the batch each is working on) and frees nothing: batches
  * taken stay valid and may still be released; sl_pipeline_next then fails with SL_ESTATE. For a
  * binding that must end every thread now (at interpreter exit, say) while memory of the pipeline
- * is still in use. Again, or before build: a no-op; sl_pipeline_free after it as always. */
+ * is still in use. Again: a no-op; before build, nothing runs yet and the pipeline never will.
+ * sl_pipeline_free after it as always. */
 void sl_pipeline_stop(sl_pipeline *p);
 /* The last error of this pipeline ("" when none). */
 const char *sl_pipeline_errmsg(const sl_pipeline *p);

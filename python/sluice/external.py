@@ -159,6 +159,13 @@ class PySource:
     def _start(self):
         self.exc = None
         self._batches = {}
+        # a fresh start is a first pipeline again: until a consumer takes one of its batches, a
+        # pipeline built after it gets them again (build, iterator, build, iterator loses none
+        # either); what an earlier run kept, or had still to give again, is of that run (given
+        # now, it would come out of order) and goes
+        self._recording = True
+        self._recorded = {}
+        self._replay = {}
         self._epoch = 0
         self._epoch_start = 0
         if self.kind == "genfunc":

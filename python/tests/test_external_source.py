@@ -195,3 +195,70 @@ def test_a_definition_in_an_iterator_does_not_run_beside_it():
     first = DALIGenericIterator([q], ["y"], size=100)
     second = DALIGenericIterator([q], ["y"], size=100)
     assert (next(first)["y"] == next(second)["y"]).all() and q.run()[0].as_array().shape == (4, 1)
+
+
+def test_a_pipeline_built_again_loses_no_batch_to_a_second_iterator():
+    """Once the first iterator is gone, its pipeline may be built again and given to a second
+    iterator: what the source gave while it prefetched goes to that iterator first, as the first
+    time (the hand-over is not a one-off of the source's first pipeline)."""
+    import gc
+    import time
+
+    from sluice.plugin.numpy import DALIGenericIterator
+    calls = [0]
+
+    def next_batch():  # a stateful callable
+        calls[0] += 1
+        return np.full((4, 1), calls[0] - 1, np.int32)
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, prefetch_queue_depth=2)
+    def pipe():
+        return fn.external_source(source=next_batch)
+
+    p = pipe()
+    for _ in range(2):
+        given = calls[0]  # the first batch the built pipeline makes
+        p.build()
+        time.sleep(0.2)  # its slots fill
+        it = DALIGenericIterator([p], ["x"], size=100)
+        assert [int(next(it)["x"][0, 0]) for _ in range(3)] == [given, given + 1, given + 2]
+        del it
+        gc.collect()  # its pipeline stops
+
+
+def test_batches_an_iterator_did_not_ask_for_again_are_not_given_to_a_later_run():
+    """The iterator takes a batch, so the source starts afresh in the next pipeline; batches of
+    the built pipeline that the iterator had not yet asked for again (another source held its
+    pipeline up) belong to that run, and do not come back out of order in the next one."""
+    import gc
+    import time
+
+    from sluice.plugin.numpy import DALIGenericIterator
+    calls = [0]
+    slow = [False]
+
+    def next_batch():
+        calls[0] += 1
+        return np.full((4, 1), calls[0] - 1, np.int32)
+
+    def held_up(i):
+        if slow[0]:
+            time.sleep(0.3)
+        return np.zeros((4, 1), np.int32)
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, prefetch_queue_depth=2)
+    def pipe():
+        return fn.external_source(source=next_batch), fn.external_source(source=held_up)
+
+    p = pipe()
+    p.build()
+    time.sleep(0.2)  # its slots fill: several batches of next_batch to give again
+    slow[0] = True
+    it = DALIGenericIterator([p], ["x", "y"], size=100)
+    assert int(next(it)["x"][0, 0]) == 0
+    del it
+    gc.collect()  # its pipeline stops, before it has asked for them all again
+    slow[0] = False
+    given = calls[0]
+    assert given > 2
+    assert [int(p.run()[0].as_array()[0, 0]) for _ in range(3)] == [given, given + 1, given + 2]

@@ -262,3 +262,54 @@ def test_batches_an_iterator_did_not_ask_for_again_are_not_given_to_a_later_run(
     given = calls[0]
     assert given > 2
     assert [int(p.run()[0].as_array()[0, 0]) for _ in range(3)] == [given, given + 1, given + 2]
+
+
+def test_a_batch_made_while_the_first_is_taken_is_not_kept():
+    """The consumer takes the first batch (recording ends) while the stage thread has just made
+    another and is about to keep it: it must not be kept afterwards (nothing would ever free it).
+    A line tracer holds the stage thread at that store until the batch has been taken."""
+    import gc
+    import sys
+    import threading
+    import weakref
+
+    from sluice.plugin.numpy import DALIGenericIterator
+    at_store, taken = threading.Event(), threading.Event()
+    made = {}
+
+    def hold(frame, event, arg):
+        if event == "line" and "self._recorded[it] = got" in _line(frame):
+            sys.settrace(None)
+            frame.f_trace = None
+            at_store.set()
+            taken.wait(2)  # (the store under the source's lock: the consumer waits for it)
+        return hold
+
+    def source(i):
+        a = np.full((4, 1), i, np.int32)
+        if i == 1:
+            made["a"] = weakref.ref(a)
+            sys.settrace(hold)  # the frames this thread calls next, and its callers'
+            frame = sys._getframe(1)
+            while frame is not None:
+                frame.f_trace = hold
+                frame = frame.f_back
+        return a
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, prefetch_queue_depth=2)
+    def pipe():
+        return fn.external_source(source=source)
+
+    it = DALIGenericIterator([pipe()], ["x"], size=100)
+    assert at_store.wait(10)  # batch 1 made, and about to be kept, before batch 0 is taken
+    assert int(next(it)["x"][0, 0]) == 0
+    taken.set()
+    assert int(next(it)["x"][0, 0]) == 1
+    it._it.close()
+    gc.collect()
+    assert made["a"]() is None
+
+
+def _line(frame):
+    import linecache
+    return linecache.getline(frame.f_code.co_filename, frame.f_lineno)

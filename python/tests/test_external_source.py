@@ -313,3 +313,20 @@ def test_a_batch_made_while_the_first_is_taken_is_not_kept():
 def _line(frame):
     import linecache
     return linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+
+
+def test_a_pipeline_with_a_python_source_is_not_given_twice_to_one_iterator():
+    """Each of an iterator's pipelines runs its definition in a C pipeline of its own: one
+    pipeline listed twice would have its Python source feed two at once (each one's batches
+    lost to the other, or a KeyError from inside the source's callbacks)."""
+    from sluice.plugin.numpy import DALIGenericIterator
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None)
+    def fed():
+        return fn.external_source(source=lambda i: np.full((4, 1), i, np.int32))
+
+    p = fed()
+    with pytest.raises(sluice.StateError, match=r"pipelines\[1\] is pipelines\[0\]"):
+        DALIGenericIterator([p, p], ["x"], size=100)
+    it = DALIGenericIterator([p], ["x"], size=100)  # refused before it was touched
+    assert int(next(it)["x"][0, 0]) == 0

@@ -139,8 +139,11 @@ class PySource:
 
     def consumed(self):
         """A consumer took a batch: from now on a new pipeline of this source starts afresh."""
-        self._recording = False
-        self._recorded = {}  # (what is still to be given again stays: this pipeline asks for it)
+        # under the lock: the stage thread may be between its look at _recording and its store
+        # into _recorded, and would otherwise keep a batch there for good
+        with self._lock:
+            self._recording = False
+            self._recorded = {}  # (what is still to be given again stays: this pipeline asks)
 
     def attach(self, p):
         """Registers the source with C pipeline p (which is about to be built): afresh, or, when
@@ -159,6 +162,13 @@ class PySource:
     def _start(self):
         self.exc = None
         self._batches = {}
+        # a fresh start is a first pipeline again: until a consumer takes one of its batches, a
+        # pipeline built after it gets them again (build, iterator, build, iterator loses none
+        # either); what an earlier run kept, or had still to give again, is of that run (given
+        # now, it would come out of order) and goes
+        self._recording = True
+        self._recorded = {}
+        self._replay = {}
         self._epoch = 0
         self._epoch_start = 0
         if self.kind == "genfunc":
@@ -188,12 +198,15 @@ class PySource:
         try:
             got = self._make(info, bs)
         except BaseException as e:  # noqa: B902 -- raised again below, and on a replay
-            if self._recording:
-                self._recorded[it] = e
+            self._record(it, e)
             raise
-        if self._recording:
-            self._recorded[it] = got
+        self._record(it, got)
         return got
+
+    def _record(self, it, got):
+        with self._lock:  # (consumed() runs on the consumer's thread meanwhile)
+            if self._recording:
+                self._recorded[it] = got
 
     def _make(self, info, bs):
         it = info.iteration

@@ -195,3 +195,138 @@ def test_a_definition_in_an_iterator_does_not_run_beside_it():
     first = DALIGenericIterator([q], ["y"], size=100)
     second = DALIGenericIterator([q], ["y"], size=100)
     assert (next(first)["y"] == next(second)["y"]).all() and q.run()[0].as_array().shape == (4, 1)
+
+
+def test_a_pipeline_built_again_loses_no_batch_to_a_second_iterator():
+    """Once the first iterator is gone, its pipeline may be built again and given to a second
+    iterator: what the source gave while it prefetched goes to that iterator first, as the first
+    time (the hand-over is not a one-off of the source's first pipeline)."""
+    import gc
+    import time
+
+    from sluice.plugin.numpy import DALIGenericIterator
+    calls = [0]
+
+    def next_batch():  # a stateful callable
+        calls[0] += 1
+        return np.full((4, 1), calls[0] - 1, np.int32)
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, prefetch_queue_depth=2)
+    def pipe():
+        return fn.external_source(source=next_batch)
+
+    p = pipe()
+    for _ in range(2):
+        given = calls[0]  # the first batch the built pipeline makes
+        p.build()
+        time.sleep(0.2)  # its slots fill
+        it = DALIGenericIterator([p], ["x"], size=100)
+        assert [int(next(it)["x"][0, 0]) for _ in range(3)] == [given, given + 1, given + 2]
+        del it
+        gc.collect()  # its pipeline stops
+
+
+def test_batches_an_iterator_did_not_ask_for_again_are_not_given_to_a_later_run():
+    """The iterator takes a batch, so the source starts afresh in the next pipeline; batches of
+    the built pipeline that the iterator had not yet asked for again (another source held its
+    pipeline up) belong to that run, and do not come back out of order in the next one."""
+    import gc
+    import time
+
+    from sluice.plugin.numpy import DALIGenericIterator
+    calls = [0]
+    slow = [False]
+
+    def next_batch():
+        calls[0] += 1
+        return np.full((4, 1), calls[0] - 1, np.int32)
+
+    def held_up(i):
+        if slow[0]:
+            time.sleep(0.3)
+        return np.zeros((4, 1), np.int32)
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, prefetch_queue_depth=2)
+    def pipe():
+        return fn.external_source(source=next_batch), fn.external_source(source=held_up)
+
+    p = pipe()
+    p.build()
+    time.sleep(0.2)  # its slots fill: several batches of next_batch to give again
+    slow[0] = True
+    it = DALIGenericIterator([p], ["x", "y"], size=100)
+    assert int(next(it)["x"][0, 0]) == 0
+    del it
+    gc.collect()  # its pipeline stops, before it has asked for them all again
+    slow[0] = False
+    given = calls[0]
+    assert given > 2
+    assert [int(p.run()[0].as_array()[0, 0]) for _ in range(3)] == [given, given + 1, given + 2]
+
+
+def test_a_batch_made_while_the_first_is_taken_is_not_kept():
+    """The consumer takes the first batch (recording ends) while the stage thread has just made
+    another and is about to keep it: it must not be kept afterwards (nothing would ever free it).
+    A line tracer holds the stage thread at that store until the batch has been taken."""
+    import gc
+    import sys
+    import threading
+    import weakref
+
+    from sluice.plugin.numpy import DALIGenericIterator
+    at_store, taken = threading.Event(), threading.Event()
+    made = {}
+
+    def hold(frame, event, arg):
+        if event == "line" and "self._recorded[it] = got" in _line(frame):
+            sys.settrace(None)
+            frame.f_trace = None
+            at_store.set()
+            taken.wait(2)  # (the store under the source's lock: the consumer waits for it)
+        return hold
+
+    def source(i):
+        a = np.full((4, 1), i, np.int32)
+        if i == 1:
+            made["a"] = weakref.ref(a)
+            sys.settrace(hold)  # the frames this thread calls next, and its callers'
+            frame = sys._getframe(1)
+            while frame is not None:
+                frame.f_trace = hold
+                frame = frame.f_back
+        return a
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, prefetch_queue_depth=2)
+    def pipe():
+        return fn.external_source(source=source)
+
+    it = DALIGenericIterator([pipe()], ["x"], size=100)
+    assert at_store.wait(10)  # batch 1 made, and about to be kept, before batch 0 is taken
+    assert int(next(it)["x"][0, 0]) == 0
+    taken.set()
+    assert int(next(it)["x"][0, 0]) == 1
+    it._it.close()
+    gc.collect()
+    assert made["a"]() is None
+
+
+def _line(frame):
+    import linecache
+    return linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+
+
+def test_a_pipeline_with_a_python_source_is_not_given_twice_to_one_iterator():
+    """Each of an iterator's pipelines runs its definition in a C pipeline of its own: one
+    pipeline listed twice would have its Python source feed two at once (each one's batches
+    lost to the other, or a KeyError from inside the source's callbacks)."""
+    from sluice.plugin.numpy import DALIGenericIterator
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None)
+    def fed():
+        return fn.external_source(source=lambda i: np.full((4, 1), i, np.int32))
+
+    p = fed()
+    with pytest.raises(sluice.StateError, match=r"pipelines\[1\] is pipelines\[0\]"):
+        DALIGenericIterator([p, p], ["x"], size=100)
+    it = DALIGenericIterator([p], ["x"], size=100)  # refused before it was touched
+    assert int(next(it)["x"][0, 0]) == 0

@@ -81,6 +81,13 @@ class BaseIterator:
                     "pipelines[%d] has already handed out %d batches with run(): an iterator makes "
                     "its own pipelines from the definition and would start again at the first "
                     "batch; give it a pipeline that has not been run" % (i, p._taken))
+            # one definition listed twice runs in two of the iterator's pipelines at once: its
+            # Python sources (one object each) cannot feed both
+            same = [j for j in range(i) if pipelines[j] is p]
+            if same and p._sources():
+                raise errors.StateError(
+                    "pipelines[%d] is pipelines[%d], and its fn.external_source sources cannot "
+                    "feed two pipelines at once: define one pipeline per device" % (i, same[0]))
             other = p._feeds() if p._feeds is not None else None
             if other is not None and p._sources():
                 raise errors.StateError(

@@ -876,13 +876,22 @@ class Pipeline(_Owner):
     @guarded("reader_meta()")
     def reader_meta(self, name=None):
         """DALI's reader meta: a dict for the reader `name`, or {name: dict} for every reader."""
-        if not self._built:
-            self.build()
         if name is None:
             return {r: self.reader_meta(r) for r in self._graph_readers()}
+        it = self._feeds() if self._feeds is not None and not self._built else None
+        if it is not None:
+            # the definition runs in that iterator (which may not share its Python sources with
+            # a pipeline of its own here): its pipeline of this definition answers
+            with it._guard("reader_meta()"):
+                return self._meta(it._it._pipeline_of(it._pipes.index(self)), name)
+        if not self._built:
+            self.build()
+        return self._meta(self._p, name)
+
+    def _meta(self, p, name):
         m = _c.ReaderMeta()
-        if _c.lib.sl_pipeline_reader_meta(self._p, _c.s(name), byref(m)):
-            raise self._failure(self._p)
+        if _c.lib.sl_pipeline_reader_meta(p, _c.s(name), byref(m)):
+            raise self._failure(p)
         return {"epoch_size": m.epoch_size, "epoch_size_padded": m.epoch_size_padded,
                 "number_of_shards": m.number_of_shards, "shard_id": m.shard_id,
                 "pad_last_batch": bool(m.pad_last_batch), "stick_to_shard": bool(m.stick_to_shard)}

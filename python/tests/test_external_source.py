@@ -191,6 +191,19 @@ def test_a_definition_in_an_iterator_does_not_run_beside_it():
         jpegs, labels = fn.readers.caffe2(path=LMDB)
         return labels
 
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None)
+    def both():  # a reader and a Python source: its reader's meta comes from the iterator's
+        jpegs, labels = fn.readers.caffe2(path=LMDB, name="r")
+        return labels, fn.external_source(source=lambda i: np.full((4, 1), i, np.int32))
+
+    m = both()
+    mixed = DALIGenericIterator([m], ["y", "x"], reader_name="r")
+    assert m.epoch_size("r") == 256 and m.epoch_size() == {"r": 256}
+    assert m.reader_meta("r")["number_of_shards"] == 1
+    with pytest.raises(sluice.Error, match="nothing"):
+        m.reader_meta("nothing")
+    assert int(next(mixed)["x"][0, 0]) == 0 and len(mixed) == 64
+
     q = read()
     first = DALIGenericIterator([q], ["y"], size=100)
     second = DALIGenericIterator([q], ["y"], size=100)

@@ -248,6 +248,10 @@ class SlIterator(_Owner):
             self._given_back(hold, _c.lib.sl_iter_release)  # now, not when the last view goes
         return out
 
+    def _pipeline_of(self, index):
+        """The C pipeline of local device `index` (the iterator's own)."""
+        return _c.lib.sl_iter_pipeline(self._it, index)
+
     def valid_counts(self):
         """PARTIAL: how many samples of each device's part of the last step are real."""
         return list(self._valid)

@@ -556,6 +556,8 @@ class _Owner:
         self._out.clear()
         if sys.is_finalizing():
             return  # the exit stopped its threads (_exit_stop); the process's end frees it
+        # _free_pipeline's rule, written out: a call to it between the del and the free is
+        # where a Ctrl-C would lose h
         in_callback = getattr(_local, "in_callback", None) is not None
         del self._retired[-1]  # h (calls on the owner go one at a time)
         if in_callback:
@@ -784,13 +786,16 @@ class Pipeline(_Owner):
     def _sources(self):
         return self._graph.sources if self._graph is not None else ()
 
+    def _feeding(self):
+        """The live iterator this pipeline's definition runs in, or None."""
+        return self._feeds() if self._feeds is not None else None
+
     @guarded("build()")
     def build(self):
         """Opens every store, creates the ops and starts preparing batches (again: a no-op)."""
         if self._built:
             return
-        it = self._feeds() if self._feeds is not None else None
-        if it is not None and self._sources():
+        if self._feeding() is not None and self._sources():
             raise errors.StateError(
                 "this pipeline's definition runs in an iterator now, and its fn.external_source "
                 "sources cannot feed two pipelines at once: define another pipeline to run it "
@@ -878,7 +883,7 @@ class Pipeline(_Owner):
         """DALI's reader meta: a dict for the reader `name`, or {name: dict} for every reader."""
         if name is None:
             return {r: self.reader_meta(r) for r in self._graph_readers()}
-        it = self._feeds() if self._feeds is not None and not self._built else None
+        it = None if self._built else self._feeding()
         if it is not None:
             # the definition runs in that iterator (which may not share its Python sources with
             # a pipeline of its own here): its pipeline of this definition answers

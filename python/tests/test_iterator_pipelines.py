@@ -49,7 +49,6 @@ def test_a_pipeline_without_seed_draws_its_own():
 
 
 def test_global_order_needs_one_seed():
-    from sluice.plugin._iterator import SlIterator  # noqa: F401 (global order is the plugins')
     pipes = [shuffled(d, 2, seed=11 + d) for d in range(2)]
     with pytest.raises(sluice.Error, match="global order with pipelines of different seeds"):
         DALIGenericIterator(pipes, ["x", "y"], reader_name="r", global_order=True)

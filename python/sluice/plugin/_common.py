@@ -88,8 +88,7 @@ class BaseIterator:
                 raise errors.StateError(
                     "pipelines[%d] is pipelines[%d], and its fn.external_source sources cannot "
                     "feed two pipelines at once: define one pipeline per device" % (i, same[0]))
-            other = p._feeds() if p._feeds is not None else None
-            if other is not None and p._sources():
+            if p._feeding() is not None and p._sources():
                 raise errors.StateError(
                     "pipelines[%d] already runs in another iterator, and its fn.external_source "
                     "sources cannot feed two at once: define another pipeline" % i)

@@ -37,10 +37,15 @@
 
 #include <nvjpeg.h>
 
+#include "core/pool.h"
+
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* One batch's arrays and device blocks: the decoder's own (the GPU stage's), and one per batch
  * decoded ahead (sl__nvjpeg_ahead). */
@@ -55,11 +60,40 @@ typedef struct work {
     char *yuv;   /* per image: decoded to planes and finished by sl__cuda_ycc */
     size_t *plane_off; /* per yuv image: its planes' offset in the scratch block */
     sl__gpu_scratch planes;
+    bool planes_held; /* a stalled engine call may still write into planes: never freed */
     sl__gpu_args ycc; /* the sl__cuda_ycc descriptors */
 } work;
 
+/* One call on the engines (Initialize + DecodeBatched over k images), made by the decoder's engine
+ * thread for a caller that waits for it at most so long (engine_call). The job owns its arrays, so
+ * that a call its caller has stopped waiting for keeps what it reads. */
+typedef struct engine_job {
+    nvjpegHandle_t h;
+    nvjpegJpegState_t state;
+    int k;
+    const unsigned char **bits;
+    size_t *lens;
+    nvjpegImage_t *imgs;
+    nvjpegOutputFormat_t fmt;
+    cudaStream_t stream;
+    nvjpegStatus_t result;
+    bool done;      /* the thread is through with it */
+    bool abandoned; /* its caller stopped waiting: the thread frees it if the call returns */
+} engine_job;
+
 struct sl__nvjpeg {
     int device;
+    char name[64]; /* the op, for the warnings */
+    /* the engine thread: every call that makes the engines work (engine_call) */
+    pthread_t thread;
+    bool thread_started, quit;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* CLOCK_MONOTONIC */
+    engine_job *job;   /* the call in flight (NULL: none) */
+    int stalled;       /* a call did not come back in time: the engines are off (atomic) */
+    double timeout_s;  /* how long a call may take (SLUICE_NVJPEG_TIMEOUT) */
+    long calls;        /* engine calls so far, for the test hook below (the thread's own) */
+    long stall_at;     /* SLUICE_NVJPEG_TEST_STALL=N: call N blocks for 3 x timeout_s (0: never) */
     nvjpegHandle_t hw, sw;
     nvjpegJpegState_t hw_state, sw_state;
     nvjpegJpegStream_t parse;
@@ -76,9 +110,7 @@ struct sl__nvjpeg {
 };
 
 struct sl__nvjpeg_ahead {
-    work w;
-    cudaEvent_t done; /* recorded on the ahead stream after the batch's engine work */
-    int device;
+    work w; /* its planes: written by the engines, finished by the GPU stage */
 };
 
 /* After this many failures without one success the default back end is no longer tried. */
@@ -96,6 +128,137 @@ static void engine_locks_init(void) {
 static pthread_mutex_t *engine_lock(const sl__nvjpeg *d) {
     pthread_once(&engine_locks_once, engine_locks_init);
     return &engine_locks[(unsigned)d->device % ENGINE_LOCKS];
+}
+
+/* The engines are in use: the GPU has them and no call on them has stalled. */
+static bool engines_on(const sl__nvjpeg *d) {
+    return d->hw && !__atomic_load_n(&d->stalled, __ATOMIC_RELAXED);
+}
+
+static double mono_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static struct timespec mono_at(double t) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    return ts;
+}
+
+/* The call itself, on the engine thread. nvJPEG's hardware back end stops for good, inside
+ * nvjpegDecodeBatched (cuEventSynchronize) with a GPU-side wait that never ends, when it is called
+ * while work it queued on the stream before is still pending and other GPU work keeps the device
+ * busy (bench/RESULTS.md, section 6: bench/nvjpeg/stall.cu, with nothing of sluice in it). So the
+ * stream is drained before the call, and again after it, on this thread, where a wait that never
+ * ends is the only harm: the caller waits at most timeout_s. After the second drain nothing queued
+ * by the engines is pending, and nothing else needs to wait for them on the GPU. */
+static nvjpegStatus_t engine_run(sl__nvjpeg *d, engine_job *j) {
+    if (d->stall_at && ++d->calls == d->stall_at) { /* the test hook: a call that stalls */
+        struct timespec t = mono_at(3 * d->timeout_s);
+        while (nanosleep(&t, &t) != 0) {
+        }
+        return NVJPEG_STATUS_EXECUTION_FAILED;
+    }
+    if (cudaStreamSynchronize(j->stream) != cudaSuccess) return NVJPEG_STATUS_EXECUTION_FAILED;
+    pthread_mutex_lock(engine_lock(d));
+    nvjpegStatus_t r = nvjpegDecodeBatchedInitialize(j->h, j->state, j->k, 1, j->fmt);
+    if (r == NVJPEG_STATUS_SUCCESS)
+        r = nvjpegDecodeBatched(j->h, j->state, j->bits, j->lens, j->imgs, j->stream);
+    pthread_mutex_unlock(engine_lock(d));
+    if (cudaStreamSynchronize(j->stream) != cudaSuccess && r == NVJPEG_STATUS_SUCCESS)
+        r = NVJPEG_STATUS_EXECUTION_FAILED;
+    return r;
+}
+
+static void free_job(engine_job *j) {
+    free(j->bits);
+    free(j->lens);
+    free(j->imgs);
+    free(j);
+}
+
+static void *engine_thread(void *arg) {
+    sl__nvjpeg *d = arg;
+    sl__thread_name("sluice-nvjpeg");
+    cudaSetDevice(d->device);
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        while (!d->quit && (!d->job || d->job->done)) pthread_cond_wait(&d->cv, &d->mu);
+        if (d->quit && (!d->job || d->job->done)) break;
+        engine_job *j = d->job;
+        pthread_mutex_unlock(&d->mu);
+        nvjpegStatus_t r = engine_run(d, j);
+        pthread_mutex_lock(&d->mu);
+        j->result = r;
+        j->done = true;
+        if (j->abandoned) { /* came back after all: its caller has gone on without it */
+            free_job(j);
+            d->job = NULL;
+        }
+        pthread_cond_broadcast(&d->cv);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+/* One call on the engines over w's first k images, made by the engine thread; the caller waits
+ * for it at most timeout_s. A call that does not come back by then is a stall: the engines are
+ * turned off for this decoder (its later batches are planned without them), w's planes block is
+ * left to the call, and the images go to the CPU as after any failure of the engines. */
+static nvjpegStatus_t engine_call(sl__nvjpeg *d, work *w, nvjpegJpegState_t state, int k,
+                                  nvjpegOutputFormat_t fmt, cudaStream_t stream) {
+    if (!engines_on(d)) return NVJPEG_STATUS_EXECUTION_FAILED;
+    engine_job *j = calloc(1, sizeof *j);
+    if (j) {
+        j->bits = malloc((size_t)k * sizeof *j->bits);
+        j->lens = malloc((size_t)k * sizeof *j->lens);
+        j->imgs = malloc((size_t)k * sizeof *j->imgs);
+    }
+    if (!j || !j->bits || !j->lens || !j->imgs) {
+        if (j) free_job(j);
+        return NVJPEG_STATUS_ALLOCATOR_FAILURE;
+    }
+    memcpy(j->bits, w->bits, (size_t)k * sizeof *j->bits);
+    memcpy(j->lens, w->lens, (size_t)k * sizeof *j->lens);
+    memcpy(j->imgs, w->imgs, (size_t)k * sizeof *j->imgs);
+    j->h = d->hw, j->state = state, j->k = k, j->fmt = fmt, j->stream = stream;
+    struct timespec at = mono_at(mono_now() + d->timeout_s);
+    pthread_mutex_lock(&d->mu);
+    /* one call at a time: the decoder's CPU and GPU stages can both have one */
+    while (d->job && !__atomic_load_n(&d->stalled, __ATOMIC_RELAXED) &&
+           pthread_cond_timedwait(&d->cv, &d->mu, &at) != ETIMEDOUT) {
+    }
+    if (d->job || __atomic_load_n(&d->stalled, __ATOMIC_RELAXED)) { /* the other one stalled */
+        pthread_mutex_unlock(&d->mu);
+        free_job(j);
+        return NVJPEG_STATUS_EXECUTION_FAILED;
+    }
+    d->job = j;
+    pthread_cond_broadcast(&d->cv);
+    while (!j->done && pthread_cond_timedwait(&d->cv, &d->mu, &at) != ETIMEDOUT) {
+    }
+    if (j->done) {
+        nvjpegStatus_t r = j->result;
+        d->job = NULL;
+        pthread_cond_broadcast(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+        free_job(j);
+        return r;
+    }
+    j->abandoned = true;
+    w->planes_held = true;
+    __atomic_store_n(&d->stalled, 1, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    sl__log(SL_LOG_WARN,
+            "%s: the hardware JPEG decoder (nvJPEG's hardware back end) made no progress on a "
+            "batch of %d images for %g s; those images are decoded on the CPU, and this decoder's "
+            "later batches without the engines (SLUICE_NVJPEG_TIMEOUT sets the time)",
+            d->name, k, d->timeout_s);
+    return NVJPEG_STATUS_EXECUTION_FAILED;
 }
 
 #define NVJ_TRY(err, expr)                                                                         \
@@ -116,8 +279,18 @@ static void free_arrays(work *w) {
     free(w->plane_off);
 }
 
+/* w's planes block, unless a stalled engine call may still write into it (then it is left to
+ * that call: a leak, instead of a block given out again while the engines may write into it). */
+static void drop_planes(work *w) {
+    if (w->planes_held)
+        memset(&w->planes, 0, sizeof w->planes);
+    else
+        sl__gpu_scratch_free(&w->planes);
+    w->planes_held = false;
+}
+
 static void free_work(work *w) {
-    sl__gpu_scratch_free(&w->planes);
+    drop_planes(w);
     sl__gpu_args_free(&w->ycc);
     free_arrays(w);
     memset(w, 0, sizeof *w);
@@ -125,10 +298,32 @@ static void free_work(work *w) {
 
 void sl__nvjpeg_free(sl__nvjpeg *d) {
     if (!d) return;
-    if (d->ahead_stream) cudaStreamSynchronize(d->ahead_stream);
+    bool stuck = false;
+    if (d->thread_started) {
+        pthread_mutex_lock(&d->mu);
+        d->quit = true;
+        stuck = d->job != NULL; /* only an abandoned call is still in flight here */
+        pthread_cond_broadcast(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+        if (stuck)
+            pthread_detach(d->thread);
+        else
+            pthread_join(d->thread, NULL);
+    }
     if (d->ahead_parse) nvjpegJpegStreamDestroy(d->ahead_parse);
-    if (d->ahead_stream) cudaStreamDestroy(d->ahead_stream);
     if (d->parse) nvjpegJpegStreamDestroy(d->parse);
+    if (stuck) { /* a call that never came back may still use the engines' handle, states, stream
+                    and the decoder itself: all are left to it (a leak, once, instead of a hang) */
+        sl__log(SL_LOG_WARN, "%s: a call on the hardware JPEG decoder never came back; its "
+                             "handle and buffers are left to it",
+                d->name);
+        return;
+    }
+    if (d->ahead_stream) cudaStreamDestroy(d->ahead_stream);
+    if (d->thread_started) {
+        pthread_mutex_destroy(&d->mu);
+        pthread_cond_destroy(&d->cv);
+    }
     if (d->hw) { /* the engines' state and handle: not while the GPU's engines decode */
         pthread_mutex_lock(engine_lock(d));
         if (d->ahead_state) nvjpegJpegStateDestroy(d->ahead_state);
@@ -142,9 +337,37 @@ void sl__nvjpeg_free(sl__nvjpeg *d) {
     free(d);
 }
 
+/* A positive number of seconds from the environment, or def. */
+static double env_seconds(const char *name, double def) {
+    const char *v = getenv(name);
+    char *end = NULL;
+    double x = v ? strtod(v, &end) : 0;
+    return v && end != v && *end == 0 && x > 0 && x < 1e6 ? x : def;
+}
+
+static sl_status start_thread(sl__nvjpeg *d, sl_err *err) {
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int e = pthread_mutex_init(&d->mu, NULL);
+    if (e == 0 && (e = pthread_cond_init(&d->cv, &ca)) != 0) pthread_mutex_destroy(&d->mu);
+    pthread_condattr_destroy(&ca);
+    if (e == 0 && (e = pthread_create(&d->thread, NULL, engine_thread, d)) != 0) {
+        pthread_cond_destroy(&d->cv);
+        pthread_mutex_destroy(&d->mu);
+    }
+    if (e != 0)
+        return sl_err_set(err, SL_ENOMEM, "nvJPEG: cannot start the engines' thread: %s",
+                          strerror(e));
+    d->thread_started = true;
+    return SL_OK;
+}
+
 static sl_status create(sl__nvjpeg *d, sl_err *err) {
     if (cudaGetDevice(&d->device) != cudaSuccess)
         return sl_err_set(err, SL_ECUDA, "nvJPEG: no current CUDA device");
+    d->timeout_s = env_seconds("SLUICE_NVJPEG_TIMEOUT", SL__NVJPEG_TIMEOUT_S);
+    d->stall_at = (long)env_seconds("SLUICE_NVJPEG_TEST_STALL", 0);
     NVJ_TRY(err, nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, 0, &d->sw));
     NVJ_TRY(err, nvjpegJpegStateCreate(d->sw, &d->sw_state));
     const char *env = getenv("SLUICE_NVJPEG_ENGINES");
@@ -162,6 +385,7 @@ static sl_status create(sl__nvjpeg *d, sl_err *err) {
         pthread_mutex_unlock(engine_lock(d));
     }
     if (!d->parse) NVJ_TRY(err, nvjpegJpegStreamCreate(d->sw, &d->parse));
+    if (d->hw) SL_TRY(start_thread(d, err));
     sl__log(SL_LOG_INFO, "nvJPEG: %s",
             d->hw                      ? "hardware JPEG decoder engines in use"
             : env && !strcmp(env, "0") ? "SLUICE_NVJPEG_ENGINES=0: GPU/hybrid back end only"
@@ -170,7 +394,11 @@ static sl_status create(sl__nvjpeg *d, sl_err *err) {
 }
 
 bool sl__nvjpeg_has_engines(const sl__nvjpeg *d) {
-    return d->hw != NULL;
+    return engines_on(d);
+}
+
+bool sl__nvjpeg_stalled(const sl__nvjpeg *d) {
+    return __atomic_load_n(&d->stalled, __ATOMIC_RELAXED) != 0;
 }
 
 static void preallocate(sl__nvjpeg *d, nvjpegJpegState_t state) {
@@ -194,10 +422,11 @@ void sl__nvjpeg_preallocate(sl__nvjpeg *d, int n, int w, int h, bool gray) {
     preallocate(d, d->hw_state);
 }
 
-sl_status sl__nvjpeg_create(sl__nvjpeg **out, sl_err *err) {
+sl_status sl__nvjpeg_create(sl__nvjpeg **out, const char *name, sl_err *err) {
     *out = NULL;
     sl__nvjpeg *d = sl__calloc(1, sizeof *d, err);
     if (!d) return SL_ENOMEM;
+    snprintf(d->name, sizeof d->name, "%s", name);
     sl_status st = create(d, err);
     if (st != SL_OK) {
         sl__nvjpeg_free(d);
@@ -271,19 +500,17 @@ static void run_batch(sl__nvjpeg *d, work *w, nvjpegHandle_t h, nvjpegJpegState_
     *count = k;
     if (k == 0) return;
     if (want) { /* the hardware engines: one batched call; if it fails, all of it goes on */
-        pthread_mutex_lock(engine_lock(d));
-        nvjpegStatus_t r = nvjpegDecodeBatchedInitialize(h, s, k, 1, fmt);
-        if (r == NVJPEG_STATUS_SUCCESS)
-            r = nvjpegDecodeBatched(h, s, w->bits, w->lens, w->imgs, stream);
-        pthread_mutex_unlock(engine_lock(d));
+        nvjpegStatus_t r = engine_call(d, w, s, k, fmt, stream);
         if (r == NVJPEG_STATUS_SUCCESS) {
             if (yuv) __atomic_fetch_add(&d->hw_yuv_ok, 1, __ATOMIC_RELAXED);
             return;
         }
+        bool stalled = !engines_on(d); /* a stall: to the CPU, as engine_call said */
         /* planes the engines refuse go to the default back end (while it works) */
-        bool to_sw = !ahead && yuv && want == 1 && !(d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP);
-        if (yuv) __atomic_fetch_add(&d->hw_yuv_bad, 1, __ATOMIC_RELAXED);
-        if (!__atomic_fetch_add(&d->said_hw, 1, __ATOMIC_RELAXED))
+        bool to_sw = !ahead && !stalled && yuv && want == 1 &&
+                     !(d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP);
+        if (yuv && !stalled) __atomic_fetch_add(&d->hw_yuv_bad, 1, __ATOMIC_RELAXED);
+        if (!stalled && !__atomic_fetch_add(&d->said_hw, 1, __ATOMIC_RELAXED))
             sl__log(SL_LOG_WARN,
                     "nvJPEG: the hardware decoder failed on a batch of %d (status %d, %s output); "
                     "those images are decoded %s",
@@ -314,7 +541,7 @@ static void run_batch(sl__nvjpeg *d, work *w, nvjpegHandle_t h, nvjpegJpegState_
                     "nvJPEG: the default back end failed (status %d); images the hardware "
                     "engines support go to them, the others are decoded on the CPU",
                     (int)r);
-        w->on_hw[i] = d->hw && w->hw_ok[i] && !(yuv && no_hw_yuv(d)) ? 2 : 3;
+        w->on_hw[i] = engines_on(d) && w->hw_ok[i] && !(yuv && no_hw_yuv(d)) ? 2 : 3;
         (*count)--;
     }
 }
@@ -334,7 +561,7 @@ static sl_status plan(sl__nvjpeg *d, work *w, nvjpegJpegStream_t parse, int n,
         w->on_hw[i] = ahead ? 3 : 0;
         w->yuv[i] = type != SL__IMG_GRAY && l->w > 0;
         w->hw_ok[i] = 0;
-        bool ask_hw = d->hw && !(w->yuv[i] && no_hw_yuv(d));
+        bool ask_hw = engines_on(d) && !(w->yuv[i] && no_hw_yuv(d));
         if (!w->yuv[i] && !ask_hw) continue;
         if (nvjpegJpegStreamParseHeader(h, jobs[i].data, jobs[i].len, parse) !=
             NVJPEG_STATUS_SUCCESS) {
@@ -363,6 +590,7 @@ static sl_status plan(sl__nvjpeg *d, work *w, nvjpegJpegStream_t parse, int n,
             no == 0)
             w->on_hw[i] = w->hw_ok[i] = 1;
     }
+    if (w->planes_held) drop_planes(w); /* a stalled call's: a new block */
     if (total && !sl__gpu_scratch_get(&w->planes, d->device, total, stream, err))
         return err->status;
     return SL_OK;
@@ -417,13 +645,13 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl
     SL_TRY(plan(d, w, d->parse, n, jobs, type, false, st, err));
     int k;
     for (int yuv = 1; yuv >= 0; yuv--) /* planes first: a refusal moves them to the default */
-        if (d->hw) {
+        if (engines_on(d)) {
             run_batch(d, w, d->hw, d->hw_state, n, 1, (char)yuv, jobs, c, fmt, st, false, &k);
             *hw += k;
         }
     for (int yuv = 1; yuv >= 0; yuv--)
         run_batch(d, w, d->sw, d->sw_state, n, 0, (char)yuv, jobs, c, fmt, st, false, &k);
-    for (int yuv = 1; yuv >= 0 && d->hw; yuv--) { /* what the default back end could not decode */
+    for (int yuv = 1; yuv >= 0 && engines_on(d); yuv--) { /* what the default back end could not decode */
         run_batch(d, w, d->hw, d->hw_state, n, 2, (char)yuv, jobs, c, fmt, st, false, &k);
         *hw += k;
     }
@@ -436,15 +664,7 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl
 
 void sl__nvjpeg_ahead_free(sl__nvjpeg_ahead *a) {
     if (!a) return;
-    if (a->done) { /* on the event's device, leaving the caller's current device as it was */
-        int was = -1;
-        cudaGetDevice(&was);
-        cudaSetDevice(a->device);
-        cudaEventSynchronize(a->done);
-        cudaEventDestroy(a->done);
-        if (was >= 0 && was != a->device) cudaSetDevice(was);
-    }
-    free_work(&a->w);
+    free_work(&a->w); /* the engine call that wrote its planes came back, drained, or stalled */
     free(a);
 }
 
@@ -452,7 +672,7 @@ sl_status sl__nvjpeg_ahead_run(sl__nvjpeg *d, sl__nvjpeg_ahead **slot, int n,
                                const sl__nvjpeg_job *jobs, sl__img_type type, char *done,
                                sl_err *err) {
     memset(done, 0, (size_t)n);
-    if (!d->hw || n < 1) return SL_OK;
+    if (!engines_on(d) || n < 1) return SL_OK;
     if (cudaSetDevice(d->device) != cudaSuccess)
         return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot use GPU %d", d->device);
     if (!d->ahead_stream) { /* once, on the first batch decoded ahead (the CPU stage's thread) */
@@ -473,11 +693,6 @@ sl_status sl__nvjpeg_ahead_run(sl__nvjpeg *d, sl__nvjpeg_ahead **slot, int n,
     if (!a) {
         a = sl__calloc(1, sizeof *a, err);
         if (!a) return SL_ENOMEM;
-        a->device = d->device;
-        if (cudaEventCreateWithFlags(&a->done, cudaEventDisableTiming) != cudaSuccess) {
-            free(a);
-            return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot make an event on GPU %d", d->device);
-        }
         *slot = a;
     }
     work *w = &a->w;
@@ -487,8 +702,6 @@ sl_status sl__nvjpeg_ahead_run(sl__nvjpeg *d, sl__nvjpeg_ahead **slot, int n,
     for (int yuv = 1; yuv >= 0; yuv--)
         run_batch(d, w, d->hw, d->ahead_state, n, 1, (char)yuv, jobs, c, direct_format(type),
                   d->ahead_stream, true, &k);
-    if (cudaEventRecord(a->done, d->ahead_stream) != cudaSuccess)
-        return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot record an event on GPU %d", d->device);
     for (int i = 0; i < n; i++) done[i] = w->on_hw[i] == 1;
     return SL_OK;
 }
@@ -497,7 +710,6 @@ sl_status sl__nvjpeg_ahead_finish(sl__nvjpeg *d, sl__nvjpeg_ahead *a, int n,
                                   const sl__nvjpeg_job *jobs, sl__img_type type, void *stream,
                                   sl_err *err) {
     if (!a || n < 1) return SL_OK;
-    if (cudaStreamWaitEvent((cudaStream_t)stream, a->done, 0) != cudaSuccess)
-        return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot wait for the engines' batch");
+    /* the engines' work is done (engine_run drained their stream): nothing to wait for */
     return finish_planes(d, &a->w, n, jobs, type, (cudaStream_t)stream, err);
 }

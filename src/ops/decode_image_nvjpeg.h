@@ -20,11 +20,22 @@ extern "C" {
 
 typedef struct sl__nvjpeg sl__nvjpeg;
 
-/* On the calling thread's current device (the GPU stage's). The engines are used when the GPU has
- * them, unless the environment says SLUICE_NVJPEG_ENGINES=0 (then the default back end alone). */
-sl_status sl__nvjpeg_create(sl__nvjpeg **out, sl_err *err);
-/* The hardware engines are in use. */
+/* How long one call on the engines may take, in seconds, unless the environment's
+ * SLUICE_NVJPEG_TIMEOUT says otherwise: a batch of 256 photos takes them about 25 ms. */
+#define SL__NVJPEG_TIMEOUT_S 10.0
+
+/* On the calling thread's current device (the GPU stage's); name: the op's, for its warnings. The
+ * engines are used when the GPU has them, unless the environment says SLUICE_NVJPEG_ENGINES=0
+ * (then the default back end alone). Every call on the engines is made by a thread of the
+ * decoder's own and waited for at most SL__NVJPEG_TIMEOUT_S: a call that does not come back by
+ * then is a stall, logged as a warning that names the op; its images are decoded elsewhere and the
+ * decoder does not use the engines again. (SLUICE_NVJPEG_TEST_STALL=N, for tests: the decoder's
+ * Nth engine call stalls.) */
+sl_status sl__nvjpeg_create(sl__nvjpeg **out, const char *name, sl_err *err);
+/* The hardware engines are in use (the GPU has them, and they have not stalled). */
 bool sl__nvjpeg_has_engines(const sl__nvjpeg *d);
+/* A call on the engines stalled: they are off for this decoder. */
+bool sl__nvjpeg_stalled(const sl__nvjpeg *d);
 /* DALI's preallocate_width_hint / preallocate_height_hint: makes the engines' buffers up front for
  * a batch of n images of w x h (planes of 4:4:4, the largest, as DALI does; gray: the luma
  * plane), so that early batches do not grow them. Only a hint: without engines it does nothing, and
@@ -53,21 +64,21 @@ typedef struct sl__nvjpeg_job {
 sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl__img_type type,
                             void *stream, int *hw, char *failed, sl_err *err);
 
-/* Decoding ahead: the engines' share of a batch, started from the CPU stage (its own thread, while
+/* Decoding ahead: the engines' share of a batch, decoded from the CPU stage (its own thread, while
  * the pool decodes the CPU's share) so that the engines work on batch k + 1 while the GPU stage
- * finishes batch k (nvjpegDecodeBatched on the engines returns only when they are done). Per batch
- * slot, made by the first run, freed with the batch state. */
+ * finishes batch k. Per batch slot, made by the first run, freed with the batch state. */
 typedef struct sl__nvjpeg_ahead sl__nvjpeg_ahead;
 
-/* Any thread, one batch at a time: parses the n images, sends those the engines take to them
- * (planes or the jobs' dst, as sl__nvjpeg_decode) on the decoder's own stream, and marks an event.
- * done[i] = 1 for each image decoded; the others (not taken, refused, or no engines at all) are
- * left to sl__nvjpeg_decode in the GPU stage. Errors only for what is not about one image. */
+/* Any thread, one batch at a time: parses the n images and has the engines decode those they take
+ * (planes or the jobs' dst, as sl__nvjpeg_decode), on the decoder's own stream; returns when their
+ * work is done. done[i] = 1 for each image decoded; the others (not taken, refused, stalled, or no
+ * engines at all) are left to sl__nvjpeg_decode in the GPU stage. Errors only for what is not
+ * about one image. */
 sl_status sl__nvjpeg_ahead_run(sl__nvjpeg *d, sl__nvjpeg_ahead **slot, int n,
                                const sl__nvjpeg_job *jobs, sl__img_type type, char *done,
                                sl_err *err);
-/* The GPU stage: stream waits for the engines' batch, then the planes are finished into the jobs'
- * outputs (the same n jobs, still in place). */
+/* The GPU stage: the planes of the engines' batch are finished into the jobs' outputs (the same n
+ * jobs, still in place), on stream. */
 sl_status sl__nvjpeg_ahead_finish(sl__nvjpeg *d, sl__nvjpeg_ahead *a, int n,
                                   const sl__nvjpeg_job *jobs, sl__img_type type, void *stream,
                                   sl_err *err);

@@ -221,6 +221,14 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
         b->on_gpu[i] = 0;
 #endif
     }
+#ifdef SLUICE_HAVE_NVJPEG
+    sl__nvjpeg *nvj = __atomic_load_n((sl__nvjpeg **)&s->nvjpeg, __ATOMIC_ACQUIRE);
+    if (nvj && sl__nvjpeg_stalled(nvj)) { /* the engines stalled: the CPU pool takes their share */
+        __atomic_store_n(&s->engines, 0, __ATOMIC_RELAXED);
+        for (int i = 0; i < io->batch; i++)
+            if (b->on_gpu[i] == 1) b->on_gpu[i] = 0;
+    }
+#endif
     route_engines(s, io->batch, b, rois, s->order);
     /* run_cpu decodes the CPU's share only: nvJPEG reads its samples' bytes from the input in the
      * GPU half (the batch slot keeps them until the batch is released, op.h), and cache hits are
@@ -235,7 +243,6 @@ sl_status sl__decode_image_plan(sl__decode_image_state *s, sl__op_io *io,
      * share is started from this stage too (the batch job, run_cpu's sample -1, on the stage's
      * thread beside the pool: sl__decode_image_ahead), so that they work on this batch while the
      * GPU stage finishes the one before */
-    sl__nvjpeg *nvj = __atomic_load_n((sl__nvjpeg **)&s->nvjpeg, __ATOMIC_ACQUIRE);
     bool engine_work = false;
     for (int i = 0; i < io->batch && !engine_work; i++) engine_work = b->on_gpu[i] == 1;
     io->batch_job = nvj && engine_work && sl__nvjpeg_has_engines(nvj);

@@ -212,7 +212,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
     ap.add_argument("--feeds", default="sluice,synthetic,dataloader")
-    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=1, help="runs of the sluice feed (the peers: one)")
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--batch", type=int, default=256, help="the global batch")
@@ -237,7 +237,7 @@ def main():
     state = jax.device_put(state, NamedSharding(mesh, PartitionSpec()))  # replicated
     step = make_step(model, tx)
     for feed in args.feeds.split(","):
-        for run in range(args.runs):
+        for run in range(args.runs if feed == "sluice" else 1):
             faulthandler.dump_traceback_later(args.stall * 2, exit=True)  # start-up included
             batches = FEEDS[feed](args, sharding)
             state = train(step, state, batches, args, feed, run)

@@ -7,8 +7,8 @@
 # `sluice run` (bench/python_iterator.py), and PyTorch on the GPU fed by sluice.plugin.pytorch
 # (examples/pytorch_train.py) against a DataLoader (bench/peer_torch_train.py).
 # usage (GPU machine, repo root): [FASHION_MNIST_DIR=DIR] [JAX_REFERENCE=DIR] [PARTS="tests bench"]
-#     [JAX_CONFIGS="4:2 12:4"] (threads:prefetch_queue_depth of the sluice-fed JAX loop's
-#     pipeline, one run each)
+#     [JAX_CONFIGS="auto:2 12:4"] (threads:prefetch_queue_depth of the sluice-fed JAX loop's
+#     pipeline, one run each; auto: the library's choice, the default)
 #     bench/gpu_python.sh [OUT]
 # FASHION_MNIST_DIR: the four Fashion-MNIST IDX .gz files (default: Debian's, see scripts/make-data).
 # JAX_REFERENCE: a folder holding jax_reference.py, the seed's JAX loop over NumPy arrays (not part
@@ -52,7 +52,7 @@ if [[ " $parts " == *" tests "* ]]; then
 fi
 
 if [[ " $parts " == *" bench "* ]]; then
-    for cfg in ${JAX_CONFIGS:-4:2 12:4}; do
+    for cfg in ${JAX_CONFIGS:-auto:2 12:4}; do
         th=${cfg%:*} pf=${cfg#*:}
         timeout 200 python3 bench/jax_epoch.py --data data --threads "$th" --prefetch "$pf" \
             > "$out/jax_sluice_$th.$pf.log" 2>&1

@@ -24,11 +24,16 @@ from model import accuracy, init_model, update  # noqa: E402
 from sluice.plugin.jax import data_iterator  # noqa: E402
 
 
+def threads_arg(v):
+    return None if v == "auto" else int(v)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="data")
     ap.add_argument("--epochs", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--threads", type=threads_arg, default=None,
+                    help="CPU threads per pipeline (default, or auto: the library's choice)")
     ap.add_argument("--prefetch", type=int, default=2, help="prefetch_queue_depth")
     ap.add_argument("--affine", type=int, default=1, choices=(0, 1),
                     help="the mixed decoders' affine (1, the default: the pool's threads pinned)")
@@ -72,8 +77,9 @@ def main():
         jax.block_until_ready(model)
         dt = time.perf_counter() - t0
         acc = accuracy(jax.tree.map(lambda x: jax.device_put(x, jax.devices()[0]), model), val)
-        print("sluice-fed jax devices=%d affine=%d epoch %d %.3fs steps %d copied %d acc %.4f"
-              % (jax.device_count(), args.affine, epoch, dt, steps, copies, acc), flush=True)
+        print("sluice-fed jax devices=%d threads=%d affine=%d epoch %d %.3fs steps %d copied %d "
+              "acc %.4f" % (jax.device_count(), train._it.num_threads, args.affine, epoch, dt,
+                            steps, copies, acc), flush=True)
 
 
 if __name__ == "__main__":

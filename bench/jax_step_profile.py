@@ -64,7 +64,8 @@ def import_cost(it, n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="data")
-    ap.add_argument("--threads", type=int, default=4, help="CPU threads per pipeline")
+    ap.add_argument("--threads", type=lambda v: None if v == "auto" else int(v), default=None,
+                    help="CPU threads per pipeline (default, or auto: the library's choice)")
     ap.add_argument("--cache", type=int, default=0,
                     help="the decoder's cache_size (MB): from epoch 1 on, no decoding")
     ap.add_argument("--imports", type=int, default=0,
@@ -120,7 +121,7 @@ def main():
         print("cache %d threads %d epoch %d %.3fs, per step %.0f us: library wait %.0f, "
               "take() beyond it %.0f, exports %.0f (%d), from_dlpack %.0f (%d), make_array %.0f, "
               "update dispatch %.0f, rest %.0f"
-              % (args.cache, args.threads, epoch, dt, 1e6 * dt / steps, us(wait) + us(slices),
+              % (args.cache, it._it.num_threads, epoch, dt, 1e6 * dt / steps, us(wait) + us(slices),
                  us(nxt) - us(wait) - us(slices), us(ex), ex.n, us(dl), dl.n, us(mk), us(upd),
                  1e6 * dt / steps - us(nxt) - us(ex) - us(dl) - us(mk) - us(upd)), flush=True)
 

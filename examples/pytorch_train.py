@@ -82,8 +82,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--batch-size", type=int, default=200)
     ap.add_argument("--lr", type=float, default=0.001)
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2,
-                    help="CPU threads per pipeline")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="CPU threads per pipeline (default: chosen by sluice from the machine)")
     args = ap.parse_args()
     dev = torch.device(args.device)
     device_id = (dev.index or 0) if dev.type == "cuda" else None

@@ -30,7 +30,9 @@ static const char *usage_text =
     "  --reader NAME         the reader whose epoch counts (default: the decorator's reader_name,\n"
     "                        else the only reader)\n"
     "  --threads N           CPU threads per pipeline (default: the decorator's num_threads,\n"
-    "                        else the cores over the pipelines)\n"
+    "                        else chosen from the machine: the CPUs this process may run on\n"
+    "                        over the pipelines of this node's processes, less one, 1..64;\n"
+    "                        printed with the devices, and in --json as \"threads\")\n"
     "  --prefetch N          batches prepared ahead per pipeline (default: the decorator's\n"
     "                        prefetch_queue_depth, else 2)\n"
     "  --seed S              pipeline seed (default: the decorator's seed, else 0)\n"
@@ -329,7 +331,7 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         return sl_cli_fail("run", "%s", err.msg), 2;
     }
     if (!flags.threads && deco.num_threads <= 0)
-        c.num_threads = sl_cli_world_threads(w, c.ndevices, c.devices[0].kind == SL_DEVICE_CUDA);
+        c.num_threads = sl_cli_world_threads(w, c.ndevices);
     {
         const char *texts[1] = {text}, *names[1] = {path};
         if (sl_cli_check_binds(texts, names, 1, binds, nbinds, &err)) {
@@ -384,14 +386,17 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             fputs("# epoch\tstep\tdevice\tslot\tkey\n", trace);
     }
     int rc = 0, ndev = sl_iter_num_devices(it), B = sl_iter_device_batch(it);
+    int threads = sl_pipeline_num_threads(sl_iter_pipeline(it, 0));
     epoch_stat stats[256];
     int nstats = 0;
     long long run_steps = 0;
     bool stopped = false;
     int dev0 = w->rank * ndev; /* global shard id of this process's first device */
     if (!json && lead) {
-        fprintf(stderr, "sluice run: %s on %d device(s), %d per device, %lld batches per epoch\n",
-                path, ndev * w->size, B, (long long)sl_iter_len(it));
+        fprintf(stderr,
+                "sluice run: %s on %d device(s), %d per device, %d CPU thread(s) per pipeline, "
+                "%lld batches per epoch\n",
+                path, ndev * w->size, B, threads, (long long)sl_iter_len(it));
         fprintf(stderr, "Start-up: %.3f s (building the pipelines)\n", t_startup);
     }
     output_info outs[SL_MAX_OUTPUTS];
@@ -484,9 +489,9 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     if (json) {
         printf("{\"pipeline\": ");
         sl_cli_json_str(stdout, path);
-        printf(", \"devices\": %d, \"batch_per_device\": %d, \"batch\": %d, \"startup_s\": %.6f, "
-               "\"outputs\": [",
-               ndev * w->size, B, B * ndev * w->size, t_startup);
+        printf(", \"devices\": %d, \"batch_per_device\": %d, \"batch\": %d, \"threads\": %d, "
+               "\"startup_s\": %.6f, \"outputs\": [",
+               ndev * w->size, B, B * ndev * w->size, threads, t_startup);
         for (int o = 0; o < nouts; o++) {
             const output_info *oi = &outs[o];
             printf("%s{\"name\": ", o ? ", " : "");

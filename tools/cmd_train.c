@@ -53,7 +53,9 @@ static const char *usage_text =
     "  --seed S                model init (numpy RandomState) and pipeline seed (default 0; the\n"
     "                          pipeline's seed= when its decorator gives one)\n"
     "  --threads N             CPU threads per pipeline (default: the decorator's num_threads,\n"
-    "                          else the cores over the pipelines)\n"
+    "                          else chosen from the machine: the CPUs this process may run on\n"
+    "                          over the pipelines of this node's processes, less one, 1..64;\n"
+    "                          printed with the devices, and in --json as \"threads\")\n"
     "  --train-pipeline FILE   replace the built-in training pipeline\n"
     "  --val-pipeline FILE     replace the built-in validation pipeline\n"
     "  --pipeline NAME         the function that is the pipeline in those files (default: the\n"
@@ -828,7 +830,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         goto out;
     }
     if (threads == 0 && (flags.threads || tdeco.num_threads <= 0))
-        ic.num_threads = sl_cli_world_threads(w, ic.ndevices, ic.devices[0].kind == SL_DEVICE_CUDA);
+        ic.num_threads = sl_cli_world_threads(w, ic.ndevices);
     if (resume) {
         size_t n;
         if (sl_cli_world_load(w, resume, global_order == 1, &resume_bytes, &n, &e)) {
@@ -981,10 +983,11 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         goto out;
     }
     if (!json && lead)
-        printf("Training on %d %s device(s)%s, %d samples each per step; %lld batches per epoch in "
-               "training, %lld in validation\n",
+        printf("Training on %d %s device(s)%s, %d samples each per step, %d CPU thread(s) per "
+               "pipeline; %lld batches per epoch in training, %lld in validation\n",
                K * w->size, ic.devices[0].kind == SL_DEVICE_CUDA ? "GPU" : "CPU",
-               w->size > 1 ? " over several processes" : "", B, (long long)sl_iter_len(train),
+               w->size > 1 ? " over several processes" : "", B,
+               sl_pipeline_num_threads(sl_iter_pipeline(train, 0)), (long long)sl_iter_len(train),
                (long long)sl_iter_len(val));
     char model_line[256];
     sizes_line(&tc.model, model_line, sizeof model_line);
@@ -1108,7 +1111,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
         }
     }
     if (json && lead) {
-        printf("{\"devices\": %d, \"batch_per_device\": %d, \"model\": [", K * w->size, B);
+        printf("{\"devices\": %d, \"batch_per_device\": %d, \"threads\": %d, \"model\": [",
+               K * w->size, B, sl_pipeline_num_threads(sl_iter_pipeline(train, 0)));
         for (int i = 0; i < tc.model.nsizes; i++) printf("%s%d", i ? ", " : "", tc.model.sizes[i]);
         printf("], \"epochs\": [");
         for (int i = 0; i < nres; i++) {

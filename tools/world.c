@@ -8,11 +8,11 @@
 
 #include "sluice/iterator.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #ifdef SLUICE_HAVE_MPI
@@ -76,14 +76,9 @@ int sl_cli_world_fail(const sl_cli_world *w, const char *cmd, const char *msg) {
     return 1;
 }
 
-int sl_cli_world_threads(const sl_cli_world *w, int pipelines, bool gpu) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    long share = cores / ((long)w->local_size * (pipelines > 0 ? pipelines : 1));
-    /* a GPU's trainer and NCCL threads need cores too, and past 16 decode threads per H200 an
-     * epoch gets no faster (measured: 6/10/14/16 threads per GPU on 2 GPUs of 32 cores gave
-     * 0.150/0.135/0.140/0.160 s epochs; 16 on 1 GPU 0.115 s, 32 0.124 s) */
-    if (gpu) share = share - 2 > 16 ? 16 : share - 2;
-    return share < 2 ? 2 : share > 64 ? 64 : (int)share;
+int sl_cli_world_threads(const sl_cli_world *w, int pipelines) {
+    long all = (long)(w->local_size > 0 ? w->local_size : 1) * (pipelines > 0 ? pipelines : 1);
+    return sl_pipeline_default_threads(all > INT_MAX ? INT_MAX : (int)all);
 }
 
 void sl_cli_world_barrier(const sl_cli_world *w) {

@@ -40,9 +40,9 @@ sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void 
 sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, bool any_size, void **bytes,
                             size_t *n, sl_err *err);
 void sl_cli_world_barrier(const sl_cli_world *w);
-/* CPU threads per pipeline when the user gives none: this machine's cores shared by the processes
- * on it and their pipelines (at least 2); for GPU pipelines two cores per GPU are left to its
- * trainer and NCCL threads, and at most 16 are used. */
-int sl_cli_world_threads(const sl_cli_world *w, int pipelines, bool gpu);
+/* CPU threads per pipeline when the user gives none: the library's rule
+ * (sl_pipeline_default_threads) for the pipelines of every process of this node, each process
+ * running `pipelines` of them. */
+int sl_cli_world_threads(const sl_cli_world *w, int pipelines);
 
 #endif

@@ -69,7 +69,9 @@ typedef struct sl_iter_config {
     int ndevices; /* local devices: one pipeline each */
     sl_device devices[SL_MAX_DEVICES];
     int batch_size;  /* global batch */
-    int num_threads; /* per pipeline; DALI's default 4 */
+    int num_threads; /* per pipeline, 1..1024; SL_NUM_THREADS_AUTO (the default, DALI's is 4):
+                      * sl_pipeline_default_threads(ndevices), the local pipelines sharing the
+                      * process's CPUs (sl_pipeline_num_threads of sl_iter_pipeline says it) */
     uint64_t seed;
     int prefetch_cpu, prefetch_gpu;
     /* multi-process: this process's first global shard and the global shard count (0: local) */

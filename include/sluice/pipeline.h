@@ -5,7 +5,8 @@
  * Built op by op (the seed's training pipeline for one of two shards):
  *
  *     sl_pipeline_config cfg;
- *     sl_pipeline_config_init(&cfg);          // batch 32, 4 threads, CPU, seed 0, prefetch 2/2
+ *     sl_pipeline_config_init(&cfg);          // batch 32, CPU, seed 0, prefetch 2/2, threads
+ *                                             // chosen from the machine (SL_NUM_THREADS_AUTO)
  *     cfg.batch_size = 100;
  *     sl_pipeline *p;
  *     sl_err err;
@@ -82,7 +83,8 @@ typedef struct sl_reader_meta {
 
 typedef struct sl_pipeline_config {
     int batch_size;  /* samples per batch (this pipeline's share of a global batch) */
-    int num_threads; /* CPU workers; DALI's default is 4 */
+    int num_threads; /* CPU workers, 1..1024; SL_NUM_THREADS_AUTO (the default): chosen from the
+                      * machine (below). DALI's default is 4 */
     sl_device
         device;    /* SL_DEVICE_CUDA: mixed/gpu ops run there; SL_DEVICE_CPU: everything on CPU */
     uint64_t seed; /* pipeline seed; per-op seeds derive from it (an op's `seed` argument wins) */
@@ -98,7 +100,20 @@ typedef struct sl_pipeline_config {
     int global_drop;
 } sl_pipeline_config;
 
+/* num_threads "choose for me" (sl_pipeline_config_init's default): sl_pipeline_create takes
+ * sl_pipeline_default_threads(G) for a pipeline on a GPU, G the GPUs this process sees (one
+ * pipeline each would share its CPUs), and sl_pipeline_default_threads(1) for a CPU pipeline.
+ * sl_pipeline_num_threads says what it took; the iterator chooses for its pipelines by its own
+ * device count (sluice/iterator.h). */
+#define SL_NUM_THREADS_AUTO 0
+
 void sl_pipeline_config_init(sl_pipeline_config *cfg);
+/* The CPU threads for each of `pipelines` pipelines that run at once in this process when no
+ * count is given: the CPUs the process may run on (sl_cpu_count) shared among them, less one
+ * for the pipeline's stage threads and the application's own loop, at least 1 and at most 64:
+ * max(1, min(64, sl_cpu_count() / pipelines - 1)) in integer division; pipelines < 1 counts as
+ * 1. Read from the machine on every call (on 16 CPUs: 15 for one pipeline, 7 each for two). */
+int sl_pipeline_default_threads(int pipelines);
 sl_status sl_pipeline_create(const sl_pipeline_config *cfg, sl_pipeline **out, sl_err *err);
 /* Stops the stage threads and frees everything; NULL is a no-op. */
 void sl_pipeline_free(sl_pipeline *p);
@@ -263,6 +278,8 @@ int sl_pipeline_max_held(const sl_pipeline *p);
 int sl_pipeline_num_outputs(const sl_pipeline *p);
 const char *sl_pipeline_output_name(const sl_pipeline *p, int i);
 int sl_pipeline_batch_size(const sl_pipeline *p);
+/* Its CPU worker count: the config's, or the one chosen for SL_NUM_THREADS_AUTO. */
+int sl_pipeline_num_threads(const sl_pipeline *p);
 sl_device sl_pipeline_device(const sl_pipeline *p);
 
 int sl_batch_size(const sl_batch *b);

@@ -75,6 +75,12 @@ static inline bool sl_device_eq(sl_device a, sl_device b) {
  * (first use makes a context anyway). SL_ENOTSUP in a build without CUDA, SL_ECUDA naming the
  * call that failed. */
 sl_status sl_cuda_init(const int *ids, int n, sl_err *err);
+/* The CPUs this process may run on: the count of its affinity mask (sched_getaffinity: taskset,
+ * mpirun's binding, a container's cpuset), lowered to its cgroup's CPU quota where one is set
+ * (a container's --cpus: cgroup v2 cpu.max, or v1 cpu.cfs_quota_us over cpu.cfs_period_us, of
+ * its cgroup or one above it, the lowest, rounded up to whole CPUs); at least 1. Read afresh on
+ * every call. */
+int sl_cpu_count(void);
 
 #define SL_MAX_DIMS   8
 #define SL_LAYOUT_MAX 8

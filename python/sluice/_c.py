@@ -24,6 +24,7 @@ ENOMEM, EINVAL, EIO, EFORMAT, ENOTSUP, ECUDA, ENCCL, EMPI = -1, -2, -3, -4, -5, 
 ENOENT, ECLOSED, ESTATE, ETIMEOUT, ECHECKSUM, ESYNTAX = -9, -10, -11, -12, -13, -14
 
 DEVICE_CPU, DEVICE_CUDA = 0, 1
+NUM_THREADS_AUTO = 0  # sl_pipeline_config.num_threads: chosen from the machine
 
 
 class Err(Structure):
@@ -121,6 +122,7 @@ _API = {
     "sl_status_name": (c_char_p, [c_int]),
     "sl_log_set_callback": (None, [LOG_FN, c_void_p]),
     "sl_dtype_size": (c_size_t, [c_int]),
+    "sl_cpu_count": (c_int, []),
     # operator table
     "sl_op_count": (c_int, []),
     "sl_op_get": (c_int, [c_int, POINTER(OpInfo), POINTER(Err)]),
@@ -137,6 +139,8 @@ _API = {
                                POINTER(c_int64), c_char_p]),
     # pipelines
     "sl_pipeline_config_init": (None, [POINTER(PipelineConfig)]),
+    "sl_pipeline_default_threads": (c_int, [c_int]),
+    "sl_pipeline_num_threads": (c_int, [c_void_p]),
     "sl_pipeline_create": (c_int, [POINTER(PipelineConfig), POINTER(c_void_p), POINTER(Err)]),
     "sl_pipeline_free": (None, [c_void_p]),
     "sl_pipeline_stop": (None, [c_void_p]),

@@ -641,6 +641,13 @@ _INT64_MAX = 2**63 - 1
 _UINT64_MAX = 2**64 - 1
 
 
+def default_num_threads(pipelines):
+    """The CPU threads of each of `pipelines` pipelines that run at once when none is given: the
+    library's rule (sl_pipeline_default_threads), the CPUs this process may run on shared among
+    them, less one, 1..64."""
+    return _c.lib.sl_pipeline_default_threads(max(1, min(int(pipelines), _INT_MAX)))
+
+
 def random_seed():
     return int.from_bytes(os.urandom(8), "little") >> 1
 
@@ -650,9 +657,12 @@ class Pipeline(_Owner):
     ``pipe.set_outputs(...)``, or by a ``@pipeline_def`` function; ``build()`` starts it and
     ``run()`` returns one batch: a tuple of TensorList, one per output.
 
-    device_id: a GPU ordinal, or None for a CPU-only pipeline (mixed and gpu ops then run on the
-    CPU); the default is GPU 0 where there is one, else the CPU. prefetch_queue_depth: batches the
-    pipeline prepares ahead (an int, or {"cpu_size": n, "gpu_size": m})."""
+    num_threads: CPU workers; left out (-1 or None), chosen from the machine: the CPUs this
+    process may run on, shared by one pipeline per visible GPU for a GPU pipeline, less one
+    (default_num_threads); ``pipe.num_threads`` says the count. device_id: a GPU ordinal, or None
+    for a CPU-only pipeline (mixed and gpu ops then run on the CPU); the default is GPU 0 where
+    there is one, else the CPU. prefetch_queue_depth: batches the pipeline prepares ahead (an
+    int, or {"cpu_size": n, "gpu_size": m})."""
 
     def __init__(self, batch_size=-1, num_threads=-1, device_id=_UNSET, seed=-1,
                  prefetch_queue_depth=2, exec_async=True, exec_pipelined=True, exec_dynamic=False,
@@ -664,6 +674,8 @@ class Pipeline(_Owner):
                 batch_size > _INT_MAX:
             raise errors.InvalidArgumentError("Pipeline: batch_size=%r (a positive int, at most "
                                               "%d)" % (batch_size, _INT_MAX))
+        if num_threads is None:
+            num_threads = -1
         if not _is_int(num_threads) or (num_threads < 1 and num_threads != -1) or \
                 num_threads > _INT_MAX:
             raise errors.InvalidArgumentError("Pipeline: num_threads=%r (a positive int)"
@@ -708,7 +720,11 @@ class Pipeline(_Owner):
         if seed < 0:
             seed = -1  # as DALI: any negative seed draws a random one
         self.batch_size = int(batch_size)
-        self.num_threads = 4 if num_threads == -1 else int(num_threads)
+        # none given: the GPUs' pipelines share the process's CPUs (as sl_pipeline_create's
+        # SL_NUM_THREADS_AUTO); a CPU pipeline has them to itself
+        self._threads_chosen = num_threads == -1
+        self.num_threads = default_num_threads(_gpu_count() if device_id is not None else 1) \
+            if self._threads_chosen else int(num_threads)
         self.device_id = device_id
         self.seed = int(seed)
         self.prefetch_queue_depth = prefetch_queue_depth

@@ -27,7 +27,7 @@ void sl_iter_config_init(sl_iter_config *c) {
     c->ndevices = 1;
     c->devices[0] = sl_cpu();
     c->batch_size = 200;
-    c->num_threads = 4;
+    c->num_threads = SL_NUM_THREADS_AUTO;
     c->prefetch_cpu = 2;
     c->prefetch_gpu = 2;
     c->num_outputs = -1;
@@ -100,7 +100,7 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
     sl_pipeline_config pc;
     sl_pipeline_config_init(&pc);
     pc.batch_size = it->B;
-    pc.num_threads = c->num_threads;
+    pc.num_threads = it->threads;
     pc.device = it->devices[dev];
     pc.seed = c->device_seeds ? c->device_seeds[dev] : c->seed;
     pc.prefetch_cpu = c->prefetch_cpu;
@@ -251,6 +251,9 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     }
     sl_status st = SL_OK;
     it->n = c->ndevices;
+    /* chosen once, for all: every local pipeline runs at once on the process's CPUs */
+    it->threads =
+        c->num_threads == SL_NUM_THREADS_AUTO ? sl_pipeline_default_threads(it->n) : c->num_threads;
     memcpy(it->devices, c->devices, sizeof it->devices);
     it->layout = c->layout >= 0 ? (sl_layout_mode)c->layout : d.layout;
     if (it->layout == SL_LAYOUT_NONE && it->n > 1) it->layout = SL_LAYOUT_SHARDED;

@@ -64,8 +64,9 @@ struct sl_iter {
     int n; /* local devices = pipelines */
     sl_device devices[SL_MAX_DEVICES];
     sl_pipeline *pipes[SL_MAX_DEVICES];
-    int B; /* per-device batch */
-    int S; /* shards (global devices) */
+    int B;       /* per-device batch */
+    int threads; /* each pipeline's CPU workers */
+    int S;       /* shards (global devices) */
     int nout;
     char names[SL_MAX_OUTPUTS][64];
     sl_layout_mode layout;

@@ -25,7 +25,7 @@
 void sl_pipeline_config_init(sl_pipeline_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->batch_size = 32;
-    cfg->num_threads = 4;
+    cfg->num_threads = SL_NUM_THREADS_AUTO;
     cfg->device = sl_cpu();
     cfg->seed = 0;
     cfg->prefetch_cpu = 2;
@@ -36,8 +36,11 @@ sl_status sl_pipeline_create(const sl_pipeline_config *cfg, sl_pipeline **out, s
     *out = NULL;
     if (cfg->batch_size < 1)
         return sl_err_set(err, SL_EINVAL, "pipeline batch_size %d (must be >= 1)", cfg->batch_size);
-    if (cfg->num_threads < 1 || cfg->num_threads > 1024)
-        return sl_err_set(err, SL_EINVAL, "pipeline num_threads %d (1..1024)", cfg->num_threads);
+    if (cfg->num_threads != SL_NUM_THREADS_AUTO &&
+        (cfg->num_threads < 1 || cfg->num_threads > 1024))
+        return sl_err_set(err, SL_EINVAL,
+                          "pipeline num_threads %d (1..1024, or %d: chosen from the machine)",
+                          cfg->num_threads, SL_NUM_THREADS_AUTO);
     if (cfg->prefetch_cpu < 1 || cfg->prefetch_gpu < 1)
         return sl_err_set(err, SL_EINVAL, "prefetch depths %d/%d (must be >= 1)", cfg->prefetch_cpu,
                           cfg->prefetch_gpu);
@@ -55,6 +58,9 @@ sl_status sl_pipeline_create(const sl_pipeline_config *cfg, sl_pipeline **out, s
     sl_pipeline *p = sl__calloc(1, sizeof *p, err);
     if (!p) return SL_ENOMEM;
     p->cfg = *cfg;
+    if (cfg->num_threads == SL_NUM_THREADS_AUTO) /* the GPUs' pipelines share the CPUs */
+        p->cfg.num_threads = sl_pipeline_default_threads(
+            cfg->device.kind == SL_DEVICE_CUDA ? sl__cuda_device_count() : 1);
     p->reader_op = -1;
     pthread_mutex_init(&p->snap_mu, NULL);
     pthread_cond_init(&p->snap_cv, NULL);
@@ -566,8 +572,24 @@ const char *sl_pipeline_output_name(const sl_pipeline *p, int i) {
 int sl_pipeline_batch_size(const sl_pipeline *p) {
     return p->cfg.batch_size;
 }
+int sl_pipeline_num_threads(const sl_pipeline *p) {
+    return p->cfg.num_threads;
+}
 sl_device sl_pipeline_device(const sl_pipeline *p) {
     return p->cfg.device;
+}
+
+/* the most sl_pipeline_default_threads gives, a bound for many-core hosts: each worker keeps
+ * decoders and scratch buffers of its own */
+#define SL__MAX_DEFAULT_THREADS 64
+
+int sl__pipeline_threads_for(int cpus, int pipelines) {
+    int share = cpus / (pipelines > 1 ? pipelines : 1) - 1;
+    return share < 1 ? 1 : share > SL__MAX_DEFAULT_THREADS ? SL__MAX_DEFAULT_THREADS : share;
+}
+
+int sl_pipeline_default_threads(int pipelines) {
+    return sl__pipeline_threads_for(sl_cpu_count(), pipelines);
 }
 
 sl_status sl_pipeline_reader_meta(sl_pipeline *p, const char *name, sl_reader_meta *out) {

@@ -137,4 +137,8 @@ sl_status sl__pipeline_fail(sl_pipeline *p, sl_status st, const char *fmt, ...) 
 /* Reader ops in the graph. */
 int sl__pipeline_num_readers(const sl_pipeline *p);
 
+/* sl_pipeline_default_threads's rule for a process that may run on `cpus` CPUs:
+ * max(1, min(64, cpus / pipelines - 1)), pipelines < 1 counting as 1. */
+int sl__pipeline_threads_for(int cpus, int pipelines);
+
 #endif

@@ -106,8 +106,13 @@ class BaseIterator:
                                               % (len(output_map), n_out))
         offset, total = reader_shards(pipelines, reader_name)
         # the iterator runs its pipelines with one thread count and prefetch depth; each keeps
-        # its own seed, as in DALI (pipelines given none draw one each, or share the iterator's)
+        # its own seed, as in DALI (pipelines given none draw one each, or share the iterator's).
+        # Pipelines given no thread count get the library's choice for as many pipelines as
+        # there are here, all running at once (sl_iter_config.num_threads), set below.
+        chosen = all(p._threads_chosen for p in pipelines)
         for attr, name in (("num_threads", "num_threads"), ("_prefetch", "prefetch_queue_depth")):
+            if attr == "num_threads" and chosen:
+                continue
             values = [getattr(p, attr) for p in pipelines]
             if len(set(values)) != 1:
                 raise errors.InvalidArgumentError(
@@ -128,10 +133,15 @@ class BaseIterator:
         self._pipes = pipelines
         self._it = SlIterator(
             lambda index, shard, nshards: pipelines[index]._graph,
-            [pipeline_device(p) for p in pipelines], B * total, p0.num_threads, p0.seed,
+            [pipeline_device(p) for p in pipelines], B * total,
+            None if chosen else p0.num_threads, p0.seed,
             p0.prefetch_queue_depth, offset, total, output_map, reader_name, size,
             last_batch_policy, last_batch_padded, prepare_first_batch, auto_reset, layout,
             checkpoint, global_order, device_seeds=seeds)
+        if chosen:
+            threads = self._it.num_threads
+            for p in pipelines:
+                p.num_threads = threads
         for p in pipelines:
             p._feeds = weakref.ref(self)
         self.output_map = list(output_map)

@@ -40,7 +40,7 @@ def _tri(v, what):
 class SlIterator(_Owner):
     """sl_iter over pipelines whose graphs `graph_for(index, shard_id, num_shards)` returns."""
 
-    def __init__(self, graph_for, devices, batch_size, num_threads=4, seed=-1,
+    def __init__(self, graph_for, devices, batch_size, num_threads=None, seed=-1,
                  prefetch_queue_depth=2, shard_offset=0, total_shards=0, output_map=None,
                  reader_name=None, size=-1, last_batch_policy=LastBatchPolicy.FILL,
                  last_batch_padded=False, prepare_first_batch=True, auto_reset=False,
@@ -78,7 +78,8 @@ class SlIterator(_Owner):
         for i, (kind, ident) in enumerate(devices):
             c.devices[i].kind, c.devices[i].id = kind, ident
         c.batch_size = batch_size
-        c.num_threads = num_threads
+        # None: the library chooses for the len(devices) pipelines (sl_iter_config.num_threads)
+        c.num_threads = _c.NUM_THREADS_AUTO if num_threads is None else num_threads
         # no seed: a random one, as a pipeline's (in global order every process and device count
         # must see the same order, so there it is 0)
         if seed is None or seed < 0:
@@ -166,6 +167,8 @@ class SlIterator(_Owner):
         self._handle = it.value
         self.num_devices = _c.lib.sl_iter_num_devices(it)
         self.device_batch = _c.lib.sl_iter_device_batch(it)
+        # each pipeline's CPU workers: as given, or as the library chose for them
+        self.num_threads = _c.lib.sl_pipeline_num_threads(_c.lib.sl_iter_pipeline(it, 0))
         n = _c.lib.sl_iter_num_outputs(it)
         self.output_names = [_c.u(_c.lib.sl_iter_output_name(it, i)) for i in range(n)]
         self._max_zero_copy = max(0, _c.lib.sl_iter_max_held(it) - 1)

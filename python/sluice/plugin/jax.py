@@ -26,7 +26,7 @@ import jax.dlpack
 import numpy as np
 
 from .. import _c, errors
-from ..pipeline import Pipeline, trace
+from ..pipeline import _INT_MAX, Pipeline, _is_int, trace
 from ..tensors import KDL_CPU, KDL_CUDA, c_export, capsule_fresh as _capsule_fresh
 from ._common import BaseIterator, LastBatchPolicy, pipeline_device
 from ._iterator import LAYOUT_NONE, LAYOUT_SHARDED, LAYOUT_STACKED, SlIterator, stacked
@@ -256,7 +256,7 @@ def data_iterator(pipeline_fn=None, output_map=(), size=-1, reader_name=None, au
 
     def decorate(func):
         @functools.wraps(func)
-        def create(*args, batch_size, num_threads=4, seed=-1, prefetch_queue_depth=2,
+        def create(*args, batch_size, num_threads=None, seed=-1, prefetch_queue_depth=2,
                    device_id=None, checkpoints=None, **kwargs):
             if not isinstance(batch_size, int) or batch_size < 1:
                 raise errors.InvalidArgumentError("batch_size=%r (a positive int)" % (batch_size,))
@@ -289,6 +289,12 @@ def data_iterator(pipeline_fn=None, output_map=(), size=-1, reader_name=None, au
                 raise errors.InvalidArgumentError("batch_size %d over %d devices" % (
                     batch_size, nglobal))
             sl_devices = [_sluice_device(d) for d in local]
+            if num_threads is None or (_is_int(num_threads) and num_threads == -1):
+                # the library chooses for one pipeline per local device, all running at once
+                num_threads = None
+            elif not _is_int(num_threads) or not 1 <= num_threads <= _INT_MAX:
+                raise errors.InvalidArgumentError("num_threads=%r (a positive int; None or -1: "
+                                                  "chosen from the machine)" % (num_threads,))
 
             def graph_for(i, shard_id, num_shards):
                 fk = dict(kwargs)

@@ -3,10 +3,11 @@
 # bench/gpu_imagenet.sh BUILD_DIR OUT_DIR [hw_decoder_load ...]: the ImageNet-style pipeline of
 # DALI's rn50 decoder benchmark (docs/dali.md, section 7: decoders.image_random_crop mixed ->
 # resize 224x224 -> crop_mirror_normalize FLOAT16 CHW, random mirror) over the DALI_extra photos
-# x500, batch 128, GPU 0, 3 epochs, once per hw_decoder_load given (default: 0.65 1.0 0), and once
-# with every image decoded on the CPU pool (cpu_decode_max_pixels large). One JSON line per run in
+# x2000 (8000-image epochs: shorter ones vary too much from run to run), batch 128, GPU 0, 3
+# epochs, once per hw_decoder_load given (default: 0.65 1.0 0), and once with every image decoded
+# on the CPU pool (cpu_decode_max_pixels large). One JSON line per run in
 # OUT_DIR/imagenet_*.json. PHOTOS=DIR takes the photos from DIR instead (bench/shrink_jpegs writes
-# them at ImageNet's size); REPEAT=N repeats each N times instead of 500; EPOCHS=N runs N epochs
+# them at ImageNet's size); REPEAT=N repeats each N times instead of 2000; EPOCHS=N runs N epochs
 # instead of 3 (epoch 0 includes the start-up; later ones differ by up to 30% with the crops the
 # fixed seed draws, the same in every run); ARGS=", name=value..." adds decoder arguments;
 # NO_CPU=1 skips the CPU-pool-only run.
@@ -20,7 +21,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 root=${PHOTOS:-$src/tests/fixtures/dali_extra/jpeg}
 : >"$out/photos.txt"
-for k in $(seq "${REPEAT:-500}"); do
+for k in $(seq "${REPEAT:-2000}"); do
     i=0
     for f in "$root"/*.jpg; do echo "$(basename "$f") $i" >>"$out/photos.txt"; i=$((i + 1)); done
 done

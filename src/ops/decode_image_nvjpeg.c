@@ -13,14 +13,16 @@
  * they support the image, else (and from the engines) back to the caller, who decodes it on the
  * CPU. A default back end that has failed on its first images and never succeeded is left alone
  * from then on (on the H200 with CUDA 13 it answered NVJPEG_STATUS_BAD_JPEG to everything).
- * Decoding ahead (sl__nvjpeg_ahead_*): nvjpegDecodeBatched on the engines returns only once they
- * are done, so a GPU stage that also called it left them idle while it parsed, finished and synced
- * each batch. From its second batch on, the decoder's CPU stage starts the engines' share itself
- * (on the stage's thread, while the pool decodes the CPU's share), with its own engine state,
- * parser and stream, into a per-batch planes block, and marks an event; the GPU stage waits for the
- * event on its stream and finishes the planes. What the engines do not decode there goes through
+ * Decoding ahead (sl__nvjpeg_ahead_*): a GPU stage that also called the engines left them idle
+ * while it parsed, finished and synced each batch. From its second batch on, the decoder's CPU
+ * stage has the engines' share decoded itself (on the stage's thread, while the pool decodes the
+ * CPU's share), with its own engine state, parser and stream, into a per-batch planes block; the
+ * GPU stage finishes the planes. What the engines do not decode there goes through
  * sl__nvjpeg_decode as before. The two threads share the handles (nvJPEG allows that, one state per
  * thread) and only atomic counters.
+ * Every call that makes the engines work is made by the decoder's engine thread (engine_call),
+ * which drains the call's stream before and after it (engine_run says why) while the caller waits
+ * at most timeout_s.
  * One GPU's engines take one batched decode at a time: two threads that call nvjpegDecodeBatched on
  * the same GPU's engines at once (each with its own state, even each with its own handle) hang
  * inside it for good with CUDA 13 on the H200, while two GPUs' engines at once do not, nor does

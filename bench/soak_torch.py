@@ -9,15 +9,15 @@ SGD with momentum, so the GPU is busy with the model's work while the pipeline d
         [--warmup 10] [--batch 256] [--threads N] [--hw-load X] [--workers 15] [--stall 120]
 
 DIR holds one folder of JPEGs per class (bench/make_photos writes them). sluice's feed runs --runs
-times, the peers once. Each run of a feed builds its pipeline (or loader) afresh and trains --warmup steps, then --steps timed steps; sluice's
-iterator resets itself at each epoch's end (auto_reset), so a run crosses several epochs. A run
-that makes no step for --stall seconds is a hang: the script prints every thread's stack and
-exits with status 1 (faulthandler's). One JSON line per run: feed, run, images/s over the timed steps, and the
-seconds the loop waited for data. --threads and --hw-load left out: sluice's defaults."""
+times, the peers once. Each run of a feed builds its pipeline (or loader) afresh and trains
+--warmup steps, then --steps timed steps; sluice's iterator resets itself at each epoch's end
+(auto_reset), so a run crosses several epochs. A run that makes no step for --stall seconds is a
+hang: the script prints every thread's stack and exits with status 1 (faulthandler's). One JSON
+line per run: feed, run, images/s over the timed steps, the seconds the loop waited for data, the
+last loss. --threads and --hw-load left out: sluice's defaults."""
 import argparse
 import faulthandler
 import json
-import os
 import sys
 import time
 

@@ -10,6 +10,8 @@
  *   damaged record;
  * - sl_dataset_convert of an image folder writes its class names; sl_dataset_read_classes reads
  *   them back; a bad option is an error naming it;
+ * - a store appears at its path only when its writer is closed, never after a discard; an empty
+ *   LMDB is inspected as "lmdb"; a folder's file that is no image is refused, naming it;
  * - sl_dataset_inspect names what it looked for in an unrecognised file. */
 #include "check.h"
 
@@ -17,6 +19,7 @@
 #include "sluice/ops.h"
 #include "sluice/pipeline.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +272,70 @@ static void convert_folder(void) {
     CHECK_FAILS(sl_dataset_convert(&o, &r, &e), SL_EINVAL, &e, "folder");
 }
 
+static bool exists(const char *p) {
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+/* A store appears whole or not at all: nothing at its path while it is written, nothing after a
+ * discard; an LMDB with no records is inspected as "lmdb"; a folder's file that is no image the
+ * decoders read is refused by name, and the conversion leaves no store. */
+static void whole_or_nothing(void) {
+    sl_err e = {0};
+    sl_dataset_writer *w;
+    const char *db = path_in("pending");
+    CHECK_OK(sl_dataset_writer_create(db, SL_DATASET_CAFFE2, &w, &e), &e);
+    if (!w) return;
+    CHECK_OK(sl_dataset_writer_add(w, "a", "x", 1, false, 0, 0, 0, 1, &e), &e);
+    CHECK(!exists(db));
+    sl_dataset_writer_discard(w);
+    CHECK(!exists(db));
+    CHECK_OK(sl_dataset_writer_create(path_in("pending.tfrecord"), SL_DATASET_TFRECORD, &w, &e),
+             &e);
+    if (w) {
+        CHECK(!exists(path_in("pending.tfrecord")));
+        sl_dataset_writer_discard(w);
+    }
+    CHECK(!exists(path_in("pending.tfrecord")));
+    CHECK(!exists(db));
+
+    /* no records: "lmdb", not a guess between Caffe2 and Caffe */
+    const char *empty = path_in("empty");
+    CHECK_OK(sl_dataset_writer_create(empty, SL_DATASET_CAFFE2, &w, &e), &e);
+    CHECK(!exists(empty));
+    CHECK_OK(sl_dataset_writer_close(w, &e), &e);
+    sl_dataset_info *in = NULL;
+    CHECK_OK(sl_dataset_inspect(empty, SL_DATASET_VERIFY, &in, &e), &e);
+    if (in) {
+        CHECK(in->format != NULL);
+        if (in->format) CHECK_STR(in->format, "lmdb");
+        CHECK_EQ_INT(in->records, 0);
+    }
+    sl_dataset_info_free(in);
+    /* an LMDB is there: refused, and the store is left as it was */
+    CHECK_FAILS(sl_dataset_writer_create(empty, SL_DATASET_CAFFE, &w, &e), SL_EINVAL, &e,
+                "already holds an LMDB");
+
+    /* a file with an image's name and no image in it */
+    const char *root = path_in("junkimgs");
+    char d[1100], p[1200];
+    mkdir(root, 0775);
+    snprintf(d, sizeof d, "%s/cat", root);
+    mkdir(d, 0775);
+    snprintf(p, sizeof p, "%s/broken.jpg", d);
+    FILE *f = fopen(p, "wb");
+    fputs("\xff\xd8\xff\xd9 not a JPEG", f);
+    fclose(f);
+    sl_dataset_convert_options o = {.from = SL_DATASET_FROM_FOLDER,
+                                    .folder = root,
+                                    .to = SL_DATASET_CAFFE2,
+                                    .out = path_in("junkdb")};
+    sl_dataset_convert_result r;
+    CHECK_FAILS(sl_dataset_convert(&o, &r, &e), SL_EFORMAT, &e, "cat/broken.jpg");
+    CHECK(strstr(e.msg, "not an image") != NULL);
+    CHECK(!exists(path_in("junkdb")));
+}
+
 static void unrecognised(void) {
     const char *p = path_in("junk.bin");
     FILE *f = fopen(p, "wb");
@@ -289,6 +356,7 @@ int main(void) {
     writers();
     index_files();
     convert_folder();
+    whole_or_nothing();
     unrecognised();
     return check_done();
 }

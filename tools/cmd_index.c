@@ -3,7 +3,8 @@
  * script: a line "offset length" per record, length counting the record's whole frame), the
  * index_path files readers.tfrecord takes, from the library's sl_tfrecord_index (sluice/dataset.h):
  * every record's framing and CRCs are checked on the way, so a corrupt file is refused, naming the
- * offset of its first bad record. */
+ * offset of its first bad record. OUT is written beside itself and renamed into place once whole.
+ */
 #include "cli.h"
 
 #include "sluice/dataset.h"
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int usage(FILE *f) {
     fprintf(f, "usage: sluice index FILE.tfrecord [OUT]\n"
@@ -44,17 +46,31 @@ int sl_cli_index(int argc, char **argv) {
     int64_t n;
     if (sl_tfrecord_index(in, &idx, &n, &e)) return sl_cli_fail("index", "%s", e.msg);
     bool to_stdout = !out || !strcmp(out, "-");
-    FILE *f = to_stdout ? stdout : fopen(out, "w");
+    /* a file goes in whole or not at all: written beside OUT, synced, renamed over it (readers
+     * take an index as it is, so a cut one would hide the records after it) */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out ? out : "-", (long)getpid());
+    FILE *f = to_stdout ? stdout : fopen(tmp, "w");
     if (!f) {
         free(idx);
-        return sl_cli_fail("index", "%s: %s", out, strerror(errno));
+        return sl_cli_fail("index", "%s: %s", tmp, strerror(errno));
     }
     for (int64_t i = 0; i < n; i++)
         fprintf(f, "%llu %lld\n", (unsigned long long)idx[i].offset, (long long)idx[i].size);
     free(idx);
-    bool bad = ferror(f) != 0;
-    if (to_stdout ? fflush(f) != 0 || bad : fclose(f) != 0 || bad)
-        return sl_cli_fail("index", "%s: write failed", to_stdout ? "standard output" : out);
+    int err = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
+    if (to_stdout) {
+        if (err) return sl_cli_fail("index", "standard output: write failed: %s", strerror(err));
+    } else {
+        if (!err && fsync(fileno(f)) != 0) err = errno;
+        if (fclose(f) != 0 && !err) err = errno;
+        if (!err && rename(tmp, out) != 0) err = errno;
+        if (err) {
+            unlink(tmp);
+            return sl_cli_fail("index", "%s: write failed: %s", out,
+                               err == ENOSPC ? "no space left on device" : strerror(err));
+        }
+    }
     if (!to_stdout) fprintf(stderr, "wrote the index of %lld records to %s\n", (long long)n, out);
     return 0;
 }

@@ -82,8 +82,8 @@ static sl_status verify_store(const char *path, verified *rp, sl_err *e) {
         char fmt[32] = "?";
         if (sscanf(msg + 1, "%lld %lld %31s", &recs, &bytes, fmt) >= 2) {
             rp->records = recs, rp->bytes = bytes;
-            static const char *const formats[] = {"caffe2",     "caffe", "idx",     "folder",
-                                                  "webdataset", "npy",   "tfrecord"};
+            static const char *const formats[] = {"caffe2", "caffe",      "lmdb", "idx",
+                                                  "folder", "webdataset", "npy",  "tfrecord"};
             rp->format = "?";
             for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++)
                 if (!strcmp(fmt, formats[k])) rp->format = formats[k];

@@ -42,7 +42,8 @@ typedef struct sl_dataset_feature {
 } sl_dataset_feature;
 
 typedef struct sl_dataset_info {
-    /* "caffe2", "caffe" (LMDBs), "idx", "folder", "webdataset", "npy" or "tfrecord" */
+    /* "caffe2", "caffe" (LMDBs; "lmdb" for one with no records), "idx", "folder", "webdataset",
+     * "npy" or "tfrecord" */
     const char *format;
     long long records;
     /* label_counts[l]: the records of label l, for l < num_labels (the largest label seen + 1,
@@ -93,8 +94,12 @@ sl_status sl_dataset_format_parse(const char *name, sl_dataset_format *out, sl_e
 
 typedef struct sl_dataset_writer sl_dataset_writer;
 
-/* Creates the store at path: for an LMDB a folder (made if missing) holding no data.mdb yet;
- * for TFRecord the file. */
+/* Starts the store at path: for an LMDB a folder (made if missing) holding no data.mdb yet;
+ * for TFRecord the file (one already there is replaced when the new one is finished). The records
+ * go into a temporary beside it (PATH.tmp-PID, or PATH/tmp-PID inside a folder that is there),
+ * and the store appears at path only when sl_dataset_writer_close has finished it: after an
+ * error, a discard or a crash there is no store at path. A write that fails for want of space
+ * says "no space left on device". */
 sl_status sl_dataset_writer_create(const char *path, sl_dataset_format format,
                                    sl_dataset_writer **out, sl_err *err);
 /* Adds a record under key (the LMDB's key, at most 511 bytes, each greater in byte order than the
@@ -105,9 +110,18 @@ sl_status sl_dataset_writer_create(const char *path, sl_dataset_format format,
 sl_status sl_dataset_writer_add(sl_dataset_writer *w, const char *key, const void *data,
                                 size_t size, bool raw, int height, int width, int channels,
                                 int32_t label, sl_err *err);
-/* Finishes the store (commits the LMDB, closes the file) and frees w. err may be NULL (after
- * another error, to report only that one). NULL does nothing. */
+/* Class names, one a line in label order, to be written with the store: PATH/labels.txt beside
+ * an LMDB's data.mdb, PATH.labels.txt beside a TFRecord file (what sl_dataset_read_classes
+ * reads). SL_EINVAL for a name with a line break. */
+sl_status sl_dataset_writer_set_classes(sl_dataset_writer *w, const char *const *names, int n,
+                                        sl_err *err);
+/* Finishes the store -- commits the LMDB or closes the file, writes the class names, syncs them
+ * to the disk and renames them to path -- and frees w; on an error nothing is left at path. err
+ * may be NULL. NULL does nothing. */
 sl_status sl_dataset_writer_close(sl_dataset_writer *w, sl_err *err);
+/* Drops what w has written (after an error: path is left as it was) and frees w. NULL does
+ * nothing. */
+void sl_dataset_writer_discard(sl_dataset_writer *w);
 
 /* ---- converting IDX files and image folders ------------------------------------------------- */
 
@@ -140,7 +154,9 @@ typedef struct sl_dataset_convert_result {
 /* Writes the store o->out from an IDX pair or an image folder. IDX records are keyed by their
  * input order, zero-padded (at least 8 digits); folder records by their path relative to the
  * folder ("class/file.jpg") and written in key order, each with its label, and the class names
- * go, one a line in label order, to the labels file (result->labels_path). result may be NULL. */
+ * go, one a line in label order, to the labels file (result->labels_path); a folder's file whose
+ * header is no JPEG or PNG the decoders read is refused (SL_EFORMAT, naming it). The store appears
+ * only when whole (see sl_dataset_writer_create). result may be NULL. */
 sl_status sl_dataset_convert(const sl_dataset_convert_options *o, sl_dataset_convert_result *result,
                              sl_err *err);
 

@@ -6,12 +6,15 @@
  * digits); folder records by their path relative to the folder ("class/file.jpg"), so they lie
  * in path order (LMDB sorts its keys; each record carries its own label), and the class names go,
  * one a line in label order, to labels.txt beside data.mdb (not into the LMDB: the readers take
- * every key there for a record), or beside the TFRecord file as FILE.labels.txt. */
+ * every key there for a record), or beside the TFRecord file as FILE.labels.txt. A folder's file
+ * whose header is no JPEG or PNG the decoders read is refused, naming it. The writer makes the
+ * store appear only once it is whole (see writer.c). */
 #include "sluice/dataset.h"
 
 #include "core/log.h"
 #include "io/folder.h"
 #include "io/idx.h"
+#include "io/image_info.h"
 #include "io/jpegenc.h"
 
 #include <errno.h>
@@ -51,20 +54,14 @@ static sl_status key_order(const sl__folder *fo, int64_t **out, sl_err *e) {
     return SL_OK;
 }
 
-/* the labels file: class c's name on line c + 1 */
-static sl_status write_labels(const char *p, const sl__folder *fo, sl_err *e) {
+/* the class names for labels.txt, checked before any record is written */
+static sl_status check_classes(const sl__folder *fo, sl_err *e) {
     for (int c = 0; c < sl__folder_classes(fo); c++)
         if (strchr(sl__folder_class_name(fo, c), '\n'))
             return sl_err_set(e, SL_EINVAL,
                               "%s/%s: a class name with a line break cannot go "
                               "into labels.txt",
                               sl__folder_root(fo), sl__folder_class_name(fo, c));
-    FILE *f = fopen(p, "w");
-    if (!f) return sl_err_set(e, SL_EIO, "%s: %s", p, strerror(errno));
-    for (int c = 0; c < sl__folder_classes(fo); c++)
-        fprintf(f, "%s\n", sl__folder_class_name(fo, c));
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) return sl_err_set(e, SL_EIO, "%s: write failed", p);
     return SL_OK;
 }
 
@@ -133,10 +130,19 @@ sl_status sl_dataset_convert(const sl_dataset_convert_options *o, sl_dataset_con
         if (!st) n = sl__idx_count(im);
     } else {
         st = sl__folder_open(o->folder, NULL, 0, NULL, 0, NULL, &fo, e);
+        if (!st) st = check_classes(fo, e);
         if (!st) st = key_order(fo, &order, e);
         if (!st) n = sl__folder_count(fo);
     }
     if (!st) st = sl_dataset_writer_create(o->out, o->to, &wr, e);
+    if (!st && fo) {
+        const char **names = malloc((size_t)(sl__folder_classes(fo) + 1) * sizeof *names);
+        if (!names) st = sl_err_set(e, SL_ENOMEM, "out of memory");
+        for (int c = 0; !st && c < sl__folder_classes(fo); c++)
+            names[c] = sl__folder_class_name(fo, c);
+        if (!st) st = sl_dataset_writer_set_classes(wr, names, sl__folder_classes(fo), e);
+        free(names);
+    }
     int key_digits = digits(n - 1);
     uint8_t *fbuf = NULL;
     size_t fcap = 0;
@@ -162,28 +168,36 @@ sl_status sl_dataset_convert(const sl_dataset_convert_options *o, sl_dataset_con
             sl__image_info info;
             int64_t r = order[i];
             st = sl__folder_read(fo, r, &fbuf, &fcap, &fn, e);
+            /* a file the decoders cannot read would fail every epoch that reaches it: refused
+             * here, by name, rather than stored */
+            sl__decode_image_info di;
+            char why[160];
+            if (!st && sl__decode_image_peek(fbuf, fn, SL__IMG_ANY, false, 0, &di, why,
+                                             sizeof why) != SL_OK)
+                st = sl_err_set(e, SL_EFORMAT,
+                                "%s/%s: not an image sluice can decode (JPEG or PNG): %s",
+                                sl__folder_root(fo), sl__folder_name(fo, r), why);
             if (!st && sl__jpegenc_probe(fbuf, fn, &info, NULL) == SL_OK)
                 h = info.height, w = info.width, ch = info.channels;
             else
                 h = w = 0, ch = 1;
-            if (!st)
+            if (!st) {
                 st = sl_dataset_writer_add(wr, sl__folder_name(fo, r), fbuf, fn, false, h, w, ch,
                                            sl__folder_label(fo, r), e);
-            if (st) sl_err_prefix(e, "%s: ", sl__folder_name(fo, r));
+                if (st) sl_err_prefix(e, "%s: ", sl__folder_name(fo, r));
+            }
         }
         if (o->progress && ((i & 1023) == 0 || i + 1 == n)) o->progress(i + 1, n, o->user);
     }
     free(fbuf);
-    sl_status cst = sl_dataset_writer_close(wr, st ? NULL : e);
-    if (!st) st = cst;
-    if (!st && fo) {
-        char p[4200];
-        snprintf(p, sizeof p, tf ? "%s.labels.txt" : "%s/labels.txt", o->out);
-        st = write_labels(p, fo, e);
-        if (!st && result) {
-            result->classes = sl__folder_classes(fo);
-            snprintf(result->labels_path, sizeof result->labels_path, "%s", p);
-        }
+    if (st)
+        sl_dataset_writer_discard(wr);
+    else
+        st = sl_dataset_writer_close(wr, e);
+    if (!st && fo && result) {
+        result->classes = sl__folder_classes(fo);
+        snprintf(result->labels_path, sizeof result->labels_path,
+                 tf ? "%s.labels.txt" : "%s/labels.txt", o->out);
     }
     if (!st && result) result->records = n;
     free(order);

@@ -57,6 +57,7 @@ static sl_status inspect_lmdb(const char *path, report *rp, sl_err *e) {
     sl__lmdb *db;
     SL_TRY(sl__lmdb_open(1, &path, &db, e));
     rp->pub.records = sl__lmdb_count(db);
+    rp->pub.format = "lmdb"; /* no record to tell Caffe2 from Caffe by */
     const uint8_t *v;
     size_t n;
     static sl__caffe2_record c2;

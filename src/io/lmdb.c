@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 typedef struct sl__lmdb_rec {
@@ -455,8 +456,20 @@ struct sl__lmdb_writer {
     int64_t in_txn;
 };
 
+/* Whether a failed write is the file system filling up: ENOSPC itself, or the EIO LMDB gives for
+ * a short write, when the free space left is under what the transaction had to write. */
+static bool out_of_space(const char *dir, int rc, size_t wanted) {
+    if (rc == ENOSPC || rc == EDQUOT) return true;
+    struct statvfs vs;
+    if (rc != EIO || statvfs(dir, &vs) != 0) return false;
+    unsigned long long avail = (unsigned long long)(geteuid() == 0 ? vs.f_bfree : vs.f_bavail);
+    return avail * vs.f_frsize < 2 * (unsigned long long)wanted + ((unsigned long long)1 << 20);
+}
+
 static sl_status mdb_fail(sl__lmdb_writer *w, sl_err *err, const char *what, int rc) {
-    return sl_err_set(err, SL_EIO, "%s: %s: %s", w->dir, what, mdb_strerror(rc));
+    if (out_of_space(w->dir, rc, w->txn_bytes))
+        return sl_err_set(err, SL_EIO, "%s/data.mdb: %s: no space left on device", w->dir, what);
+    return sl_err_set(err, SL_EIO, "%s/data.mdb: %s: %s", w->dir, what, mdb_strerror(rc));
 }
 
 static int mkdirs(const char *dir) {
@@ -485,12 +498,14 @@ sl_status sl__lmdb_writer_open(const char *dir, sl__lmdb_writer **out, sl_err *e
     w->mapsize = (size_t)1 << 26;
     int rc = mdb_env_create(&w->env);
     if (!rc) rc = mdb_env_set_mapsize(w->env, w->mapsize);
-    if (!rc) rc = mdb_env_open(w->env, dir, MDB_NOSYNC | MDB_NOMETASYNC, 0664);
+    /* no lock file: a store being written has one writer and no readers, and LMDB maps its lock
+     * file, so on a full disk the first touch of that map would be a SIGBUS, not an error */
+    if (!rc) rc = mdb_env_open(w->env, dir, MDB_NOSYNC | MDB_NOMETASYNC | MDB_NOLOCK, 0664);
     if (!rc) rc = mdb_txn_begin(w->env, NULL, 0, &w->txn);
     if (!rc) rc = mdb_dbi_open(w->txn, NULL, 0, &w->dbi);
     if (rc) {
         sl_status st = mdb_fail(w, err, "creating the LMDB", rc);
-        sl__lmdb_writer_close(w, NULL);
+        sl__lmdb_writer_abort(w);
         return st;
     }
     *out = w;
@@ -538,6 +553,14 @@ sl_status sl__lmdb_writer_put(sl__lmdb_writer *w, const void *key, size_t klen, 
     w->in_txn++;
     w->txn_bytes += klen + vlen + 64;
     return SL_OK;
+}
+
+void sl__lmdb_writer_abort(sl__lmdb_writer *w) {
+    if (!w) return;
+    if (w->txn) mdb_txn_abort(w->txn);
+    if (w->env) mdb_env_close(w->env);
+    free(w->dir);
+    free(w);
 }
 
 sl_status sl__lmdb_writer_close(sl__lmdb_writer *w, sl_err *err) {

@@ -45,13 +45,17 @@ const char *sl__lmdb_escape(const void *bytes, size_t n, char *buf, size_t size)
 
 /* ---- writing ---- */
 typedef struct sl__lmdb_writer sl__lmdb_writer;
-/* Creates dir (if missing) and a new LMDB in it; fails if dir already holds a data.mdb. */
+/* Creates dir (if missing) and a new LMDB in it, with no lock file (one writer, no readers while
+ * it writes); fails if dir already holds a data.mdb. A write that fails for want of space says
+ * "no space left on device". */
 sl_status sl__lmdb_writer_open(const char *dir, sl__lmdb_writer **out, sl_err *err);
 /* Keys must come in increasing byte order (appends); commits every few thousand records. */
 sl_status sl__lmdb_writer_put(sl__lmdb_writer *w, const void *key, size_t klen, const void *val,
                               size_t vlen, sl_err *err);
-/* Commits, syncs and closes (also on error paths; w is freed either way). */
+/* Commits, syncs the file to the disk and closes; w is freed either way. */
 sl_status sl__lmdb_writer_close(sl__lmdb_writer *w, sl_err *err);
+/* Drops the open transaction and closes, after an error; NULL does nothing. */
+void sl__lmdb_writer_abort(sl__lmdb_writer *w);
 
 #ifdef __cplusplus
 }

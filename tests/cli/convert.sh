@@ -37,14 +37,33 @@ grep -q '"bytes": 784, "image": "raw", "height": 28' <<< "$json" || fail "raw ca
 
 # an image folder (class sub-folders) -> caffe2, files stored as they are
 mkdir -p "$work/imgs/cat" "$work/imgs/dog"
-printf '\xff\xd8\xff\xd9' > "$work/imgs/cat/a.jpg"
-printf '\xff\xd8\xff\xd9' > "$work/imgs/dog/b.jpg"
-printf '\xff\xd8\xff\xd9' > "$work/imgs/dog/c.jpg"
+cp "$SL_FIXTURES"/dali_extra/jpeg/padlock-406986_640.jpg "$work/imgs/cat/a.jpg"
+cp "$SL_FIXTURES"/dali_extra/jpeg/swan-3584559_640.jpg "$work/imgs/dog/b.jpg"
+cp "$SL_FIXTURES"/dali_extra/png/cat-111793_640.png "$work/imgs/dog/c.png"
 "$tool" convert --from folder --in "$work/imgs" --to caffe2 --out "$work/folder" > /dev/null
 json=$("$tool" inspect "$work/folder" --json)
 grep -q '"records": 3, "labels": {"0": 1, "1": 2}' <<< "$json" || fail "folder: $json"
 json=$("$tool" inspect "$work/imgs" --json)
 grep -q '"format": "folder", .*"records": 3,' <<< "$json" || fail "folder inspect: $json"
+# a file with an image's name and no image in it is refused by name, and no store is written
+printf '\xff\xd8\xff\xd9' > "$work/imgs/dog/d.jpg"
+if "$tool" convert --from folder --in "$work/imgs" --to caffe2 --out "$work/folder2" \
+    2> "$work/err"; then fail "convert of a folder with a broken image"; fi
+grep -q "imgs/dog/d.jpg: not an image" "$work/err" || fail "message: $(cat "$work/err")"
+[ ! -e "$work/folder2" ] || fail "a store was left after the refusal"
+rm "$work/imgs/dog/d.jpg"
+# an LMDB with no records: its format is "lmdb", not a guess (nor "(null)")
+printf '\x00\x00\x08\x03\x00\x00\x00\x00\x00\x00\x00\x1c\x00\x00\x00\x1c' > "$work/none-images"
+printf '\x00\x00\x08\x01\x00\x00\x00\x00' > "$work/none-labels"
+"$tool" convert --from idx --images "$work/none-images" --labels "$work/none-labels" --to caffe2 \
+    --out "$work/emptydb" > /dev/null || fail "convert of IDX files of no records"
+text=$("$tool" inspect "$work/emptydb")
+grep -q "^format: *lmdb$" <<< "$text" || fail "empty LMDB: $text"
+grep -q "^records: *0$" <<< "$text" || fail "empty LMDB: $text"
+json=$("$tool" inspect "$work/emptydb" --json)
+grep -q '"format": "lmdb", .*"records": 0,' <<< "$json" || fail "empty LMDB: $json"
+"$tool" inspect --verify "$work/emptydb" | grep -q "verified: lmdb, 0 records" ||
+    fail "empty LMDB --verify: $("$tool" inspect --verify "$work/emptydb" 2>&1)"
 
 # the fixtures
 text=$("$tool" inspect "$SL_FIXTURES/caffe-fmnist-64")

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `sluice convert` killed with SIGKILL at random points: whatever the moment, --out is afterwards
+# either no store at all or the whole one (10000 Fashion-MNIST records, `inspect --verify`
+# passing), never a cut one that readers would take for the set. Trials into a new folder, into a
+# folder that is there already (empty), and to a TFRecord file. The kills are spread over the
+# time one whole conversion takes, measured first, and a third of them must land mid-way.
+set -uo pipefail
+tool=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+src=/usr/share/datasets/fashion-mnist
+args=(convert --from idx --images "$src/t10k-images-idx3-ubyte.gz"
+      --labels "$src/t10k-labels-idx1-ubyte.gz")
+
+now_ms() { date +%s%3N; }
+t0=$(now_ms)
+"$tool" "${args[@]}" --to caffe2 --out "$work/whole" > /dev/null || fail "a whole conversion"
+span=$(( $(now_ms) - t0 ))
+[ "$span" -lt 1 ] && span=1
+"$tool" inspect --verify "$work/whole" | grep -q "verified: caffe2, 10000 records" ||
+    fail "the whole conversion does not verify"
+
+# out: a store that is there must be the whole set; none is fine
+check() { # trial to path
+    local out=$3 v
+    case $2 in
+    tfrecord)
+        [ -e "$out" ] || return 0
+        v=$("$tool" inspect --verify "$out" 2>&1) || fail "trial $1: $out is there but: $v"
+        grep -q "verified: tfrecord, 10000 records" <<< "$v" || fail "trial $1: $out: $v" ;;
+    *)
+        [ -e "$out/data.mdb" ] || return 0
+        v=$("$tool" inspect --verify "$out" 2>&1) || fail "trial $1: $out is there but: $v"
+        grep -q "verified: caffe2, 10000 records" <<< "$v" || fail "trial $1: $out: $v"
+        json=$("$tool" inspect "$out" --json)
+        grep -q '"records": 10000,' <<< "$json" || fail "trial $1: $json" ;;
+    esac
+}
+
+# 30 trials, or as many as 30 s take (at least 10: a sanitizer build runs slower)
+trials=30 mid=0 start=$SECONDS
+for ((i = 0; i < trials; i++)); do
+    [ $i -ge 10 ] && [ $((SECONDS - start)) -ge 30 ] && trials=$i && break
+    kind=$((i % 3))
+    case $kind in
+    0) to=caffe2 out="$work/t$i" ;;
+    1) to=caffe2 out="$work/t$i" && mkdir -p "$out" ;;
+    2) to=tfrecord out="$work/t$i.tfrecord" ;;
+    esac
+    "$tool" "${args[@]}" --to $to --out "$out" > /dev/null 2>&1 &
+    pid=$!
+    ms=$(( RANDOM % (span + span / 4 + 1) ))
+    sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+    kill -KILL $pid 2> /dev/null
+    { wait $pid; } 2> /dev/null
+    rc=$?
+    [ $rc -eq 137 ] && mid=$((mid + 1))
+    [ $rc -eq 0 ] || [ $rc -eq 137 ] || fail "trial $i: convert exited $rc before the kill"
+    check "$i" $to "$out"
+    if [ $rc -eq 0 ]; then
+        [ $kind -eq 2 ] && [ ! -e "$out" ] && fail "trial $i: convert finished, no $out"
+        [ $kind -ne 2 ] && [ ! -e "$out/data.mdb" ] && fail "trial $i: convert finished, no $out"
+    fi
+    rm -rf "$out" "$out".tmp-*
+done
+[ $mid -ge $((trials / 3)) ] || fail "only $mid of $trials kills landed while convert ran"
+echo "cli convert_killed: ok ($mid of $trials killed mid-way, a conversion takes ${span} ms)"

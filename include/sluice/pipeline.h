@@ -98,6 +98,14 @@ typedef struct sl_pipeline_config {
      * iterator's DROP). 0 (default): DALI's order, each reader on its own shard. */
     int global_shards, global_shard;
     int global_drop;
+    /* The most bytes of host memory that the ops' outputs of one batch may take, checked before
+     * each output is allocated: an op that asks for more fails the batch with SL_ENOMEM, naming
+     * the op and the bytes asked, instead of running the machine out of memory. 0 (the default):
+     * the environment variable SLUICE_MAX_BATCH_BYTES (bytes, or with a suffix K, M, G or T:
+     * powers of 1024) where it is set, else half of the physical memory shared among the
+     * pipeline's batch slots (2 * prefetch_cpu + 2), so that all of them at the limit fit. The
+     * limit also bounds batch_size: a batch's per-sample bookkeeping must fit it too. */
+    size_t max_batch_bytes;
 } sl_pipeline_config;
 
 /* num_threads "choose for me" (sl_pipeline_config_init's default): sl_pipeline_create takes

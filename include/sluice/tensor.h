@@ -136,6 +136,12 @@ const char *sl_tensor_describe(const sl_tensor *t, char *buf, size_t size);
 
 /* ---- sample lists --------------------------------------------------------------------------- */
 
+/* Bytes of host memory that the sample lists of one batch may lay out (see sl_tlist.budget). */
+typedef struct sl_mem_budget {
+    size_t limit;
+    size_t used;
+} sl_mem_budget;
+
 typedef struct sl_tlist {
     int count;    /* samples in use */
     int capacity; /* samples allocated in the arrays below */
@@ -149,6 +155,11 @@ typedef struct sl_tlist {
     size_t buf_size; /* bytes allocated in buf */
     size_t buf_used;
     bool pinned; /* CPU lists: allocate page-locked memory (set before the first alloc) */
+    /* NULL, or the host-memory allowance that this list shares with the other lists of one batch
+     * (a pipeline's limit, sl_pipeline_config.max_batch_bytes): sl_tlist_alloc adds the bytes it
+     * lays out in a CPU list to `used` and refuses, with SL_ENOMEM, a layout that would take it
+     * past `limit`; the owner sets `used` to 0 when the next batch starts */
+    sl_mem_budget *budget;
 } sl_tlist;
 
 /* Prepares list for count samples of the given dtype/rank/device; keeps and reuses its storage. */
@@ -156,7 +167,8 @@ sl_status sl_tlist_reset(sl_tlist *l, int count, sl_dtype dtype, int ndim, sl_de
                          sl_err *err);
 /* Lays out every sample in the owned buffer (shapes: count*ndim), contiguously, each 64-byte
  * aligned; the buffer grows only when needed. A negative extent, or a sample or total size over
- * PTRDIFF_MAX bytes, is SL_EINVAL naming the sample. */
+ * PTRDIFF_MAX bytes, is SL_EINVAL naming the sample; a CPU list's layout past its budget (above)
+ * is SL_ENOMEM naming the bytes asked, before anything is allocated. */
 sl_status sl_tlist_alloc(sl_tlist *l, const int64_t *shapes, sl_err *err);
 /* Sets sample i to point at external memory of the given shape (no copy). */
 void sl_tlist_set_external(sl_tlist *l, int i, void *data, const int64_t *shape);

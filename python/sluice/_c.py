@@ -49,13 +49,15 @@ class TList(Structure):
     _fields_ = [("count", c_int), ("capacity", c_int), ("dtype", c_int), ("device", Device),
                 ("ndim", c_int), ("layout", c_char * (LAYOUT_MAX + 1)),
                 ("shapes", POINTER(c_int64)), ("data", POINTER(c_void_p)), ("buf", c_void_p),
-                ("buf_size", c_size_t), ("buf_used", c_size_t), ("pinned", c_bool)]
+                ("buf_size", c_size_t), ("buf_used", c_size_t), ("pinned", c_bool),
+                ("budget", c_void_p)]
 
 
 class PipelineConfig(Structure):
     _fields_ = [("batch_size", c_int), ("num_threads", c_int), ("device", Device),
                 ("seed", c_uint64), ("prefetch_cpu", c_int), ("prefetch_gpu", c_int),
-                ("global_shards", c_int), ("global_shard", c_int), ("global_drop", c_int)]
+                ("global_shards", c_int), ("global_shard", c_int), ("global_drop", c_int),
+                ("max_batch_bytes", c_size_t)]
 
 
 class ReaderMeta(Structure):

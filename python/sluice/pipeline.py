@@ -467,8 +467,12 @@ class _Owner:
         self._generation = _generation[0]
         self._pid = os.getpid()
         # where next() writes the batch it takes: one the caller never wrapped in a _Hold (a
-        # KeyboardInterrupt right after the call) is found here and given back by the next call
+        # KeyboardInterrupt right after the call) is found here and handed over by the next call
         self._inflight = c_void_p()
+        # the batch a call has taken and not yet returned: (thread, hold, what the call returns,
+        # once made). A KeyboardInterrupt before the call returns leaves it here, and that
+        # thread's next call returns it instead of taking another, so an interrupt loses no batch
+        self._pending = None
         _owners.add(self)
 
     def _sources(self):
@@ -488,16 +492,33 @@ class _Owner:
                                     "child" % (what, self._pid))
         return self._lock
 
-    def _hold(self):
+    def _hold(self, me):
         h = _Hold(self)
         ref = weakref.ref(h)
-        # the batch that next() wrote into _inflight moves to _out in two stores with no call
-        # between them (a signal's handler runs as a call returns): it is in one place or the
-        # other, never in both or neither
+        # the batch that next() wrote into _inflight moves to _out and _pending in stores with no
+        # call between them (a signal's handler runs as a call returns): it is in one place or
+        # the other, never in both or neither
         h._batch = b = self._inflight.value
         self._out[self._handle, b] = ref
+        self._pending = (me, h, None)
         self._inflight.value = None
         return h
+
+    def _taken_before(self, me):
+        """The hold of a batch taken for a call of thread `me` that never returned it (a Ctrl-C
+        in between), wrapped now if it was never wrapped; None when there is none."""
+        if self._inflight.value and self._handle:
+            return self._hold(me)
+        p = self._pending
+        if p is not None and p[0] == me and p[1]._batch is not None and \
+                self._out.get((self._handle, p[1]._batch)) is not None:
+            return p[1]
+        return None
+
+    def _made_before(self, me):
+        """What a call of thread `me` made and never returned (a Ctrl-C in between), or None."""
+        p = self._pending
+        return p[2] if p is not None and p[0] == me else None
 
     def _live(self, handle=None):
         """How many batches of the C object (the current one) have views alive."""
@@ -539,6 +560,7 @@ class _Owner:
     def _close_handle(self):
         h = self._handle
         self._inflight.value = None  # a batch taken but never wrapped goes with its C object
+        self._pending = None
         if not h:
             return
         # retired in the statement that clears it, and taken off that list only with no call
@@ -735,6 +757,7 @@ class Pipeline(_Owner):
         self._graph = None
         self._owner_init(_c.lib.sl_pipeline_free, _c.lib.sl_pipeline_stop)
         self._built = False
+        self._closed = False  # close() was called: run() is refused (it would start again)
         self._exhausted = False
         self._reader_names = []
         self._taken = 0  # batches run() has handed out
@@ -832,13 +855,15 @@ class Pipeline(_Owner):
                                              _c.u(_c.lib.sl_pipeline_errmsg(p)))
             if _c.lib.sl_pipeline_build(p):
                 raise self._failure(p)
+            zero_copy = max(1, _c.lib.sl_pipeline_max_held(p) - self._prefetch[0])
         except BaseException:
             _c.lib.sl_pipeline_free(p)
             raise
+        # no call from here on: a Ctrl-C leaves the pipeline built with all of this, or freed
+        self._max_zero_copy = zero_copy
         self._handle = p.value
         self._built = True
         self._exhausted = False
-        self._max_zero_copy = max(1, _c.lib.sl_pipeline_max_held(p) - self._prefetch[0])
 
     def _failure(self, p):
         exc = self._graph.source_error() if self._graph else None
@@ -854,24 +879,42 @@ class Pipeline(_Owner):
     def _give_back(self):
         self._reclaim(_c.lib.sl_pipeline_release)
 
-    @guarded("run()")
     def run(self):
         """The next batch: a tuple with one TensorList per output."""
+        me = threading.get_ident()
+        out = self._run(me)
+        # from here to the return no call, so no place for a Ctrl-C: a batch is either returned
+        # or still pending for this thread's next call
+        p = self._pending
+        if p is not None and p[0] == me:
+            self._pending = None
+        self._taken += 1
+        return out
+
+    @guarded("run()")
+    def _run(self, me):
+        if self._closed:
+            raise errors.StateError("run() after close(): the pipeline would start again at its "
+                                    "first batch; define a new one")
+        out = self._made_before(me)
+        if out is not None:
+            return out
         if not self._built:
             self.build()
-        if self._exhausted:
-            raise StopIteration
-        _drain_deferred()
-        self._give_back()
-        self._wait(_c.lib.sl_pipeline_wait, self._p)
-        if _c.lib.sl_pipeline_next(self._p, byref(self._inflight)) != _c.OK:
-            raise self._failure(self._p)
-        self._taken += 1
+        hold = self._taken_before(me)
+        if hold is None:
+            if self._exhausted:
+                raise StopIteration
+            _drain_deferred()
+            self._give_back()
+            self._wait(_c.lib.sl_pipeline_wait, self._p)
+            if _c.lib.sl_pipeline_next(self._p, byref(self._inflight)) != _c.OK:
+                raise self._failure(self._p)
+            hold = self._hold(me)
         _consumed(self._sources())
-        return self._outputs()
+        return self._outputs(hold, me)
 
-    def _outputs(self):
-        hold = self._hold()
+    def _outputs(self, hold, me):
         b = c_void_p(hold._batch)
         # zero copy while few batches are held (this one among them); past that the hand-over
         # copies, so the pipeline always has slots to work in and no buffer is ever reused under
@@ -888,8 +931,13 @@ class Pipeline(_Owner):
             outs = [o.copy() for o in outs]
             for o in outs:
                 o._keys = keys
-            self._given_back(hold, _c.lib.sl_pipeline_release)  # back at once
-        return tuple(outs)
+        outs = tuple(outs)
+        if copy:
+            # the copies stay pending, the batch goes back at once (views stay pending as their
+            # hold alone: see SlIterator.hand_over)
+            self._pending = (me, hold, outs)
+            self._given_back(hold, _c.lib.sl_pipeline_release)
+        return outs
 
     def outputs(self):
         return self.run()
@@ -941,16 +989,22 @@ class Pipeline(_Owner):
     def reset(self):
         """After a Python source ended the epoch (StopIteration): starts the pipeline afresh."""
         if self._exhausted:
-            self.close()
+            self._shut()
             self._restore = None
             _consumed(self._sources())  # the sources start again from their beginning
             self.build()
 
-    @guarded("close()")
     def close(self):
         """Stops the pipeline's threads and frees it. While views of its batches are alive the
         C pipeline's memory stays, and is freed with the Pipeline object after the last of
-        them."""
+        them. run() is refused from then on."""
+        self._closed = True
+        self._shut()
+
+    @guarded("close()")
+    def _shut(self):
+        """close() that leaves run() allowed: a fresh pipeline then starts (reset(), and an
+        iterator that takes the definition over)."""
         self._built = False
         self._close_handle()
 

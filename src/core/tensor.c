@@ -404,8 +404,10 @@ sl_status sl_tlist_reset(sl_tlist *l, int count, sl_dtype dtype, int ndim, sl_de
         return sl_err_set(err, SL_EINVAL, "%d dims (at most %d)", ndim, SL_MAX_DIMS);
     if (l->buf && !sl_device_eq(l->device, device)) {
         bool pinned = l->pinned;
+        sl_mem_budget *budget = l->budget;
         sl_tlist_free(l);
         l->pinned = pinned;
+        l->budget = budget;
     }
     if (count > l->capacity) {
         int cap = count > l->capacity ? count : l->capacity;
@@ -457,6 +459,16 @@ sl_status sl_tlist_alloc(sl_tlist *l, const int64_t *shapes, sl_err *err) {
                               i, sl_dtype_name(l->dtype), (long long)s[bad], bad, SL__SIZE_LIMIT);
         for (int d = 0; d < l->ndim; d++)
             if (s[d] != shapes[d]) uniform = false;
+    }
+    if (l->budget && l->device.kind == SL_DEVICE_CPU) {
+        sl_mem_budget *b = l->budget;
+        if (b->used > b->limit || total > b->limit - b->used)
+            return sl_err_set(err, SL_ENOMEM,
+                              "%d samples of %s need %zu bytes, and the batch already holds %zu: "
+                              "past the limit of %zu bytes per batch (max_batch_bytes, "
+                              "SLUICE_MAX_BATCH_BYTES)",
+                              l->count, sl_dtype_name(l->dtype), total, b->used, b->limit);
+        b->used += total;
     }
     if (total > l->buf_size) {
         size_t want = total + total / 4; /* total <= SL__SIZE_LIMIT: no wrap */

@@ -161,6 +161,9 @@ static sl_status cmn_create_as(const sl__args *a, bool crop, void **out, sl_err 
         s->crop_w = sl__args_float(a, "crop_w");
         s->has_crop = true; /* 0 = whole extent */
     }
+    if (st == SL_OK && !(s->crop_h >= 0 && s->crop_h <= 1e9 && s->crop_w >= 0 && s->crop_w <= 1e9))
+        st = sl_err_set(err, SL_EINVAL, "%s: %s (%g, %g): crop sizes from 0 to 1e9", s->name,
+                        nc ? "crop" : "crop_h/crop_w", s->crop_h, s->crop_w);
     if (sl__args_float(a, "crop_d") != 0)
         st = sl_err_set(err, SL_ENOTSUP, "%s: crop_d: volumes are not supported", s->name);
     if (!crop && sl__args_get(a, "crop_anchor")->kind != SL_VAL_NONE) {
@@ -272,6 +275,11 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
         double cw = per_sample(io, s->node_cw, i, s->crop_w);
         double px = per_sample(io, s->node_px, i, s->pos_x);
         double py = per_sample(io, s->node_py, i, s->pos_y);
+        if (!(ch >= 0 && ch <= 1e9 && cw >= 0 && cw <= 1e9)) {
+            st = sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                             "crop_h/crop_w (%g, %g): crop sizes from 0 to 1e9", ch, cw);
+            break;
+        }
         if (!s->has_anchor && (px < 0 || px > 1 || py < 0 || py > 1)) {
             st = sl__op_fail(err, SL_EINVAL, io, i, s->name, "crop_pos (%g, %g) outside [0, 1]", px,
                              py);

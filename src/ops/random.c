@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "core/size.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,11 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
             if (sh[d] < 0) st = sl_err_set(err, SL_EINVAL, "%s: negative extent", name);
             s->shape[d] = sh[d];
         }
+        size_t bytes;
+        if (st == SL_OK &&
+            sl__size_shape(s->shape, s->ndim, sl_dtype_size(s->dtype), &bytes, NULL) != SL__SIZE_OK)
+            st = sl_err_set(err, SL_EINVAL, "%s: shape: a sample of more than %zu bytes", name,
+                            SL__SIZE_LIMIT);
     }
     if (kind == R_NORMAL) {
         s->mean = sl__args_float(a, "mean");

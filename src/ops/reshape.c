@@ -59,6 +59,16 @@ static sl_status reshape_create(const sl__args *a, const sl__op_init *init, void
             }
             wild += v[i] < 0;
         }
+        int64_t known = 1;
+        for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) {
+            if (v[i] > 0 && __builtin_mul_overflow(known, v[i], &known)) {
+                free(s);
+                return sl_err_set(err, SL_EINVAL,
+                                  "%s: shape: the extents up to dim %d (%lld there) multiply past "
+                                  "2^63 elements",
+                                  NAME, i, (long long)v[i]);
+            }
+        }
     } else {
         const double *v;
         s->rel = true;
@@ -101,14 +111,28 @@ static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
         const int64_t *ish = sl_tlist_shape(in, i);
         int64_t vol = 1, known = 1, sh[SL_MAX_DIMS];
         int wild = -1;
-        for (int d = 0; d < in->ndim; d++) vol *= ish[d];
+        for (int d = 0; d < in->ndim; d++)
+            if (__builtin_mul_overflow(vol, ish[d], &vol))
+                return sl__op_fail(err, SL_EINVAL, io, i, NAME, "the input's extents overflow");
         for (int d = 0; d < s->n; d++) {
-            sh[d] = s->rel ? (s->rel_shape[d] < 0 ? -1 : llround(s->rel_shape[d] * (double)ish[d]))
-                           : s->shape[d];
+            if (s->rel && s->rel_shape[d] >= 0) {
+                double x = s->rel_shape[d] * (double)ish[d];
+                if (!(x < 0x1p62))
+                    return sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                                       "rel_shape[%d] = %g times the input's extent %lld is "
+                                       "beyond any shape",
+                                       d, s->rel_shape[d], (long long)ish[d]);
+                sh[d] = llround(x);
+            } else {
+                sh[d] = s->rel ? -1 : s->shape[d];
+            }
             if (sh[d] < 0)
                 wild = d;
-            else
-                known *= sh[d];
+            else if (__builtin_mul_overflow(known, sh[d], &known))
+                return sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                                   "shape: the extents up to dim %d (%lld there) multiply past "
+                                   "2^63 elements; the input has %lld",
+                                   d, (long long)sh[d], (long long)vol);
         }
         if (wild >= 0) {
             if (known == 0 || vol % known)

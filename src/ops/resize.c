@@ -127,10 +127,12 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
                 s->has_size = true, s->size[0] = v[0], s->size[1] = v[1];
         }
         double sizes[6] = {s->rx, s->ry, s->shorter, s->longer, s->size[0], s->size[1]};
+        static const char *const size_args[6] = {"resize_x",      "resize_y", "resize_shorter",
+                                                 "resize_longer", "size[0]",  "size[1]"};
         for (int k = 0; k < 6 && st == SL_OK; k++)
-            if (!(sizes[k] <= 1e7)) /* (also NaN) */
-                st = sl_err_set(err, SL_EINVAL, "%s: an output size of %g (at most 1e7)", s->name,
-                                sizes[k]);
+            if (!(sizes[k] >= 0 && sizes[k] <= 1e7)) /* (also NaN) */
+                st = sl_err_set(err, SL_EINVAL, "%s: %s = %g: an output size from 0 to 1e7",
+                                s->name, size_args[k], sizes[k]);
         int given = (s->rx > 0 || s->ry > 0) + (s->shorter > 0) + (s->longer > 0) + s->has_size;
         if (st == SL_OK && given != 1)
             st = sl_err_set(

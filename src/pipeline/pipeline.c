@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "core/size.h"
 #ifdef SLUICE_HAVE_CUDA
 #include "core/cuda.h"
 #endif
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void sl_pipeline_config_init(sl_pipeline_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
@@ -449,6 +451,57 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
     return SL_OK;
 }
 
+/* SLUICE_MAX_BATCH_BYTES: digits, optionally followed by K, M, G or T (powers of 1024). */
+static bool parse_bytes(const char *v, size_t *out) {
+    size_t n = 0;
+    const char *c = v;
+    if (*c < '0' || *c > '9') return false;
+    for (; *c >= '0' && *c <= '9'; c++)
+        if (sl__size_mul(n, 10, &n) || sl__size_add(n, (size_t)(*c - '0'), &n)) return false;
+    const char *units = "KMGT";
+    const char *u = *c ? strchr(units, *c) : NULL;
+    if (*c && (!u || c[1])) return false;
+    for (int i = u ? (int)(u - units) + 1 : 0; i > 0; i--)
+        if (sl__size_mul(n, 1024, &n)) return false;
+    if (n == 0) return false;
+    *out = n;
+    return true;
+}
+
+/* max_batch_bytes as sluice/pipeline.h says, and the batch's bookkeeping checked against it:
+ * per sample its key (up to 512 bytes, in the reader and copied into the batch) and, in every
+ * sample list (one per node and per output), its shape and pointer, whatever the data. */
+static sl_status resolve_batch_limit(sl_pipeline *p) {
+    size_t limit = p->cfg.max_batch_bytes;
+    const char *v = getenv("SLUICE_MAX_BATCH_BYTES");
+    if (limit == 0 && v && *v) {
+        if (!parse_bytes(v, &limit))
+            return sl__pipeline_fail(p, SL_EINVAL,
+                                     "SLUICE_MAX_BATCH_BYTES=\"%s\": not a byte count (digits, "
+                                     "optionally followed by K, M, G or T)",
+                                     v);
+    }
+    if (limit == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        size_t phys;
+        if (pages <= 0 || page <= 0 || sl__size_mul((size_t)pages, (size_t)page, &phys))
+            phys = SL__SIZE_LIMIT;
+        limit = phys / 2 / (2 * (size_t)p->cfg.prefetch_cpu + 2);
+    }
+    size_t per_sample = 2 * 512 + sizeof(char *) + sizeof(size_t),
+           lists = (size_t)p->nnodes + p->nout, book;
+    if (sl__size_mul(lists, SL_MAX_DIMS * sizeof(int64_t) + sizeof(void *), &lists) ||
+        sl__size_add(per_sample, lists, &per_sample) ||
+        sl__size_mul(per_sample, (size_t)p->cfg.batch_size, &book) || book > limit)
+        return sl__pipeline_fail(p, SL_ENOMEM,
+                                 "batch_size %d: the bookkeeping of one batch alone (%zu bytes a "
+                                 "sample) passes the limit of %zu bytes per batch "
+                                 "(max_batch_bytes, SLUICE_MAX_BATCH_BYTES)",
+                                 p->cfg.batch_size, per_sample, limit);
+    p->batch_limit = limit;
+    return SL_OK;
+}
+
 sl_status sl_pipeline_build(sl_pipeline *p) {
     if (p->built) return sl__pipeline_fail(p, SL_ESTATE, "sl_pipeline_build called twice");
     if (p->nops == 0) return sl__pipeline_fail(p, SL_EINVAL, "the pipeline has no operators");
@@ -471,6 +524,7 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
 #ifndef SLUICE_HAVE_CUDA
     SL_ASSERT(!p->gpu_stage); /* a CUDA pipeline cannot be created without CUDA */
 #endif
+    SL_TRY(resolve_batch_limit(p));
     /* create the op instances: opens every store, checks every argument */
     for (int k = 0; k < p->nops; k++) {
         sl__opinst *op = &p->ops[k];

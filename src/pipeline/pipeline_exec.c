@@ -180,7 +180,9 @@ static sl_status pack_outputs(sl_pipeline *p, sl_batch *b, bool on_device, sl_er
         sl_tlist *d = &b->dense[o];
         SL_TRY(sl_tlist_reset(d, l->count, l->dtype, l->ndim, l->device, err));
         memcpy(d->layout, l->layout, sizeof d->layout);
-        SL_TRY(sl_tlist_alloc(d, l->shapes, err));
+        if (sl_tlist_alloc(d, l->shapes, err) != SL_OK)
+            return sl_err_prefix(err, "output %d (%s), packing its samples: ", o,
+                                 p->output_names[o]);
 #ifdef SLUICE_HAVE_CUDA
         /* device samples evenly apart (64-byte aligned one-hot rows): one pitched copy */
         size_t n0 = sl_tlist_sample_nbytes(l, 0), stride = even_stride(l);
@@ -215,6 +217,7 @@ static sl_status produce(sl_pipeline *p, sl_batch *b, int k0, int k1) {
         b->status = SL_OK;
         sl_err_clear(&b->err);
         b->size = p->cfg.batch_size;
+        b->mem.used = 0;
         void *snap = NULL;
         size_t snap_size = 0;
         st = sl__pipeline_checkpoint_snapshot(p, b->seq, &snap, &snap_size, &b->err);
@@ -364,6 +367,9 @@ static sl_status alloc_slots(sl_pipeline *p) {
         b->keys = sl__calloc((size_t)bs, sizeof *b->keys, &p->err);
         b->key_cap = sl__calloc((size_t)bs, sizeof *b->key_cap, &p->err);
         if (!b->nodes || !b->keys || !b->key_cap) return SL_ENOMEM;
+        b->mem.limit = p->batch_limit;
+        for (int n = 0; n < p->nnodes; n++) b->nodes[n].budget = &b->mem;
+        for (int o = 0; o < p->nout; o++) b->dense[o].budget = &b->mem;
     }
     p->nsnap = p->nslots + 2;
     p->snap_seq = sl__calloc((size_t)p->nsnap, sizeof *p->snap_seq, &p->err);

@@ -71,12 +71,14 @@ struct sl_batch {
     bool *use_dense; /* per output: whether this batch's output is the packed copy */
     char **keys;     /* per-sample keys (copied from the reader) */
     size_t *key_cap;
+    sl_mem_budget mem; /* host bytes of this batch's op outputs, against max_batch_bytes */
     sl_status status;
     sl_err err;
 };
 
 struct sl_pipeline {
     sl_pipeline_config cfg;
+    size_t batch_limit; /* max_batch_bytes as resolved at build (sluice/pipeline.h) */
     sl_err err;
     bool built, failed;
     bool stopped; /* sl_pipeline_stop: the stages have ended, the memory stays */

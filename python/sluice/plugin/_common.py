@@ -2,6 +2,7 @@
 """What the plugins share: pipelines' devices and shards, DALI's argument checks, and the
 iterator protocol (len, size, reset, StopIteration, auto_reset, checkpoints) over SlIterator."""
 
+import threading
 import weakref
 
 from .. import _c, errors
@@ -127,7 +128,7 @@ class BaseIterator:
         # stops here (what its Python sources gave it is given again to the iterator's), and
         # may not run beside the iterator while they share those sources
         for p in pipelines:
-            p.close()
+            p._shut()
         p0 = pipelines[0]
         self.batch_size = B
         self._pipes = pipelines
@@ -158,21 +159,34 @@ class BaseIterator:
             self.reset()
         return self
 
-    @guarded("next()")
     def __next__(self):
+        me = threading.get_ident()
+        out = self._next_of(me)
+        # from here to the return no call, so no place for a Ctrl-C: the step is either
+        # returned or still pending for this thread's next call (SlIterator.hand_over)
+        it = self._it
+        p = it._pending
+        if p is not None and p[0] == me:
+            it._pending = None
+        return out
+
+    next = __next__
+
+    @guarded("next()")
+    def _next_of(self, me):
         self._ever = True
-        out = self._next_step()
+        out = self._next_step(me)
         if out is None:
             self._ended = not self._auto_reset
             raise StopIteration
         return out
 
-    next = __next__
-
-    def _next_step(self):
+    def _next_step(self, me):
         """The next step in the framework's form, None at the end of the epoch."""
-        step = self._it.next()
-        return None if step is None else self._convert(step)
+        return self._it.hand_over(me, self._hand_over)
+
+    def _hand_over(self, b, hold, copy):
+        return self._convert(self._it.rows(b, hold, copy))
 
     @guarded("reset()")
     def reset(self):

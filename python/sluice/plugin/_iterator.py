@@ -9,6 +9,7 @@ is reused while a view of it -- or a framework array made from it through DLPack
 
 import ctypes
 import enum
+import threading
 from ctypes import byref, c_void_p
 
 from .. import _c, errors
@@ -195,37 +196,66 @@ class SlIterator(_Owner):
     def _give_back(self):
         self._reclaim(_c.lib.sl_iter_release)
 
-    @guarded("next()")
     def next(self):
         """The next step: per device, per output, a TensorList (None at the end of the epoch)."""
-        taken = self.take()
+        me = threading.get_ident()
+        out = self.hand_over(me, self.rows)
+        # no call from here to the return (see hand_over())
+        p = self._pending
+        if p is not None and p[0] == me:
+            self._pending = None
+        return out
+
+    @guarded("next()")
+    def hand_over(self, me, convert):
+        """The next step as convert(batch, hold, copy) makes it (from take()), or None at the
+        end of the epoch. It stays pending for thread `me` (what that thread's next call returns
+        instead of taking another) until the caller clears _pending with no call between that
+        and its return, so that a Ctrl-C anywhere loses no batch."""
+        out = self._made_before(me)
+        if out is not None:
+            return out
+        taken = self.take(me)
         if taken is None:
             return None
         b, hold, copy = taken
-        return self.rows(b, hold, copy)
+        out = convert(b, hold, copy)
+        if copy:
+            # the copies stay pending, the batch goes back now (not when the last view goes); a
+            # batch handed over without a copy stays pending as its hold alone, made again if
+            # need be (views of it in _pending would tie the iterator to itself through arrays,
+            # whose references to the batch Python's collector cannot see)
+            self._pending = (me, hold, out)
+            self._given_back(hold, _c.lib.sl_iter_release)
+        return out
 
     @guarded("next()")
-    def take(self):
-        """The next batch, not yet wrapped: (batch, hold, copy) or None at the end of the epoch.
-        The batch goes back once `hold` and every export of it are gone; `copy`: too many are
-        out to hand this one over without a copy (rows() copies it)."""
-        if self._exhausted:
-            return None
-        _drain_deferred()
-        self._give_back()
-        it = self._it
-        self._wait(_c.lib.sl_iter_wait, it)
-        st = _c.lib.sl_iter_next(it, byref(self._inflight))
-        if st == _c.EOF:
-            return None
-        if st != _c.OK:
-            src = self._source_error()
-            if isinstance(src, StopIteration):
+    def take(self, me=None):
+        """The next batch, not yet wrapped: (batch, hold, copy) or None at the end of the epoch;
+        the one a call of thread `me` took and never handed over, if there is one. The batch
+        goes back once `hold` and every export of it are gone; `copy`: too many are out to hand
+        this one over without a copy (rows() copies it)."""
+        if me is None:
+            me = threading.get_ident()
+        hold = self._taken_before(me)
+        if hold is None:
+            if self._exhausted:
                 return None
-            if src is not None:
-                raise src
-            raise errors.from_status(st, _c.u(_c.lib.sl_iter_errmsg(self._it)))
-        hold = self._hold()
+            _drain_deferred()
+            self._give_back()
+            it = self._it
+            self._wait(_c.lib.sl_iter_wait, it)
+            st = _c.lib.sl_iter_next(it, byref(self._inflight))
+            if st == _c.EOF:
+                return None
+            if st != _c.OK:
+                src = self._source_error()
+                if isinstance(src, StopIteration):
+                    return None
+                if src is not None:
+                    raise src
+                raise errors.from_status(st, _c.u(_c.lib.sl_iter_errmsg(self._it)))
+            hold = self._hold(me)
         _consumed(self._sources())
         b = c_void_p(hold._batch)
         if self.policy == LastBatchPolicy.PARTIAL:
@@ -238,8 +268,8 @@ class SlIterator(_Owner):
 
     @guarded("next()")
     def rows(self, b, hold, copy=False):
-        """Batch b (from take()) as Tensor / TensorList views, per device, per output; copies,
-        and the batch given back at once, with `copy`."""
+        """Batch b (from take()) as Tensor / TensorList views, per device, per output; copies
+        with `copy` (step() then gives the batch back at once)."""
         out = []
         for d in range(self.num_devices):
             row = []
@@ -248,7 +278,6 @@ class SlIterator(_Owner):
             out.append(row)
         if copy:
             out = [[x.copy() for x in row] for row in out]
-            self._given_back(hold, _c.lib.sl_iter_release)  # now, not when the last view goes
         return out
 
     def _pipeline_of(self, index):

@@ -164,14 +164,10 @@ class DALIGenericIterator(BaseIterator):
             devs.append(by_key[key])
         return devs
 
-    def _next_step(self):
+    def _hand_over(self, b, hold, copy):
         # the hand-over: each part exported by the library (its DLPack deleter is C, so JAX may
         # drop the arrays from any thread), with no Python tensor objects in between; through
         # them where the batch must be copied or an output has no dense tensor
-        taken = self._it.take()
-        if taken is None:
-            return None
-        b, hold, copy = taken
         if not copy:
             out = self._exported(b.value)
             if out is not None:

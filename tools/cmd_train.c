@@ -323,23 +323,32 @@ static sl_status onehot_make(onehot *oh, const sl_iter_batch *b, int k, const sl
     return SL_OK;
 }
 
-/* Accuracy of replica 0 over the validation iterator (one device): correct / size, as model.py.
+/* Accuracy of replica 0 over the validation iterator (one device): correct / samples, as
+ * model.py. Each sample is scored once: the last batch's padding (the last sample repeated up to
+ * the batch size, which the iterator, under PARTIAL, reports by sl_iter_batch_valid) is not.
  * *first: a batch already taken (the one whose shapes were checked), used first, then NULL. */
 static int evaluate(sl_mlp *m, sl_iter *val, const sl_iter_batch **first, int64_t inputs,
                     double *accuracy, sl_err *e) {
-    int64_t correct = 0;
+    int64_t correct = 0, scored = 0;
     const sl_iter_batch *b;
     sl_status st;
     while ((st = *first ? (b = *first, *first = NULL, SL_OK) : sl_iter_next(val, &b)) == SL_OK) {
         sl_tensor x, xf, y;
         int64_t c = 0;
         if (sl_iter_shard(b, 0, 0, &x, e) || flat_images(&x, inputs, &xf, e) ||
-            sl_iter_shard(b, 1, 0, &y, e) || sl_mlp_evaluate(m, &xf, &y, &c, NULL, e))
+            sl_iter_shard(b, 1, 0, &y, e))
             return -1;
+        int64_t rows = xf.shape[0], valid = sl_iter_batch_valid(b, 0);
+        if (valid > rows) valid = rows;
+        if (valid < rows &&
+            (sl_tensor_slice(&xf, 0, 0, valid, &xf, e) || sl_tensor_slice(&y, 0, 0, valid, &y, e)))
+            return -1;
+        if (valid > 0 && sl_mlp_evaluate(m, &xf, &y, &c, NULL, e)) return -1;
         correct += c;
+        scored += valid;
     }
     if (st != SL_EOF) return sl_err_set(e, st, "%s", sl_iter_errmsg(val)), -1;
-    *accuracy = (double)correct / (double)sl_iter_size(val);
+    *accuracy = scored ? (double)correct / (double)scored : 0;
     sl_iter_reset(val);
     return 0;
 }
@@ -874,6 +883,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     vc.ndevices = 1;
     vc.layout = SL_LAYOUT_NONE;
     vc.global_order = 0; /* validation is not sharded: its order does not matter */
+    /* the last batch's padding is marked, not scored (DROP: the samples dropped are not scored) */
+    if (vdeco.last_batch_policy != SL_LAST_BATCH_DROP) vc.last_batch_policy = SL_LAST_BATCH_PARTIAL;
     vc.resume = NULL;
     vc.resume_bytes = NULL;
     vc.shard_offset = 0;

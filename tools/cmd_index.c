@@ -5,6 +5,7 @@
  * every record's framing and CRCs are checked on the way, so a corrupt file is refused, naming the
  * offset of its first bad record. */
 #include "cli.h"
+#include "common.h"
 
 #include "sluice/dataset.h"
 
@@ -44,17 +45,22 @@ int sl_cli_index(int argc, char **argv) {
     int64_t n;
     if (sl_tfrecord_index(in, &idx, &n, &e)) return sl_cli_fail("index", "%s", e.msg);
     bool to_stdout = !out || !strcmp(out, "-");
-    FILE *f = to_stdout ? stdout : fopen(out, "w");
-    if (!f) {
+    sl_cli_out o = {.f = stdout};
+    if (!to_stdout && sl_cli_out_open(&o, "index", out, false)) {
         free(idx);
-        return sl_cli_fail("index", "%s: %s", out, strerror(errno));
+        return 1;
     }
-    for (int64_t i = 0; i < n; i++)
-        fprintf(f, "%llu %lld\n", (unsigned long long)idx[i].offset, (long long)idx[i].size);
+    for (int64_t i = 0; i < n && !ferror(o.f); i++)
+        fprintf(o.f, "%llu %lld\n", (unsigned long long)idx[i].offset, (long long)idx[i].size);
     free(idx);
-    bool bad = ferror(f) != 0;
-    if (to_stdout ? fflush(f) != 0 || bad : fclose(f) != 0 || bad)
-        return sl_cli_fail("index", "%s: write failed", to_stdout ? "standard output" : out);
+    if (to_stdout) {
+        errno = 0;
+        if (fflush(stdout) != 0 || ferror(stdout))
+            return sl_cli_fail("index", "standard output: %s",
+                               errno ? strerror(errno) : "write error");
+    } else if (sl_cli_out_close(&o, "index")) {
+        return 1;
+    }
     if (!to_stdout) fprintf(stderr, "wrote the index of %lld records to %s\n", (long long)n, out);
     return 0;
 }

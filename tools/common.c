@@ -105,13 +105,23 @@ static const char *npy_descr(sl_dtype t) {
     return "|u1";
 }
 
+/* An existing path that is no regular file, or a symbolic link (/dev/stdout to a file): a rename
+ * would replace it rather than write where it leads. */
+static bool in_place_target(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return false;
+    if (S_ISLNK(st.st_mode)) return true;
+    return !S_ISREG(st.st_mode);
+}
+
 int sl_cli_out_open(sl_cli_out *o, const char *cmd, const char *path, bool append) {
     memset(o, 0, sizeof *o);
     if (snprintf(o->path, sizeof o->path, "%s", path) >= (int)sizeof o->path)
         return sl_cli_fail(cmd, "%s: path too long", path);
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a device, a FIFO: in place */
-        if (S_ISDIR(st.st_mode)) return sl_cli_fail(cmd, "%s: %s", path, strerror(EISDIR));
+    if (in_place_target(path)) { /* a device, a FIFO, a link (/dev/stdout): in place */
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return sl_cli_fail(cmd, "%s: %s", path, strerror(EISDIR));
         if (!(o->f = fopen(path, append ? "a" : "w")))
             return sl_cli_fail(cmd, "%s: %s", path, strerror(errno));
         return 0;
@@ -207,6 +217,13 @@ int sl_cli_out_close(sl_cli_out *o, const char *cmd) {
 
 int sl_cli_probe(const char *cmd, const char *opt, const char *path, bool in_place) {
     struct stat st;
+    if (in_place && in_place_target(path)) {
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return sl_cli_fail(cmd, "%s %s: %s", opt, path, strerror(EISDIR));
+        if (access(path, W_OK) != 0)
+            return sl_cli_fail(cmd, "%s %s: %s", opt, path, strerror(errno));
+        return 0;
+    }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         if (S_ISDIR(st.st_mode)) return sl_cli_fail(cmd, "%s %s: %s", opt, path, strerror(EISDIR));
         if (!in_place) return sl_cli_fail(cmd, "%s %s: not a regular file", opt, path);

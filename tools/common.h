@@ -26,8 +26,9 @@ char *sl_cli_read_pipeline(const char *cmd, const char *path);
 int sl_cli_parse_bind(char *arg, sl_pipeline_bind *out);
 /* An output file of the tool, written so that a failure leaves nothing that reads as complete: a
  * regular file (or a new one) is written to PATH.XXXXXX beside it, synced, and renamed over PATH
- * by sl_cli_out_close; anything else that exists (/dev/stdout, a FIFO, /dev/full) is written in
- * place. Every failure prints "sluice CMD: PATH: <reason>" on stderr and returns nonzero. */
+ * by sl_cli_out_close; anything else that exists (a symbolic link such as /dev/stdout, a FIFO,
+ * /dev/full) is written in place. Every failure prints "sluice CMD: PATH: <reason>" on stderr and
+ * returns nonzero. */
 typedef struct sl_cli_out {
     FILE *f;
     int err; /* the errno of the first failed write, 0 while none */

@@ -13,7 +13,8 @@
 #    half .npy, trace or checkpoint; what was written before (the dumps of earlier batches, an
 #    earlier checkpoint) is whole.
 #  - files written well replace the old ones whole: --metrics holds one line per epoch, also
-#    over a file that was there.
+#    over a file that was there; a symbolic link (/dev/stdout, a link to the metrics file) is
+#    written through, not replaced.
 set -euo pipefail
 tool=$1
 work=$(mktemp -d)
@@ -73,6 +74,13 @@ train --epochs 2 --metrics "$work/m" > /dev/null 2> "$work/e" || fail "train: $(
 [ "$(wc -l < "$work/m")" -eq 2 ] || fail "metrics: $(cat "$work/m")"
 ! grep -q old "$work/m" || fail "metrics kept the old file's line"
 ls "$work" | grep -q '^m\.' && fail "a temporary metrics file is left: $(ls "$work")"
+# a symbolic link is written through, not replaced: /dev/stdout to a file, a link to the metrics
+run --trace /dev/stdout > "$work/tout" 2> "$work/e" || fail "trace to stdout: $(cat "$work/e")"
+[ -L /dev/stdout ] || fail "/dev/stdout is no longer a symbolic link"
+[ "$(grep -c $'^0\t' "$work/tout")" -eq 256 ] || fail "trace to stdout: $(head -3 "$work/tout")"
+ln -s m "$work/mlink"
+train --epochs 1 --metrics "$work/mlink" > /dev/null 2> "$work/e" || fail "train: $(cat "$work/e")"
+[ -L "$work/mlink" ] && [ "$(wc -l < "$work/m")" -eq 1 ] || fail "metrics through a link"
 
 if [ "$(id -u)" != 0 ]; then
     echo "outputs_checked: not root: the full file system cases (tmpfs) are skipped"

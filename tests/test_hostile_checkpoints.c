@@ -8,7 +8,8 @@
  * field (never a crash: `make test-asan` runs this). The same in global order (four devices,
  * resumed on two), whose checkpoint is a few hundred bytes on any device count. A checkpoint in the
  * format of older sluices (1) resumes with the same batches, and its forged fields are refused
- * too. The optimiser's state file: a forged step count. */
+ * too. The optimiser's state file: a forged step count. A checkpoint named by its path that is a
+ * directory, a FIFO or a large sparse file is refused before it is read. */
 #include "check.h"
 #include "core/bytes.h"
 #include "sluice/iterator.h"
@@ -19,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* The layout iter_checkpoint.c writes (format 2, little-endian): the header (magic, version, crc,
  * reserved: u32; payload: u64), the shape (i32 n, S, B, policy; u32 order), the book's scalars
@@ -436,11 +439,67 @@ static void test_optimiser_state(void) {
     sl_optim_free(o);
 }
 
+/* Resumes from the file at path (no bytes given); the status, the message in e. */
+static sl_status resume_file(const char *path, sl_err *e) {
+    sl_iter_config c;
+    config(&c, run_devices, run_global);
+    c.resume = path;
+    sl_iter *it = NULL;
+    memset(e, 0, sizeof *e);
+    sl_status st = sl_iter_create(&c, &it, e);
+    sl_iter_free(it);
+    return st;
+}
+
+/* A checkpoint named by its path is looked at before it is read: a directory (which reads as any
+ * size) and a FIFO (whose open and read would wait for a writer for good) are not regular files;
+ * a large sparse file is refused by its header, not read whole first; the real one resumes. A
+ * checkpoint is not written over a FIFO (the rename would replace it). */
+static void test_checkpoint_files(void) {
+    run_devices = NDEV, run_global = 0;
+    ck = take(NDEV, 0, 5, &ck_len);
+    if (!ck) return;
+    char dir[] = "/tmp/sl_hostile_ckXXXXXX", path[256];
+    CHECK(mkdtemp(dir) != NULL);
+    sl_err e;
+    snprintf(path, sizeof path, "%s/sub", dir);
+    CHECK(mkdir(path, 0755) == 0);
+    CHECK_FAILS(resume_file(path, &e), SL_EINVAL, &e, "not a regular file (a directory)");
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    CHECK(mkfifo(path, 0644) == 0);
+    CHECK_FAILS(resume_file(path, &e), SL_EINVAL, &e, "not a regular file (a FIFO)");
+    CHECK_FAILS(sl_file_write(path, ck, ck_len, &e), SL_EINVAL, &e, "not a regular file");
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    /* 4 GiB, sparse: the header's payload length (the real checkpoint's) is not the file's */
+    snprintf(path, sizeof path, "%s/big", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(fwrite(ck, 1, ck_len, f) == ck_len);
+        fclose(f);
+    }
+    CHECK(truncate(path, (off_t)4 << 30) == 0);
+    CHECK_FAILS(resume_file(path, &e), SL_EFORMAT, &e, "truncated");
+    unlink(path);
+    snprintf(path, sizeof path, "%s/ck", dir);
+    CHECK_OK(sl_file_write(path, ck, ck_len, &e), &e);
+    CHECK_OK(resume_file(path, &e), &e);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/sub", dir);
+    rmdir(path);
+    rmdir(dir);
+    free(ck);
+}
+
 int main(void) {
     bind = (sl_pipeline_bind){"data_path", fixture("caffe2-fmnist-256")};
     test_iterator_checkpoint();
     test_global_checkpoint();
     test_format_1();
     test_optimiser_state();
+    test_checkpoint_files();
     return check_done();
 }

@@ -6,6 +6,7 @@
  * offset of its first bad record. OUT is written beside itself and renamed into place once whole.
  */
 #include "cli.h"
+#include "common.h"
 
 #include "sluice/dataset.h"
 
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static int usage(FILE *f) {
     fprintf(f, "usage: sluice index FILE.tfrecord [OUT]\n"
@@ -46,30 +46,21 @@ int sl_cli_index(int argc, char **argv) {
     int64_t n;
     if (sl_tfrecord_index(in, &idx, &n, &e)) return sl_cli_fail("index", "%s", e.msg);
     bool to_stdout = !out || !strcmp(out, "-");
-    /* a file goes in whole or not at all: written beside OUT, synced, renamed over it (readers
-     * take an index as it is, so a cut one would hide the records after it) */
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out ? out : "-", (long)getpid());
-    FILE *f = to_stdout ? stdout : fopen(tmp, "w");
-    if (!f) {
+    sl_cli_out o = {.f = stdout};
+    if (!to_stdout && sl_cli_out_open(&o, "index", out, false)) {
         free(idx);
-        return sl_cli_fail("index", "%s: %s", tmp, strerror(errno));
+        return 1;
     }
-    for (int64_t i = 0; i < n; i++)
-        fprintf(f, "%llu %lld\n", (unsigned long long)idx[i].offset, (long long)idx[i].size);
+    for (int64_t i = 0; i < n && !ferror(o.f); i++)
+        fprintf(o.f, "%llu %lld\n", (unsigned long long)idx[i].offset, (long long)idx[i].size);
     free(idx);
-    int err = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
     if (to_stdout) {
-        if (err) return sl_cli_fail("index", "standard output: write failed: %s", strerror(err));
-    } else {
-        if (!err && fsync(fileno(f)) != 0) err = errno;
-        if (fclose(f) != 0 && !err) err = errno;
-        if (!err && rename(tmp, out) != 0) err = errno;
-        if (err) {
-            unlink(tmp);
-            return sl_cli_fail("index", "%s: write failed: %s", out,
-                               err == ENOSPC ? "no space left on device" : strerror(err));
-        }
+        errno = 0;
+        if (fflush(stdout) != 0 || ferror(stdout))
+            return sl_cli_fail("index", "standard output: %s",
+                               errno ? strerror(errno) : "write error");
+    } else if (sl_cli_out_close(&o, "index")) {
+        return 1;
     }
     if (!to_stdout) fprintf(stderr, "wrote the index of %lld records to %s\n", (long long)n, out);
     return 0;

@@ -93,7 +93,7 @@ static int dump_batch(const char *dir, const sl_iter *it, const sl_iter_batch *b
             if (sl_iter_shard(b, o, d, &t, &e) == SL_OK) {
                 snprintf(path, sizeof path, "%s/%s_%d_%lld_%d.npy", dir, name, epoch,
                          (long long)step, d);
-                if (sl_cli_write_npy(path, &t)) return sl_cli_fail("run", "cannot write %s", path);
+                if (sl_cli_write_npy("run", path, &t)) return 1;
                 continue;
             }
             /* samples differ in shape: one file per sample */
@@ -102,7 +102,7 @@ static int dump_batch(const char *dir, const sl_iter *it, const sl_iter_batch *b
                 sl_tlist_sample(l, s, &t);
                 snprintf(path, sizeof path, "%s/%s_%d_%lld_%d_%d.npy", dir, name, epoch,
                          (long long)step, d, s);
-                if (sl_cli_write_npy(path, &t)) return sl_cli_fail("run", "cannot write %s", path);
+                if (sl_cli_write_npy("run", path, &t)) return 1;
             }
         }
     }
@@ -307,7 +307,19 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     if (!text) return 1;
     if (dump_dir && mkdir(dump_dir, 0755) != 0 && errno != EEXIST) {
         free(text);
-        return sl_cli_fail("run", "%s: %s", dump_dir, strerror(errno));
+        return sl_cli_fail("run", "--dump %s: %s", dump_dir, strerror(errno));
+    }
+    if (dump_dir) { /* a file can be made there: found now, not after the first batch */
+        char probe[4096];
+        snprintf(probe, sizeof probe, "%s/.sluice", dump_dir);
+        if (sl_cli_probe("run", "--dump", probe, false)) {
+            free(text);
+            return 1;
+        }
+    }
+    if (ck_path && w->rank == 0 && sl_cli_probe("run", "--checkpoint", ck_path, false)) {
+        free(text);
+        return 1;
     }
     c.text = text;
     c.filename = path;
@@ -368,6 +380,8 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         free(text);
         return sl_cli_world_fail(w, "run", err.msg);
     }
+    /* the trace goes to a temporary file beside it, renamed over it when the run went well */
+    sl_cli_out trace_out = {.f = NULL};
     FILE *trace = NULL;
     if (trace_path) {
         char tp[4096];
@@ -375,14 +389,13 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             snprintf(tp, sizeof tp, "%s.%d", trace_path, w->rank);
         else
             snprintf(tp, sizeof tp, "%s", trace_path);
-        trace = fopen(tp, resume_path ? "a" : "w");
-        if (!trace) {
+        if (sl_cli_out_open(&trace_out, "run", tp, resume_path != NULL)) {
             sl_iter_free(it);
             free(text);
-            return sl_cli_fail("run", "%s: %s", trace_path, strerror(errno));
+            return 1;
         }
-        struct stat ts;
-        if (fstat(fileno(trace), &ts) == 0 && ts.st_size == 0) /* resumed: already there */
+        trace = trace_out.f;
+        if (ftell(trace) == 0) /* resumed: already there */
             fputs("# epoch\tstep\tdevice\tslot\tkey\n", trace);
     }
     int rc = 0, ndev = sl_iter_num_devices(it), B = sl_iter_device_batch(it);
@@ -424,11 +437,13 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
             }
             es.steps++;
             es.samples += (int64_t)ndev * w->size * B;
-            if (trace)
+            if (trace) {
                 for (int d = 0; d < ndev; d++)
                     for (int s = 0; s < B; s++)
                         fprintf(trace, "%d\t%lld\t%d\t%d\t%s\n", epoch, (long long)step, dev0 + d,
                                 s, sl_iter_key(b, d, s));
+                if ((rc = sl_cli_out_failed(&trace_out, "run"))) break;
+            }
             if (dump_dir && (dump_steps < 0 || step < dump_steps) &&
                 (rc = dump_batch(dump_dir, it, b, epoch, step)))
                 break;
@@ -483,6 +498,12 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
                  "(--epochs or --steps end it sooner)",
                  checkpoint_at, run_steps);
         rc = sl_cli_world_fail(w, "run", msg);
+    }
+    if (trace) { /* complete: renamed over the path; else removed */
+        if (rc == 0)
+            rc = sl_cli_out_close(&trace_out, "run");
+        else
+            sl_cli_out_discard(&trace_out);
     }
     /* per-stage time, summed over devices */
     total_stats(it, &total);
@@ -539,7 +560,6 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         for (int k = 0; k < total.num_ops; k++)
             fprintf(stderr, "  %-28s %.3f s\n", total.ops[k].name, total.ops[k].seconds);
     }
-    if (trace && fclose(trace) != 0 && rc == 0) rc = sl_cli_fail("run", "writing the trace failed");
     sl_iter_free(it);
     free(text);
     return rc;

@@ -323,23 +323,32 @@ static sl_status onehot_make(onehot *oh, const sl_iter_batch *b, int k, const sl
     return SL_OK;
 }
 
-/* Accuracy of replica 0 over the validation iterator (one device): correct / size, as model.py.
+/* Accuracy of replica 0 over the validation iterator (one device): correct / samples, as
+ * model.py. Each sample is scored once: the last batch's padding (the last sample repeated up to
+ * the batch size, which the iterator, under PARTIAL, reports by sl_iter_batch_valid) is not.
  * *first: a batch already taken (the one whose shapes were checked), used first, then NULL. */
 static int evaluate(sl_mlp *m, sl_iter *val, const sl_iter_batch **first, int64_t inputs,
                     double *accuracy, sl_err *e) {
-    int64_t correct = 0;
+    int64_t correct = 0, scored = 0;
     const sl_iter_batch *b;
     sl_status st;
     while ((st = *first ? (b = *first, *first = NULL, SL_OK) : sl_iter_next(val, &b)) == SL_OK) {
         sl_tensor x, xf, y;
         int64_t c = 0;
         if (sl_iter_shard(b, 0, 0, &x, e) || flat_images(&x, inputs, &xf, e) ||
-            sl_iter_shard(b, 1, 0, &y, e) || sl_mlp_evaluate(m, &xf, &y, &c, NULL, e))
+            sl_iter_shard(b, 1, 0, &y, e))
             return -1;
+        int64_t rows = xf.shape[0], valid = sl_iter_batch_valid(b, 0);
+        if (valid > rows) valid = rows;
+        if (valid < rows &&
+            (sl_tensor_slice(&xf, 0, 0, valid, &xf, e) || sl_tensor_slice(&y, 0, 0, valid, &y, e)))
+            return -1;
+        if (valid > 0 && sl_mlp_evaluate(m, &xf, &y, &c, NULL, e)) return -1;
         correct += c;
+        scored += valid;
     }
     if (st != SL_EOF) return sl_err_set(e, st, "%s", sl_iter_errmsg(val)), -1;
-    *accuracy = (double)correct / (double)sl_iter_size(val);
+    *accuracy = scored ? (double)correct / (double)scored : 0;
     sl_iter_reset(val);
     return 0;
 }
@@ -451,6 +460,28 @@ static sl_status model_ends(sl_iter *train, sl_iter *val, const char *tfile, con
 }
 
 static int train_main(int argc, char **argv, sl_cli_world *w);
+
+/* The checkpoint file of an epoch: {epoch} in the path replaced by its number. */
+static void ck_name(const char *ck_path, int epoch, char *buf, size_t size) {
+    const char *mark = strstr(ck_path, "{epoch}");
+    if (mark)
+        snprintf(buf, size, "%.*s%d%s", (int)(mark - ck_path), ck_path, epoch, mark + 7);
+    else
+        snprintf(buf, size, "%s", ck_path);
+}
+
+/* Adds an epoch's line to the metrics file: the file is written again whole beside it (its lines
+ * so far, then this one) and renamed over it, so that it never holds half a line. append: keep
+ * the lines already there (a resumed run, or after this run's first epoch). */
+static int metrics_line(const char *path, bool append, const epoch_result *r) {
+    sl_cli_out o;
+    if (sl_cli_out_open(&o, "train", path, append)) return 1;
+    fprintf(o.f,
+            "{\"epoch\": %d, \"seconds\": %.6f, \"samples_per_s\": %.1f, \"loss\": %.8g, "
+            "\"accuracy\": %.6f}\n",
+            r->epoch, r->seconds, r->samples_per_s, r->loss, r->accuracy);
+    return sl_cli_out_close(&o, "train");
+}
 
 /* Seconds since the process started (Linux: /proc, 10 ms steps), or -1: what the start-up
  * profile cannot see from inside (loading the libraries, the CUDA driver's initialisation). */
@@ -679,6 +710,15 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     }
     if (strcmp(mode, "sharding") && strcmp(mode, "devices"))
         return sl_cli_fail("train", "--mode sharding or devices, not '%s'", mode), 2;
+    /* the files rank 0 writes can be made: found now, not after an epoch */
+    if (w->rank == 0) {
+        if (metrics_path && sl_cli_probe("train", "--metrics", metrics_path, true)) return 1;
+        if (ck_path) {
+            char ck_file[4096];
+            ck_name(ck_path, 0, ck_file, sizeof ck_file);
+            if (sl_cli_probe("train", "--checkpoint", ck_file, false)) return 1;
+        }
+    }
     tc.model.seed = (uint32_t)seed;
     /* Adam's steps do not scale with the gradient: the seed's 0.001 overshoots on this saturating
      * tanh net (0.86 after 5 epochs on Fashion-MNIST, 0.875 with 3e-4) */
@@ -796,7 +836,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     int rc = 1;
     sl_iter *train = NULL, *val = NULL;
     sl_trainer *tr = NULL;
-    FILE *metrics = NULL;
+    bool metrics_written = false; /* this run wrote a line to --metrics */
     epoch_result results[1024];
     int nres = 0;
     onehot oh = {.classes = 0};
@@ -874,6 +914,8 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
     vc.ndevices = 1;
     vc.layout = SL_LAYOUT_NONE;
     vc.global_order = 0; /* validation is not sharded: its order does not matter */
+    /* the last batch's padding is marked, not scored (DROP: the samples dropped are not scored) */
+    if (vdeco.last_batch_policy != SL_LAST_BATCH_DROP) vc.last_batch_policy = SL_LAST_BATCH_PARTIAL;
     vc.resume = NULL;
     vc.resume_bytes = NULL;
     vc.shard_offset = 0;
@@ -978,10 +1020,6 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             goto out;
         }
     }
-    if (lead && metrics_path && !(metrics = fopen(metrics_path, resume ? "a" : "w"))) {
-        rc = wfail(w, "%s: %s", metrics_path, strerror(errno));
-        goto out;
-    }
     if (!json && lead)
         printf("Training on %d %s device(s)%s, %d samples each per step, %d CPU thread(s) per "
                "pipeline; %lld batches per epoch in training, %lld in validation\n",
@@ -1076,12 +1114,12 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                        r.ops_s, r.eval_s);
             fflush(stdout);
         }
-        if (metrics) {
-            fprintf(metrics,
-                    "{\"epoch\": %d, \"seconds\": %.6f, \"samples_per_s\": %.1f, \"loss\": %.8g, "
-                    "\"accuracy\": %.6f}\n",
-                    r.epoch, r.seconds, r.samples_per_s, r.loss, r.accuracy);
-            fflush(metrics);
+        if (lead && metrics_path) {
+            if (metrics_line(metrics_path, resume || metrics_written, &r)) {
+                rc = wfail(w, "--metrics %s: the epoch's line could not be written", metrics_path);
+                break;
+            }
+            metrics_written = true;
         }
         if (ck_path) {
             void *state;
@@ -1099,12 +1137,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
                 break;
             }
             char ck_file[4096];
-            const char *mark = strstr(ck_path, "{epoch}");
-            if (mark)
-                snprintf(ck_file, sizeof ck_file, "%.*s%d%s", (int)(mark - ck_path), ck_path, epoch,
-                         mark + 7);
-            else
-                snprintf(ck_file, sizeof ck_file, "%s", ck_path);
+            ck_name(ck_path, epoch, ck_file, sizeof ck_file);
             cs = sl_cli_world_save(w, ck_file, bytes, blen, &e); /* every rank's part, one file */
             free(bytes);
             if (cs) rc = wfail(w, "%s", e.msg);
@@ -1133,7 +1166,6 @@ out:
         memcpy(comms, nccl.comms, sizeof comms); /* a failure before they were taken */
         ncomms = nccl.cc.size;
     }
-    if (metrics) fclose(metrics);
     double t_end = sl_cli_now();
     sl_trainer_free(tr);
     double t_tr = sl_cli_now();

@@ -11,7 +11,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 char *sl_cli_read_file(const char *path, size_t *size) {
     FILE *f = fopen(path, "rb");
@@ -103,7 +105,145 @@ static const char *npy_descr(sl_dtype t) {
     return "|u1";
 }
 
-int sl_cli_write_npy(const char *path, const sl_tensor *t) {
+/* An existing path that is no regular file, or a symbolic link (/dev/stdout to a file): a rename
+ * would replace it rather than write where it leads. */
+static bool in_place_target(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return false;
+    if (S_ISLNK(st.st_mode)) return true;
+    return !S_ISREG(st.st_mode);
+}
+
+int sl_cli_out_open(sl_cli_out *o, const char *cmd, const char *path, bool append) {
+    memset(o, 0, sizeof *o);
+    if (snprintf(o->path, sizeof o->path, "%s", path) >= (int)sizeof o->path)
+        return sl_cli_fail(cmd, "%s: path too long", path);
+    if (in_place_target(path)) { /* a device, a FIFO, a link (/dev/stdout): in place */
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return sl_cli_fail(cmd, "%s: %s", path, strerror(EISDIR));
+        if (!(o->f = fopen(path, append ? "a" : "w")))
+            return sl_cli_fail(cmd, "%s: %s", path, strerror(errno));
+        return 0;
+    }
+    snprintf(o->tmp, sizeof o->tmp, "%s.XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        int e = errno;
+        o->tmp[0] = '\0';
+        return sl_cli_fail(cmd, "%s: cannot create a file there: %s", path, strerror(e));
+    }
+    (void)fchmod(fd, 0644);
+    if (!(o->f = fdopen(fd, "w"))) {
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        o->tmp[0] = '\0';
+        return sl_cli_fail(cmd, "%s: %s", path, strerror(e));
+    }
+    if (append) { /* the new file starts with the old one's bytes */
+        FILE *in = fopen(path, "rb");
+        if (!in && errno != ENOENT) {
+            int e = errno;
+            sl_cli_out_discard(o);
+            return sl_cli_fail(cmd, "%s: %s", path, strerror(e));
+        }
+        char buf[1 << 16];
+        size_t n;
+        while (in && (n = fread(buf, 1, sizeof buf, in)) > 0)
+            if (fwrite(buf, 1, n, o->f) != n) break;
+        int bad = in && ferror(in);
+        int e = errno;
+        if (in) fclose(in);
+        if (bad) {
+            sl_cli_out_discard(o);
+            return sl_cli_fail(cmd, "%s: %s", path, strerror(e));
+        }
+        if (sl_cli_out_failed(o, cmd)) {
+            sl_cli_out_discard(o);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int sl_cli_out_failed(sl_cli_out *o, const char *cmd) {
+    if (!o->f || !ferror(o->f)) return 0;
+    if (!o->err) {
+        o->err = errno ? errno : EIO;
+        sl_cli_fail(cmd, "%s: %s", o->tmp[0] ? o->tmp : o->path, strerror(o->err));
+    }
+    return 1;
+}
+
+void sl_cli_out_discard(sl_cli_out *o) {
+    if (o->f) fclose(o->f);
+    o->f = NULL;
+    if (o->tmp[0]) unlink(o->tmp);
+    o->tmp[0] = '\0';
+}
+
+int sl_cli_out_close(sl_cli_out *o, const char *cmd) {
+    if (!o->f) return 0;
+    if (sl_cli_out_failed(o, cmd)) {
+        sl_cli_out_discard(o);
+        return 1;
+    }
+    const char *name = o->tmp[0] ? o->tmp : o->path;
+    int e = 0;
+    errno = 0;
+    if (fflush(o->f) != 0 || ferror(o->f))
+        e = errno ? errno : EIO;
+    else if (o->tmp[0] && fsync(fileno(o->f)) != 0)
+        e = errno;
+    if (fclose(o->f) != 0 && !e) e = errno ? errno : EIO;
+    o->f = NULL;
+    if (e) {
+        sl_cli_fail(cmd, "%s: %s", name, strerror(e));
+        if (o->tmp[0]) unlink(o->tmp);
+        o->tmp[0] = '\0';
+        return 1;
+    }
+    if (o->tmp[0] && rename(o->tmp, o->path) != 0) {
+        e = errno;
+        sl_cli_fail(cmd, "%s: renaming %s over it: %s", o->path, o->tmp, strerror(e));
+        unlink(o->tmp);
+        o->tmp[0] = '\0';
+        return 1;
+    }
+    o->tmp[0] = '\0';
+    return 0;
+}
+
+int sl_cli_probe(const char *cmd, const char *opt, const char *path, bool in_place) {
+    struct stat st;
+    if (in_place && in_place_target(path)) {
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return sl_cli_fail(cmd, "%s %s: %s", opt, path, strerror(EISDIR));
+        if (access(path, W_OK) != 0)
+            return sl_cli_fail(cmd, "%s %s: %s", opt, path, strerror(errno));
+        return 0;
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) return sl_cli_fail(cmd, "%s %s: %s", opt, path, strerror(EISDIR));
+        if (!in_place) return sl_cli_fail(cmd, "%s %s: not a regular file", opt, path);
+        if (access(path, W_OK) != 0)
+            return sl_cli_fail(cmd, "%s %s: %s", opt, path, strerror(errno));
+        return 0;
+    }
+    char tmp[4112];
+    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
+        return sl_cli_fail(cmd, "%s %s: path too long", opt, path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return sl_cli_fail(cmd, "%s %s: cannot create a file there: %s", opt, path,
+                           strerror(errno));
+    close(fd);
+    unlink(tmp);
+    return 0;
+}
+
+int sl_cli_write_npy(const char *cmd, const char *path, const sl_tensor *t) {
     char shape[256];
     int n = snprintf(shape, sizeof shape, "(");
     for (int i = 0; i < t->ndim; i++)
@@ -115,21 +255,19 @@ int sl_cli_write_npy(const char *path, const sl_tensor *t) {
                       npy_descr(t->dtype), shape);
     int total = 10 + hl + 1;
     int pad = (64 - total % 64) % 64;
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
+    sl_cli_out o;
+    if (sl_cli_out_open(&o, cmd, path, false)) return 1;
     unsigned char magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
     unsigned hlen = (unsigned)(hl + pad + 1);
     magic[8] = (unsigned char)(hlen & 0xff);
     magic[9] = (unsigned char)(hlen >> 8);
-    fwrite(magic, 1, 10, f);
-    fwrite(hdr, 1, (size_t)hl, f);
-    for (int i = 0; i < pad; i++) fputc(' ', f);
-    fputc('\n', f);
+    fwrite(magic, 1, 10, o.f);
+    fwrite(hdr, 1, (size_t)hl, o.f);
+    for (int i = 0; i < pad; i++) fputc(' ', o.f);
+    fputc('\n', o.f);
     /* contiguous host data (the pipeline's outputs are) */
-    size_t nb = sl_tensor_nbytes(t);
-    int rc = fwrite(t->data, 1, nb, f) == nb ? 0 : -1;
-    if (fclose(f) != 0) rc = -1;
-    return rc;
+    fwrite(t->data, 1, sl_tensor_nbytes(t), o.f);
+    return sl_cli_out_close(&o, cmd);
 }
 
 void sl_cli_json_str(FILE *f, const char *s) {

@@ -6,6 +6,7 @@
 #include "sluice/sluice.h"
 #include "sluice/train.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,16 +80,29 @@ static void fix_blas_core(char **argv) {
     /* exec failed: carry on with the generic kernels */
 }
 
+/* What went to standard output must have reached it (a full disk, a closed pipe): checked once
+ * at the end, where what is still buffered is written; a failure is an error of the command. */
+static int check_stdout(const char *cmd, int rc) {
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int e = errno;
+    if (!bad && !ferror(stdout)) return rc;
+    fprintf(stderr, "sluice%s%s: standard output: %s\n", cmd ? " " : "", cmd ? cmd : "",
+            e ? strerror(e) : "write error");
+    return rc ? rc : 1;
+}
+
 int main(int argc, char **argv) {
     fix_blas_core(argv);
     sl_log_set_callback(log_to_stderr, NULL);
     if (argc < 2) return usage(stderr);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
-        return usage(stdout);
+        return check_stdout(NULL, usage(stdout));
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
-        return sl_cli_version(argc - 1, argv + 1);
+        return check_stdout("version", sl_cli_version(argc - 1, argv + 1));
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name))
+            return check_stdout(commands[i].name, commands[i].fn(argc - 1, argv + 1));
     fprintf(stderr, "sluice: unknown command '%s'\n", argv[1]);
     return usage(stderr);
 }

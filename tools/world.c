@@ -9,10 +9,15 @@
 #include "sluice/iterator.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #ifdef SLUICE_HAVE_MPI
@@ -134,6 +139,17 @@ const void *sl_cli_world_mpi_comm(const sl_cli_world *w) {
 #endif
 }
 
+/* CRC-32 of n bytes, n beyond what one zlib call takes included */
+static uint32_t crc_all(const unsigned char *p, size_t n) {
+    uLong c = crc32(0L, Z_NULL, 0);
+    for (size_t off = 0; off < n;) {
+        size_t k = n - off < (1u << 30) ? n - off : (1u << 30);
+        c = crc32(c, p + off, (uInt)k);
+        off += k;
+    }
+    return (uint32_t)c;
+}
+
 static void put32(unsigned char *p, uint32_t v) {
     memcpy(p, &v, 4);
 }
@@ -188,7 +204,7 @@ sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void 
                 off += 8 + (size_t)lens[r];
                 src += (size_t)lens[r];
             }
-            put32(f + off, (uint32_t)crc32(0L, f, (uInt)off));
+            put32(f + off, crc_all(f, off));
             st = sl_file_write(path, f, off + 4, err);
             free(f);
         }
@@ -208,19 +224,73 @@ sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void 
 
 sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, bool any_size, void **bytes,
                             size_t *n, sl_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return sl_err_set(err, SL_EIO, "checkpoint %s: cannot open", path);
-    fseek(f, 0, SEEK_END);
-    long fl = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = fl > 0 ? malloc((size_t)fl) : NULL;
-    size_t len = (size_t)(fl > 0 ? fl : 0);
-    if (!buf || fread(buf, 1, len, f) != len) {
-        fclose(f);
-        free(buf);
-        return sl_err_set(err, SL_EFORMAT, "checkpoint %s: empty or unreadable", path);
+    /* the file is looked at before it is read: a regular file (a FIFO would block, a directory
+     * reads as any size), of a size this process can hold, whose header is a checkpoint's */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO's open does not wait */
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return sl_err_set(err, SL_EIO, "checkpoint %s: %s", path, strerror(e));
     }
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0) {
+        int e = errno;
+        fclose(f);
+        return sl_err_set(err, SL_EIO, "checkpoint %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return sl_err_set(err, SL_EINVAL, "checkpoint %s: not a regular file (%s)", path,
+                          S_ISDIR(sb.st_mode)    ? "a directory"
+                          : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                                                 : "a device or socket");
+    }
+    unsigned char head[12];
+    if (sb.st_size < 16 || fread(head, 1, sizeof head, f) != sizeof head) {
+        fclose(f);
+        return sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated (%lld bytes)", path,
+                          (long long)sb.st_size);
+    }
+    uint32_t hmagic;
+    memcpy(&hmagic, head, 4);
+    if (hmagic != MR_MAGIC) {
+        fclose(f);
+        return sl_err_set(err, SL_EFORMAT, "checkpoint %s: not a sluice checkpoint", path);
+    }
+    /* the parts' lengths must add up to the file's size: walked before the file is read */
+    uint32_t hranks;
+    memcpy(&hranks, head + 8, 4);
+    uint64_t end = 12, fsize = (uint64_t)sb.st_size;
+    if (hranks > (1u << 16)) end = fsize + 1; /* no job has had that many processes */
+    for (uint32_t r = 0; r < hranks && end <= fsize; r++) {
+        uint64_t l;
+        if (end + 8 > fsize || pread(fileno(f), &l, 8, (off_t)end) != 8 || l > fsize) {
+            end = fsize + 1;
+            break;
+        }
+        end += 8 + l;
+    }
+    if (hranks < 1 || end + 4 != fsize || fsize > (uint64_t)PTRDIFF_MAX) {
+        fclose(f);
+        return sl_err_set(err, SL_EFORMAT,
+                          "checkpoint %s: truncated or damaged (%lld bytes; its header gives %u "
+                          "part(s) of other lengths)",
+                          path, (long long)sb.st_size, hranks);
+    }
+    size_t len = (size_t)sb.st_size;
+    unsigned char *buf = malloc(len);
+    if (!buf) {
+        fclose(f);
+        return sl_err_set(err, SL_ENOMEM, "checkpoint %s: out of memory for %zu bytes", path, len);
+    }
+    memcpy(buf, head, sizeof head);
+    size_t got = sizeof head + fread(buf + sizeof head, 1, len - sizeof head, f);
     fclose(f);
+    if (got != len) {
+        free(buf);
+        return sl_err_set(err, SL_EIO, "checkpoint %s: read %zu of %zu bytes", path, got, len);
+    }
     uint32_t magic = 0, version = 0, ranks = 0, crc = 0;
     if (len >= 16) {
         memcpy(&magic, buf, 4);
@@ -232,7 +302,7 @@ sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, bool any_si
     if (len < 16 || magic != MR_MAGIC) {
         st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated or not a sluice checkpoint",
                         path);
-    } else if ((uint32_t)crc32(0L, buf, (uInt)(len - 4)) != crc) {
+    } else if (crc_all(buf, len - 4) != crc) {
         st = sl_err_set(err, SL_ECHECKSUM,
                         "checkpoint %s: checksum mismatch (truncated, altered or damaged)", path);
     } else if (version != 1 || ranks < 1 || (!any_size && (int)ranks != w->size)) {

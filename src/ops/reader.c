@@ -33,6 +33,12 @@ const char *sl__reader_path(const sl__reader *r, int64_t rec) {
     }
 }
 
+/* A name as a key: escaped as LMDB keys are (bytes outside printable ASCII, and the backslash, as
+ * \xHH), so that no key holds a newline or a tab and a trace keeps one line per sample. */
+static const char *escaped(const char *name, char *buf, size_t n) {
+    return sl__lmdb_escape(name, strlen(name), buf, n);
+}
+
 static const char *rec_key(const sl__reader *r, int64_t rec, char *buf, size_t n) {
     switch (r->fmt) {
     case SL__READER_CAFFE2:
@@ -42,14 +48,12 @@ static const char *rec_key(const sl__reader *r, int64_t rec, char *buf, size_t n
         snprintf(buf, n, "%lld", (long long)rec);
         return buf;
     case SL__READER_WDS:
-        snprintf(buf, n, "%s", sl__wds_key(r->wds, rec));
-        return buf;
+        return escaped(sl__wds_key(r->wds, rec), buf, n);
     case SL__READER_TFREC: /* the record's byte offset in its file */
         snprintf(buf, n, "%llu", (unsigned long long)sl__tfrec_offset(r->tfrec, rec));
         return buf;
     default:
-        snprintf(buf, n, "%s", sl__folder_name(r->folder, rec));
-        return buf;
+        return escaped(sl__folder_name(r->folder, rec), buf, n);
     }
 }
 

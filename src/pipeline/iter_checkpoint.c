@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CK_MAGIC     0x4b434c53u /* "SLCK" */
@@ -126,6 +127,9 @@ sl_status sl_iter_checkpoint_with(sl_iter *it, const char *path, const void *ext
 }
 
 sl_status sl_file_write(const char *path, const void *buf, size_t len, sl_err *err) {
+    struct stat sb; /* a device or FIFO there would be replaced by the rename */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return sl_err_set(err, SL_EINVAL, "checkpoint %s: not a regular file", path);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -140,12 +144,16 @@ sl_status sl_file_write(const char *path, const void *buf, size_t len, sl_err *e
         off += (size_t)w;
     }
     if (off < len || fsync(fd) != 0) {
-        int e = errno;
+        int e = off < len && errno == 0 ? EIO : errno;
         close(fd);
         unlink(tmp);
         return sl_err_set(err, SL_EIO, "checkpoint %s: write failed: %s", tmp, strerror(e));
     }
-    close(fd);
+    if (close(fd) != 0) { /* some file systems report a failed write only here */
+        int e = errno;
+        unlink(tmp);
+        return sl_err_set(err, SL_EIO, "checkpoint %s: write failed: %s", tmp, strerror(e));
+    }
     if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
@@ -154,29 +162,68 @@ sl_status sl_file_write(const char *path, const void *buf, size_t len, sl_err *e
     return SL_OK;
 }
 
+/* The file at path, looked at before it is read: a regular file (a FIFO would block, a directory
+ * reads as any size) whose header is a checkpoint's and whose size is the one it gives. */
+static sl_status read_checked(const char *path, unsigned char **out, size_t *out_len, sl_err *err) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return sl_err_set(err, SL_EIO, "checkpoint %s: %s", path, strerror(errno));
+    struct stat sb;
+    unsigned char head[CK_HEADER];
+    sl_status st = SL_OK;
+    if (fstat(fd, &sb) != 0) {
+        st = sl_err_set(err, SL_EIO, "checkpoint %s: %s", path, strerror(errno));
+    } else if (!S_ISREG(sb.st_mode)) {
+        st = sl_err_set(err, SL_EINVAL, "checkpoint %s: not a regular file (%s)", path,
+                        S_ISDIR(sb.st_mode)    ? "a directory"
+                        : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                                               : "a device or socket");
+    } else if (sb.st_size < CK_HEADER || pread(fd, head, CK_HEADER, 0) != CK_HEADER) {
+        st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated (%lld bytes)", path,
+                        (long long)sb.st_size);
+    } else if (sl__get_u32(head) != CK_MAGIC) {
+        st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: not a sluice checkpoint", path);
+    } else if (sl__get_u64(head + 16) != (uint64_t)sb.st_size - CK_HEADER) {
+        st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated (%llu of %llu bytes)", path,
+                        (unsigned long long)sb.st_size - CK_HEADER,
+                        (unsigned long long)sl__get_u64(head + 16));
+    }
+    if (st) {
+        close(fd);
+        return st;
+    }
+    size_t len = (size_t)sb.st_size, got = 0;
+    unsigned char *buf = malloc(len);
+    if (!buf) {
+        close(fd);
+        return sl_err_set(err, SL_ENOMEM, "checkpoint %s: out of memory for %zu bytes", path, len);
+    }
+    while (got < len) {
+        ssize_t r = pread(fd, buf + got, len - got, (off_t)got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got < len) {
+        free(buf);
+        return sl_err_set(err, SL_EIO, "checkpoint %s: read %zu of %zu bytes", path, got, len);
+    }
+    *out = buf;
+    *out_len = len;
+    return SL_OK;
+}
+
 sl_status sl__iter_checkpoint_read(sl_iter *it, const char *path, void **out_buf, size_t *out_size,
                                    const unsigned char **states, uint64_t *lens, sl_err *err) {
-    unsigned char *buf;
-    size_t len;
+    unsigned char *buf = NULL;
+    size_t len = 0;
     if (it->resume_bytes) { /* given in memory (the label names its origin) */
         len = it->resume_size;
         buf = malloc(len ? len : 1);
         if (!buf) return sl_err_set(err, SL_ENOMEM, "out of memory reading a checkpoint");
         memcpy(buf, it->resume_bytes, len);
     } else {
-        FILE *f = fopen(path, "rb");
-        if (!f) return sl_err_set(err, SL_EIO, "checkpoint %s: %s", path, strerror(errno));
-        fseek(f, 0, SEEK_END);
-        long fl = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        buf = fl > 0 ? malloc((size_t)fl) : NULL;
-        if (!buf || fread(buf, 1, (size_t)fl, f) != (size_t)fl) {
-            fclose(f);
-            free(buf);
-            return sl_err_set(err, SL_EFORMAT, "checkpoint %s: empty or unreadable", path);
-        }
-        fclose(f);
-        len = (size_t)fl;
+        SL_TRY(read_checked(path, &buf, &len, err));
     }
     sl_status st = SL_EFORMAT;
     if (len < CK_HEADER) {

@@ -4,7 +4,8 @@
 # either no store at all or the whole one (10000 Fashion-MNIST records, `inspect --verify`
 # passing), never a cut one that readers would take for the set. Trials into a new folder, into a
 # folder that is there already (empty), and to a TFRecord file. The kills are spread over the
-# time one whole conversion takes, measured first, and a third of them must land mid-way.
+# first three quarters of the time one whole conversion takes, measured first, and a quarter of
+# them must land mid-way (the others may find it done: that is checked too).
 set -uo pipefail
 tool=$1
 work=$(mktemp -d)
@@ -51,7 +52,7 @@ for ((i = 0; i < trials; i++)); do
     esac
     "$tool" "${args[@]}" --to $to --out "$out" > /dev/null 2>&1 &
     pid=$!
-    ms=$(( RANDOM % (span + span / 4 + 1) ))
+    ms=$(( RANDOM % (span * 3 / 4 + 1) )) # inside the run, mostly: a loaded machine runs longer
     sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
     kill -KILL $pid 2> /dev/null
     { wait $pid; } 2> /dev/null
@@ -65,5 +66,5 @@ for ((i = 0; i < trials; i++)); do
     fi
     rm -rf "$out" "$out".tmp-*
 done
-[ $mid -ge $((trials / 3)) ] || fail "only $mid of $trials kills landed while convert ran"
+[ $mid -ge $((trials / 4)) ] || fail "only $mid of $trials kills landed while convert ran"
 echo "cli convert_killed: ok ($mid of $trials killed mid-way, a conversion takes ${span} ms)"

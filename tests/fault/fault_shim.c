@@ -7,10 +7,11 @@
  *                           EDQUOT, EFBIG, EROFS, EINTR, or a number); N = 0 fails nothing;
  *                           N+ fails the N-th call and every one after it (a disk that stays full)
  *   SL_FAULT_REPORT=PATH    a line is appended there: "fired FUNC N" when the fault fires (for
- *                           close, "fired close N synced" when nothing was written through the
- *                           descriptor since it was last synced, or ever: a failure that loses
- *                           nothing), and at a normal exit "count FUNC TOTAL" for every FUNC that
- *                           was called
+ *                           close, "fired close N synced" when nothing was written to the file
+ *                           since it was last synced, or ever: a failure that loses nothing);
+ *                           "unsynced rename FROM" when a file written and not synced since is
+ *                           renamed (after a crash the new name could lead to lost bytes); and
+ *                           at a normal exit "count FUNC TOTAL" for every FUNC that was called
  *
  * FUNC names a family of calls, counted together:
  *   write      write, writev                 pwrite     pwrite, pwrite64, pwritev
@@ -50,7 +51,6 @@ static int sticky;         /* and every call after it */
 static const char *report; /* SL_FAULT_REPORT */
 static atomic_long counts[F_COUNT];
 static atomic_int ready;
-static atomic_char dirty[4096]; /* by descriptor: written through since its last sync */
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_writev)(int, const struct iovec *, int);
@@ -173,14 +173,54 @@ static int counted_stream(FILE *f) {
     return f && counted_fd(fileno(f));
 }
 
+/* The files written through and not synced since, by device and inode: a close of one of them
+ * can lose data, a rename of one can leave its name leading to lost bytes after a crash. */
+static struct {
+    dev_t dev;
+    ino_t ino;
+} dirty[1024];
+static int ndirty;
+static atomic_flag dirty_lock = ATOMIC_FLAG_INIT;
+
+static int dirty_find(const struct stat *sb) {
+    for (int i = 0; i < ndirty; i++)
+        if (dirty[i].dev == sb->st_dev && dirty[i].ino == sb->st_ino) return i;
+    return -1;
+}
+
+/* fd's file is written (1) or synced (0) */
 static void mark(int fd, int written) {
-    if (fd >= 0 && fd < (int)(sizeof dirty / sizeof dirty[0])) atomic_store(&dirty[fd], written);
+    struct stat sb;
+    int save = errno;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        while (atomic_flag_test_and_set(&dirty_lock)) {
+        }
+        int i = dirty_find(&sb);
+        if (written && i < 0 && ndirty < (int)(sizeof dirty / sizeof dirty[0])) {
+            dirty[ndirty].dev = sb.st_dev;
+            dirty[ndirty++].ino = sb.st_ino;
+        } else if (!written && i >= 0) {
+            dirty[i] = dirty[--ndirty];
+        }
+        atomic_flag_clear(&dirty_lock);
+    }
+    errno = save;
+}
+
+static int is_dirty(const struct stat *sb) {
+    while (atomic_flag_test_and_set(&dirty_lock)) {
+    }
+    int i = dirty_find(sb);
+    atomic_flag_clear(&dirty_lock);
+    return i >= 0;
 }
 
 static const char *dirt(int fd) {
-    return fd >= 0 && fd < (int)(sizeof dirty / sizeof dirty[0]) && !atomic_load(&dirty[fd])
-               ? " synced"
-               : "";
+    struct stat sb;
+    int save = errno;
+    int synced = fd >= 0 && fstat(fd, &sb) == 0 && !is_dirty(&sb);
+    errno = save;
+    return synced ? " synced" : "";
 }
 
 /* counts a call of family fam on descriptor fd (-1: none); 1: this call fails (errno is set) */
@@ -266,7 +306,6 @@ int fdatasync(int fd) {
 int close(int fd) {
     init();
     int fail = counted_fd(fd) && fault(F_CLOSE, fd);
-    mark(fd, 0);
     int r = real_close(fd);
     if (!fail) return r;
     errno = target_errno;
@@ -277,7 +316,6 @@ int fclose(FILE *f) {
     init();
     int fd = f ? fileno(f) : -1;
     int fail = counted_stream(f) && fault(F_CLOSE, fd);
-    mark(fd, 0);
     int r = real_fclose(f);
     if (!fail) return r;
     errno = target_errno;
@@ -287,6 +325,19 @@ int fclose(FILE *f) {
 int rename(const char *from, const char *to) {
     init();
     if (fault(F_RENAME, -1)) return -1;
+    struct stat sb;
+    int save = errno;
+    if (lstat(from, &sb) == 0 && S_ISREG(sb.st_mode) && is_dirty(&sb) && report) {
+        char line[4200];
+        int len = snprintf(line, sizeof line, "unsynced rename %s\n", from);
+        int fd = open(report, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            if (real_write(fd, line, (size_t)len) != len) {
+            }
+            real_close(fd);
+        }
+    }
+    errno = save;
     return real_rename(from, to);
 }
 

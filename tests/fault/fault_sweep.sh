@@ -9,8 +9,10 @@
 #             and into a TFRecord file (with its labels file) where older ones are;
 #   index     a TFRecord's index over an older one;
 #   run       --dump, --trace and --checkpoint (over older ones) and --json to standard output;
-#   train     --checkpoint (one file per epoch) and --metrics, two epochs.
-# For every N: the exit status is 0 or 1 (never a signal); on 1, standard error names a file
+#   train     --checkpoint (one file per epoch) and --metrics, two epochs;
+# and the one file the library writes that the tool does not: a model, by sl_mlp_save
+# (tests/fault/mlp_save.c), over an older one.
+# The clean run renames no file that it did not sync first. For every N: the exit status is 0 or 1 (never a signal); on 1, standard error names a file
 # under the output folder (or standard output) and gives the cause; on 0 the outputs are complete
 # and the fault did not fire, or it failed a close that lost nothing (of a descriptor synced since
 # its last write, or never written: LMDB closes its synced files unchecked, a probe that a file
@@ -22,6 +24,7 @@
 set -uo pipefail
 tool=$(realpath "$1")
 shim=${SL_FAULT_SHIM:?SL_FAULT_SHIM: the fault shim library}
+: "${SL_FAULT_MLP_SAVE:?SL_FAULT_MLP_SAVE: the program tests/fault/mlp_save.c}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 nfail=0
@@ -124,6 +127,11 @@ special_train() {
     [ "$2" -ne 0 ] || [ $e -eq 2 ]
 }
 
+# the library's own model file (sl_mlp_save), over an older one
+setup_mlp_save() { echo old > "$o/model"; }
+cmd_mlp_save() { "$SL_FAULT_MLP_SAVE" "$o/model"; }
+verify_mlp_save() { [ "$(stat -c %s "$o/model")" -gt 4000 ]; }
+
 # what a failure's message says for each errno used
 declare -A cause=([ENOSPC]="no space left on device" [EIO]="input/output error")
 declare -A errno_of=([write]=ENOSPC [pwrite]=ENOSPC [fwrite]=ENOSPC [fflush]=ENOSPC
@@ -182,7 +190,7 @@ run_once() {
 
 runs=0
 t0=$SECONDS
-for name in convert_lmdb convert_into convert_tfrecord index run train; do
+for name in convert_lmdb convert_into convert_tfrecord index run train mlp_save; do
     # the clean run: the reference, and how many calls of each kind it makes
     rm -rf "$work/old/$name" "$work/ref/$name"
     mkdir -p "$work/old" "$work/ref" "$o" && rm -rf "$o" && mkdir "$o" && "setup_$name" &&
@@ -193,6 +201,9 @@ for name in convert_lmdb convert_into convert_tfrecord index run train; do
         continue
     fi
     cp -a "$o" "$work/ref/$name"
+    if grep -q '^unsynced ' "$work/report"; then # a crash could leave the name to lost bytes
+        bad "$name: renamed before it was synced: $(grep '^unsynced ' "$work/report")"
+    fi
     declare -A count=()
     while read -r kind fam n; do
         [ "$kind" = count ] && count[$fam]=$n

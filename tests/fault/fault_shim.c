@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A test-only LD_PRELOAD library that makes one call of one output function fail, so that a test
- * can see what a program leaves behind when a write, a sync, a close or a rename fails part-way.
+/* A test-only LD_PRELOAD library that makes a chosen call of one output function fail (or it and
+ * every later one), so that a test can see what a program leaves behind when a write, a sync, a
+ * close or a rename fails part-way.
  * It is built for the tests only and never linked into libsluice or the tool.
  *
  *   SL_FAULT=FUNC:N:ERRNO   the N-th call (from 1) of FUNC fails with ERRNO (a name: ENOSPC, EIO,
@@ -17,8 +18,8 @@
  *   write      write, writev                 pwrite     pwrite, pwrite64, pwritev
  *   fsync      fsync                         fdatasync  fdatasync
  *   close      close, fclose                 rename     rename
- *   fwrite     stdio output: fwrite, fputs, fputc, putc, fprintf, vfprintf, printf, puts,
- *              putchar (and their _chk forms)
+ *   fwrite     stdio output: fwrite, fputs, fputc, putc, fprintf, vfprintf, printf, vprintf,
+ *              puts, putchar, __fprintf_chk, __vfprintf_chk, __printf_chk
  *   fflush     fflush
  * Only calls on regular files open for writing count (so that reading the input, pipes, sockets,
  * terminals and standard error do not move N), except fsync and fdatasync, which count on any

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void sl_mlp_config_default(sl_mlp_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
@@ -668,11 +669,16 @@ sl_status sl_mlp_save(const sl_mlp *m, const char *path, sl_err *err) {
     if (!f) {
         st = sl_err_set(err, SL_EIO, "saving the MLP: cannot create %s: %s", tmp, strerror(errno));
     } else {
-        int bad = fwrite(buf, 1, size, f) != size;
-        bad |= fflush(f) != 0;
-        int e = errno;
-        bad |= fclose(f) != 0;
-        if (bad) {
+        /* the cause of the first step that fails; synced before the rename, so that the name
+         * never leads to a file whose bytes a crash lost */
+        int e = 0;
+        errno = 0;
+        if (fwrite(buf, 1, size, f) != size || fflush(f) != 0 || ferror(f))
+            e = errno ? errno : EIO;
+        else if (fsync(fileno(f)) != 0)
+            e = errno;
+        if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+        if (e) {
             st = sl_err_set(err, SL_EIO, "saving the MLP: writing %s: %s", tmp, strerror(e));
             remove(tmp);
         } else if (rename(tmp, path) != 0) {

@@ -51,7 +51,8 @@ static int paint(const char *path, int w, int h) {
     for (int s = 0; s < shapes; s++) { /* discs and boxes with hard edges */
         int cx = (int)(next() % (unsigned)w), cy = (int)(next() % (unsigned)h);
         int r = 10 + (int)(next() % (unsigned)(w / 4));
-        unsigned char col[3] = {(unsigned char)next(), (unsigned char)next(), (unsigned char)next()};
+        unsigned char col[3] = {(unsigned char)next(), (unsigned char)next(),
+                                (unsigned char)next()};
         bool disc = next() & 1;
         for (int y = cy - r; y < cy + r; y++)
             for (int x = cx - r; x < cx + r; x++) {

@@ -9,22 +9,20 @@
  *                stream (as PyTorch queues its work) or on a stream of their own (default legacy)
  *   sync=N       the load's thread waits for the whole device (cudaDeviceSynchronize, as
  *                torch.cuda.synchronize) every N kernels; 0: never (default 8)
- *   malloc=1     and frees and takes 256 MB of device memory each time (cudaFree waits for the device)
- *   barrier=1    each decode call waits on the host for its own stream first
- *   after=1      and the decoding thread waits on the host for its stream after each call
- *   yuv=0|1      planes out (NVJPEG_OUTPUT_YUV) or interleaved RGB (default 1)
- *   supported=1  a thread parses headers and asks nvjpegDecodeBatchedSupported on the hardware
- *                handle meanwhile, outside the mutex
- *   consumer=N   who waits for each batch's event: 0 the decoding thread, on the host, before its
- *                next call; 1 a consumer thread's stream (cudaStreamWaitEvent), whose kernel then
- *                reads the planes while the next batch is decoded (two batch slots); 2 the same
- *                consumer, but waiting on the host (cudaEventSynchronize) before its kernel;
- *                3 nobody: the decoding thread calls again at once (default 0)
- *   batch=B dur=S stall=S   images per call (128), seconds to run (20), seconds without a batch
- *                that count as a stall (10)
- * The JPEGs: every *.jpg under DIR (bench/make_photos makes them). Prints one line: the settings,
- * batches, images/s and "ok" or "STALL after K batches" (exit 3).
- *   nvcc -O2 bench/nvjpeg/stall.cu -lnvjpeg -lpthread -o /tmp/stall && /tmp/stall DIR load=legacy */
+ *   malloc=1     and frees and takes 256 MB of device memory each time (cudaFree waits for the
+ * device) barrier=1    each decode call waits on the host for its own stream first after=1      and
+ * the decoding thread waits on the host for its stream after each call yuv=0|1      planes out
+ * (NVJPEG_OUTPUT_YUV) or interleaved RGB (default 1) supported=1  a thread parses headers and asks
+ * nvjpegDecodeBatchedSupported on the hardware handle meanwhile, outside the mutex consumer=N   who
+ * waits for each batch's event: 0 the decoding thread, on the host, before its next call; 1 a
+ * consumer thread's stream (cudaStreamWaitEvent), whose kernel then reads the planes while the next
+ * batch is decoded (two batch slots); 2 the same consumer, but waiting on the host
+ * (cudaEventSynchronize) before its kernel; 3 nobody: the decoding thread calls again at once
+ * (default 0) batch=B dur=S stall=S   images per call (128), seconds to run (20), seconds without a
+ * batch that count as a stall (10) The JPEGs: every *.jpg under DIR (bench/make_photos makes them).
+ * Prints one line: the settings, batches, images/s and "ok" or "STALL after K batches" (exit 3).
+ *   nvcc -O2 bench/nvjpeg/stall.cu -lnvjpeg -lpthread -o /tmp/stall && /tmp/stall DIR load=legacy
+ */
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
 
@@ -123,8 +121,10 @@ static void *consumer_thread(void *arg) {
         slot *sl = qhead == qtail ? NULL : queue[qhead++ % 64];
         pthread_mutex_unlock(&qm);
         if (!sl) break;
-        if (consumer == 2) CK(cudaEventSynchronize(sl->ev));
-        else CK(cudaStreamWaitEvent(cs, sl->ev, 0));
+        if (consumer == 2)
+            CK(cudaEventSynchronize(sl->ev));
+        else
+            CK(cudaStreamWaitEvent(cs, sl->ev, 0));
         touch<<<132, 256, 0, cs>>>(sl->dev, sl->bytes, sum);
         CK(cudaStreamSynchronize(cs));
         pthread_mutex_lock(&qm);
@@ -189,8 +189,8 @@ static void *decode_thread(void *arg) {
         }
         if (barrier) CK(cudaStreamSynchronize(st));
         pthread_mutex_lock(&engine);
-        nvjpegStatus_t r = nvjpegDecodeBatchedInitialize(hw, state, B, 1,
-                                                         yuv ? NVJPEG_OUTPUT_YUV : NVJPEG_OUTPUT_RGBI);
+        nvjpegStatus_t r = nvjpegDecodeBatchedInitialize(
+            hw, state, B, 1, yuv ? NVJPEG_OUTPUT_YUV : NVJPEG_OUTPUT_RGBI);
         if (r == 0) r = nvjpegDecodeBatched(hw, state, bits, bl, imgs, st);
         pthread_mutex_unlock(&engine);
         if (r != 0) {
@@ -258,26 +258,39 @@ int main(int argc, char **argv) {
         if (!v) continue;
         *v++ = 0;
         const char *k = argv[i];
-        if (!strcmp(k, "dec")) n_dec = atoi(v);
-        else if (!strcmp(k, "load")) load = v;
-        else if (!strcmp(k, "sync")) sync_every = atoi(v);
-        else if (!strcmp(k, "malloc")) do_malloc = atoi(v);
-        else if (!strcmp(k, "barrier")) barrier = atoi(v);
-        else if (!strcmp(k, "after")) after = atoi(v);
-        else if (!strcmp(k, "yuv")) yuv = atoi(v);
-        else if (!strcmp(k, "supported")) supported = atoi(v);
-        else if (!strcmp(k, "consumer")) consumer = atoi(v);
-        else if (!strcmp(k, "batch")) B = atoi(v);
-        else if (!strcmp(k, "dur")) dur = atof(v);
-        else if (!strcmp(k, "stall")) stall_s = atof(v);
+        if (!strcmp(k, "dec"))
+            n_dec = atoi(v);
+        else if (!strcmp(k, "load"))
+            load = v;
+        else if (!strcmp(k, "sync"))
+            sync_every = atoi(v);
+        else if (!strcmp(k, "malloc"))
+            do_malloc = atoi(v);
+        else if (!strcmp(k, "barrier"))
+            barrier = atoi(v);
+        else if (!strcmp(k, "after"))
+            after = atoi(v);
+        else if (!strcmp(k, "yuv"))
+            yuv = atoi(v);
+        else if (!strcmp(k, "supported"))
+            supported = atoi(v);
+        else if (!strcmp(k, "consumer"))
+            consumer = atoi(v);
+        else if (!strcmp(k, "batch"))
+            B = atoi(v);
+        else if (!strcmp(k, "dur"))
+            dur = atof(v);
+        else if (!strcmp(k, "stall"))
+            stall_s = atof(v);
         else {
             fprintf(stderr, "unknown setting %s\n", k);
             return 2;
         }
     }
-    snprintf(cfg, sizeof cfg, "dec=%d load=%s sync=%d malloc=%d barrier=%d after=%d yuv=%d "
-             "supported=%d consumer=%d batch=%d", n_dec, load, sync_every, do_malloc, barrier, after,
-             yuv, supported, consumer, B);
+    snprintf(cfg, sizeof cfg,
+             "dec=%d load=%s sync=%d malloc=%d barrier=%d after=%d yuv=%d "
+             "supported=%d consumer=%d batch=%d",
+             n_dec, load, sync_every, do_malloc, barrier, after, yuv, supported, consumer, B);
     CK(cudaSetDevice(0));
     CK(cudaFree(0));
     CK(nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &hw));
@@ -297,7 +310,8 @@ int main(int argc, char **argv) {
             _exit(3);
         }
     }
-    printf("%s: ok, %ld batches, %.0f images/s\n", cfg, batches, batches * (double)B / (now() - t0));
+    printf("%s: ok, %ld batches, %.0f images/s\n", cfg, batches,
+           batches * (double)B / (now() - t0));
     fflush(stdout);
     _exit(0);
 }

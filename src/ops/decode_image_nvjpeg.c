@@ -316,8 +316,9 @@ void sl__nvjpeg_free(sl__nvjpeg *d) {
     if (d->parse) nvjpegJpegStreamDestroy(d->parse);
     if (stuck) { /* a call that never came back may still use the engines' handle, states, stream
                     and the decoder itself: all are left to it (a leak, once, instead of a hang) */
-        sl__log(SL_LOG_WARN, "%s: a call on the hardware JPEG decoder never came back; its "
-                             "handle and buffers are left to it",
+        sl__log(SL_LOG_WARN,
+                "%s: a call on the hardware JPEG decoder never came back; its handle and "
+                "buffers are left to it",
                 d->name);
         return;
     }
@@ -509,8 +510,8 @@ static void run_batch(sl__nvjpeg *d, work *w, nvjpegHandle_t h, nvjpegJpegState_
         }
         bool stalled = !engines_on(d); /* a stall: to the CPU, as engine_call said */
         /* planes the engines refuse go to the default back end (while it works) */
-        bool to_sw = !ahead && !stalled && yuv && want == 1 &&
-                     !(d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP);
+        bool to_sw =
+            !ahead && !stalled && yuv && want == 1 && !(d->sw_ok == 0 && d->sw_bad >= SW_GIVE_UP);
         if (yuv && !stalled) __atomic_fetch_add(&d->hw_yuv_bad, 1, __ATOMIC_RELAXED);
         if (!stalled && !__atomic_fetch_add(&d->said_hw, 1, __ATOMIC_RELAXED))
             sl__log(SL_LOG_WARN,
@@ -653,7 +654,8 @@ sl_status sl__nvjpeg_decode(sl__nvjpeg *d, int n, const sl__nvjpeg_job *jobs, sl
         }
     for (int yuv = 1; yuv >= 0; yuv--)
         run_batch(d, w, d->sw, d->sw_state, n, 0, (char)yuv, jobs, c, fmt, st, false, &k);
-    for (int yuv = 1; yuv >= 0 && engines_on(d); yuv--) { /* what the default back end could not decode */
+    /* what the default back end could not decode */
+    for (int yuv = 1; yuv >= 0 && engines_on(d); yuv--) {
         run_batch(d, w, d->hw, d->hw_state, n, 2, (char)yuv, jobs, c, fmt, st, false, &k);
         *hw += k;
     }

@@ -25,7 +25,8 @@ static int engines; /* decoders that found hardware engines */
 
 static void on_log(sl_log_level level, const char *msg, void *user) {
     (void)user;
-    if (strstr(msg, "nvJPEG") || strstr(msg, "JPEG decoder")) printf("log %d: %s\n", (int)level, msg);
+    if (strstr(msg, "nvJPEG") || strstr(msg, "JPEG decoder"))
+        printf("log %d: %s\n", (int)level, msg);
     if (strstr(msg, "engines in use")) __atomic_fetch_add(&engines, 1, __ATOMIC_RELAXED);
     if (strstr(msg, "made no progress") && level == SL_LOG_WARN) {
         __atomic_fetch_add(&stalls, 1, __ATOMIC_RELAXED);
@@ -63,8 +64,8 @@ static void compare(const sl_batch *bc, const sl_batch *bg, int o, int it) {
         sl_tlist_sample(g, i, &dt);
         CHECK_OK(sl_tensor_wrap(&ht, h, SL_DTYPE_U8, sl_cpu(), dt.ndim, dt.shape, NULL), NULL);
         CHECK_OK(sl_tensor_copy(&ht, &dt, NULL, &e), &e);
-        CHECK_MSG(memcmp(c->data[i], h, n) == 0, "batch %d output %d %s: differs from the CPU",
-                  it, o, sl_batch_key(bc, i));
+        CHECK_MSG(memcmp(c->data[i], h, n) == 0, "batch %d output %d %s: differs from the CPU", it,
+                  o, sl_batch_key(bc, i));
         free(h);
     }
 }
@@ -116,8 +117,9 @@ int main(void) {
     sl_pipeline_free(g); /* a stalled call may still block: the free does not wait for it */
     double freed = now() - t0;
     sl_pipeline_free(c);
-    printf("decoders with engines: %d; stall warnings: %d (naming their op: %d); free took %.2f s\n",
-           engines, stalls, named, freed);
+    printf(
+        "decoders with engines: %d; stall warnings: %d (naming their op: %d); free took %.2f s\n",
+        engines, stalls, named, freed);
     if (engines == 0) {
         printf("no hardware JPEG engines on this GPU: the hook never fired\n");
         CHECK_EQ_INT(stalls, 0);

@@ -8,7 +8,7 @@ float32 parameters, BatchNorm statistics updated every step, SGD with momentum, 
 so the GPU is busy with the model's work while the pipeline decodes.
 
     python3 bench/soak_jax.py DIR [--feeds sluice,synthetic,dataloader] [--runs 1] [--steps 60]
-        [--warmup 10] [--batch 256] [--threads N] [--hw-load X] [--workers 15] [--stall 120]
+        [--warmup 10] [--batch 256] [--threads N] [--hw-load X[,Y...]] [--workers 15] [--stall 120]
         [--inflight 2]
 
 DIR holds one folder of JPEGs per class (bench/make_photos writes them). Each run of a feed builds
@@ -21,7 +21,8 @@ rows over a "batch" mesh of jax.devices() -- so one compiled step serves all thr
 PyTorch's loop. A run that makes no step for --stall seconds (twice that in the warm-up, which
 compiles) is a hang: the script prints every thread's stack and exits with status 1
 (faulthandler's). One JSON line per run: feed, run, images/s over the timed steps, the seconds the
-loop waited for data, the last loss. --threads and --hw-load left out: sluice's defaults."""
+loop waited for data, the last loss. --threads and --hw-load left out: sluice's defaults. Several loads (--hw-load 0,0.65,1)
+are taken in turn by the sluice runs, so the splits alternate within one run of the script."""
 import argparse
 import collections
 import faulthandler
@@ -201,7 +202,8 @@ def train(step, state, batches, args, feed, run):
     loss.block_until_ready()
     faulthandler.cancel_dump_traceback_later()
     dt = time.perf_counter() - t0
-    print(json.dumps({"feed": feed, "run": run, "steps": args.steps, "batch": args.batch,
+    print(json.dumps({"feed": feed, "run": run, "hw_load": args.hw_load if feed == "sluice" else None,
+                      "steps": args.steps, "batch": args.batch,
                       "images_per_s": round(args.steps * args.batch / dt, 1),
                       "waited_s": round(waited, 3), "seconds": round(dt, 3),
                       "loss": round(float(loss), 4)}), flush=True)
@@ -217,12 +219,14 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--batch", type=int, default=256, help="the global batch")
     ap.add_argument("--threads", type=int, default=0, help="sluice's num_threads (0: its default)")
-    ap.add_argument("--hw-load", type=float, default=None, help="sluice's hw_decoder_load")
+    ap.add_argument("--hw-load", default=None,
+                    help="sluice's hw_decoder_load; a comma list: one per run, in turn")
     ap.add_argument("--workers", type=int, default=15, help="the DataLoader's worker processes")
     ap.add_argument("--stall", type=float, default=120, help="seconds without a step = a hang")
     ap.add_argument("--inflight", type=int, default=2,
                     help="steps queued on the GPU at most (0: no bound)")
     args = ap.parse_args()
+    loads = [float(x) for x in args.hw_load.split(",")] if args.hw_load else [None]
     if args.steps < 1:
         ap.error("--steps must be at least 1")
     # a hang prints every thread's stack and exits (the stall timer is re-armed each step)
@@ -239,6 +243,7 @@ def main():
     for feed in args.feeds.split(","):
         for run in range(args.runs if feed == "sluice" else 1):
             faulthandler.dump_traceback_later(args.stall * 2, exit=True)  # start-up included
+            args.hw_load = loads[run % len(loads)]
             batches = FEEDS[feed](args, sharding)
             state = train(step, state, batches, args, feed, run)
             batches.close()

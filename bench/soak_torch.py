@@ -6,7 +6,8 @@ already on the GPU (the loop's ceiling), and by a torch DataLoader with torchvis
 SGD with momentum, so the GPU is busy with the model's work while the pipeline decodes.
 
     python3 bench/soak_torch.py DIR [--feeds sluice,synthetic,dataloader] [--runs 1] [--steps 60]
-        [--warmup 10] [--batch 256] [--threads N] [--hw-load X] [--workers 15] [--stall 120]
+        [--warmup 10] [--batch 256] [--threads N] [--hw-load X[,Y...]]
+        [--decoder-arg NAME=VALUE ...] [--workers 15] [--stall 120]
 
 DIR holds one folder of JPEGs per class (bench/make_photos writes them). sluice's feed runs --runs
 times, the peers once. Each run of a feed builds its pipeline (or loader) afresh and trains
@@ -14,8 +15,10 @@ times, the peers once. Each run of a feed builds its pipeline (or loader) afresh
 (auto_reset), so a run crosses several epochs. A run that makes no step for --stall seconds is a
 hang: the script prints every thread's stack and exits with status 1 (faulthandler's). One JSON
 line per run: feed, run, images/s over the timed steps, the seconds the loop waited for data, the
-last loss. --threads and --hw-load left out: sluice's defaults."""
+last loss. --threads and --hw-load left out: sluice's defaults. Several loads (--hw-load 0,0.65,1)
+are taken in turn by the sluice runs, so the splits alternate within one run of the script."""
 import argparse
+import ast
 import faulthandler
 import json
 import sys
@@ -37,6 +40,9 @@ def sluice_batches(args):
     decoder_args = {}
     if args.hw_load is not None:
         decoder_args["hw_decoder_load"] = args.hw_load
+    for kv in args.decoder_arg:
+        k, v = kv.split("=", 1)
+        decoder_args[k] = ast.literal_eval(v)
     pipe_args = {"batch_size": args.batch, "device_id": 0}
     if args.threads:
         pipe_args["num_threads"] = args.threads
@@ -111,7 +117,8 @@ def train(model, opt, batches, args, feed, run):
     torch.cuda.synchronize()
     faulthandler.cancel_dump_traceback_later()
     dt = time.perf_counter() - t0
-    print(json.dumps({"feed": feed, "run": run, "steps": args.steps, "batch": args.batch,
+    print(json.dumps({"feed": feed, "run": run, "hw_load": args.hw_load if feed == "sluice" else None,
+                      "steps": args.steps, "batch": args.batch,
                       "images_per_s": round(args.steps * args.batch / dt, 1),
                       "waited_s": round(waited, 3), "seconds": round(dt, 3),
                       "loss": round(loss.item(), 4)}), flush=True)
@@ -126,10 +133,14 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--threads", type=int, default=0, help="sluice's num_threads (0: its default)")
-    ap.add_argument("--hw-load", type=float, default=None, help="sluice's hw_decoder_load")
+    ap.add_argument("--hw-load", default=None,
+                    help="sluice's hw_decoder_load; a comma list: one per run, in turn")
+    ap.add_argument("--decoder-arg", action="append", default=[], metavar="NAME=VALUE",
+                    help="another argument of the decoder (a Python literal)")
     ap.add_argument("--workers", type=int, default=15, help="the DataLoader's worker processes")
     ap.add_argument("--stall", type=float, default=120, help="seconds without a step = a hang")
     args = ap.parse_args()
+    loads = [float(x) for x in args.hw_load.split(",")] if args.hw_load else [None]
     # a hang prints every thread's stack and exits (the stall timer is re-armed each step)
     faulthandler.enable()
     torch.backends.cudnn.benchmark = True
@@ -138,6 +149,7 @@ def main():
     for feed in args.feeds.split(","):
         for run in range(args.runs if feed == "sluice" else 1):
             faulthandler.dump_traceback_later(args.stall * 2, exit=True)  # start-up included
+            args.hw_load = loads[run % len(loads)]
             batches = FEEDS[feed](args)
             train(model, opt, batches, args, feed, run)
             batches.close()

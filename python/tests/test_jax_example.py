@@ -25,8 +25,9 @@ def test_seed_program(tmp_path):
             raise
         pytest.skip("JAX is not installed")
     data = tmp_path / "data"
-    subprocess.run([os.path.join(ROOT, "scripts", "make-data"), TOOL, str(data)], check=True,
-                   capture_output=True)
+    made = subprocess.run([os.path.join(ROOT, "scripts", "make-data"), TOOL, str(data)],
+                          capture_output=True, text=True)
+    assert made.returncode == 0, "scripts/make-data failed:\n" + made.stdout + made.stderr
     mnist = tmp_path / "extra" / "db" / "MNIST"
     mnist.mkdir(parents=True)
     os.symlink(data / "training", mnist / "training")

@@ -2,7 +2,8 @@
 """DALI's ResNet-50 training pipeline (mixed decoder, hardware JPEG engines where the GPU has them)
 feeding a PyTorch ResNet-50 that trains on the same GPU, for several epochs with auto_reset: the
 short version of bench/soak_torch.py. The GPU stays busy with the model's work while the pipeline
-decodes, the condition under which nvJPEG's hardware back end used to stop for good. Every run
+decodes, the condition under which nvJPEG's hardware back end used to stop for good; every image
+is sent to the engines (photos of this size go to the CPU pool by default). Every run
 must finish its steps; a run that makes no step for 60 s is a hang, and the script then prints
 every thread's stack and fails instead of waiting for good. Needs a GPU, torch and torchvision:
 label gpu."""
@@ -36,7 +37,8 @@ def test_resnet50_soak(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), PYTHONUNBUFFERED="1")
     r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "soak_torch.py"), str(photos),
                         "--feeds", "sluice", "--runs", "3", "--warmup", "2", "--steps", "28",
-                        "--batch", "64", "--stall", "60"],
+                        "--batch", "64", "--stall", "60", "--hw-load", "1",
+                        "--decoder-arg", "cpu_decode_max_pixels=0"],
                        env=env, capture_output=True, text=True, timeout=900)
     print(r.stdout, r.stderr)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -69,9 +69,10 @@ extern "C" {
          NULL},                                                                                    \
         {"cpu_decode_max_pixels",                                                                  \
          SL_ARG_INT,                                                                               \
-         "65536",                                                                                  \
-         "sluice, mixed on a GPU pipeline: images of at most this many pixels (H*W) are decoded "  \
-         "on the CPU pool into pinned memory and copied once per batch; larger JPEGs by nvJPEG",   \
+         "250000",                                                                                 \
+         "sluice, mixed on a GPU pipeline: images of at most this many pixels (H*W; ImageNet's "   \
+         "500x500) are decoded on the CPU pool into pinned memory and copied once per batch; "     \
+         "larger JPEGs by nvJPEG",                                                                 \
          0,                                                                                        \
          NULL},                                                                                    \
         {"device_memory_padding", SL_ARG_INT, "16777216", "mixed: accepted, unused", 0, NULL},     \

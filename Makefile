@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 HAVE_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1 || echo 0)
 
-.PHONY: all deps build check layers test test-asan test-tsan demo data clean bench format python fuzz install
+.PHONY: all deps build tool check layers test test-asan test-tsan demo data clean bench format python fuzz install
 
 all: build
 
@@ -66,15 +66,26 @@ PREFIX ?= /usr/local
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
 
-# makes `import sluice` work for $(PYTHON) (docs/python.md)
-PYTHON ?= python3
-python: build
-	@scripts/install-python $(BUILD) $(PYTHON)
+# for development: an editable install of the package (pip install -e .) into a virtual
+# environment, VENV, made from $(PYTHON) with its system packages (numpy, torch) visible
+# (docs/python.md, "Installing")
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+VENV ?= .venv
+python: deps
+	@$(PYTHON) -c "import numpy" 2> /dev/null || { echo "python: $(PYTHON) has no numpy (PYTHON=... picks another interpreter)"; exit 1; }
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(VENV)
+	@$(VENV)/bin/python -m pip install -q --no-build-isolation --no-deps -e .
+	@$(VENV)/bin/python -c "import sluice; print('python: import sluice works in $(VENV) (sluice', sluice.__version__ + ';', sluice.build_info() + ')')"
 
-data: build
+# the tool alone (the demo needs nothing else: no tests, fuzz or bench programs)
+tool: deps
+	@$(call CONFIGURE,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	@cmake --build $(BUILD) -j $(JOBS) --target sluice_cli
+
+data: tool
 	@scripts/make-data $(BUILD)/sluice data
 
-demo: build data
+demo: tool data
 	@$(BUILD)/sluice train --data data --devices all
 
 bench: build

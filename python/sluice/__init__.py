@@ -32,8 +32,15 @@ from . import fn  # noqa: F401 -- sluice.fn
 
 __version__ = _c.u(_c.lib.sl_version_string())
 
+
+def build_info() -> str:
+    """What the loaded library was built with: its optional back ends (CUDA, nvJPEG, NCCL, MPI)
+    and the libraries under it with their versions, then the back ends it lacks; one line, as
+    `sluice --version` prints it. Also says where the library was loaded from."""
+    return "%s; library: %s" % (_c.u(_c.lib.sl_build_info()), _c.lib._name)
+
 __all__ = ["pipeline_def", "Pipeline", "DataNode", "Tensor", "TensorCPU", "TensorGPU",
            "TensorList", "TensorListCPU", "TensorListGPU", "Error", "ArgumentTypeError",
            "InvalidArgumentError", "NotFoundError", "ReadError", "FormatError", "ChecksumError",
            "NotSupportedError", "OutOfMemoryError", "DeviceError", "StateError", "SourceError",
-           "PipelineSyntaxError", "fn", "types", "tfrecord", "__version__"]
+           "PipelineSyntaxError", "fn", "types", "tfrecord", "build_info", "__version__"]

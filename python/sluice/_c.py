@@ -120,6 +120,7 @@ LOG_FN = CFUNCTYPE(None, c_int, c_char_p, c_void_p)
 _API = {
     "sl_version": (c_int, []),
     "sl_version_string": (c_char_p, []),
+    "sl_build_info": (c_char_p, []),
     "sl_status_str": (c_char_p, [c_int]),
     "sl_status_name": (c_char_p, [c_int]),
     "sl_log_set_callback": (None, [LOG_FN, c_void_p]),
@@ -228,9 +229,10 @@ def _candidates():
     if env:
         yield env
     here = os.path.dirname(os.path.abspath(__file__))
-    yield os.path.join(here, "_lib", "libsluice.so")
-    # a source checkout: python/sluice -> build/
-    yield os.path.join(here, "..", "..", "build", "libsluice.so")
+    yield os.path.join(here, "_lib", "libsluice.so")  # a wheel, an editable install, make python
+    root = os.path.dirname(os.path.dirname(here))
+    if os.path.exists(os.path.join(root, "CMakeLists.txt")):  # python/sluice of a source checkout
+        yield os.path.join(root, "build", "libsluice.so")
 
 
 def _installed():
@@ -255,8 +257,8 @@ def _load():
         lib = _installed()
         if lib is None:
             raise ImportError("sluice: libsluice.so not found (looked at %s, and where the dynamic "
-                              "loader looks); run `make python` in the source tree, install the "
-                              "library, or set SLUICE_LIBRARY to its path" % ", ".join(tried))
+                              "loader looks); install the package with `pip install .` from the "
+                              "source tree, or set SLUICE_LIBRARY to the library's path" % ", ".join(tried))
     missing = []
     for name, (res, args) in _API.items():
         try:

@@ -4,7 +4,7 @@
  * accepted syntax; errors with exact line, column and caret; and every truncation and many random
  * mutations of the seed files fail cleanly or parse (run under ASan by `make check`). */
 #include "check.h"
-#include "pipeline/parse.h"
+#include "text/parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,8 +13,8 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
-#include "pipeline/iter_int.h"
-#include "pipeline/pipeline_int.h"
+#include "iter/iter_int.h"
+#include "graph/pipeline_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,9 +9,9 @@
 
 #include "core/bytes.h"
 #include "core/log.h"
-#include "pipeline/iter_int.h"
-#include "pipeline/pipeline_checkpoint.h"
-#include "pipeline/pipeline_int.h"
+#include "iter/iter_int.h"
+#include "graph/pipeline_checkpoint.h"
+#include "graph/pipeline_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,10 +5,10 @@
  * checking every argument), applies a checkpoint given before it (pipeline_checkpoint.c) and hands
  * the graph to the executor (pipeline_exec.c). Also the pipeline's own accessors and its teardown,
  * which frees what the executor and the checkpoints hold too. */
-#include "pipeline/pipeline_int.h"
+#include "graph/pipeline_int.h"
 
-#include "pipeline/pipeline_checkpoint.h"
-#include "pipeline/pipeline_exec.h"
+#include "graph/pipeline_checkpoint.h"
+#include "graph/pipeline_exec.h"
 #include "ops/registry.h"
 
 #include "core/alloc.h"

@@ -6,8 +6,8 @@
  * operator, an argument the op's schema lacks, a wrong device) are pointed at the statement or
  * argument in the text, with its line, column and caret; the same message is left in the
  * pipeline's own error (sl_pipeline_errmsg). */
-#include "pipeline/parse.h"
-#include "pipeline/pipeline_int.h"
+#include "text/parse.h"
+#include "graph/pipeline_int.h"
 #include "ops/registry.h"
 
 #include "core/alloc.h"

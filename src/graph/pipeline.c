@@ -669,6 +669,26 @@ int sl_pipeline_num_readers(const sl_pipeline *p) {
     return sl__pipeline_num_readers(p);
 }
 
+const sl_err *sl__pipeline_err(const sl_pipeline *p) {
+    return &p->err;
+}
+
+void sl__pipeline_set_err(sl_pipeline *p, const sl_err *err) {
+    sl_err_copy(&p->err, err);
+}
+
+int64_t sl__pipeline_taken(const sl_pipeline *p) {
+    return p->taken;
+}
+
+int sl__pipeline_num_sources(const sl_pipeline *p) {
+    return p->nsources;
+}
+
+const char *sl__pipeline_source_name(const sl_pipeline *p, int i) {
+    return i >= 0 && i < p->nsources ? p->sources[i].name : NULL;
+}
+
 const char *sl_pipeline_reader_name(const sl_pipeline *p, int i) {
     for (int k = 0; k < p->nops; k++)
         if ((p->ops[k].def->flags & SL_OPF_READER) && i-- == 0) return p->ops[k].name;

@@ -13,8 +13,8 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "graph/pipeline.h"
 #include "iter/iter_int.h"
-#include "graph/pipeline_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +116,7 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
     sl_status st;
     if (c->text && c->prepare) {
         st = c->prepare(p, shard_id, num_shards, c->build_user, err);
-        if (st && err && !err->msg[0]) sl_err_copy(err, &p->err);
+        if (st && err && !err->msg[0]) sl_err_copy(err, sl__pipeline_err(p));
         if (st) return st;
     }
     if (c->text) {
@@ -140,12 +140,12 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
         free(binds);
     } else {
         st = c->build(p, shard_id, num_shards, c->build_user, err);
-        if (st && err && !err->msg[0]) sl_err_copy(err, &p->err);
+        if (st && err && !err->msg[0]) sl_err_copy(err, sl__pipeline_err(p));
     }
     if (st) return st; /* parse errors point at the text already, the same for every shard */
     if (restore) st = sl_pipeline_restore(p, restore, restore_size);
     if (st == SL_OK) st = sl_pipeline_build(p);
-    if (st && err && p->err.status) sl_err_copy(err, &p->err);
+    if (st && err && sl__pipeline_err(p)->status) sl_err_copy(err, sl__pipeline_err(p));
     if (st && num_shards > 1) sl_err_prefix(err, "shard %d of %d: ", shard_id, num_shards);
     return st;
 }
@@ -163,7 +163,7 @@ static sl_status init_book(sl_iter *it, const sl_iter_config *c, const char *rea
     for (int d = 0; d < it->n; d++) {
         sl_reader_meta m;
         if (sl_pipeline_reader_meta(it->pipes[d], reader_name, &m) != SL_OK)
-            return sl_err_copy(err, &it->pipes[d]->err);
+            return sl_err_copy(err, sl__pipeline_err(it->pipes[d]));
         if (d == 0) m0 = m;
         if (m.epoch_size != m0.epoch_size || m.number_of_shards != m0.number_of_shards ||
             m.pad_last_batch != m0.pad_last_batch || m.stick_to_shard != m0.stick_to_shard)
@@ -490,7 +490,7 @@ static sl_status take(sl_iter *it, sl_iter_batch **out) {
     for (int d = 0; d < it->n; d++) {
         sl_status st = sl_pipeline_next(it->pipes[d], &b->b[d]);
         if (st) {
-            sl_err_copy(&it->err, &it->pipes[d]->err);
+            sl_err_copy(&it->err, sl__pipeline_err(it->pipes[d]));
             if (it->n > 1) sl_err_prefix(&it->err, "device %d: ", d);
             give_back(it, b);
             return st;

@@ -10,8 +10,7 @@
 #include "core/bytes.h"
 #include "core/log.h"
 #include "iter/iter_int.h"
-#include "graph/pipeline_checkpoint.h"
-#include "graph/pipeline_int.h"
+#include "graph/pipeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,9 +61,9 @@ sl_status sl_iter_save(sl_iter *it, const void *extra, size_t extra_size, void *
     sl_status st = SL_OK;
     for (int d = 0; d < it->n && !st; d++) {
         sl_pipeline *p = it->pipes[d];
-        st = sl__pipeline_checkpoint_save_at(p, p->taken - (it->first_pending ? 1 : 0), &ps[d],
-                                             &pn[d]);
-        if (st) sl_err_copy(&it->err, &p->err);
+        st = sl__pipeline_checkpoint_save_at(p, sl__pipeline_taken(p) - (it->first_pending ? 1 : 0),
+                                             &ps[d], &pn[d]);
+        if (st) sl_err_copy(&it->err, sl__pipeline_err(p));
     }
     int npipes = it->n;
     if (!st && it->global) {

@@ -7,7 +7,7 @@
  * argument in the text, with its line, column and caret; the same message is left in the
  * pipeline's own error (sl_pipeline_errmsg). */
 #include "text/parse.h"
-#include "graph/pipeline_int.h"
+#include "graph/pipeline.h"
 #include "ops/registry.h"
 
 #include "core/alloc.h"
@@ -144,22 +144,23 @@ sl_status sl_pipeline_parse_function(sl_pipeline *p, const char *text, const cha
      * that the caller's own binds win */
     sl_pipeline_bind *all = NULL;
     char(*quoted)[68] = NULL;
-    if (p->nsources) {
-        all = sl__calloc((size_t)(p->nsources + nbind), sizeof *all, err);
-        quoted = sl__calloc((size_t)p->nsources, sizeof *quoted, err);
+    int nsources = sl__pipeline_num_sources(p);
+    if (nsources) {
+        all = sl__calloc((size_t)(nsources + nbind), sizeof *all, err);
+        quoted = sl__calloc((size_t)nsources, sizeof *quoted, err);
         if (!all || !quoted) {
             free(all);
             free(quoted);
             return SL_ENOMEM;
         }
-        for (int i = 0; i < p->nsources; i++) {
-            snprintf(quoted[i], sizeof quoted[i], "\"%s\"", p->sources[i].name);
-            all[i].name = p->sources[i].name;
+        for (int i = 0; i < nsources; i++) {
+            snprintf(quoted[i], sizeof quoted[i], "\"%s\"", sl__pipeline_source_name(p, i));
+            all[i].name = sl__pipeline_source_name(p, i);
             all[i].value = quoted[i];
         }
-        for (int i = 0; i < nbind; i++) all[p->nsources + i] = binds[i];
+        for (int i = 0; i < nbind; i++) all[nsources + i] = binds[i];
         binds = all;
-        nbind += p->nsources;
+        nbind += nsources;
     }
     sl_status st = sl__parse_program_fn(text, filename, function, nbind, binds, &prog, err);
     free(all);
@@ -171,6 +172,6 @@ sl_status sl_pipeline_parse_function(sl_pipeline *p, const char *text, const cha
         free(a.map);
     }
     sl__parse_prog_free(prog);
-    if (st != SL_OK) sl_err_copy(&p->err, err); /* sl_pipeline_errmsg shows the same message */
+    if (st != SL_OK) sl__pipeline_set_err(p, err); /* sl_pipeline_errmsg shows the same message */
     return st;
 }

@@ -56,6 +56,7 @@ fuzz: deps
 # every #include points down the layers of docs/design.md ("The map")
 layers: deps
 	@scripts/check-layers
+	@scripts/check-layers --self-test
 
 check: layers test test-asan test-tsan
 	@echo "check: layer order, plain, ASan+UBSan and TSan suites passed"

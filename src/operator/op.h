@@ -35,7 +35,7 @@
 #ifndef SLUICE_OPERATOR_OP_H
 #define SLUICE_OPERATOR_OP_H
 
-#include "sluice/pipeline.h" /* sl_reader_meta */
+#include "sluice/reader.h"
 #include "sluice/status.h"
 #include "sluice/tensor.h"
 

@@ -520,7 +520,7 @@ void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out) {
         double t = out->ops[k].seconds;
         if (op->def->flags & SL_OPF_READER)
             out->reader_s += t;
-        else if (!strncmp(op->def->name, "decoders.", 9))
+        else if (op->def->flags & SL_OPF_DECODER)
             out->decode_s += t;
         else if (op->on_gpu || op->split)
             out->gpu_s += t;

@@ -154,9 +154,10 @@ enum {
 };
 
 enum {
-    SL_OPF_READER = 1u << 0, /* no inputs; produces records; has reader meta */
-    SL_OPF_RANDOM = 1u << 1, /* draws random numbers: takes a seed */
-    SL_OPF_NOCOPY = 1u << 2, /* outputs are views of inputs */
+    SL_OPF_READER = 1u << 0,  /* no inputs; produces records; has reader meta */
+    SL_OPF_RANDOM = 1u << 1,  /* draws random numbers: takes a seed */
+    SL_OPF_NOCOPY = 1u << 2,  /* outputs are views of inputs */
+    SL_OPF_DECODER = 1u << 3, /* a decoder (decoders.*): its time is the stats' decode_s */
 };
 
 /* What an op instance learns when it is created. */

@@ -135,7 +135,8 @@ sl_status sl_pipeline_op_input(sl_pipeline_op *op, int node);
 /* "cpu", "mixed" or "gpu"; default: gpu if any input is on the GPU, else cpu (as DALI). */
 sl_status sl_pipeline_op_device(sl_pipeline_op *op, const char *device);
 /* A keyword argument, as written in a pipeline: "255.0", "[0.485, 0.456]", "types.FLOAT",
- * "\"CHW\"", "True". `name` and `device` are accepted here too. readers.tfrecord's features (a
+ * "\"CHW\"", "True"; text that is not a literal ("[1, 2") is an SL_EINVAL naming the op and the
+ * argument (a string is quoted). `name` and `device` are accepted here too. readers.tfrecord's features (a
  * dict in pipeline text) is given as the list of [name, feature] pairs that the dict stands for,
  * each feature a list [tfrec.FixedLenFeature, shape, dtype, default_value] or
  * [tfrec.VarLenFeature, (partial_shape,) dtype, default_value]:

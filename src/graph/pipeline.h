@@ -8,6 +8,8 @@
 
 #include "sluice/pipeline.h"
 
+#include "operator/op.h" /* sl__val */
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +18,14 @@ const sl_err *sl__pipeline_err(const sl_pipeline *p);
 
 /* Leaves err in the pipeline's own error (a failure found above the graph: the pipeline text). */
 void sl__pipeline_set_err(sl_pipeline *p, const sl_err *err);
+
+/* Gives the op the argument's value as it is (a copy), where sl_pipeline_op_arg reads it from
+ * text: the pipeline text's evaluator hands its values over this way. */
+sl_status sl__pipeline_op_arg_val(sl_pipeline_op *op, const char *name, const sl__val *value);
+
+/* The name of the argument that the last sl_pipeline_op_end failure is about (unknown, of the
+ * wrong type or value, per-sample where it may not be), or NULL when it is about none. */
+const char *sl__pipeline_failed_arg(const sl_pipeline *p);
 
 /* Batches handed to the consumer so far. */
 int64_t sl__pipeline_taken(const sl_pipeline *p);

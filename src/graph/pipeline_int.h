@@ -82,6 +82,7 @@ struct sl_pipeline {
     sl_pipeline_config cfg;
     size_t batch_limit; /* max_batch_bytes as resolved at build (sluice/pipeline.h) */
     sl_err err;
+    char failed_arg[64]; /* the argument the last sl_pipeline_op_end failure is about, or "" */
     bool built, failed;
     bool stopped; /* sl_pipeline_stop: the stages have ended, the memory stays */
 

@@ -128,6 +128,10 @@ typedef struct sl__args {
  * in defaults. names/vals: n user-supplied arguments; device and name are taken by the caller. */
 sl_status sl__args_build(const struct sl__op_def *op, int n, const char *const *names,
                          const sl__val *vals, sl__args *out, sl_err *err);
+/* The same, and *bad = the index (0..n-1) of the given argument an error is about, or -1 when
+ * it is about none of them (a required argument missing, no memory). */
+sl_status sl__args_build_at(const struct sl__op_def *op, int n, const char *const *names,
+                            const sl__val *vals, sl__args *out, int *bad, sl_err *err);
 void sl__args_free(sl__args *a);
 bool sl__args_given(const sl__args *a, const char *name);
 int64_t sl__args_int(const sl__args *a, const char *name);

@@ -53,9 +53,13 @@ fuzz: deps
 	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_all
 	@scripts/run-fuzz $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ)
 
-# every #include points down the layers of docs/design.md ("The map")
+# every #include points down the layers of docs/design.md ("The map"), and no file or function
+# grows past its limit (scripts/check-sizes)
 layers: deps
 	@scripts/check-layers
+	@scripts/check-layers --self-test
+	@scripts/check-sizes
+	@scripts/check-sizes --self-test
 
 check: layers test test-asan test-tsan
 	@echo "check: layer order, plain, ASan+UBSan and TSan suites passed"

@@ -7,7 +7,7 @@
  * stop in bounded time and memory. */
 #include "check.h"
 #include "operator/op.h"
-#include "pipeline/parse.h"
+#include "text/parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>

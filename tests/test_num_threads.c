@@ -9,7 +9,7 @@
 #define _GNU_SOURCE /* CPU_SET, sched_setaffinity */
 #include "check.h"
 #include "core/cpus.h"
-#include "pipeline/pipeline_int.h"
+#include "graph/pipeline.h"
 
 #include "sluice/iterator.h"
 

@@ -44,6 +44,10 @@ static void test_ops(void) {
         CHECK_EQ_INT(op.is_reader, (all[i]->flags & SL_OPF_READER) != 0);
         CHECK_EQ_INT(op.is_random, (all[i]->flags & SL_OPF_RANDOM) != 0);
         CHECK_EQ_INT(op.no_copy, (all[i]->flags & SL_OPF_NOCOPY) != 0);
+        /* the executor counts a decoder's time by its trait; every decoder carries it */
+        CHECK_MSG(!strncmp(op.name, "decoders.", 9) == !!(all[i]->flags & SL_OPF_DECODER),
+                  "%s: SL_OPF_DECODER %s", op.name,
+                  all[i]->flags & SL_OPF_DECODER ? "set" : "missing");
 
         CHECK_OK(sl_op_find(op.name, &byname, &e), &e);
         CHECK(memcmp(&byname, &op, sizeof op) == 0);

@@ -116,18 +116,54 @@ static void test_errors(void) {
           SL_EINVAL, "t.py:2:8: error: readers.caffe2 takes 0..0 inputs, got 1");
 }
 
+/* Argument values go from the text to the builder as the values the evaluator made: a string that
+ * pipeline syntax can only write with escapes arrives whole; the builder names the argument it
+ * refuses, and the caret goes under it; and the C builder refuses a value that is not a literal
+ * rather than taking it as a string. */
+static void test_typed_values(void) {
+    sl_pipeline *p = make(8);
+    if (!p) return;
+    sl_pipeline_bind bind = {"data_path", fixture("caffe2-fmnist-256")};
+    sl_err e;
+    CHECK_OK(sl_pipeline_parse(p,
+                               "jpegs, labels = fn.readers.caffe2(path=data_path,\n"
+                               "                                  name='it\\'s \"r\"')\n"
+                               "return labels\n",
+                               "q.py", 1, &bind, &e),
+             &e);
+    CHECK_STR(sl_pipeline_reader_name(p, 0), "it's \"r\"");
+    sl_pipeline_free(p);
+
+    p = make(8);
+    if (!p) return;
+    sl_pipeline_bind big = {"big", "1e400"};
+    CHECK_FAILS(sl_pipeline_parse(p, "x = fn.random.uniform(range=[0.0, big])\nreturn x\n", "t.py",
+                                  1, &big, &e),
+                SL_EINVAL, &e, "t.py:1:23: error: random.uniform: argument range wants float");
+    sl_pipeline_free(p);
+
+    p = make(8);
+    if (!p) return;
+    sl_pipeline_op *op = sl_pipeline_op_begin(p, "reshape");
+    CHECK(op != NULL);
+    CHECK(sl_pipeline_op_arg(op, "shape", "[1, 2") != SL_OK);
+    CHECK(strstr(sl_pipeline_errmsg(p), "reshape: argument shape: ") == sl_pipeline_errmsg(p));
+    sl_pipeline_op_end(op, NULL, 0, NULL);
+    sl_pipeline_free(p);
+}
+
 /* The seed's three pipeline files, unchanged, on the CPU: images (8, 784) f32, labels one-hot
  * (8, 10) f32 for training and (8, 1) int32 for validation. */
 static void test_seed_files(void) {
-    const char *files[3] = {"pipelines/seed_training_sharding.py",
-                            "pipelines/seed_training_devices.py", "pipelines/seed_validation.py"};
+    const char *files[3] = {"seed_training_sharding.py", "seed_training_devices.py",
+                            "seed_validation.py"};
     sl_pipeline_bind binds[5] = {{"data_path", fixture("caffe2-fmnist-256")},
                                  {"image_size", "28"},
                                  {"num_classes", "10"},
                                  {"num_shards", "1"},
                                  {"shard_id", "0"}};
     for (int f = 0; f < 3; f++) {
-        char *text = check_read_text(fixture(files[f]));
+        char *text = check_read_text(tool_pipeline(files[f]));
         CHECK_MSG(text != NULL, "cannot read %s", files[f]);
         sl_pipeline *p = text ? make(8) : NULL;
         if (!p) {
@@ -222,5 +258,6 @@ int main(void) {
     test_reader_only();
     test_seed_files();
     test_errors();
+    test_typed_values();
     return check_done();
 }

@@ -11,6 +11,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -186,381 +188,505 @@ int sl_cli_run(int argc, char **argv) {
     return rc;
 }
 
-static int run_main(int argc, char **argv, sl_cli_world *w) {
+/* What `sluice run` was asked to do: the iterator's settings, and the run's own. */
+typedef struct run_opts {
+    const char *path; /* the pipeline file */
     sl_iter_config c;
-    sl_iter_config_init(&c);
+    sl_cli_flags flags; /* the settings a decorator may also give, as typed */
     sl_pipeline_bind binds[64];
-    int nbinds = 0, epochs = 1, json = 0;
-    long long checkpoint_at = -1, dump_steps = -1, max_steps = -1, opt_n;
-    sl_cli_flags flags = {0}; /* the settings a decorator may also give, as typed */
-    const char *path = NULL, *trace_path = NULL, *dump_dir = NULL, *ck_path = NULL;
+    int nbinds, epochs, json;
+    long long checkpoint_at, dump_steps, max_steps;
+    const char *trace_path, *dump_dir, *ck_path;
+} run_opts;
+
+/* ---- the options: one table ------------------------------------------------------------------ */
+
+typedef enum { OPT_FLAG, OPT_STR, OPT_INT, OPT_LLONG, OPT_U64, OPT_SPECIAL } opt_kind;
+
+typedef struct run_option {
+    const char *name;
+    opt_kind kind;
+    size_t at;          /* the field of run_opts it sets (not OPT_SPECIAL) */
+    long long min, max; /* OPT_INT, OPT_LLONG: the range */
+    size_t typed_at;    /* the sl_cli_flags field that keeps the value as typed, or 0 */
+    /* OPT_SPECIAL: takes the value; 0, or the exit status (with the message printed) */
+    int (*take)(run_opts *o, char *v);
+} run_option;
+
+static int take_arg(run_opts *o, char *v) {
+    if (o->nbinds == 64 || sl_cli_parse_bind(v, &o->binds[o->nbinds]))
+        return sl_cli_fail("run", "--arg wants NAME=VALUE, got '%s'", v), 2;
+    o->nbinds++;
+    return 0;
+}
+
+static int take_devices(run_opts *o, char *v) {
     sl_err err;
-    sl_err_clear(&err);
+    o->flags.devices = v;
+    if (sl_iter_parse_devices(v, &o->c, &err)) return sl_cli_fail("run", "%s", err.msg), 2;
+    return 0;
+}
+
+static int take_prefetch(run_opts *o, char *v) {
+    long long n;
+    if (sl_cli_opt_int("run", "--prefetch", v, 1, 1024, &n)) return 2;
+    o->c.prefetch_cpu = o->c.prefetch_gpu = (int)n;
+    o->flags.prefetch = v;
+    return 0;
+}
+
+static int take_layout(run_opts *o, char *v) {
+    if (!strcmp(v, "sharded"))
+        o->c.layout = SL_LAYOUT_SHARDED;
+    else if (!strcmp(v, "stacked"))
+        o->c.layout = SL_LAYOUT_STACKED;
+    else
+        return sl_cli_fail("run", "--layout sharded or stacked, not '%s'", v), 2;
+    return 0;
+}
+
+static int take_order(run_opts *o, char *v) {
+    if (strcmp(v, "global") && strcmp(v, "dali"))
+        return sl_cli_fail("run", "--order dali or global, not '%s'", v), 2;
+    o->c.global_order = !strcmp(v, "global");
+    return 0;
+}
+
+#define AT(field)    offsetof(run_opts, field)
+#define TYPED(field) offsetof(run_opts, flags.field)
+static const run_option run_options[] = {
+    {"--arg", OPT_SPECIAL, 0, 0, 0, 0, take_arg},
+    {"--pipeline", OPT_STR, AT(c.function), 0, 0, 0, NULL},
+    {"--batch-size", OPT_INT, AT(c.batch_size), 1, INT_MAX, TYPED(batch_size), NULL},
+    {"--devices", OPT_SPECIAL, 0, 0, 0, 0, take_devices},
+    {"--epochs", OPT_INT, AT(epochs), 1, INT_MAX, 0, NULL},
+    {"--steps", OPT_LLONG, AT(max_steps), 1, LLONG_MAX, 0, NULL},
+    {"--reader", OPT_STR, AT(c.reader_name), 0, 0, 0, NULL},
+    {"--threads", OPT_INT, AT(c.num_threads), 1, 1024, TYPED(threads), NULL},
+    {"--prefetch", OPT_SPECIAL, 0, 0, 0, 0, take_prefetch},
+    {"--seed", OPT_U64, AT(c.seed), 0, 0, TYPED(seed), NULL},
+    {"--layout", OPT_SPECIAL, 0, 0, 0, 0, take_layout},
+    {"--order", OPT_SPECIAL, 0, 0, 0, 0, take_order},
+    {"--trace", OPT_STR, AT(trace_path), 0, 0, 0, NULL},
+    {"--dump", OPT_STR, AT(dump_dir), 0, 0, 0, NULL},
+    {"--dump-steps", OPT_LLONG, AT(dump_steps), 0, LLONG_MAX, 0, NULL},
+    {"--checkpoint", OPT_STR, AT(ck_path), 0, 0, 0, NULL},
+    {"--checkpoint-at", OPT_LLONG, AT(checkpoint_at), 0, LLONG_MAX, 0, NULL},
+    {"--resume", OPT_STR, AT(c.resume), 0, 0, 0, NULL},
+    {"--json", OPT_FLAG, AT(json), 0, 0, 0, NULL},
+};
+#undef AT
+#undef TYPED
+
+/* Sets what option opt says, with the value v; 0, or the exit status. */
+static int take_option(run_opts *o, const run_option *opt, char *v) {
+    char *field = (char *)o + opt->at;
+    long long n;
+    unsigned long long u;
+    switch (opt->kind) {
+    case OPT_FLAG:
+        *(int *)field = 1;
+        return 0;
+    case OPT_STR:
+        *(const char **)field = v;
+        return 0;
+    case OPT_INT:
+        if (sl_cli_opt_int("run", opt->name, v, opt->min, opt->max, &n)) return 2;
+        *(int *)field = (int)n;
+        break;
+    case OPT_LLONG:
+        if (sl_cli_opt_int("run", opt->name, v, opt->min, opt->max, (long long *)field)) return 2;
+        break;
+    case OPT_U64:
+        if (sl_cli_opt_u64("run", opt->name, v, &u)) return 2;
+        *(uint64_t *)field = u;
+        break;
+    case OPT_SPECIAL:
+        return opt->take(o, v);
+    }
+    if (opt->typed_at) *(const char **)((char *)o + opt->typed_at) = v;
+    return 0;
+}
+
+/* Reads the command line into o; -1 to go on, else the exit status (--help: 0). */
+static int parse_options(int argc, char **argv, run_opts *o) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VALUE                                                                                 \
-    do {                                                                                           \
-        if (!v) return sl_cli_fail("run", "%s needs a value", a), 2;                               \
-        i++;                                                                                       \
-    } while (0)
+        char *v = i + 1 < argc ? argv[i + 1] : NULL; /* --arg splits it in place */
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_text, stdout);
             return 0;
-        } else if (!strcmp(a, "--arg")) {
-            NEED_VALUE;
-            if (nbinds == 64 || sl_cli_parse_bind(argv[i], &binds[nbinds]))
-                return sl_cli_fail("run", "--arg wants NAME=VALUE, got '%s'", v), 2;
-            nbinds++;
-        } else if (!strcmp(a, "--pipeline")) {
-            NEED_VALUE;
-            c.function = v;
-        } else if (!strcmp(a, "--batch-size")) {
-            NEED_VALUE;
-            if (sl_cli_opt_int("run", a, v, 1, INT_MAX, &opt_n)) return 2;
-            c.batch_size = (int)opt_n;
-            flags.batch_size = v;
-        } else if (!strcmp(a, "--devices")) {
-            NEED_VALUE;
-            flags.devices = v;
-            if (sl_iter_parse_devices(v, &c, &err)) return sl_cli_fail("run", "%s", err.msg), 2;
-        } else if (!strcmp(a, "--epochs")) {
-            NEED_VALUE;
-            if (sl_cli_opt_int("run", a, v, 1, INT_MAX, &opt_n)) return 2;
-            epochs = (int)opt_n;
-        } else if (!strcmp(a, "--steps")) {
-            NEED_VALUE;
-            if (sl_cli_opt_int("run", a, v, 1, LLONG_MAX, &max_steps)) return 2;
-        } else if (!strcmp(a, "--reader")) {
-            NEED_VALUE;
-            c.reader_name = v;
-        } else if (!strcmp(a, "--threads")) {
-            NEED_VALUE;
-            if (sl_cli_opt_int("run", a, v, 1, 1024, &opt_n)) return 2;
-            c.num_threads = (int)opt_n;
-            flags.threads = v;
-        } else if (!strcmp(a, "--prefetch")) {
-            NEED_VALUE;
-            if (sl_cli_opt_int("run", a, v, 1, 1024, &opt_n)) return 2;
-            c.prefetch_cpu = c.prefetch_gpu = (int)opt_n;
-            flags.prefetch = v;
-        } else if (!strcmp(a, "--seed")) {
-            NEED_VALUE;
-            unsigned long long seed;
-            if (sl_cli_opt_u64("run", a, v, &seed)) return 2;
-            c.seed = seed;
-            flags.seed = v;
-        } else if (!strcmp(a, "--layout")) {
-            NEED_VALUE;
-            if (!strcmp(v, "sharded"))
-                c.layout = SL_LAYOUT_SHARDED;
-            else if (!strcmp(v, "stacked"))
-                c.layout = SL_LAYOUT_STACKED;
-            else
-                return sl_cli_fail("run", "--layout sharded or stacked, not '%s'", v), 2;
-        } else if (!strcmp(a, "--order")) {
-            NEED_VALUE;
-            if (!strcmp(v, "global") || !strcmp(v, "dali"))
-                c.global_order = !strcmp(v, "global");
-            else
-                return sl_cli_fail("run", "--order dali or global, not '%s'", v), 2;
-        } else if (!strcmp(a, "--trace")) {
-            NEED_VALUE;
-            trace_path = v;
-        } else if (!strcmp(a, "--dump")) {
-            NEED_VALUE;
-            dump_dir = v;
-        } else if (!strcmp(a, "--dump-steps")) {
-            NEED_VALUE;
-            if (sl_cli_opt_int("run", a, v, 0, LLONG_MAX, &dump_steps)) return 2;
-        } else if (!strcmp(a, "--checkpoint")) {
-            NEED_VALUE;
-            ck_path = v;
-        } else if (!strcmp(a, "--checkpoint-at")) {
-            NEED_VALUE;
-            if (sl_cli_opt_int("run", a, v, 0, LLONG_MAX, &checkpoint_at)) return 2;
-        } else if (!strcmp(a, "--resume")) {
-            NEED_VALUE;
-            c.resume = v;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (a[0] == '-') {
-            return sl_cli_fail("run", "unknown option %s (see sluice run --help)", a), 2;
-        } else if (!path) {
-            path = a;
-        } else {
-            return sl_cli_fail("run", "one pipeline file only ('%s' and '%s')", path, a), 2;
         }
-#undef NEED_VALUE
+        const run_option *opt = NULL;
+        for (size_t k = 0; k < sizeof run_options / sizeof run_options[0] && !opt; k++)
+            if (!strcmp(a, run_options[k].name)) opt = &run_options[k];
+        if (!opt && a[0] == '-')
+            return sl_cli_fail("run", "unknown option %s (see sluice run --help)", a), 2;
+        if (!opt && o->path)
+            return sl_cli_fail("run", "one pipeline file only ('%s' and '%s')", o->path, a), 2;
+        if (!opt) {
+            o->path = a;
+            continue;
+        }
+        if (opt->kind != OPT_FLAG) {
+            if (!v) return sl_cli_fail("run", "%s needs a value", a), 2;
+            i++;
+        }
+        int rc = take_option(o, opt, v);
+        if (rc) return rc;
     }
-    if (!path) {
+    if (!o->path) {
         fputs(usage_text, stderr);
         return 2;
     }
-    if ((checkpoint_at >= 0) != (ck_path != NULL))
+    if ((o->checkpoint_at >= 0) != (o->ck_path != NULL))
         return sl_cli_fail("run", "--checkpoint and --checkpoint-at go together"), 2;
-    if (dump_steps >= 0 && !dump_dir)
+    if (o->dump_steps >= 0 && !o->dump_dir)
         return sl_cli_fail("run", "--dump-steps %lld limits --dump DIR, which is not given",
-                           dump_steps),
+                           o->dump_steps),
                2;
-    char *text = sl_cli_read_pipeline("run", path);
-    if (!text) return 1;
-    if (dump_dir && mkdir(dump_dir, 0755) != 0 && errno != EEXIST) {
-        free(text);
-        return sl_cli_fail("run", "--dump %s: %s", dump_dir, strerror(errno));
-    }
-    if (dump_dir) { /* a file can be made there: found now, not after the first batch */
+    return -1;
+}
+
+/* ---- the phases of a run ------------------------------------------------------------------- */
+
+/* The files the run writes can be made: found now, not after the first batch. 0 or 1. */
+static int check_outputs(const run_opts *o, const sl_cli_world *w) {
+    if (o->dump_dir && mkdir(o->dump_dir, 0755) != 0 && errno != EEXIST)
+        return sl_cli_fail("run", "--dump %s: %s", o->dump_dir, strerror(errno));
+    if (o->dump_dir) {
         char probe[4096];
-        snprintf(probe, sizeof probe, "%s/.sluice", dump_dir);
-        if (sl_cli_probe("run", "--dump", probe, false)) {
-            free(text);
-            return 1;
-        }
+        snprintf(probe, sizeof probe, "%s/.sluice", o->dump_dir);
+        if (sl_cli_probe("run", "--dump", probe, false)) return 1;
     }
-    if (ck_path && w->rank == 0 && sl_cli_probe("run", "--checkpoint", ck_path, false)) {
-        free(text);
+    if (o->ck_path && w->rank == 0 && sl_cli_probe("run", "--checkpoint", o->ck_path, false))
         return 1;
-    }
-    c.text = text;
-    c.filename = path;
-    c.binds = binds;
-    c.nbinds = nbinds;
+    return 0;
+}
+
+/* The text's decorator settings where no flag overrides them, this process's shards, the
+ * threads, and the --arg names. -1 to go on, else the exit status. */
+static int settle(run_opts *o, const sl_cli_world *w, const char *text, sl_err *err) {
+    sl_iter_config *c = &o->c;
     bool lead = w->rank == 0;
-    /* the decorator's pipeline settings, unless a flag says otherwise */
     sl_pipeline_decorator deco;
-    if (sl_pipeline_text_function_decorator(text, path, c.function, &deco, &err)) {
-        free(text);
-        return sl_cli_world_fail(w, "run", err.msg);
-    }
-    if (sl_cli_decorator_devices("run", path, &deco, &flags, lead, &c, &err)) {
-        free(text);
-        return sl_cli_fail("run", "%s", err.msg), 2;
-    }
-    c.shard_offset = w->rank * c.ndevices;
-    c.total_shards = w->size * c.ndevices;
-    if (sl_cli_decorator_settings("run", path, &deco, &flags, lead, &c, &err)) {
-        free(text);
-        return sl_cli_fail("run", "%s", err.msg), 2;
-    }
-    if (!flags.threads && deco.num_threads <= 0)
-        c.num_threads = sl_cli_world_threads(w, c.ndevices);
-    {
-        const char *texts[1] = {text}, *names[1] = {path};
-        if (sl_cli_check_binds(texts, names, 1, binds, nbinds, &err)) {
-            free(text);
-            return sl_cli_fail("run", "%s", err.msg), 2;
-        }
-    }
-    /* the first batch is made inside epoch 0's clock, not while the pipelines are built */
-    c.prepare_first_batch = 0;
-    if (!lead) json = 0;
+    if (sl_pipeline_text_function_decorator(text, o->path, c->function, &deco, err))
+        return sl_cli_world_fail(w, "run", err->msg);
+    if (sl_cli_decorator_devices("run", o->path, &deco, &o->flags, lead, c, err))
+        return sl_cli_fail("run", "%s", err->msg), 2;
+    c->shard_offset = w->rank * c->ndevices;
+    c->total_shards = w->size * c->ndevices;
+    if (sl_cli_decorator_settings("run", o->path, &deco, &o->flags, lead, c, err))
+        return sl_cli_fail("run", "%s", err->msg), 2;
+    if (!o->flags.threads && deco.num_threads <= 0)
+        c->num_threads = sl_cli_world_threads(w, c->ndevices);
+    const char *texts[1] = {text}, *names[1] = {o->path};
+    if (sl_cli_check_binds(texts, names, 1, o->binds, o->nbinds, err))
+        return sl_cli_fail("run", "%s", err->msg), 2;
+    return -1;
+}
+
+/* The iterator over every device, from the checkpoint when resuming; *startup: the seconds it took
+ * to build. 0, or the exit status. */
+static int open_iter(run_opts *o, const sl_cli_world *w, sl_iter **out, double *startup,
+                     sl_err *err) {
+    sl_iter_config *c = &o->c;
     void *resume_bytes = NULL;
-    if (c.resume) {
+    if (c->resume) {
         size_t n;
-        if (sl_cli_world_load(w, c.resume, c.global_order == 1, &resume_bytes, &n, &err)) {
-            free(text);
-            return sl_cli_world_fail(w, "run", err.msg);
-        }
-        c.resume_bytes = resume_bytes;
-        c.resume_size = n;
+        if (sl_cli_world_load(w, c->resume, c->global_order == 1, &resume_bytes, &n, err))
+            return sl_cli_world_fail(w, "run", err->msg);
+        c->resume_bytes = resume_bytes;
+        c->resume_size = n;
     }
-    const char *resume_path = c.resume; /* c.resume stays: it names the bytes in messages */
     sl_iter *it;
-    double t_startup = sl_cli_now();
-    sl_status cst = sl_iter_create(&c, &it, &err);
-    t_startup = sl_cli_now() - t_startup;
+    double t0 = sl_cli_now();
+    sl_status cst = sl_iter_create(c, &it, err);
+    *startup = sl_cli_now() - t0;
     free(resume_bytes);
-    if (cst) {
-        free(text);
-        return sl_cli_world_fail(w, "run", err.msg);
-    }
-    if (max_steps < 0 &&
-        sl_cli_check_epoch(it, path, ", or --reader NAME, or bound the run with --steps N", &err)) {
+    if (cst) return sl_cli_world_fail(w, "run", err->msg);
+    if (o->max_steps < 0 &&
+        sl_cli_check_epoch(it, o->path, ", or --reader NAME, or bound the run with --steps N",
+                           err)) {
         sl_iter_free(it);
-        free(text);
-        return sl_cli_world_fail(w, "run", err.msg);
+        return sl_cli_world_fail(w, "run", err->msg);
     }
-    /* the trace goes to a temporary file beside it, renamed over it when the run went well */
-    sl_cli_out trace_out = {.f = NULL};
-    FILE *trace = NULL;
-    if (trace_path) {
-        char tp[4096];
-        if (w->size > 1)
-            snprintf(tp, sizeof tp, "%s.%d", trace_path, w->rank);
-        else
-            snprintf(tp, sizeof tp, "%s", trace_path);
-        if (sl_cli_out_open(&trace_out, "run", tp, resume_path != NULL)) {
-            sl_iter_free(it);
-            free(text);
-            return 1;
-        }
-        trace = trace_out.f;
-        if (ftell(trace) == 0) /* resumed: already there */
-            fputs("# epoch\tstep\tdevice\tslot\tkey\n", trace);
-    }
-    int rc = 0, ndev = sl_iter_num_devices(it), B = sl_iter_device_batch(it);
-    int threads = sl_pipeline_num_threads(sl_iter_pipeline(it, 0));
+    *out = it;
+    return 0;
+}
+
+/* A run under way: the iterator, what it has done, what it has found. */
+typedef struct run_state {
+    const run_opts *o;
+    const sl_cli_world *w;
+    sl_iter *it;
+    bool lead, json;
+    sl_cli_out trace_out;
+    FILE *trace; /* trace_out's file, or NULL */
+    int ndev, B, threads;
+    double startup;
     epoch_stat stats[256];
-    int nstats = 0;
-    long long run_steps = 0;
-    bool stopped = false;
-    int dev0 = w->rank * ndev; /* global shard id of this process's first device */
-    if (!json && lead) {
+    int nstats;
+    long long run_steps;
+    bool stopped;
+    output_info outs[SL_MAX_OUTPUTS];
+    int nouts;
+    sl_pipeline_stats before, total;
+} run_state;
+
+/* The trace goes to a temporary file beside its path, renamed over it when the run went well
+ * (each rank its own under mpirun). 0 or 1. */
+static int open_trace(run_state *r) {
+    const char *trace_path = r->o->trace_path;
+    if (!trace_path) return 0;
+    char tp[4096];
+    if (r->w->size > 1)
+        snprintf(tp, sizeof tp, "%s.%d", trace_path, r->w->rank);
+    else
+        snprintf(tp, sizeof tp, "%s", trace_path);
+    if (sl_cli_out_open(&r->trace_out, "run", tp, r->o->c.resume != NULL)) return 1;
+    r->trace = r->trace_out.f;
+    if (ftell(r->trace) == 0) /* resumed: already there */
+        fputs("# epoch\tstep\tdevice\tslot\tkey\n", r->trace);
+    return 0;
+}
+
+/* Saves the checkpoint after this run's checkpoint_at steps; the run stops there. */
+static int save_checkpoint(run_state *r, int epoch, int64_t step) {
+    const run_opts *o = r->o;
+    int rc = 0;
+    void *bytes = NULL;
+    size_t blen = 0;
+    sl_err err;
+    sl_err_clear(&err);
+    if (sl_iter_save(r->it, NULL, 0, &bytes, &blen) ||
+        sl_cli_world_save(r->w, o->ck_path, bytes, blen, &err)) {
+        rc = sl_cli_world_fail(r->w, "run", err.msg[0] ? err.msg : sl_iter_errmsg(r->it));
+    } else if (!r->json && r->lead) {
+        fprintf(stderr,
+                "sluice run: checkpoint after %lld steps (epoch %d step %lld) "
+                "written to %s\n",
+                r->run_steps, epoch, (long long)step, o->ck_path);
+    }
+    free(bytes);
+    r->stopped = true;
+    return rc;
+}
+
+/* One batch: described (the first), traced, dumped, checkpointed (*stop: the run ends there).
+ * 0, or the exit status. */
+static int take_batch(run_state *r, const sl_iter_batch *b, int epoch, epoch_stat *es, bool *stop) {
+    const run_opts *o = r->o;
+    sl_iter *it = r->it;
+    int64_t step = sl_iter_step(it) - 1;
+    int rc;
+    if (r->nouts == 0 && sl_iter_num_outputs(it) > 0) {
+        r->nouts = describe_outputs(it, b, r->outs);
+        if (!r->json && r->lead) print_outputs(stderr, r->outs, r->nouts, r->ndev * r->w->size);
+    }
+    es->steps++;
+    es->samples += (int64_t)r->ndev * r->w->size * r->B;
+    if (r->trace) {
+        int dev0 = r->w->rank * r->ndev; /* global shard id of this process's first device */
+        for (int d = 0; d < r->ndev; d++)
+            for (int s = 0; s < r->B; s++)
+                fprintf(r->trace, "%d\t%lld\t%d\t%d\t%s\n", epoch, (long long)step, dev0 + d, s,
+                        sl_iter_key(b, d, s));
+        if ((rc = sl_cli_out_failed(&r->trace_out, "run"))) return rc;
+    }
+    if (o->dump_dir && (o->dump_steps < 0 || step < o->dump_steps) &&
+        (rc = dump_batch(o->dump_dir, it, b, epoch, step)))
+        return rc;
+    if (++r->run_steps == o->checkpoint_at) {
+        *stop = true;
+        return save_checkpoint(r, epoch, step);
+    }
+    return 0;
+}
+
+/* One epoch, timed, with a progress bar on a terminal. 0, or the exit status. */
+static int run_epoch(run_state *r) {
+    const run_opts *o = r->o;
+    sl_iter *it = r->it;
+    int rc = 0, epoch = sl_iter_epoch(it);
+    double t0 = sl_cli_now();
+    epoch_stat es;
+    memset(&es, 0, sizeof es);
+    bool interactive = !r->json && r->lead && sl_cli_interactive();
+    const sl_iter_batch *b;
+    sl_status st;
+    long long want = sl_iter_len(it), shown = 0;
+    long long bound = sl_iter_step(it) + o->max_steps - r->run_steps; /* where --steps stops */
+    if (o->max_steps >= 0 && (want < 0 || bound < want)) want = bound;
+    char label[32];
+    snprintf(label, sizeof label, "Epoch %d", epoch);
+    while ((st = sl_iter_next(it, &b)) == SL_OK) {
+        int64_t step = sl_iter_step(it) - 1;
+        bool stop = false;
+        rc = take_batch(r, b, epoch, &es, &stop);
+        if (rc || stop) break;
+        if (interactive && ((step + 1) % 10 == 0 || step + 1 == want)) {
+            sl_cli_progress(label, step + 1, want);
+            shown = step + 1;
+        }
+        if (o->max_steps >= 0 && r->run_steps >= o->max_steps) {
+            r->stopped = true;
+            break;
+        }
+    }
+    if (interactive && shown > 0 && shown < want) fputc('\n', stderr); /* bar left open */
+    if (st != SL_OK && st != SL_EOF) rc = sl_cli_world_fail(r->w, "run", sl_iter_errmsg(it));
+    es.seconds = sl_cli_now() - t0;
+    total_stats(it, &r->total);
+    es.reader_s = r->total.reader_s - r->before.reader_s;
+    es.decode_s = r->total.decode_s - r->before.decode_s;
+    es.cpu_ops_s = r->total.cpu_ops_s - r->before.cpu_ops_s;
+    es.gpu_s = r->total.gpu_s - r->before.gpu_s;
+    es.cpu_stage_s = r->total.cpu_stage_s - r->before.cpu_stage_s;
+    r->before = r->total;
+    if (r->nstats < 256) r->stats[r->nstats++] = es;
+    if (!r->json && r->lead && rc == 0)
+        fprintf(stderr, "Epoch %d: %.3f s, %.0f samples/s, %lld steps%s\n", epoch, es.seconds,
+                es.samples / (es.seconds > 0 ? es.seconds : 1e-9), (long long)es.steps,
+                !r->stopped  ? ""
+                : o->ck_path ? " (stopped at the checkpoint)"
+                             : " (stopped after --steps)");
+    if (!r->stopped && rc == 0) sl_iter_reset(it);
+    return rc;
+}
+
+/* The --json summary on stdout. */
+static void report_json(const run_state *r, int rc) {
+    const sl_pipeline_stats *total = &r->total;
+    int devices = r->ndev * r->w->size;
+    printf("{\"pipeline\": ");
+    sl_cli_json_str(stdout, r->o->path);
+    printf(", \"devices\": %d, \"batch_per_device\": %d, \"batch\": %d, \"threads\": %d, "
+           "\"startup_s\": %.6f, \"outputs\": [",
+           devices, r->B, r->B * devices, r->threads, r->startup);
+    for (int o = 0; o < r->nouts; o++) {
+        const output_info *oi = &r->outs[o];
+        printf("%s{\"name\": ", o ? ", " : "");
+        sl_cli_json_str(stdout, oi->name);
+        printf(", \"shape\": ");
+        print_shape(stdout, oi->gndim, oi->gshape, "[", "]");
+        printf(", \"shape_per_device\": ");
+        print_shape(stdout, oi->ndim, oi->shape, "[", "]");
+        printf(", \"dtype\": ");
+        sl_cli_json_str(stdout, oi->dtype);
+        printf(", \"layout\": ");
+        sl_cli_json_str(stdout, oi->layout);
+        printf(", \"device\": ");
+        sl_cli_json_str(stdout, oi->device);
+        printf("}");
+    }
+    printf("], \"epochs\": [");
+    for (int i = 0; i < r->nstats; i++) {
+        const epoch_stat *s = &r->stats[i];
+        printf("%s{\"seconds\": %.6f, \"steps\": %lld, \"samples\": %lld, \"samples_per_s\": "
+               "%.1f, \"stages\": {\"reader_s\": %.6f, \"decode_s\": %.6f, \"cpu_ops_s\": "
+               "%.6f, \"gpu_s\": %.6f, \"cpu_stage_s\": %.6f}}",
+               i ? ", " : "", s->seconds, (long long)s->steps, (long long)s->samples,
+               s->samples / (s->seconds > 0 ? s->seconds : 1e-9), s->reader_s, s->decode_s,
+               s->cpu_ops_s, s->gpu_s, s->cpu_stage_s);
+    }
+    printf("], \"stages\": {\"reader_s\": %.6f, \"decode_s\": %.6f, \"cpu_ops_s\": %.6f, "
+           "\"gpu_s\": %.6f, \"cpu_stage_s\": %.6f, \"consumer_wait_s\": %.6f}, \"ops\": {",
+           total->reader_s, total->decode_s, total->cpu_ops_s, total->gpu_s, total->cpu_stage_s,
+           total->wait_s);
+    for (int k = 0; k < total->num_ops; k++) {
+        printf("%s", k ? ", " : "");
+        sl_cli_json_str(stdout, total->ops[k].name);
+        printf(": %.6f", total->ops[k].seconds);
+    }
+    printf("}, \"error\": %s}\n", rc ? "true" : "false");
+}
+
+/* Per-stage time, summed over devices, on stderr. */
+static void report_text(const run_state *r) {
+    const sl_pipeline_stats *total = &r->total;
+    fprintf(stderr,
+            "stages (seconds each op took per batch, summed; all devices): reader %.3f, decode "
+            "%.3f, "
+            "other cpu ops %.3f, gpu %.3f; the CPU stage took %.3f s in all; consumer waited "
+            "%.3f s\n",
+            total->reader_s, total->decode_s, total->cpu_ops_s, total->gpu_s, total->cpu_stage_s,
+            total->wait_s);
+    for (int k = 0; k < total->num_ops; k++)
+        fprintf(stderr, "  %-28s %.3f s\n", total->ops[k].name, total->ops[k].seconds);
+}
+
+/* The epochs, then the checkpoint's and the trace's ends and the report. */
+static int run_epochs(run_state *r) {
+    const run_opts *o = r->o;
+    sl_iter *it = r->it;
+    int rc = 0;
+    r->ndev = sl_iter_num_devices(it);
+    r->B = sl_iter_device_batch(it);
+    r->threads = sl_pipeline_num_threads(sl_iter_pipeline(it, 0));
+    if (!r->json && r->lead) {
         fprintf(stderr,
                 "sluice run: %s on %d device(s), %d per device, %d CPU thread(s) per pipeline, "
                 "%lld batches per epoch\n",
-                path, ndev * w->size, B, threads, (long long)sl_iter_len(it));
-        fprintf(stderr, "Start-up: %.3f s (building the pipelines)\n", t_startup);
+                o->path, r->ndev * r->w->size, r->B, r->threads, (long long)sl_iter_len(it));
+        fprintf(stderr, "Start-up: %.3f s (building the pipelines)\n", r->startup);
     }
-    output_info outs[SL_MAX_OUTPUTS];
-    int nouts = 0;
-    bool interactive = !json && lead && sl_cli_interactive();
-    sl_pipeline_stats before, total;
-    total_stats(it, &before);
-    while (!stopped && sl_iter_epoch(it) < epochs && rc == 0) {
-        int epoch = sl_iter_epoch(it);
-        double t0 = sl_cli_now();
-        epoch_stat es;
-        memset(&es, 0, sizeof es);
-        const sl_iter_batch *b;
-        sl_status st;
-        long long want = sl_iter_len(it), shown = 0;
-        long long bound = sl_iter_step(it) + max_steps - run_steps; /* where --steps stops */
-        if (max_steps >= 0 && (want < 0 || bound < want)) want = bound;
-        char label[32];
-        snprintf(label, sizeof label, "Epoch %d", epoch);
-        while ((st = sl_iter_next(it, &b)) == SL_OK) {
-            int64_t step = sl_iter_step(it) - 1;
-            if (nouts == 0 && sl_iter_num_outputs(it) > 0) {
-                nouts = describe_outputs(it, b, outs);
-                if (!json && lead) print_outputs(stderr, outs, nouts, ndev * w->size);
-            }
-            es.steps++;
-            es.samples += (int64_t)ndev * w->size * B;
-            if (trace) {
-                for (int d = 0; d < ndev; d++)
-                    for (int s = 0; s < B; s++)
-                        fprintf(trace, "%d\t%lld\t%d\t%d\t%s\n", epoch, (long long)step, dev0 + d,
-                                s, sl_iter_key(b, d, s));
-                if ((rc = sl_cli_out_failed(&trace_out, "run"))) break;
-            }
-            if (dump_dir && (dump_steps < 0 || step < dump_steps) &&
-                (rc = dump_batch(dump_dir, it, b, epoch, step)))
-                break;
-            if (++run_steps == checkpoint_at) {
-                void *bytes = NULL;
-                size_t blen = 0;
-                if (sl_iter_save(it, NULL, 0, &bytes, &blen) ||
-                    sl_cli_world_save(w, ck_path, bytes, blen, &err)) {
-                    rc = sl_cli_world_fail(w, "run", err.msg[0] ? err.msg : sl_iter_errmsg(it));
-                } else if (!json && lead) {
-                    fprintf(stderr,
-                            "sluice run: checkpoint after %lld steps (epoch %d step %lld) "
-                            "written to %s\n",
-                            run_steps, epoch, (long long)step, ck_path);
-                }
-                free(bytes);
-                stopped = true;
-                break;
-            }
-            if (interactive && ((step + 1) % 10 == 0 || step + 1 == want)) {
-                sl_cli_progress(label, step + 1, want);
-                shown = step + 1;
-            }
-            if (max_steps >= 0 && run_steps >= max_steps) {
-                stopped = true;
-                break;
-            }
-        }
-        if (interactive && shown > 0 && shown < want) fputc('\n', stderr); /* bar left open */
-        if (st != SL_OK && st != SL_EOF) rc = sl_cli_world_fail(w, "run", sl_iter_errmsg(it));
-        es.seconds = sl_cli_now() - t0;
-        total_stats(it, &total);
-        es.reader_s = total.reader_s - before.reader_s;
-        es.decode_s = total.decode_s - before.decode_s;
-        es.cpu_ops_s = total.cpu_ops_s - before.cpu_ops_s;
-        es.gpu_s = total.gpu_s - before.gpu_s;
-        es.cpu_stage_s = total.cpu_stage_s - before.cpu_stage_s;
-        before = total;
-        if (nstats < 256) stats[nstats++] = es;
-        if (!json && lead && rc == 0)
-            fprintf(stderr, "Epoch %d: %.3f s, %.0f samples/s, %lld steps%s\n", epoch, es.seconds,
-                    es.samples / (es.seconds > 0 ? es.seconds : 1e-9), (long long)es.steps,
-                    !stopped  ? ""
-                    : ck_path ? " (stopped at the checkpoint)"
-                              : " (stopped after --steps)");
-        if (!stopped && rc == 0) sl_iter_reset(it);
-    }
-    if (rc == 0 && ck_path && run_steps < checkpoint_at) {
+    total_stats(it, &r->before);
+    while (!r->stopped && sl_iter_epoch(it) < o->epochs && rc == 0) rc = run_epoch(r);
+    if (rc == 0 && o->ck_path && r->run_steps < o->checkpoint_at) {
         char msg[256];
         snprintf(msg, sizeof msg,
                  "--checkpoint-at %lld: the run ended after %lld steps; no checkpoint was written "
                  "(--epochs or --steps end it sooner)",
-                 checkpoint_at, run_steps);
-        rc = sl_cli_world_fail(w, "run", msg);
+                 o->checkpoint_at, r->run_steps);
+        rc = sl_cli_world_fail(r->w, "run", msg);
     }
-    if (trace) { /* complete: renamed over the path; else removed */
+    if (r->trace) { /* complete: renamed over the path; else removed */
         if (rc == 0)
-            rc = sl_cli_out_close(&trace_out, "run");
+            rc = sl_cli_out_close(&r->trace_out, "run");
         else
-            sl_cli_out_discard(&trace_out);
+            sl_cli_out_discard(&r->trace_out);
     }
-    /* per-stage time, summed over devices */
-    total_stats(it, &total);
-    if (json) {
-        printf("{\"pipeline\": ");
-        sl_cli_json_str(stdout, path);
-        printf(", \"devices\": %d, \"batch_per_device\": %d, \"batch\": %d, \"threads\": %d, "
-               "\"startup_s\": %.6f, \"outputs\": [",
-               ndev * w->size, B, B * ndev * w->size, threads, t_startup);
-        for (int o = 0; o < nouts; o++) {
-            const output_info *oi = &outs[o];
-            printf("%s{\"name\": ", o ? ", " : "");
-            sl_cli_json_str(stdout, oi->name);
-            printf(", \"shape\": ");
-            print_shape(stdout, oi->gndim, oi->gshape, "[", "]");
-            printf(", \"shape_per_device\": ");
-            print_shape(stdout, oi->ndim, oi->shape, "[", "]");
-            printf(", \"dtype\": ");
-            sl_cli_json_str(stdout, oi->dtype);
-            printf(", \"layout\": ");
-            sl_cli_json_str(stdout, oi->layout);
-            printf(", \"device\": ");
-            sl_cli_json_str(stdout, oi->device);
-            printf("}");
-        }
-        printf("], \"epochs\": [");
-        for (int i = 0; i < nstats; i++)
-            printf("%s{\"seconds\": %.6f, \"steps\": %lld, \"samples\": %lld, \"samples_per_s\": "
-                   "%.1f, \"stages\": {\"reader_s\": %.6f, \"decode_s\": %.6f, \"cpu_ops_s\": "
-                   "%.6f, \"gpu_s\": %.6f, \"cpu_stage_s\": %.6f}}",
-                   i ? ", " : "", stats[i].seconds, (long long)stats[i].steps,
-                   (long long)stats[i].samples,
-                   stats[i].samples / (stats[i].seconds > 0 ? stats[i].seconds : 1e-9),
-                   stats[i].reader_s, stats[i].decode_s, stats[i].cpu_ops_s, stats[i].gpu_s,
-                   stats[i].cpu_stage_s);
-        printf("], \"stages\": {\"reader_s\": %.6f, \"decode_s\": %.6f, \"cpu_ops_s\": %.6f, "
-               "\"gpu_s\": %.6f, \"cpu_stage_s\": %.6f, \"consumer_wait_s\": %.6f}, \"ops\": {",
-               total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.cpu_stage_s,
-               total.wait_s);
-        for (int k = 0; k < total.num_ops; k++) {
-            printf("%s", k ? ", " : "");
-            sl_cli_json_str(stdout, total.ops[k].name);
-            printf(": %.6f", total.ops[k].seconds);
-        }
-        printf("}, \"error\": %s}\n", rc ? "true" : "false");
-    } else if (lead) {
-        fprintf(stderr,
-                "stages (seconds each op took per batch, summed; all devices): reader %.3f, decode "
-                "%.3f, "
-                "other cpu ops %.3f, gpu %.3f; the CPU stage took %.3f s in all; consumer waited "
-                "%.3f s\n",
-                total.reader_s, total.decode_s, total.cpu_ops_s, total.gpu_s, total.cpu_stage_s,
-                total.wait_s);
-        for (int k = 0; k < total.num_ops; k++)
-            fprintf(stderr, "  %-28s %.3f s\n", total.ops[k].name, total.ops[k].seconds);
+    total_stats(it, &r->total);
+    if (r->json)
+        report_json(r, rc);
+    else if (r->lead)
+        report_text(r);
+    return rc;
+}
+
+static int run_main(int argc, char **argv, sl_cli_world *w) {
+    run_opts o;
+    memset(&o, 0, sizeof o);
+    sl_iter_config_init(&o.c);
+    o.epochs = 1;
+    o.checkpoint_at = o.dump_steps = o.max_steps = -1;
+    int rc = parse_options(argc, argv, &o);
+    if (rc >= 0) return rc;
+    char *text = sl_cli_read_pipeline("run", o.path);
+    if (!text) return 1;
+    sl_err err;
+    sl_err_clear(&err);
+    if ((rc = check_outputs(&o, w)) != 0 || (rc = settle(&o, w, text, &err)) >= 0) {
+        free(text);
+        return rc;
     }
-    sl_iter_free(it);
+    o.c.text = text;
+    o.c.filename = o.path;
+    o.c.binds = o.binds;
+    o.c.nbinds = o.nbinds;
+    /* the first batch is made inside epoch 0's clock, not while the pipelines are built */
+    o.c.prepare_first_batch = 0;
+    run_state r;
+    memset(&r, 0, sizeof r);
+    r.o = &o;
+    r.w = w;
+    r.lead = w->rank == 0;
+    r.json = o.json && r.lead;
+    if ((rc = open_iter(&o, w, &r.it, &r.startup, &err)) == 0) {
+        if ((rc = open_trace(&r)) == 0) rc = run_epochs(&r);
+        sl_iter_free(r.it);
+    }
     free(text);
     return rc;
 }

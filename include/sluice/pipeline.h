@@ -57,6 +57,7 @@
 #ifndef SLUICE_PIPELINE_H
 #define SLUICE_PIPELINE_H
 
+#include "sluice/reader.h" /* sl_reader_meta, sl_source, SL_MAX_OUTPUTS */
 #include "sluice/status.h"
 #include "sluice/tensor.h"
 
@@ -70,16 +71,6 @@ extern "C" {
 typedef struct sl_pipeline sl_pipeline;
 typedef struct sl_pipeline_op sl_pipeline_op;
 typedef struct sl_batch sl_batch;
-
-/* What a reader reports about its data set and shard (DALI's reader meta). */
-typedef struct sl_reader_meta {
-    int64_t epoch_size;        /* N, the whole data set */
-    int64_t epoch_size_padded; /* ceil(N/S)*S with pad_last_batch, else N */
-    int number_of_shards;
-    int shard_id;
-    bool pad_last_batch;
-    bool stick_to_shard;
-} sl_reader_meta;
 
 typedef struct sl_pipeline_config {
     int batch_size;  /* samples per batch (this pipeline's share of a global batch) */
@@ -144,7 +135,8 @@ sl_status sl_pipeline_op_input(sl_pipeline_op *op, int node);
 /* "cpu", "mixed" or "gpu"; default: gpu if any input is on the GPU, else cpu (as DALI). */
 sl_status sl_pipeline_op_device(sl_pipeline_op *op, const char *device);
 /* A keyword argument, as written in a pipeline: "255.0", "[0.485, 0.456]", "types.FLOAT",
- * "\"CHW\"", "True". `name` and `device` are accepted here too. readers.tfrecord's features (a
+ * "\"CHW\"", "True"; text that is not a literal ("[1, 2") is an SL_EINVAL naming the op and the
+ * argument (a string is quoted). `name` and `device` are accepted here too. readers.tfrecord's features (a
  * dict in pipeline text) is given as the list of [name, feature] pairs that the dict stands for,
  * each feature a list [tfrec.FixedLenFeature, shape, dtype, default_value] or
  * [tfrec.VarLenFeature, (partial_shape,) dtype, default_value]:
@@ -166,31 +158,8 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
  * the op instances and starts producing batches. */
 sl_status sl_pipeline_build(sl_pipeline *p);
 
-/* ---- fn.external_source: samples made by the caller's code --------------------------------------
- *
- * A source is two functions the pipeline calls for every sample of every batch: `shape` says what
- * the sample is (in the CPU stage, one sample after another, in order), then `fill` writes it
- * straight into the batch (on the pool's workers, several samples at once: it must be
- * thread-safe). A source that is a function of sl_source_info alone gives the same batches
- * whatever the thread count or prefetch depth, and resumes exactly from a checkpoint. It has no
- * end: with the iterator, give `size` (as DALI wants for external_source without a reader). */
-typedef struct sl_source_info {
-    int64_t iteration; /* the batch's index since the pipeline started (sl_batch_index) */
-    int idx_in_batch;  /* 0 .. batch size - 1 */
-    int64_t sample;    /* iteration * batch size + idx_in_batch */
-    int output;        /* which of the op's outputs (num_outputs=N asks for 0 .. N-1) */
-} sl_source_info;
-
-typedef struct sl_source {
-    /* The sample's dtype and shape (ndim 0 .. SL_MAX_DIMS; shape has SL_MAX_DIMS slots). Every
-     * sample of one output must have the same dtype and ndim; extents may differ. */
-    sl_status (*shape)(void *user, const sl_source_info *info, sl_dtype *dtype, int *ndim,
-                       int64_t *shape, sl_err *err);
-    /* Writes the sample's nbytes (dense, C order, as shape described) to dst. */
-    sl_status (*fill)(void *user, const sl_source_info *info, void *dst, size_t nbytes,
-                      sl_err *err);
-    void *user;
-} sl_source;
+/* ---- fn.external_source: samples made by the caller's code (sl_source: sluice/reader.h) -------
+ */
 
 /* Registers src under `name` (1-63 characters), before sl_pipeline_parse / sl_pipeline_build:
  * fn.external_source(source=name) then takes its samples from it. In pipeline text the name may
@@ -212,8 +181,6 @@ typedef enum sl_last_batch_policy {
     SL_LAST_BATCH_DROP = 1,
     SL_LAST_BATCH_PARTIAL = 2
 } sl_last_batch_policy;
-
-#define SL_MAX_OUTPUTS 16
 
 typedef struct sl_pipeline_decorator {
     bool present;

@@ -3,9 +3,6 @@
  * what it was built with: the headers' versions of the libraries under it, at compile time. */
 #include "sluice/version.h"
 
-#include "sluice/iterator.h"
-#include "sluice/ops.h"
-#include "sluice/pipeline.h"
 #include "sluice/status.h"
 #include "sluice/tensor.h"
 
@@ -142,22 +139,4 @@ static void make_info(void) {
 const char *sl_build_info(void) {
     pthread_once(&info_once, make_info);
     return info;
-}
-
-size_t sl_abi_struct_size(const char *name) {
-#define ABI(t)                                                                                     \
-    { #t, sizeof(t) }
-    static const struct {
-        const char *name;
-        size_t size;
-    } table[] = {
-        ABI(sl_err),         ABI(sl_device),          ABI(sl_tensor),
-        ABI(sl_tlist),       ABI(sl_pipeline_config), ABI(sl_reader_meta),
-        ABI(sl_source_info), ABI(sl_source),          ABI(sl_pipeline_bind),
-        ABI(sl_iter_config), ABI(sl_op_info),         ABI(sl_op_arg_info),
-    };
-#undef ABI
-    for (size_t i = 0; name && i < sizeof table / sizeof table[0]; i++)
-        if (!strcmp(table[i].name, name)) return table[i].size;
-    return 0;
 }

@@ -13,7 +13,7 @@
 #ifndef SLUICE_IO_LOADER_H
 #define SLUICE_IO_LOADER_H
 
-#include "sluice/pipeline.h" /* sl_reader_meta */
+#include "sluice/reader.h"
 #include "sluice/status.h"
 
 #include <stdbool.h>

@@ -418,8 +418,9 @@ static const sl__arg_schema *common_arg(const char *name) {
     return NULL;
 }
 
-sl_status sl__args_build(const sl__op_def *op, int n, const char *const *names, const sl__val *vals,
-                         sl__args *out, sl_err *err) {
+sl_status sl__args_build_at(const sl__op_def *op, int n, const char *const *names,
+                            const sl__val *vals, sl__args *out, int *bad, sl_err *err) {
+    if (bad) *bad = -1;
     memset(out, 0, sizeof *out);
     out->op = op;
     int count = 0;
@@ -432,7 +433,8 @@ sl_status sl__args_build(const sl__op_def *op, int n, const char *const *names, 
         return SL_ENOMEM;
     }
     sl_status st = SL_OK;
-    for (int k = 0; k < n && st == SL_OK; k++) {
+    int k = 0;
+    for (; k < n && st == SL_OK; k++) {
         int i = schema_index(op, names[k]);
         const sl__arg_schema *common = i < 0 ? common_arg(names[k]) : NULL;
         if (common) { /* used by the pipeline, not the op: checked here all the same */
@@ -447,6 +449,7 @@ sl_status sl__args_build(const sl__op_def *op, int n, const char *const *names, 
                 st = convert(&v, common, op->name, err);
                 sl__val_free(&v);
             }
+            if (st != SL_OK) break;
             continue;
         }
         if (i < 0) {
@@ -475,7 +478,9 @@ sl_status sl__args_build(const sl__op_def *op, int n, const char *const *names, 
         st = sl__val_copy(&out->vals[i], &vals[k], err);
         if (st == SL_OK) st = convert(&out->vals[i], &op->args[i], op->name, err);
         out->given[i] = true;
+        if (st != SL_OK) break;
     }
+    if (st != SL_OK && bad) *bad = k; /* the loop stopped at the argument it failed on */
     for (int i = 0; i < count && st == SL_OK; i++) {
         if (out->given[i]) continue;
         if (op->args[i].flags & SL_ARGF_REQUIRED) {
@@ -493,6 +498,11 @@ sl_status sl__args_build(const sl__op_def *op, int n, const char *const *names, 
             st = sl_err_set(err, SL_ENOMEM, "out of memory");
     if (st != SL_OK) sl__args_free(out);
     return st;
+}
+
+sl_status sl__args_build(const sl__op_def *op, int n, const char *const *names, const sl__val *vals,
+                         sl__args *out, sl_err *err) {
+    return sl__args_build_at(op, n, names, vals, out, NULL, err);
 }
 
 void sl__args_free(sl__args *a) {

@@ -35,7 +35,7 @@
 #ifndef SLUICE_OPERATOR_OP_H
 #define SLUICE_OPERATOR_OP_H
 
-#include "sluice/pipeline.h" /* sl_reader_meta */
+#include "sluice/reader.h"
 #include "sluice/status.h"
 #include "sluice/tensor.h"
 
@@ -128,6 +128,10 @@ typedef struct sl__args {
  * in defaults. names/vals: n user-supplied arguments; device and name are taken by the caller. */
 sl_status sl__args_build(const struct sl__op_def *op, int n, const char *const *names,
                          const sl__val *vals, sl__args *out, sl_err *err);
+/* The same, and *bad = the index (0..n-1) of the given argument an error is about, or -1 when
+ * it is about none of them (a required argument missing, no memory). */
+sl_status sl__args_build_at(const struct sl__op_def *op, int n, const char *const *names,
+                            const sl__val *vals, sl__args *out, int *bad, sl_err *err);
 void sl__args_free(sl__args *a);
 bool sl__args_given(const sl__args *a, const char *name);
 int64_t sl__args_int(const sl__args *a, const char *name);
@@ -154,9 +158,10 @@ enum {
 };
 
 enum {
-    SL_OPF_READER = 1u << 0, /* no inputs; produces records; has reader meta */
-    SL_OPF_RANDOM = 1u << 1, /* draws random numbers: takes a seed */
-    SL_OPF_NOCOPY = 1u << 2, /* outputs are views of inputs */
+    SL_OPF_READER = 1u << 0,  /* no inputs; produces records; has reader meta */
+    SL_OPF_RANDOM = 1u << 1,  /* draws random numbers: takes a seed */
+    SL_OPF_NOCOPY = 1u << 2,  /* outputs are views of inputs */
+    SL_OPF_DECODER = 1u << 3, /* a decoder (decoders.*): its time is the stats' decode_s */
 };
 
 /* What an op instance learns when it is created. */

@@ -201,6 +201,7 @@ const sl__op_def sl__decode_image_op = {
     .max_inputs = 1,
     .args = decode_args,
     .devices = SL_OPDEV_CPU | SL_OPDEV_MIXED,
+    .flags = SL_OPF_DECODER,
     .create = sl__decode_image_create,
     .setup = decode_setup,
     .run_cpu = decode_run_cpu,

@@ -5,7 +5,7 @@
  * array of parse_lex.h; and the questions the grammar (parse_expr.c, parse_tree.c) asks of a token.
  * Bad text is an error with line, column and a caret under the spot; nothing here aborts on bad
  * input. */
-#include "pipeline/parse_lex.h"
+#include "text/parse_lex.h"
 
 #include "core/alloc.h"
 #include "core/log.h"

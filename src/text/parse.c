@@ -4,7 +4,7 @@
  * parse_func.c, parse_stmt.c) into an sl__parse_prog or read only its decorator; and what those
  * layers and parse_apply.c share: error messages with a caret, bound values read, values written
  * back as text, the check of a text for NUL bytes. */
-#include "pipeline/parse_int.h"
+#include "text/parse_int.h"
 
 #include "core/alloc.h"
 #include "core/log.h"

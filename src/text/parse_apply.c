@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The pipeline text parser, layer two: sl_pipeline_parse reads the text into a program
  * (sl__parse_program, parse.c) and walks it, making the builder calls a C user would make --
- * sl_pipeline_op_begin/input/device/arg/arg_node/end for each op call, sl_pipeline_transfer for
- * .gpu()/.cpu(), sl_pipeline_set_outputs for the return line. Errors the builder raises (an unknown
- * operator, an argument the op's schema lacks, a wrong device) are pointed at the statement or
- * argument in the text, with its line, column and caret; the same message is left in the
+ * sl_pipeline_op_begin/input/device/arg_node/end for each op call, sl_pipeline_transfer for
+ * .gpu()/.cpu(), sl_pipeline_set_outputs for the return line -- except that argument values go
+ * over as the typed values the evaluator made (sl__pipeline_op_arg_val), not as text to read again.
+ * Errors the builder raises (an unknown operator, an argument the op's schema lacks, a wrong
+ * device) are pointed at the statement, or at the argument the builder names as the failed one
+ * (sl__pipeline_failed_arg), with its line, column and caret; the same message is left in the
  * pipeline's own error (sl_pipeline_errmsg). */
-#include "pipeline/parse.h"
-#include "pipeline/pipeline_int.h"
+#include "text/parse.h"
+#include "graph/pipeline.h"
 #include "ops/registry.h"
 
 #include "core/alloc.h"
@@ -17,18 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Where an argument named in a builder message sits: "argument 'x'", "argument x " / "x:". */
-static const sl__parse_arg *arg_in_message(const sl__parse_stmt *s, const char *msg) {
-    for (int k = 0; k < s->num_args; k++) {
-        const char *name = s->args[k].name;
-        size_t n = strlen(name);
-        for (const char *m = strstr(msg, "argument "); m; m = strstr(m + 1, "argument ")) {
-            const char *a = m + strlen("argument ");
-            if (*a == '\'') a++;
-            if (strncmp(a, name, n) == 0 && (a[n] == '\0' || strchr(" :',", a[n])))
-                return &s->args[k];
-        }
-    }
+/* The statement's argument called name (as the builder reports a failed one), or NULL. */
+static const sl__parse_arg *arg_named(const sl__parse_stmt *s, const char *name) {
+    for (int k = 0; name && k < s->num_args; k++)
+        if (!strcmp(s->args[k].name, name)) return &s->args[k];
     return NULL;
 }
 
@@ -75,21 +69,14 @@ static sl_status apply_op(applier *a, const sl__parse_stmt *s) {
         if (arg->val.kind == SL_VAL_NODE) {
             st = sl_pipeline_op_arg_node(op, arg->name, a->map[arg->val.node]);
         } else {
-            char text[4096];
-            st = sl__parse_format_val(&arg->val, text, sizeof text, a->err);
-            if (st != SL_OK) {
-                sl_pipeline_op_end(op, NULL, 0, NULL); /* frees the op; its error is ours */
-                return sl__parse_error(a->err, st, prog->text, prog->filename, arg->pos,
-                                       "argument %s: %s", arg->name, a->err->msg);
-            }
-            st = sl_pipeline_op_arg(op, arg->name, text);
+            st = sl__pipeline_op_arg_val(op, arg->name, &arg->val);
         }
     }
     int outs[SL_MAX_OUTPUTS], count = 0;
     sl_status end = sl_pipeline_op_end(op, outs, SL_MAX_OUTPUTS, &count);
     if (st != SL_OK) return builder_error(a, st, at);
     if (end != SL_OK) {
-        const sl__parse_arg *arg = arg_in_message(s, sl_pipeline_errmsg(a->p));
+        const sl__parse_arg *arg = arg_named(s, sl__pipeline_failed_arg(a->p));
         return builder_error(a, end, arg ? arg->pos : s->pos);
     }
     if (count != s->num_outputs) {
@@ -144,22 +131,23 @@ sl_status sl_pipeline_parse_function(sl_pipeline *p, const char *text, const cha
      * that the caller's own binds win */
     sl_pipeline_bind *all = NULL;
     char(*quoted)[68] = NULL;
-    if (p->nsources) {
-        all = sl__calloc((size_t)(p->nsources + nbind), sizeof *all, err);
-        quoted = sl__calloc((size_t)p->nsources, sizeof *quoted, err);
+    int nsources = sl__pipeline_num_sources(p);
+    if (nsources) {
+        all = sl__calloc((size_t)(nsources + nbind), sizeof *all, err);
+        quoted = sl__calloc((size_t)nsources, sizeof *quoted, err);
         if (!all || !quoted) {
             free(all);
             free(quoted);
             return SL_ENOMEM;
         }
-        for (int i = 0; i < p->nsources; i++) {
-            snprintf(quoted[i], sizeof quoted[i], "\"%s\"", p->sources[i].name);
-            all[i].name = p->sources[i].name;
+        for (int i = 0; i < nsources; i++) {
+            snprintf(quoted[i], sizeof quoted[i], "\"%s\"", sl__pipeline_source_name(p, i));
+            all[i].name = sl__pipeline_source_name(p, i);
             all[i].value = quoted[i];
         }
-        for (int i = 0; i < nbind; i++) all[p->nsources + i] = binds[i];
+        for (int i = 0; i < nbind; i++) all[nsources + i] = binds[i];
         binds = all;
-        nbind += p->nsources;
+        nbind += nsources;
     }
     sl_status st = sl__parse_program_fn(text, filename, function, nbind, binds, &prog, err);
     free(all);
@@ -171,6 +159,6 @@ sl_status sl_pipeline_parse_function(sl_pipeline *p, const char *text, const cha
         free(a.map);
     }
     sl__parse_prog_free(prog);
-    if (st != SL_OK) sl_err_copy(&p->err, err); /* sl_pipeline_errmsg shows the same message */
+    if (st != SL_OK) sl__pipeline_set_err(p, err); /* sl_pipeline_errmsg shows the same message */
     return st;
 }

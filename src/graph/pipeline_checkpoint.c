@@ -3,9 +3,9 @@
  * position) taken by the first stage before it produces batch k, which is what a checkpoint after
  * k batches holds; the ring of recent snapshots the stages fill and sl_pipeline_save reads; and
  * sl_pipeline_restore, whose bytes are checked and applied to the op instances at build. */
-#include "pipeline/pipeline_checkpoint.h"
+#include "graph/pipeline_checkpoint.h"
 
-#include "pipeline/pipeline_int.h"
+#include "graph/pipeline_int.h"
 
 #include "core/bytes.h"
 #include "core/log.h"

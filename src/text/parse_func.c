@@ -5,7 +5,7 @@
  * bound to its parameters, defaults evaluated as constants, recursion refused and the depth of
  * calls bounded; and which function is the pipeline: the one asked for, else the decorated one,
  * else the only one no other function calls. */
-#include "pipeline/parse_int.h"
+#include "text/parse_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #ifndef SLUICE_PIPELINE_PARSE_TREE_H
 #define SLUICE_PIPELINE_PARSE_TREE_H
 
-#include "pipeline/parse_lex.h"
+#include "text/parse_lex.h"
 
 #include <stdbool.h>
 #include <stddef.h>

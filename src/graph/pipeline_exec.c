@@ -11,10 +11,10 @@
  * valid while later batches are read anyway, since the GPU stage runs behind the CPU stage. Errors
  * travel with their batch and come back, in order, from sl_pipeline_next. Before producing batch k
  * the first stage snapshots the state of every op into the ring of pipeline_checkpoint.c. */
-#include "pipeline/pipeline_exec.h"
+#include "graph/pipeline_exec.h"
 
-#include "pipeline/pipeline_checkpoint.h"
-#include "pipeline/pipeline_int.h"
+#include "graph/pipeline_checkpoint.h"
+#include "graph/pipeline_int.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -520,7 +520,7 @@ void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out) {
         double t = out->ops[k].seconds;
         if (op->def->flags & SL_OPF_READER)
             out->reader_s += t;
-        else if (!strncmp(op->def->name, "decoders.", 9))
+        else if (op->def->flags & SL_OPF_DECODER)
             out->decode_s += t;
         else if (op->on_gpu || op->split)
             out->gpu_s += t;

@@ -9,9 +9,8 @@
 
 #include "core/bytes.h"
 #include "core/log.h"
-#include "pipeline/iter_int.h"
-#include "pipeline/pipeline_checkpoint.h"
-#include "pipeline/pipeline_int.h"
+#include "iter/iter_int.h"
+#include "graph/pipeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,9 +61,9 @@ sl_status sl_iter_save(sl_iter *it, const void *extra, size_t extra_size, void *
     sl_status st = SL_OK;
     for (int d = 0; d < it->n && !st; d++) {
         sl_pipeline *p = it->pipes[d];
-        st = sl__pipeline_checkpoint_save_at(p, p->taken - (it->first_pending ? 1 : 0), &ps[d],
-                                             &pn[d]);
-        if (st) sl_err_copy(&it->err, &p->err);
+        st = sl__pipeline_checkpoint_save_at(p, sl__pipeline_taken(p) - (it->first_pending ? 1 : 0),
+                                             &ps[d], &pn[d]);
+        if (st) sl_err_copy(&it->err, sl__pipeline_err(p));
     }
     int npipes = it->n;
     if (!st && it->global) {
@@ -213,6 +212,241 @@ static sl_status read_checked(const char *path, unsigned char **out, size_t *out
     return SL_OK;
 }
 
+/* A checkpoint being read: where it is named from, the bytes after its header still to read, and
+ * what it has said so far. */
+typedef struct ck_reader {
+    const char *path;
+    const unsigned char *p, *end;
+    uint32_t version;
+    size_t fixed;       /* bytes of the shape and counters */
+    int32_t sn, sS, sB; /* devices, shards and per-device batch of the run that wrote it */
+    uint32_t npipes;    /* pipeline states it holds */
+} ck_reader;
+
+/* The header: magic, format, reserved field, payload length and checksum. */
+static sl_status check_header(const unsigned char *buf, size_t len, ck_reader *r, sl_err *err) {
+    const sl_status st = SL_EFORMAT;
+    const char *path = r->path;
+    if (len < CK_HEADER)
+        return sl_err_set(err, st, "checkpoint %s: truncated (%zu bytes)", path, len);
+    const uint32_t version = sl__get_u32(buf + 4), reserved = sl__get_u32(buf + 12);
+    const uint64_t payload = sl__get_u64(buf + 16);
+    if (sl__get_u32(buf) != CK_MAGIC)
+        return sl_err_set(err, st, "checkpoint %s: not a sluice checkpoint", path);
+    if (version != 1 && version != CK_VERSION)
+        return sl_err_set(
+            err, st, "checkpoint %s: format %u, %s (this sluice reads formats 1 and %u)", path,
+            version, version > CK_VERSION ? "written by a newer sluice" : "unknown", CK_VERSION);
+    if (reserved != 0)
+        return sl_err_set(err, st, "checkpoint %s: header field reserved: %u (0 expected)", path,
+                          reserved);
+    if (payload != len - CK_HEADER)
+        return sl_err_set(err, st, "checkpoint %s: truncated (%zu of %llu bytes)", path,
+                          len - CK_HEADER, (unsigned long long)payload);
+    if (sl__crc32(buf + CK_HEADER, len - CK_HEADER) != sl__get_u32(buf + 8))
+        return sl_err_set(err, SL_ECHECKSUM,
+                          "checkpoint %s: checksum mismatch (the file was altered or damaged)",
+                          path);
+    r->version = version;
+    r->p = buf + CK_HEADER;
+    r->end = buf + len;
+    return SL_OK;
+}
+
+/* The shape of the run that wrote it (devices, shards, batch, policy, order), checked against
+ * this run's. */
+static sl_status read_shape(const sl_iter *it, ck_reader *r, sl_err *err) {
+    const sl_status st = SL_EFORMAT;
+    const char *path = r->path;
+    const unsigned char *p = r->p;
+    r->fixed = r->version == 1 ? CK_V1_SHAPE + CK_V1_BOOK : CK_V2_FIXED;
+    if ((size_t)(r->end - p) < r->fixed)
+        return sl_err_set(err, st,
+                          "checkpoint %s: truncated (the shape and counters need %zu bytes, %zu "
+                          "are left)",
+                          path, r->fixed, (size_t)(r->end - p));
+    const int32_t sn = (int32_t)sl__get_u32(p), sS = (int32_t)sl__get_u32(p + 4),
+                  sB = (int32_t)sl__get_u32(p + 8), spolicy = (int32_t)sl__get_u32(p + 12);
+    bool sglobal;
+    if (r->version == 1) {
+        sglobal = sl__get_u64(p + 16) == CK_V1_GLOBAL;
+    } else {
+        uint32_t order = sl__get_u32(p + 16);
+        if (order > 1)
+            return sl_err_set(err, st, "checkpoint %s: field order: %u (0: DALI's, 1: global)",
+                              path, order);
+        sglobal = order == 1;
+    }
+    if (spolicy != (int32_t)it->policy)
+        return sl_err_set(err, SL_EINVAL,
+                          "checkpoint %s: field policy: last_batch_policy %d, this run has %d",
+                          path, spolicy, (int)it->policy);
+    if (sglobal != it->global)
+        return sl_err_set(err, SL_EINVAL,
+                          "checkpoint %s was written in %s order; this run is in %s order", path,
+                          sglobal ? "global" : "DALI's", it->global ? "global" : "DALI's");
+    /* global order resumes on any split of the same global batch: the pipelines' states are
+     * positions in it, the same for every shard */
+    bool elastic = it->global && sn >= 1 && sn <= SL_MAX_DEVICES && sS >= sn && sB >= 1 &&
+                   (int64_t)sS * sB == (int64_t)it->S * it->B;
+    if (!elastic && (sn != it->n || sS != it->S || sB != it->B))
+        return sl_err_set(
+            err, SL_EINVAL,
+            "checkpoint %s was written by %d devices of %d shards at batch %d; this run has "
+            "%d devices of %d shards at batch %d%s",
+            path, sn, sS, sB, it->n, it->S, it->B,
+            it->global ? " (global order resumes on another device count only with the "
+                         "same global batch)"
+                       : " (DALI's order resumes only on the same shards; global order "
+                         "resumes on any)");
+    /* from here sn is 1..SL_MAX_DEVICES, and in DALI's order the shape is this run's */
+    r->sn = sn;
+    r->sS = sS;
+    r->sB = sB;
+    r->npipes = (uint32_t)sn;
+    return SL_OK;
+}
+
+/* Format 1's counters: fixed arrays of every slot. */
+static void read_book_v1(sl_iter *it, ck_reader *r) {
+    sl__iter_book *k = &it->bk;
+    const unsigned char *b = r->p + CK_V1_SHAPE;
+    k->counter = (int64_t)sl__get_u64(b);
+    k->size = (int64_t)sl__get_u64(b + 8);
+    k->epoch = (int32_t)sl__get_u32(b + 16);
+    k->step = (int64_t)sl__get_u64(b + 24);
+    for (int d = 0; d < SL_MAX_DEVICES; d++) k->shards_id[d] = (int32_t)sl__get_u32(b + 32 + 4 * d);
+    for (int i = 0; i < SL__ITER_MAX_SHARDS; i++) {
+        k->counter_per_gpu[i] = (int64_t)sl__get_u64(b + 288 + 8 * i);
+        k->shard_sizes[i] = (int64_t)sl__get_u64(b + 288 + 8 * SL__ITER_MAX_SHARDS + 8 * i);
+    }
+    r->p += r->fixed;
+}
+
+/* Format 2's counters: the scalars, then only the entries in use, then the pipeline states'
+ * count. */
+static sl_status read_book_v2(sl_iter *it, ck_reader *r, sl_err *err) {
+    const sl_status st = SL_EFORMAT;
+    const char *path = r->path;
+    const int32_t sn = r->sn, sS = r->sS;
+    sl__iter_book *k = &it->bk;
+    const unsigned char *b = r->p + 20, *end = r->end;
+    k->counter = (int64_t)sl__get_u64(b);
+    k->size = (int64_t)sl__get_u64(b + 8);
+    k->step = (int64_t)sl__get_u64(b + 16);
+    k->epoch = (int32_t)sl__get_u32(b + 24);
+    const uint32_t nids = sl__get_u32(b + 28), nshards = sl__get_u32(b + 32);
+    const unsigned char *p = r->p + r->fixed;
+    const uint32_t want_ids = it->global ? 0 : (uint32_t)sn;
+    if (nids != want_ids) {
+        if (it->global)
+            return sl_err_set(err, st,
+                              "checkpoint %s: field nids: %u shard ids (global order writes "
+                              "none)",
+                              path, nids);
+        return sl_err_set(err, st,
+                          "checkpoint %s: field nids: %u shard ids (the %d devices that wrote it "
+                          "have %d)",
+                          path, nids, sn, sn);
+    }
+    if (it->global ? nshards != 0
+                   : nshards != 0 && (nshards != (uint32_t)sS || sS > SL__ITER_MAX_SHARDS)) {
+        if (it->global)
+            return sl_err_set(err, st,
+                              "checkpoint %s: field nshards: %u shards' counters (global "
+                              "order writes none)",
+                              path, nshards);
+        return sl_err_set(err, st,
+                          "checkpoint %s: field nshards: %u shards' counters (DALI's order writes "
+                          "one per shard, %d, or none without a reader)",
+                          path, nshards, sS);
+    }
+    if ((size_t)(end - p) < 4 * (size_t)nids)
+        return sl_err_set(err, st, "checkpoint %s: truncated in field shards_id (%u entries)", path,
+                          nids);
+    for (uint32_t d = 0; d < nids; d++, p += 4) k->shards_id[d] = (int32_t)sl__get_u32(p);
+    if ((size_t)(end - p) < 16 * (size_t)nshards)
+        return sl_err_set(err, st,
+                          "checkpoint %s: truncated in fields counter_per_gpu/shard_sizes (%u "
+                          "entries each)",
+                          path, nshards);
+    for (uint32_t i = 0; i < nshards; i++) k->counter_per_gpu[i] = (int64_t)sl__get_u64(p + 8 * i);
+    p += 8 * (size_t)nshards;
+    for (uint32_t i = 0; i < nshards; i++) k->shard_sizes[i] = (int64_t)sl__get_u64(p + 8 * i);
+    p += 8 * (size_t)nshards;
+    if ((size_t)(end - p) < 4)
+        return sl_err_set(err, st, "checkpoint %s: truncated in field npipes", path);
+    const uint32_t npipes = sl__get_u32(p);
+    p += 4;
+    if (npipes != (uint32_t)sn && !(it->global && npipes == 1))
+        return sl_err_set(err, st,
+                          "checkpoint %s: field npipes: %u pipeline states (one per device of the "
+                          "%d that wrote it%s)",
+                          path, npipes, sn, it->global ? ", or one shared in global order" : "");
+    r->npipes = npipes;
+    r->p = p;
+    return SL_OK;
+}
+
+/* Global order: a device's samples this epoch and per epoch, written as steps times the writer's
+ * batch, become steps times this run's. */
+static sl_status rescale_global(sl_iter *it, const ck_reader *r, sl_err *err) {
+    const int64_t most = INT64_MAX / 4 / it->B;
+    int64_t *f[2] = {&it->bk.counter, &it->bk.size};
+    for (int i = 0; i < 2; i++) {
+        if (*f[i] < 0 || *f[i] % r->sB || *f[i] / r->sB > most)
+            return sl_err_set(err, SL_EFORMAT,
+                              "checkpoint %s: field %s: %lld is not a count of batches of %d",
+                              r->path, i ? "size" : "counter", (long long)*f[i], r->sB);
+        *f[i] = *f[i] / r->sB * it->B;
+    }
+    return SL_OK;
+}
+
+/* The pipeline states (states[d], lens[d] bytes, for every device of this run) and the extra
+ * bytes, which end the file. */
+static sl_status read_states(sl_iter *it, ck_reader *r, const unsigned char **states,
+                             uint64_t *lens, sl_err *err) {
+    const sl_status st = SL_EFORMAT;
+    const char *path = r->path;
+    const unsigned char *p = r->p, *end = r->end;
+    for (uint32_t d = 0; d < r->npipes; d++) {
+        if ((size_t)(end - p) < 8)
+            return sl_err_set(
+                err, st, "checkpoint %s: truncated in the length of pipeline state %u", path, d);
+        lens[d] = sl__get_u64(p);
+        p += 8;
+        if (lens[d] > (uint64_t)(end - p))
+            return sl_err_set(
+                err, st, "checkpoint %s: truncated: pipeline state %u has %llu bytes, %zu are left",
+                path, d, (unsigned long long)lens[d], (size_t)(end - p));
+        states[d] = p;
+        p += lens[d];
+    }
+    /* one state for all (global order), or elastic: every shard starts from the same place */
+    for (int d = (int)r->npipes; d < it->n; d++) {
+        states[d] = states[0];
+        lens[d] = lens[0];
+    }
+    if ((size_t)(end - p) < 8)
+        return sl_err_set(err, st, "checkpoint %s: truncated in the length of the extra bytes",
+                          path);
+    uint64_t e64 = sl__get_u64(p);
+    p += 8;
+    if (e64 != (uint64_t)(end - p))
+        return sl_err_set(err, st,
+                          "checkpoint %s: field extra: %llu bytes, the file has %zu after it%s",
+                          path, (unsigned long long)e64, (size_t)(end - p),
+                          e64 > (uint64_t)(end - p) ? " (truncated)" : "");
+    if (e64) {
+        it->extra = malloc((size_t)e64);
+        if (!it->extra) return sl_err_set(err, SL_ENOMEM, "out of memory");
+        memcpy(it->extra, p, (size_t)e64);
+        it->extra_size = (size_t)e64;
+    }
+    return SL_OK;
+}
+
 sl_status sl__iter_checkpoint_read(sl_iter *it, const char *path, void **out_buf, size_t *out_size,
                                    const unsigned char **states, uint64_t *lens, sl_err *err) {
     unsigned char *buf = NULL;
@@ -225,236 +459,25 @@ sl_status sl__iter_checkpoint_read(sl_iter *it, const char *path, void **out_buf
     } else {
         SL_TRY(read_checked(path, &buf, &len, err));
     }
-    sl_status st = SL_EFORMAT;
-    if (len < CK_HEADER) {
-        sl_err_set(err, st, "checkpoint %s: truncated (%zu bytes)", path, len);
-        goto bad;
+    ck_reader r = {.path = path};
+    sl_status st = check_header(buf, len, &r, err);
+    if (st == SL_OK) st = read_shape(it, &r, err);
+    if (st == SL_OK) {
+        memset(&it->bk, 0, sizeof it->bk);
+        if (r.version == 1)
+            read_book_v1(it, &r);
+        else
+            st = read_book_v2(it, &r, err);
     }
-    const uint32_t version = sl__get_u32(buf + 4), reserved = sl__get_u32(buf + 12);
-    const uint64_t payload = sl__get_u64(buf + 16);
-    if (sl__get_u32(buf) != CK_MAGIC) {
-        sl_err_set(err, st, "checkpoint %s: not a sluice checkpoint", path);
-        goto bad;
-    }
-    if (version != 1 && version != CK_VERSION) {
-        sl_err_set(err, st, "checkpoint %s: format %u, %s (this sluice reads formats 1 and %u)",
-                   path, version, version > CK_VERSION ? "written by a newer sluice" : "unknown",
-                   CK_VERSION);
-        goto bad;
-    }
-    if (reserved != 0) {
-        sl_err_set(err, st, "checkpoint %s: header field reserved: %u (0 expected)", path,
-                   reserved);
-        goto bad;
-    }
-    if (payload != len - CK_HEADER) {
-        sl_err_set(err, st, "checkpoint %s: truncated (%zu of %llu bytes)", path, len - CK_HEADER,
-                   (unsigned long long)payload);
-        goto bad;
-    }
-    if (sl__crc32(buf + CK_HEADER, len - CK_HEADER) != sl__get_u32(buf + 8)) {
-        st = SL_ECHECKSUM;
-        sl_err_set(err, st, "checkpoint %s: checksum mismatch (the file was altered or damaged)",
-                   path);
-        goto bad;
-    }
-    const unsigned char *p = buf + CK_HEADER, *end = buf + len;
-    const size_t fixed = version == 1 ? CK_V1_SHAPE + CK_V1_BOOK : CK_V2_FIXED;
-    if ((size_t)(end - p) < fixed) {
-        sl_err_set(err, st,
-                   "checkpoint %s: truncated (the shape and counters need %zu bytes, %zu "
-                   "are left)",
-                   path, fixed, (size_t)(end - p));
-        goto bad;
-    }
-    const int32_t sn = (int32_t)sl__get_u32(p), sS = (int32_t)sl__get_u32(p + 4),
-                  sB = (int32_t)sl__get_u32(p + 8), spolicy = (int32_t)sl__get_u32(p + 12);
-    bool sglobal;
-    if (version == 1) {
-        sglobal = sl__get_u64(p + 16) == CK_V1_GLOBAL;
-    } else {
-        uint32_t order = sl__get_u32(p + 16);
-        if (order > 1) {
-            sl_err_set(err, st, "checkpoint %s: field order: %u (0: DALI's, 1: global)", path,
-                       order);
-            goto bad;
-        }
-        sglobal = order == 1;
-    }
-    if (spolicy != (int32_t)it->policy) {
-        st = SL_EINVAL;
-        sl_err_set(err, st, "checkpoint %s: field policy: last_batch_policy %d, this run has %d",
-                   path, spolicy, (int)it->policy);
-        goto bad;
-    }
-    if (sglobal != it->global) {
-        st = SL_EINVAL;
-        sl_err_set(err, st, "checkpoint %s was written in %s order; this run is in %s order", path,
-                   sglobal ? "global" : "DALI's", it->global ? "global" : "DALI's");
-        goto bad;
-    }
-    /* global order resumes on any split of the same global batch: the pipelines' states are
-     * positions in it, the same for every shard */
-    bool elastic = it->global && sn >= 1 && sn <= SL_MAX_DEVICES && sS >= sn && sB >= 1 &&
-                   (int64_t)sS * sB == (int64_t)it->S * it->B;
-    if (!elastic && (sn != it->n || sS != it->S || sB != it->B)) {
-        st = SL_EINVAL;
-        sl_err_set(err, st,
-                   "checkpoint %s was written by %d devices of %d shards at batch %d; this run has "
-                   "%d devices of %d shards at batch %d%s",
-                   path, sn, sS, sB, it->n, it->S, it->B,
-                   it->global ? " (global order resumes on another device count only with the "
-                                "same global batch)"
-                              : " (DALI's order resumes only on the same shards; global order "
-                                "resumes on any)");
-        goto bad;
-    }
-    /* from here sn is 1..SL_MAX_DEVICES, and in DALI's order the shape is this run's */
-    sl__iter_book *k = &it->bk;
-    memset(k, 0, sizeof *k);
-    uint32_t npipes = (uint32_t)sn;
-    if (version == 1) {
-        const unsigned char *b = p + CK_V1_SHAPE;
-        k->counter = (int64_t)sl__get_u64(b);
-        k->size = (int64_t)sl__get_u64(b + 8);
-        k->epoch = (int32_t)sl__get_u32(b + 16);
-        k->step = (int64_t)sl__get_u64(b + 24);
-        for (int d = 0; d < SL_MAX_DEVICES; d++)
-            k->shards_id[d] = (int32_t)sl__get_u32(b + 32 + 4 * d);
-        for (int i = 0; i < SL__ITER_MAX_SHARDS; i++) {
-            k->counter_per_gpu[i] = (int64_t)sl__get_u64(b + 288 + 8 * i);
-            k->shard_sizes[i] = (int64_t)sl__get_u64(b + 288 + 8 * SL__ITER_MAX_SHARDS + 8 * i);
-        }
-        p += fixed;
-    } else {
-        const unsigned char *b = p + 20;
-        k->counter = (int64_t)sl__get_u64(b);
-        k->size = (int64_t)sl__get_u64(b + 8);
-        k->step = (int64_t)sl__get_u64(b + 16);
-        k->epoch = (int32_t)sl__get_u32(b + 24);
-        const uint32_t nids = sl__get_u32(b + 28), nshards = sl__get_u32(b + 32);
-        p += fixed;
-        const uint32_t want_ids = it->global ? 0 : (uint32_t)sn;
-        if (nids != want_ids) {
-            if (it->global)
-                sl_err_set(err, st,
-                           "checkpoint %s: field nids: %u shard ids (global order writes "
-                           "none)",
-                           path, nids);
-            else
-                sl_err_set(err, st,
-                           "checkpoint %s: field nids: %u shard ids (the %d devices that wrote it "
-                           "have %d)",
-                           path, nids, sn, sn);
-            goto bad;
-        }
-        if (it->global ? nshards != 0
-                       : nshards != 0 && (nshards != (uint32_t)sS || sS > SL__ITER_MAX_SHARDS)) {
-            if (it->global)
-                sl_err_set(err, st,
-                           "checkpoint %s: field nshards: %u shards' counters (global "
-                           "order writes none)",
-                           path, nshards);
-            else
-                sl_err_set(err, st,
-                           "checkpoint %s: field nshards: %u shards' counters (DALI's order writes "
-                           "one per shard, %d, or none without a reader)",
-                           path, nshards, sS);
-            goto bad;
-        }
-        if ((size_t)(end - p) < 4 * (size_t)nids) {
-            sl_err_set(err, st, "checkpoint %s: truncated in field shards_id (%u entries)", path,
-                       nids);
-            goto bad;
-        }
-        for (uint32_t d = 0; d < nids; d++, p += 4) k->shards_id[d] = (int32_t)sl__get_u32(p);
-        if ((size_t)(end - p) < 16 * (size_t)nshards) {
-            sl_err_set(err, st,
-                       "checkpoint %s: truncated in fields counter_per_gpu/shard_sizes (%u "
-                       "entries each)",
-                       path, nshards);
-            goto bad;
-        }
-        for (uint32_t i = 0; i < nshards; i++)
-            k->counter_per_gpu[i] = (int64_t)sl__get_u64(p + 8 * i);
-        p += 8 * (size_t)nshards;
-        for (uint32_t i = 0; i < nshards; i++) k->shard_sizes[i] = (int64_t)sl__get_u64(p + 8 * i);
-        p += 8 * (size_t)nshards;
-        if ((size_t)(end - p) < 4) {
-            sl_err_set(err, st, "checkpoint %s: truncated in field npipes", path);
-            goto bad;
-        }
-        npipes = sl__get_u32(p);
-        p += 4;
-        if (npipes != (uint32_t)sn && !(it->global && npipes == 1)) {
-            sl_err_set(err, st,
-                       "checkpoint %s: field npipes: %u pipeline states (one per device of the "
-                       "%d that wrote it%s)",
-                       path, npipes, sn, it->global ? ", or one shared in global order" : "");
-            goto bad;
-        }
-    }
-    if (it->global) { /* a device's samples this epoch and per epoch: steps times its batch */
-        const int64_t most = INT64_MAX / 4 / it->B;
-        int64_t *f[2] = {&k->counter, &k->size};
-        for (int i = 0; i < 2; i++) {
-            if (*f[i] < 0 || *f[i] % sB || *f[i] / sB > most) {
-                sl_err_set(err, st, "checkpoint %s: field %s: %lld is not a count of batches of %d",
-                           path, i ? "size" : "counter", (long long)*f[i], sB);
-                goto bad;
-            }
-            *f[i] = *f[i] / sB * it->B;
-        }
-    }
-    for (uint32_t d = 0; d < npipes; d++) {
-        if ((size_t)(end - p) < 8) {
-            sl_err_set(err, st, "checkpoint %s: truncated in the length of pipeline state %u", path,
-                       d);
-            goto bad;
-        }
-        lens[d] = sl__get_u64(p);
-        p += 8;
-        if (lens[d] > (uint64_t)(end - p)) {
-            sl_err_set(err, st,
-                       "checkpoint %s: truncated: pipeline state %u has %llu bytes, %zu are left",
-                       path, d, (unsigned long long)lens[d], (size_t)(end - p));
-            goto bad;
-        }
-        states[d] = p;
-        p += lens[d];
-    }
-    /* one state for all (global order), or elastic: every shard starts from the same place */
-    for (int d = (int)npipes; d < it->n; d++) {
-        states[d] = states[0];
-        lens[d] = lens[0];
-    }
-    if ((size_t)(end - p) < 8) {
-        sl_err_set(err, st, "checkpoint %s: truncated in the length of the extra bytes", path);
-        goto bad;
-    }
-    uint64_t e64 = sl__get_u64(p);
-    p += 8;
-    if (e64 != (uint64_t)(end - p)) {
-        sl_err_set(err, st, "checkpoint %s: field extra: %llu bytes, the file has %zu after it%s",
-                   path, (unsigned long long)e64, (size_t)(end - p),
-                   e64 > (uint64_t)(end - p) ? " (truncated)" : "");
-        goto bad;
-    }
-    if (e64) {
-        it->extra = malloc((size_t)e64);
-        if (!it->extra) {
-            st = sl_err_set(err, SL_ENOMEM, "out of memory");
-            goto bad;
-        }
-        memcpy(it->extra, p, (size_t)e64);
-        it->extra_size = (size_t)e64;
+    if (st == SL_OK && it->global) st = rescale_global(it, &r, err);
+    if (st == SL_OK) st = read_states(it, &r, states, lens, err);
+    if (st) {
+        free(buf);
+        return st;
     }
     *out_buf = buf;
     *out_size = len;
     return SL_OK;
-bad:
-    free(buf);
-    return st;
 }
 
 /* A checkpoint's bookkeeping, checked against the fresh one of the iterator it resumes (made by

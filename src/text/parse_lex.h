@@ -4,7 +4,7 @@
 #ifndef SLUICE_PIPELINE_PARSE_LEX_H
 #define SLUICE_PIPELINE_PARSE_LEX_H
 
-#include "pipeline/parse.h"
+#include "text/parse.h"
 
 #include <stdbool.h>
 #include <stddef.h>

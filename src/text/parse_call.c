@@ -5,7 +5,7 @@
  * text runs (parse_func.c); range(), len() and tfrec.FixedLenFeature / VarLenFeature give
  * constants. Keyword arguments, ** dicts expanded, are read here, and the number of operators
  * a text may build is bounded. */
-#include "pipeline/parse_int.h"
+#include "text/parse_int.h"
 
 #include "core/alloc.h"
 #include "core/log.h"

@@ -7,7 +7,7 @@
 #ifndef SLUICE_PIPELINE_PARSE_RUN_H
 #define SLUICE_PIPELINE_PARSE_RUN_H
 
-#include "pipeline/parse_tree.h"
+#include "text/parse_tree.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
  * defaults, assignments and unpacking, if/elif/else, for, return, break, continue, pass,
  * docstrings, imports (read and skipped) -- into the blocks of parse_tree.h. Everything is parsed
  * before anything runs; the running half (parse_run.h) runs the trees. */
-#include "pipeline/parse_int.h"
+#include "text/parse_int.h"
 
 #include "core/log.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The pipeline's checkpoints (pipeline_checkpoint.c) as the executor, the builder and the iterator
- * use them: snapshots of the op states, the ring the stages keep them in, a checkpoint after a
- * given batch, and the restore applied at build. */
+/* The pipeline's checkpoints (pipeline_checkpoint.c) as the executor and the builder use them:
+ * snapshots of the op states, the ring the stages keep them in, and the restore applied at build.
+ * The checkpoint after a given batch, which the iterator takes, is declared in pipeline.h. */
 #ifndef SLUICE_PIPELINE_PIPELINE_CHECKPOINT_H
 #define SLUICE_PIPELINE_PIPELINE_CHECKPOINT_H
 
@@ -18,9 +18,6 @@ void sl__pipeline_checkpoint_store(sl_pipeline *p, int64_t seq, void *bytes, siz
 /* The stage that takes snapshots has ended: wakes anyone waiting for one that will never come. */
 void sl__pipeline_checkpoint_end(sl_pipeline *p);
 
-/* The snapshot taken before batch seq (seq from taken - 2 to taken): a checkpoint after seq
- * batches. */
-sl_status sl__pipeline_checkpoint_save_at(sl_pipeline *p, int64_t seq, void **bytes, size_t *size);
 /* At build, once the op instances exist: checks the bytes given to sl_pipeline_restore and restores
  * every op's state and the batch count from them (SL_OK when none were given). */
 sl_status sl__pipeline_checkpoint_apply(sl_pipeline *p);

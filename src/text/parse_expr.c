@@ -5,7 +5,7 @@
  * - and +, comparison chains, and/or/not, conditional expressions -- with the depth of the trees
  * and of the recursion bounded. Python outside the subset (lambda, comprehensions, subscripts,
  * sets, '*' unpacking, bit operators) is an error saying so. */
-#include "pipeline/parse_int.h"
+#include "text/parse_int.h"
 
 #include "core/log.h"
 

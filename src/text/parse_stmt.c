@@ -5,7 +5,7 @@
  * continue, if/elif/else on constants and bound values, return -- into the program's outputs;
  * and the pipeline's decorator (@pipeline_def / @data_iterator) read into the program's
  * settings. */
-#include "pipeline/parse_int.h"
+#include "text/parse_int.h"
 
 #include "core/log.h"
 

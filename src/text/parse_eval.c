@@ -6,7 +6,7 @@
  * and depth, names looked up, types.* and tfrec.* constants -- handing calls and arithmetic on
  * op outputs to parse_call.c. Every expression evaluated is a step of the bounded build-time
  * work, and anything that would depend on the data is an error saying so. */
-#include "pipeline/parse_int.h"
+#include "text/parse_int.h"
 
 #include "core/log.h"
 

@@ -7,6 +7,8 @@
 
 #include "sluice/pipeline.h"
 
+#include "graph/pipeline.h"
+
 #include "core/pool.h"
 #include "core/queue.h"
 #include "operator/op.h"
@@ -80,6 +82,7 @@ struct sl_pipeline {
     sl_pipeline_config cfg;
     size_t batch_limit; /* max_batch_bytes as resolved at build (sluice/pipeline.h) */
     sl_err err;
+    char failed_arg[64]; /* the argument the last sl_pipeline_op_end failure is about, or "" */
     bool built, failed;
     bool stopped; /* sl_pipeline_stop: the stages have ended, the memory stays */
 
@@ -135,12 +138,5 @@ struct sl_pipeline {
 
 /* Records an error in the pipeline's own error and returns it. */
 sl_status sl__pipeline_fail(sl_pipeline *p, sl_status st, const char *fmt, ...) SL_PRINTF(3, 4);
-
-/* Reader ops in the graph. */
-int sl__pipeline_num_readers(const sl_pipeline *p);
-
-/* sl_pipeline_default_threads's rule for a process that may run on `cpus` CPUs:
- * max(1, min(64, cpus / pipelines - 1)), pipelines < 1 counting as 1. */
-int sl__pipeline_threads_for(int cpus, int pipelines);
 
 #endif

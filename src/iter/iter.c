@@ -13,8 +13,8 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
-#include "pipeline/iter_int.h"
-#include "pipeline/pipeline_int.h"
+#include "graph/pipeline.h"
+#include "iter/iter_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +116,7 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
     sl_status st;
     if (c->text && c->prepare) {
         st = c->prepare(p, shard_id, num_shards, c->build_user, err);
-        if (st && err && !err->msg[0]) sl_err_copy(err, &p->err);
+        if (st && err && !err->msg[0]) sl_err_copy(err, sl__pipeline_err(p));
         if (st) return st;
     }
     if (c->text) {
@@ -140,12 +140,12 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
         free(binds);
     } else {
         st = c->build(p, shard_id, num_shards, c->build_user, err);
-        if (st && err && !err->msg[0]) sl_err_copy(err, &p->err);
+        if (st && err && !err->msg[0]) sl_err_copy(err, sl__pipeline_err(p));
     }
     if (st) return st; /* parse errors point at the text already, the same for every shard */
     if (restore) st = sl_pipeline_restore(p, restore, restore_size);
     if (st == SL_OK) st = sl_pipeline_build(p);
-    if (st && err && p->err.status) sl_err_copy(err, &p->err);
+    if (st && err && sl__pipeline_err(p)->status) sl_err_copy(err, sl__pipeline_err(p));
     if (st && num_shards > 1) sl_err_prefix(err, "shard %d of %d: ", shard_id, num_shards);
     return st;
 }
@@ -163,7 +163,7 @@ static sl_status init_book(sl_iter *it, const sl_iter_config *c, const char *rea
     for (int d = 0; d < it->n; d++) {
         sl_reader_meta m;
         if (sl_pipeline_reader_meta(it->pipes[d], reader_name, &m) != SL_OK)
-            return sl_err_copy(err, &it->pipes[d]->err);
+            return sl_err_copy(err, sl__pipeline_err(it->pipes[d]));
         if (d == 0) m0 = m;
         if (m.epoch_size != m0.epoch_size || m.number_of_shards != m0.number_of_shards ||
             m.pad_last_batch != m0.pad_last_batch || m.stick_to_shard != m0.stick_to_shard)
@@ -204,8 +204,8 @@ static sl_status init_book(sl_iter *it, const sl_iter_config *c, const char *rea
 
 static sl_status fetch(sl_iter *it, sl_iter_batch **out);
 
-sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
-    *out = NULL;
+/* The config's own checks, before anything is made. */
+static sl_status check_config(const sl_iter_config *c, sl_err *err) {
     if ((!c->text) == (!c->build))
         return sl_err_set(err, SL_EINVAL, "iterator: give a pipeline text or a build function");
     if (c->ndevices < 1 || c->ndevices > SL_MAX_DEVICES)
@@ -222,87 +222,108 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     for (int i = 0; i < c->nbinds; i++)
         if (!c->binds[i].name || !c->binds[i].name[0])
             return sl_err_set(err, SL_EINVAL, "iterator: bind %d has no name", i);
-    sl_pipeline_decorator d;
-    memset(&d, 0, sizeof d);
-    d.size = -1;
-    d.batch_size = d.num_threads = -1;
-    d.seed = -1;
-    d.prefetch_queue_depth = d.device_id = -1;
-    d.prepare_first_batch = true;
+    return SL_OK;
+}
+
+/* The text's decorator settings into *d; with no text (or no decorator), none of them. */
+static sl_status read_decorator(const sl_iter_config *c, sl_pipeline_decorator *d, sl_err *err) {
+    memset(d, 0, sizeof *d);
+    d->size = -1;
+    d->batch_size = d->num_threads = -1;
+    d->seed = -1;
+    d->prefetch_queue_depth = d->device_id = -1;
+    d->prepare_first_batch = true;
     if (!c->text && c->function && c->function[0])
         return sl_err_set(err, SL_EINVAL,
                           "iterator: function '%s' names a function of a pipeline text, and there "
                           "is no text",
                           c->function);
     if (c->text)
-        SL_TRY(sl_pipeline_text_function_decorator(c->text, c->filename, c->function, &d, err));
+        SL_TRY(sl_pipeline_text_function_decorator(c->text, c->filename, c->function, d, err));
+    return SL_OK;
+}
 
+/* An iterator with nothing in it yet but its slots' export counts; NULL when out of memory. */
+static sl_iter *iter_alloc(sl_err *err) {
     sl_iter *it = sl__calloc(1, sizeof *it, err);
-    if (!it) return SL_ENOMEM;
+    if (!it) return NULL;
     it->exports = sl__calloc(1, sizeof *it->exports, err);
     if (!it->exports) {
         free(it);
-        return SL_ENOMEM;
+        return NULL;
     }
     atomic_init(&it->exports->refs, 1);
     for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) {
         it->slots[h].index = h;
         atomic_init(&it->exports->count[h], 0);
     }
-    sl_status st = SL_OK;
+    return it;
+}
+
+/* What the iterator's creation still needs of the settings once they are settled. */
+typedef struct settled {
+    bool prepare;            /* prepare_first_batch */
+    const char *reader_name; /* NULL: none */
+    int64_t size;            /* -1: none */
+} settled;
+
+/* Each setting from the config where it gives one, else from the decorator: the layout, the
+ * last-batch policy, the reader, the shards this process has and the per-device batch. */
+static sl_status settle(sl_iter *it, const sl_iter_config *c, const sl_pipeline_decorator *d,
+                        settled *s, sl_err *err) {
     it->n = c->ndevices;
     /* chosen once, for all: every local pipeline runs at once on the process's CPUs */
     it->threads =
         c->num_threads == SL_NUM_THREADS_AUTO ? sl_pipeline_default_threads(it->n) : c->num_threads;
     memcpy(it->devices, c->devices, sizeof it->devices);
-    it->layout = c->layout >= 0 ? (sl_layout_mode)c->layout : d.layout;
+    it->layout = c->layout >= 0 ? (sl_layout_mode)c->layout : d->layout;
     if (it->layout == SL_LAYOUT_NONE && it->n > 1) it->layout = SL_LAYOUT_SHARDED;
     it->policy = c->last_batch_policy >= 0 ? (sl_last_batch_policy)c->last_batch_policy
-                                           : d.last_batch_policy;
-    it->auto_reset = c->auto_reset >= 0 ? c->auto_reset : d.auto_reset;
-    it->padded = c->last_batch_padded >= 0 ? c->last_batch_padded : d.last_batch_padded;
-    bool prepare = c->prepare_first_batch >= 0 ? c->prepare_first_batch : d.prepare_first_batch;
-    const char *reader_name = c->reader_name     ? c->reader_name
-                              : d.reader_name[0] ? d.reader_name
-                                                 : NULL;
-    int64_t size = c->size >= 0 ? c->size : d.size;
-    it->use_reader = reader_name != NULL;
+                                           : d->last_batch_policy;
+    it->auto_reset = c->auto_reset >= 0 ? c->auto_reset : d->auto_reset;
+    it->padded = c->last_batch_padded >= 0 ? c->last_batch_padded : d->last_batch_padded;
+    s->prepare = c->prepare_first_batch >= 0 ? c->prepare_first_batch : d->prepare_first_batch;
+    s->reader_name = c->reader_name ? c->reader_name : d->reader_name[0] ? d->reader_name : NULL;
+    s->size = c->size >= 0 ? c->size : d->size;
+    it->use_reader = s->reader_name != NULL;
     it->global = c->global_order == 1;
     for (int dev = 1; it->global && c->device_seeds && dev < it->n; dev++)
-        if (c->device_seeds[dev] != c->device_seeds[0]) {
-            st = sl_err_set(err, SL_EINVAL,
-                            "iterator: global order with pipelines of different seeds (%llu on "
-                            "device 0, %llu on device %d): its permutation is one for all",
-                            (unsigned long long)c->device_seeds[0],
-                            (unsigned long long)c->device_seeds[dev], dev);
-            goto fail;
-        }
+        if (c->device_seeds[dev] != c->device_seeds[0])
+            return sl_err_set(err, SL_EINVAL,
+                              "iterator: global order with pipelines of different seeds (%llu on "
+                              "device 0, %llu on device %d): its permutation is one for all",
+                              (unsigned long long)c->device_seeds[0],
+                              (unsigned long long)c->device_seeds[dev], dev);
     /* the pipelines have 2 * prefetch_cpu + 1 slots (one more with a read stage): with
      * prefetch_cpu + 1 held by the caller they still have prefetch_cpu to run ahead with */
     it->caller_releases = c->caller_releases == 1;
     it->max_held = c->prefetch_cpu + (it->caller_releases ? 1 : 0);
     SL_ASSERT(it->max_held <= SL__ITER_MAX_SLOTS);
     it->S = c->total_shards > 0 ? c->total_shards : it->n;
-    if (c->shard_offset < 0 || c->shard_offset + it->n > it->S) {
-        st = sl_err_set(err, SL_EINVAL, "iterator: shards %d..%d of %d", c->shard_offset,
-                        c->shard_offset + it->n - 1, it->S);
-        goto fail;
-    }
+    if (c->shard_offset < 0 || c->shard_offset + it->n > it->S)
+        return sl_err_set(err, SL_EINVAL, "iterator: shards %d..%d of %d", c->shard_offset,
+                          c->shard_offset + it->n - 1, it->S);
     if (it->policy == SL_LAST_BATCH_PARTIAL)
         sl__log(SL_LOG_INFO, "last_batch_policy PARTIAL: the last batch keeps its padding "
                              "samples; use sl_iter_size to know how many are real");
     it->B = it->layout == SL_LAYOUT_NONE ? c->batch_size : c->batch_size / it->S;
-    if (it->B < 1) {
-        st = sl_err_set(err, SL_EINVAL, "iterator: global batch %d over %d devices", c->batch_size,
-                        it->S);
-        goto fail;
-    }
+    if (it->B < 1)
+        return sl_err_set(err, SL_EINVAL, "iterator: global batch %d over %d devices",
+                          c->batch_size, it->S);
     if (it->layout != SL_LAYOUT_NONE && c->batch_size % it->S)
         sl__log(SL_LOG_WARN,
                 "global batch %d over %d devices: %d per device, %d samples per step dropped "
                 "(integer division, as DALI)",
                 c->batch_size, it->S, it->B, c->batch_size - it->B * it->S);
+    return SL_OK;
+}
 
+/* Makes a pipeline per device, restored from the checkpoint when resuming, and the epoch's
+ * bookkeeping (the checkpoint's, checked against a fresh one). */
+static sl_status open_pipelines(sl_iter *it, const sl_iter_config *c,
+                                const sl_pipeline_decorator *d, const settled *s, bool resuming,
+                                sl_err *err) {
+    sl_status st = SL_OK;
     /* resume: read the checkpoint first (it carries the pipelines' states) */
     void *ck = NULL;
     size_t ck_size = 0;
@@ -310,26 +331,25 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     uint64_t pipe_len[SL_MAX_DEVICES] = {0};
     it->resume_bytes = c->resume_bytes;
     it->resume_size = c->resume_size;
-    bool resuming = c->resume || c->resume_bytes;
     if (resuming) {
         st = sl__iter_checkpoint_read(it, c->resume ? c->resume : "(in memory)", &ck, &ck_size,
                                       pipe_state, pipe_len, err);
         it->resume_bytes = NULL;
-        if (st) goto fail;
+        if (st) return st;
     }
     for (int dev = 0; dev < it->n && st == SL_OK; dev++)
-        st = make_pipeline(it, c, &d, dev, pipe_state[dev], (size_t)pipe_len[dev], err);
+        st = make_pipeline(it, c, d, dev, pipe_state[dev], (size_t)pipe_len[dev], err);
     sl__iter_book resumed = it->bk;
     /* sluice extension: with neither reader_name nor size, a pipeline with one reader has its
      * epochs counted from that reader (DALI's iterator would never end an epoch) */
-    if (st == SL_OK && !it->use_reader && size < 0 && sl__pipeline_num_readers(it->pipes[0]) == 1)
+    if (st == SL_OK && !it->use_reader && s->size < 0 && sl_pipeline_num_readers(it->pipes[0]) == 1)
         it->use_reader = true;
     if (st == SL_OK && it->global && !it->use_reader)
         st = sl_err_set(err, SL_EINVAL,
                         "global order needs the reader whose records make the epoch: name it "
                         "(reader_name)");
-    if (st == SL_OK) st = init_book(it, c, reader_name, err);
-    if (st == SL_OK && !it->use_reader) it->bk.size = size;
+    if (st == SL_OK) st = init_book(it, c, s->reader_name, err);
+    if (st == SL_OK && !it->use_reader) it->bk.size = s->size;
     if (resuming) {
         if (st == SL_OK)
             st =
@@ -341,47 +361,66 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
         }
         free(ck);
     }
-    if (st) goto fail;
+    return st;
+}
 
-    /* outputs */
+/* The outputs' names: output_map (the config's, else the decorator's), else the pipeline's. */
+static sl_status name_outputs(sl_iter *it, const sl_iter_config *c, const sl_pipeline_decorator *d,
+                              sl_err *err) {
     int np = sl_pipeline_num_outputs(it->pipes[0]);
-    int nmap = c->num_outputs >= 0 ? c->num_outputs : d.num_outputs;
-    if (nmap > 0 && nmap != np) {
-        st = sl_err_set(err, SL_EINVAL, "output_map has %d names, the pipeline returns %d", nmap,
-                        np);
-        goto fail;
-    }
+    int nmap = c->num_outputs >= 0 ? c->num_outputs : d->num_outputs;
+    if (nmap > 0 && nmap != np)
+        return sl_err_set(err, SL_EINVAL, "output_map has %d names, the pipeline returns %d", nmap,
+                          np);
     it->nout = np;
     for (int i = 0; i < np; i++)
         snprintf(it->names[i], sizeof it->names[i], "%s",
-                 nmap > 0 ? (c->num_outputs >= 0 ? c->output_map[i] : d.output_map[i])
+                 nmap > 0 ? (c->num_outputs >= 0 ? c->output_map[i] : d->output_map[i])
                           : sl_pipeline_output_name(it->pipes[0], i));
+    return SL_OK;
+}
 
-    if (prepare) {
-        it->bk_first = it->bk;
-        st = fetch(it, &it->first);
-        if (st == SL_EOF && resuming) {
-            /* the checkpoint was written after an epoch's last batch: the first call reports the
-             * epoch's end, as the next call of the run that wrote it would have */
-            it->first = NULL;
-            it->eof_pending = true;
-            st = SL_OK;
-        } else if (st == SL_EOF) {
-            st = sl_err_set(err, SL_EINVAL,
-                            "It seems that there is no data in the pipeline (epoch size 0)");
-            goto fail;
-        }
-        if (st) {
-            sl_err_copy(err, &it->err);
-            goto fail;
-        }
-        it->first_pending = it->first != NULL;
+/* prepare_first_batch: the first batch, taken now. */
+static sl_status prepare_first(sl_iter *it, bool resuming, sl_err *err) {
+    it->bk_first = it->bk;
+    sl_status st = fetch(it, &it->first);
+    if (st == SL_EOF && resuming) {
+        /* the checkpoint was written after an epoch's last batch: the first call reports the
+         * epoch's end, as the next call of the run that wrote it would have */
+        it->first = NULL;
+        it->eof_pending = true;
+        st = SL_OK;
+    } else if (st == SL_EOF) {
+        return sl_err_set(err, SL_EINVAL,
+                          "It seems that there is no data in the pipeline (epoch size 0)");
+    }
+    if (st) {
+        sl_err_copy(err, &it->err);
+        return st;
+    }
+    it->first_pending = it->first != NULL;
+    return SL_OK;
+}
+
+sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
+    *out = NULL;
+    SL_TRY(check_config(c, err));
+    sl_pipeline_decorator d;
+    SL_TRY(read_decorator(c, &d, err));
+    sl_iter *it = iter_alloc(err);
+    if (!it) return SL_ENOMEM;
+    settled s;
+    bool resuming = c->resume || c->resume_bytes;
+    sl_status st = settle(it, c, &d, &s, err);
+    if (st == SL_OK) st = open_pipelines(it, c, &d, &s, resuming, err);
+    if (st == SL_OK) st = name_outputs(it, c, &d, err);
+    if (st == SL_OK && s.prepare) st = prepare_first(it, resuming, err);
+    if (st) {
+        sl_iter_free(it);
+        return st;
     }
     *out = it;
     return SL_OK;
-fail:
-    sl_iter_free(it);
-    return st;
 }
 
 /* Gives slot b's batches back to the pipelines (at once, whatever its exports). */
@@ -490,7 +529,7 @@ static sl_status take(sl_iter *it, sl_iter_batch **out) {
     for (int d = 0; d < it->n; d++) {
         sl_status st = sl_pipeline_next(it->pipes[d], &b->b[d]);
         if (st) {
-            sl_err_copy(&it->err, &it->pipes[d]->err);
+            sl_err_copy(&it->err, sl__pipeline_err(it->pipes[d]));
             if (it->n > 1) sl_err_prefix(&it->err, "device %d: ", d);
             give_back(it, b);
             return st;

@@ -6,7 +6,7 @@
 #ifndef SLUICE_PIPELINE_PARSE_INT_H
 #define SLUICE_PIPELINE_PARSE_INT_H
 
-#include "pipeline/parse_run.h"
+#include "text/parse_run.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,10 +5,10 @@
  * checking every argument), applies a checkpoint given before it (pipeline_checkpoint.c) and hands
  * the graph to the executor (pipeline_exec.c). Also the pipeline's own accessors and its teardown,
  * which frees what the executor and the checkpoints hold too. */
-#include "pipeline/pipeline_int.h"
+#include "graph/pipeline_int.h"
 
-#include "pipeline/pipeline_checkpoint.h"
-#include "pipeline/pipeline_exec.h"
+#include "graph/pipeline_checkpoint.h"
+#include "graph/pipeline_exec.h"
 #include "ops/registry.h"
 
 #include "core/alloc.h"
@@ -190,6 +190,8 @@ sl_status sl_pipeline_op_device(sl_pipeline_op *op, const char *device) {
     return SL_OK;
 }
 
+static sl_status arg_value(sl_pipeline_op *op, const char *name, sl__val *v_);
+
 static sl_status add_arg(sl_pipeline_op *op, const char *name, sl__val *v) {
     if (op->nargs == (int)SL_ARRAY_LEN(op->argnames)) {
         sl__val_free(v);
@@ -209,13 +211,26 @@ sl_status sl_pipeline_op_arg(sl_pipeline_op *op, const char *name, const char *v
     if (op->status) return op->status;
     sl__val v;
     sl_err e;
-    if (sl__val_parse(value, &v, &e) != SL_OK) {
-        /* not a literal: a plain string */
-        memset(&v, 0, sizeof v);
-        v.kind = SL_VAL_STR;
-        v.s = strdup(value);
-        if (!v.s) return op->status = sl__pipeline_fail(op->p, SL_ENOMEM, "out of memory");
-    }
+    if (!value)
+        return op->status = sl__pipeline_fail(op->p, SL_EINVAL, "%s: argument %s: no value (NULL)",
+                                              op->def->name, name);
+    if (sl__val_parse(value, &v, &e) != SL_OK) /* a string is quoted: "\"CHW\"" */
+        return op->status = sl__pipeline_fail(op->p, SL_EINVAL, "%s: argument %s: %s",
+                                              op->def->name, name, e.msg);
+    return arg_value(op, name, &v);
+}
+
+sl_status sl__pipeline_op_arg_val(sl_pipeline_op *op, const char *name, const sl__val *value) {
+    if (op->status) return op->status;
+    sl__val v;
+    if (sl__val_copy(&v, value, &op->p->err) != SL_OK) return op->status = op->p->err.status;
+    return arg_value(op, name, &v);
+}
+
+/* Takes the argument's value v (freed here, or kept by the op): device and name are the
+ * pipeline's, seed also sets the instance's seed; the rest go to the op's schema at op_end. */
+static sl_status arg_value(sl_pipeline_op *op, const char *name, sl__val *v_) {
+    sl__val v = *v_;
     if (!strcmp(name, "device")) {
         sl_status st =
             v.kind == SL_VAL_STR
@@ -301,6 +316,7 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     const sl__op_def *def = op->def;
     sl_status st = op->status;
     if (count) *count = 0;
+    p->failed_arg[0] = '\0';
     if (st) goto done;
 
     /* device: as written, else gpu when an input is on the GPU (DALI's rule) */
@@ -362,6 +378,7 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
         if (p->nodes[node].gpu) {
             st = sl__pipeline_fail(p, SL_EINVAL, "%s: argument %s must come from a CPU node",
                                    def->name, op->argnames[i]);
+            snprintf(p->failed_arg, sizeof p->failed_arg, "%s", op->argnames[i]);
             goto done;
         }
         if (inst.narg_inputs == SL__MAX_OP_INPUTS) {
@@ -371,9 +388,11 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
         inst.arg_inputs[inst.narg_inputs] = node;
         op->argvals[i].node = inst.narg_inputs++;
     }
-    st = sl__args_build(def, op->nargs, (const char *const *)op->argnames, op->argvals, &inst.args,
-                        &p->err);
+    int bad;
+    st = sl__args_build_at(def, op->nargs, (const char *const *)op->argnames, op->argvals,
+                           &inst.args, &bad, &p->err);
     if (st) {
+        if (bad >= 0) snprintf(p->failed_arg, sizeof p->failed_arg, "%s", op->argnames[bad]);
         /* the schema's messages start with the op's name; add the instance's when it differs */
         if (strcmp(op->name, def->name) != 0) sl_err_prefix(&p->err, "%s: ", op->name);
         goto done;
@@ -667,6 +686,30 @@ int sl__pipeline_num_readers(const sl_pipeline *p) {
 
 int sl_pipeline_num_readers(const sl_pipeline *p) {
     return sl__pipeline_num_readers(p);
+}
+
+const sl_err *sl__pipeline_err(const sl_pipeline *p) {
+    return &p->err;
+}
+
+void sl__pipeline_set_err(sl_pipeline *p, const sl_err *err) {
+    sl_err_copy(&p->err, err);
+}
+
+const char *sl__pipeline_failed_arg(const sl_pipeline *p) {
+    return p->failed_arg[0] ? p->failed_arg : NULL;
+}
+
+int64_t sl__pipeline_taken(const sl_pipeline *p) {
+    return p->taken;
+}
+
+int sl__pipeline_num_sources(const sl_pipeline *p) {
+    return p->nsources;
+}
+
+const char *sl__pipeline_source_name(const sl_pipeline *p, int i) {
+    return i >= 0 && i < p->nsources ? p->sources[i].name : NULL;
 }
 
 const char *sl_pipeline_reader_name(const sl_pipeline *p, int i) {

@@ -6,7 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
-#include "pipeline/iter_int.h"
+#include "iter/iter_int.h"
 
 #include <stdlib.h>
 #include <string.h>

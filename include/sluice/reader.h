@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Where a pipeline's samples come from: sl_reader_meta, what a reader reports about its data set
+ * and shard (DALI's reader meta), and sl_source, the caller's code behind fn.external_source. The
+ * record loader and the operators, below the pipeline, fill and call them, so they have a header of
+ * their own; sluice/pipeline.h includes it (sl_pipeline_reader_meta, sl_pipeline_add_source). */
+#ifndef SLUICE_READER_H
+#define SLUICE_READER_H
+
+#include "sluice/status.h"
+#include "sluice/tensor.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a reader reports about its data set and shard (DALI's reader meta). */
+typedef struct sl_reader_meta {
+    int64_t epoch_size;        /* N, the whole data set */
+    int64_t epoch_size_padded; /* ceil(N/S)*S with pad_last_batch, else N */
+    int number_of_shards;
+    int shard_id;
+    bool pad_last_batch;
+    bool stick_to_shard;
+} sl_reader_meta;
+
+/* Outputs of a pipeline, and of one source, at most. */
+#define SL_MAX_OUTPUTS 16
+
+/* ---- fn.external_source: samples made by the caller's code --------------------------------------
+ *
+ * A source is two functions the pipeline calls for every sample of every batch: `shape` says what
+ * the sample is (in the CPU stage, one sample after another, in order), then `fill` writes it
+ * straight into the batch (on the pool's workers, several samples at once: it must be
+ * thread-safe). A source that is a function of sl_source_info alone gives the same batches
+ * whatever the thread count or prefetch depth, and resumes exactly from a checkpoint. It has no
+ * end: with the iterator, give `size` (as DALI wants for external_source without a reader). */
+typedef struct sl_source_info {
+    int64_t iteration; /* the batch's index since the pipeline started (sl_batch_index) */
+    int idx_in_batch;  /* 0 .. batch size - 1 */
+    int64_t sample;    /* iteration * batch size + idx_in_batch */
+    int output;        /* which of the op's outputs (num_outputs=N asks for 0 .. N-1) */
+} sl_source_info;
+
+typedef struct sl_source {
+    /* The sample's dtype and shape (ndim 0 .. SL_MAX_DIMS; shape has SL_MAX_DIMS slots). Every
+     * sample of one output must have the same dtype and ndim; extents may differ. */
+    sl_status (*shape)(void *user, const sl_source_info *info, sl_dtype *dtype, int *ndim,
+                       int64_t *shape, sl_err *err);
+    /* Writes the sample's nbytes (dense, C order, as shape described) to dst. */
+    sl_status (*fill)(void *user, const sl_source_info *info, void *dst, size_t nbytes,
+                      sl_err *err);
+    void *user;
+} sl_source;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

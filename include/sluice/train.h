@@ -162,6 +162,12 @@ sl_status sl_mlp_load(const char *path, sl_device dev, sl_mlp **out, sl_err *err
  * program must set it before it starts (a tool may re-exec itself); the first CPU model created
  * also logs a warning. */
 void sl_mlp_blas_info(const char **core, const char **suggested_coretype);
+/* OpenBLAS's thread count and the work buffer each of its threads maps when it loads (and each
+ * thread calling it, at its first call). OpenBLAS retries a mapping that fails for ever, so a
+ * program under an address-space limit (ulimit -v) sets OPENBLAS_NUM_THREADS before it starts so
+ * that threads x buffer fits (the sluice tool re-execs itself); the CPU backend checks that a
+ * caller's buffer can be mapped before the call that would map it, else fails with SL_ENOMEM. */
+void sl_mlp_blas_threads(int *threads, size_t *buffer_bytes);
 
 /* ---- optimisers ----------------------------------------------------------------------------- */
 

@@ -421,23 +421,27 @@ static bool pool_pinned(const sl_pipeline *p) {
 }
 
 sl_status sl__pipeline_exec_start(sl_pipeline *p) {
+    int e;
     p->read_ops = read_stage_ops(p);
     SL_TRY(sl__pool_create_pinned(p->cfg.num_threads, pool_pinned(p), &p->pool, &p->err));
     SL_TRY(alloc_slots(p));
 #ifdef SLUICE_HAVE_CUDA
     if (p->gpu_stage) {
         SL_TRY(sl__cuda_stream_create(p->cfg.device.id, &p->stream, &p->err));
-        if (pthread_create(&p->gpu_thread, NULL, gpu_stage, p) != 0)
-            return sl__pipeline_fail(p, SL_ENOMEM, "cannot start the pipeline's GPU stage thread");
+        if ((e = pthread_create(&p->gpu_thread, NULL, gpu_stage, p)) != 0)
+            return sl__pipeline_fail(
+                p, SL_ENOMEM, "cannot start the pipeline's GPU stage thread: %s", strerror(e));
         p->gpu_thread_started = true;
     }
 #endif
-    if (pthread_create(&p->cpu_thread, NULL, cpu_stage, p) != 0)
-        return sl__pipeline_fail(p, SL_ENOMEM, "cannot start the pipeline's CPU stage thread");
+    if ((e = pthread_create(&p->cpu_thread, NULL, cpu_stage, p)) != 0)
+        return sl__pipeline_fail(p, SL_ENOMEM, "cannot start the pipeline's CPU stage thread: %s",
+                                 strerror(e));
     p->cpu_thread_started = true;
     if (p->read_ops) {
-        if (pthread_create(&p->read_thread, NULL, read_stage, p) != 0)
-            return sl__pipeline_fail(p, SL_ENOMEM, "cannot start the pipeline's read stage thread");
+        if ((e = pthread_create(&p->read_thread, NULL, read_stage, p)) != 0)
+            return sl__pipeline_fail(
+                p, SL_ENOMEM, "cannot start the pipeline's read stage thread: %s", strerror(e));
         p->read_thread_started = true;
     }
     return SL_OK;

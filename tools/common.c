@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 char *sl_cli_read_file(const char *path, size_t *size) {
+    errno = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 1 << 16, len = 0;
@@ -35,9 +36,15 @@ char *sl_cli_read_file(const char *path, size_t *size) {
             cap *= 2;
         }
     }
+    int e = buf && ferror(f) ? (errno ? errno : EIO) : 0; /* a directory: EISDIR */
     fclose(f);
     if (!buf) {
         errno = ENOMEM;
+        return NULL;
+    }
+    if (e) {
+        free(buf);
+        errno = e;
         return NULL;
     }
     buf[len] = '\0';

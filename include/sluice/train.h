@@ -148,8 +148,9 @@ sl_status sl_mlp_serialize(const sl_mlp *m, void *buf, size_t cap, size_t *size,
 sl_status sl_mlp_deserialize(sl_mlp *m, const void *buf, size_t size, sl_err *err);
 /* Reads only the config (sizes, activation) of a serialized model. */
 sl_status sl_mlp_peek_config(const void *buf, size_t size, sl_mlp_config *cfg, sl_err *err);
-/* Writes atomically: a temporary beside path (path.tmp), synced to the disk, then renamed over
- * path. On failure path is as it was and the message names the file and the cause. */
+/* Writes atomically: a temporary beside path (path.tmp), synced to the disk, renamed over path,
+ * and the folder synced (the rename lasts). On failure path is as it was and the message names
+ * the file and the cause; a path that is no regular file (a FIFO, a device) is refused. */
 sl_status sl_mlp_save(const sl_mlp *m, const char *path, sl_err *err);
 /* Loads into an existing model of the same sizes. */
 sl_status sl_mlp_load_into(sl_mlp *m, const char *path, sl_err *err);

@@ -27,6 +27,18 @@ sl_status sl__file_open_regular(const char *path, const char *what, int *fd, uin
 sl_status sl__file_pread_full(int fd, void *buf, size_t len, uint64_t off, const char *what,
                               const char *path, sl_err *err);
 
+/* Writes len bytes to path whole or not at all: into path.tmp beside it, synced, renamed over
+ * path, and the folder synced, so that after a crash path is the old file or the complete new
+ * one and the rename lasts. A path that is there and is no regular file (a FIFO, a device, a
+ * folder) is refused. On failure path is as it was, no temporary is left, and the message is
+ * "<what> <file>: <step>: <cause>" (strerror's, e.g. "No space left on device"). */
+sl_status sl__file_write_whole(const char *path, const char *what, const void *bytes, size_t len,
+                               sl_err *err);
+
+/* Syncs the folder that holds path (its directory entries: a rename or a new file there lasts);
+ * 0 or -1 with errno set. */
+int sl__file_sync_parent(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

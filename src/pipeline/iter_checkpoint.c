@@ -128,39 +128,7 @@ sl_status sl_iter_checkpoint_with(sl_iter *it, const char *path, const void *ext
 }
 
 sl_status sl_file_write(const char *path, const void *buf, size_t len, sl_err *err) {
-    struct stat sb; /* a device or FIFO there would be replaced by the rename */
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return sl_err_set(err, SL_EINVAL, "checkpoint %s: not a regular file", path);
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        return sl_err_set(err, SL_EIO, "checkpoint %s: %s", tmp, strerror(errno));
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, (const char *)buf + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
-        off += (size_t)w;
-    }
-    if (off < len || fsync(fd) != 0) {
-        int e = off < len && errno == 0 ? EIO : errno;
-        close(fd);
-        unlink(tmp);
-        return sl_err_set(err, SL_EIO, "checkpoint %s: write failed: %s", tmp, strerror(e));
-    }
-    if (close(fd) != 0) { /* some file systems report a failed write only here */
-        int e = errno;
-        unlink(tmp);
-        return sl_err_set(err, SL_EIO, "checkpoint %s: write failed: %s", tmp, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return sl_err_set(err, SL_EIO, "checkpoint %s: rename failed: %s", path, strerror(e));
-    }
-    return SL_OK;
+    return sl__file_write_whole(path, "checkpoint", buf, len, err);
 }
 
 /* The file at path, looked at before it is read: a regular file (a FIFO would block, a directory

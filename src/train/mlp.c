@@ -671,40 +671,7 @@ sl_status sl_mlp_save(const sl_mlp *m, const char *path, sl_err *err) {
     unsigned char *buf = sl__malloc(size, err);
     if (!buf) return SL_ENOMEM;
     sl_status st = sl_mlp_serialize(m, buf, size, &size, err);
-    if (st != SL_OK) {
-        free(buf);
-        return st;
-    }
-    size_t plen = strlen(path);
-    char *tmp = sl__malloc(plen + 16, err);
-    if (!tmp) {
-        free(buf);
-        return SL_ENOMEM;
-    }
-    snprintf(tmp, plen + 16, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        st = sl_err_set(err, SL_EIO, "saving the MLP: cannot create %s: %s", tmp, strerror(errno));
-    } else {
-        /* the cause of the first step that fails; synced before the rename, so that the name
-         * never leads to a file whose bytes a crash lost */
-        int e = 0;
-        errno = 0;
-        if (fwrite(buf, 1, size, f) != size || fflush(f) != 0 || ferror(f))
-            e = errno ? errno : EIO;
-        else if (fsync(fileno(f)) != 0)
-            e = errno;
-        if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
-        if (e) {
-            st = sl_err_set(err, SL_EIO, "saving the MLP: writing %s: %s", tmp, strerror(e));
-            remove(tmp);
-        } else if (rename(tmp, path) != 0) {
-            st = sl_err_set(err, SL_EIO, "saving the MLP: renaming %s to %s: %s", tmp, path,
-                            strerror(errno));
-            remove(tmp);
-        }
-    }
-    free(tmp);
+    if (st == SL_OK) st = sl__file_write_whole(path, "saving the MLP:", buf, size, err);
     free(buf);
     return st;
 }

@@ -12,7 +12,9 @@
  *                           since it was last synced, or ever: a failure that loses nothing);
  *                           "unsynced rename FROM" when a file written and not synced since is
  *                           renamed (after a crash the new name could lead to lost bytes); and
- *                           at a normal exit "count FUNC TOTAL" for every FUNC that was called
+ *                           at a normal exit "count FUNC TOTAL" for every FUNC that was called,
+ *                           and "undurable rename TO" for every rename whose folder was not
+ *                           synced after it (a crash could bring the old name back)
  *
  * FUNC names a family of calls, counted together:
  *   write      write, writev                 pwrite     pwrite, pwrite64, pwritev
@@ -149,6 +151,54 @@ static void init(void) {
     atomic_store(&ready, 1);
 }
 
+/* The folders of renames not yet made to last by a sync of the folder: its path, the name. */
+static struct {
+    char dir[4096];
+    char to[1024];
+} renamed[64];
+static int nrenamed;
+static atomic_flag renamed_lock = ATOMIC_FLAG_INIT;
+
+static void renamed_add(const char *to) {
+    char d[1024], real[4096];
+    snprintf(d, sizeof d, "%s", to);
+    char *slash = strrchr(d, '/');
+    if (!slash)
+        snprintf(d, sizeof d, ".");
+    else if (slash == d)
+        d[1] = '\0';
+    else
+        *slash = '\0';
+    if (!realpath(d, real)) return;
+    while (atomic_flag_test_and_set(&renamed_lock)) {
+    }
+    if (nrenamed < (int)(sizeof renamed / sizeof renamed[0])) {
+        snprintf(renamed[nrenamed].dir, sizeof renamed[0].dir, "%s", real);
+        snprintf(renamed[nrenamed].to, sizeof renamed[0].to, "%s", to);
+        nrenamed++;
+    }
+    atomic_flag_clear(&renamed_lock);
+}
+
+/* fd was synced: when it is a folder, the renames in it last now */
+static void renamed_synced(int fd) {
+    struct stat sb;
+    char link[64], path[4096];
+    if (fstat(fd, &sb) != 0 || !S_ISDIR(sb.st_mode)) return;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (n <= 0) return;
+    path[n] = '\0';
+    while (atomic_flag_test_and_set(&renamed_lock)) {
+    }
+    for (int i = 0; i < nrenamed;)
+        if (!strcmp(renamed[i].dir, path))
+            renamed[i] = renamed[--nrenamed];
+        else
+            i++;
+    atomic_flag_clear(&renamed_lock);
+}
+
 __attribute__((constructor)) static void shim_start(void) {
     init();
 }
@@ -157,6 +207,15 @@ __attribute__((destructor)) static void shim_end(void) {
     for (int f = 0; f < F_COUNT; f++) {
         long c = atomic_load(&counts[f]);
         if (c) report_line("count", f, c, "");
+    }
+    for (int i = 0; i < nrenamed && report; i++) {
+        char line[1100];
+        int len = snprintf(line, sizeof line, "undurable rename %.1000s\n", renamed[i].to);
+        int fd = open(report, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) continue;
+        if (real_write(fd, line, (size_t)len) != len) {
+        }
+        real_close(fd);
     }
 }
 
@@ -292,7 +351,12 @@ int fsync(int fd) {
     init();
     if (fd >= 0 && fault(F_FSYNC, fd)) return -1;
     int r = real_fsync(fd);
-    if (r == 0) mark(fd, 0);
+    if (r == 0) {
+        int save = errno;
+        mark(fd, 0);
+        renamed_synced(fd);
+        errno = save;
+    }
     return r;
 }
 
@@ -300,7 +364,12 @@ int fdatasync(int fd) {
     init();
     if (fd >= 0 && fault(F_FDATASYNC, fd)) return -1;
     int r = real_fdatasync(fd);
-    if (r == 0) mark(fd, 0);
+    if (r == 0) {
+        int save = errno;
+        mark(fd, 0);
+        renamed_synced(fd);
+        errno = save;
+    }
     return r;
 }
 
@@ -339,7 +408,12 @@ int rename(const char *from, const char *to) {
         }
     }
     errno = save;
-    return real_rename(from, to);
+    int r = real_rename(from, to);
+    if (r == 0) {
+        renamed_add(to);
+        errno = save;
+    }
+    return r;
 }
 
 size_t fwrite(const void *p, size_t size, size_t n, FILE *f) {

@@ -12,14 +12,16 @@
 #   train     --checkpoint (one file per epoch) and --metrics, two epochs;
 # and the one file the library writes that the tool does not: a model, by sl_mlp_save
 # (tests/fault/mlp_save.c), over an older one.
-# The clean run renames no file that it did not sync first. For every N: the exit status is 0 or 1 (never a signal); on 1, standard error names a file
+# The clean run renames no file that it did not sync first, and syncs the folder after every
+# rename. For every N: the exit status is 0 or 1 (never a signal); on 1, standard error names a file
 # under the output folder (or standard output) and gives the cause; on 0 the outputs are complete
 # and the fault did not fire, or it failed a close that lost nothing (of a descriptor synced since
 # its last write, or never written: LMDB closes its synced files unchecked, a probe that a file
 # can be made closes an empty one). Every file left under the output folder, whatever the status,
 # is either the one that was there before or the complete new one (byte for byte the one a clean
 # run writes; the metrics file and the JSON, which hold timings, are checked for form): no half
-# file, no temporary, no store that reads as valid but is cut. A command with more than 40 calls
+# file, no temporary, no store that reads as valid but is cut, and a TFRecord file's class names
+# (FILE.labels.txt) never go with other data than theirs. A command with more than 40 calls
 # of a kind is tried at its first 20, 10 spread through the middle and its last 10.
 set -uo pipefail
 tool=$(realpath "$1")
@@ -83,6 +85,18 @@ cmd_convert_tfrecord() {
 }
 verify_convert_tfrecord() {
     "$tool" inspect --verify "$o/f.tfrecord" | grep -q "verified: tfrecord, 3 records"
+}
+# the data and its class names go together: the old pair, or the new data with the new names (or
+# with none, where renaming them in failed), never the new data with the old names or the reverse
+pair_convert_tfrecord() {
+    local d=$o/f.tfrecord l=$o/f.tfrecord.labels.txt ref=$work/ref/convert_tfrecord
+    local old=$work/old/convert_tfrecord
+    if cmp -s "$d" "$old/f.tfrecord"; then
+        cmp -s "$l" "$old/f.tfrecord.labels.txt" || echo "the old data with new or no class names"
+    elif cmp -s "$d" "$ref/f.tfrecord"; then
+        [ ! -e "$l" ] || cmp -s "$l" "$ref/f.tfrecord.labels.txt" ||
+            echo "the new data with the old class names"
+    fi
 }
 
 setup_index() { echo old > "$o/f.idx"; }
@@ -167,6 +181,10 @@ check_tree() {
             bad "$what: left behind: $p ($(stat -c %s "$o/$p") bytes)"
         fi
     done < <(cd "$o" && find . -mindepth 1 | sed 's|^\./||' | sort)
+    if declare -F "pair_$name" > /dev/null; then
+        p=$("pair_$name")
+        [ -z "$p" ] || bad "$what: $p"
+    fi
     if [ "$rc" -eq 0 ]; then # complete: all that the clean run wrote
         while IFS= read -r p; do
             [ -e "$o/$p" ] || bad "$what: exit 0, yet $p is missing"
@@ -203,6 +221,9 @@ for name in convert_lmdb convert_into convert_tfrecord index run train mlp_save;
     cp -a "$o" "$work/ref/$name"
     if grep -q '^unsynced ' "$work/report"; then # a crash could leave the name to lost bytes
         bad "$name: renamed before it was synced: $(grep '^unsynced ' "$work/report")"
+    fi
+    if grep -q '^undurable ' "$work/report"; then # a crash could bring the old name back
+        bad "$name: its folder was not synced after a rename: $(grep '^undurable ' "$work/report")"
     fi
     declare -A count=()
     while read -r kind fam n; do

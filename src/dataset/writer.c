@@ -8,8 +8,9 @@
  * (PATH.tmp-PID, in the same folder, so on the same file system) and sl_dataset_writer_close
  * syncs it to the disk and renames it into place -- the LMDB's folder in one rename, or, where the
  * folder is there already, its labels.txt and then its data.mdb; a TFRecord file with its class
- * names in the order finish() gives -- and syncs the folder that holds it. A writer that fails, is discarded or is killed leaves no store at the path: readers take
- * every record of an LMDB they can open and have no way to tell a cut one from a whole one. */
+ * names in the order finish() gives -- and syncs the folder that holds it. A writer that fails, is
+ * discarded or is killed leaves no store at the path: readers take every record of an LMDB they can
+ * open and have no way to tell a cut one from a whole one. */
 #include "sluice/dataset.h"
 
 #include "core/log.h"
@@ -90,8 +91,14 @@ static void parent_of(const char *path, char *buf, size_t size) {
 /* removes the temporary: a folder of plain files (the LMDB's), or a file */
 static void remove_tmp(const char *tmp) {
     DIR *d = opendir(tmp);
-    if (!d) {
-        unlink(tmp);
+    if (!d) { /* a file, or a folder that cannot be listed now (out of memory): the LMDB's */
+        static const char *const names[] = {"data.mdb", "lock.mdb", "labels.txt"};
+        char p[4200];
+        for (int i = 0; i < 3; i++) {
+            snprintf(p, sizeof p, "%s/%s", tmp, names[i]);
+            unlink(p);
+        }
+        if (rmdir(tmp) != 0) unlink(tmp);
         return;
     }
     struct dirent *de;

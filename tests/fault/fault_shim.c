@@ -23,6 +23,9 @@
  *   fwrite     stdio output: fwrite, fputs, fputc, putc, fprintf, vfprintf, printf, vprintf,
  *              puts, putchar, __fprintf_chk, __vfprintf_chk, __printf_chk
  *   fflush     fflush
+ *   alloc      malloc, calloc, realloc (to a larger size than 0), posix_memalign, aligned_alloc,
+ *              memalign: counted from the program's main on (what the libraries' constructors
+ *              allocate before it is not), and failed with ENOMEM whatever ERRNO says
  * Only calls on regular files open for writing count (so that reading the input, pipes, sockets,
  * terminals and standard error do not move N), except fsync and fdatasync, which count on any
  * descriptor (a folder is synced to make a rename last), and rename, which always counts.
@@ -43,9 +46,20 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { F_WRITE, F_PWRITE, F_FSYNC, F_FDATASYNC, F_CLOSE, F_RENAME, F_FWRITE, F_FFLUSH, F_COUNT };
-static const char *const fam_names[F_COUNT] = {"write", "pwrite", "fsync",  "fdatasync",
-                                               "close", "rename", "fwrite", "fflush"};
+enum {
+    F_WRITE,
+    F_PWRITE,
+    F_FSYNC,
+    F_FDATASYNC,
+    F_CLOSE,
+    F_RENAME,
+    F_FWRITE,
+    F_FFLUSH,
+    F_ALLOC,
+    F_COUNT
+};
+static const char *const fam_names[F_COUNT] = {"write",  "pwrite", "fsync",  "fdatasync", "close",
+                                               "rename", "fwrite", "fflush", "alloc"};
 
 static int target = -1;    /* the family that fails, or -1 */
 static long target_n;      /* its call that fails */
@@ -78,8 +92,9 @@ static int (*real_fflush)(FILE *);
 static const struct {
     const char *name;
     int value;
-} errnos[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO},     {"EDQUOT", EDQUOT}, {"EFBIG", EFBIG},
-              {"EROFS", EROFS},   {"EINTR", EINTR}, {"EBADF", EBADF},   {"EACCES", EACCES}};
+} errnos[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO},       {"EDQUOT", EDQUOT},
+              {"EFBIG", EFBIG},   {"EROFS", EROFS},   {"EINTR", EINTR},
+              {"EBADF", EBADF},   {"EACCES", EACCES}, {"ENOMEM", ENOMEM}};
 
 /* memcpy: ISO C has no cast from an object pointer to a function pointer */
 #define RESOLVE(var, name)                                                                         \
@@ -142,7 +157,7 @@ static void init(void) {
         if (target < 0 || target_n < 0 || target_errno <= 0) {
             static const char msg[] = "fault_shim: SL_FAULT wants FUNC:N:ERRNO, e.g. write:3:ENOSPC"
                                       " (FUNC: write pwrite fsync fdatasync close rename fwrite "
-                                      "fflush)\n";
+                                      "fflush alloc)\n";
             if (real_write(2, msg, sizeof msg - 1) < 0) {
             }
             _exit(97);
@@ -514,4 +529,78 @@ int fflush(FILE *f) {
     init();
     if (fault_stream(F_FFLUSH, f)) return EOF;
     return real_fflush(f);
+}
+
+/* ---- allocations ---------------------------------------------------------------------------- */
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+
+static atomic_int armed; /* main has started: allocations count */
+
+/* 1: this allocation fails. Takes no lock and calls nothing that allocates before it is armed
+ * (dlsym allocates while init runs). */
+static int alloc_fault(void) {
+    if (!atomic_load(&armed)) return 0;
+    if (fault(F_ALLOC, -1)) {
+        errno = ENOMEM;
+        return 1;
+    }
+    return 0;
+}
+
+void *malloc(size_t n) {
+    if (alloc_fault()) return NULL;
+    return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size) {
+    if (alloc_fault()) return NULL;
+    return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n) {
+    if (n && alloc_fault()) return NULL;
+    return __libc_realloc(p, n);
+}
+
+int posix_memalign(void **out, size_t align, size_t n) {
+    if (align < sizeof(void *) || (align & (align - 1))) return EINVAL;
+    if (alloc_fault()) return ENOMEM;
+    void *p = __libc_memalign(align, n);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+void *aligned_alloc(size_t align, size_t n) {
+    if (alloc_fault()) return NULL;
+    return __libc_memalign(align, n);
+}
+
+void *memalign(size_t align, size_t n) {
+    if (alloc_fault()) return NULL;
+    return __libc_memalign(align, n);
+}
+
+/* main, wrapped: allocations count from here */
+static int (*real_main)(int, char **, char **);
+
+static int counted_main(int argc, char **argv, char **envp) {
+    atomic_store(&armed, 1);
+    return real_main(argc, argv, envp);
+}
+
+typedef int (*start_fn)(int (*)(int, char **, char **), int, char **, void (*)(void),
+                        void (*)(void), void (*)(void), void *);
+
+int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
+                      void (*init_fn)(void), void (*fini)(void), void (*rtld_fini)(void),
+                      void *stack_end) {
+    start_fn real_start;
+    RESOLVE(real_start, "__libc_start_main");
+    real_main = main;
+    return real_start(counted_main, argc, argv, init_fn, fini, rtld_fini, stack_end);
 }

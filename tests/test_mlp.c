@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- the seed's initial weights ------------------------------------------------------------- */
 
@@ -374,6 +376,27 @@ static void test_files(void) {
     CHECK_FAILS(sl_mlp_load_into(b, bad, &err), SL_EFORMAT, &err, "not an sluice MLP file");
     snprintf(bad, sizeof bad, "%s/missing.slmlp", dir);
     CHECK_FAILS(sl_mlp_load_into(b, bad, &err), SL_ENOENT, &err, "missing.slmlp");
+    /* looked at before it is read: a FIFO with no writer (its open waited for one, for good), a
+     * folder, and files of 64 GiB (sparse) that are no model or have one and 64 GiB more (read
+     * whole before: an allocation of 128 GiB, or minutes of zeros) are refused at once */
+    alarm(60);
+    snprintf(bad, sizeof bad, "%s/fifo.slmlp", dir);
+    CHECK(mkfifo(bad, 0600) == 0);
+    CHECK_FAILS(sl_mlp_load_into(b, bad, &err), SL_EINVAL, &err, "not a regular file (a FIFO)");
+    CHECK_FAILS(sl_mlp_load(bad, sl_cpu(), &c, &err), SL_EINVAL, &err, "fifo.slmlp");
+    unlink(bad);
+    CHECK_FAILS(sl_mlp_load_into(b, dir, &err), SL_EINVAL, &err,
+                "not a regular file (a directory)");
+    snprintf(bad, sizeof bad, "%s/huge.slmlp", dir);
+    CHECK(write_bytes(bad, (const unsigned char *)"P5\n28 28\n255\n", 13));
+    CHECK(truncate(bad, (off_t)64 << 30) == 0);
+    CHECK_FAILS(sl_mlp_load_into(b, bad, &err), SL_EFORMAT, &err, "bad magic");
+    CHECK(write_bytes(bad, buf, size));
+    CHECK(truncate(bad, (off_t)size + ((off_t)64 << 30)) == 0);
+    CHECK_FAILS(sl_mlp_load(bad, sl_cpu(), &c, &err), SL_EFORMAT, &err, "after its end");
+    CHECK_MSG(strstr(err.msg, "huge.slmlp") != NULL, "message names the file: %s", err.msg);
+    unlink(bad);
+    alarm(0);
 
     /* a model of other sizes or activation refuses the file */
     cfg.sizes[1] = 17;

@@ -1053,7 +1053,13 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
              * valid for prefetch_cpu >= 2 more sl_iter_next calls, as the trainer needs) */
             if (rc == 0 && (pipelined ? sl_trainer_step_async(tr, x, y, &loss, &e)
                                       : sl_trainer_step(tr, x, y, &loss, &e)))
-                rc = wfail(w, "step %lld: %s", (long long)steps - pipelined, e.msg);
+                /* a CPU replica runs its step within the call: an error is this step's; a GPU
+                 * step's comes out of the next call, as its loss does */
+                rc = wfail(w, "step %lld: %s",
+                           (long long)(pipelined && steps > 0 && x[0].device.kind != SL_DEVICE_CPU
+                                           ? steps - 1
+                                           : steps),
+                           e.msg);
             if (rc) break;
             if (profile) step_s += (tw = sl_cli_now()) - ts;
             if (!pipelined || steps > 0) loss_sum += loss; /* none yet at an epoch's first */

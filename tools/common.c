@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 char *sl_cli_read_file(const char *path, size_t *size) {
+    errno = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 1 << 16, len = 0;
@@ -35,9 +37,15 @@ char *sl_cli_read_file(const char *path, size_t *size) {
             cap *= 2;
         }
     }
+    int e = buf && ferror(f) ? (errno ? errno : EIO) : 0; /* a directory: EISDIR */
     fclose(f);
     if (!buf) {
         errno = ENOMEM;
+        return NULL;
+    }
+    if (e) {
+        free(buf);
+        errno = e;
         return NULL;
     }
     buf[len] = '\0';
@@ -183,6 +191,25 @@ void sl_cli_out_discard(sl_cli_out *o) {
     o->tmp[0] = '\0';
 }
 
+/* Syncs the folder that holds path, so that a rename into it lasts; 0 or -1 with errno set. */
+static int sync_parent(const char *path) {
+    char dir[sizeof((sl_cli_out *)0)->path];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int r = fsync(fd), e = errno;
+    close(fd);
+    errno = e;
+    return r;
+}
+
 int sl_cli_out_close(sl_cli_out *o, const char *cmd) {
     if (!o->f) return 0;
     if (sl_cli_out_failed(o, cmd)) {
@@ -210,6 +237,10 @@ int sl_cli_out_close(sl_cli_out *o, const char *cmd) {
         unlink(o->tmp);
         o->tmp[0] = '\0';
         return 1;
+    }
+    if (o->tmp[0] && sync_parent(o->path) != 0) { /* the rename lasts */
+        o->tmp[0] = '\0';
+        return sl_cli_fail(cmd, "%s: syncing its folder: %s", o->path, strerror(errno));
     }
     o->tmp[0] = '\0';
     return 0;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static const struct {
@@ -67,17 +68,64 @@ void sl_cli_progress(const char *label, long long done, long long total) {
     fflush(stderr);
 }
 
-/* OpenBLAS 0.3.21 does not know recent Xeons and falls back to generic kernels, about 3x slower;
- * it reads OPENBLAS_CORETYPE only when it loads, so the tool sets it and starts itself again. */
-static void fix_blas_core(char **argv) {
+/* Reads a positive thread count from an environment variable, else 0. */
+static int env_threads(const char *name) {
+    const char *v = getenv(name);
+    if (!v || !*v) return 0;
+    char *end;
+    long n = strtol(v, &end, 10);
+    return *end == '\0' && n > 0 && n < 1 << 20 ? (int)n : 0;
+}
+
+/* OpenBLAS reads its settings only when it loads, so the tool sets them and starts itself again:
+ * - 0.3.21 does not know recent Xeons and falls back to generic kernels, about 3x slower
+ *   (OPENBLAS_CORETYPE);
+ * - each of its threads maps a work buffer as it loads and retries a mapping that fails for ever,
+ *   then its exit waits for that thread: under an address-space limit (ulimit -v, ulimit -d) too
+ *   many threads left every command spinning and never exiting. The threads' buffers are kept to
+ *   a quarter of the limit (OPENBLAS_NUM_THREADS; a larger count the user set is lowered, and
+ *   said). exec ends the threads of this process, stuck or not. */
+static void prepare_blas(char **argv) {
+    if (getenv("SLUICE_NO_REEXEC")) return;
+    int again = 0;
     const char *core, *suggested;
-    if (getenv("OPENBLAS_CORETYPE") || getenv("SLUICE_NO_REEXEC")) return;
     sl_mlp_blas_info(&core, &suggested);
-    if (!suggested) return;
-    setenv("OPENBLAS_CORETYPE", suggested, 1);
+    if (suggested && !getenv("OPENBLAS_CORETYPE")) {
+        setenv("OPENBLAS_CORETYPE", suggested, 1);
+        again = 1;
+    }
+    struct rlimit as, data;
+    rlim_t limit = RLIM_INFINITY;
+    if (getrlimit(RLIMIT_AS, &as) == 0) limit = as.rlim_cur;
+    if (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur < limit) limit = data.rlim_cur;
+    if (limit != RLIM_INFINITY) {
+        int threads;
+        size_t buffer;
+        sl_mlp_blas_threads(&threads, &buffer);
+        rlim_t fit = limit / 4 / buffer;
+        int fits = fit < 1 ? 1 : fit > 4096 ? 4096 : (int)fit;
+        if (threads > fits) {
+            const char *set = env_threads("OPENBLAS_NUM_THREADS") ? "OPENBLAS_NUM_THREADS"
+                              : env_threads("GOTO_NUM_THREADS")   ? "GOTO_NUM_THREADS"
+                              : env_threads("OMP_NUM_THREADS")    ? "OMP_NUM_THREADS"
+                                                                  : NULL;
+            if (set)
+                fprintf(stderr,
+                        "sluice: %s=%s: OpenBLAS's %d threads would map %llu MiB of work buffers "
+                        "under a memory limit of %llu MiB (ulimit -v/-d); using %d thread(s)\n",
+                        set, getenv(set), threads,
+                        (unsigned long long)threads * (unsigned long long)(buffer >> 20),
+                        (unsigned long long)(limit >> 20), fits);
+            char v[16];
+            snprintf(v, sizeof v, "%d", fits);
+            setenv("OPENBLAS_NUM_THREADS", v, 1);
+            again = 1;
+        }
+    }
+    if (!again) return;
     setenv("SLUICE_NO_REEXEC", "1", 1);
     execv("/proc/self/exe", argv);
-    /* exec failed: carry on with the generic kernels */
+    /* exec failed: carry on as we are */
 }
 
 /* What went to standard output must have reached it (a full disk, a closed pipe): checked once
@@ -93,7 +141,7 @@ static int check_stdout(const char *cmd, int rc) {
 }
 
 int main(int argc, char **argv) {
-    fix_blas_core(argv);
+    prepare_blas(argv);
     sl_log_set_callback(log_to_stderr, NULL);
     if (argc < 2) return usage(stderr);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))

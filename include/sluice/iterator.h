@@ -195,8 +195,9 @@ sl_status sl_iter_save(sl_iter *it, const void *extra, size_t extra_size, void *
 /* The same, written to path atomically. */
 sl_status sl_iter_checkpoint_with(sl_iter *it, const char *path, const void *extra,
                                   size_t extra_size);
-/* Writes size bytes to path as the calls above write a checkpoint: to path.tmp, synced, then
- * renamed over path, so that a crash leaves the old file or the new one, never half of one. For
+/* Writes size bytes to path as the calls above write a checkpoint: to path.tmp, synced, renamed
+ * over path and the folder synced, so that a crash leaves the old file or the new one, never half
+ * of one, and a checkpoint written stays written. For
  * callers that assemble checkpoint files of their own (one file for a job of many processes). */
 sl_status sl_file_write(const char *path, const void *bytes, size_t size, sl_err *err);
 /* The extra bytes of the checkpoint the iterator resumed from (NULL, 0 when none). */

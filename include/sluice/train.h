@@ -148,8 +148,9 @@ sl_status sl_mlp_serialize(const sl_mlp *m, void *buf, size_t cap, size_t *size,
 sl_status sl_mlp_deserialize(sl_mlp *m, const void *buf, size_t size, sl_err *err);
 /* Reads only the config (sizes, activation) of a serialized model. */
 sl_status sl_mlp_peek_config(const void *buf, size_t size, sl_mlp_config *cfg, sl_err *err);
-/* Writes atomically: a temporary beside path (path.tmp), synced to the disk, then renamed over
- * path. On failure path is as it was and the message names the file and the cause. */
+/* Writes atomically: a temporary beside path (path.tmp), synced to the disk, renamed over path,
+ * and the folder synced (the rename lasts). On failure path is as it was and the message names
+ * the file and the cause; a path that is no regular file (a FIFO, a device) is refused. */
 sl_status sl_mlp_save(const sl_mlp *m, const char *path, sl_err *err);
 /* Loads into an existing model of the same sizes. */
 sl_status sl_mlp_load_into(sl_mlp *m, const char *path, sl_err *err);
@@ -162,6 +163,12 @@ sl_status sl_mlp_load(const char *path, sl_device dev, sl_mlp **out, sl_err *err
  * program must set it before it starts (a tool may re-exec itself); the first CPU model created
  * also logs a warning. */
 void sl_mlp_blas_info(const char **core, const char **suggested_coretype);
+/* OpenBLAS's thread count and the work buffer each of its threads maps when it loads (and each
+ * thread calling it, at its first call). OpenBLAS retries a mapping that fails for ever, so a
+ * program under an address-space limit (ulimit -v) sets OPENBLAS_NUM_THREADS before it starts so
+ * that threads x buffer fits (the sluice tool re-execs itself); the CPU backend checks that a
+ * caller's buffer can be mapped before the call that would map it, else fails with SL_ENOMEM. */
+void sl_mlp_blas_threads(int *threads, size_t *buffer_bytes);
 
 /* ---- optimisers ----------------------------------------------------------------------------- */
 

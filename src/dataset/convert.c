@@ -172,15 +172,22 @@ sl_status sl_dataset_convert(const sl_dataset_convert_options *o, sl_dataset_con
              * here, by name, rather than stored */
             sl__decode_image_info di;
             char why[160];
-            if (!st && sl__decode_image_peek(fbuf, fn, SL__IMG_ANY, false, 0, &di, why,
-                                             sizeof why) != SL_OK)
-                st = sl_err_set(e, SL_EFORMAT,
-                                "%s/%s: not an image sluice can decode (JPEG or PNG): %s",
-                                sl__folder_root(fo), sl__folder_name(fo, r), why);
-            if (!st && sl__jpegenc_probe(fbuf, fn, &info, NULL) == SL_OK)
+            sl_status ps = SL_OK;
+            if (!st && (ps = sl__decode_image_peek(fbuf, fn, SL__IMG_ANY, false, 0, &di, why,
+                                                   sizeof why)) != SL_OK)
+                st = ps == SL_ENOMEM
+                         ? sl_err_set(e, ps, "%s/%s: out of memory reading its header: %s",
+                                      sl__folder_root(fo), sl__folder_name(fo, r), why)
+                         : sl_err_set(e, SL_EFORMAT,
+                                      "%s/%s: not an image sluice can decode (JPEG or PNG): %s",
+                                      sl__folder_root(fo), sl__folder_name(fo, r), why);
+            h = w = 0, ch = 1; /* a header the probe does not read: no size in the record */
+            if (!st && (ps = sl__jpegenc_probe(fbuf, fn, &info, e)) == SL_OK)
                 h = info.height, w = info.width, ch = info.channels;
-            else
-                h = w = 0, ch = 1;
+            else if (!st && ps == SL_ENOMEM) { /* stored without its size, it would differ */
+                sl_err_prefix(e, "%s/%s: ", sl__folder_root(fo), sl__folder_name(fo, r));
+                st = ps;
+            }
             if (!st) {
                 st = sl_dataset_writer_add(wr, sl__folder_name(fo, r), fbuf, fn, false, h, w, ch,
                                            sl__folder_label(fo, r), e);

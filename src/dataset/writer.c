@@ -7,9 +7,10 @@
  * A store appears at its path only when it is finished: the writer fills a temporary beside it
  * (PATH.tmp-PID, in the same folder, so on the same file system) and sl_dataset_writer_close
  * syncs it to the disk and renames it into place -- the LMDB's folder in one rename, or, where the
- * folder is there already, its labels.txt and then its data.mdb -- and syncs the folder that holds
- * it. A writer that fails, is discarded or is killed leaves no store at the path: readers take
- * every record of an LMDB they can open and have no way to tell a cut one from a whole one. */
+ * folder is there already, its labels.txt and then its data.mdb; a TFRecord file with its class
+ * names in the order finish() gives -- and syncs the folder that holds it. A writer that fails, is
+ * discarded or is killed leaves no store at the path: readers take every record of an LMDB they can
+ * open and have no way to tell a cut one from a whole one. */
 #include "sluice/dataset.h"
 
 #include "core/log.h"
@@ -90,8 +91,14 @@ static void parent_of(const char *path, char *buf, size_t size) {
 /* removes the temporary: a folder of plain files (the LMDB's), or a file */
 static void remove_tmp(const char *tmp) {
     DIR *d = opendir(tmp);
-    if (!d) {
-        unlink(tmp);
+    if (!d) { /* a file, or a folder that cannot be listed now (out of memory): the LMDB's */
+        static const char *const names[] = {"data.mdb", "lock.mdb", "labels.txt"};
+        char p[4200];
+        for (int i = 0; i < 3; i++) {
+            snprintf(p, sizeof p, "%s/%s", tmp, names[i]);
+            unlink(p);
+        }
+        if (rmdir(tmp) != 0) unlink(tmp);
         return;
     }
     struct dirent *de;
@@ -252,6 +259,23 @@ static sl_status write_file(const char *p, const char *text, size_t n, sl_err *e
     return SL_OK;
 }
 
+/* whether the file at path holds exactly the n bytes of text */
+static bool same_text(const char *path, const char *text, size_t n) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat sb;
+    bool same = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == n;
+    char buf[4096];
+    for (size_t off = 0; same && off < n;) {
+        ssize_t k = pread(fd, buf, n - off < sizeof buf ? n - off : sizeof buf, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        same = k > 0 && memcmp(buf, text + off, (size_t)k) == 0;
+        off += k > 0 ? (size_t)k : 0;
+    }
+    close(fd);
+    return same;
+}
+
 static sl_status move(const char *from, const char *to, sl_err *err) {
     if (rename(from, to) != 0) {
         char what[4300];
@@ -265,17 +289,39 @@ static sl_status move(const char *from, const char *to, sl_err *err) {
 static sl_status finish(sl_dataset_writer *w, sl_err *err) {
     char p[4200], q[4200], dir[4200];
     if (w->format == SL_DATASET_TFRECORD) {
+        /* The data and its class names (FILE.labels.txt) are two files, and no order of two
+         * renames keeps them a pair: renaming the names in first left, on a crash between, the
+         * new names beside the old data. So older names that differ are moved aside first (and
+         * put back when the data cannot be moved in), then the data goes in, then the new names;
+         * a crash leaves the old pair, or data without names (the old ones aside), never a
+         * mismatched pair. */
+        char aside[4200];
+        snprintf(p, sizeof p, "%s.labels.txt.tmp-%ld", w->path, (long)getpid());
+        snprintf(q, sizeof q, "%s.labels.txt", w->path);
+        snprintf(aside, sizeof aside, "%s.labels.txt.old-%ld", w->path, (long)getpid());
         if (w->labels) {
-            snprintf(p, sizeof p, "%s.labels.txt.tmp-%ld", w->path, (long)getpid());
-            snprintf(q, sizeof q, "%s.labels.txt", w->path);
             sl_status st = write_file(p, w->labels, w->nlabels, err);
-            if (!st) st = move(p, q, err);
             if (st) {
                 unlink(p);
                 return st;
             }
         }
-        SL_TRY(move(w->tmp, w->path, err));
+        struct stat sb;
+        bool old = lstat(q, &sb) == 0;
+        bool same = old && w->labels && same_text(q, w->labels, w->nlabels);
+        sl_status st = SL_OK;
+        if (old && !same) st = move(q, aside, err);
+        if (!st) {
+            st = move(w->tmp, w->path, err);
+            if (st && old && !same && rename(aside, q) != 0) /* the old names back */
+                sl__log(SL_LOG_WARN, "%s: its class names are left at %s: %s", w->path, aside,
+                        strerror(errno));
+            else if (!st && old && !same)
+                unlink(aside);
+        }
+        if (!st && w->labels && !same) st = move(p, q, err);
+        if (w->labels) unlink(p); /* moved in, or not wanted */
+        if (st) return st;
     } else {
         if (w->labels) {
             snprintf(p, sizeof p, "%s/labels.txt", w->tmp);

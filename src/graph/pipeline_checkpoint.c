@@ -60,9 +60,10 @@ void sl__pipeline_checkpoint_store(sl_pipeline *p, int64_t seq, void *bytes, siz
 }
 
 /* The stage that takes snapshots has ended: wake anyone waiting for one that will never come. */
-void sl__pipeline_checkpoint_end(sl_pipeline *p) {
+void sl__pipeline_checkpoint_end(sl_pipeline *p, const sl_err *why) {
     pthread_mutex_lock(&p->snap_mu);
     p->stopping = 1;
+    if (why && why->status < 0) sl_err_copy(&p->stop_err, why);
     pthread_cond_broadcast(&p->snap_cv);
     pthread_mutex_unlock(&p->snap_mu);
 }
@@ -94,6 +95,9 @@ sl_status sl__pipeline_checkpoint_save_at(sl_pipeline *p, int64_t want, void **b
         } else {
             st = sl__pipeline_fail(p, SL_ENOMEM, "out of memory copying a checkpoint");
         }
+    } else if (p->stop_err.status < 0) { /* what stopped it, rather than that it stopped */
+        st = sl__pipeline_fail(p, p->stop_err.status, "the pipeline stopped before batch %lld: %s",
+                               (long long)want, p->stop_err.msg);
     } else {
         st = sl__pipeline_fail(p, SL_ESTATE, "the pipeline stopped before batch %lld",
                                (long long)want);

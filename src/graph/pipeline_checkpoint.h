@@ -16,7 +16,9 @@ sl_status sl__pipeline_checkpoint_snapshot(sl_pipeline *p, int64_t seq, void **b
 /* Keeps the snapshot taken before batch seq in the ring, which owns bytes from then on. */
 void sl__pipeline_checkpoint_store(sl_pipeline *p, int64_t seq, void *bytes, size_t size);
 /* The stage that takes snapshots has ended: wakes anyone waiting for one that will never come. */
-void sl__pipeline_checkpoint_end(sl_pipeline *p);
+/* why: the error of the batch that stopped the stage (NULL: it ended without one); a checkpoint
+ * waiting for a later batch fails with it. */
+void sl__pipeline_checkpoint_end(sl_pipeline *p, const sl_err *why);
 
 /* At build, once the op instances exist: checks the bytes given to sl_pipeline_restore and restores
  * every op's state and the batch count from them (SL_OK when none were given). */

@@ -243,16 +243,19 @@ static sl_status produce(sl_pipeline *p, sl_batch *b, int k0, int k1) {
 static void *read_stage(void *arg) {
     sl_pipeline *p = arg;
     sl__thread_name("sluice-read");
+    sl_err why;
+    sl_err_clear(&why);
     for (;;) {
         void *item;
         if (sl__queue_pop(p->free_q, &item) != SL_OK) break;
         sl_batch *b = item;
         b->seq = p->next_seq++;
         sl_status st = produce(p, b, 0, p->read_ops);
+        if (st < 0) sl_err_copy(&why, &b->err); /* b is the consumer's once pushed */
         if (sl__queue_push(p->read_q, b) != SL_OK) break;
         if (st < 0) break; /* the error travels with its batch; the stage stops */
     }
-    sl__pipeline_checkpoint_end(p);
+    sl__pipeline_checkpoint_end(p, &why);
     return NULL;
 }
 
@@ -260,6 +263,8 @@ static void *read_stage(void *arg) {
 static void *cpu_stage(void *arg) {
     sl_pipeline *p = arg;
     sl__thread_name("sluice-cpu");
+    sl_err why;
+    sl_err_clear(&why);
     for (;;) {
         void *item;
         sl_status st;
@@ -271,10 +276,11 @@ static void *cpu_stage(void *arg) {
             b->seq = p->next_seq++;
             st = produce(p, b, 0, p->nops);
         }
+        if (st < 0) sl_err_copy(&why, &b->err);
         if (sl__queue_push(p->gpu_stage ? p->mid_q : p->ready_q, b) != SL_OK) break;
         if (st < 0) break; /* the error travels with its batch; the stage stops */
     }
-    if (!p->read_ops) sl__pipeline_checkpoint_end(p);
+    if (!p->read_ops) sl__pipeline_checkpoint_end(p, &why);
     return NULL;
 }
 
@@ -421,23 +427,27 @@ static bool pool_pinned(const sl_pipeline *p) {
 }
 
 sl_status sl__pipeline_exec_start(sl_pipeline *p) {
+    int e;
     p->read_ops = read_stage_ops(p);
     SL_TRY(sl__pool_create_pinned(p->cfg.num_threads, pool_pinned(p), &p->pool, &p->err));
     SL_TRY(alloc_slots(p));
 #ifdef SLUICE_HAVE_CUDA
     if (p->gpu_stage) {
         SL_TRY(sl__cuda_stream_create(p->cfg.device.id, &p->stream, &p->err));
-        if (pthread_create(&p->gpu_thread, NULL, gpu_stage, p) != 0)
-            return sl__pipeline_fail(p, SL_ENOMEM, "cannot start the pipeline's GPU stage thread");
+        if ((e = pthread_create(&p->gpu_thread, NULL, gpu_stage, p)) != 0)
+            return sl__pipeline_fail(
+                p, SL_ENOMEM, "cannot start the pipeline's GPU stage thread: %s", strerror(e));
         p->gpu_thread_started = true;
     }
 #endif
-    if (pthread_create(&p->cpu_thread, NULL, cpu_stage, p) != 0)
-        return sl__pipeline_fail(p, SL_ENOMEM, "cannot start the pipeline's CPU stage thread");
+    if ((e = pthread_create(&p->cpu_thread, NULL, cpu_stage, p)) != 0)
+        return sl__pipeline_fail(p, SL_ENOMEM, "cannot start the pipeline's CPU stage thread: %s",
+                                 strerror(e));
     p->cpu_thread_started = true;
     if (p->read_ops) {
-        if (pthread_create(&p->read_thread, NULL, read_stage, p) != 0)
-            return sl__pipeline_fail(p, SL_ENOMEM, "cannot start the pipeline's read stage thread");
+        if ((e = pthread_create(&p->read_thread, NULL, read_stage, p)) != 0)
+            return sl__pipeline_fail(
+                p, SL_ENOMEM, "cannot start the pipeline's read stage thread: %s", strerror(e));
         p->read_thread_started = true;
     }
     return SL_OK;

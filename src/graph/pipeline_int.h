@@ -110,6 +110,7 @@ struct sl_pipeline {
     void *xfer_pinned; /* GPU stage: pinned block gathering scattered host samples for one copy */
     size_t xfer_cap, xfer_used; /* used: by this batch's transfers so far */
     int stopping;               /* the stage taking snapshots has ended (under snap_mu) */
+    sl_err stop_err;            /* the error it ended with; status SL_OK for none */
     int64_t next_seq;           /* next batch the first stage produces */
     int64_t taken;              /* batches handed to the consumer */
     int64_t released;           /* batches given back */

@@ -46,12 +46,12 @@ static sl_status add(sl__folder *f, const char *name, int32_t label, sl_err *err
     if (f->n == f->cap) {
         int64_t cap = f->cap ? f->cap * 2 : 256;
         entry *e = realloc(f->e, (size_t)cap * sizeof *e);
-        if (!e) return sl_err_set(err, SL_ENOMEM, "out of memory");
+        if (!e) return sl_err_set(err, SL_ENOMEM, "out of memory adding %s", name);
         f->e = e;
         f->cap = cap;
     }
     f->e[f->n].name = strdup(name);
-    if (!f->e[f->n].name) return sl_err_set(err, SL_ENOMEM, "out of memory");
+    if (!f->e[f->n].name) return sl_err_set(err, SL_ENOMEM, "out of memory adding %s", name);
     f->e[f->n++].label = label;
     return SL_OK;
 }
@@ -81,14 +81,25 @@ static sl_status list_dir(const char *dir, int dirs, char ***out, int *count, sl
             cap = cap ? cap * 2 : 64;
             char **nv = realloc(v, (size_t)cap * sizeof *nv);
             if (!nv) {
-                st = sl_err_set(err, SL_ENOMEM, "out of memory");
+                st = sl_err_set(err, SL_ENOMEM, "%s: out of memory listing it", dir);
                 break;
             }
             v = nv;
         }
-        v[n++] = strdup(de->d_name);
+        if (!(v[n] = strdup(de->d_name))) {
+            st = sl_err_set(err, SL_ENOMEM, "%s: out of memory listing it", dir);
+            break;
+        }
+        n++;
     }
     closedir(d);
+    if (st) {
+        for (int i = 0; i < n; i++) free(v[i]);
+        free(v);
+        *out = NULL;
+        *count = 0;
+        return st;
+    }
     if (n) qsort(v, (size_t)n, sizeof *v, cmp_str);
     *out = v;
     *count = n;
@@ -166,7 +177,9 @@ sl_status sl__folder_open(const char *root, const char *list, int nfiles, const 
     } else {
         f->root = strdup("");
     }
-    if (list) {
+    if (!f->root) {
+        st = sl_err_set(err, SL_ENOMEM, "out of memory");
+    } else if (list) {
         st = read_list(f, list, err);
     } else if (nfiles > 0) {
         if (nlabels && nlabels != nfiles)

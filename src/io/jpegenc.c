@@ -6,6 +6,7 @@
 #include <stdio.h> /* before jpeglib.h, which uses FILE */
 
 #include <jpeglib.h>
+#include <jerror.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,8 @@ sl_status sl__jpegenc_probe(const uint8_t *data, size_t size, sl__image_info *in
     je.pub.output_message = no_output;
     if (setjmp(je.jb)) {
         jpeg_destroy_decompress(&d);
+        if (je.pub.msg_code == JERR_OUT_OF_MEMORY) /* not the file's fault */
+            return sl_err_set(err, SL_ENOMEM, "out of memory reading a JPEG header: %s", je.msg);
         return sl_err_set(err, SL_EFORMAT, "bad JPEG header: %s", je.msg);
     }
     jpeg_create_decompress(&d);

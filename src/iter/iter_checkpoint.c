@@ -8,6 +8,7 @@
 #include "sluice/iterator.h"
 
 #include "core/bytes.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "iter/iter_int.h"
 #include "graph/pipeline.h"
@@ -126,86 +127,36 @@ sl_status sl_iter_checkpoint_with(sl_iter *it, const char *path, const void *ext
 }
 
 sl_status sl_file_write(const char *path, const void *buf, size_t len, sl_err *err) {
-    struct stat sb; /* a device or FIFO there would be replaced by the rename */
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return sl_err_set(err, SL_EINVAL, "checkpoint %s: not a regular file", path);
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        return sl_err_set(err, SL_EIO, "checkpoint %s: %s", tmp, strerror(errno));
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, (const char *)buf + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
-        off += (size_t)w;
-    }
-    if (off < len || fsync(fd) != 0) {
-        int e = off < len && errno == 0 ? EIO : errno;
-        close(fd);
-        unlink(tmp);
-        return sl_err_set(err, SL_EIO, "checkpoint %s: write failed: %s", tmp, strerror(e));
-    }
-    if (close(fd) != 0) { /* some file systems report a failed write only here */
-        int e = errno;
-        unlink(tmp);
-        return sl_err_set(err, SL_EIO, "checkpoint %s: write failed: %s", tmp, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return sl_err_set(err, SL_EIO, "checkpoint %s: rename failed: %s", path, strerror(e));
-    }
-    return SL_OK;
+    return sl__file_write_whole(path, "checkpoint", buf, len, err);
 }
 
 /* The file at path, looked at before it is read: a regular file (a FIFO would block, a directory
  * reads as any size) whose header is a checkpoint's and whose size is the one it gives. */
 static sl_status read_checked(const char *path, unsigned char **out, size_t *out_len, sl_err *err) {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return sl_err_set(err, SL_EIO, "checkpoint %s: %s", path, strerror(errno));
-    struct stat sb;
+    int fd;
+    uint64_t fsize;
+    SL_TRY(sl__file_open_regular(path, "checkpoint", &fd, &fsize, err));
     unsigned char head[CK_HEADER];
     sl_status st = SL_OK;
-    if (fstat(fd, &sb) != 0) {
-        st = sl_err_set(err, SL_EIO, "checkpoint %s: %s", path, strerror(errno));
-    } else if (!S_ISREG(sb.st_mode)) {
-        st = sl_err_set(err, SL_EINVAL, "checkpoint %s: not a regular file (%s)", path,
-                        S_ISDIR(sb.st_mode)    ? "a directory"
-                        : S_ISFIFO(sb.st_mode) ? "a FIFO"
-                                               : "a device or socket");
-    } else if (sb.st_size < CK_HEADER || pread(fd, head, CK_HEADER, 0) != CK_HEADER) {
-        st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated (%lld bytes)", path,
-                        (long long)sb.st_size);
+    if (fsize < CK_HEADER || pread(fd, head, CK_HEADER, 0) != CK_HEADER) {
+        st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated (%llu bytes)", path,
+                        (unsigned long long)fsize);
     } else if (sl__get_u32(head) != CK_MAGIC) {
         st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: not a sluice checkpoint", path);
-    } else if (sl__get_u64(head + 16) != (uint64_t)sb.st_size - CK_HEADER) {
+    } else if (sl__get_u64(head + 16) != fsize - CK_HEADER) {
         st = sl_err_set(err, SL_EFORMAT, "checkpoint %s: truncated (%llu of %llu bytes)", path,
-                        (unsigned long long)sb.st_size - CK_HEADER,
+                        (unsigned long long)fsize - CK_HEADER,
                         (unsigned long long)sl__get_u64(head + 16));
     }
-    if (st) {
-        close(fd);
-        return st;
-    }
-    size_t len = (size_t)sb.st_size, got = 0;
-    unsigned char *buf = malloc(len);
-    if (!buf) {
-        close(fd);
-        return sl_err_set(err, SL_ENOMEM, "checkpoint %s: out of memory for %zu bytes", path, len);
-    }
-    while (got < len) {
-        ssize_t r = pread(fd, buf + got, len - got, (off_t)got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
+    size_t len = (size_t)fsize;
+    unsigned char *buf = NULL;
+    if (st == SL_OK && !(buf = malloc(len)))
+        st = sl_err_set(err, SL_ENOMEM, "checkpoint %s: out of memory for %zu bytes", path, len);
+    if (st == SL_OK) st = sl__file_pread_full(fd, buf, len, 0, "checkpoint", path, err);
     close(fd);
-    if (got < len) {
+    if (st != SL_OK) {
         free(buf);
-        return sl_err_set(err, SL_EIO, "checkpoint %s: read %zu of %zu bytes", path, got, len);
+        return st;
     }
     *out = buf;
     *out_len = len;

@@ -489,13 +489,15 @@ sl_status sl__args_build_at(const sl__op_def *op, int n, const char *const *name
         } else if (op->args[i].def) {
             st = sl__val_parse(op->args[i].def, &out->vals[i], err);
             if (st == SL_OK) st = convert(&out->vals[i], &op->args[i], op->name, err);
-            SL_ASSERT(st == SL_OK); /* a schema's default must be valid */
+            /* a schema's default must be valid: only memory can run out here */
+            SL_ASSERT(st == SL_OK || st == SL_ENOMEM);
         }
     }
     /* flat copies of list values, built now so that accessors only read (workers call them) */
     for (int i = 0; i < count && st == SL_OK; i++)
         if (out->vals[i].kind == SL_VAL_LIST && !flatten(out, op->args[i].name))
-            st = sl_err_set(err, SL_ENOMEM, "out of memory");
+            st = sl_err_set(err, SL_ENOMEM, "%s: out of memory for argument %s", op->name,
+                            op->args[i].name);
     if (st != SL_OK) sl__args_free(out);
     return st;
 }

@@ -10,6 +10,7 @@
 #include "train/mlp.h"
 
 #include "core/alloc.h"
+#include "core/file.h"
 #include "core/bytes.h"
 #include "core/log.h"
 #include "core/rng.h"
@@ -569,12 +570,17 @@ sl_status sl_mlp_serialize(const sl_mlp *m, void *buf, size_t cap, size_t *size,
     return SL_OK;
 }
 
-/* Parses and checks the header; on success *hdr and *nparams describe the data. */
-static sl_status parse_header(const unsigned char *p, size_t size, sl_mlp_config *cfg, size_t *hdr,
-                              uint64_t *nparams, sl_err *err) {
-    if (size < 20 || memcmp(p, MLP_MAGIC, 8) != 0)
+/* Checks the header of a file of `size` bytes from its first `avail` bytes at p (all of it, or at
+ * least header_size(SL_MLP_MAX_SIZES) of a longer one), everything but the checksum; on success
+ * *hdr and *nparams describe the data. */
+static sl_status check_header(const unsigned char *p, size_t avail, uint64_t size,
+                              sl_mlp_config *cfg, size_t *hdr, uint64_t *nparams, sl_err *err) {
+    if (avail < 8 || memcmp(p, MLP_MAGIC, 8) != 0)
         return sl_err_set(err, SL_EFORMAT, "not an sluice MLP file (%s)",
-                          size < 8 ? "too short for the magic" : "bad magic");
+                          avail < 8 ? "too short for the magic" : "bad magic");
+    if (avail < 20)
+        return sl_err_set(err, SL_EFORMAT, "MLP file truncated: %llu bytes",
+                          (unsigned long long)size);
     uint32_t version = sl__get_u32(p + 8);
     if (version != MLP_VERSION)
         return sl_err_set(err, SL_EFORMAT, "MLP file version %u, this build reads %u", version,
@@ -584,9 +590,10 @@ static sl_status parse_header(const unsigned char *p, size_t size, sl_mlp_config
         return sl_err_set(err, SL_EFORMAT, "MLP file: %u layer sizes (2..%d allowed)", nsizes,
                           SL_MLP_MAX_SIZES);
     *hdr = header_size((int)nsizes);
-    if (size < *hdr + 4)
-        return sl_err_set(err, SL_EFORMAT, "MLP file truncated: %zu bytes, the header alone is %zu",
-                          size, *hdr + 4);
+    if (size < *hdr + 4 || avail < *hdr)
+        return sl_err_set(err, SL_EFORMAT,
+                          "MLP file truncated: %llu bytes, the header alone is %zu",
+                          (unsigned long long)size, *hdr + 4);
     memset(cfg, 0, sizeof *cfg);
     cfg->nsizes = (int)nsizes;
     cfg->activation = (sl_activation)act;
@@ -604,11 +611,21 @@ static sl_status parse_header(const unsigned char *p, size_t size, sl_mlp_config
     if (*nparams != want)
         return sl_err_set(err, SL_EFORMAT, "MLP file: %llu parameters for sizes needing %llu",
                           (unsigned long long)*nparams, (unsigned long long)want);
-    size_t total = *hdr + 4 * (size_t)*nparams + 4;
+    uint64_t total = *hdr + 4 * *nparams + 4; /* sizes of at most 2^20: no wrap */
     if (size < total)
-        return sl_err_set(err, SL_EFORMAT, "MLP file truncated: %zu of %zu bytes", size, total);
+        return sl_err_set(err, SL_EFORMAT, "MLP file truncated: %llu of %llu bytes",
+                          (unsigned long long)size, (unsigned long long)total);
     if (size > total)
-        return sl_err_set(err, SL_EFORMAT, "MLP file has %zu bytes after its end", size - total);
+        return sl_err_set(err, SL_EFORMAT, "MLP file has %llu bytes after its end",
+                          (unsigned long long)(size - total));
+    return SL_OK;
+}
+
+/* Parses and checks a whole file's bytes; on success *hdr and *nparams describe the data. */
+static sl_status parse_header(const unsigned char *p, size_t size, sl_mlp_config *cfg, size_t *hdr,
+                              uint64_t *nparams, sl_err *err) {
+    SL_TRY(check_header(p, size, size, cfg, hdr, nparams, err));
+    size_t total = size; /* check_header found them equal */
     uint32_t crc = sl__crc32(p, total - 4), stored = sl__get_u32(p + total - 4);
     if (crc != stored)
         return sl_err_set(err, SL_ECHECKSUM,
@@ -654,75 +671,39 @@ sl_status sl_mlp_save(const sl_mlp *m, const char *path, sl_err *err) {
     unsigned char *buf = sl__malloc(size, err);
     if (!buf) return SL_ENOMEM;
     sl_status st = sl_mlp_serialize(m, buf, size, &size, err);
-    if (st != SL_OK) {
-        free(buf);
-        return st;
-    }
-    size_t plen = strlen(path);
-    char *tmp = sl__malloc(plen + 16, err);
-    if (!tmp) {
-        free(buf);
-        return SL_ENOMEM;
-    }
-    snprintf(tmp, plen + 16, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        st = sl_err_set(err, SL_EIO, "saving the MLP: cannot create %s: %s", tmp, strerror(errno));
-    } else {
-        /* the cause of the first step that fails; synced before the rename, so that the name
-         * never leads to a file whose bytes a crash lost */
-        int e = 0;
-        errno = 0;
-        if (fwrite(buf, 1, size, f) != size || fflush(f) != 0 || ferror(f))
-            e = errno ? errno : EIO;
-        else if (fsync(fileno(f)) != 0)
-            e = errno;
-        if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
-        if (e) {
-            st = sl_err_set(err, SL_EIO, "saving the MLP: writing %s: %s", tmp, strerror(e));
-            remove(tmp);
-        } else if (rename(tmp, path) != 0) {
-            st = sl_err_set(err, SL_EIO, "saving the MLP: renaming %s to %s: %s", tmp, path,
-                            strerror(errno));
-            remove(tmp);
-        }
-    }
-    free(tmp);
+    if (st == SL_OK) st = sl__file_write_whole(path, "saving the MLP:", buf, size, err);
     free(buf);
     return st;
 }
 
-/* Reads a whole file into a malloc'd buffer. */
+/* Reads a model file whole into a malloc'd buffer, after looking at it: a regular file (a FIFO
+ * would block, a directory reads as anything) whose header is a model's and gives the file's size,
+ * so that no byte past the header is read, and nothing allocated for it, before that is known. */
 static sl_status read_file(const char *path, unsigned char **out, size_t *size, sl_err *err) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sl_err_set(err, errno == ENOENT ? SL_ENOENT : SL_EIO, "cannot open %s: %s", path,
-                          strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = sl__malloc(cap, err);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        unsigned char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            sl_err_set(err, SL_ENOMEM, "reading %s: out of memory at %zu bytes", path, cap * 2);
-            break;
-        }
-        buf = nb;
-        cap *= 2;
+    int fd;
+    uint64_t fsize;
+    SL_TRY(sl__file_open_regular(path, "MLP file", &fd, &fsize, err));
+    unsigned char head[8 + 4 + 4 + 4 + 4 * SL_MLP_MAX_SIZES + 8];
+    size_t avail = fsize < sizeof head ? (size_t)fsize : sizeof head;
+    sl_mlp_config cfg;
+    size_t hdr;
+    uint64_t n;
+    sl_status st = sl__file_pread_full(fd, head, avail, 0, "MLP file", path, err);
+    if (st == SL_OK) {
+        st = check_header(head, avail, fsize, &cfg, &hdr, &n, err);
+        if (st != SL_OK) sl_err_prefix(err, "%s: ", path);
     }
-    int bad = buf && ferror(f);
-    fclose(f);
-    if (!buf) return SL_ENOMEM;
-    if (bad) {
+    unsigned char *buf = NULL;
+    if (st == SL_OK && !(buf = sl__malloc((size_t)fsize, err))) st = SL_ENOMEM;
+    if (st == SL_OK) st = sl__file_pread_full(fd, buf, (size_t)fsize, 0, "MLP file", path, err);
+    close(fd);
+    if (st != SL_OK) {
         free(buf);
-        return sl_err_set(err, SL_EIO, "reading %s failed", path);
+        return st;
     }
     *out = buf;
-    *size = n;
+    *size = (size_t)fsize;
     return SL_OK;
 }
 

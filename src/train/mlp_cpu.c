@@ -14,11 +14,16 @@
 #include "core/log.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 
 typedef struct cpu_impl {
     float *act[SL__MLP_MAX_LAYERS]; /* act[l]: (rows, sizes[l+1]); the last holds logprobs */
@@ -51,6 +56,63 @@ void sl_mlp_blas_info(const char **core, const char **suggested_coretype) {
 #endif
     if (core) *core = name ? name : "unknown";
     if (suggested_coretype) *suggested_coretype = suggest;
+}
+
+/* OpenBLAS 0.3.21 keeps a table of work buffers (driver/others/memory.c): each thread of its own
+ * maps one when it starts, as the library loads, and a thread that calls sgemm takes the first free
+ * one, mapping it at that call if nobody has yet. Once mapped a buffer is kept, so only a call that
+ * makes more callers at once than ever before maps anything. A mapping that fails is tried again,
+ * for ever, at 100% CPU: an address-space limit (ulimit -v) made `sluice train` spin for good. So
+ * before such a call the backend maps as much itself and gives it back: when that fails, the call
+ * is refused with SL_ENOMEM instead. The size is BUFFER_SIZE of OpenBLAS's build: 32 << 22 bytes on
+ * x86_64 (the mmap the first sgemm of a fresh process makes asks for exactly 134217728 bytes);
+ * other builds use that size or less. */
+#define BLAS_BUFFER_BYTES ((size_t)128 << 20)
+static atomic_int blas_inside;  /* callers of cblas_sgemm through this backend, now */
+static atomic_int blas_buffers; /* the most there have been at once: buffers already mapped */
+
+void sl_mlp_blas_threads(int *threads, size_t *buffer_bytes) {
+    if (threads) *threads = openblas_get_num_threads();
+    if (buffer_bytes) *buffer_bytes = BLAS_BUFFER_BYTES;
+}
+
+/* Counts the caller in (*me: how many are inside with it) once OpenBLAS is sure to find the
+ * buffer it needs; what names the call for the message. */
+static sl_status blas_enter(const char *what, int *me, sl_err *err) {
+    int n = atomic_fetch_add(&blas_inside, 1) + 1;
+    int have = atomic_load(&blas_buffers);
+    *me = n;
+    if (n <= have) return SL_OK;
+    size_t want = (size_t)(n - have) * BLAS_BUFFER_BYTES;
+    void *p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+        munmap(p, want);
+        return SL_OK;
+    }
+    int e = errno;
+    atomic_fetch_sub(&blas_inside, 1);
+    char limit[96] = "";
+    struct rlimit as, data;
+    if (getrlimit(RLIMIT_AS, &as) != 0) as.rlim_cur = RLIM_INFINITY;
+    if (getrlimit(RLIMIT_DATA, &data) != 0) data.rlim_cur = RLIM_INFINITY;
+    if (as.rlim_cur != RLIM_INFINITY)
+        snprintf(limit, sizeof limit, " (the address-space limit, ulimit -v, is %llu MiB)",
+                 (unsigned long long)(as.rlim_cur >> 20));
+    else if (data.rlim_cur != RLIM_INFINITY)
+        snprintf(limit, sizeof limit, " (the data-size limit, ulimit -d, is %llu MiB)",
+                 (unsigned long long)(data.rlim_cur >> 20));
+    return sl_err_set(err, SL_ENOMEM,
+                      "%s: OpenBLAS's sgemm would map %zu MiB of work buffer for this call and "
+                      "the process cannot map it: %s%s",
+                      what, want >> 20, strerror(e), limit);
+}
+
+/* Counts the caller out; its buffer is mapped now. */
+static void blas_leave(int me) {
+    int have = atomic_load(&blas_buffers);
+    while (me > have && !atomic_compare_exchange_weak(&blas_buffers, &have, me)) {
+    }
+    atomic_fetch_sub(&blas_inside, 1);
 }
 
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
@@ -152,6 +214,8 @@ static sl_status cpu_forward(sl_mlp *m, const sl_tensor *x, sl_err *err) {
     cpu_impl *c = m->impl;
     const int64_t B = x->shape[0];
     SL_TRY(reserve(m, c, B, err));
+    int me;
+    SL_TRY(blas_enter("MLP forward", &me, err));
     const float *a = x->data;
     int lda = ld_of(x);
     for (int l = 0; l < m->nlayers; l++) {
@@ -173,6 +237,7 @@ static sl_status cpu_forward(sl_mlp *m, const sl_tensor *x, sl_err *err) {
         a = z;
         lda = o;
     }
+    blas_leave(me);
     m->batch = B;
     return SL_OK;
 }
@@ -201,6 +266,8 @@ static sl_status cpu_backward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y,
     const float inv_b = 1.0f / (float)B;
     const int ldy = ld_of(y);
 
+    int me;
+    SL_TRY(blas_enter("MLP backward", &me, err));
     /* d loss / d logits: (softmax * sum(y) - y) / B  -> dz[0] (B, C) */
     float *dz = c->dz[0];
     const float *lp = c->act[L - 1];
@@ -237,6 +304,7 @@ static sl_status cpu_backward(sl_mlp *m, const sl_tensor *x, const sl_tensor *y,
             for (int64_t i = 0; i < count; i++) da[i] = a_prev[i] > 0.0f ? da[i] : 0.0f;
         cur = 1 - cur;
     }
+    blas_leave(me);
     return SL_OK;
 }
 

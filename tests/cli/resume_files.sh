@@ -3,7 +3,8 @@
 # `sluice train --resume` and `sluice run --resume` look at the file before reading it: a
 # directory (which reads as any size) and a FIFO (whose open would wait for a writer for good)
 # are "not a regular file"; a 4 GiB sparse file with a checkpoint's magic whose header gives other
-# lengths is refused at once, not read whole first; a real checkpoint resumes.
+# lengths is refused at once, not read whole first; a real checkpoint resumes. A folder given as
+# a pipeline file is "Is a directory" (it read as an empty text: "no pipeline here").
 set -euo pipefail
 tool=$1
 work=$(mktemp -d)
@@ -37,3 +38,11 @@ for cmd in train run; do
 done
 train --checkpoint "$work/ck" > /dev/null 2> "$work/e" || fail "train: $(cat "$work/e")"
 train --epochs 2 --resume "$work/ck" > /dev/null 2> "$work/e" || fail "resume: $(cat "$work/e")"
+st=0
+"$tool" run "$work/dir" --devices cpu > /dev/null 2> "$work/e" || st=$?
+[ $st -eq 1 ] && grep -qF "$work/dir: Is a directory" "$work/e" ||
+    fail "run DIR: exit $st: $(cat "$work/e")"
+st=0
+train --train-pipeline "$work/dir" > /dev/null 2> "$work/e" || st=$?
+[ $st -ne 0 ] && grep -qF "$work/dir: Is a directory" "$work/e" ||
+    fail "train --train-pipeline DIR: exit $st: $(cat "$work/e")"

@@ -12,7 +12,9 @@
  *                           since it was last synced, or ever: a failure that loses nothing);
  *                           "unsynced rename FROM" when a file written and not synced since is
  *                           renamed (after a crash the new name could lead to lost bytes); and
- *                           at a normal exit "count FUNC TOTAL" for every FUNC that was called
+ *                           at a normal exit "count FUNC TOTAL" for every FUNC that was called,
+ *                           and "undurable rename TO" for every rename whose folder was not
+ *                           synced after it (a crash could bring the old name back)
  *
  * FUNC names a family of calls, counted together:
  *   write      write, writev                 pwrite     pwrite, pwrite64, pwritev
@@ -21,6 +23,9 @@
  *   fwrite     stdio output: fwrite, fputs, fputc, putc, fprintf, vfprintf, printf, vprintf,
  *              puts, putchar, __fprintf_chk, __vfprintf_chk, __printf_chk
  *   fflush     fflush
+ *   alloc      malloc, calloc, realloc (to a larger size than 0), posix_memalign, aligned_alloc,
+ *              memalign: counted from the program's main on (what the libraries' constructors
+ *              allocate before it is not), and failed with ENOMEM whatever ERRNO says
  * Only calls on regular files open for writing count (so that reading the input, pipes, sockets,
  * terminals and standard error do not move N), except fsync and fdatasync, which count on any
  * descriptor (a folder is synced to make a rename last), and rename, which always counts.
@@ -41,9 +46,20 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { F_WRITE, F_PWRITE, F_FSYNC, F_FDATASYNC, F_CLOSE, F_RENAME, F_FWRITE, F_FFLUSH, F_COUNT };
-static const char *const fam_names[F_COUNT] = {"write", "pwrite", "fsync",  "fdatasync",
-                                               "close", "rename", "fwrite", "fflush"};
+enum {
+    F_WRITE,
+    F_PWRITE,
+    F_FSYNC,
+    F_FDATASYNC,
+    F_CLOSE,
+    F_RENAME,
+    F_FWRITE,
+    F_FFLUSH,
+    F_ALLOC,
+    F_COUNT
+};
+static const char *const fam_names[F_COUNT] = {"write",  "pwrite", "fsync",  "fdatasync", "close",
+                                               "rename", "fwrite", "fflush", "alloc"};
 
 static int target = -1;    /* the family that fails, or -1 */
 static long target_n;      /* its call that fails */
@@ -76,8 +92,9 @@ static int (*real_fflush)(FILE *);
 static const struct {
     const char *name;
     int value;
-} errnos[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO},     {"EDQUOT", EDQUOT}, {"EFBIG", EFBIG},
-              {"EROFS", EROFS},   {"EINTR", EINTR}, {"EBADF", EBADF},   {"EACCES", EACCES}};
+} errnos[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO},       {"EDQUOT", EDQUOT},
+              {"EFBIG", EFBIG},   {"EROFS", EROFS},   {"EINTR", EINTR},
+              {"EBADF", EBADF},   {"EACCES", EACCES}, {"ENOMEM", ENOMEM}};
 
 /* memcpy: ISO C has no cast from an object pointer to a function pointer */
 #define RESOLVE(var, name)                                                                         \
@@ -140,13 +157,61 @@ static void init(void) {
         if (target < 0 || target_n < 0 || target_errno <= 0) {
             static const char msg[] = "fault_shim: SL_FAULT wants FUNC:N:ERRNO, e.g. write:3:ENOSPC"
                                       " (FUNC: write pwrite fsync fdatasync close rename fwrite "
-                                      "fflush)\n";
+                                      "fflush alloc)\n";
             if (real_write(2, msg, sizeof msg - 1) < 0) {
             }
             _exit(97);
         }
     }
     atomic_store(&ready, 1);
+}
+
+/* The folders of renames not yet made to last by a sync of the folder: its path, the name. */
+static struct {
+    char dir[4096];
+    char to[1024];
+} renamed[64];
+static int nrenamed;
+static atomic_flag renamed_lock = ATOMIC_FLAG_INIT;
+
+static void renamed_add(const char *to) {
+    char d[1024], real[4096];
+    snprintf(d, sizeof d, "%s", to);
+    char *slash = strrchr(d, '/');
+    if (!slash)
+        snprintf(d, sizeof d, ".");
+    else if (slash == d)
+        d[1] = '\0';
+    else
+        *slash = '\0';
+    if (!realpath(d, real)) return;
+    while (atomic_flag_test_and_set(&renamed_lock)) {
+    }
+    if (nrenamed < (int)(sizeof renamed / sizeof renamed[0])) {
+        snprintf(renamed[nrenamed].dir, sizeof renamed[0].dir, "%s", real);
+        snprintf(renamed[nrenamed].to, sizeof renamed[0].to, "%s", to);
+        nrenamed++;
+    }
+    atomic_flag_clear(&renamed_lock);
+}
+
+/* fd was synced: when it is a folder, the renames in it last now */
+static void renamed_synced(int fd) {
+    struct stat sb;
+    char link[64], path[4096];
+    if (fstat(fd, &sb) != 0 || !S_ISDIR(sb.st_mode)) return;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (n <= 0) return;
+    path[n] = '\0';
+    while (atomic_flag_test_and_set(&renamed_lock)) {
+    }
+    for (int i = 0; i < nrenamed;)
+        if (!strcmp(renamed[i].dir, path))
+            renamed[i] = renamed[--nrenamed];
+        else
+            i++;
+    atomic_flag_clear(&renamed_lock);
 }
 
 __attribute__((constructor)) static void shim_start(void) {
@@ -157,6 +222,15 @@ __attribute__((destructor)) static void shim_end(void) {
     for (int f = 0; f < F_COUNT; f++) {
         long c = atomic_load(&counts[f]);
         if (c) report_line("count", f, c, "");
+    }
+    for (int i = 0; i < nrenamed && report; i++) {
+        char line[1100];
+        int len = snprintf(line, sizeof line, "undurable rename %.1000s\n", renamed[i].to);
+        int fd = open(report, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) continue;
+        if (real_write(fd, line, (size_t)len) != len) {
+        }
+        real_close(fd);
     }
 }
 
@@ -292,7 +366,12 @@ int fsync(int fd) {
     init();
     if (fd >= 0 && fault(F_FSYNC, fd)) return -1;
     int r = real_fsync(fd);
-    if (r == 0) mark(fd, 0);
+    if (r == 0) {
+        int save = errno;
+        mark(fd, 0);
+        renamed_synced(fd);
+        errno = save;
+    }
     return r;
 }
 
@@ -300,7 +379,12 @@ int fdatasync(int fd) {
     init();
     if (fd >= 0 && fault(F_FDATASYNC, fd)) return -1;
     int r = real_fdatasync(fd);
-    if (r == 0) mark(fd, 0);
+    if (r == 0) {
+        int save = errno;
+        mark(fd, 0);
+        renamed_synced(fd);
+        errno = save;
+    }
     return r;
 }
 
@@ -339,7 +423,12 @@ int rename(const char *from, const char *to) {
         }
     }
     errno = save;
-    return real_rename(from, to);
+    int r = real_rename(from, to);
+    if (r == 0) {
+        renamed_add(to);
+        errno = save;
+    }
+    return r;
 }
 
 size_t fwrite(const void *p, size_t size, size_t n, FILE *f) {
@@ -440,4 +529,78 @@ int fflush(FILE *f) {
     init();
     if (fault_stream(F_FFLUSH, f)) return EOF;
     return real_fflush(f);
+}
+
+/* ---- allocations ---------------------------------------------------------------------------- */
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+
+static atomic_int armed; /* main has started: allocations count */
+
+/* 1: this allocation fails. Takes no lock and calls nothing that allocates before it is armed
+ * (dlsym allocates while init runs). */
+static int alloc_fault(void) {
+    if (!atomic_load(&armed)) return 0;
+    if (fault(F_ALLOC, -1)) {
+        errno = ENOMEM;
+        return 1;
+    }
+    return 0;
+}
+
+void *malloc(size_t n) {
+    if (alloc_fault()) return NULL;
+    return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size) {
+    if (alloc_fault()) return NULL;
+    return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n) {
+    if (n && alloc_fault()) return NULL;
+    return __libc_realloc(p, n);
+}
+
+int posix_memalign(void **out, size_t align, size_t n) {
+    if (align < sizeof(void *) || (align & (align - 1))) return EINVAL;
+    if (alloc_fault()) return ENOMEM;
+    void *p = __libc_memalign(align, n);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+void *aligned_alloc(size_t align, size_t n) {
+    if (alloc_fault()) return NULL;
+    return __libc_memalign(align, n);
+}
+
+void *memalign(size_t align, size_t n) {
+    if (alloc_fault()) return NULL;
+    return __libc_memalign(align, n);
+}
+
+/* main, wrapped: allocations count from here */
+static int (*real_main)(int, char **, char **);
+
+static int counted_main(int argc, char **argv, char **envp) {
+    atomic_store(&armed, 1);
+    return real_main(argc, argv, envp);
+}
+
+typedef int (*start_fn)(int (*)(int, char **, char **), int, char **, void (*)(void),
+                        void (*)(void), void (*)(void), void *);
+
+int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
+                      void (*init_fn)(void), void (*fini)(void), void (*rtld_fini)(void),
+                      void *stack_end) {
+    start_fn real_start;
+    RESOLVE(real_start, "__libc_start_main");
+    real_main = main;
+    return real_start(counted_main, argc, argv, init_fn, fini, rtld_fini, stack_end);
 }

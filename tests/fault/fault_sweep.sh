@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every command that writes files, run again and again with one kind of call failing
 # (tests/fault/fault_shim.c, preloaded): the N-th write, pwrite, fsync, fdatasync, close, rename,
-# stdio output call or fflush fails, for N = 1, 2, ... up to one past the last such call, where
+# stdio output call, fflush or allocation (malloc, calloc, realloc, posix_memalign, from main on)
+# fails, for N = 1, 2, ... up to one past the last such call, where
 # the fault no longer fires and the run must succeed; writes and flushes also fail from the N-th
 # call on, as on a disk that stays full. The commands:
 #   convert   an image folder into a new LMDB, into an LMDB folder that is there already (empty),
@@ -12,15 +13,20 @@
 #   train     --checkpoint (one file per epoch) and --metrics, two epochs;
 # and the one file the library writes that the tool does not: a model, by sl_mlp_save
 # (tests/fault/mlp_save.c), over an older one.
-# The clean run renames no file that it did not sync first. For every N: the exit status is 0 or 1 (never a signal); on 1, standard error names a file
+# The clean run renames no file that it did not sync first, and syncs the folder after every
+# rename. For every N: the exit status is 0 or 1 (never a signal); on 1, standard error names a file
 # under the output folder (or standard output) and gives the cause; on 0 the outputs are complete
 # and the fault did not fire, or it failed a close that lost nothing (of a descriptor synced since
 # its last write, or never written: LMDB closes its synced files unchecked, a probe that a file
 # can be made closes an empty one). Every file left under the output folder, whatever the status,
 # is either the one that was there before or the complete new one (byte for byte the one a clean
 # run writes; the metrics file and the JSON, which hold timings, are checked for form): no half
-# file, no temporary, no store that reads as valid but is cut. A command with more than 40 calls
-# of a kind is tried at its first 20, 10 spread through the middle and its last 10.
+# file, no temporary, no store that reads as valid but is cut, and a TFRecord file's class names
+# (FILE.labels.txt) never go with other data than theirs. A command with more than 40 calls
+# of a kind is tried at its first 20, 10 spread through the middle and its last 10; with more
+# than 200 allocations, at its first 60, 40 spread through the middle and its last 20 (`run` and
+# `train` make hundreds and thousands, in an order that varies with the threads). A failed
+# allocation must give exit 1 with a message that says memory ran out, or complete outputs.
 set -uo pipefail
 tool=$(realpath "$1")
 shim=${SL_FAULT_SHIM:?SL_FAULT_SHIM: the fault shim library}
@@ -84,6 +90,18 @@ cmd_convert_tfrecord() {
 verify_convert_tfrecord() {
     "$tool" inspect --verify "$o/f.tfrecord" | grep -q "verified: tfrecord, 3 records"
 }
+# the data and its class names go together: the old pair, or the new data with the new names (or
+# with none, where renaming them in failed), never the new data with the old names or the reverse
+pair_convert_tfrecord() {
+    local d=$o/f.tfrecord l=$o/f.tfrecord.labels.txt ref=$work/ref/convert_tfrecord
+    local old=$work/old/convert_tfrecord
+    if cmp -s "$d" "$old/f.tfrecord"; then
+        cmp -s "$l" "$old/f.tfrecord.labels.txt" || echo "the old data with new or no class names"
+    elif cmp -s "$d" "$ref/f.tfrecord"; then
+        [ ! -e "$l" ] || cmp -s "$l" "$ref/f.tfrecord.labels.txt" ||
+            echo "the new data with the old class names"
+    fi
+}
 
 setup_index() { echo old > "$o/f.idx"; }
 cmd_index() { "$tool" index "$in/f.tfrecord" "$o/f.idx" > /dev/null; }
@@ -133,14 +151,23 @@ cmd_mlp_save() { "$SL_FAULT_MLP_SAVE" "$o/model"; }
 verify_mlp_save() { [ "$(stat -c %s "$o/model")" -gt 4000 ]; }
 
 # what a failure's message says for each errno used
-declare -A cause=([ENOSPC]="no space left on device" [EIO]="input/output error")
+declare -A cause=([ENOSPC]="no space left on device" [EIO]="input/output error"
+    [ENOMEM]="memory")
 declare -A errno_of=([write]=ENOSPC [pwrite]=ENOSPC [fwrite]=ENOSPC [fflush]=ENOSPC
-    [fsync]=EIO [fdatasync]=EIO [close]=EIO [rename]=EIO)
+    [fsync]=EIO [fdatasync]=EIO [close]=EIO [rename]=EIO [alloc]=ENOMEM)
 
-# the N to try for a kind of call made M times
+# the N to try for a kind of call made M times (allocations: every one up to 200, else 120)
 pick() {
     local m=$1
-    if [ "$m" -le 40 ]; then
+    if [ "${fam:-}" = alloc ]; then
+        if [ "$m" -le 200 ]; then
+            seq 1 "$m"
+        else
+            seq 1 60
+            for ((k = 1; k <= 40; k++)); do echo $((60 + k * (m - 80) / 41)); done
+            seq $((m - 19)) "$m"
+        fi
+    elif [ "$m" -le 40 ]; then
         seq 1 "$m"
     else
         seq 1 20
@@ -167,6 +194,10 @@ check_tree() {
             bad "$what: left behind: $p ($(stat -c %s "$o/$p") bytes)"
         fi
     done < <(cd "$o" && find . -mindepth 1 | sed 's|^\./||' | sort)
+    if declare -F "pair_$name" > /dev/null; then
+        p=$("pair_$name")
+        [ -z "$p" ] || bad "$what: $p"
+    fi
     if [ "$rc" -eq 0 ]; then # complete: all that the clean run wrote
         while IFS= read -r p; do
             [ -e "$o/$p" ] || bad "$what: exit 0, yet $p is missing"
@@ -204,16 +235,21 @@ for name in convert_lmdb convert_into convert_tfrecord index run train mlp_save;
     if grep -q '^unsynced ' "$work/report"; then # a crash could leave the name to lost bytes
         bad "$name: renamed before it was synced: $(grep '^unsynced ' "$work/report")"
     fi
+    if grep -q '^undurable ' "$work/report"; then # a crash could bring the old name back
+        bad "$name: its folder was not synced after a rename: $(grep '^undurable ' "$work/report")"
+    fi
     declare -A count=()
     while read -r kind fam n; do
         [ "$kind" = count ] && count[$fam]=$n
     done < "$work/report"
-    for fam in write pwrite fsync fdatasync close rename fwrite fflush; do
+    for fam in write pwrite fsync fdatasync close rename fwrite fflush alloc; do
         m=${count[$fam]:-0}
         [ "$m" -gt 0 ] || continue
         err=${errno_of[$fam]}
         # N alone fails that call; N+ fails it and every later one (a disk that stays full)
         tries="$(pick "$m") $((m + 1))"
+        # threads allocate in no fixed order: the count varies from run to run by a few
+        [ "$fam" = alloc ] && tries="$(pick "$m")"
         case $fam in write | pwrite | fwrite | fflush) tries="$tries $(pick "$m" | sed 's/$/+/')" ;; esac
         for n in $tries; do
             if [ "${n%+}" != "$n" ]; then
@@ -227,13 +263,15 @@ for name in convert_lmdb convert_into convert_tfrecord index run train mlp_save;
                 bad "$what: exit status $rc: $(cat "$work/err")"
             elif [ "$rc" -eq 1 ]; then
                 [ "$fired" -eq 1 ] || bad "$what: exit 1 with no fault: $(cat "$work/err")"
-                grep -q -e "$o" -e "standard output" "$work/err" ||
+                # an allocation belongs to no file: the message says what ran out instead
+                [ "$fam" = alloc ] || grep -q -e "$o" -e "standard output" "$work/err" ||
                     bad "$what: the message names no output file: $(cat "$work/err")"
                 # standard output is checked once, at the end, where the cause of a write that
                 # failed before is gone: "write error" is all there is to say
                 grep -qi -e "${cause[$err]}" -e "standard output: write error" "$work/err" ||
                     bad "$what: the message gives no cause ('${cause[$err]}'): $(cat "$work/err")"
-            elif [ "$fired" -eq 1 ] && ! grep -q '^fired close [0-9]* synced$' "$work/report"; then
+            elif [ "$fired" -eq 1 ] && [ "$fam" != alloc ] &&
+                ! grep -q '^fired close [0-9]* synced$' "$work/report"; then
                 bad "$what: the failure went unreported (exit 0)"
             fi
             if [ "$n" = $((m + 1)) ] && { [ "$fired" -eq 1 ] || [ "$rc" -ne 0 ]; }; then
@@ -242,6 +280,7 @@ for name in convert_lmdb convert_into convert_tfrecord index run train mlp_save;
             check_tree "$name" "$rc" "$what" "$fired"
         done
     done
+    echo "$name: $(for f in "${!count[@]}"; do printf '%s %s, ' "$f" "${count[$f]}"; done)"
     unset count
 done
 echo "fault_sweep: $runs runs in $((SECONDS - t0)) s, $nfail failure(s)"

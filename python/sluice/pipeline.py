@@ -233,8 +233,8 @@ def _type_ok(kind, v):
     v = _flat(v)
     if kind == "bool":
         return isinstance(v, bool) or (_is_int(v) and v in (0, 1))
-    if kind == "int":
-        return _is_int(v)
+    if kind == "int":  # (a bool is an int, as DALI takes mirror=False)
+        return _is_int(v) or isinstance(v, bool)
     if kind == "float":
         return _is_num(v)
     if kind == "str":

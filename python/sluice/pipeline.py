@@ -19,6 +19,7 @@ from ctypes import byref, c_int, c_void_p
 
 from . import _c, errors
 from . import types as _types
+from .pipeline_api import PipelineAPI
 from .tensors import from_c_list
 
 _local = threading.local()
@@ -65,6 +66,11 @@ class DataNode:
 
     def cpu(self):
         return self._graph.transfer(self, _c.DEVICE_CPU)
+
+    def shape(self, *, dtype=None, device="cpu"):
+        """Each sample's shape, as a node (DALI's DataNode.shape(): the `shapes` op)."""
+        from . import fn
+        return fn.shapes(self, device=device, **({} if dtype is None else {"dtype": dtype}))
 
     def __repr__(self):
         return "DataNode(name=%r, device=%r)" % (self.name, self.device)
@@ -318,6 +324,7 @@ class _Graph:
     def __init__(self, batch_size):
         self.records = []  # _OpRecord, or ("transfer", src id, to, out id)
         self.sources = []  # python sources of fn.external_source, by registration name
+        self.feeds = {}  # node id -> the python source behind it (for feed_input)
         self.outputs = None
         self.output_names = None
         self.nodes = 0
@@ -674,7 +681,7 @@ def random_seed():
     return int.from_bytes(os.urandom(8), "little") >> 1
 
 
-class Pipeline(_Owner):
+class Pipeline(PipelineAPI, _Owner):
     """A DALI-style pipeline (nvidia.dali.Pipeline): defined inside ``with pipe:`` and
     ``pipe.set_outputs(...)``, or by a ``@pipeline_def`` function; ``build()`` starts it and
     ``run()`` returns one batch: a tuple of TensorList, one per output.
@@ -725,9 +732,8 @@ class Pipeline(_Owner):
             if not _is_int(q) or not 1 <= q <= 16:
                 raise errors.InvalidArgumentError("Pipeline: prefetch_queue_depth=%r (1..16)"
                                                   % (prefetch_queue_depth,))
-        if not exec_async or not exec_pipelined:
-            raise errors.NotSupportedError("Pipeline: sluice always runs its stages asynchronously "
-                                           "and pipelined (exec_async/exec_pipelined=False)")
+        if not exec_pipelined:  # (DALI's simple executor: no batch is prepared ahead)
+            cpu_q = gpu_q = 1
         if py_num_workers not in (0, 1):
             raise errors.NotSupportedError("Pipeline: py_num_workers=%r: sluice calls Python "
                                            "sources in the pipeline's own process" % py_num_workers)
@@ -750,6 +756,9 @@ class Pipeline(_Owner):
         self.device_id = device_id
         self.seed = int(seed)
         self.prefetch_queue_depth = prefetch_queue_depth
+        # exec_async=False: DALI's run() waits for the batch it asks for, which is what run()
+        # does here too (the stages run on their own threads either way)
+        self.exec_async, self.exec_pipelined = bool(exec_async), bool(exec_pipelined)
         self._prefetch = (int(cpu_q), int(gpu_q))
         self._checkpointing = bool(enable_checkpointing)
         self._restore = None if checkpoint is None else checkpoint_bytes(checkpoint,
@@ -834,6 +843,7 @@ class Pipeline(_Owner):
         """Opens every store, creates the ops and starts preparing batches (again: a no-op)."""
         if self._built:
             return
+        self._define_from_subclass()
         if self._feeding() is not None and self._sources():
             raise errors.StateError(
                 "this pipeline's definition runs in an iterator now, and its fn.external_source "
@@ -882,6 +892,8 @@ class Pipeline(_Owner):
     def run(self):
         """The next batch: a tuple with one TensorList per output."""
         me = threading.get_ident()
+        if self._calls_iter_setup() and self._made_before(me) is None:
+            self.iter_setup()  # (DALI's: before each batch; feed_input goes there)
         out = self._run(me)
         # from here to the return no call, so no place for a Ctrl-C: a batch is either returned
         # or still pending for this thread's next call
@@ -906,6 +918,7 @@ class Pipeline(_Owner):
             if self._exhausted:
                 raise StopIteration
             _drain_deferred()
+            self._check_fed()
             self._give_back()
             self._wait(_c.lib.sl_pipeline_wait, self._p)
             if _c.lib.sl_pipeline_next(self._p, byref(self._inflight)) != _c.OK:
@@ -1006,10 +1019,12 @@ class Pipeline(_Owner):
         """close() that leaves run() allowed: a fresh pipeline then starts (reset(), and an
         iterator that takes the definition over)."""
         self._built = False
+        self._cancel_feeds()  # (a stage thread waiting for feed_input data stops waiting)
         self._close_handle()
 
     def __del__(self):
         try:
+            self._cancel_feeds()  # (a stage thread waiting for feed_input data stops waiting)
             self._free_all()
             if self._graph is not None:
                 self._graph.close()
@@ -1103,6 +1118,9 @@ def _exit_stop():
     are not called again; one that is running gets a second to return."""
     _exiting[0] = True
     deadline = time.monotonic() + 1.0
+    for owner in list(_owners):
+        if hasattr(owner, "_cancel_feeds"):
+            owner._cancel_feeds()  # (a source waiting for feed_input data returns)
     for owner in list(_owners):
         owner._stop_for_exit(deadline)
 

@@ -32,7 +32,7 @@ from . import fn  # noqa: F401 -- sluice.fn
 from . import ops  # noqa: F401 -- sluice.ops (DALI's legacy nvidia.dali.ops)
 from . import backend  # noqa: F401 -- sluice.backend (DALI's nvidia.dali.backend classes)
 from . import pipeline as _pipeline_module
-from . import experimental as _experimental
+from . import _pipeline_experimental as _experimental
 from .external import BatchInfo as _BatchInfo, SampleInfo as _SampleInfo
 
 # `from sluice.pipeline.experimental import pipeline_def`, as DALI's nvidia.dali.pipeline.experimental

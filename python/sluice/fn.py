@@ -238,7 +238,7 @@ _ALIASES = {"image_decoder": "decoders.image", "image_decoder_random_crop":
             "decoders.image_random_crop", "file_reader": "readers.file",
             "caffe_reader": "readers.caffe", "caffe2_reader": "readers.caffe2",
             "tfrecord_reader": "readers.tfrecord", "numpy_reader": "readers.numpy",
-            "mnist_reader": "readers.mnist", "coin_flip": "random.coin_flip",
+            "coin_flip": "random.coin_flip",
             "uniform": "random.uniform", "normal_distribution": "random.normal"}
 
 

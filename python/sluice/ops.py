@@ -133,7 +133,7 @@ for _name in _fn.op_names():
 # DALI's older, flat names
 _LEGACY = {"FileReader": "readers.file", "CaffeReader": "readers.caffe",
            "Caffe2Reader": "readers.caffe2", "TFRecordReader": "readers.tfrecord",
-           "NumpyReader": "readers.numpy", "MNISTReader": "readers.mnist",
+           "NumpyReader": "readers.numpy",
            "ImageDecoder": "decoders.image", "ImageDecoderRandomCrop": "decoders.image_random_crop",
            "CoinFlip": "random.coin_flip", "Uniform": "random.uniform",
            "NormalDistribution": "random.normal"}

@@ -114,6 +114,34 @@ class PipelineAPI:
         """DALI's release of shared outputs: sluice gives a batch back when its last view goes,
         so there is nothing to do."""
 
+    # -- DALI's read-only properties
+    @property
+    def max_batch_size(self):
+        return self.batch_size
+
+    @property
+    def num_outputs(self):
+        """How many outputs the pipeline has (defining it first, for a subclass)."""
+        self._define_from_subclass()
+        g = self._graph
+        return len(g.outputs) if g is not None and g.outputs is not None else 0
+
+    @property
+    def cpu_queue_size(self):
+        return self._prefetch[0]
+
+    @property
+    def gpu_queue_size(self):
+        return self._prefetch[1]
+
+    @property
+    def enable_checkpointing(self):
+        return self._checkpointing
+
+    def is_restored_from_checkpoint(self):
+        """Whether the pipeline was made from a checkpoint (Pipeline(checkpoint=...))."""
+        return self._restore is not None
+
     # -- serialization
     def serialize(self, *args, **kwargs):
         raise errors.NotSupportedError(

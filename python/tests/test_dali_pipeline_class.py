@@ -81,3 +81,18 @@ def test_serialize_is_refused_with_the_reason():
         p.serialize()
     with pytest.raises(sluice.NotSupportedError, match="deserialize"):
         Pipeline.deserialize(serialized_pipeline=b"")
+
+
+def test_read_only_properties():
+    p = Pipeline(batch_size=6, num_threads=1, device_id=None, seed=3,
+                 prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2})
+    with p:
+        jpegs, labels = fn.readers.caffe2(path=LMDB)
+        p.set_outputs(jpegs, labels)
+    assert p.max_batch_size == 6 and p.num_outputs == 2
+    assert (p.cpu_queue_size, p.gpu_queue_size) == (3, 2)
+    assert not p.enable_checkpointing and not p.is_restored_from_checkpoint()
+    p.build()
+    p.run()
+    q = Pipeline(batch_size=6, num_threads=1, device_id=None, seed=3, checkpoint=p.checkpoint())
+    assert q.is_restored_from_checkpoint()

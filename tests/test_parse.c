@@ -377,10 +377,25 @@ static void test_errors(void) {
           "t.py:2:7: error: '//' on op outputs is not supported (+ - * / are)\n"
           "y = x // 2\n"
           "      ^");
-    FAILS("x = fn.readers.caffe2()[0]\n", SL_ESYNTAX,
-          "t.py:1:24: error: subscripts are not supported in a pipeline\n"
+    FAILS("x = fn.readers.caffe2()[0]\n", SL_EINVAL,
+          "t.py:1:24: error: subscripts of an op output (DALI's tensor indexing, x[0], x[1:3]) "
+          "are not supported in a pipeline\n"
           "x = fn.readers.caffe2()[0]\n"
           "                       ^");
+    FAILS("x = fn.readers.caffe2()\nreturn x[1:]\n", SL_ESYNTAX,
+          "t.py:2:11: error: slices and tuples of indices are not supported in a pipeline (a "
+          "subscript is one key or index)\n"
+          "return x[1:]\n"
+          "          ^");
+    FAILS("x = fn.readers.caffe2()\nreturn x[:1]\n", SL_ESYNTAX,
+          "t.py:2:10: error: slices and empty subscripts are not supported in a pipeline (a "
+          "subscript is one key or index: x[\"name\"], x[0])\n"
+          "return x[:1]\n"
+          "         ^");
+    FAILS("d = {'a': 1}\nx = fn.readers.caffe2(n=d['b'])\n", SL_EINVAL,
+          "t.py:2:27: error: no key 'b' in the dict (its keys: 'a')\n"
+          "x = fn.readers.caffe2(n=d['b'])\n"
+          "                          ^");
     FAILS("x = fn.readers.caffe2(n=1 / 0)\n", SL_EINVAL,
           "t.py:1:27: error: division by zero\n"
           "x = fn.readers.caffe2(n=1 / 0)\n"

@@ -83,6 +83,10 @@ class DataNode:
     def __iter__(self):
         raise TypeError("%s is one op output: it cannot be unpacked or iterated" % self.name)
 
+    def __getitem__(self, index):
+        raise TypeError("%s[%r]: subscripts of op outputs (DALI's tensor indexing and slicing) "
+                        "are not supported" % (self.name, index))
+
     def _refuse_comparison(sym):  # noqa: N805 (called in the class body, not a method)
         def compare(self, other):
             raise TypeError("%s %s %s: comparisons of op outputs are not supported (the "

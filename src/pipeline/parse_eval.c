@@ -11,6 +11,7 @@
 #include "core/log.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -529,6 +530,58 @@ static sl_status eval_attr(parser *ps, const expr *e, result *r) {
         "unsupported attribute '.%s': only types.* and tfrec.* constants can be used here", e->s);
 }
 
+/* a[b]: a dict's value for a string key (readers.tfrecord's outputs by feature name), or a list's
+ * or a tuple's item (a negative index counts from the end) */
+static sl_status eval_index(parser *ps, const expr *e, result *r) {
+    result a;
+    SL_TRY(sl__parse_eval(ps, e->a, 1, &a));
+    sl__val key;
+    memset(&key, 0, sizeof key);
+    sl_status st = SL_OK;
+    const sl__val *found = NULL;
+    if (sl__parse_is_node(&a))
+        st = sl__parse_perr(ps, SL_EINVAL, e->pos,
+                            "subscripts of an op output (DALI's tensor indexing, x[0], x[1:3]) "
+                            "are not supported in a pipeline");
+    else if (!a.dict && a.val.kind != SL_VAL_LIST)
+        st = sl__parse_perr(ps, SL_EINVAL, e->pos, "%s is not subscriptable",
+                            sl__parse_kind_name(&a));
+    if (st == SL_OK) st = sl__parse_eval_const(ps, e->b, &key, "a subscript");
+    if (st == SL_OK && a.dict) {
+        if (key.kind != SL_VAL_STR)
+            st = sl__parse_perr(ps, SL_EINVAL, e->b->pos, "a dict's keys are strings here");
+        for (int k = 0; st == SL_OK && k < a.val.n && !found; k++)
+            if (!strcmp(a.val.items[k].items[0].s, key.s)) found = &a.val.items[k].items[1];
+        if (st == SL_OK && !found) {
+            char keys[256];
+            size_t n = 0;
+            keys[0] = '\0';
+            for (int k = 0; k < a.val.n && n < sizeof keys; k++)
+                n += (size_t)snprintf(keys + n, sizeof keys - n, "%s'%s'", k ? ", " : "",
+                                      a.val.items[k].items[0].s);
+            st = sl__parse_perr(ps, SL_EINVAL, e->b->pos, "no key '%s' in the dict (its keys: %s)",
+                                key.s, a.val.n ? keys : "none");
+        }
+    } else if (st == SL_OK) {
+        if (key.kind != SL_VAL_INT && key.kind != SL_VAL_BOOL) {
+            st = sl__parse_perr(ps, SL_EINVAL, e->b->pos, "a list's index is an int");
+        } else {
+            int64_t i = sl__parse_as_i(&key);
+            if (i < 0) i += a.val.n;
+            if (i < 0 || i >= a.val.n)
+                st = sl__parse_perr(ps, SL_EINVAL, e->b->pos,
+                                    "index %lld is out of range (%d items)",
+                                    (long long)sl__parse_as_i(&key), a.val.n);
+            else
+                found = &a.val.items[i];
+        }
+    }
+    if (st == SL_OK) st = sl__val_copy(&r->val, found, ps->err);
+    sl__val_free(&key);
+    sl__parse_result_free(&a);
+    return st;
+}
+
 sl_status sl__parse_eval(parser *ps, const expr *e, int want, result *r) {
     memset(r, 0, sizeof *r);
     SL_TRY(sl__parse_step(ps, e->pos, 1));
@@ -617,6 +670,8 @@ sl_status sl__parse_eval(parser *ps, const expr *e, int want, result *r) {
     case E_CMP:
     case E_IFEXP:
         return eval_logic(ps, e, r);
+    case E_INDEX:
+        return eval_index(ps, e, r);
     case E_CALL:
         break;
     }

@@ -3,8 +3,9 @@
  * to expression trees in the arena (parse_tree.h) -- literals, adjacent strings joined, names,
  * attributes, calls with keyword and ** arguments, lists, tuples, dicts, + - * / // % **, unary
  * - and +, comparison chains, and/or/not, conditional expressions -- with the depth of the trees
- * and of the recursion bounded. Python outside the subset (lambda, comprehensions, subscripts,
- * sets, '*' unpacking, bit operators) is an error saying so. */
+ * and of the recursion bounded. Python outside the subset (lambda, comprehensions, slices,
+ * sets, '*' unpacking, bit operators) is an error saying so; a subscript is one key or index
+ * (a dict's key, as readers.tfrecord's outputs by feature name, or a list's index). */
 #include "pipeline/parse_int.h"
 
 #include "core/log.h"
@@ -275,9 +276,30 @@ sl_status sl__parse_primary(parser *ps, expr **out) {
             SL_TRY(parse_call_args(ps, c));
             SL_TRY(set_depth(ps, c));
             e = c;
-        } else if (sl__parse_is_op(t, "[")) {
-            return sl__parse_perr(ps, SL_ESYNTAX, t->pos,
-                                  "subscripts are not supported in a pipeline");
+        } else if (sl__parse_is_op(t, "[")) { /* a[key]: one key or index, no slices */
+            expr *x = sl__parse_new_expr(ps, E_INDEX, t->pos);
+            if (!x) return SL_ENOMEM;
+            x->a = e;
+            sl__parse_next(ps);
+            token *k = sl__parse_tok(ps);
+            if (sl__parse_is_op(k, ":") || sl__parse_is_op(k, "]"))
+                return sl__parse_perr(ps, SL_ESYNTAX, k->pos,
+                                      "slices and empty subscripts are not supported in a "
+                                      "pipeline (a subscript is one key or index: x[\"name\"], "
+                                      "x[0])");
+            SL_TRY(sl__parse_expr(ps, &x->b));
+            k = sl__parse_tok(ps);
+            if (sl__parse_is_op(k, ":") || sl__parse_is_op(k, ","))
+                return sl__parse_perr(ps, SL_ESYNTAX, k->pos,
+                                      "slices and tuples of indices are not supported in a "
+                                      "pipeline (a subscript is one key or index)");
+            if (!sl__parse_is_op(k, "]"))
+                return sl__parse_perr(ps, SL_ESYNTAX, k->pos,
+                                      "expected ']' after the subscript, got %s",
+                                      sl__parse_tok_desc(k, b, sizeof b));
+            sl__parse_next(ps);
+            SL_TRY(set_depth(ps, x));
+            e = x;
         } else {
             break;
         }

@@ -34,7 +34,8 @@ typedef enum ekind {
     E_OR,    /* a or b */
     E_NOT,   /* not a */
     E_CMP,   /* items[0] cops[0] items[1] cops[1] ... (a chain: a < b <= c) */
-    E_IFEXP  /* a if c else b */
+    E_IFEXP, /* a if c else b */
+    E_INDEX  /* a[b] */
 } ekind;
 
 /* comparison operators (E_CMP) */

@@ -84,8 +84,35 @@ class DataNode:
         raise TypeError("%s is one op output: it cannot be unpacked or iterated" % self.name)
 
     def __getitem__(self, index):
-        raise TypeError("%s[%r]: subscripts of op outputs (DALI's tensor indexing and slicing) "
-                        "are not supported" % (self.name, index))
+        """Per-sample indexing and slicing, as DALI's (`x[1:, :-1, 2]`): the tensor_subscript
+        op. Indices and bounds are Python ints; an op output as an index, `...` and `None` are
+        not supported."""
+        from . import fn
+        items = index if isinstance(index, tuple) else (index,)
+        mode, lo, hi, step = [], [], [], []
+        for k, x in enumerate(items):
+            what = "%s[...]: subscript %d" % (self.name, k)
+            if isinstance(x, slice):
+                for part in (x.start, x.stop, x.step):
+                    if part is not None and not _is_int(part):
+                        raise TypeError("%s: slice bounds are ints (not supported: %s)"
+                                        % (what, type(part).__name__))
+                if x.step is not None and int(x.step) == 0:
+                    raise ValueError("%s: a slice's step cannot be 0" % what)
+                mode.append((x.start is None) * 1 + (x.stop is None) * 2)
+                lo.append(0 if x.start is None else int(x.start))
+                hi.append(0 if x.stop is None else int(x.stop))
+                step.append(1 if x.step is None else int(x.step))
+            elif _is_int(x):
+                mode.append(4)
+                lo.append(int(x))
+                hi.append(0)
+                step.append(1)
+            else:
+                raise TypeError("%s: an int or a slice of ints (not supported: %s)"
+                                % (what, "an op output" if isinstance(x, DataNode)
+                                   else type(x).__name__))
+        return fn.tensor_subscript(self, mode=mode, lo=lo, hi=hi, step=step)
 
     def _refuse_comparison(sym):  # noqa: N805 (called in the class body, not a method)
         def compare(self, other):

@@ -123,6 +123,50 @@ static sl_status emit_by_feature(parser *ps, sl__parse_stmt *s, result *r) {
     return st;
 }
 
+static sl_status ints_arg(parser *ps, sl__parse_arg *a, const char *name, sl__parse_pos pos, int k,
+                          const int64_t *v) {
+    snprintf(a->name, sizeof a->name, "%s", name);
+    a->pos = pos;
+    a->val.kind = SL_VAL_LIST;
+    if (!(a->val.items = calloc((size_t)k, sizeof *a->val.items)))
+        return sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    a->val.n = k;
+    for (int d = 0; d < k; d++) sl__parse_set_int(&a->val.items[d], v[d]);
+    return SL_OK;
+}
+
+sl_status sl__parse_subscript_op(parser *ps, const expr *e, int node, int k, const int64_t *mode,
+                                 const int64_t *lo, const int64_t *hi, const int64_t *step,
+                                 result *r) {
+    if (ps->no_ops)
+        return sl__parse_perr(ps, SL_EINVAL, e->pos, "an operator cannot be called here");
+    sl__parse_stmt s;
+    memset(&s, 0, sizeof s);
+    s.kind = SL__PARSE_OP;
+    s.pos = e->pos;
+    snprintf(s.op, sizeof s.op, "tensor_subscript");
+    snprintf(s.written, sizeof s.written, "[] (tensor_subscript)");
+    s.inputs = malloc(sizeof *s.inputs);
+    s.input_pos = malloc(sizeof *s.input_pos);
+    s.args = calloc(4, sizeof *s.args);
+    sl_status st =
+        s.inputs && s.input_pos && s.args ? SL_OK : sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    if (st == SL_OK) {
+        s.inputs[0] = node;
+        s.input_pos[0] = e->a->pos;
+        s.num_inputs = 1;
+        const char *names[4] = {"mode", "lo", "hi", "step"};
+        const int64_t *vals[4] = {mode, lo, hi, step};
+        for (int i = 0; i < 4 && st == SL_OK; i++, s.num_args++)
+            st = ints_arg(ps, &s.args[i], names[i], e->pos, k, vals[i]);
+    }
+    if (st != SL_OK) {
+        sl__parse_stmt_clear(&s);
+        return st;
+    }
+    return emit(ps, &s, 1, r);
+}
+
 /* + - * / with an op output on either side, or unary - of one (b NULL), as DALI's arithmetic
  * expressions: an `arithmetic` op statement, with the constant operand (if any) as its arguments --
  * a Python int as int32, a float as float32, as DALI types them. */

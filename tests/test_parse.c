@@ -377,10 +377,35 @@ static void test_errors(void) {
           "t.py:2:7: error: '//' on op outputs is not supported (+ - * / are)\n"
           "y = x // 2\n"
           "      ^");
-    FAILS("x = fn.readers.caffe2()[0]\n", SL_ESYNTAX,
-          "t.py:1:24: error: subscripts are not supported in a pipeline\n"
-          "x = fn.readers.caffe2()[0]\n"
-          "                       ^");
+    /* subscripts of op outputs: DALI's tensor indexing, a tensor_subscript op */
+    PARSES("x = fn.readers.caffe2()\nreturn x[1:, -2, ::-3], x[:4][0]\n",
+           "op readers.caffe2() -> 0\n"
+           "op tensor_subscript(0) -> 1 | mode=[2, 4, 3] lo=[1, -2, 0] hi=[0, 0, 0] "
+           "step=[1, 1, -3]\n"
+           "op tensor_subscript(0) -> 2 | mode=[1] lo=[0] hi=[4] step=[1]\n"
+           "op tensor_subscript(2) -> 3 | mode=[4] lo=[0] hi=[0] step=[1]\n"
+           "return out0=1 out1=3");
+    FAILS("x = fn.readers.caffe2()\nreturn x[]\n", SL_ESYNTAX,
+          "t.py:2:10: error: an empty subscript\n"
+          "return x[]\n"
+          "         ^");
+    FAILS("x = fn.readers.caffe2()\nreturn x[::0]\n", SL_EINVAL,
+          "t.py:2:12: error: a slice's step cannot be 0\n"
+          "return x[::0]\n"
+          "           ^");
+    FAILS("x = fn.readers.caffe2()\nreturn x[0.5]\n", SL_EINVAL,
+          "t.py:2:10: error: an op output's subscripts are ints and slices of ints\n"
+          "return x[0.5]\n"
+          "         ^");
+    FAILS("x = fn.readers.caffe2(n=[1, 2][0:1])\n", SL_EINVAL,
+          "t.py:1:31: error: slices and several subscripts are for op outputs (DALI's tensor "
+          "indexing), not list\n"
+          "x = fn.readers.caffe2(n=[1, 2][0:1])\n"
+          "                              ^");
+    FAILS("d = {'a': 1}\nx = fn.readers.caffe2(n=d['b'])\n", SL_EINVAL,
+          "t.py:2:27: error: no key 'b' in the dict (its keys: 'a')\n"
+          "x = fn.readers.caffe2(n=d['b'])\n"
+          "                          ^");
     FAILS("x = fn.readers.caffe2(n=1 / 0)\n", SL_EINVAL,
           "t.py:1:27: error: division by zero\n"
           "x = fn.readers.caffe2(n=1 / 0)\n"

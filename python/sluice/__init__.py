@@ -29,6 +29,18 @@ from .tensors import Tensor, TensorCPU, TensorGPU, TensorList, TensorListCPU, Te
 from . import types  # noqa: F401 -- sluice.types
 from . import tfrecord  # noqa: F401 -- sluice.tfrecord (DALI's nvidia.dali.tfrecord)
 from . import fn  # noqa: F401 -- sluice.fn
+from . import ops  # noqa: F401 -- sluice.ops (DALI's legacy nvidia.dali.ops)
+from . import backend  # noqa: F401 -- sluice.backend (DALI's nvidia.dali.backend classes)
+from . import pipeline as _pipeline_module
+from . import _pipeline_experimental as _experimental
+from .external import BatchInfo as _BatchInfo, SampleInfo as _SampleInfo
+
+# `from sluice.pipeline.experimental import pipeline_def`, as DALI's nvidia.dali.pipeline.experimental
+_pipeline_module.experimental = _experimental
+import sys as _sys  # noqa: E402
+_sys.modules[__name__ + ".pipeline.experimental"] = _experimental
+types.SampleInfo, types.BatchInfo = _SampleInfo, _BatchInfo
+del _sys
 
 __version__ = _c.u(_c.lib.sl_version_string())
 
@@ -43,4 +55,5 @@ __all__ = ["pipeline_def", "Pipeline", "DataNode", "Tensor", "TensorCPU", "Tenso
            "TensorList", "TensorListCPU", "TensorListGPU", "Error", "ArgumentTypeError",
            "InvalidArgumentError", "NotFoundError", "ReadError", "FormatError", "ChecksumError",
            "NotSupportedError", "OutOfMemoryError", "DeviceError", "StateError", "SourceError",
-           "PipelineSyntaxError", "fn", "types", "tfrecord", "build_info", "__version__"]
+           "PipelineSyntaxError", "fn", "ops", "types", "tfrecord", "backend", "build_info",
+           "__version__"]

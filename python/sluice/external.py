@@ -11,6 +11,7 @@ Python source, and the answers come from what it returned. An exception in the s
 batch; ``Pipeline.run()`` raises SourceError with the original as its cause (StopIteration: the
 source is exhausted, run() raises StopIteration and ``reset()`` starts it again)."""
 
+import collections
 import ctypes
 import inspect
 import itertools
@@ -38,7 +39,9 @@ class _Sample:
         if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
             try:
                 import numpy
-                obj = numpy.ascontiguousarray(obj)
+                obj = numpy.asarray(obj)  # (ascontiguousarray would make a 0-d array 1-d)
+                if not obj.flags.c_contiguous:
+                    obj = numpy.ascontiguousarray(obj)
             except ImportError:
                 pass
         try:
@@ -102,9 +105,10 @@ def _arity(f):
 class PySource:
     """A Python source behind one fn.external_source: the library's sl_source callbacks."""
 
-    def __init__(self, source, num_outputs, batch, batch_info, cycle, label):
+    def __init__(self, source, num_outputs, batch, batch_info, cycle, label, listed=False):
         self.source = source
         self.nout = num_outputs
+        self.listed = listed  # num_outputs was given: the source returns a sequence of outputs
         self.batch = batch
         self.batch_info = batch_info
         self.cycle = cycle
@@ -113,7 +117,14 @@ class PySource:
         self.exc = None
         self.calling = False  # inside the Python source (which may never return)
         self._lock = threading.Lock()
-        if inspect.isgeneratorfunction(source):
+        # with no source, the data comes from Pipeline.feed_input: batches in the order fed
+        self._fed = collections.deque()
+        self._fed_count = 0
+        self._cancelled = False
+        self._cond = threading.Condition(self._lock)
+        if source is None:
+            self.kind = "feed"
+        elif inspect.isgeneratorfunction(source):
             self.kind = "genfunc"
         elif callable(source) and not hasattr(source, "__next__"):
             self.kind = "callable"
@@ -175,6 +186,7 @@ class PySource:
             self._it = self.source()
         elif self.kind == "iterable":
             self._it = iter(self.source)
+        self._cancelled = False
 
     def _next(self):
         try:
@@ -208,9 +220,39 @@ class PySource:
             if self._recording:
                 self._recorded[it] = got
 
+    def feed(self, data):
+        """Pipeline.feed_input: the next batch of this source (its outputs when it has several)."""
+        with self._cond:
+            self._fed.append(data)
+            self._fed_count += 1
+            self._cond.notify_all()
+
+    @property
+    def fed(self):
+        """Batches fed so far (feed_input) since the source's pipeline started."""
+        return self._fed_count
+
+    def cancel(self):
+        """Wakes a stage thread waiting for feed_input data (the pipeline is closing)."""
+        with self._cond:
+            self._cancelled = True
+            self._cond.notify_all()
+
+    def _take_fed(self):
+        with self._cond:
+            while not self._fed and not self._cancelled:
+                self._cond.wait(0.1)
+            if self._cancelled:
+                raise errors.StateError("the pipeline was closed while waiting for feed_input")
+            return self._fed.popleft()
+
     def _make(self, info, bs):
         it = info.iteration
         what = "batch %d" % it
+        if self.kind == "feed":
+            data = self._take_fed()
+            outs = self._per_output(data, what)
+            return [_split_batch(o, bs, "%s%s" % (what, self._out(k))) for k, o in enumerate(outs)]
         if self.batch:
             if self.kind == "callable":
                 if self._nargs == 0:
@@ -239,7 +281,7 @@ class PySource:
         return " output %d" % k if self.nout > 1 else ""
 
     def _per_output(self, data, what):
-        if self.nout == 1:
+        if self.nout == 1 and not self.listed:
             return [data]
         if not isinstance(data, (list, tuple)) or len(data) != self.nout:
             raise errors.InvalidArgumentError("%s: num_outputs=%d, but the source returned %s"
@@ -335,9 +377,9 @@ def external_source_call(schema):
         pipe = current()
         if pipe is None:
             raise errors.StateError("%s called outside a pipeline definition" % where)
-        if source is None:
-            raise errors.ArgumentTypeError("%s: give a source (a callable, iterable or "
-                                           "generator); sluice has no feed_input" % where)
+        if source is None and not batch:
+            raise errors.ArgumentTypeError("%s: with no source (data from Pipeline.feed_input), "
+                                           "batch=False has no meaning" % where)
         if parallel:
             raise errors.NotSupportedError("%s: parallel=True (sources run in the pipeline's "
                                            "process, on its CPU stage thread)" % where)
@@ -354,7 +396,7 @@ def external_source_call(schema):
             raise errors.InvalidArgumentError("%s: num_outputs=%r" % (where, num_outputs))
         nout = num_outputs or 1
         src = PySource(source, nout, bool(batch), bool(batch_info), cycle,
-                       name or "external_source")
+                       name or "external_source", listed=num_outputs is not None)
         src._batch_size = pipe.batch_size
         g = pipe._graph
         if pipe.batch_size < 1:
@@ -372,8 +414,12 @@ def external_source_call(schema):
         if name is not None:
             kw["name"] = name
         out = _call(schema, (), kw)
+        if num_outputs is not None and not isinstance(out, list):
+            out = [out]  # as DALI: with num_outputs, a list (also of one)
         if device == "gpu":
             out = [o.gpu() for o in out] if isinstance(out, list) else out.gpu()
+        for o in (out if isinstance(out, list) else [out]):
+            g.feeds[o._id] = src
         return out
 
     external_source.schema = schema

@@ -193,6 +193,24 @@ class _Namespace:
         return "<sluice.fn namespace %s: %s>" % (self.__name__, ", ".join(
             k for k in vars(self) if not k.startswith("_")))
 
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise _unknown_op("%s.%s" % (self.__name__, name))
+
+
+def _unknown_op(name):
+    """The error for fn.<name>, an op the library does not have, with the closest names."""
+    close = difflib.get_close_matches(name, list(schemas) + list(_ALIASES), 3, 0.6)
+    return AttributeError("sluice has no operator fn.%s%s (`sluice ops` lists them all)" % (
+        name, "; did you mean %s?" % " or ".join("fn." + c for c in close) if close else ""))
+
+
+def __getattr__(name):  # (module attributes that do not exist: an unknown op)
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise _unknown_op(name)
+
 
 schemas = {}
 _module = sys.modules[__name__]
@@ -202,7 +220,7 @@ for _schema in _read_table():
     _parts = _schema.name.split(".")
     _target = _module
     for _p in _parts[:-1]:
-        _ns = getattr(_target, _p, None)
+        _ns = vars(_target).get(_p)
         if _ns is None:
             _ns = _Namespace(_p)
             setattr(_target, _p, _ns)
@@ -213,6 +231,33 @@ try:
     del _ns
 except NameError:
     pass
+
+
+# DALI's deprecated names of ops (fn.image_decoder for fn.decoders.image, ...): the same functions
+_ALIASES = {"image_decoder": "decoders.image", "image_decoder_random_crop":
+            "decoders.image_random_crop", "file_reader": "readers.file",
+            "caffe_reader": "readers.caffe", "caffe2_reader": "readers.caffe2",
+            "tfrecord_reader": "readers.tfrecord", "numpy_reader": "readers.numpy",
+            "coin_flip": "random.coin_flip",
+            "uniform": "random.uniform", "normal_distribution": "random.normal"}
+
+
+def _resolve(name):
+    f = sys.modules[__name__]
+    for part in name.split("."):
+        f = getattr(f, part)
+    return f
+
+
+for _alias, _target_name in _ALIASES.items():
+    if _target_name in schemas:
+        globals()[_alias] = _resolve(_target_name)
+del _alias, _target_name
+
+
+def aliases():
+    """DALI's deprecated op names that sluice.fn has, and the op each stands for."""
+    return {k: v for k, v in _ALIASES.items() if v in schemas}
 
 
 def op_names():

@@ -19,6 +19,7 @@ from ctypes import byref, c_int, c_void_p
 
 from . import _c, errors
 from . import types as _types
+from .pipeline_api import PipelineAPI
 from .tensors import from_c_list
 
 _local = threading.local()
@@ -66,6 +67,11 @@ class DataNode:
     def cpu(self):
         return self._graph.transfer(self, _c.DEVICE_CPU)
 
+    def shape(self, *, dtype=None, device="cpu"):
+        """Each sample's shape, as a node (DALI's DataNode.shape(): the `shapes` op)."""
+        from . import fn
+        return fn.shapes(self, device=device, **({} if dtype is None else {"dtype": dtype}))
+
     def __repr__(self):
         return "DataNode(name=%r, device=%r)" % (self.name, self.device)
 
@@ -76,6 +82,37 @@ class DataNode:
 
     def __iter__(self):
         raise TypeError("%s is one op output: it cannot be unpacked or iterated" % self.name)
+
+    def __getitem__(self, index):
+        """Per-sample indexing and slicing, as DALI's (`x[1:, :-1, 2]`): the tensor_subscript
+        op. Indices and bounds are Python ints; an op output as an index, `...` and `None` are
+        not supported."""
+        from . import fn
+        items = index if isinstance(index, tuple) else (index,)
+        mode, lo, hi, step = [], [], [], []
+        for k, x in enumerate(items):
+            what = "%s[...]: subscript %d" % (self.name, k)
+            if isinstance(x, slice):
+                for part in (x.start, x.stop, x.step):
+                    if part is not None and not _is_int(part):
+                        raise TypeError("%s: slice bounds are ints (not supported: %s)"
+                                        % (what, type(part).__name__))
+                if x.step is not None and int(x.step) == 0:
+                    raise ValueError("%s: a slice's step cannot be 0" % what)
+                mode.append((x.start is None) * 1 + (x.stop is None) * 2)
+                lo.append(0 if x.start is None else int(x.start))
+                hi.append(0 if x.stop is None else int(x.stop))
+                step.append(1 if x.step is None else int(x.step))
+            elif _is_int(x):
+                mode.append(4)
+                lo.append(int(x))
+                hi.append(0)
+                step.append(1)
+            else:
+                raise TypeError("%s: an int or a slice of ints (not supported: %s)"
+                                % (what, "an op output" if isinstance(x, DataNode)
+                                   else type(x).__name__))
+        return fn.tensor_subscript(self, mode=mode, lo=lo, hi=hi, step=step)
 
     def _refuse_comparison(sym):  # noqa: N805 (called in the class body, not a method)
         def compare(self, other):
@@ -233,8 +270,8 @@ def _type_ok(kind, v):
     v = _flat(v)
     if kind == "bool":
         return isinstance(v, bool) or (_is_int(v) and v in (0, 1))
-    if kind == "int":
-        return _is_int(v)
+    if kind == "int":  # (a bool is an int, as DALI takes mirror=False)
+        return _is_int(v) or isinstance(v, bool)
     if kind == "float":
         return _is_num(v)
     if kind == "str":
@@ -318,6 +355,7 @@ class _Graph:
     def __init__(self, batch_size):
         self.records = []  # _OpRecord, or ("transfer", src id, to, out id)
         self.sources = []  # python sources of fn.external_source, by registration name
+        self.feeds = {}  # node id -> the python source behind it (for feed_input)
         self.outputs = None
         self.output_names = None
         self.nodes = 0
@@ -674,7 +712,7 @@ def random_seed():
     return int.from_bytes(os.urandom(8), "little") >> 1
 
 
-class Pipeline(_Owner):
+class Pipeline(PipelineAPI, _Owner):
     """A DALI-style pipeline (nvidia.dali.Pipeline): defined inside ``with pipe:`` and
     ``pipe.set_outputs(...)``, or by a ``@pipeline_def`` function; ``build()`` starts it and
     ``run()`` returns one batch: a tuple of TensorList, one per output.
@@ -725,9 +763,8 @@ class Pipeline(_Owner):
             if not _is_int(q) or not 1 <= q <= 16:
                 raise errors.InvalidArgumentError("Pipeline: prefetch_queue_depth=%r (1..16)"
                                                   % (prefetch_queue_depth,))
-        if not exec_async or not exec_pipelined:
-            raise errors.NotSupportedError("Pipeline: sluice always runs its stages asynchronously "
-                                           "and pipelined (exec_async/exec_pipelined=False)")
+        if not exec_pipelined:  # (DALI's simple executor: no batch is prepared ahead)
+            cpu_q = gpu_q = 1
         if py_num_workers not in (0, 1):
             raise errors.NotSupportedError("Pipeline: py_num_workers=%r: sluice calls Python "
                                            "sources in the pipeline's own process" % py_num_workers)
@@ -750,6 +787,9 @@ class Pipeline(_Owner):
         self.device_id = device_id
         self.seed = int(seed)
         self.prefetch_queue_depth = prefetch_queue_depth
+        # exec_async=False: DALI's run() waits for the batch it asks for, which is what run()
+        # does here too (the stages run on their own threads either way)
+        self.exec_async, self.exec_pipelined = bool(exec_async), bool(exec_pipelined)
         self._prefetch = (int(cpu_q), int(gpu_q))
         self._checkpointing = bool(enable_checkpointing)
         self._restore = None if checkpoint is None else checkpoint_bytes(checkpoint,
@@ -834,6 +874,7 @@ class Pipeline(_Owner):
         """Opens every store, creates the ops and starts preparing batches (again: a no-op)."""
         if self._built:
             return
+        self._define_from_subclass()
         if self._feeding() is not None and self._sources():
             raise errors.StateError(
                 "this pipeline's definition runs in an iterator now, and its fn.external_source "
@@ -882,6 +923,8 @@ class Pipeline(_Owner):
     def run(self):
         """The next batch: a tuple with one TensorList per output."""
         me = threading.get_ident()
+        if self._calls_iter_setup() and self._made_before(me) is None:
+            self.iter_setup()  # (DALI's: before each batch; feed_input goes there)
         out = self._run(me)
         # from here to the return no call, so no place for a Ctrl-C: a batch is either returned
         # or still pending for this thread's next call
@@ -906,6 +949,7 @@ class Pipeline(_Owner):
             if self._exhausted:
                 raise StopIteration
             _drain_deferred()
+            self._check_fed()
             self._give_back()
             self._wait(_c.lib.sl_pipeline_wait, self._p)
             if _c.lib.sl_pipeline_next(self._p, byref(self._inflight)) != _c.OK:
@@ -1006,10 +1050,12 @@ class Pipeline(_Owner):
         """close() that leaves run() allowed: a fresh pipeline then starts (reset(), and an
         iterator that takes the definition over)."""
         self._built = False
+        self._cancel_feeds()  # (a stage thread waiting for feed_input data stops waiting)
         self._close_handle()
 
     def __del__(self):
         try:
+            self._cancel_feeds()  # (a stage thread waiting for feed_input data stops waiting)
             self._free_all()
             if self._graph is not None:
                 self._graph.close()
@@ -1103,6 +1149,9 @@ def _exit_stop():
     are not called again; one that is running gets a second to return."""
     _exiting[0] = True
     deadline = time.monotonic() + 1.0
+    for owner in list(_owners):
+        if hasattr(owner, "_cancel_feeds"):
+            owner._cancel_feeds()  # (a source waiting for feed_input data returns)
     for owner in list(_owners):
         owner._stop_for_exit(deadline)
 

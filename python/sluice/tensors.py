@@ -394,6 +394,25 @@ class TensorList:
     def is_dense_tensor(self):
         return self._dense is not None
 
+    def as_reshaped_tensor(self, shape):
+        """The dense batch viewed with another shape of the same number of elements (DALI's
+        TensorList.as_reshaped_tensor); no copy."""
+        d = self.as_tensor()
+        shape = [int(x) for x in shape]
+        n, m = 1, 1
+        for x in shape:
+            n *= x
+        for x in d.shape:
+            m *= x
+        if n != m or any(x < 0 for x in shape):
+            raise ValueError("as_reshaped_tensor(%s): the batch has %d elements (shape %s)"
+                             % (shape, m, tuple(d.shape)))
+        return Tensor(d._ptr, d._dtype, shape, d._device, "", d._owner)
+
+    def data_ptr(self):
+        """The address of the dense batch (DALI's TensorList.data_ptr)."""
+        return self.as_tensor().data_ptr()
+
     def as_tensor(self):
         if self._dense is None:
             shapes = sorted({tuple(s) for _, s in self._samples})[:3]

@@ -41,18 +41,67 @@ class DALIImageType(enum.IntEnum):
     __str__ = __repr__
 
 
-class DALIInterpType(enum.IntEnum):
-    INTERP_NN = 0
-    INTERP_LINEAR = 1
+def _table_choices(prefix):
+    """Every enum value of the library's operator table (the one `sluice ops` prints) that starts
+    with prefix: what some op's argument accepts."""
+    from . import _c  # (the library; loaded once by the package)
+    found = []
+    info, a, err = _c.OpInfo(), _c.OpArgInfo(), _c.Err()
+    for i in range(_c.lib.sl_op_count()):
+        if _c.lib.sl_op_get(i, info, err) != _c.OK:
+            continue
+        for k in range(info.num_args):
+            if _c.lib.sl_op_get_arg(info.name, k, a, err) != _c.OK or not a.choices:
+                continue
+            for c in _c.u(a.choices).split("|"):
+                if c.startswith(prefix) and c not in found:
+                    found.append(c)
+    return found
 
-    def __repr__(self):
-        return "DALIInterpType.%s" % self.name
 
-    __str__ = __repr__
+# DALI's values of its interpolation types; the enum holds these and every INTERP_ value the
+# library's operator table accepts (a new one there appears here with no edit)
+_DALI_INTERP = {"INTERP_NN": 0, "INTERP_LINEAR": 1, "INTERP_CUBIC": 2, "INTERP_LANCZOS3": 3,
+                "INTERP_TRIANGULAR": 4, "INTERP_GAUSSIAN": 5}
+
+
+def _interp_members():
+    members = dict(_DALI_INTERP)
+    for name in _table_choices("INTERP_"):
+        if name not in members:
+            members[name] = 100 + len(members)
+    return sorted(members.items(), key=lambda kv: kv[1])
+
+
+DALIInterpType = enum.IntEnum("DALIInterpType", _interp_members(), module=__name__)
+DALIInterpType.__repr__ = lambda self: "DALIInterpType.%s" % self.name
+DALIInterpType.__str__ = DALIInterpType.__repr__
+DALIInterpType.__doc__ = ("Interpolation types, with DALI's values (INTERP_NN, INTERP_LINEAR, "
+                          "INTERP_CUBIC, INTERP_LANCZOS3, INTERP_TRIANGULAR, INTERP_GAUSSIAN); "
+                          "the ops say which of them they accept (`sluice ops`).")
+
+
+def accepted_interp_types():
+    """The interpolation types some op of the library accepts."""
+    return [DALIInterpType[n] for n in _table_choices("INTERP_")]
 
 
 class TensorLayout(str):
     """A layout string ("HWC", "CHW"), as DALI's types.TensorLayout."""
+
+
+# DALI's old layout constants (output_layout=types.NCHW): the layout of one sample, as DALI turns
+# them into layout strings
+NCHW = TensorLayout("CHW")
+NHWC = TensorLayout("HWC")
+
+
+class PipelineAPIType(enum.Enum):
+    """DALI's pipeline API types (kept for programs that name them)."""
+
+    BASIC = 0
+    ITERATOR = 1
+    SCHEDULED = 2
 
 
 # every constant at module level, as DALI has them (types.FLOAT, types.GRAY, ...)
@@ -110,3 +159,36 @@ def dlpack_type(t):
 
 def itemsize(t):
     return _INFO[DALIDataType(t)][2] // 8
+
+
+_NUMPY_NAMES = {"bool": DALIDataType.BOOL, "bool_": DALIDataType.BOOL, "int8": DALIDataType.INT8,
+                "uint8": DALIDataType.UINT8, "int16": DALIDataType.INT16,
+                "uint16": DALIDataType.UINT16, "int32": DALIDataType.INT32,
+                "uint32": DALIDataType.UINT32, "int64": DALIDataType.INT64,
+                "uint64": DALIDataType.UINT64, "float16": DALIDataType.FLOAT16,
+                "half": DALIDataType.FLOAT16, "float32": DALIDataType.FLOAT,
+                "float": DALIDataType.FLOAT, "float64": DALIDataType.FLOAT64,
+                "double": DALIDataType.FLOAT64, "bfloat16": DALIDataType.BFLOAT16}
+
+
+def to_numpy_type(dali_type):
+    """numpy's type of a DALIDataType (DALI's types.to_numpy_type)."""
+    import numpy
+    t = DALIDataType(dali_type)
+    names = {DALIDataType.FLOAT: "float32", DALIDataType.FLOAT64: "float64",
+             DALIDataType.FLOAT16: "float16", DALIDataType.BOOL: "bool"}
+    if t in (DALIDataType.BFLOAT16, DALIDataType.NO_TYPE):
+        raise TypeError("numpy has no type for %r" % (t,))
+    return numpy.dtype(names.get(t, t.name.lower())).type
+
+
+def to_dali_type(framework_type):
+    """The DALIDataType of a numpy or torch type, or of its name (DALI's types.to_dali_type)."""
+    t = getattr(framework_type, "__name__", None) or str(framework_type)
+    if t.startswith("torch."):
+        t = t[6:]
+    got = _NUMPY_NAMES.get(t)
+    if got is None:
+        raise TypeError("'%s' could not be converted into any known DALIDataType"
+                        % (framework_type,))
+    return got

@@ -327,17 +327,27 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
         placement = SL_OPDEV_MIXED;
     else if (!strcmp(op->device, "gpu") || (!op->device[0] && any_gpu))
         placement = SL_OPDEV_GPU;
+    /* a placement DALI has for the op, whatever this build and pipeline run: "mixed" where the
+     * op has it; "gpu" except for readers (readers.numpy has one) and mixed-only ops (decoders) */
+    bool dali_has = placement == SL_OPDEV_CPU ? (def->devices & SL_OPDEV_CPU) != 0
+                    : placement == SL_OPDEV_MIXED
+                        ? (def->devices & SL_OPDEV_MIXED) != 0
+                        : (!(def->flags & SL_OPF_READER) || !strcmp(def->name, "readers.numpy")) &&
+                              ((def->devices & SL_OPDEV_GPU) || !(def->devices & SL_OPDEV_MIXED));
     /* on a CPU pipeline mixed and gpu ops run on the CPU: they need a CPU implementation */
-    bool supported = (def->devices & placement) ||
-                     (!cuda_pipeline(p) && (def->devices & (SL_OPDEV_CPU | SL_OPDEV_MIXED)));
+    bool supported =
+        (def->devices & placement) ||
+        (dali_has && !cuda_pipeline(p) && (def->devices & (SL_OPDEV_CPU | SL_OPDEV_MIXED)));
     if (!supported) {
         bool cpu_only = placement == SL_OPDEV_GPU && (def->devices & SL_OPDEV_CPU);
-        st = sl__pipeline_fail(
-            p, SL_EINVAL, "%s cannot run on device \"%s\"%s", def->name,
-            placement == SL_OPDEV_GPU     ? "gpu"
-            : placement == SL_OPDEV_MIXED ? "mixed"
-                                          : "cpu",
-            cpu_only ? ": it runs on the CPU only, so give it CPU inputs (x.cpu())" : "");
+        st = sl__pipeline_fail(p, SL_EINVAL, "%s cannot run on device \"%s\"%s", def->name,
+                               placement == SL_OPDEV_GPU     ? "gpu"
+                               : placement == SL_OPDEV_MIXED ? "mixed"
+                                                             : "cpu",
+                               !cpu_only ? ""
+                               : def->flags & SL_OPF_READER
+                                   ? ": it runs on the CPU only (as in DALI)"
+                                   : ": it runs on the CPU only, so give it CPU inputs (x.cpu())");
         goto done;
     }
     for (int k = 0; op->named && k < p->nops; k++)

@@ -64,6 +64,12 @@ static const sl__arg_schema cmn_args[] = {
     {"scale", SL_ARG_FLOAT, "1.0", "multiplies the normalised value", 0, NULL},
     {"shift", SL_ARG_FLOAT, "0.0", "added after scaling", 0, NULL},
     {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type: FLOAT, FLOAT16, UINT8, INT8", 0, NULL},
+    {"output_dtype", SL_ARG_DTYPE, "None", "DALI's older name of dtype (give one of the two)", 0,
+     NULL},
+    {"image_type", SL_ARG_ENUM, "None",
+     "DALI's older argument: the input's colour type; its channel count (GRAY 1, RGB, BGR and "
+     "YCbCr 3) is checked",
+     0, "RGB|BGR|GRAY|YCbCr|ANY_DATA"},
     {"output_layout", SL_ARG_STR, "\"CHW\"", "HWC or CHW", 0, NULL},
     {"pad_output", SL_ARG_BOOL, "False", "pad channels to the next power of two with fill_values",
      0, NULL},
@@ -93,6 +99,7 @@ typedef struct cmn_state {
     bool has_anchor;
     int64_t anchor[2];
     int n_mean, n_std, n_fill;
+    int want_c; /* image_type's channel count (0: any) */
     double mean[SL__CMN_MAX_C], std[SL__CMN_MAX_C], fill[SL__CMN_MAX_C];
     double scale, shift;
     int node_mirror, node_mirror_v, node_px, node_py, node_mean, node_std, node_ch, node_cw;
@@ -127,8 +134,16 @@ static sl_status cmn_create_as(const sl__args *a, bool crop, void **out, sl_err 
     s->name = crop ? "crop" : NAME;
     s->auto_dtype = crop && !sl__args_given(a, "dtype");
     s->auto_layout = crop;
-    if (!s->auto_dtype) {
-        s->dtype = sl__args_dtype(a, "dtype");
+    bool legacy_dtype = !crop && sl__args_given(a, "output_dtype");
+    if (legacy_dtype && sl__args_given(a, "dtype"))
+        st = sl_err_set(err, SL_EINVAL, "%s: give dtype or output_dtype (its older name), not both",
+                        s->name);
+    if (!crop && sl__args_given(a, "image_type")) {
+        const char *t = sl__args_str(a, "image_type");
+        s->want_c = !strcmp(t, "GRAY") ? 1 : !strcmp(t, "ANY_DATA") ? 0 : 3;
+    }
+    if (!s->auto_dtype && st == SL_OK) {
+        s->dtype = sl__args_dtype(a, legacy_dtype ? "output_dtype" : "dtype");
         if (s->dtype != SL_DTYPE_F32 && s->dtype != SL_DTYPE_F16 && s->dtype != SL_DTYPE_U8 &&
             s->dtype != SL_DTYPE_I8)
             st = sl_err_set(err, SL_EINVAL, "%s: dtype %s is not FLOAT, FLOAT16, UINT8 or INT8",
@@ -266,6 +281,12 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
         p->in_h = in_chw ? sh[1] : sh[0];
         p->in_w = in_chw ? sh[2] : sh[1];
         p->out_chw = s->out_chw;
+        if (s->want_c && p->in_c != s->want_c) {
+            st = sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                             "image_type wants %d channel%s, the image has %lld", s->want_c,
+                             s->want_c == 1 ? "" : "s", (long long)p->in_c);
+            break;
+        }
         if (p->in_c > SL__CMN_MAX_C) {
             st = sl__op_fail(err, SL_EINVAL, io, i, s->name, "%lld channels (at most %d)",
                              (long long)p->in_c, SL__CMN_MAX_C);

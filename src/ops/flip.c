@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* flip: mirrors images horizontally and/or vertically, as DALI's fn.flip (horizontal default 1,
- * vertical default 0, both per sample). Input (H, W, C) HWC, (C, H, W) CHW or (H, W), any dtype;
- * the output has the input's shape and layout. */
+/* flip: mirrors images horizontally, vertically and/or depthwise, as DALI's fn.flip (horizontal
+ * default 1, vertical and depthwise default 0, all per sample). Input (H, W, C) HWC, (C, H, W)
+ * CHW, (H, W), or a volume (D, H, W, C) DHWC or (C, D, H, W) CDHW, or frames (F, H, W, C) FHWC;
+ * any dtype; the output has the input's shape and layout. depthwise flips along D (an input
+ * without one has nothing to flip there, as DALI). */
 #include "operator/argin.h"
 #include "operator/gpu_args.h"
 #include "operator/op.h"
@@ -19,13 +21,13 @@
 static const sl__arg_schema flip_args[] = {
     {"horizontal", SL_ARG_INT, "1", "nonzero: flip along W", SL_ARGF_PER_SAMPLE, NULL},
     {"vertical", SL_ARG_INT, "0", "nonzero: flip along H", SL_ARGF_PER_SAMPLE, NULL},
-    {"depthwise", SL_ARG_INT, "0", "volumes; only 0", 0, NULL},
+    {"depthwise", SL_ARG_INT, "0", "nonzero: flip along D (volumes)", SL_ARGF_PER_SAMPLE, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 typedef struct flip_state {
-    int h, v, node_h, node_v;
-    uint8_t *flags; /* per sample: bit 0 horizontal, bit 1 vertical */
+    int h, v, d, node_h, node_v, node_d;
+    uint8_t *flags; /* per sample: bit 0 horizontal, bit 1 vertical, bit 2 depthwise */
     int cap;
     sl__gpu_args gpu;
 } flip_state;
@@ -40,14 +42,14 @@ static void flip_destroy(void *state) {
 }
 
 static sl_status flip_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
-    if (sl__args_int(a, "depthwise"))
-        return sl_err_set(err, SL_ENOTSUP, "flip: depthwise flips (volumes) are not supported");
     flip_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     s->h = sl__args_int(a, "horizontal") != 0;
     s->v = sl__args_int(a, "vertical") != 0;
     s->node_h = sl__args_node(a, "horizontal");
     s->node_v = sl__args_node(a, "vertical");
+    s->d = sl__args_int(a, "depthwise") != 0;
+    s->node_d = sl__args_node(a, "depthwise");
     *out = s;
     return SL_OK;
 }
@@ -55,9 +57,16 @@ static sl_status flip_create(const sl__args *a, const sl__op_init *init, void **
 static sl_status flip_setup(void *state, sl__op_io *io, sl_err *err) {
     flip_state *s = state;
     const sl_tlist *in = io->in[0];
-    if (in->ndim != 2 && in->ndim != 3)
-        return sl_err_set(err, SL_EINVAL, "flip: input must be HW, HWC or CHW (got %d dims)",
+    if (in->ndim < 2 || in->ndim > 4)
+        return sl_err_set(err, SL_EINVAL,
+                          "flip: input must be HW, HWC, CHW, DHWC, CDHW or FHWC (got %d dims)",
                           in->ndim);
+    if (in->ndim == 4 && in->layout[0] && strcmp(in->layout, "DHWC") &&
+        strcmp(in->layout, "CDHW") && strcmp(in->layout, "FHWC"))
+        return sl_err_set(err, SL_EINVAL,
+                          "flip: a 4-D input's layout must be DHWC, CDHW or FHWC "
+                          "(got %s)",
+                          in->layout);
     if (io->batch > s->cap) {
         uint8_t *nf = realloc(s->flags, (size_t)io->batch);
         if (!nf) return sl_err_set(err, SL_ENOMEM, "flip: out of memory");
@@ -65,10 +74,11 @@ static sl_status flip_setup(void *state, sl__op_io *io, sl_err *err) {
         s->cap = io->batch;
     }
     for (int i = 0; i < io->batch; i++) {
-        double h = s->h, v = s->v;
+        double h = s->h, v = s->v, d = s->d;
         if (s->node_h >= 0) sl__argin_values(io, s->node_h, i, &h, 1);
         if (s->node_v >= 0) sl__argin_values(io, s->node_v, i, &v, 1);
-        s->flags[i] = (uint8_t)((h != 0) | (v != 0) << 1);
+        if (s->node_d >= 0) sl__argin_values(io, s->node_d, i, &d, 1);
+        s->flags[i] = (uint8_t)((h != 0) | (v != 0) << 1 | (d != 0) << 2);
     }
     sl_tlist *out = io->out[0];
     SL_TRY(sl_tlist_reset(out, io->batch, in->dtype, in->ndim, io->device, err));
@@ -77,28 +87,39 @@ static sl_status flip_setup(void *state, sl__op_io *io, sl_err *err) {
     return SL_OK;
 }
 
-/* Sample i as planes of (H, W) pixels of px bytes. */
-static void flip_geometry(const sl_tlist *in, int i, int64_t *planes, int64_t *H, int64_t *W,
-                          size_t *px) {
+/* Sample i as planes of (H, W) pixels of px bytes, in groups of *depth planes that a depthwise
+ * flip reverses (1 where the input has no D). */
+static void flip_geometry(const sl_tlist *in, int i, int64_t *planes, int64_t *depth, int64_t *H,
+                          int64_t *W, size_t *px) {
     const int64_t *sh = sl_tlist_shape(in, i);
-    bool chw = in->ndim == 3 && !strcmp(in->layout, "CHW");
-    *planes = chw ? sh[0] : 1, *H = chw ? sh[1] : sh[0], *W = chw ? sh[2] : sh[1];
-    *px = sl_dtype_size(in->dtype) * (size_t)(in->ndim == 3 && !chw ? sh[2] : 1);
+    size_t e = sl_dtype_size(in->dtype);
+    *depth = 1;
+    if (in->ndim == 4 && !strcmp(in->layout, "CDHW")) {
+        *planes = sh[0] * sh[1], *depth = sh[1], *H = sh[2], *W = sh[3], *px = e;
+    } else if (in->ndim == 4) { /* DHWC, FHWC (frames: no D) */
+        *planes = sh[0], *H = sh[1], *W = sh[2], *px = e * (size_t)sh[3];
+        if (strcmp(in->layout, "FHWC")) *depth = sh[0];
+    } else {
+        bool chw = in->ndim == 3 && !strcmp(in->layout, "CHW");
+        *planes = chw ? sh[0] : 1, *H = chw ? sh[1] : sh[0], *W = chw ? sh[2] : sh[1];
+        *px = e * (size_t)(in->ndim == 3 && !chw ? sh[2] : 1);
+    }
 }
 
 static sl_status flip_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     flip_state *s = state;
     const sl_tlist *in = io->in[0];
-    int64_t planes, H, W;
+    int64_t planes, depth, H, W;
     size_t px;
-    flip_geometry(in, i, &planes, &H, &W, &px);
+    flip_geometry(in, i, &planes, &depth, &H, &W, &px);
     const uint8_t *src = in->data[i];
     uint8_t *dst = io->out[0]->data[i];
-    int fh = s->flags[i] & 1, fv = s->flags[i] >> 1;
+    int fh = s->flags[i] & 1, fv = (s->flags[i] >> 1) & 1, fd = (s->flags[i] >> 2) & 1;
     size_t row = px * (size_t)W;
     for (int64_t p = 0; p < planes; p++)
         for (int64_t y = 0; y < H; y++) {
-            const uint8_t *r = src + ((size_t)(p * H + (fv ? H - 1 - y : y))) * row;
+            int64_t sp = fd ? p / depth * depth + (depth - 1 - p % depth) : p;
+            const uint8_t *r = src + ((size_t)(sp * H + (fv ? H - 1 - y : y))) * row;
             uint8_t *o = dst + (size_t)(p * H + y) * row;
             if (!fh) {
                 memcpy(o, r, row);
@@ -119,7 +140,7 @@ static sl_status flip_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     int64_t maxpix = 0;
     for (int i = 0; i < io->batch; i++) {
         size_t px;
-        flip_geometry(io->in[0], i, &d[i].planes, &d[i].h, &d[i].w, &px);
+        flip_geometry(io->in[0], i, &d[i].planes, &d[i].depth, &d[i].h, &d[i].w, &px);
         d[i].px = (int64_t)px;
         d[i].flags = s->flags[i];
         d[i].in = io->in[0]->data[i];

@@ -10,11 +10,13 @@ __global__ static void flip_kernel(const sl__cuda_flip_desc *d, int n) {
         const unsigned char *src = (const unsigned char *)d[s].in;
         unsigned char *dst = (unsigned char *)d[s].out;
         int64_t H = d[s].h, W = d[s].w, px = d[s].px;
-        int fh = d[s].flags & 1, fv = (d[s].flags >> 1) & 1;
+        int fh = d[s].flags & 1, fv = (d[s].flags >> 1) & 1, fd = (d[s].flags >> 2) & 1;
+        int64_t D = d[s].depth;
         SL__CUDA_FOR_ELEMS(e, d[s].planes * H * W) {
             int64_t x = e % W, y = (e / W) % H, p = e / (W * H);
             int64_t sy = fv ? H - 1 - y : y, sx = fh ? W - 1 - x : x;
-            const unsigned char *from = src + ((p * H + sy) * W + sx) * px;
+            int64_t sp = fd ? p / D * D + (D - 1 - p % D) : p;
+            const unsigned char *from = src + ((sp * H + sy) * W + sx) * px;
             unsigned char *to = dst + e * px;
             for (int64_t b = 0; b < px; b++) to[b] = from[b];
         }

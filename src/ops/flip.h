@@ -13,11 +13,12 @@
 extern "C" {
 #endif
 
-/* flip: planes of (h, w) pixels of px bytes; flags bit 0 horizontal, bit 1 vertical */
+/* flip: planes of (h, w) pixels of px bytes, in groups of `depth` planes; flags bit 0
+ * horizontal, bit 1 vertical, bit 2 depthwise (each group's planes in reverse order) */
 typedef struct sl__cuda_flip_desc {
     const void *in;
     void *out;
-    int64_t planes, h, w, px;
+    int64_t planes, depth, h, w, px;
     int flags;
 } sl__cuda_flip_desc;
 sl_status sl__cuda_flip(const sl__cuda_flip_desc *d, int n, int64_t max_pixels, void *stream,

@@ -23,6 +23,8 @@ extern const sl__op_def sl__crop_mirror_normalize_op;
 extern const sl__op_def sl__reshape_op;
 extern const sl__op_def sl__squeeze_op;
 extern const sl__op_def sl__expand_dims_op;
+extern const sl__op_def sl__shapes_op;
+extern const sl__op_def sl__tensor_subscript_op;
 extern const sl__op_def sl__one_hot_op;
 extern const sl__op_def sl__cast_op;
 extern const sl__op_def sl__flip_op;
@@ -57,6 +59,8 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__reshape_op,
     &sl__squeeze_op,
     &sl__expand_dims_op,
+    &sl__shapes_op,
+    &sl__tensor_subscript_op,
     &sl__one_hot_op,
     &sl__cast_op,
     &sl__flip_op,

@@ -18,8 +18,9 @@
 #include <string.h>
 
 static const sl__arg_schema coin_args[] = {
-    {"probability", SL_ARG_FLOAT, "0.5", "chance of a 1", 0, NULL},
-    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", 0, NULL},
+    {"probability", SL_ARG_FLOAT, "0.5", "chance of a 1", SL_ARGF_PER_SAMPLE, NULL},
+    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", SL_ARGF_PER_SAMPLE,
+     NULL},
     {"dtype", SL_ARG_DTYPE, "types.INT32", "output type", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
@@ -27,7 +28,8 @@ static const sl__arg_schema coin_args[] = {
 static const sl__arg_schema normal_args[] = {
     {"mean", SL_ARG_FLOAT, "0.0", "mean of the distribution", SL_ARGF_PER_SAMPLE, NULL},
     {"stddev", SL_ARG_FLOAT, "1.0", "standard deviation (>= 0)", SL_ARGF_PER_SAMPLE, NULL},
-    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", 0, NULL},
+    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", SL_ARGF_PER_SAMPLE,
+     NULL},
     {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
@@ -35,7 +37,8 @@ static const sl__arg_schema normal_args[] = {
 static const sl__arg_schema uniform_args[] = {
     {"range", SL_ARG_FLOATS, "[-1.0, 1.0]", "[lo, hi): the interval", 0, NULL},
     {"values", SL_ARG_FLOATS, "None", "discrete values to pick from (instead of range)", 0, NULL},
-    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", 0, NULL},
+    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", SL_ARGF_PER_SAMPLE,
+     NULL},
     {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
@@ -46,7 +49,7 @@ typedef struct rand_state {
     int kind;
     double p, lo, hi;
     double mean, stddev;
-    int node_mean, node_std; /* per-sample inputs, or -1 */
+    int node_mean, node_std, node_p, node_shape; /* per-sample inputs, or -1 */
     double *values;
     int nvalues;
     int ndim;
@@ -70,10 +73,12 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
     if (!s) return SL_ENOMEM;
     s->kind = kind;
     s->node_mean = s->node_std = -1;
+    s->node_p = kind == R_COIN ? sl__args_node(a, "probability") : -1;
+    s->node_shape = sl__args_node(a, "shape");
     s->seed = init->seed;
     s->dtype = sl__args_dtype(a, "dtype");
     sl_status st = SL_OK;
-    if (sl__args_get(a, "shape")->kind != SL_VAL_NONE) {
+    if (s->node_shape < 0 && sl__args_get(a, "shape")->kind != SL_VAL_NONE) {
         const int64_t *sh;
         s->ndim = sl__args_ints(a, "shape", &sh);
         if (s->ndim > SL_MAX_DIMS) st = sl_err_set(err, SL_EINVAL, "%s: too many dims", name);
@@ -96,7 +101,7 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
             st = sl_err_set(err, SL_EINVAL, "%s: stddev %g is negative", name, s->stddev);
     } else if (kind == R_COIN) {
         s->p = sl__args_float(a, "probability");
-        if (s->p < 0 || s->p > 1)
+        if (s->node_p < 0 && !(s->p >= 0 && s->p <= 1))
             st = sl_err_set(err, SL_EINVAL, "%s: probability %g outside [0, 1]", name, s->p);
     } else if (sl__args_get(a, "values")->kind != SL_VAL_NONE) {
         const double *v;
@@ -135,19 +140,58 @@ static sl_status normal_create(const sl__args *a, const sl__op_init *init, void 
     return rand_create(a, init, out, err, R_NORMAL);
 }
 
+/* Sample i's shape from the per-sample `shape` input: *ndim extents into sh (every sample of a
+ * batch has the rank of sample 0). */
+static sl_status sample_shape(const rand_state *s, const sl__op_io *io, int i, const char *name,
+                              int *ndim, int64_t *sh, sl_err *err) {
+    double v[SL_MAX_DIMS + 1];
+    int n = sl__argin_values(io, s->node_shape, i, v, SL_MAX_DIMS + 1);
+    if (n < 0 || n > SL_MAX_DIMS)
+        return sl__op_fail(err, SL_EINVAL, io, i, name,
+                           "shape: the per-sample value must be at most %d extents, on the CPU",
+                           SL_MAX_DIMS);
+    if (i > 0 && n != *ndim)
+        return sl__op_fail(err, SL_EINVAL, io, i, name,
+                           "shape: %d extents, but sample 0 of the batch has %d (one rank per "
+                           "batch)",
+                           n, *ndim);
+    *ndim = n;
+    for (int d = 0; d < n; d++) {
+        if (!(v[d] >= 0 && v[d] <= 0x1p40 && v[d] == (double)(int64_t)v[d]))
+            return sl__op_fail(err, SL_EINVAL, io, i, name, "shape: extent %g", v[d]);
+        sh[d] = (int64_t)v[d];
+    }
+    size_t bytes;
+    if (sl__size_shape(sh, n, sl_dtype_size(s->dtype), &bytes, NULL) != SL__SIZE_OK)
+        return sl__op_fail(err, SL_EINVAL, io, i, name, "shape: a sample of more than %zu bytes",
+                           (size_t)SL__SIZE_LIMIT);
+    return SL_OK;
+}
+
 /* out: per sample `shape` (or a scalar, ndim 0) of dtype; all drawn here, in setup */
 static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
     rand_state *s = state;
+    const char *name = s->kind == R_COIN      ? "random.coin_flip"
+                       : s->kind == R_UNIFORM ? "random.uniform"
+                                              : "random.normal";
     sl_tlist *out = io->out[0];
-    SL_TRY(sl_tlist_reset(out, io->batch, s->dtype, s->ndim, sl_cpu(), err));
-    int64_t *shapes =
-        sl__malloc((size_t)io->batch * (size_t)(s->ndim ? s->ndim : 1) * sizeof(int64_t), err);
+    int ndim = s->ndim;
+    int64_t *shapes = sl__malloc((size_t)io->batch * SL_MAX_DIMS * sizeof(int64_t), err);
     if (!shapes) return SL_ENOMEM;
-    int64_t n = 1;
-    for (int d = 0; d < s->ndim; d++) n *= s->shape[d];
-    for (int i = 0; i < io->batch; i++)
-        memcpy(shapes + (size_t)i * (size_t)s->ndim, s->shape, (size_t)s->ndim * sizeof(int64_t));
-    sl_status st = sl_tlist_alloc(out, shapes, err);
+    sl_status st = SL_OK;
+    for (int i = 0; i < io->batch && st == SL_OK; i++) {
+        int64_t *sh = shapes + (size_t)i * SL_MAX_DIMS;
+        if (s->node_shape >= 0)
+            st = sample_shape(s, io, i, name, &ndim, sh, err);
+        else
+            memcpy(sh, s->shape, (size_t)s->ndim * sizeof(int64_t));
+    }
+    /* packed: (batch, ndim) */
+    for (int i = 1; i < io->batch && st == SL_OK; i++)
+        memmove(shapes + (size_t)i * (size_t)ndim, shapes + (size_t)i * SL_MAX_DIMS,
+                (size_t)ndim * sizeof(int64_t));
+    if (st == SL_OK) st = sl_tlist_reset(out, io->batch, s->dtype, ndim, sl_cpu(), err);
+    if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     free(shapes);
     if (st != SL_OK) return st;
     uint64_t seed = io->seed ? io->seed : s->seed;
@@ -164,6 +208,14 @@ static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
                 return sl__op_fail(err, SL_EINVAL, io, i, "random.normal", "stddev %g is negative",
                                    sd);
         }
+        double p = s->p;
+        if (s->node_p >= 0 &&
+            (sl__argin_values(io, s->node_p, i, &p, 1) != 1 || !(p >= 0 && p <= 1)))
+            return sl__op_fail(err, SL_EINVAL, io, i, name,
+                               "probability: one value in [0, 1] per sample, got %g", p);
+        int64_t n = 1;
+        const int64_t *sh = sl_tlist_shape(out, i);
+        for (int d = 0; d < ndim; d++) n *= sh[d];
         for (int64_t k = 0; k < n; k++) {
             double v;
             if (s->kind == R_NORMAL) {
@@ -171,7 +223,7 @@ static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
             } else {
                 double u = sl__rng_philox_uniform(&r);
                 if (s->kind == R_COIN)
-                    v = u < s->p ? 1 : 0;
+                    v = u < p ? 1 : 0;
                 else if (s->values)
                     v = s->values[sl__rng_philox_below(&r, (uint64_t)s->nvalues)];
                 else

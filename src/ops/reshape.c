@@ -3,6 +3,9 @@
  * every output sample is an external view of its input sample. shape (one extent may be -1, the
  * wildcard) or rel_shape (factors of the input extents, one may be negative = wildcard), layout
  * (kept when the rank is unchanged and none is given, else cleared). (1, 28, 28) -> (784,).
+ * src_dims instead takes the output's extents from the input's dims it lists, in its order, -1
+ * inserting a dim of extent 1 (dims left out must have extent 1; the layout's letters follow
+ * the dims, where the input has one and no dim is inserted).
  * squeeze and expand_dims (DALI's fn.squeeze, fn.expand_dims) are views too: dims of extent 1
  * removed (`axes` or `axis_names`) or inserted (`axes`, positions in the output, with
  * `new_axis_names` for the layout). */
@@ -22,13 +25,18 @@ static const sl__arg_schema reshape_args[] = {
      "output shape relative to the input extents; one may be negative (inferred)", 0, NULL},
     {"layout", SL_ARG_STR, "None", "output layout; default: kept if the rank is kept, else empty",
      0, NULL},
-    {"src_dims", SL_ARG_INTS, "None", "not supported yet", 0, NULL},
+    {"src_dims", SL_ARG_INTS, "None",
+     "the input dims that make the output's, in order; -1 inserts a dim of extent 1 (instead of "
+     "shape and rel_shape)",
+     0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 typedef struct reshape_state {
     int n; /* output rank */
     bool rel;
+    bool src; /* src_dims */
+    int64_t src_dims[SL_MAX_DIMS];
     int64_t shape[SL_MAX_DIMS];
     double rel_shape[SL_MAX_DIMS];
     bool has_layout;
@@ -41,14 +49,26 @@ static sl_status reshape_create(const sl__args *a, const sl__op_init *init, void
                                 sl_err *err) {
     bool has_shape = sl__args_get(a, "shape")->kind != SL_VAL_NONE;
     bool has_rel = sl__args_get(a, "rel_shape")->kind != SL_VAL_NONE;
-    if (has_shape == has_rel)
-        return sl_err_set(err, SL_EINVAL, "%s: give exactly one of shape and rel_shape", NAME);
-    if (sl__args_get(a, "src_dims")->kind != SL_VAL_NONE)
-        return sl_err_set(err, SL_ENOTSUP, "%s: src_dims is not supported", NAME);
+    bool has_src = sl__args_get(a, "src_dims")->kind != SL_VAL_NONE;
+    if (has_shape + has_rel + has_src != 1)
+        return sl_err_set(err, SL_EINVAL, "%s: give exactly one of shape, rel_shape and src_dims",
+                          NAME);
     reshape_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     int wild = 0;
-    if (has_shape) {
+    if (has_src) {
+        const int64_t *v;
+        s->src = true;
+        s->n = sl__args_ints(a, "src_dims", &v);
+        for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) {
+            if (v[i] < -1 || v[i] >= SL_MAX_DIMS) {
+                free(s);
+                return sl_err_set(err, SL_EINVAL, "%s: src_dims[%d] = %lld (a dim, or -1)", NAME, i,
+                                  (long long)v[i]);
+            }
+            s->src_dims[i] = v[i];
+        }
+    } else if (has_shape) {
         const int64_t *v;
         s->n = sl__args_ints(a, "shape", &v);
         for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) {
@@ -115,7 +135,13 @@ static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
             if (__builtin_mul_overflow(vol, ish[d], &vol))
                 return sl__op_fail(err, SL_EINVAL, io, i, NAME, "the input's extents overflow");
         for (int d = 0; d < s->n; d++) {
-            if (s->rel && s->rel_shape[d] >= 0) {
+            if (s->src && s->src_dims[d] >= in->ndim)
+                return sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                                   "src_dims[%d] = %lld, but the input has %d dims", d,
+                                   (long long)s->src_dims[d], in->ndim);
+            if (s->src) {
+                sh[d] = s->src_dims[d] < 0 ? 1 : ish[s->src_dims[d]];
+            } else if (s->rel && s->rel_shape[d] >= 0) {
                 double x = s->rel_shape[d] * (double)ish[d];
                 if (!(x < 0x1p62))
                     return sl__op_fail(err, SL_EINVAL, io, i, NAME,
@@ -144,14 +170,21 @@ static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
         }
         if (known != vol)
             return sl__op_fail(err, SL_EINVAL, io, i, NAME,
-                               "input has %lld elements, the requested shape %lld", (long long)vol,
-                               (long long)known);
+                               "input has %lld elements, the requested shape %lld%s",
+                               (long long)vol, (long long)known,
+                               s->src ? " (src_dims may leave out only dims of extent 1)" : "");
         sl_tlist_set_external(out, i, in->data[i], sh);
     }
-    if (s->has_layout)
+    if (s->has_layout) {
         memcpy(out->layout, s->layout, sizeof out->layout);
-    else if (s->n == in->ndim)
+    } else if (s->src) { /* the letters follow their dims (none where a dim is inserted) */
+        bool whole = (int)strlen(in->layout) == in->ndim;
+        for (int d = 0; d < s->n && whole; d++) whole = s->src_dims[d] >= 0;
+        memset(out->layout, 0, sizeof out->layout);
+        for (int d = 0; d < s->n && whole; d++) out->layout[d] = in->layout[s->src_dims[d]];
+    } else if (s->n == in->ndim) {
         memcpy(out->layout, in->layout, sizeof out->layout);
+    }
     return SL_OK;
 }
 

@@ -12,6 +12,7 @@
  * filter reads into float scratch, then a vertical pass, rounding and saturating to dtype. */
 #include "ops/crop_window.h"
 #include "operator/dtype_conv.h"
+#include "operator/argin.h"
 #include "operator/gpu_args.h"
 #include "operator/op.h"
 
@@ -36,16 +37,23 @@
 // clang-format on
 
 static const sl__arg_schema resize_args[] = {
-    {"resize_x", SL_ARG_FLOAT, "0.0", "output width (0: from the other arguments)", 0, NULL},
-    {"resize_y", SL_ARG_FLOAT, "0.0", "output height (0: from the other arguments)", 0, NULL},
-    {"resize_shorter", SL_ARG_FLOAT, "0.0", "the shorter side's length; aspect ratio kept", 0,
-     NULL},
-    {"resize_longer", SL_ARG_FLOAT, "0.0", "the longer side's length; aspect ratio kept", 0, NULL},
-    {"size", SL_ARG_FLOATS, "None", "(height, width); a 0 keeps the aspect ratio", 0, NULL},
+    {"resize_x", SL_ARG_FLOAT, "0.0", "output width (0: from the other arguments)",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"resize_y", SL_ARG_FLOAT, "0.0", "output height (0: from the other arguments)",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"resize_shorter", SL_ARG_FLOAT, "0.0", "the shorter side's length; aspect ratio kept",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"resize_longer", SL_ARG_FLOAT, "0.0", "the longer side's length; aspect ratio kept",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"size", SL_ARG_FLOATS, "None",
+     "(height, width), or one length for both; a 0 is left to the mode (as a missing extent)",
+     SL_ARGF_PER_SAMPLE, NULL},
     {"mode", SL_ARG_ENUM, "\"default\"",
-     "default or stretch (the same here: sizes given for both "
-     "axes are used as given, one alone keeps the aspect ratio)",
-     0, "default|stretch"},
+     "how sizes given for some or all axes are met, as DALI: default (a missing extent scales "
+     "by the given ones' scale), stretch (a missing extent is kept), not_larger (the aspect ratio "
+     "kept, no extent above the size asked), not_smaller (the aspect ratio kept, no extent below "
+     "it)",
+     0, "default|stretch|not_larger|not_smaller"},
     RESIZE_FILTER_ARGS,
     {"roi_start", SL_ARG_FLOATS, "None", "the input window's origin [y, x] (default: [0, 0])", 0,
      NULL},
@@ -65,10 +73,14 @@ static const sl__arg_schema rrc_args[] = {
 };
 
 enum { F_NN, F_LINEAR, F_CUBIC, F_TRI };
+enum { MODE_DEFAULT, MODE_STRETCH, MODE_NOT_LARGER, MODE_NOT_SMALLER };
 
 typedef struct resize_state {
     double rx, ry, shorter, longer, size[2];
     bool has_size, antialias;
+    int mode;
+    /* the size arguments given as op outputs (per-sample argument inputs), else -1 */
+    int node_rx, node_ry, node_shorter, node_longer, node_size;
     int filter;
     bool has_dtype;
     sl_dtype dtype;
@@ -115,16 +127,30 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
             s->has_size = true, s->size[0] = v[0], s->size[1] = v[k - 1];
         if (st == SL_OK) st = sl__crop_window_args(a, s->name, &s->win, err);
     } else {
-        s->rx = sl__args_float(a, "resize_x");
-        s->ry = sl__args_float(a, "resize_y");
-        s->shorter = sl__args_float(a, "resize_shorter");
-        s->longer = sl__args_float(a, "resize_longer");
-        if (sl__args_get(a, "size")->kind != SL_VAL_NONE) {
+        s->node_rx = sl__args_node(a, "resize_x");
+        s->node_ry = sl__args_node(a, "resize_y");
+        s->node_shorter = sl__args_node(a, "resize_shorter");
+        s->node_longer = sl__args_node(a, "resize_longer");
+        s->node_size = sl__args_node(a, "size");
+        s->rx = s->node_rx < 0 ? sl__args_float(a, "resize_x") : 0;
+        s->ry = s->node_ry < 0 ? sl__args_float(a, "resize_y") : 0;
+        s->shorter = s->node_shorter < 0 ? sl__args_float(a, "resize_shorter") : 0;
+        s->longer = s->node_longer < 0 ? sl__args_float(a, "resize_longer") : 0;
+        const char *m = sl__args_str(a, "mode");
+        s->mode = !strcmp(m, "stretch")       ? MODE_STRETCH
+                  : !strcmp(m, "not_larger")  ? MODE_NOT_LARGER
+                  : !strcmp(m, "not_smaller") ? MODE_NOT_SMALLER
+                                              : MODE_DEFAULT;
+        if (s->node_size >= 0) {
+            s->has_size = true;
+        } else if (sl__args_get(a, "size")->kind != SL_VAL_NONE) {
             const double *v;
-            if (sl__args_floats(a, "size", &v) != 2)
-                st = sl_err_set(err, SL_EINVAL, "%s: size wants (height, width)", s->name);
+            int k = sl__args_floats(a, "size", &v);
+            if (k != 1 && k != 2)
+                st = sl_err_set(err, SL_EINVAL, "%s: size wants (height, width) or one length",
+                                s->name);
             else
-                s->has_size = true, s->size[0] = v[0], s->size[1] = v[1];
+                s->has_size = true, s->size[0] = v[0], s->size[1] = v[k - 1];
         }
         double sizes[6] = {s->rx, s->ry, s->shorter, s->longer, s->size[0], s->size[1]};
         static const char *const size_args[6] = {"resize_x",      "resize_y", "resize_shorter",
@@ -133,7 +159,9 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
             if (!(sizes[k] >= 0 && sizes[k] <= 1e7)) /* (also NaN) */
                 st = sl_err_set(err, SL_EINVAL, "%s: %s = %g: an output size from 0 to 1e7",
                                 s->name, size_args[k], sizes[k]);
-        int given = (s->rx > 0 || s->ry > 0) + (s->shorter > 0) + (s->longer > 0) + s->has_size;
+        int given = (s->rx > 0 || s->ry > 0 || s->node_rx >= 0 || s->node_ry >= 0) +
+                    (s->shorter > 0 || s->node_shorter >= 0) +
+                    (s->longer > 0 || s->node_longer >= 0) + s->has_size;
         if (st == SL_OK && given != 1)
             st = sl_err_set(
                 err, SL_EINVAL,
@@ -184,22 +212,67 @@ static int64_t rnd(double v) {
     return v < 1 ? 1 : (int64_t)llround(v);
 }
 
-static void out_size(const resize_state *s, double h, double w, int64_t *oh, int64_t *ow) {
-    double ty = 0, tx = 0;
+/* The sizes asked for sample i: (height, width) targets, 0 where an extent is not given, and
+ * whether they came from resize_shorter/resize_longer (the aspect ratio is then always kept). */
+static sl_status targets(const resize_state *s, const sl__op_io *io, int i, double h, double w,
+                         double *ty, double *tx, sl_err *err) {
+    double rx = s->rx, ry = s->ry, shorter = s->shorter, longer = s->longer;
+    double size[2] = {s->size[0], s->size[1]};
+    double v[2];
+    const int nodes[4] = {s->node_rx, s->node_ry, s->node_shorter, s->node_longer};
+    double *dst[4] = {&rx, &ry, &shorter, &longer};
+    static const char *const names[4] = {"resize_x", "resize_y", "resize_shorter", "resize_longer"};
+    for (int k = 0; k < 4; k++) {
+        if (nodes[k] < 0) continue;
+        if (sl__argin_values(io, nodes[k], i, v, 2) != 1)
+            return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                               "%s: the per-sample value must be one number on the CPU", names[k]);
+        *dst[k] = v[0];
+    }
+    if (s->node_size >= 0) {
+        int n = sl__argin_values(io, s->node_size, i, v, 2);
+        if (n != 1 && n != 2)
+            return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                               "size: the per-sample value must be (height, width) or one length, "
+                               "on the CPU (got %d values)",
+                               n);
+        size[0] = v[0], size[1] = v[n - 1];
+    }
+    double check[6] = {rx, ry, shorter, longer, size[0], size[1]};
+    for (int k = 0; k < 6; k++)
+        if (!(check[k] >= 0 && check[k] <= 1e7)) /* (also NaN) */
+            return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                               "an output size of %g: sizes are from 0 to 1e7", check[k]);
+    *ty = *tx = 0;
     if (s->has_size)
-        ty = s->size[0], tx = s->size[1];
-    else if (s->rx > 0 || s->ry > 0)
-        ty = s->ry, tx = s->rx;
-    else if (s->shorter > 0)
-        (h <= w ? (ty = s->shorter) : (tx = s->shorter));
-    else
-        (h >= w ? (ty = s->longer) : (tx = s->longer));
-    if (ty > 0 && tx > 0)
+        *ty = size[0], *tx = size[1];
+    else if (rx > 0 || ry > 0)
+        *ty = ry, *tx = rx;
+    else if (shorter > 0)
+        (h <= w ? (*ty = shorter) : (*tx = shorter));
+    else if (longer > 0)
+        (h >= w ? (*ty = longer) : (*tx = longer));
+    if (!(*ty > 0) && !(*tx > 0))
+        return sl__op_fail(err, SL_EINVAL, io, i, s->name, "every output size asked is 0");
+    return SL_OK;
+}
+
+/* The output size of an h x w window for targets (ty, tx), 0 = not given, under s->mode. */
+static void out_size(const resize_state *s, double h, double w, double ty, double tx, int64_t *oh,
+                     int64_t *ow) {
+    if (ty > 0 && tx > 0 && (s->mode == MODE_NOT_LARGER || s->mode == MODE_NOT_SMALLER)) {
+        double sy = ty / h, sx = tx / w;
+        double sc = s->mode == MODE_NOT_LARGER ? (sy < sx ? sy : sx) : (sy > sx ? sy : sx);
+        *oh = rnd(h * sc), *ow = rnd(w * sc);
+    } else if (ty > 0 && tx > 0) {
         *oh = rnd(ty), *ow = rnd(tx);
-    else if (ty > 0)
+    } else if (s->mode == MODE_STRETCH) { /* the missing extent is kept */
+        *oh = rnd(ty > 0 ? ty : h), *ow = rnd(tx > 0 ? tx : w);
+    } else if (ty > 0) {
         *oh = rnd(ty), *ow = rnd(ty * w / h);
-    else
+    } else {
         *ow = rnd(tx), *oh = rnd(tx * h / w);
+    }
 }
 
 /* sample i's input window (y0, x0, h, w) in an H x W image */
@@ -254,7 +327,13 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
             free(shapes);
             return st;
         }
-        out_size(s, r[2], r[3], &s->out_hw[2 * i], &s->out_hw[2 * i + 1]);
+        double ty = s->size[0], tx = s->size[1];
+        if (!s->random) st = targets(s, io, i, r[2], r[3], &ty, &tx, err);
+        if (st != SL_OK) {
+            free(shapes);
+            return st;
+        }
+        out_size(s, r[2], r[3], ty, tx, &s->out_hw[2 * i], &s->out_hw[2 * i + 1]);
         shapes[3 * i] = s->out_hw[2 * i], shapes[3 * i + 1] = s->out_hw[2 * i + 1];
         shapes[3 * i + 2] = sh[2];
     }

@@ -8,8 +8,10 @@
  * the nearest border pixel. interp_type INTERP_LINEAR (default) or INTERP_NN. Each element goes
  * through ops/warp_affine.h, shared with the CUDA run, so the two give the same bits. An angle that
  * is a whole multiple of 90 degrees uses exact sines and cosines, so such turns move pixels
- * exactly. */
+ * exactly. warp_affine's matrix may also come as a second input (one 2x3 or 6-value sample per
+ * image, on the CPU), as DALI allows. */
 #include "operator/argin.h"
+#include "operator/dtype_conv.h"
 #include "operator/gpu_args.h"
 #include "operator/op.h"
 #include "ops/warp_affine.h"
@@ -34,8 +36,9 @@
 // clang-format on
 
 static const sl__arg_schema wa_args[] = {
-    {"matrix", SL_ARG_FLOATS, NULL, "the 2x3 affine map, row-major (6 values)",
-     SL_ARGF_REQUIRED | SL_ARGF_PER_SAMPLE, NULL},
+    {"matrix", SL_ARG_FLOATS, "None",
+     "the 2x3 affine map, row-major (6 values); or give it as the op's second input",
+     SL_ARGF_PER_SAMPLE, NULL},
     {"inverse_map", SL_ARG_BOOL, "True",
      "matrix maps destination points to source points (False: source to destination)", 0, NULL},
     WARP_COMMON_ARGS,
@@ -55,7 +58,8 @@ typedef struct wa_state {
     const char *name;
     bool rotate, inverse, keep, has_size, has_fill, nn;
     double size[2], fill, matrix[6], angle;
-    int node; /* the per-sample matrix or angle, or -1 */
+    int node;        /* the per-sample matrix or angle, or -1 */
+    bool has_matrix; /* warp_affine: matrix given as an argument (else the second input) */
     sl__warp *t;
     int cap;
     sl__gpu_args gpu;
@@ -84,9 +88,10 @@ static sl_status create_as(const sl__args *a, bool rotate, void **out, sl_err *e
     } else {
         s->inverse = sl__args_bool(a, "inverse_map");
         const double *v;
-        if (s->node < 0 && sl__args_floats(a, "matrix", &v) != 6)
+        s->has_matrix = s->node >= 0 || sl__args_get(a, "matrix")->kind != SL_VAL_NONE;
+        if (s->node < 0 && s->has_matrix && sl__args_floats(a, "matrix", &v) != 6)
             st = sl_err_set(err, SL_EINVAL, "%s: matrix wants 6 values (2x3, row-major)", s->name);
-        else if (s->node < 0)
+        else if (s->node < 0 && s->has_matrix)
             memcpy(s->matrix, v, sizeof s->matrix);
     }
     if (st == SL_OK && sl__args_get(a, "size")->kind != SL_VAL_NONE) {
@@ -164,6 +169,13 @@ static sl_status plan(wa_state *s, const sl__op_io *io, int i, int64_t H, int64_
     if (s->node >= 0 && sl__argin_values(io, s->node, i, m, 6) != 6)
         return sl__op_fail(err, SL_EINVAL, io, i, s->name,
                            "matrix must be 6 values per sample (2x3, row-major)");
+    if (!s->has_matrix) { /* the second input */
+        const sl_tlist *l = io->in[1];
+        if (sl_tlist_sample_nbytes(l, i) != 6 * sl_dtype_size(l->dtype))
+            return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                               "the matrix input must be 6 values per sample (2x3, row-major)");
+        for (int k = 0; k < 6; k++) m[k] = sl__dtype_conv_load(l->data[i], l->dtype, k);
+    }
     if (!s->inverse) { /* invert source -> destination */
         double det = m[0] * m[4] - m[1] * m[3];
         if (!(fabs(det) > 0) || !isfinite(det))
@@ -183,6 +195,12 @@ static sl_status wa_setup(void *state, sl__op_io *io, sl_err *err) {
     const sl_tlist *in = io->in[0];
     if (in->ndim != 3 || (in->layout[0] && strcmp(in->layout, "HWC")))
         return sl_err_set(err, SL_EINVAL, "%s: input must be HWC", s->name);
+    if (!s->rotate && s->has_matrix == (io->num_inputs == 2))
+        return sl_err_set(err, SL_EINVAL, "%s: give the matrix %s", s->name,
+                          s->has_matrix ? "as an argument or as the second input, not both"
+                                        : "(the matrix argument, or a second input)");
+    if (!s->has_matrix && !s->rotate && io->in[1]->device.kind != SL_DEVICE_CPU)
+        return sl_err_set(err, SL_EINVAL, "%s: the matrix input must be on the CPU", s->name);
     if (io->batch > s->cap) {
         sl__warp *t = realloc(s->t, (size_t)io->batch * sizeof *t);
         if (!t) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
@@ -247,9 +265,10 @@ static sl_status wa_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 
 const sl__op_def sl__warp_affine_op = {
     .name = "warp_affine",
-    .doc = "Resamples HWC images through a 2x3 affine map per sample (DALI's fn.warp_affine).",
+    .doc = "Resamples HWC images through a 2x3 affine map per sample (DALI's fn.warp_affine); the "
+           "map is the matrix argument or the op's second input.",
     .min_inputs = 1,
-    .max_inputs = 1,
+    .max_inputs = 2,
     .args = wa_args,
     WA_DEVICES.create = wa_create,
     .setup = wa_setup,

@@ -66,6 +66,107 @@ static sl_status emit(parser *ps, sl__parse_stmt *s, int want, result *r) {
     return st;
 }
 
+/* readers.tfrecord taken whole (`inputs = fn.readers.tfrecord(...)`): as DALI, a dict of its
+ * outputs by feature name, in the order of `features` (held as a list of [key, node] pairs);
+ * s is cleared either way. */
+static sl_status emit_by_feature(parser *ps, sl__parse_stmt *s, result *r) {
+    const sl__val *features = NULL;
+    for (int i = 0; i < s->num_args; i++)
+        if (!strcmp(s->args[i].name, "features")) features = &s->args[i].val;
+    if (!features || features->kind != SL_VAL_LIST || features->n < 1) /* the op says why */
+        return emit(ps, s, 1, r);
+    int n = features->n;
+    for (int k = 0; k < n; k++) {
+        const sl__val *p = &features->items[k];
+        if (p->kind != SL_VAL_LIST || p->n != 2 || p->items[0].kind != SL_VAL_STR)
+            return emit(ps, s, 1, r); /* not a dict of features: the op says why */
+    }
+    sl__val keys;
+    memset(&keys, 0, sizeof keys);
+    keys.kind = SL_VAL_LIST;
+    keys.n = n;
+    keys.items = calloc((size_t)n, sizeof *keys.items);
+    sl_status st = keys.items ? SL_OK : sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    for (int k = 0; k < n && st == SL_OK; k++)
+        st = sl__val_copy(&keys.items[k], &features->items[k].items[0], ps->err);
+    result nodes;
+    memset(&nodes, 0, sizeof nodes);
+    if (st == SL_OK)
+        st = emit(ps, s, n, &nodes);
+    else
+        sl__parse_stmt_clear(s);
+    memset(r, 0, sizeof *r);
+    if (st == SL_OK) {
+        r->dict = true;
+        r->val.kind = SL_VAL_LIST;
+        r->val.items = calloc((size_t)n, sizeof *r->val.items);
+        if (!r->val.items)
+            st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+        else
+            r->val.n = n;
+    }
+    for (int k = 0; k < n && st == SL_OK; k++) {
+        sl__val *pair = &r->val.items[k];
+        pair->kind = SL_VAL_LIST;
+        if (!(pair->items = calloc(2, sizeof *pair->items))) {
+            st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+            break;
+        }
+        pair->n = 2;
+        pair->items[0] = keys.items[k];
+        memset(&keys.items[k], 0, sizeof keys.items[k]);
+        sl__parse_set_node(&pair->items[1], n == 1 ? nodes.val.node : nodes.val.items[k].node);
+    }
+    if (st != SL_OK) sl__parse_result_free(r);
+    sl__val_free(&keys);
+    sl__parse_result_free(&nodes);
+    return st;
+}
+
+static sl_status ints_arg(parser *ps, sl__parse_arg *a, const char *name, sl__parse_pos pos, int k,
+                          const int64_t *v) {
+    snprintf(a->name, sizeof a->name, "%s", name);
+    a->pos = pos;
+    a->val.kind = SL_VAL_LIST;
+    if (!(a->val.items = calloc((size_t)k, sizeof *a->val.items)))
+        return sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    a->val.n = k;
+    for (int d = 0; d < k; d++) sl__parse_set_int(&a->val.items[d], v[d]);
+    return SL_OK;
+}
+
+sl_status sl__parse_subscript_op(parser *ps, const expr *e, int node, int k, const int64_t *mode,
+                                 const int64_t *lo, const int64_t *hi, const int64_t *step,
+                                 result *r) {
+    if (ps->no_ops)
+        return sl__parse_perr(ps, SL_EINVAL, e->pos, "an operator cannot be called here");
+    sl__parse_stmt s;
+    memset(&s, 0, sizeof s);
+    s.kind = SL__PARSE_OP;
+    s.pos = e->pos;
+    snprintf(s.op, sizeof s.op, "tensor_subscript");
+    snprintf(s.written, sizeof s.written, "[] (tensor_subscript)");
+    s.inputs = malloc(sizeof *s.inputs);
+    s.input_pos = malloc(sizeof *s.input_pos);
+    s.args = calloc(4, sizeof *s.args);
+    sl_status st =
+        s.inputs && s.input_pos && s.args ? SL_OK : sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    if (st == SL_OK) {
+        s.inputs[0] = node;
+        s.input_pos[0] = e->a->pos;
+        s.num_inputs = 1;
+        const char *names[4] = {"mode", "lo", "hi", "step"};
+        const int64_t *vals[4] = {mode, lo, hi, step};
+        for (int i = 0; i < 4 && st == SL_OK; i++, s.num_args++)
+            st = ints_arg(ps, &s.args[i], names[i], e->pos, k, vals[i]);
+    }
+    if (st != SL_OK) {
+        sl__parse_stmt_clear(&s);
+        return st;
+    }
+    return emit(ps, &s, 1, r);
+}
+
 /* + - * / with an op output on either side, or unary - of one (b NULL), as DALI's arithmetic
  * expressions: an `arithmetic` op statement, with the constant operand (if any) as its arguments --
  * a Python int as int32, a float as float32, as DALI types them. */
@@ -332,6 +433,7 @@ static sl_status eval_op(parser *ps, const expr *e, int want, result *r) {
         sl__parse_stmt_clear(&s);
         return st;
     }
+    if (want == 1 && !strcmp(s.op, "readers.tfrecord")) return emit_by_feature(ps, &s, r);
     return emit(ps, &s, want, r);
 }
 

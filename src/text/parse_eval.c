@@ -11,6 +11,7 @@
 #include "core/log.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -529,6 +530,106 @@ static sl_status eval_attr(parser *ps, const expr *e, result *r) {
         "unsupported attribute '.%s': only types.* and tfrec.* constants can be used here", e->s);
 }
 
+/* One int of a subscript (a slice's part, or an index) into *v; NULL part: *v unchanged. */
+static sl_status subscript_int(parser *ps, const expr *part, int64_t *v) {
+    if (!part) return SL_OK;
+    sl__val x;
+    SL_TRY(sl__parse_eval_const(ps, part, &x, "a subscript"));
+    sl_status st = SL_OK;
+    if (x.kind == SL_VAL_INT || x.kind == SL_VAL_BOOL)
+        *v = sl__parse_as_i(&x);
+    else
+        st = sl__parse_perr(ps, SL_EINVAL, part->pos,
+                            "an op output's subscripts are ints and slices of ints");
+    sl__val_free(&x);
+    return st;
+}
+
+/* node[...]: DALI's tensor indexing, the tensor_subscript op (indices and slices of ints) */
+static sl_status node_subscript(parser *ps, const expr *e, int node, result *r) {
+    const expr *const *items = (const expr *const *)&e->b;
+    int k = 1;
+    if (e->b->kind == E_TUPLE) items = (const expr *const *)e->b->items, k = e->b->n;
+    if (k > SL_MAX_DIMS)
+        return sl__parse_perr(ps, SL_EINVAL, e->b->pos, "%d subscripts (at most %d)", k,
+                              SL_MAX_DIMS);
+    int64_t mode[SL_MAX_DIMS], lo[SL_MAX_DIMS], hi[SL_MAX_DIMS], step[SL_MAX_DIMS];
+    for (int d = 0; d < k; d++) {
+        const expr *x = items[d];
+        lo[d] = hi[d] = 0, step[d] = 1;
+        if (x->kind == E_SLICE) {
+            mode[d] = (x->a == NULL) * 1 + (x->b == NULL) * 2;
+            SL_TRY(subscript_int(ps, x->a, &lo[d]));
+            SL_TRY(subscript_int(ps, x->b, &hi[d]));
+            SL_TRY(subscript_int(ps, x->c, &step[d]));
+            if (step[d] == 0)
+                return sl__parse_perr(ps, SL_EINVAL, x->c->pos, "a slice's step cannot be 0");
+        } else {
+            mode[d] = 4;
+            SL_TRY(subscript_int(ps, x, &lo[d]));
+        }
+    }
+    return sl__parse_subscript_op(ps, e, node, k, mode, lo, hi, step, r);
+}
+
+/* a[b]: a dict's value for a string key (readers.tfrecord's outputs by feature name), or a list's
+ * or a tuple's item (a negative index counts from the end) */
+static sl_status eval_index(parser *ps, const expr *e, result *r) {
+    result a;
+    SL_TRY(sl__parse_eval(ps, e->a, 1, &a));
+    sl__val key;
+    memset(&key, 0, sizeof key);
+    sl_status st = SL_OK;
+    const sl__val *found = NULL;
+    if (sl__parse_is_node(&a)) {
+        st = node_subscript(ps, e, a.val.node, r);
+        sl__parse_result_free(&a);
+        return st;
+    }
+    if (e->b->kind == E_TUPLE && e->b->n && (e->b->items[0]->kind == E_SLICE || e->b->n > 1))
+        st = sl__parse_perr(ps, SL_EINVAL, e->b->pos,
+                            "slices and several subscripts are for op outputs (DALI's tensor "
+                            "indexing), not %s",
+                            sl__parse_kind_name(&a));
+    else if (!a.dict && a.val.kind != SL_VAL_LIST)
+        st = sl__parse_perr(ps, SL_EINVAL, e->pos, "%s is not subscriptable",
+                            sl__parse_kind_name(&a));
+    if (st == SL_OK) st = sl__parse_eval_const(ps, e->b, &key, "a subscript");
+    if (st == SL_OK && a.dict) {
+        if (key.kind != SL_VAL_STR)
+            st = sl__parse_perr(ps, SL_EINVAL, e->b->pos, "a dict's keys are strings here");
+        for (int k = 0; st == SL_OK && k < a.val.n && !found; k++)
+            if (!strcmp(a.val.items[k].items[0].s, key.s)) found = &a.val.items[k].items[1];
+        if (st == SL_OK && !found) {
+            char keys[256];
+            size_t n = 0;
+            keys[0] = '\0';
+            for (int k = 0; k < a.val.n && n < sizeof keys; k++)
+                n += (size_t)snprintf(keys + n, sizeof keys - n, "%s'%s'", k ? ", " : "",
+                                      a.val.items[k].items[0].s);
+            st = sl__parse_perr(ps, SL_EINVAL, e->b->pos, "no key '%s' in the dict (its keys: %s)",
+                                key.s, a.val.n ? keys : "none");
+        }
+    } else if (st == SL_OK) {
+        if (key.kind != SL_VAL_INT && key.kind != SL_VAL_BOOL) {
+            st = sl__parse_perr(ps, SL_EINVAL, e->b->pos, "a list's index is an int");
+        } else {
+            int64_t i = sl__parse_as_i(&key);
+            if (i < 0) i += a.val.n;
+            if (i < 0 || i >= a.val.n)
+                st = sl__parse_perr(ps, SL_EINVAL, e->b->pos,
+                                    "index %lld is out of range (%d items)",
+                                    (long long)sl__parse_as_i(&key), a.val.n);
+            else
+                found = &a.val.items[i];
+        }
+    }
+    if (st == SL_OK) st = sl__val_copy(&r->val, found, ps->err);
+    sl__val_free(&key);
+    sl__parse_result_free(&a);
+    return st;
+}
+
 sl_status sl__parse_eval(parser *ps, const expr *e, int want, result *r) {
     memset(r, 0, sizeof *r);
     SL_TRY(sl__parse_step(ps, e->pos, 1));
@@ -617,6 +718,10 @@ sl_status sl__parse_eval(parser *ps, const expr *e, int want, result *r) {
     case E_CMP:
     case E_IFEXP:
         return eval_logic(ps, e, r);
+    case E_INDEX:
+        return eval_index(ps, e, r);
+    case E_SLICE:
+        return sl__parse_perr(ps, SL_EINVAL, e->pos, "a slice is only a subscript (x[1:3])");
     case E_CALL:
         break;
     }

@@ -3,8 +3,9 @@
  * to expression trees in the arena (parse_tree.h) -- literals, adjacent strings joined, names,
  * attributes, calls with keyword and ** arguments, lists, tuples, dicts, + - * / // % **, unary
  * - and +, comparison chains, and/or/not, conditional expressions -- with the depth of the trees
- * and of the recursion bounded. Python outside the subset (lambda, comprehensions, subscripts,
- * sets, '*' unpacking, bit operators) is an error saying so. */
+ * and of the recursion bounded. Python outside the subset (lambda, comprehensions, sets, '*'
+ * unpacking, bit operators) is an error saying so. Subscripts: a dict's key (readers.tfrecord's
+ * outputs by feature name), a list's index, or an op output's indices and slices (x[1:, 2]). */
 #include "text/parse_int.h"
 
 #include "core/log.h"
@@ -167,6 +168,8 @@ static sl_status parse_dict(parser *ps, expr *e) {
     }
 }
 
+static sl_status parse_subscripts(parser *ps, sl__parse_pos pos, expr **out);
+
 sl_status sl__parse_primary(parser *ps, expr **out) {
     token *t = sl__parse_tok(ps);
     char b[64];
@@ -276,8 +279,13 @@ sl_status sl__parse_primary(parser *ps, expr **out) {
             SL_TRY(set_depth(ps, c));
             e = c;
         } else if (sl__parse_is_op(t, "[")) {
-            return sl__parse_perr(ps, SL_ESYNTAX, t->pos,
-                                  "subscripts are not supported in a pipeline");
+            expr *x = sl__parse_new_expr(ps, E_INDEX, t->pos);
+            if (!x) return SL_ENOMEM;
+            x->a = e;
+            sl__parse_next(ps);
+            SL_TRY(parse_subscripts(ps, t->pos, &x->b));
+            SL_TRY(set_depth(ps, x));
+            e = x;
         } else {
             break;
         }
@@ -287,6 +295,62 @@ sl_status sl__parse_primary(parser *ps, expr **out) {
 }
 
 static sl_status parse_unary(parser *ps, expr **out);
+
+/* One part of a slice: an expression, or NULL where it is left out (before ':', ',' or ']'). */
+static sl_status slice_part(parser *ps, expr **out) {
+    token *t = sl__parse_tok(ps);
+    *out = NULL;
+    if (sl__parse_is_op(t, ":") || sl__parse_is_op(t, ",") || sl__parse_is_op(t, "]")) return SL_OK;
+    return sl__parse_expr(ps, out);
+}
+
+/* The subscripts after '[' (at pos) up to and past ']': one expression (x["key"], x[0]), or,
+ * with slices or commas (x[1:, :-1, 2]), an E_TUPLE of them, slices as E_SLICE. */
+static sl_status parse_subscripts(parser *ps, sl__parse_pos pos, expr **out) {
+    char b[64];
+    expr *list = sl__parse_new_expr(ps, E_TUPLE, pos);
+    if (!list) return SL_ENOMEM;
+    bool several = false;
+    for (;;) {
+        token *t = sl__parse_tok(ps);
+        if (sl__parse_is_op(t, "]"))
+            return sl__parse_perr(ps, SL_ESYNTAX, t->pos, "an empty subscript");
+        expr *item;
+        SL_TRY(slice_part(ps, &item));
+        if (sl__parse_is_op(sl__parse_tok(ps), ":")) { /* a slice */
+            expr *sl = sl__parse_new_expr(ps, E_SLICE, item ? item->pos : t->pos);
+            if (!sl) return SL_ENOMEM;
+            sl->a = item;
+            sl__parse_next(ps);
+            SL_TRY(slice_part(ps, &sl->b));
+            if (sl__parse_is_op(sl__parse_tok(ps), ":")) {
+                sl__parse_next(ps);
+                SL_TRY(slice_part(ps, &sl->c));
+            }
+            SL_TRY(set_depth(ps, sl));
+            item = sl;
+            several = true; /* (a slice always goes in the tuple) */
+        }
+        if (!sl__parse_arena_push(ps, (void **)&list->items, &list->n, sizeof item, &item))
+            return SL_ENOMEM;
+        t = sl__parse_tok(ps);
+        if (sl__parse_is_op(t, ",")) {
+            several = true;
+            sl__parse_next(ps);
+            if (sl__parse_is_op(sl__parse_tok(ps), "]")) break; /* x[1, ] */
+            continue;
+        }
+        if (!sl__parse_is_op(t, "]"))
+            return sl__parse_perr(ps, SL_ESYNTAX, t->pos,
+                                  "expected ']' after the subscript, got %s",
+                                  sl__parse_tok_desc(t, b, sizeof b));
+        break;
+    }
+    sl__parse_next(ps);
+    SL_TRY(set_depth(ps, list));
+    *out = several ? list : list->items[0];
+    return SL_OK;
+}
 
 static sl_status parse_power(parser *ps, expr **out) {
     SL_TRY(sl__parse_primary(ps, out));

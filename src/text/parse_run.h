@@ -97,6 +97,11 @@ sl_status sl__parse_truth(parser *ps, const expr *at, const result *v, const cha
 
 /* e (E_CALL): an op, a transfer, a helper function, range() or len(), a tfrec feature */
 sl_status sl__parse_eval_call(parser *ps, const expr *e, int want, result *r);
+/* node[...]: a tensor_subscript op statement on program node `node` with k subscripts (mode,
+ * lo, hi, step as the op takes them); r: its output */
+sl_status sl__parse_subscript_op(parser *ps, const expr *e, int node, int k, const int64_t *mode,
+                                 const int64_t *lo, const int64_t *hi, const int64_t *step,
+                                 result *r);
 /* + - * / with an op output on either side, or unary - of one (b NULL): an arithmetic op */
 sl_status sl__parse_arith_op(parser *ps, const expr *e, const result *a, const result *b,
                              result *r);

@@ -34,7 +34,9 @@ typedef enum ekind {
     E_OR,    /* a or b */
     E_NOT,   /* not a */
     E_CMP,   /* items[0] cops[0] items[1] cops[1] ... (a chain: a < b <= c) */
-    E_IFEXP  /* a if c else b */
+    E_IFEXP, /* a if c else b */
+    E_INDEX, /* a[b]; b an E_TUPLE of the subscripts when there are several (x[1:, 2]) */
+    E_SLICE  /* a:b:c inside a subscript, each part NULL when left out */
 } ekind;
 
 /* comparison operators (E_CMP) */

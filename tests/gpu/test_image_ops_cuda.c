@@ -515,6 +515,17 @@ static void test_one_hot_cast_flip(void) {
     case_("flip f32 CHW per-sample h/v", "flip", f1, &fimg, flags, 2, 0);
     const char *f2[] = {NULL};
     case_("flip u8 HWC default (horizontal)", "flip", f2, &img, NULL, 0, 0);
+    sl_tlist vol, cvol, flags3[3];
+    int64_t lo4[4] = {1, 1, 1, 1}, hi4[4] = {6, 9, 11, 3};
+    make_list(&vol, n, SL_DTYPE_U8, 4, lo4, hi4, "DHWC");
+    make_list(&cvol, n, SL_DTYPE_F32, 4, lo4, hi4, "CDHW");
+    for (int k = 0; k < 3; k++) flags_list(&flags3[k], n);
+    const char *f3[] = {"horizontal=@0", "vertical=@1", "depthwise=@2", NULL};
+    case_("flip u8 DHWC per-sample h/v/depthwise", "flip", f3, &vol, flags3, 3, 0);
+    case_("flip f32 CDHW per-sample h/v/depthwise", "flip", f3, &cvol, flags3, 3, 0);
+    for (int k = 0; k < 3; k++) sl_tlist_free(&flags3[k]);
+    sl_tlist_free(&vol);
+    sl_tlist_free(&cvol);
     sl_tlist_free(&labels);
     sl_tlist_free(&vec);
     sl_tlist_free(&img);

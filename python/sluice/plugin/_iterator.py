@@ -24,6 +24,13 @@ class LastBatchPolicy(enum.IntEnum):
     DROP = 1
     PARTIAL = 2
 
+    @classmethod
+    def _missing_(cls, value):
+        # a policy's name as a string ("PARTIAL", "partial") is that policy
+        if isinstance(value, str) and value.upper() in cls.__members__:
+            return cls[value.upper()]
+        return None
+
 
 LAYOUT_NONE, LAYOUT_SHARDED, LAYOUT_STACKED = 0, 1, 2
 

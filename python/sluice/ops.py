@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: Apache-2.0
+"""DALI's legacy operator API, ``nvidia.dali.ops``: an op is an object made with its arguments
+(``ops.Resize(resize_shorter=256, device="gpu")``) and called on its inputs inside a pipeline's
+definition (``self.resize(images)``, in a Pipeline subclass's ``define_graph``), with per-sample
+arguments given at the call (``self.flip(images, horizontal=self.coin())``).
+
+Every operator of ``sluice.fn`` is here under DALI's class name: the last part of its name in
+CamelCase, in the same namespaces (``ops.readers.Caffe2``, ``ops.decoders.Image``,
+``ops.random.CoinFlip``, ``ops.CropMirrorNormalize``), and DALI's older names
+(``ops.FileReader``, ``ops.ImageDecoder``, ``ops.CoinFlip``, ...). Calling one is calling the
+``fn`` function with the object's arguments and the call's, so the checks and errors are fn's."""
+
+import inspect
+import sys
+
+from . import errors
+from . import fn as _fn
+
+# the CamelCase of names whose DALI spelling is not the plain rule
+_SPECIAL = {"tfrecord": "TFRecord", "mxnet": "MXNet", "coco": "COCO", "mnist": "MNIST"}
+
+
+def _camel(snake):
+    if snake in _SPECIAL:
+        return _SPECIAL[snake]
+    return "".join(p[:1].upper() + p[1:] for p in snake.split("_"))
+
+
+class _Operator:
+    """One op of the legacy API: its arguments, given when it is made, and a call on inputs."""
+
+    _schema = None  # set on each generated class
+    _fn_name = None
+
+    def __init__(self, **kwargs):
+        self._kwargs = dict(kwargs)
+        self.device = kwargs.get("device", "cpu")
+        # an argument the op does not take is refused here, when the object is made, as DALI's
+        names = set(inspect.signature(_resolve(self._fn_name)).parameters) | {"device", "name"}
+        for k in kwargs:
+            if k not in names:
+                raise errors.ArgumentTypeError("ops.%s got an unexpected argument '%s'%s" % (
+                    type(self).__name__, k, _close(k, names)))
+
+    @property
+    def schema(self):
+        return self._schema
+
+    @property
+    def spec(self):
+        return self._kwargs
+
+    def __call__(self, *inputs, **kwargs):
+        args = dict(self._kwargs)
+        for k, v in kwargs.items():
+            args[k] = v
+        return _resolve(self._fn_name)(*inputs, **args)
+
+    def __repr__(self):
+        return "ops.%s(%s)" % (type(self).__name__, ", ".join(
+            "%s=%r" % kv for kv in self._kwargs.items()))
+
+
+def _close(key, names):
+    import difflib
+    c = difflib.get_close_matches(key, sorted(names), 1)
+    return "; did you mean '%s'?" % c[0] if c else ""
+
+
+def _resolve(name):
+    f = _fn
+    for part in name.split("."):
+        f = getattr(f, part)
+    return f
+
+
+class _Namespace:
+    """ops.readers, ops.decoders, ops.random."""
+
+    def __init__(self, name):
+        self.__name__ = name
+
+    def __repr__(self):
+        return "<sluice.ops namespace %s>" % self.__name__
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise _unknown("%s.%s" % (self.__name__, name))
+
+
+def _unknown(name):
+    import difflib
+    close = difflib.get_close_matches(name, _names, 3, 0.6)
+    return AttributeError("sluice has no operator ops.%s%s" % (
+        name, "; did you mean %s?" % " or ".join("ops." + c for c in close) if close else ""))
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise _unknown(name)
+
+
+_names = []  # every ops name, for the did-you-mean
+
+
+def _make_class(fn_name, class_name):
+    schema = _fn.schemas.get(fn_name)
+    cls = type(class_name, (_Operator,), {
+        "_schema": schema, "_fn_name": fn_name,
+        "__doc__": "DALI's ops.%s: fn.%s as an object.\n\n%s" % (
+            class_name, fn_name, _resolve(fn_name).__doc__ or ""),
+        "__module__": __name__})
+    return cls
+
+
+_module = sys.modules[__name__]
+for _name in _fn.op_names():
+    _parts = _name.split(".")
+    _target = _module
+    for _p in _parts[:-1]:
+        _ns = vars(_target).get(_p)
+        if _ns is None:
+            _ns = _Namespace(_p)
+            setattr(_target, _p, _ns)
+        _target = _ns
+    _cname = _camel(_parts[-1])
+    _cls = _make_class(_name, _cname)
+    setattr(_target, _cname, _cls)
+    _names.append(".".join(_parts[:-1] + [_cname]))
+
+# DALI's older, flat names
+_LEGACY = {"FileReader": "readers.file", "CaffeReader": "readers.caffe",
+           "Caffe2Reader": "readers.caffe2", "TFRecordReader": "readers.tfrecord",
+           "NumpyReader": "readers.numpy",
+           "ImageDecoder": "decoders.image", "ImageDecoderRandomCrop": "decoders.image_random_crop",
+           "CoinFlip": "random.coin_flip", "Uniform": "random.uniform",
+           "NormalDistribution": "random.normal"}
+for _cname, _name in _LEGACY.items():
+    if _name in _fn.schemas:
+        setattr(_module, _cname, _make_class(_name, _cname))
+        _names.append(_cname)
+del _module, _name, _parts, _target, _p, _cname, _cls
+try:
+    del _ns
+except NameError:
+    pass
+
+
+def legacy_names():
+    """DALI's older flat class names that sluice.ops has, and the fn op each stands for."""
+    return {k: v for k, v in _LEGACY.items() if v in _fn.schemas}

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The names and modules DALI programs import: DALI's deprecated op aliases, an unknown op's
+did-you-mean, sluice.pipeline.experimental.pipeline_def, sluice.backend, sluice.tensors,
+sluice.plugin.base_iterator, and types.SampleInfo / BatchInfo."""
+
+import numpy as np
+import pytest
+
+import sluice
+import sluice.fn as fn
+import sluice.types as types
+
+
+def test_deprecated_aliases_are_the_ops():
+    assert fn.image_decoder is fn.decoders.image
+    assert fn.image_decoder_random_crop is fn.decoders.image_random_crop
+    assert fn.coin_flip is fn.random.coin_flip
+    assert fn.uniform is fn.random.uniform
+    assert fn.file_reader is fn.readers.file
+    assert fn.caffe2_reader is fn.readers.caffe2
+    for alias, name in fn.aliases().items():
+        obj = fn
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        assert getattr(fn, alias) is obj
+
+
+def test_unknown_op_suggests():
+    with pytest.raises(AttributeError, match=r"did you mean fn\.resize"):
+        fn.resise  # noqa: B018
+    with pytest.raises(AttributeError, match=r"fn\.readers\.caffe2"):
+        fn.readers.cafe2  # noqa: B018
+    with pytest.raises(AttributeError, match="sluice ops"):
+        fn.no_such_thing_at_all  # noqa: B018
+
+
+def test_experimental_pipeline_def():
+    from sluice.pipeline.experimental import pipeline_def
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        return fn.external_source(source=lambda: [np.int32([1, 2])] * 2)
+
+    pipe = p()
+    (x,) = pipe.run()
+    assert x.as_array().tolist() == [[1, 2], [1, 2]]
+    with pytest.raises(sluice.NotSupportedError):
+        pipeline_def(debug=True)
+
+
+def test_backend_and_tensors_classes():
+    from sluice.backend import TensorCPU, TensorGPU, TensorListCPU, TensorListGPU
+    import sluice.tensors
+    assert sluice.tensors.TensorListCPU is TensorListCPU
+    p = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with p:
+        p.set_outputs(fn.external_source(source=lambda: [np.zeros(3, np.uint8)] * 2))
+    (x,) = p.run()
+    assert isinstance(x, TensorListCPU) and not isinstance(x, TensorListGPU)
+    assert isinstance(x[0], TensorCPU) and not isinstance(x[0], TensorGPU)
+
+
+def test_sample_and_batch_info():
+    seen = []
+
+    def per_sample(info):
+        seen.append(info)
+        assert isinstance(info, types.SampleInfo)
+        return np.int32([info.idx_in_batch])
+
+    def per_batch(info):
+        assert isinstance(info, types.BatchInfo)
+        return [np.int32([info.iteration])] * 2
+
+    p = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with p:
+        p.set_outputs(fn.external_source(source=per_sample, batch=False),
+                      fn.external_source(source=per_batch, batch_info=True))
+    a, b = p.run()
+    assert a.as_array().ravel().tolist() == [0, 1] and b.as_array().ravel().tolist() == [0, 0]
+
+
+def test_base_iterator_policy_names():
+    from sluice.plugin.base_iterator import LastBatchPolicy
+    assert LastBatchPolicy("PARTIAL") == LastBatchPolicy.PARTIAL
+    assert LastBatchPolicy("drop") == LastBatchPolicy.DROP

@@ -605,6 +605,40 @@ static void test_resize(void) {
     sl_tlist_free(&fimg);
 }
 
+/* slice, shapes, cast_like, reinterpret: CPU against CUDA */
+static void test_generic_ops(void) {
+    const int n = 8;
+    sl_tlist img, fimg, win[2], like;
+    int64_t lo[3] = {1, 1, 3}, hi[3] = {29, 31, 3}, lo1[1] = {2}, hi1[1] = {2};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&fimg, n, SL_DTYPE_F32, 3, lo, hi, "HWC");
+    make_list(&win[0], n, SL_DTYPE_F32, 1, lo1, hi1, NULL); /* per-sample start [x, y] */
+    make_list(&win[1], n, SL_DTYPE_F32, 1, lo1, hi1, NULL); /* per-sample shape [w, h] */
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 2; k++) {
+            ((float *)win[0].data[i])[k] = (float)(rnd() % 40) - 10.0f;
+            ((float *)win[1].data[i])[k] = (float)(rnd() % 30);
+        }
+    const char *s1[] = {"start=@0", "shape=@1", "out_of_bounds_policy=\"pad\"",
+                        "fill_values=[1.0, 2.0, 3.0]", NULL};
+    case_("slice u8 HWC per-sample window, padded", "slice", s1, &img, win, 2, 0);
+    const char *s2[] = {"start=@0", "shape=@1", "out_of_bounds_policy=\"trim_to_shape\"",
+                        "dtype=types.FLOAT16", NULL};
+    case_("slice f32 trimmed -> f16", "slice", s2, &fimg, win, 2, 0);
+    const char *s3[] = {"rel_start=[0.5]", "rel_end=[1.0]", "axes=[2]", NULL};
+    case_("slice u8 channels", "slice", s3, &img, NULL, 0, 0);
+    const char *sh[] = {"dtype=types.INT32", NULL};
+    case_("shapes int32", "shapes", sh, &img, NULL, 0, 0);
+    make_list(&like, n, SL_DTYPE_F16, 1, lo1, hi1, NULL);
+    sl_tlist *cl[2] = {&fimg, &like};
+    case_n("cast_like f32 -> f16", "cast_like", NULL, cl, 2);
+    sl_tlist_free(&img);
+    sl_tlist_free(&fimg);
+    sl_tlist_free(&win[0]);
+    sl_tlist_free(&win[1]);
+    sl_tlist_free(&like);
+}
+
 int main(void) {
     gpu_require(1);
     sl_err e;
@@ -621,6 +655,7 @@ int main(void) {
     test_warp();
     test_blur();
     test_pad();
+    test_generic_ops();
     sl__cuda_stream_destroy(stream);
     return check_done();
 }

@@ -605,7 +605,7 @@ static void test_resize(void) {
     sl_tlist_free(&fimg);
 }
 
-/* slice, shapes, cast_like, reinterpret: CPU against CUDA */
+/* slice, shapes, cast_like and reductions: CPU against CUDA */
 static void test_generic_ops(void) {
     const int n = 8;
     sl_tlist img, fimg, win[2], like;
@@ -632,6 +632,15 @@ static void test_generic_ops(void) {
     make_list(&like, n, SL_DTYPE_F16, 1, lo1, hi1, NULL);
     sl_tlist *cl[2] = {&fimg, &like};
     case_n("cast_like f32 -> f16", "cast_like", NULL, cl, 2);
+    const char *r_all[] = {NULL};
+    case_("reductions.sum u8 -> u64, every axis", "reductions.sum", r_all, &img, NULL, 0, 0);
+    const char *r_hw[] = {"axis_names=\"HW\"", NULL};
+    case_("reductions.max u8 over H, W", "reductions.max", r_hw, &img, NULL, 0, 0);
+    case_("reductions.min f32 over H, W", "reductions.min", r_hw, &fimg, NULL, 0, 0);
+    const char *r_c[] = {"axes=[-1]", "keep_dims=True", NULL};
+    case_("reductions.mean f32 over C, kept", "reductions.mean", r_c, &fimg, NULL, 0, 1e-4);
+    case_("reductions.rms u8 every axis", "reductions.rms", r_all, &img, NULL, 0, 1e-3);
+    case_("reductions.sum f32 every axis", "reductions.sum", r_all, &fimg, NULL, 0, 0.05);
     sl_tlist_free(&img);
     sl_tlist_free(&fimg);
     sl_tlist_free(&win[0]);

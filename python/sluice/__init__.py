@@ -29,6 +29,7 @@ from .tensors import Tensor, TensorCPU, TensorGPU, TensorList, TensorListCPU, Te
 from . import types  # noqa: F401 -- sluice.types
 from . import tfrecord  # noqa: F401 -- sluice.tfrecord (DALI's nvidia.dali.tfrecord)
 from . import fn  # noqa: F401 -- sluice.fn
+from . import math  # noqa: F401 -- sluice.math (DALI's nvidia.dali.math)
 
 __version__ = _c.u(_c.lib.sl_version_string())
 

@@ -18,6 +18,35 @@ extern const sl__op_def sl__red_mean_square_op;
 extern const sl__op_def sl__red_rms_op;
 extern const sl__op_def sl__red_variance_op;
 extern const sl__op_def sl__red_std_dev_op;
+extern const sl__op_def sl__math_sqrt_op;
+extern const sl__op_def sl__math_rsqrt_op;
+extern const sl__op_def sl__math_cbrt_op;
+extern const sl__op_def sl__math_exp_op;
+extern const sl__op_def sl__math_log_op;
+extern const sl__op_def sl__math_log2_op;
+extern const sl__op_def sl__math_log10_op;
+extern const sl__op_def sl__math_sin_op;
+extern const sl__op_def sl__math_cos_op;
+extern const sl__op_def sl__math_tan_op;
+extern const sl__op_def sl__math_asin_op;
+extern const sl__op_def sl__math_acos_op;
+extern const sl__op_def sl__math_atan_op;
+extern const sl__op_def sl__math_sinh_op;
+extern const sl__op_def sl__math_cosh_op;
+extern const sl__op_def sl__math_tanh_op;
+extern const sl__op_def sl__math_asinh_op;
+extern const sl__op_def sl__math_acosh_op;
+extern const sl__op_def sl__math_atanh_op;
+extern const sl__op_def sl__math_fabs_op;
+extern const sl__op_def sl__math_floor_op;
+extern const sl__op_def sl__math_ceil_op;
+extern const sl__op_def sl__math_abs_op;
+extern const sl__op_def sl__math_pow_op;
+extern const sl__op_def sl__math_fpow_op;
+extern const sl__op_def sl__math_atan2_op;
+extern const sl__op_def sl__math_min_op;
+extern const sl__op_def sl__math_max_op;
+extern const sl__op_def sl__math_clamp_op;
 
 const sl__op_def *const sl__generic_ops[] = {
     &sl__slice_op,
@@ -33,5 +62,34 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__red_rms_op,
     &sl__red_variance_op,
     &sl__red_std_dev_op,
+    &sl__math_sqrt_op,
+    &sl__math_rsqrt_op,
+    &sl__math_cbrt_op,
+    &sl__math_exp_op,
+    &sl__math_log_op,
+    &sl__math_log2_op,
+    &sl__math_log10_op,
+    &sl__math_sin_op,
+    &sl__math_cos_op,
+    &sl__math_tan_op,
+    &sl__math_asin_op,
+    &sl__math_acos_op,
+    &sl__math_atan_op,
+    &sl__math_sinh_op,
+    &sl__math_cosh_op,
+    &sl__math_tanh_op,
+    &sl__math_asinh_op,
+    &sl__math_acosh_op,
+    &sl__math_atanh_op,
+    &sl__math_fabs_op,
+    &sl__math_floor_op,
+    &sl__math_ceil_op,
+    &sl__math_abs_op,
+    &sl__math_pow_op,
+    &sl__math_fpow_op,
+    &sl__math_atan2_op,
+    &sl__math_min_op,
+    &sl__math_max_op,
+    &sl__math_clamp_op,
     NULL,
 };

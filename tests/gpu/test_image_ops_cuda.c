@@ -605,10 +605,10 @@ static void test_resize(void) {
     sl_tlist_free(&fimg);
 }
 
-/* slice, shapes, cast_like and reductions: CPU against CUDA */
+/* slice, shapes, cast_like, reductions and math: CPU against CUDA */
 static void test_generic_ops(void) {
     const int n = 8;
-    sl_tlist img, fimg, win[2], like;
+    sl_tlist img, fimg, win[2], half;
     int64_t lo[3] = {1, 1, 3}, hi[3] = {29, 31, 3}, lo1[1] = {2}, hi1[1] = {2};
     make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
     make_list(&fimg, n, SL_DTYPE_F32, 3, lo, hi, "HWC");
@@ -629,8 +629,8 @@ static void test_generic_ops(void) {
     case_("slice u8 channels", "slice", s3, &img, NULL, 0, 0);
     const char *sh[] = {"dtype=types.INT32", NULL};
     case_("shapes int32", "shapes", sh, &img, NULL, 0, 0);
-    make_list(&like, n, SL_DTYPE_F16, 1, lo1, hi1, NULL);
-    sl_tlist *cl[2] = {&fimg, &like};
+    make_list(&half, n, SL_DTYPE_F16, 1, lo1, hi1, NULL);
+    sl_tlist *cl[2] = {&fimg, &half};
     case_n("cast_like f32 -> f16", "cast_like", NULL, cl, 2);
     const char *r_all[] = {NULL};
     case_("reductions.sum u8 -> u64, every axis", "reductions.sum", r_all, &img, NULL, 0, 0);
@@ -641,11 +641,23 @@ static void test_generic_ops(void) {
     case_("reductions.mean f32 over C, kept", "reductions.mean", r_c, &fimg, NULL, 0, 1e-4);
     case_("reductions.rms u8 every axis", "reductions.rms", r_all, &img, NULL, 0, 1e-3);
     case_("reductions.sum f32 every axis", "reductions.sum", r_all, &fimg, NULL, 0, 0.05);
+    /* floating results: CUDA's double functions may part from the C library's in an ulp */
+    case_("math.sin f32", "math.sin", NULL, &fimg, NULL, 0, 1e-6);
+    sl_tlist u8f, mh, mg;
+    like(&u8f, &fimg, SL_DTYPE_U8);
+    sl_tlist *m2[2] = {&u8f, &fimg};
+    run_both_n("math.atan2", NULL, m2, 2, NULL, 0, &mh, &mg);
+    compare("math.atan2 u8, f32 -> f32", &mh, &mg, 1e-6);
+    sl_tlist_free(&u8f);
+    sl_tlist_free(&mh);
+    sl_tlist_free(&mg);
+    sl_tlist *m4[2] = {&img, &img};
+    case_n("math.pow u8 ** u8 (wraps)", "math.pow", NULL, m4, 2);
     sl_tlist_free(&img);
     sl_tlist_free(&fimg);
     sl_tlist_free(&win[0]);
     sl_tlist_free(&win[1]);
-    sl_tlist_free(&like);
+    sl_tlist_free(&half);
 }
 
 int main(void) {

@@ -101,6 +101,10 @@ def _call(schema, inputs, kwargs):
     for x in inputs:
         flat.extend(x if isinstance(x, (list, tuple)) else [x])
     for k, x in enumerate(flat):
+        # a number or an array as an input is a constant, as DALI makes it (types.Constant)
+        if not isinstance(x, DataNode) and (isinstance(x, (bool, int, float)) or
+                                            hasattr(x, "__array_interface__")):
+            flat[k] = x = _types.Constant(x)
         g.check_node(x, "%s: input %d" % (where, k))
     n = len(flat)
     if not schema.min_inputs <= n <= schema.max_inputs:

@@ -117,8 +117,9 @@ def itemsize(t):
 
 def Constant(value, dtype=None, shape=None, layout=None, device=None, **kwargs):
     """A constant node, as DALI's types.Constant: fn.constant of value (a number or an array),
-    its shape kept (a number is a 0-d tensor), of dtype (default: int32 for integers and bools,
-    float32 for floats), on device ("cpu" by default, or "gpu"). Inside a pipeline definition."""
+    its shape kept (a number is a 0-d tensor), of dtype (default: a numpy array's own type;
+    int32 for Python ints, float32 for floats, bool for bools), on device ("cpu" by default, or
+    "gpu"). Inside a pipeline definition."""
     import numpy as np
 
     from . import fn
@@ -126,7 +127,15 @@ def Constant(value, dtype=None, shape=None, layout=None, device=None, **kwargs):
     if arr.dtype.kind not in "biuf":
         raise TypeError("types.Constant: %r is not a number or an array of numbers" % (value,))
     if dtype is None:
-        dtype = DALIDataType.FLOAT if arr.dtype.kind == "f" else DALIDataType.INT32
+        # an array (numpy's, or a numpy scalar) keeps its type; Python's bool, int and float are
+        # bool, int32 and float32, as DALI types them
+        np_types = {v[0]: k for k, v in _INFO.items()}
+        if hasattr(value, "dtype") and arr.dtype.name in np_types:
+            dtype = np_types[arr.dtype.name]
+        elif arr.dtype.kind == "b":
+            dtype = DALIDataType.BOOL
+        else:
+            dtype = DALIDataType.FLOAT if arr.dtype.kind == "f" else DALIDataType.INT32
     if shape is None:
         shape = list(arr.shape)
     flat = arr.reshape(-1).tolist()

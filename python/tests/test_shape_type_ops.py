@@ -118,7 +118,7 @@ def test_constant_and_types_constant():
         assert a.dtype == np.int32 and a.tolist() == [[1, 2, 3], [4, 5, 6]]
         assert b.dtype == np.float64 and b.tolist() == [[2.5, 2.5], [2.5, 2.5]]
         assert c.tolist() == [7, 8] and c.dtype == np.int32
-        assert d.tolist() == [[0, 1], [2, 3], [4, 5]] and d.dtype == np.int32
+        assert d.tolist() == [[0, 1], [2, 3], [4, 5]] and d.dtype == np.uint16  # kept
         assert e.shape == () and float(e) == 1.25 and e.dtype == np.float32
         assert f.dtype == np.uint32 and f.tolist() == [4000000000]
     assert out[0].layout() == "HW"

@@ -47,6 +47,11 @@ extern const sl__op_def sl__math_atan2_op;
 extern const sl__op_def sl__math_min_op;
 extern const sl__op_def sl__math_max_op;
 extern const sl__op_def sl__math_clamp_op;
+extern const sl__op_def sl__noise_gaussian_op;
+extern const sl__op_def sl__noise_salt_and_pepper_op;
+extern const sl__op_def sl__noise_shot_op;
+extern const sl__op_def sl__random_choice_op;
+extern const sl__op_def sl__random_beta_op;
 
 const sl__op_def *const sl__generic_ops[] = {
     &sl__slice_op,
@@ -91,5 +96,10 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__math_min_op,
     &sl__math_max_op,
     &sl__math_clamp_op,
+    &sl__noise_gaussian_op,
+    &sl__noise_salt_and_pepper_op,
+    &sl__noise_shot_op,
+    &sl__random_choice_op,
+    &sl__random_beta_op,
     NULL,
 };

@@ -605,7 +605,8 @@ static void test_resize(void) {
     sl_tlist_free(&fimg);
 }
 
-/* slice, shapes, cast_like, reductions and math: CPU against CUDA */
+/* slice, shapes, cast_like, reductions, math and noise: CPU against CUDA (noise.shot is left
+ * out: an ulp between CUDA's and the C library's log may flip one rejection step) */
 static void test_generic_ops(void) {
     const int n = 8;
     sl_tlist img, fimg, win[2], half;
@@ -651,6 +652,11 @@ static void test_generic_ops(void) {
     sl_tlist_free(&u8f);
     sl_tlist_free(&mh);
     sl_tlist_free(&mg);
+    const char *g2[] = {"mean=3.0", "stddev=12.0", NULL};
+    case_("noise.gaussian u8", "noise.gaussian", g2, &img, NULL, 0, 1);
+    case_("noise.gaussian f32", "noise.gaussian", g2, &fimg, NULL, 0, 1e-4);
+    const char *sp[] = {"prob=0.3", NULL};
+    case_("noise.salt_and_pepper u8 HWC, per pixel", "noise.salt_and_pepper", sp, &img, NULL, 0, 0);
     sl_tlist *m4[2] = {&img, &img};
     case_n("math.pow u8 ** u8 (wraps)", "math.pow", NULL, m4, 2);
     sl_tlist_free(&img);

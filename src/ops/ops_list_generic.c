@@ -52,6 +52,7 @@ extern const sl__op_def sl__noise_salt_and_pepper_op;
 extern const sl__op_def sl__noise_shot_op;
 extern const sl__op_def sl__random_choice_op;
 extern const sl__op_def sl__random_beta_op;
+extern const sl__op_def sl__erase_op;
 
 const sl__op_def *const sl__generic_ops[] = {
     &sl__slice_op,
@@ -101,5 +102,6 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__noise_shot_op,
     &sl__random_choice_op,
     &sl__random_beta_op,
+    &sl__erase_op,
     NULL,
 };

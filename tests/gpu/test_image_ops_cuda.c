@@ -605,7 +605,7 @@ static void test_resize(void) {
     sl_tlist_free(&fimg);
 }
 
-/* slice, shapes, cast_like, reductions, math and noise: CPU against CUDA (noise.shot is left
+/* slice, shapes, cast_like, reductions, math, noise and erase: CPU against CUDA (noise.shot is left
  * out: an ulp between CUDA's and the C library's log may flip one rejection step) */
 static void test_generic_ops(void) {
     const int n = 8;
@@ -657,6 +657,9 @@ static void test_generic_ops(void) {
     case_("noise.gaussian f32", "noise.gaussian", g2, &fimg, NULL, 0, 1e-4);
     const char *sp[] = {"prob=0.3", NULL};
     case_("noise.salt_and_pepper u8 HWC, per pixel", "noise.salt_and_pepper", sp, &img, NULL, 0, 0);
+    const char *er[] = {"anchor=@0", "shape=@1", "axis_names=\"WH\"", "fill_value=[5.0, 6.0, 7.0]",
+                        NULL};
+    case_("erase u8 HWC per-sample region, per channel", "erase", er, &img, win, 2, 0);
     sl_tlist *m4[2] = {&img, &img};
     case_n("math.pow u8 ** u8 (wraps)", "math.pow", NULL, m4, 2);
     sl_tlist_free(&img);

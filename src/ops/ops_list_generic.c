@@ -53,6 +53,13 @@ extern const sl__op_def sl__noise_shot_op;
 extern const sl__op_def sl__random_choice_op;
 extern const sl__op_def sl__random_beta_op;
 extern const sl__op_def sl__erase_op;
+extern const sl__op_def sl__tr_translation_op;
+extern const sl__op_def sl__tr_scale_op;
+extern const sl__op_def sl__tr_rotation_op;
+extern const sl__op_def sl__tr_shear_op;
+extern const sl__op_def sl__tr_crop_op;
+extern const sl__op_def sl__tr_combine_op;
+extern const sl__op_def sl__coord_transform_op;
 
 const sl__op_def *const sl__generic_ops[] = {
     &sl__slice_op,
@@ -103,5 +110,12 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__random_choice_op,
     &sl__random_beta_op,
     &sl__erase_op,
+    &sl__tr_translation_op,
+    &sl__tr_scale_op,
+    &sl__tr_rotation_op,
+    &sl__tr_shear_op,
+    &sl__tr_crop_op,
+    &sl__tr_combine_op,
+    &sl__coord_transform_op,
     NULL,
 };

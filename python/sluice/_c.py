@@ -76,8 +76,16 @@ SHAPE_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), POINTER(c_int), POINT
 FILL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), c_void_p, c_size_t, POINTER(Err))
 
 
+class FunctionIO(Structure):
+    _fields_ = [("iteration", c_int64), ("batch", c_int), ("num_inputs", c_int),
+                ("num_outputs", c_int), ("inputs", POINTER(Tensor)), ("outputs", POINTER(Tensor))]
+
+
+CALL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(FunctionIO), POINTER(Err))
+
+
 class Source(Structure):
-    _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p)]
+    _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p), ("call", CALL_FN)]
 
 
 class PipelineBind(Structure):

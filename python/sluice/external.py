@@ -38,7 +38,9 @@ class _Sample:
         if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
             try:
                 import numpy
-                obj = numpy.ascontiguousarray(obj)
+                obj = numpy.asarray(obj)  # (ascontiguousarray would make a 0-d sample 1-d)
+                if not obj.flags.c_contiguous:
+                    obj = numpy.ascontiguousarray(obj)
             except ImportError:
                 pass
         try:

@@ -12,6 +12,7 @@ import sys
 
 from . import _c, errors
 from .external import external_source_call
+from .python_function import FORMS as _pyfunc_forms, python_function_call
 from . import types as _types
 from .pipeline import DataNode, _is_int, _OpRecord, _literal, _type_ok, c_text, current
 
@@ -202,7 +203,8 @@ schemas = {}
 _module = sys.modules[__name__]
 for _schema in _read_table():
     schemas[_schema.name] = _schema
-    _f = external_source_call(_schema) if _schema.name == "external_source" else _make(_schema)
+    _f = (external_source_call(_schema) if _schema.name == "external_source" else
+          python_function_call(_schema) if _schema.name in _pyfunc_forms else _make(_schema))
     _parts = _schema.name.split(".")
     _target = _module
     for _p in _parts[:-1]:

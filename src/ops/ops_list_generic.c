@@ -60,6 +60,16 @@ extern const sl__op_def sl__tr_shear_op;
 extern const sl__op_def sl__tr_crop_op;
 extern const sl__op_def sl__tr_combine_op;
 extern const sl__op_def sl__coord_transform_op;
+extern const sl__op_def sl__water_op;
+extern const sl__op_def sl__sphere_op;
+extern const sl__op_def sl__jitter_op;
+extern const sl__op_def sl__color_space_conversion_op;
+extern const sl__op_def sl__paste_op;
+extern const sl__op_def sl__laplacian_op;
+extern const sl__op_def sl__jpeg_compression_distortion_op;
+extern const sl__op_def sl__python_function_op;
+extern const sl__op_def sl__torch_python_function_op;
+extern const sl__op_def sl__dl_tensor_python_function_op;
 
 const sl__op_def *const sl__generic_ops[] = {
     &sl__slice_op,
@@ -117,5 +127,15 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__tr_crop_op,
     &sl__tr_combine_op,
     &sl__coord_transform_op,
+    &sl__water_op,
+    &sl__sphere_op,
+    &sl__jitter_op,
+    &sl__color_space_conversion_op,
+    &sl__paste_op,
+    &sl__laplacian_op,
+    &sl__jpeg_compression_distortion_op,
+    &sl__python_function_op,
+    &sl__torch_python_function_op,
+    &sl__dl_tensor_python_function_op,
     NULL,
 };

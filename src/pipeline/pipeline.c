@@ -100,9 +100,12 @@ sl_status sl_pipeline_add_source(sl_pipeline *p, const char *name, const sl_sour
                 "sl_pipeline_add_source: source name '%s': no spaces, quotes or "
                 "backslashes",
                 name);
-    if (!src || !src->shape || !src->fill)
-        return sl__pipeline_fail(p, SL_EINVAL,
-                                 "sl_pipeline_add_source: source '%s' needs shape and fill", name);
+    if (!src || ((!src->shape || !src->fill) && !src->call))
+        return sl__pipeline_fail(
+            p, SL_EINVAL,
+            "sl_pipeline_add_source: source '%s' needs shape and fill (or call, "
+            "for a function)",
+            name);
     for (int i = 0; i < p->nsources; i++)
         if (!strcmp(p->sources[i].name, name))
             return sl__pipeline_fail(

@@ -605,7 +605,8 @@ static void test_resize(void) {
     sl_tlist_free(&fimg);
 }
 
-/* slice, shapes, cast_like, reductions, math, noise and erase: CPU against CUDA (noise.shot is left
+/* slice, shapes, cast_like, reductions, math, noise, erase, the displacements, colour spaces
+ * and paste: CPU against CUDA (noise.shot is left
  * out: an ulp between CUDA's and the C library's log may flip one rejection step) */
 static void test_generic_ops(void) {
     const int n = 8;
@@ -660,6 +661,17 @@ static void test_generic_ops(void) {
     const char *er[] = {"anchor=@0", "shape=@1", "axis_names=\"WH\"", "fill_value=[5.0, 6.0, 7.0]",
                         NULL};
     case_("erase u8 HWC per-sample region, per channel", "erase", er, &img, win, 2, 0);
+    const char *wa[] = {"ampl_x=3.0", "freq_y=0.3", "fill_value=9.0", NULL};
+    case_("water u8 nearest", "water", wa, &img, NULL, 0, 0);
+    const char *wl[] = {"interp_type=types.INTERP_LINEAR", NULL};
+    case_("water f32 linear", "water", wl, &fimg, NULL, 0, 1e-3);
+    case_("sphere u8", "sphere", NULL, &img, NULL, 0, 0);
+    const char *jt[] = {"nDegree=3", NULL};
+    case_("jitter u8", "jitter", jt, &img, NULL, 0, 0);
+    const char *cs[] = {"image_type=types.RGB", "output_type=types.YCbCr", NULL};
+    case_("color_space_conversion u8 RGB -> YCbCr", "color_space_conversion", cs, &img, NULL, 0, 0);
+    const char *pa[] = {"ratio=1.7", "paste_x=0.2", "fill_value=[1.0, 2.0, 3.0]", NULL};
+    case_("paste u8", "paste", pa, &img, NULL, 0, 0);
     sl_tlist *m4[2] = {&img, &img};
     case_n("math.pow u8 ** u8 (wraps)", "math.pow", NULL, m4, 2);
     sl_tlist_free(&img);

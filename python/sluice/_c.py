@@ -85,7 +85,11 @@ CALL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(FunctionIO), POINTER(Err))
 
 
 class Source(Structure):
-    _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p), ("call", CALL_FN)]
+    _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p)]
+
+
+class Function(Structure):
+    _fields_ = [("call", CALL_FN), ("user", c_void_p)]
 
 
 class PipelineBind(Structure):
@@ -167,6 +171,7 @@ _API = {
     "sl_pipeline_set_outputs": (c_int, [c_void_p, c_int, POINTER(c_int), POINTER(c_char_p)]),
     "sl_pipeline_build": (c_int, [c_void_p]),
     "sl_pipeline_add_source": (c_int, [c_void_p, c_char_p, POINTER(Source)]),
+    "sl_pipeline_add_function": (c_int, [c_void_p, c_char_p, POINTER(Function)]),
     "sl_pipeline_next": (c_int, [c_void_p, POINTER(c_void_p)]),
     "sl_pipeline_release": (None, [c_void_p, c_void_p]),
     "sl_pipeline_max_held": (c_int, [c_void_p]),

@@ -37,7 +37,7 @@ class _Capsule:
 
 
 class PyFunction:
-    """The callable behind one python_function op: the library's sl_source.call callback."""
+    """The callable behind one python_function op: the library's sl_function callback."""
 
     def __init__(self, function, nout, batch_processing, form, workers):
         self.function = function
@@ -53,10 +53,11 @@ class PyFunction:
         self._lock = threading.Lock()
         self._keep = []
         self._call_cb = _c.CALL_FN(self._call)
-        self._struct = _c.Source(_c.SHAPE_FN(), _c.FILL_FN(), None, self._call_cb)
+        self._struct = _c.Function(self._call_cb, None)
 
     def attach(self, p):
-        errors.check(_c.lib.sl_pipeline_add_source(p, _c.s(self.name), ctypes.byref(self._struct)),
+        errors.check(_c.lib.sl_pipeline_add_function(p, _c.s(self.name),
+                                                     ctypes.byref(self._struct)),
                      None, "fn." + self.form)
 
     def consumed(self):

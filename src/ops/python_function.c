@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* python_function, torch_python_function and dl_tensor_python_function (DALI's fn.*): a function
  * of the caller's (in Python, any callable) run on the op's inputs, its results the op's outputs.
- * The function is registered as a source whose `call` is set (sl_pipeline_add_source) and named
- * by `function`. Each batch, setup hands it every sample's inputs (host views) at once and takes
- * back every sample's outputs (host memory the function keeps until its next call), sizes the
- * outputs from them, and the pool copies them in, sample by sample. How the function runs over
- * the samples (one call per batch, or per sample and in parallel) is the caller's: sluice's
- * Python package calls a per-sample function from a thread pool, so functions that release the
- * GIL run side by side. The three names differ only in what the Python function is given (numpy
- * arrays, torch tensors, DLPack capsules). CPU only. */
+ * The function is registered with sl_pipeline_add_function and named by `function`. Each batch,
+ * setup hands it every sample's inputs (host views) at once and takes back every sample's outputs
+ * (host memory the function keeps until its next call), sizes the outputs from them, and the pool
+ * copies them in, sample by sample. How the function runs over the samples (one call per batch, or
+ * per sample and in parallel) is the caller's: sluice's Python package calls a per-sample function
+ * from a thread pool, so functions that release the GIL run side by side. The three names differ
+ * only in what the Python function is given (numpy arrays, torch tensors, DLPack capsules). CPU
+ * only. */
 #include "operator/op.h"
 
 #include "core/alloc.h"
@@ -31,7 +31,7 @@ static const sl__arg_schema pf_args[] = {
 
 typedef struct pf_state {
     const char *opname;
-    sl_source fn;
+    sl_function fn;
     int nout;
     int nlayouts;
     char layouts[SL_MAX_OUTPUTS][SL_LAYOUT_MAX + 1];
@@ -60,9 +60,11 @@ static sl_status pf_create(const sl__args *a, const sl__op_init *init, void **ou
     const char *name = sl__args_str(a, "function");
     if (!init->find_source)
         st = sl_err_set(err, SL_EINVAL, "%s: this pipeline has no registered functions", s->opname);
-    if (st == SL_OK) st = init->find_source(init->source_ctx, name, &s->fn, err);
-    if (st == SL_OK && !s->fn.call)
+    sl_source src;
+    if (st == SL_OK) st = init->find_source(init->source_ctx, name, &src, err);
+    if (st == SL_OK && (src.shape || !src.user)) /* functions: entries without shape */
         st = sl_err_set(err, SL_EINVAL, "%s: '%s' is a source, not a function", s->opname, name);
+    if (st == SL_OK) s->fn = *(const sl_function *)src.user;
     s->nout = pf_num_outputs(a);
     if (st == SL_OK && s->nout < 0)
         st = sl_err_set(err, SL_EINVAL, "%s: num_outputs %lld (0 to %d)", s->opname,

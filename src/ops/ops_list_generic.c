@@ -6,6 +6,8 @@
 #include <stddef.h>
 
 extern const sl__op_def sl__slice_op;
+extern const sl__op_def sl__image_slice_op;
+extern const sl__op_def sl__image_crop_op;
 extern const sl__op_def sl__shapes_op;
 extern const sl__op_def sl__cast_like_op;
 extern const sl__op_def sl__reinterpret_op;
@@ -73,6 +75,8 @@ extern const sl__op_def sl__dl_tensor_python_function_op;
 
 const sl__op_def *const sl__generic_ops[] = {
     &sl__slice_op,
+    &sl__image_slice_op,
+    &sl__image_crop_op,
     &sl__shapes_op,
     &sl__cast_like_op,
     &sl__reinterpret_op,

@@ -12,6 +12,7 @@
  * the last dimension), or is cut to the input ("trim_to_shape"). `dtype` converts the result
  * (ConvertSat rules). CPU and CUDA runs share the element rule of ops/slice.h. */
 #include "ops/slice.h"
+#include "ops/slice_window.h"
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
 #include "operator/gpu_args.h"
@@ -56,6 +57,7 @@ static const char *const named[N_COUNT] = {"start",   "rel_start", "end",
                                            "rel_end", "shape",     "rel_shape"};
 
 typedef struct slice_state {
+    const char *opname; /* "slice", or "decoders.image_slice" (slice_window.h) */
     int naxes;
     int axes[SL_MAX_DIMS];
     char axis_names[SL_MAX_DIMS + 1]; /* "" when axes are given by number */
@@ -83,53 +85,58 @@ static void slice_destroy(void *state) {
     free(s);
 }
 
-static sl_status slice_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+static sl_status create_as(const sl__args *a, const char *opname, void **out, sl_err *err) {
     slice_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
+    s->opname = opname;
     sl_status st = SL_OK;
     /* DALI: axis_names when given, or when neither is; axes only when given alone */
     if (sl__args_given(a, "axes") && !sl__args_given(a, "axis_names")) {
         const int64_t *ax;
         s->naxes = sl__args_ints(a, "axes", &ax);
         if (s->naxes > SL_MAX_DIMS)
-            st = sl_err_set(err, SL_EINVAL, "slice: axes: %d axes, at most %d", s->naxes,
+            st = sl_err_set(err, SL_EINVAL, "%s: axes: %d axes, at most %d", s->opname, s->naxes,
                             SL_MAX_DIMS);
         for (int k = 0; st == SL_OK && k < s->naxes; k++) {
             if (ax[k] < -SL_MAX_DIMS || ax[k] >= SL_MAX_DIMS)
-                st = sl_err_set(err, SL_EINVAL, "slice: axes: %lld is no dimension",
+                st = sl_err_set(err, SL_EINVAL, "%s: axes: %lld is no dimension", s->opname,
                                 (long long)ax[k]);
             s->axes[k] = (int)ax[k];
             for (int j = 0; st == SL_OK && j < k; j++)
                 if (s->axes[j] == s->axes[k])
-                    st = sl_err_set(err, SL_EINVAL, "slice: axes: %d is named twice", s->axes[k]);
+                    st = sl_err_set(err, SL_EINVAL, "%s: axes: %d is named twice", s->opname,
+                                    s->axes[k]);
         }
     } else {
         const char *names = sl__args_str(a, "axis_names");
         size_t len = names ? strlen(names) : 0;
         if (len > SL_MAX_DIMS)
-            st = sl_err_set(err, SL_EINVAL, "slice: axis_names \"%s\": more than %d names", names,
-                            SL_MAX_DIMS);
+            st = sl_err_set(err, SL_EINVAL, "%s: axis_names \"%s\": more than %d names", s->opname,
+                            names, SL_MAX_DIMS);
         else {
             memcpy(s->axis_names, names ? names : "", len + 1);
             s->naxes = (int)len;
             for (size_t k = 0; st == SL_OK && k < len; k++)
                 if (strchr(s->axis_names + k + 1, s->axis_names[k]))
-                    st = sl_err_set(err, SL_EINVAL, "slice: axis_names \"%s\" names '%c' twice",
-                                    names, s->axis_names[k]);
+                    st = sl_err_set(err, SL_EINVAL, "%s: axis_names \"%s\" names '%c' twice",
+                                    s->opname, names, s->axis_names[k]);
         }
     }
     s->norm_anchor = sl__args_bool(a, "normalized_anchor");
     s->norm_shape = sl__args_bool(a, "normalized_shape");
-    const char *oob = sl__args_str(a, "out_of_bounds_policy");
+    /* decoders.image_slice has no policy (windows must lie inside), fill or dtype */
+    const char *oob =
+        sl__args_has(a, "out_of_bounds_policy") ? sl__args_str(a, "out_of_bounds_policy") : "error";
     s->oob = !strcmp(oob, "pad") ? OOB_PAD : !strcmp(oob, "trim_to_shape") ? OOB_TRIM : OOB_ERROR;
-    const double *fv;
-    s->nfill = sl__args_floats(a, "fill_values", &fv);
+    static const double zero = 0;
+    const double *fv = &zero;
+    s->nfill = sl__args_has(a, "fill_values") ? sl__args_floats(a, "fill_values", &fv) : 1;
     if (st == SL_OK && (s->nfill < 1 || s->nfill > SL__SLICE_MAX_FILL))
-        st = sl_err_set(err, SL_EINVAL, "slice: fill_values: %d values (1 to %d)", s->nfill,
+        st = sl_err_set(err, SL_EINVAL, "%s: fill_values: %d values (1 to %d)", s->opname, s->nfill,
                         SL__SLICE_MAX_FILL);
     else if (st == SL_OK)
         memcpy(s->fill, fv, (size_t)s->nfill * sizeof *fv);
-    s->has_dtype = sl__args_get(a, "dtype")->kind != SL_VAL_NONE;
+    s->has_dtype = sl__args_has(a, "dtype") && sl__args_get(a, "dtype")->kind != SL_VAL_NONE;
     if (s->has_dtype) s->dtype = sl__args_dtype(a, "dtype");
     for (int k = 0; k < N_COUNT; k++) {
         s->node[k] = sl__args_node(a, named[k]);
@@ -138,24 +145,29 @@ static sl_status slice_create(const sl__args *a, const sl__op_init *init, void *
             const double *v;
             int n = sl__args_floats(a, named[k], &v);
             if (st == SL_OK && n != s->naxes)
-                st = sl_err_set(err, SL_EINVAL, "slice: %s has %d values for %d axes", named[k], n,
-                                s->naxes);
+                st = sl_err_set(err, SL_EINVAL, "%s: %s has %d values for %d axes", s->opname,
+                                named[k], n, s->naxes);
             for (int j = 0; j < n && j < SL_MAX_DIMS; j++) s->lit[k][j] = v[j];
             s->nlit[k] = n;
         }
     }
     if (st == SL_OK && s->given[N_START] && s->given[N_REL_START])
-        st = sl_err_set(err, SL_EINVAL, "slice: give start or rel_start, not both");
+        st = sl_err_set(err, SL_EINVAL, "%s: give start or rel_start, not both", s->opname);
     int ends = s->given[N_END] + s->given[N_REL_END] + s->given[N_SHAPE] + s->given[N_REL_SHAPE];
     if (st == SL_OK && ends > 1)
-        st = sl_err_set(err, SL_EINVAL, "slice: give one of end, rel_end, shape and rel_shape");
-    (void)init;
+        st = sl_err_set(err, SL_EINVAL, "%s: give one of end, rel_end, shape and rel_shape",
+                        s->opname);
     if (st != SL_OK) {
         slice_destroy(s);
         return st;
     }
     *out = s;
     return SL_OK;
+}
+
+static sl_status slice_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    (void)init;
+    return create_as(a, "slice", out, err);
 }
 
 /* The values of named argument k for sample i (naxes of them). */
@@ -167,33 +179,30 @@ static sl_status named_values(const slice_state *s, const sl__op_io *io, int k, 
     }
     int n = sl__argin_values(io, s->node[k], i, v, SL_MAX_DIMS);
     if (n != s->naxes)
-        return sl__op_fail(err, SL_EINVAL, io, i, "slice", "%s has %d values for %d axes", named[k],
-                           n, s->naxes);
+        return sl__op_fail(err, SL_EINVAL, io, i, s->opname, "%s has %d values for %d axes",
+                           named[k], n, s->naxes);
     return SL_OK;
 }
 
 /* Sample i's window: d->anchor and d->out_shape over the input's shape. */
-static sl_status window(slice_state *s, const sl__op_io *io, int i, sl__slice_desc *d,
-                        sl_err *err) {
-    const sl_tlist *in = io->in[0];
-    const int64_t *sh = sl_tlist_shape(in, i);
-    int nd = in->ndim;
+static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_t *sh, int nd,
+                        const char *layout, sl__slice_desc *d, sl_err *err) {
     d->ndim = nd;
     for (int k = 0; k < nd; k++) d->in_shape[k] = d->out_shape[k] = sh[k], d->anchor[k] = 0;
     int dims[SL_MAX_DIMS];
     for (int k = 0; k < s->naxes; k++) {
         if (s->axis_names[0]) {
-            const char *at = strchr(in->layout, s->axis_names[k]);
-            if (!at || !in->layout[0])
-                return sl__op_fail(err, SL_EINVAL, io, i, "slice",
+            const char *at = strchr(layout, s->axis_names[k]);
+            if (!at || !layout[0])
+                return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
                                    "axis_names \"%s\": '%c' is not in the input's layout \"%s\" "
                                    "(give the layout, or axes)",
-                                   s->axis_names, s->axis_names[k], in->layout);
-            dims[k] = (int)(at - in->layout);
+                                   s->axis_names, s->axis_names[k], layout);
+            dims[k] = (int)(at - layout);
         } else {
             int ax = s->axes[k] < 0 ? s->axes[k] + nd : s->axes[k];
             if (ax < 0 || ax >= nd)
-                return sl__op_fail(err, SL_EINVAL, io, i, "slice",
+                return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
                                    "axes: %d is no dimension of a %d-d sample", s->axes[k], nd);
             dims[k] = ax;
         }
@@ -204,7 +213,7 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, sl__slice_de
             const sl_tlist *l = io->in[j];
             int64_t n = (int64_t)(sl_tlist_sample_nbytes(l, i) / sl_dtype_size(l->dtype));
             if (n != s->naxes)
-                return sl__op_fail(err, SL_EINVAL, io, i, "slice",
+                return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
                                    "the %s input has %lld values for %d axes",
                                    j == 1 ? "anchor" : "shape", (long long)n, s->naxes);
             for (int k = 0; k < s->naxes; k++)
@@ -239,7 +248,7 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, sl__slice_de
                          : s->given[N_REL_SHAPE] ? start + v[N_REL_SHAPE][k] * ext
                                                  : ext;
             if (!isfinite(start) || !isfinite(end) || fabs(start) > 9e18 || fabs(end) > 9e18)
-                return sl__op_fail(err, SL_EINVAL, io, i, "slice",
+                return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
                                    "the window of axis %d is not finite", dims[k]);
             d->anchor[dims[k]] = llround(start);
             d->out_shape[dims[k]] = llround(end) - d->anchor[dims[k]];
@@ -249,13 +258,13 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, sl__slice_de
         int dim = dims[k];
         int64_t an = d->anchor[dim], len = d->out_shape[dim], ext = sh[dim];
         if (len < 0)
-            return sl__op_fail(err, SL_EINVAL, io, i, "slice",
+            return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
                                "the window of dimension %d has a negative extent (%lld)", dim,
                                (long long)len);
         bool outside = an < 0 || an > ext || len > ext - an;
         if (!outside) continue;
         if (s->oob == OOB_ERROR)
-            return sl__op_fail(err, SL_EINVAL, io, i, "slice",
+            return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
                                "the window [%lld, %lld) of dimension %d leaves the input's extent "
                                "%lld (out_of_bounds_policy=\"pad\" or \"trim_to_shape\" allow it)",
                                (long long)an, (long long)(an + len), dim, (long long)ext);
@@ -271,10 +280,10 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, sl__slice_de
     d->nfill = s->nfill;
     memcpy(d->fill, s->fill, (size_t)s->nfill * sizeof *s->fill);
     if (s->nfill > 1) {
-        const char *c = strchr(in->layout, 'C');
-        d->chan = c && in->layout[0] ? (int)(c - in->layout) : nd - 1;
+        const char *c = strchr(layout, 'C');
+        d->chan = c && layout[0] ? (int)(c - layout) : nd - 1;
         if (nd == 0 || d->out_shape[d->chan] > s->nfill)
-            return sl__op_fail(err, SL_EINVAL, io, i, "slice",
+            return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
                                "fill_values has %d values for %lld channels", s->nfill,
                                nd ? (long long)d->out_shape[d->chan] : 0LL);
     }
@@ -313,7 +322,7 @@ static sl_status slice_setup(void *state, sl__op_io *io, sl_err *err) {
     if (!shapes) return SL_ENOMEM;
     sl_status st = SL_OK;
     for (int i = 0; i < io->batch && st == SL_OK; i++) {
-        st = window(s, io, i, &s->desc[i], err);
+        st = window(s, io, i, sl_tlist_shape(in, i), in->ndim, in->layout, &s->desc[i], err);
         memcpy(shapes + (size_t)i * (size_t)in->ndim, s->desc[i].out_shape,
                (size_t)in->ndim * sizeof(int64_t));
     }
@@ -382,6 +391,43 @@ static sl_status slice_run_cpu(void *state, sl__op_io *io, int i, int worker, sl
             sl__dtype_conv_store(d->out, ot, e0 + c, d->fill[f]);
         }
     }
+    return SL_OK;
+}
+
+/* ---- the window alone, for decoders.image_slice (slice_window.h) ---------------------------- */
+
+sl_status sl__slice_window_create(const sl__args *a, const char *opname, void **state,
+                                  sl_err *err) {
+    return create_as(a, opname, state, err);
+}
+
+void sl__slice_window_destroy(void *state) {
+    slice_destroy(state);
+}
+
+sl_status sl__slice_window_check(void *state, const sl__op_io *io, sl_err *err) {
+    slice_state *s = state;
+    if (io->num_inputs == 2)
+        return sl_err_set(err, SL_EINVAL, "%s: give both anchor and shape inputs, or neither",
+                          s->opname);
+    bool has_named = false;
+    for (int k = 0; k < N_COUNT; k++) has_named |= s->given[k];
+    if (io->num_inputs == 3 && has_named)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: the window is given twice: anchor and shape inputs, and named "
+                          "arguments",
+                          s->opname);
+    return SL_OK;
+}
+
+sl_status sl__slice_window_sample(void *state, const sl__op_io *io, int i, const int64_t *shape,
+                                  int ndim, const char *layout, int64_t *anchor, int64_t *extent,
+                                  sl_err *err) {
+    slice_state *s = state;
+    sl__slice_desc d;
+    SL_TRY(window(s, io, i, shape, ndim, layout, &d, err));
+    memcpy(anchor, d.anchor, (size_t)ndim * sizeof *anchor);
+    memcpy(extent, d.out_shape, (size_t)ndim * sizeof *extent);
     return SL_OK;
 }
 

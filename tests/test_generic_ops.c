@@ -9,13 +9,16 @@
  * - Checked against formulas here: the function's halves, a slice, a sum, the shapes, a clamp,
  *   a constant, a reinterpret; every output has the batch's samples.
  * - 1 and 3 threads give the same bytes in every output (the random ops included).
+ * - decoders.image_slice and image_crop on the Caffe2 fixture cut what decoders.image gives.
  * - A function that fails names the op and the batch; a source given as the function, and a
  *   function given as a source, are refused. (Python's tests check each op against numpy.) */
 #include "check.h"
 
 #include "sluice/pipeline.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,7 +212,52 @@ static void check_batch(const sl_batch *b, int64_t it) {
     }
 }
 
+/* decoders.image_slice and image_crop on the Caffe2 fixture's JPEGs: the windows of the whole
+ * images */
+static void test_decoders(void) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "def pipe():\n"
+             "    jpegs, labels = fn.readers.caffe2(path=\"%s\")\n"
+             "    return (fn.decoders.image(jpegs),\n"
+             "            fn.decoders.image_slice(jpegs, start=[3, 2], shape=[12, 10]),\n"
+             "            fn.decoders.image_crop(jpegs, crop=[20, 16], crop_pos_x=0.0))\n",
+             fixture("caffe2-fmnist-256"));
+    sl_pipeline_config c;
+    sl_pipeline_config_init(&c);
+    c.batch_size = B;
+    c.num_threads = 2;
+    sl_err e;
+    sl_pipeline *p = check_pipeline(&c, text, "decoders.py", 0, NULL, &e);
+    CHECK_MSG(p != NULL, "%s", e.msg);
+    if (!p) return;
+    sl_batch *b = NULL;
+    CHECK_OK(sl_pipeline_next(p, &b), NULL);
+    if (b) {
+        const sl_tlist *full = sl_batch_output(b, 0), *sl = sl_batch_output(b, 1),
+                       *cr = sl_batch_output(b, 2);
+        for (int i = 0; i < B; i++) {
+            const int64_t *fs = sl_tlist_shape(full, i);
+            int64_t w = fs[1];
+            const uint8_t *f = full->data[i], *a = sl->data[i], *q = cr->data[i];
+            CHECK(sl_tlist_shape(sl, i)[0] == 10 && sl_tlist_shape(sl, i)[1] == 12);
+            CHECK(sl_tlist_shape(cr, i)[0] == 20 && sl_tlist_shape(cr, i)[1] == 16);
+            int64_t y0 = (int64_t)llroundf((float)(0.5 * (double)(fs[0] - 20)));
+            int wrong = 0;
+            for (int y = 0; y < 10; y++)
+                for (int x = 0; x < 12 * 3; x++)
+                    wrong += a[y * 36 + x] != f[((y + 2) * w + 3) * 3 + x];
+            for (int y = 0; y < 20; y++)
+                for (int x = 0; x < 16 * 3; x++) wrong += q[y * 48 + x] != f[(y + y0) * w * 3 + x];
+            CHECK_MSG(wrong == 0, "sample %d: %d bytes of the windows differ", i, wrong);
+        }
+        sl_pipeline_release(p, b);
+    }
+    sl_pipeline_free(p);
+}
+
 int main(void) {
+    test_decoders();
     uint64_t digests[2] = {14695981039346656037ull, 14695981039346656037ull};
     int threads[2] = {1, 3};
     const char *texts[2] = {TEXT_A, TEXT_B};

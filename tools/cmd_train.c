@@ -295,6 +295,12 @@ static sl_status onehot_make(onehot *oh, const sl_iter_batch *b, int k, const sl
             case SL_DTYPE_I64:
                 v = *(const int64_t *)p;
                 break;
+            case SL_DTYPE_U32:
+                v = *(const uint32_t *)p;
+                break;
+            case SL_DTYPE_U64:
+                v = *(const uint64_t *)p > INT64_MAX ? -1 : (int64_t) * (const uint64_t *)p;
+                break;
             default:
                 v = -1;
                 break;

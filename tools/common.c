@@ -107,6 +107,10 @@ static const char *npy_descr(sl_dtype t) {
         return "<f8";
     case SL_DTYPE_BOOL:
         return "|b1";
+    case SL_DTYPE_U32:
+        return "<u4";
+    case SL_DTYPE_U64:
+        return "<u8";
     case SL_DTYPE_COUNT:
         break;
     }

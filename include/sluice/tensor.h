@@ -32,7 +32,9 @@ extern "C" {
     X(SL_DTYPE_BF16, "bfloat16", 2)                                                                \
     X(SL_DTYPE_F32, "float32", 4)                                                                  \
     X(SL_DTYPE_F64, "float64", 8)                                                                  \
-    X(SL_DTYPE_BOOL, "bool", 1)
+    X(SL_DTYPE_BOOL, "bool", 1)                                                                    \
+    X(SL_DTYPE_U32, "uint32", 4)                                                                   \
+    X(SL_DTYPE_U64, "uint64", 8)
 
 typedef enum sl_dtype {
 #define SL__DTYPE_ENUM(e, name, size) e,

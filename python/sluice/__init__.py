@@ -41,6 +41,7 @@ import sys as _sys  # noqa: E402
 _sys.modules[__name__ + ".pipeline.experimental"] = _experimental
 types.SampleInfo, types.BatchInfo = _SampleInfo, _BatchInfo
 del _sys
+from . import math  # noqa: F401 -- sluice.math (DALI's nvidia.dali.math)
 
 __version__ = _c.u(_c.lib.sl_version_string())
 

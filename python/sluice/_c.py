@@ -76,8 +76,20 @@ SHAPE_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), POINTER(c_int), POINT
 FILL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), c_void_p, c_size_t, POINTER(Err))
 
 
+class FunctionIO(Structure):
+    _fields_ = [("iteration", c_int64), ("batch", c_int), ("num_inputs", c_int),
+                ("num_outputs", c_int), ("inputs", POINTER(Tensor)), ("outputs", POINTER(Tensor))]
+
+
+CALL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(FunctionIO), POINTER(Err))
+
+
 class Source(Structure):
     _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p)]
+
+
+class Function(Structure):
+    _fields_ = [("call", CALL_FN), ("user", c_void_p)]
 
 
 class PipelineBind(Structure):
@@ -160,6 +172,7 @@ _API = {
     "sl_pipeline_set_outputs": (c_int, [c_void_p, c_int, POINTER(c_int), POINTER(c_char_p)]),
     "sl_pipeline_build": (c_int, [c_void_p]),
     "sl_pipeline_add_source": (c_int, [c_void_p, c_char_p, POINTER(Source)]),
+    "sl_pipeline_add_function": (c_int, [c_void_p, c_char_p, POINTER(Function)]),
     "sl_pipeline_next": (c_int, [c_void_p, POINTER(c_void_p)]),
     "sl_pipeline_release": (None, [c_void_p, c_void_p]),
     "sl_pipeline_max_held": (c_int, [c_void_p]),

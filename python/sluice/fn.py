@@ -12,6 +12,7 @@ import sys
 
 from . import _c, errors
 from .external import external_source_call
+from .python_function import FORMS as _pyfunc_forms, python_function_call
 from . import types as _types
 from .pipeline import DataNode, _is_int, _OpRecord, _literal, _type_ok, c_text, current
 
@@ -101,6 +102,10 @@ def _call(schema, inputs, kwargs):
     for x in inputs:
         flat.extend(x if isinstance(x, (list, tuple)) else [x])
     for k, x in enumerate(flat):
+        # a number or an array as an input is a constant, as DALI makes it (types.Constant)
+        if not isinstance(x, DataNode) and (isinstance(x, (bool, int, float)) or
+                                            hasattr(x, "__array_interface__")):
+            flat[k] = x = _types.Constant(x)
         g.check_node(x, "%s: input %d" % (where, k))
     n = len(flat)
     if not schema.min_inputs <= n <= schema.max_inputs:
@@ -216,7 +221,8 @@ schemas = {}
 _module = sys.modules[__name__]
 for _schema in _read_table():
     schemas[_schema.name] = _schema
-    _f = external_source_call(_schema) if _schema.name == "external_source" else _make(_schema)
+    _f = (external_source_call(_schema) if _schema.name == "external_source" else
+          python_function_call(_schema) if _schema.name in _pyfunc_forms else _make(_schema))
     _parts = _schema.name.split(".")
     _target = _module
     for _p in _parts[:-1]:

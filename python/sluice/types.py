@@ -116,7 +116,8 @@ HALF = DALIDataType.FLOAT16
 # sluice's dtype enum (include/sluice/tensor.h SL_DTYPE_TABLE order) <-> DALI's
 _SL_DTYPES = [DALIDataType.UINT8, DALIDataType.INT8, DALIDataType.UINT16, DALIDataType.INT16,
               DALIDataType.INT32, DALIDataType.INT64, DALIDataType.FLOAT16,
-              DALIDataType.BFLOAT16, DALIDataType.FLOAT, DALIDataType.FLOAT64, DALIDataType.BOOL]
+              DALIDataType.BFLOAT16, DALIDataType.FLOAT, DALIDataType.FLOAT64, DALIDataType.BOOL,
+              DALIDataType.UINT32, DALIDataType.UINT64]
 _SL_INDEX = {t: i for i, t in enumerate(_SL_DTYPES)}
 # (numpy-style name, DLPack type code, bits)
 _INFO = {
@@ -126,12 +127,14 @@ _INFO = {
     DALIDataType.FLOAT16: ("float16", 2, 16), DALIDataType.BFLOAT16: ("bfloat16", 4, 16),
     DALIDataType.FLOAT: ("float32", 2, 32), DALIDataType.FLOAT64: ("float64", 2, 64),
     DALIDataType.BOOL: ("bool", 6, 8),
+    DALIDataType.UINT32: ("uint32", 1, 32), DALIDataType.UINT64: ("uint64", 1, 64),
 }
 # struct/memoryview format characters -> DALI types (for external_source data)
 _FORMATS = {"B": DALIDataType.UINT8, "b": DALIDataType.INT8, "H": DALIDataType.UINT16,
             "h": DALIDataType.INT16, "i": DALIDataType.INT32, "l": DALIDataType.INT64,
             "q": DALIDataType.INT64, "e": DALIDataType.FLOAT16, "f": DALIDataType.FLOAT,
-            "d": DALIDataType.FLOAT64, "?": DALIDataType.BOOL}
+            "d": DALIDataType.FLOAT64, "?": DALIDataType.BOOL, "I": DALIDataType.UINT32,
+            "L": DALIDataType.UINT64, "Q": DALIDataType.UINT64}
 
 
 def from_sl(code):
@@ -192,3 +195,34 @@ def to_dali_type(framework_type):
         raise TypeError("'%s' could not be converted into any known DALIDataType"
                         % (framework_type,))
     return got
+def Constant(value, dtype=None, shape=None, layout=None, device=None, **kwargs):
+    """A constant node, as DALI's types.Constant: fn.constant of value (a number or an array),
+    its shape kept (a number is a 0-d tensor), of dtype (default: a numpy array's own type;
+    int32 for Python ints, float32 for floats, bool for bools), on device ("cpu" by default, or
+    "gpu"). Inside a pipeline definition."""
+    import numpy as np
+
+    from . import fn
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError("types.Constant: %r is not a number or an array of numbers" % (value,))
+    if dtype is None:
+        # an array (numpy's, or a numpy scalar) keeps its type; Python's bool, int and float are
+        # bool, int32 and float32, as DALI types them
+        np_types = {v[0]: k for k, v in _INFO.items()}
+        if hasattr(value, "dtype") and arr.dtype.name in np_types:
+            dtype = np_types[arr.dtype.name]
+        elif arr.dtype.kind == "b":
+            dtype = DALIDataType.BOOL
+        else:
+            dtype = DALIDataType.FLOAT if arr.dtype.kind == "f" else DALIDataType.INT32
+    if shape is None:
+        shape = list(arr.shape)
+    flat = arr.reshape(-1).tolist()
+    data = {"fdata": [float(x) for x in flat]} if arr.dtype.kind == "f" else \
+        {"idata": [int(x) for x in flat]}
+    if layout is not None:
+        kwargs["layout"] = layout
+    if device is not None:
+        kwargs["device"] = device
+    return fn.constant(shape=list(shape), dtype=dtype, **data, **kwargs)

@@ -48,7 +48,9 @@ sl_status sl_dtype_parse(const char *s, sl_dtype *out) {
         {"INT64", SL_DTYPE_I64},     {"BOOL", SL_DTYPE_BOOL},   {"F32", SL_DTYPE_F32},
         {"F16", SL_DTYPE_F16},       {"BF16", SL_DTYPE_BF16},   {"F64", SL_DTYPE_F64},
         {"U8", SL_DTYPE_U8},         {"I8", SL_DTYPE_I8},       {"U16", SL_DTYPE_U16},
-        {"I16", SL_DTYPE_I16},       {"I32", SL_DTYPE_I32},     {"I64", SL_DTYPE_I64}};
+        {"I16", SL_DTYPE_I16},       {"I32", SL_DTYPE_I32},     {"I64", SL_DTYPE_I64},
+        {"UINT32", SL_DTYPE_U32},    {"UINT64", SL_DTYPE_U64},  {"U32", SL_DTYPE_U32},
+        {"U64", SL_DTYPE_U64}};
     for (int t = 0; t < SL_DTYPE_COUNT; t++) {
         if (strcmp(s, dtype_info[t].name) == 0) {
             *out = (sl_dtype)t;
@@ -310,6 +312,8 @@ static void encode_value(sl_dtype t, double v, unsigned char out[8]) {
         int16_t i16;
         int32_t i32;
         int64_t i64;
+        uint32_t u32;
+        uint64_t u64;
         float f32;
         double f64;
         unsigned char b[8];
@@ -348,6 +352,12 @@ static void encode_value(sl_dtype t, double v, unsigned char out[8]) {
         break;
     case SL_DTYPE_BOOL:
         u.u8 = v != 0;
+        break;
+    case SL_DTYPE_U32:
+        u.u32 = (uint32_t)v;
+        break;
+    case SL_DTYPE_U64:
+        u.u64 = (uint64_t)v;
         break;
     case SL_DTYPE_COUNT:
         break;

@@ -86,27 +86,23 @@ sl_status sl__pipeline_fail(sl_pipeline *p, sl_status st, const char *fmt, ...) 
     return st;
 }
 
-sl_status sl_pipeline_add_source(sl_pipeline *p, const char *name, const sl_source *src) {
-    if (p->built)
-        return sl__pipeline_fail(p, SL_ESTATE, "sl_pipeline_add_source after sl_pipeline_build");
+/* Registers src under name (what: the public call, for messages); functions are entries whose
+ * shape is NULL and whose user is their sl_function (owned by the pipeline). */
+static sl_status add_entry(sl_pipeline *p, const char *what, const char *name,
+                           const sl_source *src) {
+    if (p->built) return sl__pipeline_fail(p, SL_ESTATE, "%s after sl_pipeline_build", what);
     size_t len = name ? strlen(name) : 0;
     if (len < 1 || len > 63)
-        return sl__pipeline_fail(p, SL_EINVAL,
-                                 "sl_pipeline_add_source: a source name has 1-63 characters");
+        return sl__pipeline_fail(p, SL_EINVAL, "%s: a name has 1-63 characters", what);
     for (size_t i = 0; i < len; i++)
         if (name[i] <= ' ' || name[i] > '~' || name[i] == '"' || name[i] == '\'' || name[i] == '\\')
-            return sl__pipeline_fail(
-                p, SL_EINVAL,
-                "sl_pipeline_add_source: source name '%s': no spaces, quotes or "
-                "backslashes",
-                name);
-    if (!src || !src->shape || !src->fill)
-        return sl__pipeline_fail(p, SL_EINVAL,
-                                 "sl_pipeline_add_source: source '%s' needs shape and fill", name);
+            return sl__pipeline_fail(p, SL_EINVAL,
+                                     "%s: name '%s': no spaces, quotes or "
+                                     "backslashes",
+                                     what, name);
     for (int i = 0; i < p->nsources; i++)
         if (!strcmp(p->sources[i].name, name))
-            return sl__pipeline_fail(
-                p, SL_EINVAL, "sl_pipeline_add_source: source '%s' is already registered", name);
+            return sl__pipeline_fail(p, SL_EINVAL, "%s: '%s' is already registered", what, name);
     struct sl__source_entry *grown =
         realloc(p->sources, (size_t)(p->nsources + 1) * sizeof *p->sources);
     if (!grown) return sl__pipeline_fail(p, SL_ENOMEM, "out of memory");
@@ -114,6 +110,29 @@ sl_status sl_pipeline_add_source(sl_pipeline *p, const char *name, const sl_sour
     memcpy(p->sources[p->nsources].name, name, len + 1);
     p->sources[p->nsources++].src = *src;
     return SL_OK;
+}
+
+sl_status sl_pipeline_add_source(sl_pipeline *p, const char *name, const sl_source *src) {
+    if (!src || !src->shape || !src->fill)
+        return sl__pipeline_fail(p, SL_EINVAL,
+                                 "sl_pipeline_add_source: source '%s' needs shape and fill",
+                                 name ? name : "");
+    return add_entry(p, "sl_pipeline_add_source", name, src);
+}
+
+sl_status sl_pipeline_add_function(sl_pipeline *p, const char *name, const sl_function *fn) {
+    if (!fn || !fn->call)
+        return sl__pipeline_fail(p, SL_EINVAL, "sl_pipeline_add_function: '%s' needs call",
+                                 name ? name : "");
+    sl_function *copy = malloc(sizeof *copy);
+    if (!copy) return sl__pipeline_fail(p, SL_ENOMEM, "out of memory");
+    *copy = *fn;
+    sl_source entry;
+    memset(&entry, 0, sizeof entry);
+    entry.user = copy;
+    sl_status st = add_entry(p, "sl_pipeline_add_function", name, &entry);
+    if (st != SL_OK) free(copy);
+    return st;
 }
 
 /* sl__op_init's find_source */
@@ -637,6 +656,8 @@ void sl_pipeline_free(sl_pipeline *p) {
     sl__queue_free(p->ready_q);
     free(p->ops);
     free(p->nodes);
+    for (int i = 0; i < p->nsources; i++)
+        if (!p->sources[i].src.shape) free(p->sources[i].src.user); /* a function's copy */
     free(p->sources);
     pthread_mutex_destroy(&p->snap_mu);
     pthread_cond_destroy(&p->snap_cv);

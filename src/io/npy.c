@@ -50,7 +50,7 @@ static sl_status parse_descr(const char *v, const char *end, sl__npy_header *h, 
     } map[] = {{"b1", SL_DTYPE_BOOL}, {"u1", SL_DTYPE_U8},  {"i1", SL_DTYPE_I8},
                {"u2", SL_DTYPE_U16},  {"i2", SL_DTYPE_I16}, {"i4", SL_DTYPE_I32},
                {"i8", SL_DTYPE_I64},  {"f2", SL_DTYPE_F16}, {"f4", SL_DTYPE_F32},
-               {"f8", SL_DTYPE_F64}};
+               {"f8", SL_DTYPE_F64},  {"u4", SL_DTYPE_U32}, {"u8", SL_DTYPE_U64}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         if (strcmp(t, map[i].code) != 0) continue;
         if (order == '>' && sl_dtype_size(map[i].dtype) > 1)

@@ -169,6 +169,12 @@ sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, int flags,
     case SL_DTYPE_BOOL:
         t = (DLDataType){kDLUInt, 8, 1};
         break; /* DLPack < 0.8 has no bool */
+    case SL_DTYPE_U32:
+        t = (DLDataType){kDLUInt, 32, 1};
+        break;
+    case SL_DTYPE_U64:
+        t = (DLDataType){kDLUInt, 64, 1};
+        break;
     case SL_DTYPE_COUNT:
         break;
     }

@@ -43,6 +43,10 @@ static inline SL__HD double sl__dtype_conv_load(const void *p, sl_dtype t, int64
         return ((const int32_t *)p)[k];
     case SL_DTYPE_I64:
         return (double)((const int64_t *)p)[k];
+    case SL_DTYPE_U32:
+        return ((const uint32_t *)p)[k];
+    case SL_DTYPE_U64:
+        return (double)((const uint64_t *)p)[k];
     case SL_DTYPE_F16:
         return sl__f16_to_f32(((const uint16_t *)p)[k]);
     case SL_DTYPE_BF16:
@@ -85,6 +89,14 @@ static inline SL__HD void sl__dtype_conv_store(void *p, sl_dtype t, int64_t k, d
                             : v >= 9223372036854775807.0  ? INT64_MAX
                             : v <= -9223372036854775808.0 ? INT64_MIN
                                                           : (int64_t)nearbyint(v);
+        break;
+    case SL_DTYPE_U32:
+        ((uint32_t *)p)[k] = (uint32_t)sl__dtype_conv_sat(v, 0, 4294967295.0);
+        break;
+    case SL_DTYPE_U64:
+        ((uint64_t *)p)[k] = v != v || v <= 0              ? 0
+                             : v >= 18446744073709551615.0 ? UINT64_MAX
+                                                           : (uint64_t)nearbyint(v);
         break;
     case SL_DTYPE_F16:
         ((uint16_t *)p)[k] = sl__f32_to_f16((float)v);

@@ -104,7 +104,11 @@ static char kind_of(sl_dtype t, int *bits) {
 }
 
 static sl_dtype int_type(char kind, int bits) {
-    if (kind == 'u') return bits <= 8 ? SL_DTYPE_U8 : SL_DTYPE_U16;
+    if (kind == 'u')
+        return bits <= 8    ? SL_DTYPE_U8
+               : bits <= 16 ? SL_DTYPE_U16
+               : bits <= 32 ? SL_DTYPE_U32
+                            : SL_DTYPE_U64;
     return bits <= 8    ? SL_DTYPE_I8
            : bits <= 16 ? SL_DTYPE_I16
            : bits <= 32 ? SL_DTYPE_I32

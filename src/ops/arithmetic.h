@@ -39,6 +39,8 @@ static inline SL__HD int64_t sl__arith_load_int(const void *p, sl_dtype t, int64
         return ((const int16_t *)p)[k];
     case SL_DTYPE_I32:
         return ((const int32_t *)p)[k];
+    case SL_DTYPE_U32:
+        return ((const uint32_t *)p)[k];
     default:
         return ((const int64_t *)p)[k];
     }
@@ -61,6 +63,9 @@ static inline SL__HD void sl__arith_store_int(void *p, sl_dtype t, int64_t k, ui
         break;
     case SL_DTYPE_I32:
         ((int32_t *)p)[k] = (int32_t)(uint32_t)v;
+        break;
+    case SL_DTYPE_U32:
+        ((uint32_t *)p)[k] = (uint32_t)v;
         break;
     default:
         ((int64_t *)p)[k] = (int64_t)v;

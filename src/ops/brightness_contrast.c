@@ -124,6 +124,10 @@ static double full_range(sl_dtype t) {
         return 2147483647.0;
     case SL_DTYPE_I64:
         return 9223372036854775807.0;
+    case SL_DTYPE_U32:
+        return 4294967295.0;
+    case SL_DTYPE_U64:
+        return 18446744073709551615.0;
     case SL_DTYPE_BOOL:
         return 1;
     default:

@@ -73,6 +73,10 @@ static sl_status src_create(const sl__args *a, const sl__op_init *init, void **o
         snprintf(s->source, sizeof s->source, "%s", name);
         st = init->find_source(init->source_ctx, name, &s->src, err);
         if (st != SL_OK) sl_err_prefix(err, "%s: ", s->name);
+        if (st == SL_OK && (!s->src.shape || !s->src.fill))
+            st = sl_err_set(err, SL_EINVAL,
+                            "%s: '%s' is a function (python_function's), not a source", s->name,
+                            name);
     }
     if (st == SL_OK && sl__args_given(a, "layout")) {
         const char *const *l;

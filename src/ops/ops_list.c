@@ -23,7 +23,6 @@ extern const sl__op_def sl__crop_mirror_normalize_op;
 extern const sl__op_def sl__reshape_op;
 extern const sl__op_def sl__squeeze_op;
 extern const sl__op_def sl__expand_dims_op;
-extern const sl__op_def sl__shapes_op;
 extern const sl__op_def sl__tensor_subscript_op;
 extern const sl__op_def sl__one_hot_op;
 extern const sl__op_def sl__cast_op;
@@ -59,7 +58,6 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__reshape_op,
     &sl__squeeze_op,
     &sl__expand_dims_op,
-    &sl__shapes_op,
     &sl__tensor_subscript_op,
     &sl__one_hot_op,
     &sl__cast_op,

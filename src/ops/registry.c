@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_OPS 128
+#define MAX_OPS 256
 
 static const sl__op_def *table[MAX_OPS + 1];
 static int table_count;
@@ -22,7 +22,7 @@ static int by_name(const void *a, const void *b) {
 }
 
 static void build_table(void) {
-    const sl__op_def *const *lists[] = {sl__reader_ops, sl__image_ops};
+    const sl__op_def *const *lists[] = {sl__reader_ops, sl__image_ops, sl__generic_ops};
     for (size_t l = 0; l < SL_ARRAY_LEN(lists); l++)
         for (int i = 0; lists[l][i]; i++) {
             SL_ASSERT(table_count < MAX_OPS);

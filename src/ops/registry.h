@@ -19,6 +19,7 @@ const char *sl__registry_suggest(const char *name);
 /* Per-area lists, NULL-terminated, that the table joins (ops_list.c). */
 extern const sl__op_def *const sl__reader_ops[];
 extern const sl__op_def *const sl__image_ops[];
+extern const sl__op_def *const sl__generic_ops[];
 
 #ifdef __cplusplus
 }

@@ -441,6 +441,10 @@ static int64_t int_label(const sl_tensor *t, int64_t r) {
         return *(const int32_t *)p;
     case SL_DTYPE_I64:
         return *(const int64_t *)p;
+    case SL_DTYPE_U32:
+        return *(const uint32_t *)p;
+    case SL_DTYPE_U64:
+        return *(const uint64_t *)p > INT64_MAX ? -1 : (int64_t) * (const uint64_t *)p;
     default:
         return -1;
     }

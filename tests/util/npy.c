@@ -10,10 +10,10 @@ static int parse_descr(const char *d, sl_dtype *t) {
     static const struct {
         const char *s;
         sl_dtype t;
-    } map[] = {{"|u1", SL_DTYPE_U8},  {"|i1", SL_DTYPE_I8},  {"<u2", SL_DTYPE_U16},
-               {"<i2", SL_DTYPE_I16}, {"<i4", SL_DTYPE_I32}, {"<i8", SL_DTYPE_I64},
-               {"<f2", SL_DTYPE_F16}, {"<f4", SL_DTYPE_F32}, {"<f8", SL_DTYPE_F64},
-               {"|b1", SL_DTYPE_BOOL}};
+    } map[] = {{"|u1", SL_DTYPE_U8},   {"|i1", SL_DTYPE_I8},  {"<u2", SL_DTYPE_U16},
+               {"<i2", SL_DTYPE_I16},  {"<i4", SL_DTYPE_I32}, {"<i8", SL_DTYPE_I64},
+               {"<f2", SL_DTYPE_F16},  {"<f4", SL_DTYPE_F32}, {"<f8", SL_DTYPE_F64},
+               {"|b1", SL_DTYPE_BOOL}, {"<u4", SL_DTYPE_U32}, {"<u8", SL_DTYPE_U64}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strncmp(d, map[i].s, 3) == 0) {
             *t = map[i].t;

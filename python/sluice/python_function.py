@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: Apache-2.0
+"""fn.python_function, fn.torch_python_function and fn.dl_tensor_python_function: a Python
+callable run on op outputs, as DALI's are. The library's op of that name calls back here once per
+batch with every sample's inputs (views of the pipeline's memory, no copies); a per-sample
+function (batch_processing=False, the default) is called for the samples from a thread pool of
+the pipeline's num_threads workers, so functions that release the GIL (numpy's array code, most
+of torch) run side by side, and a batch_processing function once with lists. The results are kept
+until the next batch, and the pipeline's workers copy them into its outputs. python_function
+gives numpy arrays (read-only views), torch_python_function torch tensors, and
+dl_tensor_python_function DLPack capsules; each may return numpy arrays, torch tensors, or
+anything with the buffer protocol or __dlpack__."""
+
+import ctypes
+import itertools
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from . import _c, errors
+from . import types as _types
+
+_counter = itertools.count()
+FORMS = ("python_function", "torch_python_function", "dl_tensor_python_function")
+
+
+class _Capsule:
+    """A DLPack capsule as numpy.from_dlpack takes it."""
+
+    def __init__(self, cap):
+        self.cap = cap
+
+    def __dlpack__(self, stream=None):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+class PyFunction:
+    """The callable behind one python_function op: the library's sl_function callback."""
+
+    def __init__(self, function, nout, batch_processing, form, workers):
+        self.function = function
+        self.nout = nout
+        self.batch_processing = batch_processing
+        self.form = form
+        self.workers = max(1, workers)
+        self.name = "python_function_%d" % next(_counter)
+        self.exc = None  # errors go back through the op's message (naming the op and batch)
+        self.calling = False
+        self._recording = False
+        self._pool = None
+        self._lock = threading.Lock()
+        self._keep = []
+        self._call_cb = _c.CALL_FN(self._call)
+        self._struct = _c.Function(self._call_cb, None)
+
+    def attach(self, p):
+        errors.check(_c.lib.sl_pipeline_add_function(p, _c.s(self.name),
+                                                     ctypes.byref(self._struct)),
+                     None, "fn." + self.form)
+
+    def consumed(self):
+        pass
+
+    def __del__(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+
+    # ---- the call ---------------------------------------------------------------------------
+
+    def _view(self, t):
+        import numpy as np
+        dtype = np.dtype(_types.np_name(_types.from_sl(t.dtype)))
+        shape = tuple(t.shape[k] for k in range(t.ndim))
+        n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if n == 0 or not t.data:
+            a = np.zeros(shape, dtype)
+        else:
+            buf = (ctypes.c_char * (n * dtype.itemsize)).from_address(t.data)
+            a = np.frombuffer(buf, dtype).reshape(shape)
+        if self.form == "python_function":
+            a.flags.writeable = False
+            return a
+        if self.form == "torch_python_function":
+            import torch
+            return torch.from_numpy(a)
+        return a.__dlpack__()
+
+    def _array(self, x, what):
+        """A function's result as a contiguous numpy array of a type sluice has."""
+        import numpy as np
+        if hasattr(x, "detach") and hasattr(x, "numpy"):  # torch
+            x = x.detach().cpu().numpy()
+        elif type(x).__name__ == "PyCapsule":
+            x = np.from_dlpack(_Capsule(x))
+        elif not isinstance(x, np.ndarray) and hasattr(x, "__dlpack__") and \
+                not hasattr(x, "__array_interface__"):
+            x = np.from_dlpack(x)
+        a = np.asarray(x)
+        if not a.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d result 1-d)
+            a = np.ascontiguousarray(a)
+        try:
+            code = _types.to_sl({v[0]: k for k, v in _types._INFO.items()}[a.dtype.name])
+        except (KeyError, ValueError):
+            raise errors.InvalidArgumentError("%s is %s, a type sluice has no tensors of"
+                                              % (what, a.dtype)) from None
+        if a.ndim > _c.MAX_DIMS:
+            raise errors.InvalidArgumentError("%s has %d dimensions (at most %d)"
+                                              % (what, a.ndim, _c.MAX_DIMS))
+        return a, code
+
+    def _results(self, r, what):
+        """The function's return value as a list of nout results."""
+        if self.nout == 0:
+            return []
+        if self.nout == 1:
+            return [r]
+        if not isinstance(r, (tuple, list)) or len(r) != self.nout:
+            raise errors.InvalidArgumentError("%s returned %s; num_outputs=%d wants a tuple of %d"
+                                              % (what, type(r).__name__, self.nout, self.nout))
+        return list(r)
+
+    def _call(self, user, io_p, err):
+        self.calling = True
+        try:
+            io = io_p.contents
+            B, nin, nout = io.batch, io.num_inputs, io.num_outputs
+            ins = [[self._view(io.inputs[i * nin + k]) for k in range(nin)] for i in range(B)]
+            f = self.function
+            if self.batch_processing:
+                res = self._results(f(*[[ins[i][k] for i in range(B)] for k in range(nin)]),
+                                    "the function")
+                per = []
+                for k, r in enumerate(res):
+                    if len(r) != B:
+                        raise errors.InvalidArgumentError(
+                            "output %d has %d samples for a batch of %d" % (k, len(r), B))
+                    per.append(list(r))
+                outs = [[per[k][i] for k in range(nout)] for i in range(B)]
+            else:
+                def one(i):
+                    return self._results(f(*ins[i]), "the function (sample %d)" % i)
+                if B > 1 and self.workers > 1:
+                    if self._pool is None:
+                        self._pool = ThreadPoolExecutor(self.workers,
+                                                        thread_name_prefix="sluice-pyfunc")
+                    outs = list(self._pool.map(one, range(B)))
+                else:
+                    outs = [one(i) for i in range(B)]
+            keep = []
+            for i in range(B):
+                for k in range(nout):
+                    a, code = self._array(outs[i][k], "output %d of sample %d" % (k, i))
+                    keep.append(a)
+                    t = io.outputs[i * nout + k]
+                    t.data = a.ctypes.data if a.size else None
+                    t.dtype = code
+                    t.ndim = a.ndim
+                    for d in range(a.ndim):
+                        t.shape[d] = a.shape[d]
+            self._keep = keep  # alive until the next batch's call: the op copies them before
+            return _c.OK
+        except BaseException as e:  # noqa: B902 -- goes back to the pipeline as its error
+            msg = ("%s: %s" % (type(e).__name__, e)).encode("utf-8", "replace")
+            err.contents.msg = msg[:_c.ERRMSG_MAX - 1]
+            err.contents.status = _c.EINVAL
+            return _c.EINVAL
+        finally:
+            self.calling = False
+
+
+def python_function_call(schema):
+    from .fn import _call
+
+    def python_function(*inputs, function=None, num_outputs=1, batch_processing=False,
+                        output_layouts=None, device="cpu", name=None, preserve=None, **kw):
+        from .pipeline import current
+        where = "fn." + schema.name
+        pipe = current()
+        if pipe is None:
+            raise errors.StateError("%s called outside a pipeline definition" % where)
+        if not callable(function):
+            raise errors.ArgumentTypeError("%s: function must be a callable, not %s"
+                                           % (where, type(function).__name__))
+        if device != "cpu":
+            raise errors.NotSupportedError("%s: device=%r (the function runs on the CPU here)"
+                                           % (where, device))
+        if kw:
+            raise errors.ArgumentTypeError("%s got an unexpected argument '%s'"
+                                           % (where, sorted(kw)[0]))
+        if not isinstance(num_outputs, int) or not 0 <= num_outputs <= 16:
+            raise errors.InvalidArgumentError("%s: num_outputs=%r (0 to 16)"
+                                              % (where, num_outputs))
+        workers = pipe.num_threads if getattr(pipe, "num_threads", 0) else (os.cpu_count() or 1)
+        fn_obj = PyFunction(function, num_outputs, bool(batch_processing), schema.name, workers)
+        pipe._graph.sources.append(fn_obj)
+        args = {"function": fn_obj.name, "num_outputs": num_outputs,
+                "batch_processing": bool(batch_processing)}
+        if output_layouts is not None:
+            args["output_layouts"] = output_layouts
+        if name is not None:
+            args["name"] = name
+        if preserve is not None:
+            args["preserve"] = preserve
+        return _call(schema, inputs, args)
+
+    python_function.schema = schema
+    return python_function

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: Apache-2.0
+"""fn.python_function, torch_python_function and dl_tensor_python_function: per-sample and
+batch_processing functions against the same function called in a loop, several inputs and
+outputs, output_layouts, types and shapes that vary by sample, the function's errors naming the
+op and the batch, and per-sample calls that run on the pipeline's threads side by side."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import sluice.fn as fn
+import sluice.types as types
+from sluice import errors, pipeline_def
+
+
+def data(n=6, seed=1):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 255, (rng.integers(1, 9), 5, 3)).astype(np.uint8) for _ in range(n)]
+
+
+def run(make, xs, batch=None, threads=3, iters=1):
+    batch = batch or len(xs)
+
+    @pipeline_def(batch_size=batch, num_threads=threads, device_id=None)
+    def pipe():
+        return make(fn.external_source(source=lambda info: xs[info.idx_in_epoch % len(xs)],
+                                       batch=False, layout="HWC"))
+
+    p = pipe()
+    got = []
+    for _ in range(iters):
+        out = p.run()
+        out = out if isinstance(out, (list, tuple)) else [out]
+        got.append([[np.array(o.at(i)) for i in range(batch)] for o in out])
+    return [sum((g[k] for g in got), []) for k in range(len(got[0]))], out
+
+
+def brighten(x):
+    return np.clip(x.astype(np.int16) * 2 - 10, 0, 255).astype(np.uint8)
+
+
+def test_per_sample_matches_a_plain_loop():
+    xs = data()
+    (got,), _ = run(lambda x: fn.python_function(x, function=brighten), xs, batch=2, iters=3)
+    for x, g in zip(xs, got):
+        np.testing.assert_array_equal(g, brighten(x))
+
+
+def test_inputs_are_read_only_views():
+    seen = []
+
+    def f(x):
+        seen.append(x.flags.writeable)
+        return x.copy()
+
+    run(lambda x: fn.python_function(x, function=f), data(2))
+    assert seen and not any(seen)
+
+
+def test_batch_processing_several_inputs_and_outputs():
+    xs = data()
+
+    def f(a, b):
+        assert isinstance(a, list) and len(a) == 6
+        return [x.sum(axis=2).astype(np.float32) for x in a], [np.array(y.shape) for y in b]
+
+    (s, shp), out = run(lambda x: fn.python_function(x, x, function=f, num_outputs=2,
+                                                      batch_processing=True,
+                                                      output_layouts=["HW", ""]), xs)
+    for x, a, b in zip(xs, s, shp):
+        np.testing.assert_array_equal(a, x.sum(axis=2).astype(np.float32))
+        assert b.tolist() == list(x.shape) and b.dtype == np.int64
+    assert out[0].layout() == "HW"
+
+
+def test_torch_and_dlpack_forms():
+    import torch
+    xs = data(4)
+
+    def tf(x):
+        assert isinstance(x, torch.Tensor)
+        return (x.to(torch.float32) / 255).flip(0)
+
+    def df(cap):
+        x = np.from_dlpack(type("C", (), {"__dlpack__": lambda self, stream=None: cap,
+                                          "__dlpack_device__": lambda self: (1, 0)})())
+        return np.ascontiguousarray(x[:, ::-1]).__dlpack__()
+
+    (a, b), _ = run(lambda x: (fn.torch_python_function(x, function=tf),
+                               fn.dl_tensor_python_function(x, function=df)), xs)
+    for x, ga, gb in zip(xs, a, b):
+        np.testing.assert_array_equal(ga, (x.astype(np.float32) / 255)[::-1])
+        np.testing.assert_array_equal(gb, x[:, ::-1])
+
+
+def test_no_inputs_and_scalars():
+    counter = iter(range(100))
+
+    @pipeline_def(batch_size=3, num_threads=1, device_id=None)
+    def pipe():
+        return fn.python_function(function=lambda: np.float64(next(counter)))
+
+    (out,) = pipe().run()
+    vals = sorted(float(out.at(i)) for i in range(3))
+    assert vals == [0.0, 1.0, 2.0] and np.array(out.at(0)).shape == ()
+
+
+def test_calls_run_side_by_side():
+    """A function that waits without the GIL: 8 samples on 4 threads take about 2 waits."""
+    lock = threading.Lock()
+    running = [0, 0]
+
+    def slow(x):
+        with lock:
+            running[0] += 1
+            running[1] = max(running[1], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return x
+
+    run(lambda x: fn.python_function(x, function=slow), data(8), threads=4)
+    assert running[1] >= 2  # more than one call at once (the exact count is the scheduler's)
+
+
+def test_errors_name_the_op_and_batch():
+    def bad(x):
+        raise ValueError("no good")
+
+    with pytest.raises(errors.Error, match="python_function: batch 0: ValueError: no good"):
+        run(lambda x: fn.python_function(x, function=bad), data(2))
+    with pytest.raises(errors.Error, match="output 0 of sample 0 is object"):
+        run(lambda x: fn.python_function(x, function=lambda a: np.array([None])), data(2))
+    with pytest.raises(errors.Error, match="num_outputs=2 wants a tuple of 2"):
+        run(lambda x: fn.python_function(x, function=lambda a: a, num_outputs=2), data(2))
+    with pytest.raises(errors.Error, match="the samples of an output share type and rank"):
+        run(lambda x: fn.python_function(x, function=lambda a: a if a.shape[0] > 3 else a[0]),
+            [np.zeros((5, 2, 3), np.uint8), np.zeros((2, 2, 3), np.uint8)])
+    with pytest.raises(errors.ArgumentTypeError, match="function must be a callable"):
+        run(lambda x: fn.python_function(x, function=3), data(2))

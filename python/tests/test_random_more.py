@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+"""fn.random.choice and fn.random.beta: values and types, frequencies against the given
+probabilities and moments against Beta's formulas, per-sample arguments, the same draws at any
+thread count and batch size, and the errors."""
+
+import numpy as np
+import pytest
+
+import sluice.fn as fn
+import sluice.types as types
+from sluice import errors, pipeline_def
+
+
+def run(make, batch=4, threads=2, seed=5, iters=1):
+    @pipeline_def(batch_size=batch, num_threads=threads, device_id=None, seed=seed)
+    def pipe():
+        return make()
+
+    p = pipe()
+    outs = []
+    for _ in range(iters):
+        out = p.run()
+        out = out if isinstance(out, (list, tuple)) else [out]
+        outs.append([[np.array(o.at(i)) for i in range(batch)] for o in out])
+    return [sum((o[k] for o in outs), []) for k in range(len(outs[0]))]
+
+
+def test_choice_from_count_and_list():
+    vals = np.array([10, 20, 30], np.int16)
+    a, b, c = run(lambda: (fn.random.choice(5, shape=[1000]),
+                           fn.random.choice(types.Constant(vals), shape=[2, 500]),
+                           fn.random.choice(vals)), batch=2)
+    for i in range(2):
+        assert a[i].dtype == np.int32 and a[i].shape == (1000,)
+        assert set(np.unique(a[i])) == set(range(5))
+        assert b[i].dtype == np.int16 and b[i].shape == (2, 500)
+        assert set(np.unique(b[i])) <= {10, 20, 30}
+        assert c[i].shape == () and int(c[i]) in (10, 20, 30)
+
+
+def test_choice_probabilities():
+    p = [0.1, 0.0, 0.6, 0.3]
+    (a,) = run(lambda: fn.random.choice(4, p=p, shape=[20000]), batch=1)
+    freq = np.bincount(a[0], minlength=4) / 20000
+    assert freq[1] == 0
+    assert np.all(np.abs(freq - p) < 0.02), freq
+    # per-sample p: the first sample always picks 0, the second always 2
+    ps = [np.array([1.0, 0, 0], np.float32), np.array([0, 0, 2.0], np.float32)]
+    (b,) = run(lambda: fn.random.choice(3, p=fn.external_source(
+        source=lambda info: ps[info.idx_in_batch], batch=False), shape=[50]), batch=2)
+    assert (b[0] == 0).all() and (b[1] == 2).all()
+
+
+@pytest.mark.parametrize("alpha,beta", [(0.5, 0.5), (2.0, 5.0), (30.0, 3.0)])
+def test_beta_moments(alpha, beta):
+    (x,) = run(lambda: fn.random.beta(alpha=alpha, beta=beta, shape=[40000]), batch=1)
+    x = x[0].astype(np.float64)
+    assert x.dtype == np.float64 and ((x >= 0) & (x <= 1)).all()
+    mean = alpha / (alpha + beta)
+    var = alpha * beta / ((alpha + beta) ** 2 * (alpha + beta + 1))
+    assert abs(x.mean() - mean) < 5 * np.sqrt(var / x.size)
+    assert abs(x.var() - var) < 0.05 * var
+
+
+def test_beta_per_sample_and_dtype():
+    al = [np.array(a, np.float32) for a in (1.0, 50.0)]
+    (x,) = run(lambda: fn.random.beta(alpha=fn.external_source(
+        source=lambda info: al[info.idx_in_batch], batch=False), beta=1.0, shape=[5000],
+        dtype=types.FLOAT64), batch=2)
+    assert x[0].dtype == np.float64
+    assert abs(x[0].mean() - 0.5) < 0.02 and abs(x[1].mean() - 50 / 51) < 0.01
+
+
+def test_same_draws_any_threads_and_batches():
+    def make():
+        return fn.random.choice(1000, shape=[8]), fn.random.beta(alpha=2.0, beta=3.0)
+
+    a = run(make, batch=8, threads=1)
+    b = run(make, batch=2, threads=3, iters=4)
+    for k in range(2):
+        for i in range(8):
+            np.testing.assert_array_equal(a[k][i], b[k][i])
+
+
+def test_errors():
+    def fails(make, match):
+        with pytest.raises(errors.Error, match=match):
+            run(make, batch=1)
+
+    fails(lambda: fn.random.beta(alpha=0.0), r"random.beta: alpha 0 and beta 1 must be > 0")
+    fails(lambda: fn.random.beta(dtype=types.INT32), "random.beta: dtype int32")
+    fails(lambda: fn.random.choice(3, p=[0.5, 0.5]), "random.choice: sample 0: p has 2 values "
+                                                      "for 3 choices")
+    fails(lambda: fn.random.choice(0), r"random.choice: sample 0: the count of choices is 0")
+    fails(lambda: fn.random.choice(2.5), "random.choice: sample 0: a 0-d input is a count")
+    fails(lambda: fn.random.choice(3, p=[0.5, -0.5, 1.0]),
+          r"random.choice: sample 0: p\[1\] = -0.5 is not a probability")
+    fails(lambda: fn.random.choice(types.Constant(np.zeros((2, 2), np.int32))),
+          "random.choice: the input is 2-d")

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* random.choice and random.beta (DALI's fn.random.choice, fn.random.beta): per-sample draws made
+ * in setup from Philox keyed by (the instance's seed, the sample's global index), as random.c's
+ * ops, so they do not depend on threads or batches and a checkpoint resumes them. choice picks
+ * from its input: a 0-d integer n means 0..n-1, a 1-d sample its elements; with probabilities `p`
+ * (normalized by their sum) or uniformly; the output has the input's type and `shape` (a scalar by
+ * default). beta draws X / (X + Y) from Gamma(alpha) and Gamma(beta) (Marsaglia and Tsang's
+ * method; alpha < 1 through Gamma(alpha + 1) * U^(1 / alpha)), float32 by default. */
+#include "operator/argin.h"
+#include "operator/dtype_conv.h"
+#include "operator/op.h"
+
+#include "core/alloc.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/size.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const sl__arg_schema choice_args[] = {
+    {"p", SL_ARG_FLOATS, "None", "probability of each choice (default: uniform)",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static const sl__arg_schema beta_args[] = {
+    {"alpha", SL_ARG_FLOAT, "1.0", "the first shape parameter (> 0)", SL_ARGF_PER_SAMPLE, NULL},
+    {"beta", SL_ARG_FLOAT, "1.0", "the second shape parameter (> 0)", SL_ARGF_PER_SAMPLE, NULL},
+    {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", 0, NULL},
+    {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type: FLOAT or FLOAT64", 0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+typedef struct rc_state {
+    bool beta;
+    const char *name;
+    uint64_t seed;
+    int ndim;
+    int64_t shape[SL_MAX_DIMS];
+    int64_t count; /* elements per sample */
+    sl_dtype dtype;
+    /* choice */
+    int node_p, np;
+    double *p;
+    /* beta */
+    double alpha, b;
+    int node_a, node_b;
+    double *scratch;
+    size_t scratch_n;
+} rc_state;
+
+static void rc_destroy(void *state) {
+    rc_state *s = state;
+    if (!s) return;
+    free(s->p);
+    free(s->scratch);
+    free(s);
+}
+
+static sl_status rc_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err,
+                           bool beta) {
+    rc_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    s->beta = beta;
+    s->name = beta ? "random.beta" : "random.choice";
+    s->seed = init->seed;
+    s->node_p = s->node_a = s->node_b = -1;
+    sl_status st = SL_OK;
+    s->count = 1;
+    if (sl__args_get(a, "shape")->kind != SL_VAL_NONE) {
+        const int64_t *sh;
+        s->ndim = sl__args_ints(a, "shape", &sh);
+        if (s->ndim > SL_MAX_DIMS)
+            st = sl_err_set(err, SL_EINVAL, "%s: shape has %d dims, at most %d", s->name, s->ndim,
+                            SL_MAX_DIMS);
+        for (int d = 0; st == SL_OK && d < s->ndim; d++) {
+            if (sh[d] < 0)
+                st =
+                    sl_err_set(err, SL_EINVAL, "%s: shape: extent %lld", s->name, (long long)sh[d]);
+            s->shape[d] = sh[d];
+        }
+        size_t bytes;
+        if (st == SL_OK && sl__size_shape(s->shape, s->ndim, 8, &bytes, NULL) != SL__SIZE_OK)
+            st = sl_err_set(err, SL_EINVAL, "%s: shape: a sample of more than %zu bytes", s->name,
+                            SL__SIZE_LIMIT);
+        for (int d = 0; st == SL_OK && d < s->ndim; d++) s->count *= s->shape[d];
+    }
+    if (beta) {
+        s->dtype = sl__args_dtype(a, "dtype");
+        if (st == SL_OK && s->dtype != SL_DTYPE_F32 && s->dtype != SL_DTYPE_F64)
+            st = sl_err_set(err, SL_EINVAL, "random.beta: dtype %s (FLOAT or FLOAT64)",
+                            sl_dtype_name(s->dtype));
+        s->alpha = sl__args_float(a, "alpha");
+        s->b = sl__args_float(a, "beta");
+        s->node_a = sl__args_node(a, "alpha");
+        s->node_b = sl__args_node(a, "beta");
+        if (st == SL_OK && ((s->node_a < 0 && !(s->alpha > 0)) || (s->node_b < 0 && !(s->b > 0))))
+            st = sl_err_set(err, SL_EINVAL, "random.beta: alpha %g and beta %g must be > 0",
+                            s->alpha, s->b);
+    } else {
+        s->node_p = sl__args_node(a, "p");
+        if (s->node_p < 0 && sl__args_get(a, "p")->kind != SL_VAL_NONE) {
+            const double *v;
+            s->np = sl__args_floats(a, "p", &v);
+            s->p = sl__malloc((size_t)(s->np ? s->np : 1) * sizeof *v, err);
+            if (!s->p)
+                st = SL_ENOMEM;
+            else
+                memcpy(s->p, v, (size_t)s->np * sizeof *v);
+        }
+    }
+    if (st != SL_OK) {
+        rc_destroy(s);
+        return st;
+    }
+    *out = s;
+    return SL_OK;
+}
+
+static sl_status choice_create(const sl__args *a, const sl__op_init *i, void **o, sl_err *e) {
+    return rc_create(a, i, o, e, false);
+}
+static sl_status beta_create(const sl__args *a, const sl__op_init *i, void **o, sl_err *e) {
+    return rc_create(a, i, o, e, true);
+}
+
+/* Gamma(a, 1) by Marsaglia and Tsang */
+static double gamma_draw(sl__rng_philox *r, double a) {
+    if (a < 1) {
+        double u = sl__rng_philox_uniform(r);
+        return gamma_draw(r, a + 1) * pow(u > 0 ? u : 0x1p-60, 1 / a);
+    }
+    double d = a - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x = sl__rng_philox_normal(r), v = 1 + c * x;
+        if (v <= 0) continue;
+        v = v * v * v;
+        double u = sl__rng_philox_uniform(r);
+        if (u < 1 - 0.0331 * x * x * x * x) return d * v;
+        if (u > 0 && log(u) < 0.5 * x * x + d * (1 - v + log(v))) return d * v;
+    }
+}
+
+static sl_status rc_setup(void *state, sl__op_io *io, sl_err *err) {
+    rc_state *s = state;
+    const sl_tlist *in = s->beta ? NULL : io->in[0];
+    sl_dtype t = s->beta ? s->dtype : in->dtype;
+    if (in && in->device.kind != SL_DEVICE_CPU)
+        return sl_err_set(err, SL_EINVAL, "random.choice: its input must be on the CPU");
+    if (in && in->ndim > 1)
+        return sl_err_set(err, SL_EINVAL,
+                          "random.choice: the input is %d-d (a 0-d count or a 1-d list)", in->ndim);
+    sl_tlist *out = io->out[0];
+    SL_TRY(sl_tlist_reset(out, io->batch, t, s->ndim, sl_cpu(), err));
+    int64_t *shapes = sl__malloc((size_t)(io->batch ? io->batch : 1) *
+                                     (size_t)(s->ndim ? s->ndim : 1) * sizeof(int64_t),
+                                 err);
+    if (!shapes) return SL_ENOMEM;
+    for (int i = 0; i < io->batch; i++)
+        memcpy(shapes + (size_t)i * (size_t)s->ndim, s->shape, (size_t)s->ndim * sizeof(int64_t));
+    sl_status st = sl_tlist_alloc(out, shapes, err);
+    free(shapes);
+    if (st != SL_OK) return st;
+    static const int none[1] = {0};
+    io->run_index = none;
+    io->run_count = 0;
+    uint64_t seed = io->seed ? io->seed : s->seed;
+    for (int i = 0; i < io->batch; i++) {
+        sl__rng_philox r;
+        sl__rng_philox_init(&r, seed, (uint64_t)(io->sample_base + i));
+        if (s->beta) {
+            double a = s->alpha, b = s->b;
+            if ((s->node_a >= 0 && sl__argin_values(io, s->node_a, i, &a, 1) != 1) ||
+                (s->node_b >= 0 && sl__argin_values(io, s->node_b, i, &b, 1) != 1))
+                return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                                   "alpha and beta must be one value per sample");
+            if (!(a > 0) || !(b > 0) || !isfinite(a) || !isfinite(b))
+                return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                                   "alpha %g and beta %g must be > 0", a, b);
+            for (int64_t k = 0; k < s->count; k++) {
+                double x = gamma_draw(&r, a), y = gamma_draw(&r, b);
+                sl__dtype_conv_store(out->data[i], t, k, x + y > 0 ? x / (x + y) : (a >= b));
+            }
+            continue;
+        }
+        int64_t n = (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(t));
+        bool range = in->ndim == 0;
+        int64_t choices = n;
+        if (range) {
+            if (sl_dtype_is_float(t) || t == SL_DTYPE_BOOL)
+                return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                                   "a 0-d input is a count of choices: an integer, not %s",
+                                   sl_dtype_name(t));
+            double v = sl__dtype_conv_load(in->data[i], t, 0);
+            if (!(v >= 1) || v > 0x1p62)
+                return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                                   "the count of choices is %.0f (at least 1)", v);
+            choices = (int64_t)v;
+        }
+        if (choices < 1)
+            return sl__op_fail(err, SL_EINVAL, io, i, s->name, "nothing to choose from");
+        const double *p = s->p;
+        int np = s->np;
+        if (s->node_p >= 0) {
+            int m = sl__argin_values(io, s->node_p, i, NULL, 0);
+            if (m < 0) return sl__op_fail(err, SL_EINVAL, io, i, s->name, "p is unreadable");
+            if ((size_t)m > s->scratch_n) {
+                double *q = realloc(s->scratch, (size_t)m * sizeof *q);
+                if (!q) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
+                s->scratch = q, s->scratch_n = (size_t)m;
+            }
+            np = sl__argin_values(io, s->node_p, i, s->scratch, m);
+            p = s->scratch;
+        }
+        double total = 0;
+        if (p) {
+            if (np != choices)
+                return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                                   "p has %d values for %lld choices", np, (long long)choices);
+            for (int k = 0; k < np; k++) {
+                if (!(p[k] >= 0) || !isfinite(p[k]))
+                    return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                                       "p[%d] = %g is not a probability", k, p[k]);
+                total += p[k];
+            }
+            if (!(total > 0)) return sl__op_fail(err, SL_EINVAL, io, i, s->name, "p sums to 0");
+        }
+        size_t es = sl_dtype_size(t);
+        for (int64_t k = 0; k < s->count; k++) {
+            int64_t pick;
+            if (p) {
+                double u = sl__rng_philox_uniform(&r) * total, acc = 0;
+                pick = choices - 1;
+                for (int64_t c = 0; c < choices; c++) {
+                    acc += p[c];
+                    if (u < acc && p[c] > 0) {
+                        pick = c;
+                        break;
+                    }
+                }
+                while (p[pick] <= 0 && pick > 0) pick--; /* rounding at the top end */
+            } else {
+                pick = (int64_t)sl__rng_philox_below(&r, (uint64_t)choices);
+            }
+            if (range)
+                sl__dtype_conv_store(out->data[i], t, k, (double)pick);
+            else
+                memcpy((char *)out->data[i] + (size_t)k * es,
+                       (const char *)in->data[i] + (size_t)pick * es, es);
+        }
+    }
+    return SL_OK;
+}
+
+static sl_status rc_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    (void)state, (void)io, (void)i, (void)worker, (void)err;
+    return SL_OK; /* setup drew everything */
+}
+
+const sl__op_def sl__random_choice_op = {
+    .name = "random.choice",
+    .doc = "Per-sample random picks from the input's elements (or 0..n-1 for a 0-d n).",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = choice_args,
+    .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_RANDOM,
+    .create = choice_create,
+    .setup = rc_setup,
+    .run_cpu = rc_run_cpu,
+    .destroy = rc_destroy,
+};
+
+const sl__op_def sl__random_beta_op = {
+    .name = "random.beta",
+    .doc = "Per-sample draws from the Beta(alpha, beta) distribution (scalars by default).",
+    .min_inputs = 0,
+    .max_inputs = 0,
+    .args = beta_args,
+    .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_RANDOM,
+    .create = beta_create,
+    .setup = rc_setup,
+    .run_cpu = rc_run_cpu,
+    .destroy = rc_destroy,
+};

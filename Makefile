@@ -35,7 +35,7 @@ endif
 test-asan: deps
 	@$(call CONFIGURE,$(BUILD)-asan,-DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=address -DSLUICE_CUDA=OFF)
 	@cmake --build $(BUILD)-asan -j $(JOBS)
-	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:max_malloc_fill_size=1048576 UBSAN_OPTIONS=print_stacktrace=1 \
+	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:max_malloc_fill_size=1048576 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan.supp \
 	    ctest --output-on-failure -j $(JOBS) -LE "gpu|slow"
 
 # the thread tests under ThreadSanitizer

@@ -84,15 +84,18 @@ void sl__audio_dsp_resample(const sl__audio_dsp_resampler *r, const float *in, i
 /* ---- Fourier transform -------------------------------------------------------------------------
  */
 
+/* Powers of two (n >= 4) take the real-input route: the n reals as n/2 complex values
+ * z[j] = x[2j] + i x[2j+1], an n/2-point radix-2 FFT Z, then X[k] = E[k] + w^k O[k] with
+ * E = (Z[k] + conj Z[m-k]) / 2 and O = (Z[k] - conj Z[m-k]) / 2i, w = e^(-2 pi i / n). */
 sl_status sl__audio_dsp_fft_init(sl__audio_dsp_fft *f, int n, sl_err *err) {
     memset(f, 0, sizeof *f);
     if (n < 1) return sl_err_set(err, SL_EINVAL, "FFT size %d", n);
     f->n = n;
-    f->radix2 = (n & (n - 1)) == 0;
-    int nt = f->radix2 ? (n / 2 > 0 ? n / 2 : 1) : n;
+    f->radix2 = n >= 4 && (n & (n - 1)) == 0;
+    int nt = f->radix2 ? n / 2 + 1 : n, m = n / 2;
     f->cos_t = sl__malloc((size_t)nt * sizeof(double), err);
     f->sin_t = sl__malloc((size_t)nt * sizeof(double), err);
-    if (f->radix2) f->bitrev = sl__malloc((size_t)n * sizeof(int), err);
+    if (f->radix2) f->bitrev = sl__malloc((size_t)m * sizeof(int), err);
     if (!f->cos_t || !f->sin_t || (f->radix2 && !f->bitrev)) {
         sl__audio_dsp_fft_free(f);
         return SL_ENOMEM;
@@ -103,8 +106,8 @@ sl_status sl__audio_dsp_fft_init(sl__audio_dsp_fft *f, int n, sl_err *err) {
     }
     if (f->radix2) {
         int bits = 0;
-        while ((1 << bits) < n) bits++;
-        for (int i = 0; i < n; i++) {
+        while ((1 << bits) < m) bits++;
+        for (int i = 0; i < m; i++) {
             int r = 0;
             for (int b = 0; b < bits; b++)
                 if (i & (1 << b)) r |= 1 << (bits - 1 - b);
@@ -123,15 +126,22 @@ int64_t sl__audio_dsp_fft_scratch(const sl__audio_dsp_fft *f) {
     return 2 * (int64_t)f->n;
 }
 
+static inline double mag(double re, double im, int power) {
+    double p = re * re + im * im;
+    return power == 2 ? p : sqrt(p);
+}
+
 void sl__audio_dsp_fft_power(const sl__audio_dsp_fft *f, double *frame, int power, double *scratch,
                              double *out) {
     int n = f->n, nb = n / 2 + 1;
     if (f->radix2) {
-        double *re = scratch, *im = scratch + n;
-        for (int i = 0; i < n; i++) re[f->bitrev[i]] = frame[i], im[i] = 0;
-        for (int len = 2; len <= n; len <<= 1) {
-            int half = len / 2, stride = n / len;
-            for (int s = 0; s < n; s += len)
+        int m = n / 2;
+        double *re = scratch, *im = scratch + m;
+        for (int j = 0; j < m; j++)
+            re[f->bitrev[j]] = frame[2 * j], im[f->bitrev[j]] = frame[2 * j + 1];
+        for (int len = 2; len <= m; len <<= 1) {
+            int half = len / 2, stride = 2 * (m / len); /* w_m^j = w_n^(2j) */
+            for (int s = 0; s < m; s += len)
                 for (int k = 0; k < half; k++) {
                     double wr = f->cos_t[k * stride], wi = -f->sin_t[k * stride];
                     int a = s + k, b = s + k + half;
@@ -140,9 +150,12 @@ void sl__audio_dsp_fft_power(const sl__audio_dsp_fft *f, double *frame, int powe
                     re[a] += tr, im[a] += ti;
                 }
         }
-        for (int k = 0; k < nb; k++) {
-            double p = re[k] * re[k] + im[k] * im[k];
-            out[k] = power == 2 ? p : sqrt(p);
+        for (int k = 0; k <= m; k++) {
+            int p = k % m, q = (m - k) % m;
+            double a = re[p], b = im[p], c = re[q], d = im[q];
+            double er = (a + c) / 2, ei = (b - d) / 2, orr = (b + d) / 2, oi = -(a - c) / 2;
+            double wr = f->cos_t[k], wi = -f->sin_t[k];
+            out[k] = mag(er + wr * orr - wi * oi, ei + wr * oi + wi * orr, power);
         }
         return;
     }
@@ -156,8 +169,7 @@ void sl__audio_dsp_fft_power(const sl__audio_dsp_fft *f, double *frame, int powe
             idx += k;
             if (idx >= n) idx -= n;
         }
-        double p = sr * sr + si * si;
-        out[k] = power == 2 ? p : sqrt(p);
+        out[k] = mag(sr, si, power);
     }
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The signal processing that the audio operators share (audio_dsp.c): band-limited resampling
  * (a Hann-windowed sinc, DALI's quality to lobes rule), a discrete Fourier transform of real
- * frames (radix 2 for powers of two, a direct sum otherwise), DALI's Hann window, mel filter
- * banks (Slaney and HTK scales) and the DCT-II table of mfcc. All CPU, in double inside. */
+ * frames (radix 2 on n/2 complex points for powers of two, a direct sum otherwise), DALI's Hann
+ * window, mel filter banks (Slaney and HTK scales) and the DCT-II table of mfcc. All CPU, in double
+ * inside. */
 #ifndef SLUICE_OPS_AUDIO_DSP_H
 #define SLUICE_OPS_AUDIO_DSP_H
 
@@ -39,8 +40,8 @@ void sl__audio_dsp_resample(const sl__audio_dsp_resampler *r, const float *in, i
 typedef struct sl__audio_dsp_fft {
     int n;
     bool radix2;
-    int *bitrev;           /* radix2: n */
-    double *cos_t, *sin_t; /* radix2: n / 2 twiddles; otherwise n (the direct sum's) */
+    int *bitrev;           /* radix2: n / 2 (the half-size complex transform's) */
+    double *cos_t, *sin_t; /* radix2: n / 2 + 1 twiddles; otherwise n (the direct sum's) */
 } sl__audio_dsp_fft;
 
 sl_status sl__audio_dsp_fft_init(sl__audio_dsp_fft *f, int n, sl_err *err);

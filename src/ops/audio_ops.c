@@ -134,6 +134,13 @@ static sl_status pe_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     double prev = s->border == 0   ? 0
                   : s->border == 1 ? sl__dtype_conv_load(x, in->dtype, 0)
                                    : sl__dtype_conv_load(x, in->dtype, n > 1 ? 1 : 0);
+    if (in->dtype == SL_DTYPE_F32 && s->dtype == SL_DTYPE_F32) { /* the usual case */
+        const float *xf = x;
+        float *yf = y;
+        yf[0] = (float)(xf[0] - c * prev);
+        for (int64_t t = 1; t < n; t++) yf[t] = (float)(xf[t] - c * xf[t - 1]);
+        return SL_OK;
+    }
     for (int64_t t = 0; t < n; t++) {
         double v = sl__dtype_conv_load(x, in->dtype, t);
         sl__dtype_conv_store(y, s->dtype, t, v - c * prev);

@@ -2,8 +2,8 @@
 """The ASR pipeline (examples/asr_pipeline.py: NeMo's DALI preprocessing) against peers that
 compute the same features from the same files, in one run: utterances/s and audio seconds/s.
 
-  sluice     the example's pipeline through the Python package (sluice.pipeline_def), on the CPU
-             with --threads threads
+  sluice     the example's pipeline through the Python package (sluice.pipeline_def), with
+             --threads threads; with --device cuda the features on GPU 0 (decoding on the CPU)
   scipy      soundfile + scipy.signal.resample_poly + numpy/scipy.fft: pre-emphasis, |STFT|^2
              (DALI's Hann), Slaney mel, log, per-feature normalisation, padding; --threads worker
              processes (multiprocessing), batches as the pipeline's
@@ -35,25 +35,28 @@ sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
 SR, NFFT, WIN, HOP, NMEL = 16000, 512, 320, 160, 64
 
 
-def sluice_side(manifest, batch, threads):
+def sluice_side(manifest, batch, threads, cuda):
     import sluice.fn as fn
     import sluice.types as types
     from sluice import pipeline_def
+    dev = "gpu" if cuda else "cpu"
 
-    @pipeline_def(batch_size=batch, num_threads=threads, device_id=None)
+    @pipeline_def(batch_size=batch, num_threads=threads, device_id=0 if cuda else None)
     def pipe():
         audio, idx = fn.readers.nemo_asr(name="Reader", manifest_filepaths=[manifest],
                                          dtype=types.FLOAT, downmix=True, sample_rate=float(SR),
                                          read_sample_rate=False, read_text=False, read_idxs=True)
-        audio = fn.preemphasis_filter(audio, preemph_coeff=0.97)
-        spec = fn.spectrogram(audio, nfft=NFFT, window_length=WIN, window_step=HOP)
+        if cuda:
+            audio = audio.gpu()
+        audio = fn.preemphasis_filter(audio, preemph_coeff=0.97, device=dev)
+        spec = fn.spectrogram(audio, nfft=NFFT, window_length=WIN, window_step=HOP, device=dev)
         mel = fn.mel_filter_bank(spec, sample_rate=float(SR), nfilter=NMEL, normalize=True,
-                                 freq_low=0.0, freq_high=SR / 2)
+                                 freq_low=0.0, freq_high=SR / 2, device=dev)
         log = fn.to_decibels(mel, multiplier=float(np.log(10)), reference=1.0,
-                             cutoff_db=float(np.log(2.0 ** -24)))
-        n = fn.shapes(log)
-        log = fn.normalize(log, axes=[1], ddof=1, epsilon=1e-10)
-        return fn.pad(log, fill_value=0.0), n, idx
+                             cutoff_db=float(np.log(2.0 ** -24)), device=dev)
+        n = fn.shapes(log, device=dev)
+        log = fn.normalize(log, axes=[1], ddof=1, epsilon=1e-10, device=dev)
+        return fn.pad(log, fill_value=0.0, device=dev), n, idx
 
     p = pipe()
     p.build()
@@ -63,7 +66,8 @@ def sluice_side(manifest, batch, threads):
         done = 0
         while done < size:
             out = p.run()
-            out[0].as_array()
+            if not cuda:  # on a GPU the batch stays there, as a training step takes it
+                out[0].as_array()
             done += batch
         return min(done, size)
     return epoch, p
@@ -175,7 +179,7 @@ def main():
     # pipeline prepares batches ahead in the background, which would run during a peer's epochs
     def make(name):
         if name == "sluice":
-            return sluice_side(manifest, a.batch, a.threads)
+            return sluice_side(manifest, a.batch, a.threads, a.device == "cuda")
         if name == "scipy":
             return scipy_side(paths, a.batch, a.threads)
         return torchaudio_side(paths, a.batch, a.device), None

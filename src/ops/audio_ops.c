@@ -18,9 +18,14 @@
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
 #include "operator/op.h"
+#include "operator/gpu_args.h"
 #include "ops/audio_dsp.h"
+#include "ops/audio_gpu.h"
 
 #include "core/alloc.h"
+#ifdef SLUICE_HAVE_CUDA
+#include "core/cuda.h"
+#endif
 #include "core/log.h"
 
 #include <math.h>
@@ -35,8 +40,8 @@ static int64_t volume(const sl_tlist *l, int i) {
 
 /* out as in: same shapes and layout, dtype */
 static sl_status same_shape(const sl_tlist *in, sl_tlist *out, int batch, sl_dtype dtype,
-                            sl_err *err) {
-    SL_TRY(sl_tlist_reset(out, batch, dtype, in->ndim, sl_cpu(), err));
+                            sl_device dev, sl_err *err) {
+    SL_TRY(sl_tlist_reset(out, batch, dtype, in->ndim, dev, err));
     SL_TRY(sl_tlist_alloc(out, in->shapes, err));
     memcpy(out->layout, in->layout, sizeof out->layout);
     return SL_OK;
@@ -74,11 +79,15 @@ typedef struct pe_state {
     sl_dtype dtype;
     double *coeffs; /* batch */
     int cap;
+    sl__gpu_args gpu;
 } pe_state;
 
 static void pe_destroy(void *state) {
     pe_state *s = state;
-    if (s) free(s->coeffs);
+    if (s) {
+        free(s->coeffs);
+        sl__gpu_args_free(&s->gpu);
+    }
     free(s);
 }
 
@@ -119,7 +128,7 @@ static sl_status pe_setup(void *state, sl__op_io *io, sl_err *err) {
     for (int i = 0; i < io->batch; i++)
         SL_TRY(per_sample(io, s->node, s->coeff, i, "preemphasis_filter", "preemph_coeff",
                           &s->coeffs[i], err));
-    return same_shape(in, io->out[0], io->batch, s->dtype, err);
+    return same_shape(in, io->out[0], io->batch, s->dtype, io->device, err);
 }
 
 static sl_status pe_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
@@ -149,6 +158,30 @@ static sl_status pe_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status pe_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    pe_state *s = state;
+    int n = io->batch;
+    sl__cuda_preemph_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)(n ? n : 1) * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t most = 0;
+    for (int i = 0; i < n; i++) {
+        d[i].in = io->in[0]->data[i], d[i].out = io->out[0]->data[i];
+        d[i].n = sl_tlist_shape(io->in[0], i)[0];
+        d[i].coeff = s->coeffs[i];
+        if (d[i].n > most) most = d[i].n;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)(n ? n : 1) * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_preemphasis(dd, n, most, (int)io->in[0]->dtype, (int)s->dtype, s->border,
+                                io->stream, err);
+}
+#define PE_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = pe_run_gpu,
+#else
+#define PE_DEVICES .devices = SL_OPDEV_CPU,
+#endif
+
 const sl__op_def sl__preemphasis_filter_op = {
     .name = "preemphasis_filter",
     .doc = "Pre-emphasis: out[t] = x[t] - preemph_coeff * x[t-1], the sample before the first "
@@ -156,8 +189,7 @@ const sl__op_def sl__preemphasis_filter_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = pe_args,
-    .devices = SL_OPDEV_CPU,
-    .create = pe_create,
+    PE_DEVICES.create = pe_create,
     .setup = pe_setup,
     .run_cpu = pe_run_cpu,
     .destroy = pe_destroy,
@@ -363,11 +395,10 @@ static sl_status rs_create(const sl__args *a, const sl__op_init *init, void **ou
     if (!st && sl__args_dtype(a, "dtype") != SL_DTYPE_F32)
         st = sl_err_set(err, SL_EINVAL, "audio_resample: dtype %s (only FLOAT)",
                         sl_dtype_name(sl__args_dtype(a, "dtype")));
-    if (!st) st = sl__audio_dsp_resampler_init(&s->rs, sl__args_float(a, "quality"), err);
-    if (st)
-        st = st == SL_EINVAL && !strstr(err->msg, "audio_resample")
-                 ? sl_err_prefix(err, "audio_resample: ")
-                 : st;
+    double q = sl__args_float(a, "quality");
+    if (!st && !(q >= 0 && q <= 100))
+        st = sl_err_set(err, SL_EINVAL, "audio_resample: quality %g (0 to 100)", q);
+    if (!st) st = sl__audio_dsp_resampler_init(&s->rs, q, err);
     if (!st) {
         s->cap = init->batch_size > 0 ? init->batch_size : 1;
         s->ratio = sl__calloc((size_t)s->cap, sizeof *s->ratio, err);
@@ -493,10 +524,17 @@ static const sl__arg_schema db_args[] = {
 
 typedef struct db_state {
     double mult, ref, min_ratio;
+    sl__gpu_args gpu;
+    sl__gpu_scratch maxes;
 } db_state;
 
 static void db_destroy(void *state) {
-    free(state);
+    db_state *s = state;
+    if (s) {
+        sl__gpu_args_free(&s->gpu);
+        sl__gpu_scratch_free(&s->maxes);
+    }
+    free(s);
 }
 
 static sl_status db_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
@@ -529,7 +567,7 @@ static sl_status db_setup(void *state, sl__op_io *io, sl_err *err) {
     if (in->dtype != SL_DTYPE_F32)
         return sl_err_set(err, SL_EINVAL, "to_decibels: the input must be float32, not %s",
                           sl_dtype_name(in->dtype));
-    return same_shape(in, io->out[0], io->batch, SL_DTYPE_F32, err);
+    return same_shape(in, io->out[0], io->batch, SL_DTYPE_F32, io->device, err);
 }
 
 static sl_status db_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
@@ -552,6 +590,34 @@ static sl_status db_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status db_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    db_state *s = state;
+    int n = io->batch;
+    sl__cuda_db_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)(n ? n : 1) * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t most = 0;
+    for (int i = 0; i < n; i++) {
+        d[i].in = io->in[0]->data[i], d[i].out = io->out[0]->data[i];
+        d[i].n = volume(io->in[0], i);
+        if (d[i].n > most) most = d[i].n;
+    }
+    float *maxes = NULL;
+    if (s->ref == 0) {
+        maxes = sl__gpu_scratch_get(&s->maxes, io->device.id, (size_t)(n ? n : 1) * sizeof(float),
+                                    io->stream, err);
+        if (!maxes) return err->status;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)(n ? n : 1) * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_to_decibels(dd, n, most, s->mult, s->ref, s->min_ratio, maxes, io->stream, err);
+}
+#define DB_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = db_run_gpu,
+#else
+#define DB_DEVICES .devices = SL_OPDEV_CPU,
+#endif
+
 const sl__op_def sl__to_decibels_op = {
     .name = "to_decibels",
     .doc = "Magnitudes to decibels: multiplier * log10(max(min_ratio, x / reference)) (DALI's "
@@ -559,8 +625,7 @@ const sl__op_def sl__to_decibels_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = db_args,
-    .devices = SL_OPDEV_CPU,
-    .create = db_create,
+    DB_DEVICES.create = db_create,
     .setup = db_setup,
     .run_cpu = db_run_cpu,
     .destroy = db_destroy,
@@ -573,35 +638,79 @@ static const sl__arg_schema sh_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
+typedef struct sh_state {
+    sl_dtype dtype;
+    sl__gpu_args gpu; /* the CUDA run's shapes, sent from pinned memory */
+} sh_state;
+
+static void sh_destroy(void *state) {
+    sh_state *s = state;
+    if (s) sl__gpu_args_free(&s->gpu);
+    free(s);
+}
+
 static sl_status sh_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
     (void)init;
-    sl_dtype *t = sl__malloc(sizeof *t, err);
-    if (!t) return SL_ENOMEM;
-    *t = sl__args_dtype(a, "dtype");
-    if (*t == SL_DTYPE_BOOL || *t == SL_DTYPE_F16 || *t == SL_DTYPE_BF16) {
-        sl_dtype bad = *t;
-        free(t);
+    sh_state *s = sl__calloc(1, sizeof *s, err);
+    if (!s) return SL_ENOMEM;
+    s->dtype = sl__args_dtype(a, "dtype");
+    if (s->dtype == SL_DTYPE_BOOL || s->dtype == SL_DTYPE_F16 || s->dtype == SL_DTYPE_BF16) {
+        sl_dtype bad = s->dtype;
+        free(s);
         return sl_err_set(err, SL_EINVAL, "shapes: dtype %s (an integer or float type)",
                           sl_dtype_name(bad));
     }
-    *out = t;
+    *out = s;
     return SL_OK;
 }
 
 static sl_status sh_setup(void *state, sl__op_io *io, sl_err *err) {
-    sl_dtype t = *(sl_dtype *)state;
+    sh_state *s = state;
     const sl_tlist *in = io->in[0];
     int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     for (int i = 0; i < io->batch; i++) shapes[i] = in->ndim;
-    sl_status st = sl_tlist_reset(io->out[0], io->batch, t, 1, sl_cpu(), err);
+    sl_status st = sl_tlist_reset(io->out[0], io->batch, s->dtype, 1, io->device, err);
     if (st == SL_OK) st = sl_tlist_alloc(io->out[0], shapes, err);
     free(shapes);
+    if (io->device.kind != SL_DEVICE_CPU) return st; /* run_gpu writes them */
     for (int i = 0; i < io->batch && st == SL_OK; i++)
         for (int d = 0; d < in->ndim; d++)
-            sl__dtype_conv_store(io->out[0]->data[i], t, d, (double)sl_tlist_shape(in, i)[d]);
+            sl__dtype_conv_store(io->out[0]->data[i], s->dtype, d,
+                                 (double)sl_tlist_shape(in, i)[d]);
+    static const int none = 0; /* done here: the pool has nothing to run */
+    io->run_index = &none;
+    io->run_count = 0;
     return st;
 }
+
+/* setup wrote every sample (a CPU op with a GPU run needs one; the pool is never woken for it) */
+static sl_status sh_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    (void)state, (void)io, (void)i, (void)worker, (void)err;
+    return SL_OK;
+}
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status sh_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    sh_state *s = state;
+    const sl_tlist *in = io->in[0];
+    size_t es = sl_dtype_size(s->dtype), one = (size_t)in->ndim * es;
+    if (io->batch == 0 || one == 0) return SL_OK;
+    unsigned char *h = sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * one, err);
+    if (!h) return err->status;
+    for (int i = 0; i < io->batch; i++) {
+        for (int d = 0; d < in->ndim; d++)
+            sl__dtype_conv_store(h + (size_t)i * one, s->dtype, d,
+                                 (double)sl_tlist_shape(in, i)[d]);
+        SL_TRY(sl__cuda_memcpy(io->out[0]->data[i], true, h + (size_t)i * one, false, one,
+                               io->stream, err));
+    }
+    return SL_OK;
+}
+#define SH_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = sh_run_gpu,
+#else
+#define SH_DEVICES .devices = SL_OPDEV_CPU,
+#endif
 
 const sl__op_def sl__shapes_op = {
     .name = "shapes",
@@ -609,8 +718,8 @@ const sl__op_def sl__shapes_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = sh_args,
-    .devices = SL_OPDEV_CPU,
-    .create = sh_create,
+    SH_DEVICES.create = sh_create,
     .setup = sh_setup,
-    .destroy = free,
+    .run_cpu = sh_run_cpu,
+    .destroy = sh_destroy,
 };

@@ -14,8 +14,10 @@
  *                    normalize, then cepstral liftering 1 + lifter / 2 sin(pi (k + 1) / lifter).
  * The Fourier transform is radix 2 for powers of two and a direct sum otherwise (ops/audio_dsp.h),
  * computed in double; results are float32. */
+#include "operator/gpu_args.h"
 #include "operator/op.h"
 #include "ops/audio_dsp.h"
+#include "ops/audio_gpu.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -49,6 +51,10 @@ typedef struct sp_state {
     float *window;
     sl__audio_dsp_fft fft;
     sl__worker_scratch scratch;
+    /* the CUDA run: cuFFT's plan (made at the first GPU batch), descriptors, frames, spectra */
+    sl__cuda_fft *gfft;
+    sl__gpu_args gpu;
+    sl__gpu_scratch gframes, gspec;
 } sp_state;
 
 static void sp_destroy(void *state) {
@@ -57,6 +63,12 @@ static void sp_destroy(void *state) {
     free(s->window);
     sl__audio_dsp_fft_free(&s->fft);
     sl__worker_scratch_free(&s->scratch);
+#ifdef SLUICE_HAVE_CUDA
+    sl__cuda_fft_free(s->gfft);
+#endif
+    sl__gpu_args_free(&s->gpu);
+    sl__gpu_scratch_free(&s->gframes);
+    sl__gpu_scratch_free(&s->gspec);
     free(s);
 }
 
@@ -151,7 +163,7 @@ static sl_status sp_setup(void *state, sl__op_io *io, sl_err *err) {
         shapes[2 * i] = s->tf ? nw : bins;
         shapes[2 * i + 1] = s->tf ? bins : nw;
     }
-    if (st == SL_OK) st = sl_tlist_reset(io->out[0], io->batch, SL_DTYPE_F32, 2, sl_cpu(), err);
+    if (st == SL_OK) st = sl_tlist_reset(io->out[0], io->batch, SL_DTYPE_F32, 2, io->device, err);
     if (st == SL_OK) st = sl_tlist_alloc(io->out[0], shapes, err);
     if (st == SL_OK) {
         memset(io->out[0]->layout, 0, sizeof io->out[0]->layout);
@@ -198,6 +210,49 @@ static sl_status sp_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+#define SP_ROWS 1024 /* windows per cuFFT call */
+
+static sl_status sp_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    sp_state *s = state;
+    const sl_tlist *in = io->in[0];
+    int n = io->batch;
+    if (!s->gfft) SL_TRY(sl__cuda_fft_create(s->nfft, SP_ROWS, &s->gfft, err));
+    size_t dbytes = sl__gpu_args_align((size_t)(n ? n : 1) * sizeof(sl__cuda_spec_desc));
+    size_t bytes = dbytes + (size_t)s->wlen * sizeof(float);
+    sl__cuda_spec_desc *d = sl__gpu_args_host(&s->gpu, io->device.id, bytes, err);
+    if (!d) return err->status;
+    int64_t rows = 0, most = 0;
+    for (int i = 0; i < n; i++) {
+        d[i].in = in->data[i], d[i].out = io->out[0]->data[i];
+        d[i].len = signal_length(in, i);
+        d[i].nwin = sp_windows(s, d[i].len);
+        d[i].row0 = rows;
+        rows += d[i].nwin;
+        if (d[i].nwin * s->nfft > most) most = d[i].nwin * s->nfft;
+    }
+    memcpy((char *)d + dbytes, s->window, (size_t)s->wlen * sizeof(float));
+    if (rows == 0) return SL_OK;
+    int64_t total = (rows + SP_ROWS - 1) / SP_ROWS * SP_ROWS;
+    float *frames =
+        sl__gpu_scratch_get(&s->gframes, io->device.id,
+                            (size_t)total * (size_t)s->nfft * sizeof(float), io->stream, err);
+    if (!frames) return err->status;
+    void *spec = sl__gpu_scratch_get(&s->gspec, io->device.id,
+                                     (size_t)total * (size_t)(s->nfft / 2 + 1) * 2 * sizeof(float),
+                                     io->stream, err);
+    if (!spec) return err->status;
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, bytes, io->stream, &dd, err));
+    return sl__cuda_spectrogram(s->gfft, dd, n, most, (const float *)((char *)dd + dbytes), s->wlen,
+                                s->step, s->center, s->reflect, s->power, s->tf, frames, spec,
+                                total, io->stream, err);
+}
+#define SP_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = sp_run_gpu,
+#else
+#define SP_DEVICES .devices = SL_OPDEV_CPU,
+#endif
+
 const sl__op_def sl__spectrogram_op = {
     .name = "spectrogram",
     .doc =
@@ -206,8 +261,7 @@ const sl__op_def sl__spectrogram_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = sp_args,
-    .devices = SL_OPDEV_CPU,
-    .create = sp_create,
+    SP_DEVICES.create = sp_create,
     .setup = sp_setup,
     .run_cpu = sp_run_cpu,
     .destroy = sp_destroy,
@@ -225,7 +279,7 @@ static void split_axis(const sl_tlist *l, int i, int axis, int64_t *outer, int64
 
 /* out: in's shapes with axis's extent set to m */
 static sl_status replace_axis(const sl_tlist *in, sl_tlist *out, int batch, int axis, int64_t m,
-                              sl_err *err) {
+                              sl_device dev, sl_err *err) {
     int nd = in->ndim;
     int64_t *shapes =
         sl__malloc((size_t)(batch > 0 ? batch : 1) * (size_t)nd * sizeof *shapes, err);
@@ -234,7 +288,7 @@ static sl_status replace_axis(const sl_tlist *in, sl_tlist *out, int batch, int 
         memcpy(shapes + (size_t)i * nd, sl_tlist_shape(in, i), (size_t)nd * sizeof *shapes);
         shapes[(size_t)i * nd + axis] = m;
     }
-    sl_status st = sl_tlist_reset(out, batch, SL_DTYPE_F32, nd, sl_cpu(), err);
+    sl_status st = sl_tlist_reset(out, batch, SL_DTYPE_F32, nd, dev, err);
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     if (st == SL_OK) memcpy(out->layout, in->layout, sizeof out->layout);
     free(shapes);
@@ -262,12 +316,14 @@ typedef struct mel_state {
     float *W;  /* (nfilter, nbins) */
     int *first, *last;
     int axis; /* this batch's */
+    sl__gpu_args gpu;
 } mel_state;
 
 static void mel_destroy(void *state) {
     mel_state *s = state;
     if (!s) return;
     free(s->W), free(s->first), free(s->last);
+    sl__gpu_args_free(&s->gpu);
     free(s);
 }
 
@@ -341,7 +397,7 @@ static sl_status mel_setup(void *state, sl__op_io *io, sl_err *err) {
                                s->normalize, s->W, s->first, s->last);
         s->nbins = nbins;
     }
-    return replace_axis(in, io->out[0], io->batch, s->axis, s->nfilter, err);
+    return replace_axis(in, io->out[0], io->batch, s->axis, s->nfilter, io->device, err);
 }
 
 static sl_status mel_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
@@ -365,6 +421,41 @@ static sl_status mel_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status mel_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    mel_state *s = state;
+    int n = io->batch;
+    if (n == 0) return SL_OK;
+    size_t dbytes = sl__gpu_args_align((size_t)n * sizeof(sl__cuda_mel_desc));
+    size_t wbytes = sl__gpu_args_align((size_t)s->nfilter * (size_t)s->nbins * sizeof(float));
+    size_t ibytes = (size_t)s->nfilter * sizeof(int);
+    sl__cuda_mel_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, dbytes + wbytes + 2 * ibytes, err);
+    if (!d) return err->status;
+    int64_t most = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t nb;
+        d[i].in = io->in[0]->data[i], d[i].out = io->out[0]->data[i];
+        split_axis(io->in[0], i, s->axis, &d[i].outer, &nb, &d[i].inner);
+        if (d[i].outer * s->nfilter * d[i].inner > most)
+            most = d[i].outer * s->nfilter * d[i].inner;
+    }
+    char *p = (char *)d;
+    memcpy(p + dbytes, s->W, (size_t)s->nfilter * (size_t)s->nbins * sizeof(float));
+    memcpy(p + dbytes + wbytes, s->first, ibytes);
+    memcpy(p + dbytes + wbytes + ibytes, s->last, ibytes);
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, dbytes + wbytes + 2 * ibytes, io->stream, &dd, err));
+    char *q = dd;
+    return sl__cuda_mel(
+        dd, n, most, (const float *)(q + dbytes), (const int *)(q + dbytes + wbytes),
+        (const int *)(q + dbytes + wbytes + ibytes), s->nfilter, s->nbins, io->stream, err);
+}
+#define MEL_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = mel_run_gpu,
+#else
+#define MEL_DEVICES .devices = SL_OPDEV_CPU,
+#endif
+
 const sl__op_def sl__mel_filter_bank_op = {
     .name = "mel_filter_bank",
     .doc = "Triangular mel filters (Slaney or HTK scale) over a spectrogram's frequency axis "
@@ -372,8 +463,7 @@ const sl__op_def sl__mel_filter_bank_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = mel_args,
-    .devices = SL_OPDEV_CPU,
-    .create = mel_create,
+    MEL_DEVICES.create = mel_create,
     .setup = mel_setup,
     .run_cpu = mel_run_cpu,
     .destroy = mel_destroy,
@@ -464,7 +554,7 @@ static sl_status mfcc_setup(void *state, sl__op_io *io, sl_err *err) {
             }
         s->n = n;
     }
-    return replace_axis(in, io->out[0], io->batch, s->axis, s->ndct, err);
+    return replace_axis(in, io->out[0], io->batch, s->axis, s->ndct, sl_cpu(), err);
 }
 
 static sl_status mfcc_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {

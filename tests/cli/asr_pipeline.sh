@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The ASR pipeline of examples/asr_pipeline.py (NeMo's preprocessing as written for DALI) through
-# `sluice run`: WAV files made here with Python's wave module (16 kHz, and one at 8 kHz that the
+# `sluice run` (and its device="gpu" variant, on a CPU device): WAV files made here with Python's wave module (16 kHz, and one at 8 kHz that the
 # reader resamples), a NeMo manifest; the dumped features, lengths and indices are checked
 # against numpy (python/tests/audio_ref.py), the padding against the lengths.
 set -euo pipefail
@@ -35,6 +35,13 @@ PY
 
 "$tool" run "$src/examples/asr_pipeline.py" --arg manifest="$work/manifest.json" --batch-size 2 \
     --json --dump "$work/dump" > "$work/j" 2> "$work/e" || fail "run: $(cat "$work/e")"
+# the GPU variant's text on a CPU device (.gpu() an alias, the CPU runs): the same features
+"$tool" run "$src/examples/asr_pipeline.py" --arg manifest="$work/manifest.json" --batch-size 2 \
+    --arg device=gpu --devices cpu --dump "$work/dump_gpu" > /dev/null 2> "$work/e" ||
+    fail "run, device=gpu: $(cat "$work/e")"
+for f in "$work"/dump/*.npy; do
+    cmp -s "$f" "$work/dump_gpu/$(basename "$f")" || fail "device=gpu text: $(basename "$f") differs"
+done
 
 PYTHONPATH="$src/python/tests" "$py" - "$work" <<'PY' || fail "the features"
 import glob, json, sys, wave

@@ -12,7 +12,7 @@ all: build
 deps:
 	@scripts/install-deps
 
-# configure quietly, but show what was found (CUDA, nvJPEG, NCCL, MPI) and every error
+# configure quietly, but show what was found (CUDA, nvJPEG, NCCL, MPI, libsndfile) and every error
 CONFIGURE = cmake -S . -B $(1) $(2) $(CMAKE_FLAGS) > $(1).configure.log 2>&1 || \
 	    { cat $(1).configure.log; exit 1; }; grep -h "sluice:" $(1).configure.log
 

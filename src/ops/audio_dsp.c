@@ -139,7 +139,12 @@ void sl__audio_dsp_fft_power(const sl__audio_dsp_fft *f, double *frame, int powe
         double *re = scratch, *im = scratch + m;
         for (int j = 0; j < m; j++)
             re[f->bitrev[j]] = frame[2 * j], im[f->bitrev[j]] = frame[2 * j + 1];
-        for (int len = 2; len <= m; len <<= 1) {
+        for (int a = 0; a + 1 < m; a += 2) { /* the first stage: every twiddle is 1 */
+            double tr = re[a + 1], ti = im[a + 1];
+            re[a + 1] = re[a] - tr, im[a + 1] = im[a] - ti;
+            re[a] += tr, im[a] += ti;
+        }
+        for (int len = 4; len <= m; len <<= 1) {
             int half = len / 2, stride = 2 * (m / len); /* w_m^j = w_n^(2j) */
             for (int s = 0; s < m; s += len)
                 for (int k = 0; k < half; k++) {

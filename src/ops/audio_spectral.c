@@ -173,6 +173,8 @@ static sl_status sp_setup(void *state, sl__op_io *io, sl_err *err) {
     return st;
 }
 
+#define SP_BLOCK 16 /* "ft": windows whose spectra are written out together */
+
 static sl_status sp_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     sp_state *s = state;
     const sl_tlist *in = io->in[0];
@@ -180,32 +182,45 @@ static sl_status sp_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     float *y = io->out[0]->data[i];
     int64_t n = signal_length(in, i), nw = sp_windows(s, n);
     int nfft = s->nfft, bins = nfft / 2 + 1;
-    size_t need = (size_t)(nfft + sl__audio_dsp_fft_scratch(&s->fft) + bins) * sizeof(double);
+    size_t need = (size_t)(nfft + sl__audio_dsp_fft_scratch(&s->fft) + (int64_t)SP_BLOCK * bins) *
+                  sizeof(double);
     double *frame = sl__worker_scratch_get(&s->scratch, worker, need);
     if (!frame) return sl__op_fail(err, SL_ENOMEM, io, i, "spectrogram", "out of memory");
-    double *scr = frame + nfft, *pw = scr + sl__audio_dsp_fft_scratch(&s->fft);
+    double *scr = frame + nfft, *blk = scr + sl__audio_dsp_fft_scratch(&s->fft);
     int64_t offset = s->center ? s->wlen / 2 : 0;
-    for (int64_t w = 0; w < nw; w++) {
-        int64_t start = w * s->step - offset;
-        for (int t = 0; t < s->wlen; t++) {
-            int64_t j = start + t;
-            double v = 0;
-            if (j >= 0 && j < n) {
-                v = x[j];
-            } else if (s->reflect && n > 1) {
-                while (j < 0 || j >= n) j = j < 0 ? -j : 2 * n - 2 - j;
-                v = x[j];
-            } else if (s->reflect && n == 1) {
-                v = x[0];
+    for (int t = s->wlen; t < nfft; t++) frame[t] = 0;
+    for (int64_t w0 = 0; w0 < nw; w0 += SP_BLOCK) {
+        int nb = nw - w0 < SP_BLOCK ? (int)(nw - w0) : SP_BLOCK;
+        for (int b = 0; b < nb; b++) {
+            int64_t start = (w0 + b) * s->step - offset;
+            if (start >= 0 && start + s->wlen <= n) { /* inside the signal */
+                const float *src = x + start;
+                for (int t = 0; t < s->wlen; t++) frame[t] = (double)src[t] * s->window[t];
+            } else {
+                for (int t = 0; t < s->wlen; t++) {
+                    int64_t j = start + t;
+                    double v = 0;
+                    if (j >= 0 && j < n) {
+                        v = x[j];
+                    } else if (s->reflect && n > 1) {
+                        while (j < 0 || j >= n) j = j < 0 ? -j : 2 * n - 2 - j;
+                        v = x[j];
+                    } else if (s->reflect && n == 1) {
+                        v = x[0];
+                    }
+                    frame[t] = v * s->window[t];
+                }
             }
-            frame[t] = v * s->window[t];
+            double *pw = blk + (int64_t)b * bins;
+            sl__audio_dsp_fft_power(&s->fft, frame, s->power, scr, pw);
+            if (s->tf)
+                for (int k = 0; k < bins; k++) y[(w0 + b) * bins + k] = (float)pw[k];
         }
-        for (int t = s->wlen; t < nfft; t++) frame[t] = 0;
-        sl__audio_dsp_fft_power(&s->fft, frame, s->power, scr, pw);
-        if (s->tf)
-            for (int k = 0; k < bins; k++) y[w * bins + k] = (float)pw[k];
-        else
-            for (int k = 0; k < bins; k++) y[(int64_t)k * nw + w] = (float)pw[k];
+        if (!s->tf) /* (bins, windows): a block's row of each bin at once */
+            for (int k = 0; k < bins; k++) {
+                float *row = y + (int64_t)k * nw + w0;
+                for (int b = 0; b < nb; b++) row[b] = (float)blk[(int64_t)b * bins + k];
+            }
     }
     return SL_OK;
 }

@@ -48,7 +48,7 @@ def sluice_side(manifest, batch, threads, cuda):
                                          read_sample_rate=False, read_text=False, read_idxs=True)
         if cuda:
             audio = audio.gpu()
-        audio = fn.preemphasis_filter(audio, preemph_coeff=0.97, device=dev)
+        audio = fn.preemphasis_filter(audio, preemph_coeff=0.97, border="zero", device=dev)
         spec = fn.spectrogram(audio, nfft=NFFT, window_length=WIN, window_step=HOP, device=dev)
         mel = fn.mel_filter_bank(spec, sample_rate=float(SR), nfilter=NMEL, normalize=True,
                                  freq_low=0.0, freq_high=SR / 2, device=dev)
@@ -56,7 +56,8 @@ def sluice_side(manifest, batch, threads, cuda):
                              cutoff_db=float(np.log(2.0 ** -24)), device=dev)
         n = fn.shapes(log, device=dev)
         log = fn.normalize(log, axes=[1], ddof=1, epsilon=1e-10, device=dev)
-        return fn.pad(log, fill_value=0.0, device=dev), n, idx
+        return fn.pad(log, fill_value=0.0, axes=(0, 1), align=(16, 1), shape=(1, -1),
+                      device=dev), n, idx
 
     p = pipe()
     p.build()
@@ -82,7 +83,7 @@ def _features_np(path):
     if rate != SR:
         g = np.gcd(int(rate), SR)
         x = signal.resample_poly(x, SR // g, int(rate) // g)
-    x = np.concatenate([[x[0]], x[1:] - 0.97 * x[:-1]]).astype(np.float32)
+    x = np.concatenate([x[:1], x[1:] - 0.97 * x[:-1]]).astype(np.float32)
     xp = np.pad(x, (WIN // 2, WIN // 2), mode="reflect")
     nwin = len(x) // HOP + 1
     frames = np.lib.stride_tricks.sliding_window_view(xp, WIN)[::HOP][:nwin] * _features_np.win

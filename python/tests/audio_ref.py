@@ -76,10 +76,10 @@ def nonsilent_ref(x, cutoff_db=-60.0, window=2048, ref_power=None):
 
 
 def asr_features(x, sr=16000, nfft=512, win=320, hop=160, nmel=64, window=None):
-    """Pre-emphasis 0.97, |STFT|^2, Slaney mel (normalised), ln with a 2^-24 floor, each feature
+    """Pre-emphasis 0.97 (a zero before the first sample), |STFT|^2, Slaney mel (normalised), ln with a 2^-24 floor, each feature
     normalised over time (ddof 1, epsilon 1e-10 on the variance): (nmel, frames)."""
     x = np.asarray(x, np.float64)
-    x = x - 0.97 * np.concatenate([[x[0]], x[:-1]])
+    x = x - 0.97 * np.concatenate([[0.0], x[:-1]])
     spec = spectrogram_ref(x, nfft, win, hop, window=window)
     mel = mel_bank_ref(nmel, nfft, sr, 0.0, sr / 2, False, True) @ spec
     log = np.log(np.maximum(mel, 2.0 ** -24))

@@ -372,7 +372,8 @@ NFFT, WIN, HOP, NMEL = 512, 320, 160, 64
 
 @pipeline_def
 def nemo_asr_pipeline(manifest):
-    # as NeMo's AudioToCharDALIDataset builds it (imports changed, no dither)
+    # as NeMo's AudioToCharDALIDataset builds it (imports changed; no dither, whose
+    # normal_distribution(audio) sluice lacks, and the lengths as whole shapes: no fn.slice)
     audio, indices = fn.readers.nemo_asr(
         name="Reader", manifest_filepaths=manifest, dtype=types.FLOAT, downmix=True,
         sample_rate=float(SR), min_duration=0.0, max_duration=0.0, read_sample_rate=False,
@@ -380,7 +381,7 @@ def nemo_asr_pipeline(manifest):
         pad_last_batch=True)
     audio_len = fn.shapes(audio)
     decoded = audio
-    audio = fn.preemphasis_filter(audio, preemph_coeff=0.97)
+    audio = fn.preemphasis_filter(audio, preemph_coeff=0.97, border="zero")
     spec = fn.spectrogram(audio, nfft=NFFT, window_length=WIN, window_step=HOP,
                           window_fn=np.hanning(WIN).tolist())
     mel = fn.mel_filter_bank(spec, sample_rate=SR, nfilter=NMEL, normalize=True, freq_low=0.0,
@@ -389,7 +390,7 @@ def nemo_asr_pipeline(manifest):
                          cutoff_db=float(np.log(2.0 ** -24)))
     log_len = fn.shapes(log)
     log = fn.normalize(log, axes=[1], ddof=1, epsilon=1e-5 * 1e-5)
-    log = fn.pad(log, fill_value=0.0)
+    log = fn.pad(log, fill_value=0.0, axes=(0, 1), align=(16, 1), shape=(1, -1))
     return log, log_len, audio_len, indices, decoded
 
 

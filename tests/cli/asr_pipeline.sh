@@ -3,7 +3,8 @@
 # The ASR pipeline of examples/asr_pipeline.py (NeMo's preprocessing as written for DALI) through
 # `sluice run` (and its device="gpu" variant, on a CPU device): WAV files made here with Python's wave module (16 kHz, and one at 8 kHz that the
 # reader resamples), a NeMo manifest; the dumped features, lengths and indices are checked
-# against numpy (python/tests/audio_ref.py), the padding against the lengths.
+# against numpy (python/tests/audio_ref.py), the padding against the lengths; a checkpoint of the
+# shuffled reader resumes where it stopped.
 set -euo pipefail
 tool=$1
 work=$(mktemp -d)
@@ -42,6 +43,18 @@ PY
 for f in "$work"/dump/*.npy; do
     cmp -s "$f" "$work/dump_gpu/$(basename "$f")" || fail "device=gpu text: $(basename "$f") differs"
 done
+
+# readers.nemo_asr's checkpoint: shuffled, stopped after step 3 and resumed, the same samples in
+# the same places as one run through both epochs
+run() { "$tool" run "$src/examples/asr_pipeline.py" --arg manifest="$work/manifest.json" \
+    --arg shuffle=True --batch-size 2 --epochs 2 "$@" > /dev/null 2> "$work/e" ||
+    fail "run $*: $(cat "$work/e")"; }
+run --trace "$work/full"
+run --trace "$work/first" --checkpoint "$work/ck" --checkpoint-at 3
+run --trace "$work/rest" --resume "$work/ck"
+[ "$(wc -l < "$work/full")" -eq 13 ] || fail "trace: $(cat "$work/full")"
+diff <(sed -n 2,7p "$work/full") <(tail -n +2 "$work/first") > /dev/null || fail "before the checkpoint"
+diff <(tail -n +8 "$work/full") <(tail -n +2 "$work/rest") > /dev/null || fail "after the resume"
 
 PYTHONPATH="$src/python/tests" "$py" - "$work" <<'PY' || fail "the features"
 import glob, json, sys, wave

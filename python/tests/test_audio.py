@@ -71,7 +71,7 @@ def test_decode_matches_soundfile(audio_dir):
         want, rate = sf.read(path, dtype="float32", always_2d=True)
         assert r == rate
         assert a.dtype == np.float32
-        # a batch with stereo files gives every sample (time, channels)
+        # without downmix every file is (time, channels), mono ones too (as DALI)
         assert a.shape == want.shape, name
         np.testing.assert_array_equal(a, want, err_msg=name)
 
@@ -84,8 +84,8 @@ def test_decode_downmix_int16_and_mono_shape(audio_dir):
         assert a.ndim == 1
         np.testing.assert_allclose(a, want, atol=1e-7)
     audio, _ = decode(paths[:1], dtype=types.INT16)
-    want = sf.read(paths[0], dtype="int16")[0]
-    assert audio[0].dtype == np.int16 and audio[0].ndim == 1
+    want = sf.read(paths[0], dtype="int16", always_2d=True)[0]
+    assert audio[0].dtype == np.int16 and audio[0].shape == want.shape  # (time, 1)
     # 16-bit PCM -> float -> int16 at full scale 32767: within one step of the file's values
     assert np.max(np.abs(audio[0].astype(np.int32) - want.astype(np.int32))) <= 1
 
@@ -96,7 +96,8 @@ def test_decode_resamples_a_tone(tmp_path):
     sf.write(path, 0.5 * np.sin(2 * np.pi * 440 * np.arange(n) / rate), rate, subtype="FLOAT")
     for out_rate in (16000.0, 48000.0):
         audio, rates = decode([path], sample_rate=out_rate)
-        a = audio[0]
+        assert audio[0].shape[1:] == (1,)
+        a = audio[0][:, 0]
         assert rates[0] == out_rate
         assert len(a) == int(np.ceil(n * out_rate / rate))
         t = (np.arange(len(a)) + 0.5) / out_rate - 0.5 / rate

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* decoders.audio: DALI's fn.decoders.audio. Encoded audio files (WAV, FLAC, OGG/Vorbis, through
- * libsndfile, io/audio.h) in, two outputs: the samples, (time,) with downmix=True or a mono file,
- * else (time, channels), layout "t" / "tc"; and the sample rate, a float32 scalar. sample_rate
+ * libsndfile, io/audio.h) in, two outputs: the samples, (time,) with downmix=True, else (time,
+ * channels) (mono files too), layout "t" / "tc"; and the sample rate, a float32 scalar. sample_rate
  * (per sample allowed; 0: the file's own) resamples with a windowed sinc whose width follows
  * quality (ops/audio_dsp.h); downmix averages the channels first. dtype FLOAT gives [-1, 1);
  * INT16 and INT32 full scale, saturated. Setup reads every file's header (the outputs' shapes);
@@ -197,7 +197,6 @@ static sl_status da_setup(void *state, sl__op_io *io, sl_err *err) {
     int64_t *shapes = sl__malloc((size_t)(io->batch > 0 ? io->batch : 1) * 2 * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     sl_status st = SL_OK;
-    bool all_mono = true;
     for (int i = 0; i < io->batch && st == SL_OK; i++) {
         double rate = s->rate;
         if (s->rate_node >= 0) {
@@ -213,10 +212,8 @@ static sl_status da_setup(void *state, sl__op_io *io, sl_err *err) {
             memcpy(msg, err->msg, sizeof msg);
             st = sl__op_fail(err, err->status, io, i, "decoders.audio", "%s", msg);
         }
-        if (st == SL_OK && s->plans[i].out_channels > 1) all_mono = false;
     }
-    /* (time,) when every sample has one channel (downmix, or mono files), else (time, channels) */
-    if (!s->downmix && all_mono) nd = 1;
+    /* (time,) with downmix, else (time, channels) for every file, mono ones too (as DALI) */
     for (int i = 0; i < io->batch && st == SL_OK; i++) {
         shapes[(size_t)i * nd] = s->plans[i].out_frames;
         if (nd == 2) shapes[(size_t)i * nd + 1] = s->plans[i].out_channels;

@@ -5,9 +5,9 @@
  * order, checkpoints), and decodes their audio as decoders.audio does (ops/audio_decode.h:
  * sample_rate, downmix, dtype, quality). An entry with an "offset" is cut to [offset, offset +
  * duration). Outputs, in order: the audio, (time,) with downmix (the default) or (time,
- * channels); with read_sample_rate (default) the rate, float32 (1,); with read_text (default)
- * the transcript's UTF-8 bytes, uint8 (length,); with read_idxs the entry's index among the
- * manifests' kept entries, int64 (1,). The key of a sample is its audio_filepath as written.
+ * channels), mono files too; with read_sample_rate (default) the rate, float32 (1,); with read_text
+ * (default) the transcript's UTF-8 bytes, uint8 (length,); with read_idxs the entry's index among
+ * the manifests' kept entries, int64 (1,). The key of a sample is its audio_filepath as written.
  * Setup reads the batch's files and their headers (the outputs' shapes); the pool decodes. */
 #include "ops/audio_decode.h"
 #include "ops/reader.h"
@@ -187,7 +187,6 @@ static sl_status nemo_setup(void *state, sl__op_io *io, sl_err *err) {
     nemo_reader *f = state;
     sl__reader *r = &f->r;
     SL_TRY(sl__reader_next(r, io, err));
-    bool stereo = false;
     for (int i = 0; i < io->batch; i++) {
         const sl__nemo_entry *e = sl__nemo_get(r->nemo, r->recs[i]);
         sl_status st = read_file(f, i, e, err);
@@ -197,9 +196,8 @@ static sl_status nemo_setup(void *state, sl__op_io *io, sl_err *err) {
         if (!st && e->offset >= 0)
             st = sl__audio_decode_window(&f->plans[i], e->offset, e->duration, err);
         if (st) return entry_fail(f, i, st, err);
-        if (f->plans[i].out_channels > 1) stereo = true;
     }
-    int nd = stereo ? 2 : 1, k = 0;
+    int nd = f->downmix ? 1 : 2, k = 0; /* (time, channels) without downmix, mono too */
     for (int i = 0; i < io->batch; i++) {
         f->shapes[(size_t)i * nd] = f->plans[i].out_frames;
         if (nd == 2) f->shapes[(size_t)i * nd + 1] = f->plans[i].out_channels;

@@ -12,7 +12,7 @@ all: build
 deps:
 	@scripts/install-deps
 
-# configure quietly, but show what was found (CUDA, nvJPEG, NCCL, MPI) and every error
+# configure quietly, but show what was found (CUDA, nvJPEG, NCCL, MPI, libsndfile) and every error
 CONFIGURE = cmake -S . -B $(1) $(2) $(CMAKE_FLAGS) > $(1).configure.log 2>&1 || \
 	    { cat $(1).configure.log; exit 1; }; grep -h "sluice:" $(1).configure.log
 
@@ -35,7 +35,7 @@ endif
 test-asan: deps
 	@$(call CONFIGURE,$(BUILD)-asan,-DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=address -DSLUICE_CUDA=OFF)
 	@cmake --build $(BUILD)-asan -j $(JOBS)
-	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:max_malloc_fill_size=1048576 UBSAN_OPTIONS=print_stacktrace=1 \
+	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:max_malloc_fill_size=1048576 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan.supp \
 	    ctest --output-on-failure -j $(JOBS) -LE "gpu|slow"
 
 # the thread tests under ThreadSanitizer

@@ -31,6 +31,9 @@
 #ifdef SLUICE_HAVE_DLPACK
 #include <dlpack/dlpack.h>
 #endif
+#ifdef SLUICE_HAVE_SNDFILE
+#include <sndfile.h>
+#endif
 
 #define SL__STR_(x) #x
 #define SL__STR(x)  SL__STR_(x)
@@ -69,6 +72,11 @@ static const part parts[] = {
     {"NCCL", SL__STR(NCCL_MAJOR) "." SL__STR(NCCL_MINOR) "." SL__STR(NCCL_PATCH), 0, 0},
 #else
     {"NCCL", NULL, 0, 0},
+#endif
+#ifdef SLUICE_HAVE_SNDFILE /* (its header has no version macro) */
+    {"libsndfile", "", 0, 0},
+#else
+    {"libsndfile", NULL, 0, 0},
 #endif
 #if defined(SLUICE_HAVE_MPI) && defined(OMPI_MAJOR_VERSION)
     {"MPI",

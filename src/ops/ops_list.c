@@ -12,10 +12,12 @@ extern const sl__op_def sl__reader_mnist_op;
 extern const sl__op_def sl__reader_numpy_op;
 extern const sl__op_def sl__reader_webdataset_op;
 extern const sl__op_def sl__reader_tfrecord_op;
+extern const sl__op_def sl__reader_nemo_asr_op;
 
 const sl__op_def *const sl__reader_ops[] = {
-    &sl__reader_caffe_op, &sl__reader_caffe2_op,     &sl__reader_file_op,     &sl__reader_mnist_op,
-    &sl__reader_numpy_op, &sl__reader_webdataset_op, &sl__reader_tfrecord_op, NULL,
+    &sl__reader_caffe_op,    &sl__reader_caffe2_op,   &sl__reader_file_op,
+    &sl__reader_mnist_op,    &sl__reader_numpy_op,    &sl__reader_webdataset_op,
+    &sl__reader_tfrecord_op, &sl__reader_nemo_asr_op, NULL,
 };
 
 extern const sl__op_def sl__decode_image_op;
@@ -51,6 +53,14 @@ extern const sl__op_def sl__normalize_op;
 extern const sl__op_def sl__crop_op;
 extern const sl__op_def sl__cat_op;
 extern const sl__op_def sl__stack_op;
+extern const sl__op_def sl__decode_audio_op;
+extern const sl__op_def sl__audio_resample_op;
+extern const sl__op_def sl__nonsilent_region_op;
+extern const sl__op_def sl__preemphasis_filter_op;
+extern const sl__op_def sl__spectrogram_op;
+extern const sl__op_def sl__mel_filter_bank_op;
+extern const sl__op_def sl__to_decibels_op;
+extern const sl__op_def sl__mfcc_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -86,5 +96,13 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__crop_op,
     &sl__cat_op,
     &sl__stack_op,
+    &sl__decode_audio_op,
+    &sl__audio_resample_op,
+    &sl__nonsilent_region_op,
+    &sl__preemphasis_filter_op,
+    &sl__spectrogram_op,
+    &sl__mel_filter_bank_op,
+    &sl__to_decibels_op,
+    &sl__mfcc_op,
     NULL,
 };

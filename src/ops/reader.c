@@ -28,6 +28,8 @@ const char *sl__reader_path(const sl__reader *r, int64_t rec) {
         return sl__wds_path(r->wds, rec);
     case SL__READER_TFREC:
         return sl__tfrec_path(r->tfrec, rec);
+    case SL__READER_NEMO:
+        return sl__nemo_manifest(r->nemo, rec);
     default:
         return sl__folder_root(r->folder);
     }
@@ -52,6 +54,8 @@ static const char *rec_key(const sl__reader *r, int64_t rec, char *buf, size_t n
     case SL__READER_TFREC: /* the record's byte offset in its file */
         snprintf(buf, n, "%llu", (unsigned long long)sl__tfrec_offset(r->tfrec, rec));
         return buf;
+    case SL__READER_NEMO: /* the audio file as the manifest names it */
+        return escaped(sl__nemo_get(r->nemo, rec)->name, buf, n);
     default:
         return escaped(sl__folder_name(r->folder, rec), buf, n);
     }
@@ -79,6 +83,7 @@ void sl__reader_free(void *state) {
     sl__folder_close(r->folder);
     sl__wds_close(r->wds);
     sl__tfrec_close(r->tfrec);
+    sl__nemo_close(r->nemo);
     free(r->path0);
     free(r->recs);
     free(r->keys);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the reader operators share (readers.caffe2, readers.caffe, readers.mnist, readers.file,
- * readers.numpy, readers.webdataset, readers.tfrecord: each in its own reader_<name>.c, listed in
- * ops_list.c). Each is a record store (LMDB, IDX file, file list, tar shards, TFRecord files)
- * behind the one loader core (io/loader.h) that decides, sample by sample, which record comes
- * next. A reader's setup picks the batch's records with sl__reader_next, which sets io->keys (owned
- * here, valid until the next setup), then fills the outputs. Every record error is SL_EFORMAT
- * (SL_EIO for files) naming path and key (sl__reader_fail). Here: the common state, the LoaderBase
- * arguments every reader takes, and the functions of reader.c. */
+ * readers.numpy, readers.webdataset, readers.tfrecord, readers.nemo_asr: each in its own
+ * reader_<name>.c, listed in ops_list.c). Each is a record store (LMDB, IDX file, file list, tar
+ * shards, TFRecord files, NeMo manifests) behind the one loader core (io/loader.h) that decides,
+ * sample by sample, which record comes next. A reader's setup picks the batch's records with
+ * sl__reader_next, which sets io->keys (owned here, valid until the next setup), then fills the
+ * outputs. Every record error is SL_EFORMAT (SL_EIO for files) naming path and key
+ * (sl__reader_fail). Here: the common state, the LoaderBase arguments every reader takes, and the
+ * functions of reader.c. */
 #ifndef SLUICE_OPS_READER_H
 #define SLUICE_OPS_READER_H
 
@@ -18,6 +19,7 @@
 #include "io/idx.h"
 #include "io/lmdb.h"
 #include "io/loader.h"
+#include "io/nemo.h"
 #include "io/tfrecord.h"
 #include "io/wds.h"
 
@@ -93,7 +95,8 @@ enum {
     SL__READER_FILE,
     SL__READER_NUMPY,
     SL__READER_WDS,
-    SL__READER_TFREC
+    SL__READER_TFREC,
+    SL__READER_NEMO
 };
 
 /* Every reader's state; readers with more embed it as their first member. */
@@ -113,6 +116,7 @@ typedef struct sl__reader {
     sl__folder *folder;
     sl__wds *wds;
     sl__tfrec *tfrec;
+    sl__nemo *nemo;
     /* caffe2 / caffe options */
     int label_type, num_labels, additional;
     bool bbox, image_available, label_available;

@@ -690,6 +690,60 @@ static void test_generic_ops(void) {
     sl_tlist_free(&win[0]);
     sl_tlist_free(&win[1]);
     sl_tlist_free(&half);
+/* the audio ops with a CUDA run: pre-emphasis (same bits), decibels (log10 on either side),
+ * mel filters (the same sums in the same order), the spectrogram (cuFFT in float against the
+ * CPU's double transform: within 1e-4 of the largest power) */
+static void test_audio(void) {
+    sl_tlist sig, spec, pos;
+    int64_t slo[1] = {1}, shi[1] = {9000};
+    make_list(&sig, 5, SL_DTYPE_F32, 1, slo, shi, "t");
+    for (int i = 0; i < sig.count; i++) /* audio-like values in [-1, 1.7] */
+        for (int64_t j = 0; j < sl_tlist_shape(&sig, i)[0]; j++)
+            ((float *)sig.data[i])[j] /= 150.0f;
+    const char *p1[] = {"preemph_coeff=0.97", NULL}, *p2[] = {"border=\"reflect\"", NULL};
+    case_("preemphasis_filter f32 clamp", "preemphasis_filter", p1, &sig, NULL, 0, 0);
+    case_("preemphasis_filter f32 reflect", "preemphasis_filter", p2, &sig, NULL, 0, 0);
+    const char *s1[] = {"nfft=512", "window_length=320", "window_step=160", NULL};
+    const char *s2[] = {"window_length=256", "window_step=100", "center_windows=False",
+                        "layout=\"tf\"",     "power=1",         NULL};
+    sl_tlist h, g;
+    const char *const *sargs[2] = {s1, s2};
+    for (int k = 0; k < 2; k++) {
+        run_both("spectrogram", sargs[k], &sig, NULL, 0, &h, &g);
+        double most = 0;
+        for (int i = 0; i < h.count; i++)
+            for (size_t j = 0; j < sl_tlist_sample_nbytes(&h, i) / 4; j++)
+                if (((float *)h.data[i])[j] > most) most = ((float *)h.data[i])[j];
+        compare(k ? "spectrogram tf, amplitude, not centred" : "spectrogram ft, 512 of 320", &h, &g,
+                1e-4 * most + 1e-6);
+        sl_tlist_free(&h);
+        sl_tlist_free(&g);
+    }
+    int64_t lo[2] = {257, 1}, hi[2] = {257, 40};
+    make_list(&spec, 4, SL_DTYPE_F32, 2, lo, hi, "ft");
+    const char *m1[] = {"nfilter=64", "sample_rate=16000.0", NULL};
+    const char *m2[] = {"nfilter=40",
+                        "sample_rate=16000.0",
+                        "mel_formula=\"htk\"",
+                        "normalize=False",
+                        "freq_low=100.0",
+                        "freq_high=7000.0",
+                        NULL};
+    case_("mel_filter_bank slaney, 64 of 257 bins", "mel_filter_bank", m1, &spec, NULL, 0, 1e-3);
+    case_("mel_filter_bank htk, not normalised", "mel_filter_bank", m2, &spec, NULL, 0, 1e-3);
+    like(&pos, &spec, SL_DTYPE_F32);
+    for (int i = 0; i < pos.count; i++) /* magnitudes: positive, some zero */
+        for (size_t j = 0; j < sl_tlist_sample_nbytes(&pos, i) / 4; j++) {
+            float *v = &((float *)pos.data[i])[j];
+            *v = *v < 0 ? (*v < -100 ? 0 : -*v) : *v;
+        }
+    const char *d1[] = {NULL}, *d2[] = {"multiplier=2.302585092994046", "reference=1.0",
+                                        "cutoff_db=-16.635532333438686", NULL};
+    case_("to_decibels, reference the maximum", "to_decibels", d1, &pos, NULL, 0, 1e-4);
+    case_("to_decibels ln, floor 2^-24", "to_decibels", d2, &pos, NULL, 0, 1e-4);
+    sl_tlist_free(&sig);
+    sl_tlist_free(&spec);
+    sl_tlist_free(&pos);
 }
 
 int main(void) {
@@ -709,6 +763,7 @@ int main(void) {
     test_blur();
     test_pad();
     test_generic_ops();
+    test_audio();
     sl__cuda_stream_destroy(stream);
     return check_done();
 }

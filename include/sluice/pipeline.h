@@ -158,27 +158,8 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
  * the op instances and starts producing batches. */
 sl_status sl_pipeline_build(sl_pipeline *p);
 
-/* ---- fn.external_source: samples made by the caller's code (sl_source: sluice/reader.h) -------
- */
-
-/* One batch through a registered function (fn.python_function): every sample's inputs, and the
- * outputs the function describes. */
-typedef struct sl_function_io {
-    int64_t iteration; /* the batch's index since the pipeline started */
-    int batch, num_inputs, num_outputs;
-    /* batch * num_inputs host views: sample i's input k at [i * num_inputs + k] */
-    const sl_tensor *inputs;
-    /* batch * num_outputs, zeroed: the function sets each one's data, dtype, ndim and shape
-     * (dense, C order, host memory it keeps valid until its next call); the samples of one
-     * output share dtype and ndim */
-    sl_tensor *outputs;
-} sl_function_io;
-
-typedef struct sl_function {
-    /* Called once per batch, on the pipeline's CPU stage, with that batch's inputs. */
-    sl_status (*call)(void *user, sl_function_io *io, sl_err *err);
-    void *user;
-} sl_function;
+/* ---- fn.external_source and fn.python_function: the caller's code (sl_source, sl_function:
+ * sluice/reader.h) ------------------------------------------------------------------------------ */
 
 /* Registers a function under `name`, as sl_pipeline_add_source does a source (the names share
  * one namespace): fn.python_function(..., function=name) then runs it. fn is copied; user must

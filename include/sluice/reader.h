@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Where a pipeline's samples come from: sl_reader_meta, what a reader reports about its data set
- * and shard (DALI's reader meta), and sl_source, the caller's code behind fn.external_source. The
+ * and shard (DALI's reader meta), and sl_source and sl_function, the caller's code behind
+ * fn.external_source and fn.python_function. The
  * record loader and the operators, below the pipeline, fill and call them, so they have a header of
  * their own; sluice/pipeline.h includes it (sl_pipeline_reader_meta, sl_pipeline_add_source). */
 #ifndef SLUICE_READER_H
@@ -55,6 +56,25 @@ typedef struct sl_source {
                       sl_err *err);
     void *user;
 } sl_source;
+
+/* One batch through a registered function (fn.python_function): every sample's inputs, and the
+ * outputs the function describes. */
+typedef struct sl_function_io {
+    int64_t iteration; /* the batch's index since the pipeline started */
+    int batch, num_inputs, num_outputs;
+    /* batch * num_inputs host views: sample i's input k at [i * num_inputs + k] */
+    const sl_tensor *inputs;
+    /* batch * num_outputs, zeroed: the function sets each one's data, dtype, ndim and shape
+     * (dense, C order, host memory it keeps valid until its next call); the samples of one
+     * output share dtype and ndim */
+    sl_tensor *outputs;
+} sl_function_io;
+
+typedef struct sl_function {
+    /* Called once per batch, on the pipeline's CPU stage, with that batch's inputs. */
+    sl_status (*call)(void *user, sl_function_io *io, sl_err *err);
+    void *user;
+} sl_function;
 
 #ifdef __cplusplus
 }

@@ -690,6 +690,8 @@ static void test_generic_ops(void) {
     sl_tlist_free(&win[0]);
     sl_tlist_free(&win[1]);
     sl_tlist_free(&half);
+}
+
 /* the audio ops with a CUDA run: pre-emphasis (same bits), decibels (log10 on either side),
  * mel filters (the same sums in the same order), the spectrogram (cuFFT in float against the
  * CPU's double transform: within 1e-4 of the largest power) */

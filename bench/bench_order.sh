@@ -18,7 +18,7 @@ tool=$BUILD/sluice
 [ -f data/training/data.mdb ] || { echo "run: make data" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-seed=tests/fixtures/pipelines/seed_training_sharding.py
+seed=tools/pipelines/seed_training_sharding.py
 cat > "$work/reader.py" <<'PY'
 def pipe(data_path, num_shards, shard_id):
     jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True, name="r",

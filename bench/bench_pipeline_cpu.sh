@@ -18,7 +18,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 "$BUILD/export_jpegs" data/training "$work/train.jpegs" 2>/dev/null
-pipe=tests/fixtures/pipelines/seed_training_sharding.py
+pipe=tools/pipelines/seed_training_sharding.py
 cmd_sluice="$tool run $pipe --devices DEV --arg data_path=data/training --arg image_size=28 --arg num_classes=10 --batch-size 200 --json"
 cmd_torch="$PY bench/peer_dataloader.py TRAIN_JPEGS --batch 200 --workers 2"
 for i in $(seq "$RUNS"); do

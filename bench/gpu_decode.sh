@@ -3,7 +3,7 @@
 # bench/gpu_decode.sh BUILD_DIR OUT_DIR: the decoded-image cache and the ImageNet-style pipeline on
 # a GPU machine, written to OUT_DIR.
 # (c) the seed pipeline served from the decoded-image cache: a copy of
-#     tests/fixtures/pipelines/seed_training_sharding.py with cache_size=256 (MB) on
+#     tools/pipelines/seed_training_sharding.py with cache_size=256 (MB) on
 #     decoders.image, Fashion-MNIST training JPEGs (scripts/make-data), batch 200 per GPU, 16
 #     threads per GPU, 4 epochs (epoch 0 decodes and fills the cache, epochs 1-3 are hits), on GPU 0
 #     and on GPUs 0,1;
@@ -24,7 +24,7 @@ fi
 timeout 90 scripts/make-data "$tool" "$out/data" >"$out/make-data.log" 2>&1 ||
     { tail -5 "$out/make-data.log"; exit 1; }
 sed 's/output_type=types.GRAY)/output_type=types.GRAY, cache_size=256)/' \
-    "$src/tests/fixtures/pipelines/seed_training_sharding.py" >"$out/seed_cached.py"
+    "$src/tools/pipelines/seed_training_sharding.py" >"$out/seed_cached.py"
 grep -q cache_size "$out/seed_cached.py" || { echo "seed copy lacks cache_size"; exit 1; }
 for devs in 0 0,1; do
     n=$(( ${#devs} / 2 + 1 ))

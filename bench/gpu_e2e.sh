@@ -50,7 +50,7 @@ train gpu2_devices --devices 0,1 --mode devices
 # the decoded-image cache in training: the seed's training pipeline with cache_size=256 on its
 # decoder (epoch 0 fills the cache, later epochs are hits); and the decode threads per pipeline
 sed 's/output_type=types.GRAY)/output_type=types.GRAY, cache_size=256)/' \
-    tests/fixtures/pipelines/seed_training_sharding.py > "$out/seed_cached.py"
+    tools/pipelines/seed_training_sharding.py > "$out/seed_cached.py"
 train gpu1_cached --devices 0 --train-pipeline "$out/seed_cached.py" --profile
 train gpu2_cached --devices 0,1 --mode sharding --train-pipeline "$out/seed_cached.py" --profile
 train gpu2_tf32 --devices 0,1 --mode sharding --math tf32
@@ -70,7 +70,7 @@ if [ "$ngpu" -ge 4 ]; then
 fi
 # the pipeline alone, every epoch decoded: samples/s on 1 and all GPUs
 for d in 0 all; do
-    "$b/sluice" run tests/fixtures/pipelines/seed_training_sharding.py --arg data_path=data/training \
+    "$b/sluice" run tools/pipelines/seed_training_sharding.py --arg data_path=data/training \
         --arg image_size=28 --arg num_classes=10 --devices $d --epochs 3 --json \
         > "$out/run_$d.json" 2> /dev/null
     log "pipeline --devices $d: $(grep -o '"epochs": \[[^]]*\]' "$out/run_$d.json")"

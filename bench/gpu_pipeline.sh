@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # bench/gpu_pipeline.sh BUILD_DIR OUT_DIR: the GPU pipeline benchmarks, written to OUT_DIR.
-# (a) the seed pipeline (tests/fixtures/pipelines/seed_training_sharding.py, unchanged) over the
+# (a) the seed pipeline (tools/pipelines/seed_training_sharding.py, unchanged) over the
 #     Fashion-MNIST training set as Caffe2 JPEGs (scripts/make-data), batch 200 per GPU, 16 CPU
 #     threads per GPU, 3 epochs, on GPU 0 and on GPUs 0,1 (`sluice run --json`), and the peer:
 #     PyTorch DataLoader, 16 workers, PIL, on the same JPEG bytes (bench/peer_gpu_pipeline.py);
@@ -16,7 +16,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 scripts/make-data "$tool" "$out/data" >"$out/make-data.log" 2>&1 || { cat "$out/make-data.log"; exit 1; }
 
-seed=$src/tests/fixtures/pipelines/seed_training_sharding.py
+seed=$src/tools/pipelines/seed_training_sharding.py
 for devs in 0 0,1; do
     n=$(( ${#devs} / 2 + 1 ))
     echo "== seed pipeline, GPUs $devs, batch $((200 * n)) global"

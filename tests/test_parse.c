@@ -75,11 +75,11 @@ static const char *const validation_dump =
     "return images=4 labels=5";
 
 static void test_seed_files(void) {
-    const char *files[3] = {"pipelines/seed_training_sharding.py",
-                            "pipelines/seed_training_devices.py", "pipelines/seed_validation.py"};
+    const char *files[3] = {"seed_training_sharding.py", "seed_training_devices.py",
+                            "seed_validation.py"};
     for (int f = 0; f < 3; f++) {
-        char *text = check_read_text(fixture(files[f]));
-        CHECK_MSG(text != NULL, "cannot read %s", fixture(files[f]));
+        char *text = check_read_text(tool_pipeline(files[f]));
+        CHECK_MSG(text != NULL, "cannot read %s", tool_pipeline(files[f]));
         if (!text) continue;
         sl__parse_prog *prog = NULL;
         sl_err e;
@@ -529,12 +529,12 @@ static void test_errors(void) {
 
 /* Every prefix of each seed file, and random mutations: no crash, no leak, OK or a clean error. */
 static void test_robustness(void) {
-    const char *files[3] = {"pipelines/seed_training_sharding.py",
-                            "pipelines/seed_training_devices.py", "pipelines/seed_validation.py"};
+    const char *files[3] = {"seed_training_sharding.py", "seed_training_devices.py",
+                            "seed_validation.py"};
     uint64_t rng = 88172645463325252ull;
     int ok = 0, failed = 0;
     for (int f = 0; f < 3; f++) {
-        char *text = check_read_text(fixture(files[f]));
+        char *text = check_read_text(tool_pipeline(files[f]));
         if (!text) continue;
         size_t len = strlen(text);
         char *buf = malloc(len + 64);

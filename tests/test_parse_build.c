@@ -155,15 +155,15 @@ static void test_typed_values(void) {
 /* The seed's three pipeline files, unchanged, on the CPU: images (8, 784) f32, labels one-hot
  * (8, 10) f32 for training and (8, 1) int32 for validation. */
 static void test_seed_files(void) {
-    const char *files[3] = {"pipelines/seed_training_sharding.py",
-                            "pipelines/seed_training_devices.py", "pipelines/seed_validation.py"};
+    const char *files[3] = {"seed_training_sharding.py", "seed_training_devices.py",
+                            "seed_validation.py"};
     sl_pipeline_bind binds[5] = {{"data_path", fixture("caffe2-fmnist-256")},
                                  {"image_size", "28"},
                                  {"num_classes", "10"},
                                  {"num_shards", "1"},
                                  {"shard_id", "0"}};
     for (int f = 0; f < 3; f++) {
-        char *text = check_read_text(fixture(files[f]));
+        char *text = check_read_text(tool_pipeline(files[f]));
         CHECK_MSG(text != NULL, "cannot read %s", files[f]);
         sl_pipeline *p = text ? make(8) : NULL;
         if (!p) {

@@ -29,7 +29,7 @@ if abs(a["loss"] - b["loss"]) > 1e-6 * abs(a["loss"]) or abs(a["accuracy"] - b["
 print("np 2 == cpu:2: loss %.8g accuracy %.4f" % (b["loss"], b["accuracy"]))
 PY
 
-seed="$SL_FIXTURES/pipelines/seed_training_sharding.py"
+seed="$SL_SOURCE_DIR/tools/pipelines/seed_training_sharding.py"
 mpi 3 "$tool" run "$seed" --arg data_path="$work/data/training" --arg image_size=28 \
     --arg num_classes=10 --devices cpu --batch-size 200 --epochs 2 --trace "$work/tr" 2> /dev/null
 cat "$work/tr.0" "$work/tr.1" "$work/tr.2" > "$work/trace"

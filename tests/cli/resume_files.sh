@@ -18,7 +18,7 @@ truncate -s 4G "$work/big"
 printf 'SLMR\001\000\000\000\001\000\000\000' | dd of="$work/big" conv=notrunc 2> /dev/null
 train() { timeout 120 "$tool" train --data "$work/data" --devices cpu --hidden 16 --epochs 1 "$@"; }
 run() {
-    timeout 120 "$tool" run "$SL_SOURCE_DIR/tests/fixtures/pipelines/seed_validation.py" \
+    timeout 120 "$tool" run "$SL_SOURCE_DIR/tools/pipelines/seed_validation.py" \
         --arg data_path="$data" --arg image_size=28 --devices cpu "$@"
 }
 for cmd in train run; do

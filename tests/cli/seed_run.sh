@@ -18,7 +18,7 @@ check() { python3 "$here/seedcheck.py" "$@"; }
 src=/usr/share/datasets/fashion-mnist
 
 "$SL_SOURCE_DIR/scripts/make-data" "$tool" "$work/data" > /dev/null
-seed="$SL_FIXTURES/pipelines/seed_training_sharding.py"
+seed="$SL_SOURCE_DIR/tools/pipelines/seed_training_sharding.py"
 args=(--arg data_path="$work/data/training" --arg image_size=28 --arg num_classes=10)
 
 # the seed pipeline, plus its decoded uint8 images as a third output for the dump check

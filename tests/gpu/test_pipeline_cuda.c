@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Pipelines on GPU 0 against the same pipelines on the CPU: the seed's training pipeline file
- * (tests/fixtures/pipelines/seed_training_sharding.py, unchanged: mixed decoding, crop_mirror_
+ * (tools/pipelines/seed_training_sharding.py, unchanged: mixed decoding, crop_mirror_
  * normalize and one_hot on the GPU, labels through .gpu()) over the Caffe2 Fashion-MNIST fixture,
  * 10 batches of 64 (two and a half epochs, shuffled), and an augmenting pipeline (random mirror
  * from coin_flip, flip, nearest-neighbour resize, cast on the GPU), and arithmetic in pipeline text
@@ -100,7 +100,7 @@ static void compare_runs(const char *what, const char *text, int batch, int batc
 
 int main(void) {
     gpu_require(1);
-    char *seed = check_read_text(fixture("pipelines/seed_training_sharding.py"));
+    char *seed = check_read_text(tool_pipeline("seed_training_sharding.py"));
     CHECK_MSG(seed != NULL, "cannot read the seed pipeline");
     sl_pipeline_bind binds[5] = {{"data_path", fixture("caffe2-fmnist-256")},
                                  {"image_size", "28"},

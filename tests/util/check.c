@@ -39,6 +39,14 @@ const char *fixture(const char *rel) {
     return b;
 }
 
+const char *tool_pipeline(const char *name) {
+    static char bufs[4][1024];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, 1024, "%s/tools/pipelines/%s", SL_SOURCE_DIR, name);
+    return b;
+}
+
 const char *scratch_dir(const char *name) {
     static char bufs[4][1024];
     static int next;

@@ -31,6 +31,8 @@ static inline float check_frand(uint64_t *state) {
 }
 /* Path of a fixture file: SL_FIXTURES "/" rel, in a static rotating buffer. */
 const char *fixture(const char *rel);
+/* Path of one of the tool's default pipeline files (tools/pipelines/name), likewise. */
+const char *tool_pipeline(const char *name);
 /* The whole file (malloc'd, with a NUL after its *size bytes), or NULL. */
 void *check_read_file(const char *path, size_t *size);
 /* The whole file as a NUL-terminated string (malloc'd), or NULL. */

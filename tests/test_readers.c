@@ -388,9 +388,9 @@ static void bad_input(void) {
     CHECK_FAILS(make(&x, "readers.caffe2", 4, a1, 1, &e), SL_ENOENT, &e,
                 "/nonexistent/sluice-lmdb: No such file");
     /* a folder that is not an LMDB */
-    snprintf(path, sizeof path, "path=\"%s\"", fixture("pipelines"));
+    snprintf(path, sizeof path, "path=\"%s\"", fixture("dali_extra"));
     CHECK_FAILS(make(&x, "readers.caffe2", 4, a1, 1, &e), SL_EFORMAT, &e, "not an LMDB");
-    CHECK(strstr(e.msg, "pipelines") != NULL);
+    CHECK(strstr(e.msg, "dali_extra") != NULL);
     /* a data.mdb of garbage */
     const char *gdir = scratch_dir("readers_garbage_env");
     char f[1100];

@@ -17,7 +17,7 @@ os.environ.setdefault("SLUICE_LIBRARY", os.path.join(ROOT, "build", "libsluice.s
 FIXTURES = os.environ.get("SL_FIXTURES", os.path.join(ROOT, "tests", "fixtures"))
 TOOL = os.environ.get("SL_TOOL", os.path.join(ROOT, "build", "sluice"))
 LMDB = os.path.join(FIXTURES, "caffe2-fmnist-256")
-PIPELINES = os.path.join(FIXTURES, "pipelines")
+PIPELINES = os.path.join(ROOT, "tools", "pipelines")
 
 
 def run_tool(*args, **kw):

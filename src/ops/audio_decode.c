@@ -258,6 +258,7 @@ const sl__op_def sl__decode_audio_op = {
     .max_inputs = 1,
     .args = da_args,
     .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_DECODER,
     .num_outputs = da_outputs,
     .create = da_create,
     .setup = da_setup,

@@ -89,14 +89,14 @@ class PipelineAPI:
     def _check_fed(self):
         """Refuses a run() that would wait for ever on feed_input data that never comes."""
         for src in self._sources():
-            if src.kind == "feed" and src.fed <= self._taken:
+            if getattr(src, "kind", None) == "feed" and src.fed <= self._taken:
                 raise errors.StateError(
                     "run(): batch %d needs data from feed_input for external_source %r (fed "
                     "%d batches so far)" % (self._taken, src.label, src.fed))
 
     def _cancel_feeds(self):
         for src in self._sources():
-            if src.kind == "feed":
+            if getattr(src, "kind", None) == "feed":  # (python_function callables too)
                 src.cancel()
 
     # -- DALI's scheduling calls

@@ -358,9 +358,14 @@ sl_status sl__folder_read_into(const sl__folder *f, int64_t i, uint8_t *dst, siz
                                sl_err *err) {
     char p[8192];
     sl__folder_path(f, i, p, sizeof p);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    int fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: refused, not waited on */
     if (fd < 0) return sl_err_set(err, SL_EIO, "%s: %s", p, strerror(errno));
+    struct stat fsb;
     sl_status st = SL_OK;
+    if (fstat(fd, &fsb) != 0)
+        st = sl_err_set(err, SL_EIO, "%s: %s", p, strerror(errno));
+    else if (!S_ISREG(fsb.st_mode))
+        st = sl_err_set(err, SL_EIO, "%s: not a regular file", p);
     size_t n = 0;
     while (n < size && st == SL_OK) {
         ssize_t got = read(fd, dst + n, size - n);

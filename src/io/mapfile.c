@@ -11,7 +11,7 @@
 sl_status sl__mapfile_map(const char *path, const uint8_t **map, size_t *size, sl_err *err) {
     *map = NULL;
     *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: refused, not waited on */
     if (fd < 0)
         return sl_err_set(err, errno == ENOENT ? SL_ENOENT : SL_EIO, "%s: %s", path,
                           strerror(errno));

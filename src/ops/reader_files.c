@@ -186,7 +186,7 @@ static sl_status numpy_header(numpy_reader *f, int i, sl_err *err) {
     sl__reader *r = &f->r;
     char p[8192];
     sl__folder_path(r->folder, r->recs[i], p, sizeof p);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    int fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: refused, not waited on */
     if (fd < 0) return sl__reader_fail(r, i, SL_EIO, err, "%s: %s", p, strerror(errno));
     struct stat sb;
     sl_status st = fstat(fd, &sb) == 0 ? SL_OK : sl_err_set(err, SL_EIO, "%s", strerror(errno));

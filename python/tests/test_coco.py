@@ -1,0 +1,264 @@
+# SPDX-License-Identifier: Apache-2.0
+"""readers.coco on the fixture data set (tests/make_coco.py: shapes with known boxes, category ids
+with gaps, images without objects, a crowd, a box on the border, boxes too small or degenerate)
+against a reference written here from the JSON with numpy, for every combination of ltrb, ratio,
+skip_empty, size_threshold, avoid_class_remapping and include_iscrowd; shards cover the set once;
+a shuffled order does not depend on the thread count and resumes exactly from a checkpoint;
+hostile annotation files are errors naming the file and the entry."""
+
+import itertools
+import json
+import os
+
+import numpy as np
+import pytest
+
+import sluice
+import sluice.fn as fn
+from conftest import FIXTURES
+from sluice import pipeline_def
+
+ROOT = os.path.join(FIXTURES, "coco")
+IMAGES = os.path.join(ROOT, "images")
+ANN = os.path.join(ROOT, "instances.json")
+
+
+def reference(doc, ltrb=False, ratio=False, skip_empty=False, size_threshold=0.1,
+              avoid_class_remapping=False, include_iscrowd=True):
+    """[(image id, file name, boxes (n, 4) float32, labels (n,) int32)] in DALI's order"""
+    remap = {c["id"]: k + 1 for k, c in enumerate(doc["categories"])}
+    out = []
+    for im in sorted(doc["images"], key=lambda im: im["id"]):
+        boxes, labels = [], []
+        for a in doc["annotations"]:
+            if a["image_id"] != im["id"]:
+                continue
+            b = np.float32(a["bbox"])
+            if not (b[2] >= np.float32(size_threshold) and b[3] >= np.float32(size_threshold)):
+                continue
+            if a.get("iscrowd", 0) and not include_iscrowd:
+                continue
+            if ltrb:
+                b[2] += b[0]
+                b[3] += b[1]
+            if ratio:
+                b = b / np.float32([im["width"], im["height"], im["width"], im["height"]])
+            boxes.append(b)
+            labels.append(a["category_id"] if avoid_class_remapping else remap[a["category_id"]])
+        if skip_empty and not boxes:
+            continue
+        out.append((im["id"], im["file_name"], np.float32(boxes).reshape(-1, 4),
+                    np.int32(labels)))
+    return out
+
+
+def read(batch, batches=1, threads=2, ann=ANN, checkpoint=None, keep=None, **kw):
+    @pipeline_def(batch_size=batch, num_threads=threads, device_id=None, checkpoint=checkpoint,
+                  enable_checkpointing=True)
+    def p():
+        return fn.readers.coco(file_root=IMAGES, annotations_file=ann, image_ids=True, name="r",
+                               **kw)
+
+    pipe = p()
+    pipe.build()
+    got = []
+    for _ in range(batches):
+        o = pipe.run()
+        got += [tuple(o[k].at(i) for k in range(4)) for i in range(batch)]
+    if keep is not None:
+        keep.append(pipe)
+    else:
+        pipe.close()
+    return got
+
+
+def load():
+    with open(ANN) as f:
+        return json.load(f)
+
+
+OPTIONS = list(itertools.product([False, True], [False, True], [False, True], [0.1, 0.0, 15.0],
+                                 [False, True], [True, False]))
+
+
+@pytest.mark.parametrize("ltrb,ratio,skip_empty,thr,keep_ids,crowd", OPTIONS)
+def test_every_option_as_the_reference(ltrb, ratio, skip_empty, thr, keep_ids, crowd):
+    want = reference(load(), ltrb, ratio, skip_empty, thr, keep_ids, crowd)
+    got = read(len(want), ltrb=ltrb, ratio=ratio, skip_empty=skip_empty, size_threshold=thr,
+               avoid_class_remapping=keep_ids, include_iscrowd=crowd)
+    assert len(got) == len(want)
+    for (jpeg, boxes, labels, iid), (wid, name, wboxes, wlabels) in zip(got, want):
+        assert iid.tolist() == [wid]
+        with open(os.path.join(IMAGES, name), "rb") as f:
+            assert bytes(jpeg) == f.read(), name
+        assert boxes.dtype == np.float32 and boxes.shape == wboxes.shape, name
+        assert np.array_equal(boxes, wboxes), name
+        assert labels.dtype == np.int32 and labels.tolist() == wlabels.tolist(), name
+
+
+def test_fixture_holds_what_the_tests_need():
+    doc = load()
+    ids = [c["id"] for c in doc["categories"]]
+    assert ids != sorted(ids) and max(ids) > len(ids)  # out of order, with gaps
+    used = {a["image_id"] for a in doc["annotations"]}
+    assert sum(im["id"] not in used for im in doc["images"]) == 2
+    assert any(a["iscrowd"] for a in doc["annotations"])
+    on_border = [a for a in doc["annotations"] for im in doc["images"] if im["id"] == a["image_id"]
+                 and (a["bbox"][0] == 0 or a["bbox"][0] + a["bbox"][2] == im["width"])]
+    assert on_border
+    assert any(a["bbox"][3] == 0 for a in doc["annotations"])
+    # the default threshold drops the thin and the degenerate box, 0 keeps the thin one only... and
+    # the degenerate one too (0 >= 0), as DALI
+    n = lambda **kw: sum(len(r[2]) for r in reference(doc, **kw))
+    assert n() == len(doc["annotations"]) - 2
+    assert n(size_threshold=0.0) == len(doc["annotations"])
+
+
+def test_boxes_are_where_the_shapes_are():
+    """the boxes frame the drawn rectangles: inside is their colour"""
+    dec = []
+
+    @pipeline_def(batch_size=6, num_threads=1, device_id=None)
+    def p():
+        jpegs, boxes, labels = fn.readers.coco(file_root=IMAGES, annotations_file=ANN, ltrb=True,
+                                               include_iscrowd=False)  # the crowd is no shape
+        return fn.decoders.image(jpegs), boxes, labels
+
+    pipe = p()
+    pipe.build()
+    o = pipe.run()
+    for i in range(6):
+        img, boxes, labels = o[0].at(i).astype(int), o[1].at(i), o[2].at(i)
+        for (l, t, r, b), lab in zip(boxes, labels):
+            if lab != 2:  # rectangles fill their box
+                continue
+            inner = img[int(t) + 1:int(b) - 1, int(l) + 1:int(r) - 1]
+            assert (inner[..., 0] > 180).mean() > 0.95
+            dec.append(lab)
+    pipe.close()
+    assert len(dec) >= 4
+
+
+def test_shards_cover_the_set_once_and_meta_counts_it():
+    want = [r[0] for r in reference(load())]
+    seen = []
+    for s in range(3):
+        holder = []
+        got = read(1, batches=2, num_shards=3, shard_id=s, keep=holder)
+        assert holder[0].epoch_size("r") == len(want)
+        holder[0].close()
+        seen += [g[3][0] for g in got]
+    assert sorted(seen) == sorted(want)
+
+
+def test_shuffle_same_for_any_thread_count_and_resumes_from_checkpoint():
+    kw = dict(random_shuffle=True, initial_fill=3, seed=11)
+    one = read(2, batches=6, threads=1, **kw)
+    three = read(2, batches=6, threads=3, **kw)
+    ids = lambda got: [g[3][0] for g in got]
+    assert ids(one) == ids(three)
+    assert ids(one)[:6] != [r[0] for r in reference(load())]  # shuffled
+    held = []
+    read(2, batches=2, keep=held, **kw)
+    ck = held[0].checkpoint()
+    held[0].close()
+    rest = read(2, batches=4, checkpoint=ck, **kw)
+    assert ids(rest) == ids(one)[4:]
+    for a, b in zip(rest, one[4:]):
+        assert np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2])
+
+
+def test_shuffle_after_epoch_same_order_on_every_shard_count_of_one():
+    got = read(3, batches=4, shuffle_after_epoch=True)
+    ids = [g[3][0] for g in got]
+    assert sorted(ids[:6]) == sorted(ids[6:]) == sorted(r[0] for r in reference(load()))
+    assert ids[:6] != ids[6:]
+
+
+def bad(tmp_path, edit):
+    doc = load()
+    edit(doc)
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(doc))
+    return str(p)
+
+
+def _set(path, value):
+    def f(doc):
+        obj = doc
+        for k in path[:-1]:
+            obj = obj[k]
+        obj[path[-1]] = value
+    return f
+
+
+HOSTILE = [
+    # Python writes NaN and Infinity, which JSON does not have: the spot is named
+    (_set(["annotations", 3, "bbox"], [1, 2, float("nan"), 4]), r"1:\d+: not valid JSON"),
+    (_set(["annotations", 3, "bbox"], [1, 2, 1e300 * 1e300, 4]), r"1:\d+: not valid JSON"),
+    (_set(["annotations", 3, "bbox"], [1, 2, 4e38, 4]), r"annotations\[3\] \(id 1003\).*bbox.*finite"),
+    (_set(["annotations", 2, "bbox"], [1, 2, -3, 4]), r"annotations\[2\] \(id 1002\).*negative width"),
+    (_set(["annotations", 0, "bbox"], [1, 2, 3]), r"annotations\[0\] \(id 1000\).*4 numbers"),
+    (_set(["annotations", 1, "bbox"], "1 2 3 4"), r"annotations\[1\] \(id 1001\).*4 numbers"),
+    (_set(["annotations", 4, "image_id"], 999), r"annotations\[4\] \(id 1004\).*image_id 999"),
+    (_set(["annotations", 5, "category_id"], 2), r"annotations\[5\] \(id 1005\).*category_id 2"),
+    (_set(["annotations", 5, "category_id"], "3"), r"annotations\[5\].*category_id.*not a number"),
+    (_set(["annotations", 6, "image_id"], 1.5), r"annotations\[6\].*image_id.*not an integer"),
+    (_set(["annotations", 6, "image_id"], 2 ** 40), r"annotations\[6\].*image_id.*int32"),
+    (_set(["images", 2, "file_name"], 7), r"images\[2\] \(id 100\).*file_name"),
+    (_set(["images", 1, "id"], 42), r"images\[0\] and images\[1\] share the id 42"),
+    (_set(["images", 3], []), r"images\[3\] is not an object"),
+    (_set(["categories", 1, "id"], 3), r"two categories have the id 3"),
+    (_set(["annotations"], {}), r"the top-level object's \"annotations\" is not an array"),
+    (lambda doc: doc.pop("images"), r"the top-level object has no \"images\" array"),
+]
+
+
+@pytest.mark.parametrize("edit,msg", HOSTILE)
+def test_hostile_annotations_name_file_and_entry(tmp_path, edit, msg):
+    path = bad(tmp_path, edit)
+    with pytest.raises(sluice.FormatError, match=r"readers\.coco: .*bad\.json:\s?" + msg):
+        read(1, ann=path)
+
+
+def test_truncated_and_huge_files(tmp_path):
+    with open(ANN) as f:
+        text = f.read()
+    p = tmp_path / "cut.json"
+    p.write_text(text[: len(text) // 2])
+    with pytest.raises(sluice.FormatError, match=r"cut\.json:\d+:\d+: not valid JSON"):
+        read(1, ann=str(p))
+    p = tmp_path / "deep.json"
+    p.write_text('{"images": ' + "[" * 100000 + "]" * 100000 + "}")
+    with pytest.raises(sluice.FormatError, match=r"deep\.json:1:\d+: not valid JSON"):
+        read(1, ann=str(p))
+    p = tmp_path / "many.json"  # many annotations, all checked: the last one is bad
+    doc = load()
+    doc["annotations"] = [dict(doc["annotations"][0], id=i) for i in range(200000)]
+    doc["annotations"][-1]["bbox"] = [0, 0, 1e39, 1]
+    p.write_text(json.dumps(doc))
+    with pytest.raises(sluice.FormatError, match=r"annotations\[199999\] \(id 199999\).*finite"):
+        read(1, ann=str(p))
+    with pytest.raises(sluice.Error, match=r"nothere\.json"):
+        read(1, ann=str(tmp_path / "nothere.json"))
+
+
+def test_ratio_needs_image_sizes(tmp_path):
+    path = bad(tmp_path, lambda doc: doc["images"][1].pop("width"))
+    read(1, ann=path)  # without ratio the size is not needed
+    with pytest.raises(sluice.FormatError, match=r"images\[1\] \(id 7\).*width.*ratio"):
+        read(1, ann=path, ratio=True)
+
+
+@pytest.mark.parametrize("arg", [dict(polygon_masks=True), dict(pixelwise_masks=True),
+                                 dict(save_preprocessed_annotations=True),
+                                 dict(preprocessed_annotations="/tmp"), dict(images=["a.jpg"])])
+def test_unsupported_arguments_refused(arg):
+    with pytest.raises(sluice.NotSupportedError, match="readers.coco: " + next(iter(arg))):
+        read(1, **arg)
+
+
+def test_missing_image_file_names_it(tmp_path):
+    path = bad(tmp_path, _set(["images", 0, "file_name"], "gone.jpg"))
+    with pytest.raises(sluice.Error, match=r"readers\.coco: key gone\.jpg: .*gone\.jpg"):
+        read(6, ann=path)

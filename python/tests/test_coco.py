@@ -262,3 +262,58 @@ def test_missing_image_file_names_it(tmp_path):
     path = bad(tmp_path, _set(["images", 0, "file_name"], "gone.jpg"))
     with pytest.raises(sluice.Error, match=r"readers\.coco: key gone\.jpg: .*gone\.jpg"):
         read(6, ann=path)
+
+
+def flip_reference(boxes, h, v, ltrb):
+    """DALI's bb_flip in float32: corners mirrored (x -> 1 - x) and swapped"""
+    b = boxes.astype(np.float32).copy()
+    one = np.float32(1)
+    for axis, on in ((0, h), (1, v)):
+        if not on:
+            continue
+        lo = b[:, axis].copy()
+        hi = b[:, axis + 2].copy() if ltrb else lo + b[:, axis + 2]
+        nlo, nhi = one - hi, one - lo
+        b[:, axis] = nlo
+        b[:, axis + 2] = nhi if ltrb else nhi - nlo
+    return b
+
+
+@pytest.mark.parametrize("ltrb", [False, True])
+def test_bb_flip_per_sample_as_the_reference(ltrb):
+    """boxes on the border, empty box lists and a degenerate box, flipped by per-sample coins"""
+    @pipeline_def(batch_size=6, num_threads=3, device_id=None, seed=5)
+    def p():
+        _, boxes, _ = fn.readers.coco(file_root=IMAGES, annotations_file=ANN, ratio=True,
+                                      ltrb=ltrb, size_threshold=0.0)
+        h = fn.random.coin_flip(probability=0.5)
+        v = fn.random.coin_flip(probability=0.5, seed=9)
+        return boxes, h, v, fn.bb_flip(boxes, ltrb=ltrb, horizontal=h, vertical=v), \
+            fn.bb_flip(boxes, ltrb=ltrb)
+
+    pipe = p()
+    pipe.build()
+    flags = set()
+    for _ in range(3):
+        o = pipe.run()
+        for i in range(6):
+            boxes, h, v, got, plain = (o[k].at(i) for k in range(5))
+            flags.add((int(h), int(v)))
+            want = flip_reference(boxes, int(h), int(v), ltrb)
+            assert got.dtype == np.float32 and got.shape == boxes.shape
+            assert np.array_equal(got, want)
+            assert np.array_equal(plain, flip_reference(boxes, 1, 0, ltrb))  # DALI's defaults
+    pipe.close()
+    assert len(flags) >= 3
+
+
+def test_bb_flip_refuses_what_are_not_boxes():
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        _, _, labels = fn.readers.coco(file_root=IMAGES, annotations_file=ANN)
+        return fn.bb_flip(labels)
+
+    with pytest.raises(sluice.Error, match="bb_flip: boxes must be float"):
+        pipe = p()
+        pipe.build()
+        pipe.run()

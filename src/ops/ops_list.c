@@ -52,6 +52,7 @@ extern const sl__op_def sl__normalize_op;
 extern const sl__op_def sl__crop_op;
 extern const sl__op_def sl__cat_op;
 extern const sl__op_def sl__stack_op;
+extern const sl__op_def sl__bb_flip_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -86,5 +87,6 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__crop_op,
     &sl__cat_op,
     &sl__stack_op,
+    &sl__bb_flip_op,
     NULL,
 };

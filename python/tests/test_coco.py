@@ -317,3 +317,104 @@ def test_bb_flip_refuses_what_are_not_boxes():
         pipe = p()
         pipe.build()
         pipe.run()
+
+
+def ssd_like_anchors():
+    """a small SSD-style set: 4x4 and 2x2 grids, two aspect ratios each, clipped to [0, 1]"""
+    out = []
+    for fm, size in ((4, 0.3), (2, 0.6)):
+        for j in range(fm):
+            for i in range(fm):
+                cx, cy = (i + 0.5) / fm, (j + 0.5) / fm
+                for w, h in ((size, size), (size * 1.4, size / 1.4)):
+                    out.append([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2])
+    return np.clip(np.float32(out), 0, 1)
+
+
+def encode_reference(boxes, labels, anchors, criteria=0.5, offset=False, scale=1.0,
+                     means=(0, 0, 0, 0), stds=(1, 1, 1, 1)):
+    """DALI's box_encoder in float32 (box_encoder.c has the rule in words)"""
+    f = np.float32
+    m = len(anchors)
+    ce = lambda b: np.stack([(b[:, 0] + b[:, 2]) * f(0.5), (b[:, 1] + b[:, 3]) * f(0.5),
+                             b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], 1)
+    out = np.zeros((m, 4), f) if offset else ce(anchors)
+    lab = np.zeros(m, np.int32)
+    if len(boxes) == 0:
+        return out, lab
+    a, b = anchors[None], boxes[:, None]
+    l, t = np.maximum(b[..., 0], a[..., 0]), np.maximum(b[..., 1], a[..., 1])
+    r, btm = np.minimum(b[..., 2], a[..., 2]), np.minimum(b[..., 3], a[..., 3])
+    ok = (r > l) & (btm > t)
+    inter = (r - l) * (btm - t)
+    uni = (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]) + \
+        (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]) - inter
+    with np.errstate(all="ignore"):
+        ious = np.where(ok & (uni > 0), inter / uni, f(0)).astype(f)
+    last_argmax = lambda x, axis: x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis)
+    best_anchor = last_argmax(ious, 1)
+    ious[np.arange(len(boxes)), best_anchor] = 2
+    best_box = last_argmax(ious, 0)
+    matched = ious[best_box, np.arange(m)] > f(criteria)
+    bc, ac = ce(boxes)[best_box] * f(scale), ce(anchors) * f(scale)
+    if offset:
+        enc = np.empty((m, 4), f)
+        enc[:, :2] = ((bc[:, :2] - ac[:, :2]) / ac[:, 2:] - f(means)[:2]) / f(stds)[:2]
+        with np.errstate(divide="ignore"):  # a degenerate box's log(0): -inf, as DALI
+            enc[:, 2:] = (np.log(bc[:, 2:] / ac[:, 2:]) - f(means)[2:]) / f(stds)[2:]
+    else:
+        enc = ce(boxes)[best_box]
+    out[matched] = enc[matched]
+    lab[matched] = labels[best_box][matched]
+    return out, lab
+
+
+@pytest.mark.parametrize("offset,criteria", [(False, 0.5), (True, 0.5), (True, 0.2),
+                                             (False, 0.0)])
+def test_box_encoder_as_the_reference(offset, criteria):
+    """empty box lists, boxes on the border and a degenerate one (threshold 0) included"""
+    anchors = ssd_like_anchors()
+    kw = dict(criteria=criteria, offset=offset)
+    if offset:
+        kw.update(scale=300.0, means=[0.0, 0.0, 0.0, 0.0], stds=[0.1, 0.1, 0.2, 0.2])
+
+    @pipeline_def(batch_size=6, num_threads=2, device_id=None)
+    def p():
+        _, boxes, labels = fn.readers.coco(file_root=IMAGES, annotations_file=ANN, ratio=True,
+                                           ltrb=True, size_threshold=0.0)
+        enc, lab = fn.box_encoder(boxes, labels, anchors=anchors.ravel().tolist(), **kw)
+        return boxes, labels, enc, lab
+
+    pipe = p()
+    pipe.build()
+    o = pipe.run()
+    matched = 0
+    for i in range(6):
+        boxes, labels, enc, lab = (o[k].at(i) for k in range(4))
+        want, wlab = encode_reference(boxes, labels, anchors, **kw)
+        assert enc.shape == (len(anchors), 4) and enc.dtype == np.float32
+        assert lab.tolist() == wlab.tolist(), i
+        assert np.array_equal(enc[:, :2], want[:, :2]), i
+        # log: numpy's float32 log and libm's logf may differ in the last bit
+        np.testing.assert_allclose(enc[:, 2:], want[:, 2:], rtol=2e-6, atol=0)
+        if not offset:
+            assert np.array_equal(enc, want)
+        matched += int((lab != 0).sum())
+    pipe.close()
+    assert matched >= 10
+
+
+@pytest.mark.parametrize("kw,msg", [(dict(anchors=[0.0, 0.0, 1.0]), "4 numbers per anchor"),
+                                    (dict(anchors=[0.0, 0.0, 1.0, 1.0], criteria=1.5),
+                                     r"criteria must be in \[0, 1\]"),
+                                    (dict(anchors=[0.0, 0.0, 1.0, 1.0], stds=[1.0, 0.0, 1.0, 1.0]),
+                                     "stds must be finite and nonzero")])
+def test_box_encoder_refuses_bad_arguments(kw, msg):
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        _, boxes, labels = fn.readers.coco(file_root=IMAGES, annotations_file=ANN)
+        return fn.box_encoder(boxes, labels, **kw)
+
+    with pytest.raises(sluice.Error, match="box_encoder: .*" + msg):
+        pipe = p()
+        pipe.build()

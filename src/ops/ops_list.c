@@ -53,6 +53,7 @@ extern const sl__op_def sl__crop_op;
 extern const sl__op_def sl__cat_op;
 extern const sl__op_def sl__stack_op;
 extern const sl__op_def sl__bb_flip_op;
+extern const sl__op_def sl__box_encoder_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -88,5 +89,6 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__cat_op,
     &sl__stack_op,
     &sl__bb_flip_op,
+    &sl__box_encoder_op,
     NULL,
 };

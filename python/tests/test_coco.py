@@ -418,3 +418,137 @@ def test_box_encoder_refuses_bad_arguments(kw, msg):
     with pytest.raises(sluice.Error, match="box_encoder: .*" + msg):
         pipe = p()
         pipe.build()
+
+
+def crop_reference(boxes, labels, anchor, shape, ltrb, prune=None):
+    """the boxes random_bbox_crop keeps for this window, relative to it (float32)"""
+    f = np.float32
+    b = boxes.astype(f).copy()
+    if not ltrb:
+        b[:, 2:] += b[:, :2]
+    lo, ext = anchor.astype(f), shape.astype(f)
+    hi = lo + ext
+    if prune is None:
+        c = (b[:, :2] + b[:, 2:]) * f(0.5)
+        keep = np.all((c >= lo) & (c < hi), 1)
+    else:
+        iw = np.clip(np.minimum(b[:, 2:], hi) - np.maximum(b[:, :2], lo), 0, None)
+        ar = np.prod(b[:, 2:] - b[:, :2], 1)
+        keep = (ar > 0) & (np.prod(iw, 1) / np.where(ar > 0, ar, 1) >= f(prune))
+    idx = np.nonzero(keep)[0]
+    k = b[idx]
+    out = np.empty_like(k)
+    out[:, :2] = (np.maximum(k[:, :2], lo) - lo) / ext
+    out[:, 2:] = (np.minimum(k[:, 2:], hi) - lo) / ext
+    out = np.clip(out, f(0), f(1))
+    if not ltrb:
+        out[:, 2:] -= out[:, :2]
+    return out, labels[idx], idx
+
+
+def window_iou(box_ltrb, anchor, shape):
+    lo, hi = anchor, anchor + shape
+    iw = np.clip(np.minimum(box_ltrb[:, 2:], hi) - np.maximum(box_ltrb[:, :2], lo), 0, None)
+    inter = np.prod(iw, 1)
+    return inter / (np.prod(shape) + np.prod(box_ltrb[:, 2:] - box_ltrb[:, :2], 1) - inter)
+
+
+def run_crop(threads=2, batches=2, ltrb=True, **kw):
+    @pipeline_def(batch_size=6, num_threads=threads, device_id=None, seed=3)
+    def p():
+        _, boxes, labels = fn.readers.coco(file_root=IMAGES, annotations_file=ANN, ratio=True,
+                                           ltrb=ltrb, random_shuffle=True, seed=4)
+        out = fn.random_bbox_crop(boxes, labels, output_bbox_indices=True, ltrb=ltrb, **kw)
+        return (boxes, labels) + tuple(out)
+
+    pipe = p()
+    pipe.build()
+    got = []
+    for _ in range(batches):
+        o = pipe.run()
+        got += [[o[k].at(i) for k in range(7)] for i in range(6)]
+    pipe.close()
+    return got
+
+
+SSD_CROP = dict(aspect_ratio=[0.5, 2.0], thresholds=[0.0, 0.1, 0.3, 0.5, 0.7, 0.9],
+                scaling=[0.3, 1.0], allow_no_crop=True, num_attempts=50)
+
+
+@pytest.mark.parametrize("ltrb", [True, False])
+def test_random_bbox_crop_ssd_arguments(ltrb):
+    """SSD's arguments: windows within scaling and aspect_ratio (or the whole image), the boxes
+    kept by their centres, clipped and made relative to the window, labels and indices with them;
+    the same for any thread count"""
+    one = run_crop(threads=1, batches=4, ltrb=ltrb, **SSD_CROP)
+    three = run_crop(threads=3, batches=4, ltrb=ltrb, **SSD_CROP)
+    whole = cropped = 0
+    for a, b in zip(one, three):
+        assert all(np.array_equal(x, y) for x, y in zip(a, b))
+        boxes, labels, anchor, shape, cboxes, clabels, idx = a
+        assert anchor.dtype == shape.dtype == np.float32 and anchor.shape == shape.shape == (2,)
+        if np.array_equal(anchor, [0, 0]) and np.array_equal(shape, [1, 1]):
+            whole += 1
+        else:
+            cropped += 1
+            assert np.all(shape >= np.float32(0.3)) and np.all(shape <= 1)
+            assert 0.5 <= shape[0] / shape[1] <= 2.0
+            assert np.all(anchor >= 0) and np.all(anchor + shape <= 1.0 + 1e-6)
+        want, wlab, widx = crop_reference(boxes, labels, anchor, shape, ltrb)
+        assert idx.tolist() == widx.tolist()
+        assert clabels.tolist() == wlab.tolist()
+        assert cboxes.shape == want.shape and np.array_equal(cboxes, want)
+        if len(boxes):
+            assert len(idx) > 0  # a window keeps a box
+    assert whole and cropped
+
+
+def test_random_bbox_crop_thresholds_and_pruning():
+    got = run_crop(thresholds=[0.3], allow_no_crop=False, scaling=[0.3, 1.0],
+                   aspect_ratio=[0.5, 2.0], num_attempts=100, bbox_prune_threshold=0.5,
+                   threshold_type="overlap", batches=3)
+    for boxes, labels, anchor, shape, cboxes, clabels, idx in got:
+        if len(boxes) == 0:
+            continue
+        lo, hi = anchor, anchor + shape
+        iw = np.clip(np.minimum(boxes[:, 2:], hi) - np.maximum(boxes[:, :2], lo), 0, None)
+        ar = np.prod(boxes[:, 2:] - boxes[:, :2], 1)
+        with np.errstate(all="ignore"):
+            share = np.where(ar > 0, np.prod(iw, 1) / ar, 0)
+        # every box (the degenerate ones have no area: dropped at size_threshold) meets 0.3
+        assert np.all(share >= np.float32(0.3) - 1e-6)
+        want, wlab, widx = crop_reference(boxes, labels, anchor, shape, True, prune=0.5)
+        assert idx.tolist() == widx.tolist() and np.array_equal(cboxes, want)
+    # IoU 0.5 with every box is impossible on the spread-out images: one box is enough here
+    got = run_crop(thresholds=[0.5], allow_no_crop=False, scaling=[0.3, 1.0],
+                   aspect_ratio=[0.5, 2.0], num_attempts=100, all_boxes_above_threshold=False,
+                   batches=3)
+    for boxes, labels, anchor, shape, cboxes, clabels, idx in got:
+        if len(boxes):
+            assert np.max(window_iou(boxes, anchor, shape)) >= np.float32(0.5) - 1e-6
+            assert not (np.array_equal(anchor, [0, 0]) and np.array_equal(shape, [1, 1]))
+
+
+def test_random_bbox_crop_impossible_thresholds():
+    """bounded: the whole image after total_num_attempts; unbounded: an error, not a hang"""
+    got = run_crop(thresholds=[1.0], allow_no_crop=False, scaling=[0.3, 0.5],
+                   total_num_attempts=20, batches=1)
+    for boxes, labels, anchor, shape, cboxes, clabels, idx in got:
+        if len(boxes) == 0:  # nothing to keep: the first window of a valid shape
+            assert np.all(shape >= np.float32(0.3)) and np.all(shape <= np.float32(0.5))
+            continue
+        assert anchor.tolist() == [0, 0] and shape.tolist() == [1, 1]
+        assert np.array_equal(cboxes, boxes) and idx.tolist() == list(range(len(boxes)))
+    with pytest.raises(sluice.Error, match=r"random_bbox_crop: sample \d+: no window"):
+        run_crop(thresholds=[1.0], allow_no_crop=False, scaling=[0.3, 0.5], batches=1)
+
+
+@pytest.mark.parametrize("kw,msg", [(dict(thresholds=[1.5]), r"thresholds must be in \[0, 1\]"),
+                                    (dict(scaling=[0.5, 0.2]), "scaling must be"),
+                                    (dict(bbox_layout="yxYX"), "bbox_layout"),
+                                    (dict(crop_shape=[10, 10]), "crop_shape is not supported"),
+                                    (dict(num_attempts=0), "num_attempts must be"),
+                                    (dict(threshold_type="area"), "threshold_type")])
+def test_random_bbox_crop_refuses_bad_arguments(kw, msg):
+    with pytest.raises(sluice.Error, match="random_bbox_crop: " + msg):
+        run_crop(batches=1, **kw)

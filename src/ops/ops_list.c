@@ -54,6 +54,7 @@ extern const sl__op_def sl__cat_op;
 extern const sl__op_def sl__stack_op;
 extern const sl__op_def sl__bb_flip_op;
 extern const sl__op_def sl__box_encoder_op;
+extern const sl__op_def sl__random_bbox_crop_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -90,5 +91,6 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__stack_op,
     &sl__bb_flip_op,
     &sl__box_encoder_op,
+    &sl__random_bbox_crop_op,
     NULL,
 };

@@ -552,3 +552,92 @@ def test_random_bbox_crop_impossible_thresholds():
 def test_random_bbox_crop_refuses_bad_arguments(kw, msg):
     with pytest.raises(sluice.Error, match="random_bbox_crop: " + msg):
         run_crop(batches=1, **kw)
+
+
+def paste_reference(boxes, ratio, px, py, ltrb):
+    f = np.float32
+    ratio, px, py = f(ratio), f(px), f(py)
+    scale = f(1) / ratio
+    ofs = []
+    for p in (px, py):
+        o = p * ((ratio - f(1)) / ratio)
+        if scale + o > 1:
+            o = f(1) - scale
+            while scale + o > 1:
+                o = np.nextafter(o, f(-1))
+        ofs.append(o)
+    out = boxes.astype(f) * scale
+    out[:, 0] += ofs[0]
+    out[:, 1] += ofs[1]
+    if ltrb:
+        out[:, 2] += ofs[0]
+        out[:, 3] += ofs[1]
+    return out
+
+
+@pytest.mark.parametrize("ltrb", [False, True])
+def test_bbox_paste_per_sample_as_the_reference(ltrb):
+    @pipeline_def(batch_size=6, num_threads=2, device_id=None, seed=8)
+    def p():
+        _, boxes, _ = fn.readers.coco(file_root=IMAGES, annotations_file=ANN, ratio=True,
+                                      ltrb=ltrb, size_threshold=0.0)
+        ratio = fn.random.uniform(range=[1.0, 3.0])
+        px = fn.random.uniform(range=[0.0, 1.0])
+        return boxes, ratio, px, fn.bbox_paste(boxes, ltrb=ltrb, ratio=ratio, paste_x=px,
+                                               paste_y=1.0)
+
+    pipe = p()
+    pipe.build()
+    o = pipe.run()
+    for i in range(6):
+        boxes, ratio, px, got = (o[k].at(i) for k in range(4))
+        want = paste_reference(boxes, ratio, px, 1.0, ltrb)
+        assert got.dtype == np.float32 and np.array_equal(got, want), i
+        if len(boxes):  # boxes that were inside the image stay inside the canvas
+            b = got.copy()
+            if not ltrb:
+                b[:, 2:] += b[:, :2]
+            assert b.min() >= 0 and b.max() <= 1
+    pipe.close()
+
+
+def test_bbox_paste_refuses_ratio_below_one():
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        _, boxes, _ = fn.readers.coco(file_root=IMAGES, annotations_file=ANN, ratio=True)
+        return fn.bbox_paste(boxes, ratio=0.5)
+
+    with pytest.raises(sluice.Error, match=r"bbox_paste: sample 0: ratio must be >= 1"):
+        pipe = p()
+        pipe.build()
+        pipe.run()
+
+
+@pytest.mark.parametrize("layout", ["", "yx"])
+def test_coord_flip_per_sample_as_the_reference(layout):
+    @pipeline_def(batch_size=6, num_threads=2, device_id=None, seed=2)
+    def p():
+        _, boxes, _ = fn.readers.coco(file_root=IMAGES, annotations_file=ANN, ratio=True,
+                                      ltrb=True)
+        pts = fn.reshape(boxes, shape=[-1, 2])
+        fx = fn.random.coin_flip()
+        cy = fn.random.uniform(range=[0.0, 1.0])
+        return pts, fx, cy, fn.coord_flip(pts, layout=layout, flip_x=fx, flip_y=1, center_y=cy)
+
+    pipe = p()
+    pipe.build()
+    flips = set()
+    for _ in range(2):
+        o = pipe.run()
+        for i in range(6):
+            pts, fx, cy, got = (o[k].at(i) for k in range(4))
+            f = np.float32
+            want = pts.astype(f).copy()
+            cx_col, cy_col = (0, 1) if layout == "" else (1, 0)
+            if int(fx):
+                want[:, cx_col] = f(2) * f(0.5) - pts[:, cx_col]
+            want[:, cy_col] = f(2) * f(cy) - pts[:, cy_col]
+            assert got.dtype == f and np.array_equal(got, want), i
+            flips.add(int(fx))
+    pipe.close()
+    assert flips == {0, 1}

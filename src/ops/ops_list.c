@@ -55,6 +55,8 @@ extern const sl__op_def sl__stack_op;
 extern const sl__op_def sl__bb_flip_op;
 extern const sl__op_def sl__box_encoder_op;
 extern const sl__op_def sl__random_bbox_crop_op;
+extern const sl__op_def sl__bbox_paste_op;
+extern const sl__op_def sl__coord_flip_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -92,5 +94,7 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__bb_flip_op,
     &sl__box_encoder_op,
     &sl__random_bbox_crop_op,
+    &sl__bbox_paste_op,
+    &sl__coord_flip_op,
     NULL,
 };

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 extern const sl__op_def sl__reader_caffe_op;
+extern const sl__op_def sl__reader_coco_op;
 extern const sl__op_def sl__reader_caffe2_op;
 extern const sl__op_def sl__reader_file_op;
 extern const sl__op_def sl__reader_mnist_op;
@@ -15,9 +16,10 @@ extern const sl__op_def sl__reader_tfrecord_op;
 extern const sl__op_def sl__reader_nemo_asr_op;
 
 const sl__op_def *const sl__reader_ops[] = {
-    &sl__reader_caffe_op,    &sl__reader_caffe2_op,   &sl__reader_file_op,
-    &sl__reader_mnist_op,    &sl__reader_numpy_op,    &sl__reader_webdataset_op,
-    &sl__reader_tfrecord_op, &sl__reader_nemo_asr_op, NULL,
+    &sl__reader_caffe_op,      &sl__reader_coco_op,     &sl__reader_caffe2_op,
+    &sl__reader_file_op,       &sl__reader_mnist_op,    &sl__reader_numpy_op,
+    &sl__reader_webdataset_op, &sl__reader_tfrecord_op, &sl__reader_nemo_asr_op,
+    NULL,
 };
 
 extern const sl__op_def sl__decode_image_op;
@@ -61,6 +63,11 @@ extern const sl__op_def sl__spectrogram_op;
 extern const sl__op_def sl__mel_filter_bank_op;
 extern const sl__op_def sl__to_decibels_op;
 extern const sl__op_def sl__mfcc_op;
+extern const sl__op_def sl__bb_flip_op;
+extern const sl__op_def sl__box_encoder_op;
+extern const sl__op_def sl__random_bbox_crop_op;
+extern const sl__op_def sl__bbox_paste_op;
+extern const sl__op_def sl__coord_flip_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -104,5 +111,10 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__mel_filter_bank_op,
     &sl__to_decibels_op,
     &sl__mfcc_op,
+    &sl__bb_flip_op,
+    &sl__box_encoder_op,
+    &sl__random_bbox_crop_op,
+    &sl__bbox_paste_op,
+    &sl__coord_flip_op,
     NULL,
 };

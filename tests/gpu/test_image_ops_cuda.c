@@ -93,7 +93,9 @@ static void run_both_n(const char *op, const char *const *argv, sl_tlist *const 
     oph h;
     int n = ins[0]->count;
     CHECK_OK(oph_create(&h, op, argv, 1, n, 7, &e), &e);
-    sl_tlist *args[2] = {arg_in, arg_in ? arg_in + 1 : NULL};
+    sl_tlist *args[8] = {NULL}; /* the per-sample argument inputs: arg_in[0 .. narg) */
+    CHECK(narg >= 0 && narg <= 8);
+    for (int k = 0; k < narg && k < 8; k++) args[k] = arg_in + k;
     CHECK_OK(oph_run(&h, n, ins, nin, args, narg, NULL, 0, &e), &e);
     *h_out = h.out[0];
     memset(&h.out[0], 0, sizeof h.out[0]);

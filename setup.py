@@ -4,8 +4,8 @@ libsluice.so and the `sluice` tool with CMake and puts them in the package's _li
 sluice._c and `python3 -m sluice` look first. The version is CMakeLists.txt's project() version,
 the one source every part of sluice takes it from.
 
-Environment: SLUICE_CMAKE_ARGS adds CMake arguments (`-DSLUICE_CUDA=OFF`, ...); CMAKE_BUILD_PARALLEL_LEVEL
-sets the build's jobs (default: the CPUs here)."""
+Environment: SLUICE_CMAKE_ARGS adds CMake arguments (`-DSLUICE_CUDA=OFF`, ...);
+CMAKE_BUILD_PARALLEL_LEVEL sets the build's jobs (default: the CPUs here)."""
 
 import os
 import re
@@ -68,5 +68,6 @@ class native_wheel(bdist_wheel):
         return ("py3", "none") + tuple(super().get_tag()[2:])
 
 
-setup(version=version(), distclass=NativeDistribution, cmdclass={"build_py": build_native, "bdist_wheel": native_wheel},
+setup(version=version(), distclass=NativeDistribution,
+      cmdclass={"build_py": build_native, "bdist_wheel": native_wheel},
       options={"build": {"build_base": os.path.join("build-py", "setuptools")}})

@@ -136,9 +136,9 @@ sl_status sl_pipeline_op_input(sl_pipeline_op *op, int node);
 sl_status sl_pipeline_op_device(sl_pipeline_op *op, const char *device);
 /* A keyword argument, as written in a pipeline: "255.0", "[0.485, 0.456]", "types.FLOAT",
  * "\"CHW\"", "True"; text that is not a literal ("[1, 2") is an SL_EINVAL naming the op and the
- * argument (a string is quoted). `name` and `device` are accepted here too. readers.tfrecord's features (a
- * dict in pipeline text) is given as the list of [name, feature] pairs that the dict stands for,
- * each feature a list [tfrec.FixedLenFeature, shape, dtype, default_value] or
+ * argument (a string is quoted). `name` and `device` are accepted here too. readers.tfrecord's
+ * features (a dict in pipeline text) is given as the list of [name, feature] pairs that the dict
+ * stands for, each feature a list [tfrec.FixedLenFeature, shape, dtype, default_value] or
  * [tfrec.VarLenFeature, (partial_shape,) dtype, default_value]:
  * "[[\"image/encoded\", [tfrec.FixedLenFeature, [], tfrec.string, \"\"]],
  *   [\"image/class/label\", [tfrec.FixedLenFeature, [1], tfrec.int64, -1]]]". */
@@ -159,7 +159,8 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
 sl_status sl_pipeline_build(sl_pipeline *p);
 
 /* ---- fn.external_source and fn.python_function: the caller's code (sl_source, sl_function:
- * sluice/reader.h) ------------------------------------------------------------------------------ */
+ * sluice/reader.h) ------------------------------------------------------------------------------
+ */
 
 /* Registers a function under `name`, as sl_pipeline_add_source does a source (the names share
  * one namespace): fn.python_function(..., function=name) then runs it. fn is copied; user must

@@ -114,7 +114,8 @@ static sl_status read_meta(const char *path, const uint8_t *b, int k, meta *m, s
  * which would be a SIGBUS once mapped) is an error naming the file. */
 static sl_status check_file(const char *file, const char *path, meta *m, off_t *fsize,
                             sl_err *err) {
-    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: refused below, not waited on */
+    int fd =
+        open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: refused below, not waited on */
     if (fd < 0)
         return sl_err_set(err, errno == ENOENT ? SL_ENOENT : SL_EIO, "%s: %s", path,
                           strerror(errno));

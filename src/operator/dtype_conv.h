@@ -64,6 +64,30 @@ static inline SL__HD double sl__dtype_conv_sat(double v, double lo, double hi) {
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* The low bits of v in integer type t (two's complement wrap). */
+static inline SL__HD void sl__dtype_conv_store_bits(void *p, sl_dtype t, int64_t k, uint64_t v) {
+    switch (t) {
+    case SL_DTYPE_U8:
+    case SL_DTYPE_I8:
+        ((uint8_t *)p)[k] = (uint8_t)v;
+        break;
+    case SL_DTYPE_BOOL:
+        ((uint8_t *)p)[k] = v != 0;
+        break;
+    case SL_DTYPE_U16:
+    case SL_DTYPE_I16:
+        ((uint16_t *)p)[k] = (uint16_t)v;
+        break;
+    case SL_DTYPE_U32:
+    case SL_DTYPE_I32:
+        ((uint32_t *)p)[k] = (uint32_t)v;
+        break;
+    default:
+        ((uint64_t *)p)[k] = v;
+        break;
+    }
+}
+
 static inline SL__HD void sl__dtype_conv_store(void *p, sl_dtype t, int64_t k, double v) {
     switch (t) {
     case SL_DTYPE_U8:

@@ -163,29 +163,6 @@ static inline SL__HD uint64_t sl__math_ipow(uint64_t base, uint64_t e, sl_dtype 
     return r;
 }
 
-static inline SL__HD void sl__math_store_int(void *p, sl_dtype t, int64_t k, uint64_t v) {
-    switch (t) {
-    case SL_DTYPE_U8:
-    case SL_DTYPE_I8:
-        ((uint8_t *)p)[k] = (uint8_t)v;
-        break;
-    case SL_DTYPE_BOOL:
-        ((uint8_t *)p)[k] = v != 0;
-        break;
-    case SL_DTYPE_U16:
-    case SL_DTYPE_I16:
-        ((uint16_t *)p)[k] = (uint16_t)v;
-        break;
-    case SL_DTYPE_U32:
-    case SL_DTYPE_I32:
-        ((uint32_t *)p)[k] = (uint32_t)v;
-        break;
-    default:
-        ((uint64_t *)p)[k] = v;
-        break;
-    }
-}
-
 static inline SL__HD double sl__math_float1(int op, double x) {
     switch (op) {
     case SL__M_SQRT:
@@ -268,7 +245,7 @@ static inline SL__HD void sl__math_elem(const sl__math_desc *d, const sl__math_t
             r = sl__math_int_less(v[2], r, t->out) ? v[2] : r;
             break;
         }
-        sl__math_store_int(d->out, t->out, e, r);
+        sl__dtype_conv_store_bits(d->out, t->out, e, r);
         return;
     }
     double x[SL__MATH_MAX_IN];

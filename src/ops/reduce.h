@@ -167,30 +167,6 @@ static inline SL__HD void sl__reduce_merge(sl__reduce_acc *a, const sl__reduce_a
     a->u += b->u;
 }
 
-/* The low bits of v in integer type t (two's complement wrap). */
-static inline SL__HD void sl__reduce_store_bits(void *p, sl_dtype t, int64_t k, uint64_t v) {
-    switch (t) {
-    case SL_DTYPE_U8:
-    case SL_DTYPE_I8:
-        ((uint8_t *)p)[k] = (uint8_t)v;
-        break;
-    case SL_DTYPE_BOOL:
-        ((uint8_t *)p)[k] = v != 0;
-        break;
-    case SL_DTYPE_U16:
-    case SL_DTYPE_I16:
-        ((uint16_t *)p)[k] = (uint16_t)v;
-        break;
-    case SL_DTYPE_U32:
-    case SL_DTYPE_I32:
-        ((uint32_t *)p)[k] = (uint32_t)v;
-        break;
-    default:
-        ((uint64_t *)p)[k] = v;
-        break;
-    }
-}
-
 static inline SL__HD int sl__reduce_esize(sl_dtype t) {
     switch (t) {
     case SL_DTYPE_U8:
@@ -232,7 +208,7 @@ static inline SL__HD void sl__reduce_store(const sl__reduce_desc *d, int op, sl_
     case SL__RED_SUM:
         if (sl__reduce_is_int(it)) {
             if (sl__reduce_is_int(ot))
-                sl__reduce_store_bits(d->out, ot, o, a->u);
+                sl__dtype_conv_store_bits(d->out, ot, o, a->u);
             else
                 sl__dtype_conv_store(d->out, ot, o,
                                      sl__reduce_signed(it) ? (double)(int64_t)a->u : (double)a->u);

@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 py=/usr/bin/python3
 src=${SL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-"$tool" ops --names | grep -qx readers.nemo_asr || fail "no readers.nemo_asr"
+"$tool" ops --names | grep -x readers.nemo_asr > /dev/null || fail "no readers.nemo_asr"
 
 "$py" - "$work" <<'PY' || fail "making the audio"
 import json, sys, wave

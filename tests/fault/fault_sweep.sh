@@ -69,7 +69,7 @@ cmd_convert_lmdb() {
     "$tool" convert --from folder --in "$in/imgs" --to caffe2 --out "$o/db" > /dev/null
 }
 verify_convert_lmdb() {
-    "$tool" inspect --verify "$o/db" | grep -q "verified: caffe2, 3 records"
+    "$tool" inspect --verify "$o/db" | grep "verified: caffe2, 3 records" > /dev/null
 }
 
 setup_convert_into() { mkdir "$o/there"; }
@@ -77,7 +77,7 @@ cmd_convert_into() {
     "$tool" convert --from folder --in "$in/imgs" --to caffe --out "$o/there" > /dev/null
 }
 verify_convert_into() {
-    "$tool" inspect --verify "$o/there" | grep -q "verified: caffe, 3 records"
+    "$tool" inspect --verify "$o/there" | grep "verified: caffe, 3 records" > /dev/null
 }
 
 setup_convert_tfrecord() {
@@ -88,7 +88,7 @@ cmd_convert_tfrecord() {
     "$tool" convert --from folder --in "$in/imgs" --to tfrecord --out "$o/f.tfrecord" > /dev/null
 }
 verify_convert_tfrecord() {
-    "$tool" inspect --verify "$o/f.tfrecord" | grep -q "verified: tfrecord, 3 records"
+    "$tool" inspect --verify "$o/f.tfrecord" | grep "verified: tfrecord, 3 records" > /dev/null
 }
 # the data and its class names go together: the old pair, or the new data with the new names (or
 # with none, where renaming them in failed), never the new data with the old names or the reverse

@@ -112,6 +112,54 @@ void sl_iter_config_init(sl_iter_config *c);
 /* "cpu" (1 CPU device), "cpu:K", "all" (every GPU, else the CPU), "0,1,3" (GPU ids). */
 sl_status sl_iter_parse_devices(const char *spec, sl_iter_config *c, sl_err *err);
 
+/* The settings a pipeline's decorator (@pipeline_def(batch_size=..., device_id=...)) may carry
+ * and a caller may give over it -- a command line's flags, a program's arguments -- resolved in
+ * one place for every caller (`sluice run`, `sluice train`, the Python package). Each is given
+ * (the flag was typed) or not; one given wins over the decorator's, which wins over the default.
+ * The job's processes (mpirun) are part of it: shards are global, numbered process by process. */
+typedef struct sl_iter_settings {
+    const char *devices;         /* "cpu", "cpu:K", "all", GPU ids "0,1"; NULL: not given */
+    const char *default_devices; /* where neither gives them (NULL: "cpu") */
+    int batch_size;              /* the global batch over every device of every process; -1 */
+    int num_threads;             /* per pipeline, SL_NUM_THREADS_AUTO or 1..1024; -1 */
+    int prefetch;                /* prefetch_queue_depth, 1..; -1 */
+    bool seed_given;
+    uint64_t seed;
+    int rank, nranks;           /* this process of the job's (0 of 1 without mpirun) */
+    int local_rank, local_size; /* ... and of this node's */
+} sl_iter_settings;
+
+/* A given setting that overrode the decorator's (bits of what the calls below report, so that a
+ * caller can say so in its own words). */
+#define SL_SETTING_DEVICES    1u
+#define SL_SETTING_BATCH_SIZE 2u
+#define SL_SETTING_THREADS    4u
+#define SL_SETTING_SEED       8u
+#define SL_SETTING_PREFETCH   16u
+
+/* An sl_iter_settings with nothing given, for one process. */
+void sl_iter_settings_init(sl_iter_settings *s);
+/* c's devices and shards: s->devices, else the decorator's device_id (N: GPU N; None: the CPU;
+ * an error is prefixed "<c->filename>: device_id=N: "), else s->default_devices. "all" in a job
+ * of several processes on GPUs means one GPU per process, the one of its local rank (when the
+ * decorator names no device_id, or "all" was given). Then this process's shards: shard_offset =
+ * rank * devices, total_shards = nranks * devices. d: the decorator (NULL: none). *overridden
+ * gets SL_SETTING_DEVICES when s->devices overrode a device_id (may be NULL). */
+sl_status sl_iter_settle_devices(sl_iter_config *c, const sl_pipeline_decorator *d,
+                                 const sl_iter_settings *s, unsigned *overridden, sl_err *err);
+/* After the devices and shards: the global batch (the decorator's batch_size is per pipeline, as
+ * in DALI: times the shards, unless one pipeline runs without a layout), the threads (left at
+ * SL_NUM_THREADS_AUTO: chosen from the machine for the pipelines of this node's processes,
+ * sl_pipeline_default_threads(local_size * devices)), the seed and the prefetch depth, each s's
+ * when given, else the decorator's, else c's as it is. *overridden gets a bit for each given
+ * setting that overrode one of the decorator's. SL_EINVAL when the decorator's batch over the
+ * shards passes INT_MAX. */
+sl_status sl_iter_settle(sl_iter_config *c, const sl_pipeline_decorator *d,
+                         const sl_iter_settings *s, unsigned *overridden, sl_err *err);
+/* The batch each pipeline of c gets (a global batch over the shards; all of it for one
+ * pipeline without a layout). */
+int sl_iter_config_device_batch(const sl_iter_config *c, const sl_pipeline_decorator *d);
+
 sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err);
 void sl_iter_free(sl_iter *it);
 /* Stops the pipelines' threads and frees nothing (sl_pipeline_stop on each): batches taken, and

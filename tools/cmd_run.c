@@ -4,6 +4,7 @@
  * .npy, and checkpoints/resumes mid-epoch. */
 #include "cli.h"
 #include "common.h"
+#include "options.h"
 #include "settings.h"
 #include "world.h"
 
@@ -51,7 +52,8 @@ static const char *usage_text =
     "A flag given on the command line wins over the decorator's setting (and says so on stderr).\n"
     "Start-up (building the pipelines) is timed apart; each epoch's time covers all its batches,\n"
     "the first one included. The outputs (shape, dtype, layout, device) are listed once.\n"
-    "Under mpirun each process runs its devices' pipelines with global shard ids; rank 0 prints;\n"
+    "Under mpirun each process runs its devices' pipelines with global shard ids (--devices all:\n"
+    "the GPU of its local rank); rank 0 prints;\n"
     "each rank writes its trace to FILE.<rank> (device = global shard id); --checkpoint gathers\n"
     "every rank's state into one file.\n";
 
@@ -188,163 +190,71 @@ int sl_cli_run(int argc, char **argv) {
     return rc;
 }
 
-/* What `sluice run` was asked to do: the iterator's settings, and the run's own. */
+/* What `sluice run` was asked to do: the shared flags, the iterator's settings, and the run's
+ * own. */
 typedef struct run_opts {
+    sl_cli_opts com;
     const char *path; /* the pipeline file */
     sl_iter_config c;
-    sl_cli_flags flags; /* the settings a decorator may also give, as typed */
-    sl_pipeline_bind binds[64];
-    int nbinds, epochs, json;
     long long checkpoint_at, dump_steps, max_steps;
-    const char *trace_path, *dump_dir, *ck_path;
+    const char *trace_path, *dump_dir;
 } run_opts;
 
-/* ---- the options: one table ------------------------------------------------------------------ */
+/* ---- the options: the shared ones (options.c) and these ----------------------------------------
+ */
 
-typedef enum { OPT_FLAG, OPT_STR, OPT_INT, OPT_LLONG, OPT_U64, OPT_SPECIAL } opt_kind;
-
-typedef struct run_option {
-    const char *name;
-    opt_kind kind;
-    size_t at;          /* the field of run_opts it sets (not OPT_SPECIAL) */
-    long long min, max; /* OPT_INT, OPT_LLONG: the range */
-    size_t typed_at;    /* the sl_cli_flags field that keeps the value as typed, or 0 */
-    /* OPT_SPECIAL: takes the value; 0, or the exit status (with the message printed) */
-    int (*take)(run_opts *o, char *v);
-} run_option;
-
-static int take_arg(run_opts *o, char *v) {
-    if (o->nbinds == 64 || sl_cli_parse_bind(v, &o->binds[o->nbinds]))
-        return sl_cli_fail("run", "--arg wants NAME=VALUE, got '%s'", v), 2;
-    o->nbinds++;
-    return 0;
-}
-
-static int take_devices(run_opts *o, char *v) {
-    sl_err err;
-    o->flags.devices = v;
-    if (sl_iter_parse_devices(v, &o->c, &err)) return sl_cli_fail("run", "%s", err.msg), 2;
-    return 0;
-}
-
-static int take_prefetch(run_opts *o, char *v) {
+static int take_prefetch(sl_cli_opts *com, void *own, const char *cmd, char *v) {
+    (void)own;
     long long n;
-    if (sl_cli_opt_int("run", "--prefetch", v, 1, 1024, &n)) return 2;
-    o->c.prefetch_cpu = o->c.prefetch_gpu = (int)n;
-    o->flags.prefetch = v;
+    if (sl_cli_opt_int(cmd, "--prefetch", v, 1, 1024, &n)) return 2;
+    com->set.prefetch = (int)n;
+    com->flags.prefetch = v;
     return 0;
 }
 
-static int take_layout(run_opts *o, char *v) {
+static int take_layout(sl_cli_opts *com, void *own, const char *cmd, char *v) {
+    (void)com;
+    run_opts *o = own;
     if (!strcmp(v, "sharded"))
         o->c.layout = SL_LAYOUT_SHARDED;
     else if (!strcmp(v, "stacked"))
         o->c.layout = SL_LAYOUT_STACKED;
     else
-        return sl_cli_fail("run", "--layout sharded or stacked, not '%s'", v), 2;
+        return sl_cli_fail(cmd, "--layout sharded or stacked, not '%s'", v), 2;
     return 0;
 }
 
-static int take_order(run_opts *o, char *v) {
-    if (strcmp(v, "global") && strcmp(v, "dali"))
-        return sl_cli_fail("run", "--order dali or global, not '%s'", v), 2;
-    o->c.global_order = !strcmp(v, "global");
-    return 0;
-}
-
-#define AT(field)    offsetof(run_opts, field)
-#define TYPED(field) offsetof(run_opts, flags.field)
-static const run_option run_options[] = {
-    {"--arg", OPT_SPECIAL, 0, 0, 0, 0, take_arg},
-    {"--pipeline", OPT_STR, AT(c.function), 0, 0, 0, NULL},
-    {"--batch-size", OPT_INT, AT(c.batch_size), 1, INT_MAX, TYPED(batch_size), NULL},
-    {"--devices", OPT_SPECIAL, 0, 0, 0, 0, take_devices},
-    {"--epochs", OPT_INT, AT(epochs), 1, INT_MAX, 0, NULL},
-    {"--steps", OPT_LLONG, AT(max_steps), 1, LLONG_MAX, 0, NULL},
-    {"--reader", OPT_STR, AT(c.reader_name), 0, 0, 0, NULL},
-    {"--threads", OPT_INT, AT(c.num_threads), 1, 1024, TYPED(threads), NULL},
-    {"--prefetch", OPT_SPECIAL, 0, 0, 0, 0, take_prefetch},
-    {"--seed", OPT_U64, AT(c.seed), 0, 0, TYPED(seed), NULL},
-    {"--layout", OPT_SPECIAL, 0, 0, 0, 0, take_layout},
-    {"--order", OPT_SPECIAL, 0, 0, 0, 0, take_order},
-    {"--trace", OPT_STR, AT(trace_path), 0, 0, 0, NULL},
-    {"--dump", OPT_STR, AT(dump_dir), 0, 0, 0, NULL},
-    {"--dump-steps", OPT_LLONG, AT(dump_steps), 0, LLONG_MAX, 0, NULL},
-    {"--checkpoint", OPT_STR, AT(ck_path), 0, 0, 0, NULL},
-    {"--checkpoint-at", OPT_LLONG, AT(checkpoint_at), 0, LLONG_MAX, 0, NULL},
-    {"--resume", OPT_STR, AT(c.resume), 0, 0, 0, NULL},
-    {"--json", OPT_FLAG, AT(json), 0, 0, 0, NULL},
+#define AT(field) offsetof(run_opts, field)
+static const sl_cli_option run_options[] = {
+    {"--steps", SL_CLI_LLONG, AT(max_steps), 1, LLONG_MAX, 0, NULL},
+    {"--reader", SL_CLI_STR, AT(c.reader_name), 0, 0, 0, NULL},
+    {"--prefetch", SL_CLI_SPECIAL, 0, 0, 0, 0, take_prefetch},
+    {"--layout", SL_CLI_SPECIAL, 0, 0, 0, 0, take_layout},
+    {"--trace", SL_CLI_STR, AT(trace_path), 0, 0, 0, NULL},
+    {"--dump", SL_CLI_STR, AT(dump_dir), 0, 0, 0, NULL},
+    {"--dump-steps", SL_CLI_LLONG, AT(dump_steps), 0, LLONG_MAX, 0, NULL},
+    {"--checkpoint-at", SL_CLI_LLONG, AT(checkpoint_at), 0, LLONG_MAX, 0, NULL},
 };
 #undef AT
-#undef TYPED
 
-/* Sets what option opt says, with the value v; 0, or the exit status. */
-static int take_option(run_opts *o, const run_option *opt, char *v) {
-    char *field = (char *)o + opt->at;
-    long long n;
-    unsigned long long u;
-    switch (opt->kind) {
-    case OPT_FLAG:
-        *(int *)field = 1;
-        return 0;
-    case OPT_STR:
-        *(const char **)field = v;
-        return 0;
-    case OPT_INT:
-        if (sl_cli_opt_int("run", opt->name, v, opt->min, opt->max, &n)) return 2;
-        *(int *)field = (int)n;
-        break;
-    case OPT_LLONG:
-        if (sl_cli_opt_int("run", opt->name, v, opt->min, opt->max, (long long *)field)) return 2;
-        break;
-    case OPT_U64:
-        if (sl_cli_opt_u64("run", opt->name, v, &u)) return 2;
-        *(uint64_t *)field = u;
-        break;
-    case OPT_SPECIAL:
-        return opt->take(o, v);
-    }
-    if (opt->typed_at) *(const char **)((char *)o + opt->typed_at) = v;
-    return 0;
-}
+static const sl_cli_command run_command = {"run", NULL, run_options,
+                                           sizeof run_options / sizeof run_options[0], true};
 
 /* Reads the command line into o; -1 to go on, else the exit status (--help: 0). */
 static int parse_options(int argc, char **argv, run_opts *o) {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        char *v = i + 1 < argc ? argv[i + 1] : NULL; /* --arg splits it in place */
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        const run_option *opt = NULL;
-        for (size_t k = 0; k < sizeof run_options / sizeof run_options[0] && !opt; k++)
-            if (!strcmp(a, run_options[k].name)) opt = &run_options[k];
-        if (!opt && a[0] == '-')
-            return sl_cli_fail("run", "unknown option %s (see sluice run --help)", a), 2;
-        if (!opt && o->path)
-            return sl_cli_fail("run", "one pipeline file only ('%s' and '%s')", o->path, a), 2;
-        if (!opt) {
-            o->path = a;
-            continue;
-        }
-        if (opt->kind != OPT_FLAG) {
-            if (!v) return sl_cli_fail("run", "%s needs a value", a), 2;
-            i++;
-        }
-        int rc = take_option(o, opt, v);
-        if (rc) return rc;
-    }
-    if (!o->path) {
-        fputs(usage_text, stderr);
-        return 2;
-    }
-    if ((o->checkpoint_at >= 0) != (o->ck_path != NULL))
+    sl_cli_command cmd = run_command;
+    cmd.usage = usage_text;
+    int rc = sl_cli_parse_options(&cmd, argc, argv, &o->com, o, &o->path);
+    if (rc >= 0) return rc;
+    if ((o->checkpoint_at >= 0) != (o->com.ck_path != NULL))
         return sl_cli_fail("run", "--checkpoint and --checkpoint-at go together"), 2;
     if (o->dump_steps >= 0 && !o->dump_dir)
         return sl_cli_fail("run", "--dump-steps %lld limits --dump DIR, which is not given",
                            o->dump_steps),
                2;
+    o->c.function = o->com.function;
+    o->c.resume = o->com.resume;
+    o->c.global_order = o->com.global_order;
     return -1;
 }
 
@@ -359,29 +269,27 @@ static int check_outputs(const run_opts *o, const sl_cli_world *w) {
         snprintf(probe, sizeof probe, "%s/.sluice", o->dump_dir);
         if (sl_cli_probe("run", "--dump", probe, false)) return 1;
     }
-    if (o->ck_path && w->rank == 0 && sl_cli_probe("run", "--checkpoint", o->ck_path, false))
+    if (o->com.ck_path && w->rank == 0 &&
+        sl_cli_probe("run", "--checkpoint", o->com.ck_path, false))
         return 1;
     return 0;
 }
 
-/* The text's decorator settings where no flag overrides them, this process's shards, the
- * threads, and the --arg names. -1 to go on, else the exit status. */
+/* The text's decorator settings where no flag overrides them, this process's devices, shards and
+ * threads (the library's rules), and the --arg names. -1 to go on, else the exit status. */
 static int settle(run_opts *o, const sl_cli_world *w, const char *text, sl_err *err) {
     sl_iter_config *c = &o->c;
     bool lead = w->rank == 0;
     sl_pipeline_decorator deco;
+    c->filename = o->path;
     if (sl_pipeline_text_function_decorator(text, o->path, c->function, &deco, err))
         return sl_cli_world_fail(w, "run", err->msg);
-    if (sl_cli_decorator_devices("run", o->path, &deco, &o->flags, lead, c, err))
+    sl_cli_world_settings(w, &o->com.set);
+    if (sl_cli_settle_devices("run", &deco, &o->com.flags, &o->com.set, lead, c, err) ||
+        sl_cli_settle("run", &deco, &o->com.flags, &o->com.set, lead, c, err))
         return sl_cli_fail("run", "%s", err->msg), 2;
-    c->shard_offset = w->rank * c->ndevices;
-    c->total_shards = w->size * c->ndevices;
-    if (sl_cli_decorator_settings("run", o->path, &deco, &o->flags, lead, c, err))
-        return sl_cli_fail("run", "%s", err->msg), 2;
-    if (!o->flags.threads && deco.num_threads <= 0)
-        c->num_threads = sl_cli_world_threads(w, c->ndevices);
     const char *texts[1] = {text}, *names[1] = {o->path};
-    if (sl_cli_check_binds(texts, names, 1, o->binds, o->nbinds, err))
+    if (sl_cli_check_binds(texts, names, 1, o->com.binds, o->com.nbinds, err))
         return sl_cli_fail("run", "%s", err->msg), 2;
     return -1;
 }
@@ -460,13 +368,13 @@ static int save_checkpoint(run_state *r, int epoch, int64_t step) {
     sl_err err;
     sl_err_clear(&err);
     if (sl_iter_save(r->it, NULL, 0, &bytes, &blen) ||
-        sl_cli_world_save(r->w, o->ck_path, bytes, blen, &err)) {
+        sl_cli_world_save(r->w, o->com.ck_path, bytes, blen, &err)) {
         rc = sl_cli_world_fail(r->w, "run", err.msg[0] ? err.msg : sl_iter_errmsg(r->it));
     } else if (!r->json && r->lead) {
         fprintf(stderr,
                 "sluice run: checkpoint after %lld steps (epoch %d step %lld) "
                 "written to %s\n",
-                r->run_steps, epoch, (long long)step, o->ck_path);
+                r->run_steps, epoch, (long long)step, o->com.ck_path);
     }
     free(bytes);
     r->stopped = true;
@@ -548,9 +456,9 @@ static int run_epoch(run_state *r) {
     if (!r->json && r->lead && rc == 0)
         fprintf(stderr, "Epoch %d: %.3f s, %.0f samples/s, %lld steps%s\n", epoch, es.seconds,
                 es.samples / (es.seconds > 0 ? es.seconds : 1e-9), (long long)es.steps,
-                !r->stopped  ? ""
-                : o->ck_path ? " (stopped at the checkpoint)"
-                             : " (stopped after --steps)");
+                !r->stopped      ? ""
+                : o->com.ck_path ? " (stopped at the checkpoint)"
+                                 : " (stopped after --steps)");
     if (!r->stopped && rc == 0) sl_iter_reset(it);
     return rc;
 }
@@ -632,8 +540,8 @@ static int run_epochs(run_state *r) {
         fprintf(stderr, "Start-up: %.3f s (building the pipelines)\n", r->startup);
     }
     total_stats(it, &r->before);
-    while (!r->stopped && sl_iter_epoch(it) < o->epochs && rc == 0) rc = run_epoch(r);
-    if (rc == 0 && o->ck_path && r->run_steps < o->checkpoint_at) {
+    while (!r->stopped && sl_iter_epoch(it) < o->com.epochs && rc == 0) rc = run_epoch(r);
+    if (rc == 0 && o->com.ck_path && r->run_steps < o->checkpoint_at) {
         char msg[256];
         snprintf(msg, sizeof msg,
                  "--checkpoint-at %lld: the run ended after %lld steps; no checkpoint was written "
@@ -658,8 +566,8 @@ static int run_epochs(run_state *r) {
 static int run_main(int argc, char **argv, sl_cli_world *w) {
     run_opts o;
     memset(&o, 0, sizeof o);
+    sl_cli_opts_init(&o.com);
     sl_iter_config_init(&o.c);
-    o.epochs = 1;
     o.checkpoint_at = o.dump_steps = o.max_steps = -1;
     int rc = parse_options(argc, argv, &o);
     if (rc >= 0) return rc;
@@ -673,8 +581,8 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     }
     o.c.text = text;
     o.c.filename = o.path;
-    o.c.binds = o.binds;
-    o.c.nbinds = o.nbinds;
+    o.c.binds = o.com.binds;
+    o.c.nbinds = o.com.nbinds;
     /* the first batch is made inside epoch 0's clock, not while the pipelines are built */
     o.c.prepare_first_batch = 0;
     run_state r;
@@ -682,7 +590,7 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
     r.o = &o;
     r.w = w;
     r.lead = w->rank == 0;
-    r.json = o.json && r.lead;
+    r.json = o.com.json && r.lead;
     if ((rc = open_iter(&o, w, &r.it, &r.startup, &err)) == 0) {
         if ((rc = open_trace(&r)) == 0) rc = run_epochs(&r);
         sl_iter_free(r.it);

@@ -2,6 +2,8 @@
 /* A pipeline file's settings for `sluice run` and `sluice train` (see settings.h). */
 #include "settings.h"
 
+#include "common.h"
+
 #include "sluice/ops.h"
 
 #include <ctype.h>
@@ -10,78 +12,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-sl_status sl_cli_decorator_devices(const char *cmd, const char *path,
-                                   const sl_pipeline_decorator *deco, const sl_cli_flags *flags,
-                                   bool say, sl_iter_config *c, sl_err *err) {
-    if (deco->device_id == -1) return SL_OK;
-    char spec[32];
-    if (deco->device_id == SL_DECORATOR_DEVICE_NONE)
-        snprintf(spec, sizeof spec, "None");
-    else
-        snprintf(spec, sizeof spec, "%d", deco->device_id);
-    if (flags->devices) {
-        if (say)
-            fprintf(stderr, "sluice %s: --devices %s overrides the pipeline's device_id=%s\n", cmd,
-                    flags->devices, spec);
-        return SL_OK;
+sl_status sl_cli_settle_devices(const char *cmd, const sl_pipeline_decorator *deco,
+                                const sl_cli_flags *flags, const sl_iter_settings *s, bool say,
+                                sl_iter_config *c, sl_err *err) {
+    unsigned over = 0;
+    SL_CLI_TRY(sl_iter_settle_devices(c, deco, s, &over, err));
+    if (say && (over & SL_SETTING_DEVICES)) {
+        char spec[32];
+        if (deco->device_id == SL_DECORATOR_DEVICE_NONE)
+            snprintf(spec, sizeof spec, "None");
+        else
+            snprintf(spec, sizeof spec, "%d", deco->device_id);
+        fprintf(stderr, "sluice %s: --devices %s overrides the pipeline's device_id=%s\n", cmd,
+                flags->devices, spec);
     }
-    sl_status st =
-        sl_iter_parse_devices(deco->device_id == SL_DECORATOR_DEVICE_NONE ? "cpu" : spec, c, err);
-    if (st) sl_err_prefix(err, "%s: device_id=%s: ", path, spec);
-    return st;
+    return SL_OK;
 }
 
-sl_status sl_cli_decorator_settings(const char *cmd, const char *path,
-                                    const sl_pipeline_decorator *deco, const sl_cli_flags *flags,
-                                    bool say, sl_iter_config *c, sl_err *err) {
-    if (deco->batch_size > 0) {
-        /* DALI's batch_size is per pipeline; --batch-size is global (split over the devices
-         * unless one pipeline runs without a layout) */
-        int layout = c->layout >= 0 ? c->layout : (int)deco->layout;
-        int shards = c->total_shards > 0 ? c->total_shards : c->ndevices;
-        int per = layout == SL_LAYOUT_NONE && c->ndevices == 1 ? 1 : shards;
-        if (flags->batch_size) {
-            if (say)
-                fprintf(stderr,
-                        "sluice %s: --batch-size %s overrides the pipeline's batch_size=%d "
-                        "(--batch-size is global: %d per device)\n",
-                        cmd, flags->batch_size, deco->batch_size, c->batch_size / per);
-        } else if ((long long)deco->batch_size * per > INT_MAX) {
-            return sl_err_set(err, SL_EINVAL, "%s: batch_size=%d over %d devices is too large",
-                              path, deco->batch_size, per);
-        } else {
-            c->batch_size = deco->batch_size * per;
-        }
-    }
-    if (deco->num_threads > 0) {
-        if (flags->threads) {
-            if (say)
-                fprintf(stderr, "sluice %s: --threads %s overrides the pipeline's num_threads=%d\n",
-                        cmd, flags->threads, deco->num_threads);
-        } else {
-            c->num_threads = deco->num_threads;
-        }
-    }
-    if (deco->seed != -1) {
-        if (flags->seed) {
-            if (say)
-                fprintf(stderr, "sluice %s: --seed %s overrides the pipeline's seed=%lld\n", cmd,
-                        flags->seed, (long long)deco->seed);
-        } else {
-            c->seed = (uint64_t)deco->seed;
-        }
-    }
-    if (deco->prefetch_queue_depth > 0) {
-        if (flags->prefetch) {
-            if (say)
-                fprintf(stderr,
-                        "sluice %s: --prefetch %s overrides the pipeline's "
-                        "prefetch_queue_depth=%d\n",
-                        cmd, flags->prefetch, deco->prefetch_queue_depth);
-        } else {
-            c->prefetch_cpu = c->prefetch_gpu = deco->prefetch_queue_depth;
-        }
-    }
+sl_status sl_cli_settle(const char *cmd, const sl_pipeline_decorator *deco,
+                        const sl_cli_flags *flags, const sl_iter_settings *s, bool say,
+                        sl_iter_config *c, sl_err *err) {
+    unsigned over = 0;
+    SL_CLI_TRY(sl_iter_settle(c, deco, s, &over, err));
+    if (!say) return SL_OK;
+    if (over & SL_SETTING_BATCH_SIZE)
+        fprintf(stderr,
+                "sluice %s: --batch-size %s overrides the pipeline's batch_size=%d "
+                "(--batch-size is global: %d per device)\n",
+                cmd, flags->batch_size, deco->batch_size, sl_iter_config_device_batch(c, deco));
+    if (over & SL_SETTING_THREADS)
+        fprintf(stderr, "sluice %s: --threads %s overrides the pipeline's num_threads=%d\n", cmd,
+                flags->threads, deco->num_threads);
+    if (over & SL_SETTING_SEED)
+        fprintf(stderr, "sluice %s: --seed %s overrides the pipeline's seed=%lld\n", cmd,
+                flags->seed, (long long)deco->seed);
+    if (over & SL_SETTING_PREFETCH)
+        fprintf(stderr,
+                "sluice %s: --prefetch %s overrides the pipeline's prefetch_queue_depth=%d\n", cmd,
+                flags->prefetch, deco->prefetch_queue_depth);
     return SL_OK;
 }
 

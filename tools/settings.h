@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What `sluice run` and `sluice train` take from a pipeline file besides its graph: the
  * decorator's pipeline settings (batch_size, num_threads, seed, prefetch_queue_depth, device_id),
- * which a command-line flag overrides (saying so); the --arg names the text must use; and the
- * check that an epoch can be counted. */
+ * resolved by the library with the flags over them (the tool says so); the --arg names the text
+ * must use; and the check that an epoch can be counted. */
 #ifndef SLUICE_TOOLS_SETTINGS_H
 #define SLUICE_TOOLS_SETTINGS_H
 
@@ -16,17 +16,16 @@ typedef struct sl_cli_flags {
     const char *devices, *batch_size, *threads, *seed, *prefetch;
 } sl_cli_flags;
 
-/* device_id=N (a GPU) or None (the CPU) sets c's devices unless --devices was given (then, when
- * say, a "sluice CMD: --devices D overrides the pipeline's device_id=N" line goes to stderr). */
-sl_status sl_cli_decorator_devices(const char *cmd, const char *path,
-                                   const sl_pipeline_decorator *deco, const sl_cli_flags *flags,
-                                   bool say, sl_iter_config *c, sl_err *err);
-/* batch_size (per pipeline, as in DALI: c's global batch becomes it times c's shards, set
- * before), num_threads, seed and prefetch_queue_depth, each unless its flag was given (said as
- * above). */
-sl_status sl_cli_decorator_settings(const char *cmd, const char *path,
-                                    const sl_pipeline_decorator *deco, const sl_cli_flags *flags,
-                                    bool say, sl_iter_config *c, sl_err *err);
+/* The library's resolution of the devices and shards (sl_iter_settle_devices) and then of the
+ * batch, threads, seed and prefetch depth (sl_iter_settle), c->filename naming the pipeline file;
+ * when say, a line on stderr for each flag that overrode the decorator's setting ("sluice CMD:
+ * --devices D overrides the pipeline's device_id=N"). */
+sl_status sl_cli_settle_devices(const char *cmd, const sl_pipeline_decorator *deco,
+                                const sl_cli_flags *flags, const sl_iter_settings *s, bool say,
+                                sl_iter_config *c, sl_err *err);
+sl_status sl_cli_settle(const char *cmd, const sl_pipeline_decorator *deco,
+                        const sl_cli_flags *flags, const sl_iter_settings *s, bool say,
+                        sl_iter_config *c, sl_err *err);
 /* Every --arg NAME must be a name that one of the texts uses (outside strings and comments):
  * otherwise SL_EINVAL naming it (and the nearest name the texts do use). texts: one or two
  * pipeline texts, names: their files. */

@@ -6,6 +6,7 @@
 #define SLUICE_TOOLS_WORLD_H
 
 #include "sluice/comm.h"
+#include "sluice/iterator.h"
 #include "sluice/status.h"
 
 #include <stdbool.h>
@@ -40,9 +41,7 @@ sl_status sl_cli_world_save(const sl_cli_world *w, const char *path, const void 
 sl_status sl_cli_world_load(const sl_cli_world *w, const char *path, bool any_size, void **bytes,
                             size_t *n, sl_err *err);
 void sl_cli_world_barrier(const sl_cli_world *w);
-/* CPU threads per pipeline when the user gives none: the library's rule
- * (sl_pipeline_default_threads) for the pipelines of every process of this node, each process
- * running `pipelines` of them. */
-int sl_cli_world_threads(const sl_cli_world *w, int pipelines);
+/* This process's place in the job, for the library's settings (sl_iter_settle). */
+void sl_cli_world_settings(const sl_cli_world *w, sl_iter_settings *s);
 
 #endif

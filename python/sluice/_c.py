@@ -114,6 +114,25 @@ class IterConfig(Structure):
                 ("device_seeds", POINTER(c_uint64))]
 
 
+class PipelineDecorator(Structure):
+    """sl_pipeline_decorator: the settings a pipeline's decorator carries."""
+    _fields_ = [("present", c_bool), ("func_name", c_char * 64), ("num_outputs", c_int),
+                ("output_map", (c_char * 64) * MAX_OUTPUTS), ("reader_name", c_char * 64),
+                ("size", c_int64), ("layout", c_int), ("last_batch_policy", c_int),
+                ("last_batch_padded", c_bool), ("prepare_first_batch", c_bool),
+                ("auto_reset", c_bool), ("num_params", c_int), ("params", (c_char * 64) * 16),
+                ("batch_size", c_int), ("num_threads", c_int), ("seed", c_int64),
+                ("prefetch_queue_depth", c_int), ("device_id", c_int)]
+
+
+class IterSettings(Structure):
+    """sl_iter_settings: what a caller gives over a decorator's settings."""
+    _fields_ = [("devices", c_char_p), ("default_devices", c_char_p), ("batch_size", c_int),
+                ("num_threads", c_int), ("prefetch", c_int), ("seed_given", c_bool),
+                ("seed", c_uint64), ("rank", c_int), ("nranks", c_int), ("local_rank", c_int),
+                ("local_size", c_int)]
+
+
 class OpInfo(Structure):
     _fields_ = [("name", c_char_p), ("doc", c_char_p), ("min_inputs", c_int),
                 ("max_inputs", c_int), ("devices", c_uint), ("is_reader", c_bool),
@@ -189,6 +208,9 @@ _API = {
     # iterators
     "sl_iter_config_init": (None, [POINTER(IterConfig)]),
     "sl_iter_parse_devices": (c_int, [c_char_p, POINTER(IterConfig), POINTER(Err)]),
+    "sl_iter_settings_init": (None, [POINTER(IterSettings)]),
+    "sl_iter_settle": (c_int, [POINTER(IterConfig), POINTER(PipelineDecorator),
+                               POINTER(IterSettings), c_void_p, POINTER(Err)]),
     "sl_iter_create": (c_int, [POINTER(IterConfig), POINTER(c_void_p), POINTER(Err)]),
     "sl_iter_free": (None, [c_void_p]),
     "sl_iter_stop": (None, [c_void_p]),

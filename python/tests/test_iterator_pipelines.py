@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """An iterator over several pipelines, as DALI's: each pipeline keeps its own seed (its batches
 are those it gives run alone), and settings the iterator cannot give each pipeline its own value
-of (num_threads, prefetch_queue_depth) are refused when they differ, not taken from the first."""
+of (num_threads, prefetch_queue_depth) are refused when they differ, not taken from the first.
+The global batch is the pipelines' batch_size times the shards, by the library's rule for a
+decorator's batch_size (the one `sluice run` applies), and one that passes a C int is refused."""
 
 import numpy as np
 import pytest
@@ -59,3 +61,15 @@ def test_settings_that_differ_are_refused(arg, a, b):
     pipes = [shuffled(0, 2, **{arg: a}), shuffled(1, 2, **{arg: b})]
     with pytest.raises(ValueError, match="the pipelines' %s differ" % arg):
         DALIGenericIterator(pipes, ["x", "y"], reader_name="r")
+
+
+def test_global_batch_is_the_librarys():
+    from sluice.plugin._iterator import LAYOUT_SHARDED, global_batch
+    assert global_batch(8, 2, 2, LAYOUT_SHARDED) == 16
+    assert global_batch(8, 1, 4, LAYOUT_SHARDED) == 32  # one of four processes' shards
+    it = DALIGenericIterator([shuffled(d, 2, seed=3) for d in range(2)], ["x", "y"],
+                             reader_name="r")
+    assert next(it)["x"].shape[0] == 16
+    with pytest.raises(sluice.errors.InvalidArgumentError,
+                       match="batch_size=1073741824 over 4 devices is too large"):
+        global_batch(2**30, 4, 4, LAYOUT_SHARDED)

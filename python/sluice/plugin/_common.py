@@ -7,7 +7,7 @@ import weakref
 
 from .. import _c, errors
 from .._owner import guarded
-from ._iterator import LAYOUT_SHARDED, LastBatchPolicy, SlIterator
+from ._iterator import LAYOUT_SHARDED, LastBatchPolicy, SlIterator, global_batch
 
 
 def _int_arg(rec, name):
@@ -134,7 +134,8 @@ class BaseIterator:
         self._pipes = pipelines
         self._it = SlIterator(
             lambda index, shard, nshards: pipelines[index]._graph,
-            [pipeline_device(p) for p in pipelines], B * total,
+            [pipeline_device(p) for p in pipelines],
+            global_batch(B, len(pipelines), total, layout),
             None if chosen else p0.num_threads, p0.seed,
             p0.prefetch_queue_depth, offset, total, output_map, reader_name, size,
             last_batch_policy, last_batch_padded, prepare_first_batch, auto_reset, layout,

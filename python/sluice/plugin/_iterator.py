@@ -46,6 +46,23 @@ def _tri(v, what):
     raise errors.InvalidArgumentError("%s=%r (True or False)" % (what, v))
 
 
+def global_batch(per_pipeline, ndevices, total_shards, layout):
+    """The iterator's global batch for pipelines of per_pipeline samples each: the library's rule
+    for a decorator's batch_size (sl_iter_settle), the same as `sluice run` and `sluice train`
+    apply -- times the shards, unless one pipeline runs without a layout."""
+    c = _c.IterConfig()
+    _c.lib.sl_iter_config_init(byref(c))
+    c.ndevices, c.total_shards, c.layout = ndevices, total_shards, layout
+    c.filename = b"the pipelines"
+    d = _c.PipelineDecorator(size=-1, layout=layout, batch_size=per_pipeline, num_threads=-1,
+                             seed=-1, prefetch_queue_depth=-1, device_id=-1)
+    s = _c.IterSettings()
+    _c.lib.sl_iter_settings_init(byref(s))
+    err = _c.Err()
+    errors.check(_c.lib.sl_iter_settle(byref(c), byref(d), byref(s), None, byref(err)), err)
+    return c.batch_size
+
+
 class SlIterator(Owner):
     """sl_iter over pipelines whose graphs `graph_for(index, shard_id, num_shards)` returns."""
 

@@ -944,7 +944,30 @@ static void test_static_python(void) {
           "t.py:3:9: error: lists nested too deeply (over 200 levels)\n    l = [l]\n        ^");
 }
 
+/* Names bound to typed values (the iterator's shard ids): read as they are, over a text bind of
+ * the same name, in def parameters and free names alike, and offered when a name is mistyped. */
+static void test_typed_binds(void) {
+    const char *text = "def p(shard_id, num_shards=1):\n"
+                       "    return fn.readers.caffe2(path=path, shard_id=shard_id,\n"
+                       "                             num_shards=num_shards, seed=shard_id * 7)\n";
+    const sl_pipeline_bind binds[2] = {{"shard_id", "9"}, {"path", "/x"}};
+    const sl__parse_bindv vals[2] = {{"shard_id", {.kind = SL_VAL_INT, .i = 3}},
+                                     {"num_shards", {.kind = SL_VAL_INT, .i = 4}}};
+    sl__parse_prog *prog = NULL;
+    sl_err e;
+    CHECK_OK(sl__parse_program_vals(text, "t.py", NULL, 2, binds, 2, vals, &prog, &e), &e);
+    if (prog)
+        CHECK_STR(dump(prog), "op readers.caffe2() -> 0 | path=\"/x\" shard_id=3 num_shards=4 "
+                              "seed=21\n"
+                              "return out0=0");
+    sl__parse_prog_free(prog);
+    CHECK_FAILS(sl__parse_program_vals("def p():\n    return fn.cast(num_shard)\n", "t.py", NULL, 0,
+                                       NULL, 2, vals, &prog, &e),
+                SL_EINVAL, &e, "did you mean 'num_shards'?");
+}
+
 int main(void) {
+    test_typed_binds();
     test_seed_files();
     test_apply_unknown_op();
     test_syntax();

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "graph/pipeline.h"
 #include "iter/iter_int.h"
+#include "text/parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,24 +121,22 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
         if (st) return st;
     }
     if (c->text) {
-        /* user binds first; num_shards/shard_id only where the user bound none */
-        sl_pipeline_bind *binds = sl__calloc((size_t)c->nbinds + 2, sizeof *binds, err);
-        if (!binds) return SL_ENOMEM;
-        char sid[24], ns[24];
-        snprintf(sid, sizeof sid, "%d", shard_id);
-        snprintf(ns, sizeof ns, "%d", num_shards);
-        int nb = 0;
+        /* num_shards/shard_id as numbers, over the user's binds of them only when the iterator
+         * shards (a layout, or several devices) */
         bool user_shard = false, user_num = false;
         for (int i = 0; i < c->nbinds; i++) {
-            binds[nb++] = c->binds[i];
             user_shard |= !strcmp(c->binds[i].name, "shard_id");
             user_num |= !strcmp(c->binds[i].name, "num_shards");
         }
         bool ours = d->layout != SL_LAYOUT_NONE || it->n > 1;
-        if (!user_shard || ours) binds[nb++] = (sl_pipeline_bind){"shard_id", sid};
-        if (!user_num || ours) binds[nb++] = (sl_pipeline_bind){"num_shards", ns};
-        st = sl_pipeline_parse_function(p, c->text, c->filename, c->function, nb, binds, err);
-        free(binds);
+        sl__parse_bindv vals[2];
+        int nv = 0;
+        if (!user_shard || ours)
+            vals[nv++] = (sl__parse_bindv){"shard_id", {.kind = SL_VAL_INT, .i = shard_id}};
+        if (!user_num || ours)
+            vals[nv++] = (sl__parse_bindv){"num_shards", {.kind = SL_VAL_INT, .i = num_shards}};
+        st = sl__parse_pipeline_vals(p, c->text, c->filename, c->function, c->nbinds, c->binds, nv,
+                                     vals, err);
     } else {
         st = c->build(p, shard_id, num_shards, c->build_user, err);
         if (st && err && !err->msg[0]) sl_err_copy(err, sl__pipeline_err(p));

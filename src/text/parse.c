@@ -200,8 +200,8 @@ void sl__parse_prog_free(sl__parse_prog *prog) {
 }
 
 static sl_status run_parser(const char *text, const char *filename, const char *function, int nbind,
-                            const sl_pipeline_bind *binds, bool header_only, sl__parse_prog *prog,
-                            sl_err *err) {
+                            const sl_pipeline_bind *binds, int nvals, const sl__parse_bindv *vals,
+                            bool header_only, sl__parse_prog *prog, sl_err *err) {
     parser ps;
     memset(&ps, 0, sizeof ps);
     ps.text = text;
@@ -210,6 +210,8 @@ static sl_status run_parser(const char *text, const char *filename, const char *
     ps.err = err;
     ps.nbind = nbind;
     ps.binds = binds;
+    ps.nvals = nvals;
+    ps.vals = vals;
     ps.prog = prog;
     sl_status st = sl__parse_read(&ps);
     ps.step_limit = SL__PARSE_STEPS_MAX + ps.nexprs + ps.nstmts;
@@ -226,10 +228,17 @@ static sl_status run_parser(const char *text, const char *filename, const char *
 sl_status sl__parse_program_fn(const char *text, const char *filename, const char *function,
                                int nbind, const sl_pipeline_bind *binds, sl__parse_prog **out,
                                sl_err *err) {
+    return sl__parse_program_vals(text, filename, function, nbind, binds, 0, NULL, out, err);
+}
+
+sl_status sl__parse_program_vals(const char *text, const char *filename, const char *function,
+                                 int nbind, const sl_pipeline_bind *binds, int nvals,
+                                 const sl__parse_bindv *vals, sl__parse_prog **out, sl_err *err) {
     *out = NULL;
     if (!filename) filename = "<text>";
     if (!text) return sl_err_set(err, SL_EINVAL, "%s: no pipeline text", filename);
-    if (nbind < 0 || (nbind && !binds)) return sl_err_set(err, SL_EINVAL, "bad bind list");
+    if (nbind < 0 || (nbind && !binds) || nvals < 0 || (nvals && !vals))
+        return sl_err_set(err, SL_EINVAL, "bad bind list");
     sl__parse_prog *prog = sl__calloc(1, sizeof *prog, err);
     if (!prog) return SL_ENOMEM;
     deco_init(&prog->deco);
@@ -238,7 +247,8 @@ sl_status sl__parse_program_fn(const char *text, const char *filename, const cha
         free(prog);
         return sl_err_set(err, SL_ENOMEM, "out of memory");
     }
-    sl_status st = run_parser(text, filename, function, nbind, binds, false, prog, err);
+    sl_status st =
+        run_parser(text, filename, function, nbind, binds, nvals, vals, false, prog, err);
     if (st != SL_OK) {
         sl__parse_prog_free(prog);
         return st;
@@ -260,7 +270,7 @@ sl_status sl__parse_header(const char *text, const char *filename, const char *f
     sl__parse_prog *prog = sl__calloc(1, sizeof *prog, err);
     if (!prog) return SL_ENOMEM;
     deco_init(&prog->deco);
-    sl_status st = run_parser(text, filename, function, 0, NULL, true, prog, err);
+    sl_status st = run_parser(text, filename, function, 0, NULL, 0, NULL, true, prog, err);
     if (st == SL_OK) *out = prog->deco;
     sl__parse_prog_free(prog);
     return st;

@@ -73,6 +73,13 @@ typedef struct sl__parse_prog {
     sl__parse_pos output_pos[SL_MAX_OUTPUTS];
 } sl__parse_prog;
 
+/* A name bound to a typed value: a number the caller holds as one (a shard id) is handed over as
+ * it is, not written as text to be read back. */
+typedef struct sl__parse_bindv {
+    const char *name;
+    sl__val val;
+} sl__parse_bindv;
+
 /* Text -> program. binds: def parameters and free names (value text in pipeline syntax; what does
  * not read as a literal is a string). SL_ESYNTAX for syntax errors, SL_EINVAL for names and values;
  * the message is "file:line:col: error: what" + the source line + a caret line. */
@@ -83,7 +90,16 @@ sl_status sl__parse_program(const char *text, const char *filename, int nbind,
 sl_status sl__parse_program_fn(const char *text, const char *filename, const char *function,
                                int nbind, const sl_pipeline_bind *binds, sl__parse_prog **out,
                                sl_err *err);
+/* The same, with names bound to typed values beside the text binds (a typed one wins over a text
+ * one of the same name). */
+sl_status sl__parse_program_vals(const char *text, const char *filename, const char *function,
+                                 int nbind, const sl_pipeline_bind *binds, int nvals,
+                                 const sl__parse_bindv *vals, sl__parse_prog **out, sl_err *err);
 void sl__parse_prog_free(sl__parse_prog *prog);
+/* sl_pipeline_parse_function with names bound to typed values beside the text binds. */
+sl_status sl__parse_pipeline_vals(sl_pipeline *p, const char *text, const char *filename,
+                                  const char *function, int nbind, const sl_pipeline_bind *binds,
+                                  int nvals, const sl__parse_bindv *vals, sl_err *err);
 
 /* Checks len bytes of pipeline text read from a file for a NUL byte (which would silently cut
  * the C string the parser takes): SL_ESYNTAX "file:line:col: error: NUL byte ..." at the first. */

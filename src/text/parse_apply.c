@@ -124,6 +124,12 @@ sl_status sl_pipeline_parse(sl_pipeline *p, const char *text, const char *filena
 sl_status sl_pipeline_parse_function(sl_pipeline *p, const char *text, const char *filename,
                                      const char *function, int nbind, const sl_pipeline_bind *binds,
                                      sl_err *err) {
+    return sl__parse_pipeline_vals(p, text, filename, function, nbind, binds, 0, NULL, err);
+}
+
+sl_status sl__parse_pipeline_vals(sl_pipeline *p, const char *text, const char *filename,
+                                  const char *function, int nbind, const sl_pipeline_bind *binds,
+                                  int nvals, const sl__parse_bindv *vals, sl_err *err) {
     sl_err local;
     if (!err) err = &local;
     sl__parse_prog *prog = NULL;
@@ -149,7 +155,8 @@ sl_status sl_pipeline_parse_function(sl_pipeline *p, const char *text, const cha
         binds = all;
         nbind += nsources;
     }
-    sl_status st = sl__parse_program_fn(text, filename, function, nbind, binds, &prog, err);
+    sl_status st =
+        sl__parse_program_vals(text, filename, function, nbind, binds, nvals, vals, &prog, err);
     free(all);
     free(quoted);
     if (st == SL_OK) {

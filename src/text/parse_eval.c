@@ -94,8 +94,9 @@ static sl_status eval_name(parser *ps, const expr *e, result *r) {
         return sl__parse_perr(ps, SL_EINVAL, e->pos,
                               "parameter '%s' is not bound; pass --arg %s=VALUE", e->s, e->s);
     if (v) return copy_result(ps, r, &v->v, e->pos);
-    const sl_pipeline_bind *b = sl__parse_bind_find(ps, e->s);
-    if (b) return sl__parse_bind_value(b->value ? b->value : "", &r->val, ps->err);
+    bool bound;
+    SL_TRY(sl__parse_bind_get(ps, e->s, &r->val, &bound));
+    if (bound) return SL_OK;
     if (!strcmp(e->s, "fn") || !strcmp(e->s, "types") || !strcmp(e->s, "dali"))
         return sl__parse_perr(ps, SL_EINVAL, e->pos, "'%s' is a module, not a value", e->s);
     if (sl__parse_func_find(ps, e->s))
@@ -518,7 +519,7 @@ static sl_status eval_attr(parser *ps, const expr *e, result *r) {
                                   name, name);
         const expr *root = e;
         while (root->kind == E_ATTR) root = root->a;
-        if (!sl__parse_env_find(ps, root->s) && !sl__parse_bind_find(ps, root->s) &&
+        if (!sl__parse_env_find(ps, root->s) && !sl__parse_bound(ps, root->s) &&
             strcmp(root->s, "types"))
             return eval_name(ps, root, r); /* names the undefined root */
     }

@@ -67,6 +67,26 @@ const sl_pipeline_bind *sl__parse_bind_find(parser *ps, const char *name) {
     return found; /* the last one wins */
 }
 
+/* name's typed value (the last one given), else NULL */
+static const sl__parse_bindv *val_find(parser *ps, const char *name) {
+    const sl__parse_bindv *found = NULL;
+    for (int i = 0; i < ps->nvals; i++)
+        if (ps->vals[i].name && !strcmp(ps->vals[i].name, name)) found = &ps->vals[i];
+    return found;
+}
+
+bool sl__parse_bound(parser *ps, const char *name) {
+    return val_find(ps, name) || sl__parse_bind_find(ps, name);
+}
+
+sl_status sl__parse_bind_get(parser *ps, const char *name, sl__val *out, bool *found) {
+    const sl__parse_bindv *v = val_find(ps, name);
+    const sl_pipeline_bind *b = v ? NULL : sl__parse_bind_find(ps, name);
+    *found = v || b;
+    if (v) return sl__val_copy(out, &v->val, ps->err);
+    return b ? sl__parse_bind_value(b->value ? b->value : "", out, ps->err) : SL_OK;
+}
+
 /* The entry for name in the running scope, its old value freed. */
 env_entry *sl__parse_env_set(parser *ps, const char *name) {
     scope *sc = ps->local ? ps->local : &ps->globals;
@@ -142,6 +162,8 @@ const char *sl__parse_suggest_name(parser *ps, const char *name) {
         suggest_in(name, ps->globals.env[i].name, &bd, &best);
     for (int i = 0; i < ps->nbind; i++)
         if (ps->binds[i].name) suggest_in(name, ps->binds[i].name, &bd, &best);
+    for (int i = 0; i < ps->nvals; i++)
+        if (ps->vals[i].name) suggest_in(name, ps->vals[i].name, &bd, &best);
     for (int i = 0; i < ps->nfuncs; i++) suggest_in(name, ps->funcs[i]->name, &bd, &best);
     size_t len = strlen(name);
     return best && bd <= (len < 4 ? 1 : len < 8 ? 2 : 3) ? best : NULL;

@@ -21,6 +21,8 @@ struct parser {
     arena_block *arena;
     int nbind;
     const sl_pipeline_bind *binds;
+    int nvals; /* names bound to typed values: they win over binds of the same name */
+    const sl__parse_bindv *vals;
     scope globals;
     scope *local; /* the running function's names; NULL while the module's code runs */
     frame *fr;

@@ -126,6 +126,11 @@ env_entry *sl__parse_env_find(parser *ps, const char *name);
 env_entry *sl__parse_env_set(parser *ps, const char *name);
 /* name's bound value (the last one given), else NULL */
 const sl_pipeline_bind *sl__parse_bind_find(parser *ps, const char *name);
+/* Whether name is bound: to a typed value or to a text one. */
+bool sl__parse_bound(parser *ps, const char *name);
+/* name's bound value into *out: the typed one (the last given) before the text one, read as
+ * sl__parse_bind_value reads it; *found false when name is not bound. */
+sl_status sl__parse_bind_get(parser *ps, const char *name, sl__val *out, bool *found);
 func *sl__parse_func_find(parser *ps, const char *name);
 /* Indexes the functions once they are all parsed; a name defined twice is an error. */
 sl_status sl__parse_func_index(parser *ps);

@@ -25,8 +25,7 @@ static sl_status assign(parser *ps, const expr *lhs, result *v, const expr *rhs)
     sl_status st = SL_OK;
     if (n == 1 && lhs->kind == E_NAME) {
         /* a module-level constant is a default: a bound value of the same name wins */
-        if (!ps->local && !sl__parse_has_node(&v->val) && !v->dict &&
-            sl__parse_bind_find(ps, lhs->s)) {
+        if (!ps->local && !sl__parse_has_node(&v->val) && !v->dict && sl__parse_bound(ps, lhs->s)) {
             sl__parse_result_free(v);
             return SL_OK;
         }
@@ -232,17 +231,15 @@ static sl_status run_pipeline(parser *ps, func *f) {
     fr.want = 1;
     sl_status st = SL_OK;
     for (int k = 0; k < f->nparams && st == SL_OK; k++) {
-        const sl_pipeline_bind *bd = sl__parse_bind_find(ps, f->params[k]);
         result v;
         memset(&v, 0, sizeof v);
-        bool unbound = false;
-        if (bd) {
-            st = sl__parse_bind_value(bd->value ? bd->value : "", &v.val, ps->err);
-        } else if (f->defaults[k]) {
+        bool unbound = false, bound = false;
+        st = sl__parse_bind_get(ps, f->params[k], &v.val, &bound);
+        if (st == SL_OK && !bound && f->defaults[k]) {
             ps->no_ops = true;
             st = sl__parse_eval_const(ps, f->defaults[k], &v.val, "a default");
             ps->no_ops = false;
-        } else {
+        } else if (st == SL_OK && !bound) {
             unbound = true;
         }
         if (st != SL_OK) break;

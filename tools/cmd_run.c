@@ -200,8 +200,7 @@ typedef struct run_opts {
     const char *trace_path, *dump_dir;
 } run_opts;
 
-/* ---- the options: the shared ones (options.c) and these ----------------------------------------
- */
+/* ---- the options: the shared ones (options.c) and these -------------------------------------- */
 
 static int take_prefetch(sl_cli_opts *com, void *own, const char *cmd, char *v) {
     (void)own;

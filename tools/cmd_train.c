@@ -92,8 +92,7 @@ typedef struct train_opts {
     sl_trainer_config tc; /* the model (--hidden, --activation, --math) and --optimizer, --lr */
 } train_opts;
 
-/* ---- the options: the shared ones (options.c) and these ----------------------------------------
- */
+/* ---- the options: the shared ones (options.c) and these -------------------------------------- */
 
 static int take_data(sl_cli_opts *com, void *own, const char *cmd, char *v) {
     (void)com, (void)cmd;
@@ -187,8 +186,7 @@ static int parse_options(int argc, char **argv, sl_cli_opts *com, train_opts *o)
     return -1;
 }
 
-/* ---- a training run -----------------------------------------------------------------------------
- */
+/* ---- a training run -------------------------------------------------------------------------- */
 
 /* Everything a run holds, phase by phase; freed by finish(). */
 typedef struct train_run {
@@ -201,8 +199,8 @@ typedef struct train_run {
     char train_dir[4096], test_dir[4096];
     char nclasses[16], classes_from[4200]; /* the class map's count, and its file ("": none) */
     const char *user_classes;              /* --arg num_classes=N */
-    sl_pipeline_bind binds[4 + SL_CLI_MAX_BINDS],
-        vbinds[4 + SL_CLI_MAX_BINDS]; /* vbinds: validation's */
+    sl_pipeline_bind binds[4 + SL_CLI_MAX_BINDS];  /* the training pipelines' */
+    sl_pipeline_bind vbinds[4 + SL_CLI_MAX_BINDS]; /* the validation pipeline's */
     int nbinds, data_at;
     sl_pipeline_decorator tdeco, vdeco;
     sl_iter_config ic, vc;

@@ -150,8 +150,7 @@ sl_status sl_checkpoint_read(const char *path, int rank, int nranks, bool any_si
     return st;
 }
 
-/* ---- the trainer's state -----------------------------------------------------------------------
- */
+/* ---- the trainer's state --------------------------------------------------------------------- */
 
 sl_status sl_trainer_state_save(sl_trainer *t, void **bytes, size_t *size, sl_err *err) {
     size_t nm = 0, no = 0;

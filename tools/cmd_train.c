@@ -1070,7 +1070,7 @@ static int train_main(int argc, char **argv, sl_cli_world *w) {
             if (profile) step_s += (tw = sl_cli_now()) - ts;
             if (!pipelined || steps > 0) loss_sum += loss; /* none yet at an epoch's first */
             steps++;
-            if (!json && lead && (steps % 10 == 0 || steps == total)) {
+            if (!json && lead) {
                 char label[32];
                 snprintf(label, sizeof label, "Epoch %d", epoch);
                 sl_cli_progress(label, steps, total);

@@ -5,6 +5,7 @@
  * rank 0 writes it (atomically) after gathering the parts; on resume each rank reads its own part.
  */
 #include "world.h"
+#include "cli.h"
 
 #include "sluice/iterator.h"
 
@@ -69,6 +70,7 @@ void sl_cli_world_finalize(sl_cli_world *w) {
 }
 
 int sl_cli_world_fail(const sl_cli_world *w, const char *cmd, const char *msg) {
+    sl_cli_progress_end();
     if (w->size > 1) {
         fprintf(stderr, "sluice %s: rank %d of %d: %s\n", cmd, w->rank, w->size, msg);
         fflush(stderr);

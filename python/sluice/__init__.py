@@ -24,7 +24,8 @@ from . import _c
 from .errors import (ArgumentTypeError, ChecksumError, DeviceError, Error, FormatError,
                      InvalidArgumentError, NotFoundError, NotSupportedError, OutOfMemoryError,
                      PipelineSyntaxError, ReadError, SourceError, StateError)
-from .pipeline import DataNode, Pipeline, pipeline_def
+from .data_node import DataNode
+from .pipeline import Pipeline, pipeline_def
 from .tensors import Tensor, TensorCPU, TensorGPU, TensorList, TensorListCPU, TensorListGPU
 from . import types  # noqa: F401 -- sluice.types
 from . import tfrecord  # noqa: F401 -- sluice.tfrecord (DALI's nvidia.dali.tfrecord)

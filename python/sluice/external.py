@@ -18,7 +18,7 @@ import itertools
 import threading
 from collections import namedtuple
 
-from . import _c, errors
+from . import _c, _state, errors
 from . import types as _types
 
 SampleInfo = namedtuple("SampleInfo", "idx_in_epoch idx_in_batch iteration epoch_idx")
@@ -300,11 +300,10 @@ class PySource:
         return _c.EINVAL
 
     def _shape(self, user, info_p, dtype_p, ndim_p, shape_p, err):
-        from . import pipeline
-        pipeline._local.in_callback = self
+        _state.local.in_callback = self
         try:
             info = info_p.contents
-            if pipeline._exiting[0]:
+            if _state.exiting[0]:
                 raise errors.StateError("the interpreter is exiting")
             if self.exc is not None:
                 return self._fail(self.exc, err)
@@ -328,14 +327,13 @@ class PySource:
         except BaseException as e:  # noqa: B902 -- it goes back to the caller of run()
             return self._fail(e, err)
         finally:
-            pipeline._local.in_callback = None
+            _state.local.in_callback = None
 
     def _fill(self, user, info_p, dst, nbytes, err):
-        from . import pipeline
-        pipeline._local.in_callback = self
+        _state.local.in_callback = self
         try:
             info = info_p.contents
-            if pipeline._exiting[0]:
+            if _state.exiting[0]:
                 raise errors.StateError("the interpreter is exiting")
             entry = self._batches[info.iteration]
             s = entry[0][info.output][info.idx_in_batch]
@@ -356,7 +354,7 @@ class PySource:
         except BaseException as e:  # noqa: B902
             return self._fail(e, err)
         finally:
-            pipeline._local.in_callback = None
+            _state.local.in_callback = None
 
 
 _ES_ARGS = ("source", "num_outputs", "batch", "batch_info", "cycle", "dtype", "ndim", "layout",
@@ -372,7 +370,7 @@ def external_source_call(schema):
                         parallel=False, no_copy=None, prefetch_queue_depth=None, blocking=None,
                         cuda_stream=None, use_copy_kernel=None, repeat_last=False):
         """DALI's fn.external_source with a Python source (see sluice.external)."""
-        from .pipeline import current
+        from ._state import current
         where = "fn.external_source"
         pipe = current()
         if pipe is None:

@@ -14,7 +14,10 @@ from . import _c, errors
 from .external import external_source_call
 from .python_function import FORMS as _pyfunc_forms, python_function_call
 from . import types as _types
-from .pipeline import DataNode, _is_int, _OpRecord, _literal, _type_ok, c_text, current
+from ._graph import OpRecord
+from ._state import current
+from ._values import c_text, is_int, literal, type_ok
+from .data_node import DataNode
 
 
 class _Arg:
@@ -74,7 +77,7 @@ def _read_table():
 def _enum_value(a, v, what):
     """v for an argument of a sluice.types enum, where v is an int: the enum's member of that
     value (DALI converts ints through the enum's constructor); v itself otherwise."""
-    if not _is_int(v) or isinstance(v, (_types.DALIDataType, _types.DALIImageType,
+    if not is_int(v) or isinstance(v, (_types.DALIDataType, _types.DALIImageType,
                                         _types.DALIInterpType)):
         return v
     if a.type == "dtype":
@@ -146,16 +149,16 @@ def _call(schema, inputs, kwargs):
         if v is None:
             continue  # the default, as DALI
         v = _enum_value(a, v, what)
-        if not _type_ok(a.type, v):
+        if not type_ok(a.type, v):
             raise errors.ArgumentTypeError("%s takes %s, got %s %r" % (
                 what, a.type_doc, type(v).__name__, v))
-        args.append((key, _literal(v, what)))
+        args.append((key, literal(v, what)))
     given = set(kwargs)
     for a in schema.args.values():
         if a.required and a.name not in given:
             raise errors.ArgumentTypeError("%s: missing required argument '%s' (%s)" % (
                 where, a.name, a.type_doc))
-    rec = _OpRecord(schema.name, flat, device, args, arg_nodes, instance)
+    rec = OpRecord(schema.name, flat, device, args, arg_nodes, instance)
     nodes = g.add_op(rec)
     if schema.is_reader:
         g.readers.append((instance or schema.name, rec))

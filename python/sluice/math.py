@@ -11,7 +11,7 @@ from . import errors
 def _call(name, *args):
     from . import fn
     from . import types
-    from .pipeline import DataNode
+    from .data_node import DataNode
     nodes = [a for a in args if isinstance(a, DataNode)]
     if not nodes:
         raise errors.ArgumentTypeError("math.%s: at least one argument must be an op output "

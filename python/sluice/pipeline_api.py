@@ -16,7 +16,7 @@ class PipelineAPI:
     def current():
         """The pipeline being defined on this thread (inside ``with pipe:``, a pipeline_def call
         or define_graph()), or None (DALI's Pipeline.current())."""
-        from .pipeline import current
+        from ._state import current
         return current()
 
     # -- the graph from a subclass
@@ -43,7 +43,7 @@ class PipelineAPI:
 
     # -- feed_input
     def _feed_source(self, data_node):
-        from .pipeline import DataNode
+        from .data_node import DataNode
         g = self._graph
         if g is None:
             raise errors.StateError("feed_input: the pipeline has no graph yet (define it first)")

@@ -175,7 +175,7 @@ def python_function_call(schema):
 
     def python_function(*inputs, function=None, num_outputs=1, batch_processing=False,
                         output_layouts=None, device="cpu", name=None, preserve=None, **kw):
-        from .pipeline import current
+        from ._state import current
         where = "fn." + schema.name
         pipe = current()
         if pipe is None:

@@ -498,7 +498,7 @@ spy("sl_iter_create", made_by("iter")); spy("sl_iter_free", free_of)
 def gone_check(box):
     box.clear()
     gc.collect()
-    sluice.pipeline._drain_deferred()
+    sluice._owner.drain_deferred()
     bad = problems[:] + (["%s never freed" % list(made.values())] if made else [])
     made.clear(); problems.clear(); held.clear()
     return bad

@@ -6,7 +6,7 @@ import threading
 import weakref
 
 from .. import _c, errors
-from ..pipeline import guarded
+from .._owner import guarded
 from ._iterator import LAYOUT_SHARDED, LastBatchPolicy, SlIterator
 
 

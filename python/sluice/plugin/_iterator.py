@@ -13,8 +13,9 @@ import threading
 from ctypes import byref, c_void_p
 
 from .. import _c, errors
-from ..pipeline import (_INT64_MAX, _consumed, _is_int, _Owner, _drain_deferred, c_text,
-                        checkpoint_bytes, guarded, random_seed)
+from .._owner import Owner, drain_deferred, guarded
+from .._values import INT64_MAX, c_text, checkpoint_bytes, is_int
+from ..pipeline import consumed, random_seed
 from ..tensors import Shape, Tensor, from_c_list, from_c_tensor
 
 
@@ -45,7 +46,7 @@ def _tri(v, what):
     raise errors.InvalidArgumentError("%s=%r (True or False)" % (what, v))
 
 
-class SlIterator(_Owner):
+class SlIterator(Owner):
     """sl_iter over pipelines whose graphs `graph_for(index, shard_id, num_shards)` returns."""
 
     def __init__(self, graph_for, devices, batch_size, num_threads=None, seed=-1,
@@ -60,7 +61,7 @@ class SlIterator(_Owner):
                                               % (last_batch_policy,)) from None
         if size is None:
             size = -1
-        if not _is_int(size) or size < -1 or size > _INT64_MAX:
+        if not is_int(size) or size < -1 or size > INT64_MAX:
             raise errors.InvalidArgumentError("size=%r (a sample count, or -1)" % (size,))
         size = int(size)
         if reader_name is not None and not isinstance(reader_name, str):
@@ -153,7 +154,7 @@ class SlIterator(_Owner):
             return _c.EINVAL
 
     def _create(self):
-        _drain_deferred()
+        drain_deferred()
         err = _c.Err()
         it = c_void_p()
         try:
@@ -248,7 +249,7 @@ class SlIterator(_Owner):
         if hold is None:
             if self._exhausted:
                 return None
-            _drain_deferred()
+            drain_deferred()
             self._give_back()
             it = self._it
             self._wait(_c.lib.sl_iter_wait, it)
@@ -263,7 +264,7 @@ class SlIterator(_Owner):
                     raise src
                 raise errors.from_status(st, _c.u(_c.lib.sl_iter_errmsg(self._it)))
             hold = self._hold(me)
-        _consumed(self._sources())
+        consumed(self._sources())
         b = c_void_p(hold._batch)
         if self.policy == LastBatchPolicy.PARTIAL:
             self._valid = [_c.lib.sl_iter_batch_valid(b, d) for d in range(self.num_devices)]
@@ -309,7 +310,7 @@ class SlIterator(_Owner):
         if self._exhausted:
             # a Python source ended the epoch: the pipelines start again from scratch
             self.close()
-            _consumed(self._sources())  # the sources start again from their beginning
+            consumed(self._sources())  # the sources start again from their beginning
             self._graphs = {}
             self._resume = None
             self._cfg.resume_bytes = None

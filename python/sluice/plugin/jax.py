@@ -26,7 +26,8 @@ import jax.dlpack
 import numpy as np
 
 from .. import _c, errors
-from ..pipeline import _INT_MAX, Pipeline, _is_int, trace
+from .._values import INT_MAX, is_int
+from ..pipeline import Pipeline, trace
 from ..tensors import KDL_CPU, KDL_CUDA, c_export, capsule_fresh as _capsule_fresh
 from ._common import BaseIterator, LastBatchPolicy, pipeline_device
 from ._iterator import LAYOUT_NONE, LAYOUT_SHARDED, LAYOUT_STACKED, SlIterator, stacked
@@ -285,10 +286,10 @@ def data_iterator(pipeline_fn=None, output_map=(), size=-1, reader_name=None, au
                 raise errors.InvalidArgumentError("batch_size %d over %d devices" % (
                     batch_size, nglobal))
             sl_devices = [_sluice_device(d) for d in local]
-            if num_threads is None or (_is_int(num_threads) and num_threads == -1):
+            if num_threads is None or (is_int(num_threads) and num_threads == -1):
                 # the library chooses for one pipeline per local device, all running at once
                 num_threads = None
-            elif not _is_int(num_threads) or not 1 <= num_threads <= _INT_MAX:
+            elif not is_int(num_threads) or not 1 <= num_threads <= INT_MAX:
                 raise errors.InvalidArgumentError("num_threads=%r (a positive int; None or -1: "
                                                   "chosen from the machine)" % (num_threads,))
 

@@ -101,7 +101,7 @@ class PyFunction:
         if not a.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d result 1-d)
             a = np.ascontiguousarray(a)
         try:
-            code = _types.to_sl({v[0]: k for k, v in _types._INFO.items()}[a.dtype.name])
+            code = _types.to_sl(_types.from_np_name(a.dtype.name))
         except (KeyError, ValueError):
             raise errors.InvalidArgumentError("%s is %s, a type sluice has no tensors of"
                                               % (what, a.dtype)) from None
@@ -175,6 +175,10 @@ def python_function_call(schema):
 
     def python_function(*inputs, function=None, num_outputs=1, batch_processing=False,
                         output_layouts=None, device="cpu", name=None, preserve=None, **kw):
+        """DALI's fn.python_function (and torch_python_function, dl_tensor_python_function):
+        `function` run on each sample's inputs (lists of them with batch_processing=True), given
+        as numpy arrays (torch tensors, DLPack capsules), its results the op's num_outputs
+        outputs (the module sluice.python_function says how it runs)."""
         from ._state import current
         where = "fn." + schema.name
         pipe = current()

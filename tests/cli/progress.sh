@@ -15,8 +15,8 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 src=/usr/share/datasets/fashion-mnist
 
-# onterm.py COLS OUTDIR CMD...: runs CMD with stderr on a terminal of COLS columns, stdout on a pipe;
-# writes OUTDIR/out, OUTDIR/err and OUTDIR/secs; exits with CMD's status
+# onterm.py COLS OUTDIR CMD...: runs CMD with stderr on a terminal of COLS columns, stdout on a
+# pipe; writes OUTDIR/out, OUTDIR/err and OUTDIR/secs; exits with CMD's status
 cat > "$work/onterm.py" << 'PY'
 import fcntl, os, pty, struct, subprocess, sys, termios, time
 cols, outdir, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]

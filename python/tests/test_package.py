@@ -284,6 +284,28 @@ def test_the_public_api_has_type_hints():
     assert not bare, "without type hints:\n  " + "\n  ".join(bare)
 
 
+def test_every_operator_has_type_hints():
+    """fn.<op>'s signature, made from the library's schema: each argument's type (a DataNode too
+    where it is per-sample), the inputs DataNodes, the result one or a list (tfrecord: a dict)."""
+    for name in fn.op_names():
+        op = fn
+        for part in name.split("."):
+            op = getattr(op, part)
+        hints = typing.get_type_hints(op)
+        params = set(inspect.signature(op).parameters)
+        assert set(hints) == params | {"return"}, (name, params ^ set(hints))
+        if name == "external_source" or name.endswith("python_function"):
+            continue  # (written by hand, with the Python-side arguments)
+        for a in fn.schemas[name].args.values():
+            per_sample = sluice.DataNode in typing.get_args(hints[a.name])
+            assert per_sample == a.per_sample, (name, a.name)
+    hints = typing.get_type_hints(fn.crop_mirror_normalize)
+    assert hints["dtype"] == typing.Optional[sluice.types.DALIDataType]
+    assert hints["mirror"] == typing.Optional[typing.Union[int, sluice.DataNode]]
+    assert hints["inputs"] is sluice.DataNode
+    assert typing.get_type_hints(fn.readers.tfrecord)["return"] == typing.Dict[str, sluice.DataNode]
+
+
 def test_struct_mirrors_match_the_library_field_by_field():
     assert _c.struct_mismatches(_c.lib, _c.STRUCTS) == []
     names = []

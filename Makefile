@@ -64,8 +64,8 @@ layers: deps
 check: layers test test-asan test-tsan
 	@echo "check: layer order, plain, ASan+UBSan and TSan suites passed"
 
-# libsluice.so/.a, the headers, the tool, sluice.pc, the CMake package and the man pages under
-# $(PREFIX) (DESTDIR=... stages them for a package)
+# libsluice.so/.a, the headers, the tool, sluice.pc and sluice-static.pc, the CMake package and
+# the man pages under $(PREFIX) (DESTDIR=... stages them for a package)
 PREFIX ?= /usr/local
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Install rules (cmake --install BUILD [--prefix P], or make install PREFIX=P): libsluice.so.0.1.0
-# with its links, libsluice.a, include/sluice/*.h, the sluice tool, lib/pkgconfig/sluice.pc,
-# lib/cmake/sluice/ (find_package(sluice)) and, where help2man is found, share/man/man1/sluice*.1.
+# with its links, libsluice.a, include/sluice/*.h, the sluice tool, lib/pkgconfig/sluice.pc and
+# sluice-static.pc, lib/cmake/sluice/ (find_package(sluice)) and, where help2man is found,
+# share/man/man1/sluice*.1.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -99,13 +100,17 @@ else()
 endif()
 # @prefix@ stays for the install step to fill in with the prefix it installs to
 set(prefix "@prefix@")
-configure_file(cmake/sluice.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc.in @ONLY)
+# sluice.pc links libsluice.so (libsluice.a with --static only where no .so lies beside it);
+# sluice-static.pc names libsluice.a by its path, so its link is static wherever it is installed
+foreach(pc sluice sluice-static)
+  configure_file(cmake/${pc}.pc.in ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc.in @ONLY)
+  install(CODE "
+    set(prefix \"\${CMAKE_INSTALL_PREFIX}\")
+    configure_file(\"${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc.in\" \"${CMAKE_CURRENT_BINARY_DIR}/pc/${pc}.pc\" @ONLY)
+    file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\" TYPE FILE
+         FILES \"${CMAKE_CURRENT_BINARY_DIR}/pc/${pc}.pc\")")
+endforeach()
 unset(prefix)
-install(CODE "
-  set(prefix \"\${CMAKE_INSTALL_PREFIX}\")
-  configure_file(\"${CMAKE_CURRENT_BINARY_DIR}/sluice.pc.in\" \"${CMAKE_CURRENT_BINARY_DIR}/pc/sluice.pc\" @ONLY)
-  file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\" TYPE FILE
-       FILES \"${CMAKE_CURRENT_BINARY_DIR}/pc/sluice.pc\")")
 
 # ---- the CMake package ----------------------------------------------------------------------------
 configure_package_config_file(cmake/sluiceConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfig.cmake

@@ -19,9 +19,15 @@ int sl_cli_version(int argc, char **argv);
 
 /* Prints "sluice <cmd>: <message>" to stderr; returns 1. */
 int sl_cli_fail(const char *cmd, const char *fmt, ...) SL_PRINTF(2, 3);
-/* True when stderr is a terminal (progress bars). */
+/* The progress line (tools/progress.c). True when one is drawn: stderr is a terminal and
+ * SLUICE_NO_PROGRESS is unset or empty. */
 bool sl_cli_interactive(void);
-/* A one-line progress bar on stderr: "label [=====>    ] done/total"; finish with done == total. */
+/* "label [=====>    ] done/total unit  rate unit/s  ETA m:ss" on stderr, redrawn in place at most
+ * four times a second; done == total draws it once more and ends it. Call as often as wanted.
+ * total <= 0: no bar, "label: done unit  rate unit/s". sl_cli_progress counts steps. */
+void sl_cli_progress_of(const char *label, const char *unit, long long done, long long total);
 void sl_cli_progress(const char *label, long long done, long long total);
+/* Ends a progress line left open (a newline), so that what is printed next starts a line. */
+void sl_cli_progress_end(void);
 
 #endif

@@ -21,20 +21,23 @@
 #include <string.h>
 
 static int usage(FILE *f) {
-    fprintf(f, "usage: sluice convert --from idx --images FILE --labels FILE --to caffe2|caffe "
-               "--out DIR [--quality Q] [--raw]\n"
-               "       sluice convert --from folder --in DIR --to caffe2|caffe --out DIR\n"
-               "Writes an LMDB of Caffe2 TensorProtos (image STRING + label INT32) or Caffe Datum\n"
-               "records. IDX records are keyed by input order (zero-padded), folder records by\n"
-               "their relative path (class/file), with the class names, in label order, written\n"
-               "to DIR/labels.txt. --quality: JPEG quality (default 95);\n"
-               "--raw: store pixels (Caffe2 BYTE with dims H,W,C / Datum encoded=false).\n");
+    fprintf(f, "usage: sluice convert --from idx --images FILE --labels FILE "
+               "--to caffe2|caffe|tfrecord --out PATH [--quality Q] [--raw]\n"
+               "       sluice convert --from folder --in DIR --to caffe2|caffe|tfrecord --out PATH\n"
+               "Writes an LMDB (folder PATH) of Caffe2 TensorProtos (image STRING + label INT32)\n"
+               "or Caffe Datum records, or a TFRecord file PATH of tf.train.Examples\n"
+               "(image/encoded, image/class/label) as readers.tfrecord reads them. IDX records\n"
+               "are keyed by input order (zero-padded), folder records by their relative path\n"
+               "(class/file), with the class names, in label order, written to PATH/labels.txt\n"
+               "(PATH.labels.txt beside a TFRecord file). --quality: JPEG quality (default 95); --raw (LMDBs only): store\n"
+               "pixels (Caffe2 BYTE with dims H,W,C / Datum encoded=false).\n"
+               "On a terminal a progress line counts the records (SLUICE_NO_PROGRESS=1: none).\n");
     return f == stdout ? 0 : 2;
 }
 
 static void progress(long long done, long long total, void *user) {
     (void)user;
-    sl_cli_progress("convert", done, total);
+    sl_cli_progress_of("convert", "records", done, total);
 }
 
 int sl_cli_convert(int argc, char **argv) {
@@ -69,7 +72,7 @@ int sl_cli_convert(int argc, char **argv) {
         char missing[128] = "";
         if (!from) strcat(missing, " --from idx|folder");
         if (!to) strcat(missing, " --to caffe2|caffe|tfrecord");
-        if (!out) strcat(missing, " --out DIR");
+        if (!out) strcat(missing, " --out PATH");
         fprintf(stderr,
                 "sluice convert: missing%s (--from idx takes --images FILE --labels FILE, "
                 "--from folder takes --in DIR; see sluice convert --help)\n",

@@ -422,7 +422,7 @@ static int run_epoch(run_state *r) {
     bool interactive = !r->json && r->lead && sl_cli_interactive();
     const sl_iter_batch *b;
     sl_status st;
-    long long want = sl_iter_len(it), shown = 0;
+    long long want = sl_iter_len(it);
     long long bound = sl_iter_step(it) + o->max_steps - r->run_steps; /* where --steps stops */
     if (o->max_steps >= 0 && (want < 0 || bound < want)) want = bound;
     char label[32];
@@ -432,16 +432,13 @@ static int run_epoch(run_state *r) {
         bool stop = false;
         rc = take_batch(r, b, epoch, &es, &stop);
         if (rc || stop) break;
-        if (interactive && ((step + 1) % 10 == 0 || step + 1 == want)) {
-            sl_cli_progress(label, step + 1, want);
-            shown = step + 1;
-        }
+        if (interactive) sl_cli_progress(label, step + 1, want);
         if (o->max_steps >= 0 && r->run_steps >= o->max_steps) {
             r->stopped = true;
             break;
         }
     }
-    if (interactive && shown > 0 && shown < want) fputc('\n', stderr); /* bar left open */
+    if (interactive) sl_cli_progress_end(); /* a line left open */
     if (st != SL_OK && st != SL_EOF) rc = sl_cli_world_fail(r->w, "run", sl_iter_errmsg(it));
     es.seconds = sl_cli_now() - t0;
     total_stats(it, &r->total);

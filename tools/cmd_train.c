@@ -603,7 +603,7 @@ static int train_steps(train_run *t, sl_cli_epoch *r) {
         if (profile) r->step_s += (tw = sl_cli_now()) - ts;
         if (!pipelined || steps > 0) loss_sum += loss; /* none yet at an epoch's first */
         steps++;
-        if (!t->com->json && t->lead && (steps % 10 == 0 || steps == total)) {
+        if (!t->com->json && t->lead) {
             char label[32];
             snprintf(label, sizeof label, "Epoch %d", r->epoch);
             sl_cli_progress(label, steps, total);

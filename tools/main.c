@@ -31,8 +31,9 @@ static const struct {
 
 static void log_to_stderr(sl_log_level level, const char *msg, void *user) {
     (void)user;
-    if (level >= SL_LOG_WARN)
-        fprintf(stderr, "sluice: %s: %s\n", level == SL_LOG_WARN ? "warning" : "error", msg);
+    if (level < SL_LOG_WARN) return;
+    sl_cli_progress_end();
+    fprintf(stderr, "sluice: %s: %s\n", level == SL_LOG_WARN ? "warning" : "error", msg);
 }
 
 static int usage(FILE *f) {
@@ -46,26 +47,13 @@ static int usage(FILE *f) {
 
 int sl_cli_fail(const char *cmd, const char *fmt, ...) {
     va_list ap;
+    sl_cli_progress_end();
     fprintf(stderr, "sluice %s: ", cmd);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
     return 1;
-}
-
-bool sl_cli_interactive(void) {
-    return isatty(STDERR_FILENO);
-}
-
-void sl_cli_progress(const char *label, long long done, long long total) {
-    if (!sl_cli_interactive() || total <= 0) return;
-    int width = 40, fill = (int)(done * width / total);
-    fprintf(stderr, "\r%s [", label);
-    for (int i = 0; i < width; i++) fputc(i < fill ? '=' : i == fill ? '>' : ' ', stderr);
-    fprintf(stderr, "] %lld/%lld", done, total);
-    if (done >= total) fputc('\n', stderr);
-    fflush(stderr);
 }
 
 /* Reads a positive thread count from an environment variable, else 0. */

@@ -3,6 +3,7 @@
  * process (sluice/checkpoint.h): rank 0 writes it after gathering the parts; on resume each rank
  * reads its own part. */
 #include "world.h"
+#include "cli.h"
 
 #include "sluice/checkpoint.h"
 #include "sluice/iterator.h"
@@ -60,6 +61,7 @@ void sl_cli_world_finalize(sl_cli_world *w) {
 }
 
 int sl_cli_world_fail(const sl_cli_world *w, const char *cmd, const char *msg) {
+    sl_cli_progress_end();
     if (w->size > 1) {
         fprintf(stderr, "sluice %s: rank %d of %d: %s\n", cmd, w->rank, w->size, msg);
         fflush(stderr);

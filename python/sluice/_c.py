@@ -150,6 +150,9 @@ LOG_FN = CFUNCTYPE(None, c_int, c_char_p, c_void_p)
 # name: (restype, argtypes)
 _API = {
     "sl_version": (c_int, []),
+    "sl_abi_struct_size": (c_size_t, [c_char_p]),
+    "sl_abi_struct_name": (c_char_p, [c_int]),
+    "sl_abi_field": (c_char_p, [c_char_p, c_int, POINTER(c_size_t), POINTER(c_size_t)]),
     "sl_version_string": (c_char_p, []),
     "sl_build_info": (c_char_p, []),
     "sl_status_str": (c_char_p, [c_int]),
@@ -242,20 +245,46 @@ _API = {
 }
 
 
-# the C struct each class mirrors (checked against the library at import)
-_STRUCTS = {"sl_err": Err, "sl_device": Device, "sl_tensor": Tensor, "sl_tlist": TList,
-            "sl_pipeline_config": PipelineConfig, "sl_reader_meta": ReaderMeta,
-            "sl_source_info": SourceInfo, "sl_source": Source, "sl_pipeline_bind": PipelineBind,
-            "sl_iter_config": IterConfig, "sl_op_info": OpInfo, "sl_op_arg_info": OpArgInfo}
+# the C struct each class mirrors (checked against the library at import, field by field)
+STRUCTS = {"sl_err": Err, "sl_device": Device, "sl_tensor": Tensor, "sl_tlist": TList,
+           "sl_pipeline_config": PipelineConfig, "sl_reader_meta": ReaderMeta,
+           "sl_source_info": SourceInfo, "sl_source": Source, "sl_function_io": FunctionIO,
+           "sl_function": Function, "sl_pipeline_bind": PipelineBind,
+           "sl_iter_config": IterConfig, "sl_op_info": OpInfo, "sl_op_arg_info": OpArgInfo}
+# fields named otherwise here than in the header: (struct, C name) -> name here (`def` is a
+# Python keyword, so `info.def` could not be written)
+FIELD_NAMES = {("sl_op_arg_info", "def"): "default"}
+
+
+def c_fields(lib, cname):
+    """The library's fields of struct cname: [(name, offset, size)] in declaration order."""
+    out, off, size = [], c_size_t(), c_size_t()
+    while True:
+        name = lib.sl_abi_field(cname.encode(), len(out), ctypes.byref(off), ctypes.byref(size))
+        if name is None:
+            return out
+        out.append((name.decode(), off.value, size.value))
 
 
 def struct_mismatches(lib, structs):
-    """The structs (C name -> ctypes class) whose size differs from the library's, described."""
+    """The structs (C name -> ctypes class) laid out otherwise than the library's, each described
+    once: its size, else the first field whose name, offset or size differs, or is missing."""
     wrong = []
     for cname, py in structs.items():
         have = lib.sl_abi_struct_size(cname.encode())
         if have != ctypes.sizeof(py):
             wrong.append("%s (%d bytes, the package has %d)" % (cname, have, ctypes.sizeof(py)))
+            continue
+        ours = [(f[0], getattr(py, f[0]).offset, getattr(py, f[0]).size) for f in py._fields_]
+        theirs = [(FIELD_NAMES.get((cname, n), n), o, z) for n, o, z in c_fields(lib, cname)]
+        for i in range(max(len(ours), len(theirs))):
+            a = ours[i] if i < len(ours) else None
+            b = theirs[i] if i < len(theirs) else None
+            if a != b:
+                wrong.append("%s (field %d: %s in the library, %s in the package)" % (
+                    cname, i, "%s, %d bytes at %d" % (b[0], b[2], b[1]) if b else "none",
+                    "%s, %d bytes at %d" % (a[0], a[2], a[1]) if a else "none"))
+                break
     return wrong
 
 
@@ -307,9 +336,7 @@ def _load():
         raise ImportError("sluice: %s lacks %s (built from an older source tree?)"
                           % (lib._name, ", ".join(missing)))
     # the structs laid out here must be the library's: another size would corrupt memory
-    lib.sl_abi_struct_size.restype = c_size_t
-    lib.sl_abi_struct_size.argtypes = [c_char_p]
-    wrong = struct_mismatches(lib, _STRUCTS)
+    wrong = struct_mismatches(lib, STRUCTS)
     if wrong:
         raise ImportError("sluice: %s lays out %s differently: a library from another version "
                           "of the sources" % (lib._name, ", ".join(wrong)))

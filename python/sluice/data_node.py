@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """DataNode: the symbolic output of an op in a pipeline being defined (nvidia.dali.data_node)."""
 
+import typing
+
 from . import _c
 from ._values import is_int
 
@@ -21,17 +23,19 @@ class DataNode:
         self.name = name
 
     @property
-    def device(self):
+    def device(self) -> str:
+        """Where the op's output will be: "cpu" or "gpu"."""
         return "gpu" if self._gpu else "cpu"
 
-    def gpu(self):
+    def gpu(self) -> "DataNode":
         """This data on the GPU (a copy made by the pipeline; on a CPU pipeline the same data)."""
         return self._graph.transfer(self, _c.DEVICE_CUDA)
 
-    def cpu(self):
+    def cpu(self) -> "DataNode":
+        """This data on the CPU (a copy made by the pipeline when it is on the GPU)."""
         return self._graph.transfer(self, _c.DEVICE_CPU)
 
-    def shape(self, *, dtype=None, device="cpu"):
+    def shape(self, *, dtype: typing.Any = None, device: str = "cpu") -> "DataNode":
         """Each sample's shape, as a node (DALI's DataNode.shape(): the `shapes` op)."""
         from . import fn
         return fn.shapes(self, device=device, **({} if dtype is None else {"dtype": dtype}))

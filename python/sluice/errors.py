@@ -19,6 +19,7 @@ class Error(Exception):
 
 
 class InvalidArgumentError(Error, ValueError):
+    """A value the library refuses: an argument out of range, a setting that contradicts another."""
     status = "SL_EINVAL"
 
 
@@ -28,14 +29,17 @@ class ArgumentTypeError(Error, TypeError):
 
 
 class PipelineSyntaxError(Error, ValueError):
+    """Pipeline text outside the accepted syntax (docs/pipelines.md), named by line and column."""
     status = "SL_ESYNTAX"
 
 
 class NotFoundError(Error, FileNotFoundError):
+    """A file, store, record, reader or output that is not there."""
     status = "SL_ENOENT"
 
 
 class ReadError(Error, OSError):
+    """A file or store that could not be read or written (the system's reason in the message)."""
     status = "SL_EIO"
 
 
@@ -45,14 +49,17 @@ class FormatError(Error, ValueError):
 
 
 class ChecksumError(FormatError):
+    """Data whose checksum does not match: a damaged TFRecord or checkpoint."""
     status = "SL_ECHECKSUM"
 
 
 class NotSupportedError(Error, NotImplementedError):
+    """DALI behaviour sluice does not have (the message says what to use instead, where any)."""
     status = "SL_ENOTSUP"
 
 
 class OutOfMemoryError(Error, MemoryError):
+    """Memory ran out, or a batch would pass its limit (max_batch_bytes, docs/design.md)."""
     status = "SL_ENOMEM"
 
 

@@ -16,6 +16,7 @@ import ctypes
 import inspect
 import itertools
 import threading
+import typing
 from collections import namedtuple
 
 from . import _c, _state, errors
@@ -53,7 +54,7 @@ class _Sample:
         if not mv.c_contiguous:
             raise errors.InvalidArgumentError("%s: the data is not contiguous" % what)
         fmt = mv.format.lstrip("@=<")
-        dtype = _types._FORMATS.get(fmt)
+        dtype = _types.from_buffer_format(fmt)
         if dtype is None:
             raise errors.InvalidArgumentError("%s: element format %r has no sluice type"
                                               % (what, mv.format))
@@ -365,10 +366,15 @@ _ES_ARGS = ("source", "num_outputs", "batch", "batch_info", "cycle", "dtype", "n
 def external_source_call(schema):
     from .fn import _call  # the generic op call, once the per-op argument check is done here
 
-    def external_source(source=None, num_outputs=None, *, batch=True, batch_info=False,
-                        cycle=None, dtype=None, ndim=None, layout=None, name=None, device="cpu",
-                        parallel=False, no_copy=None, prefetch_queue_depth=None, blocking=None,
-                        cuda_stream=None, use_copy_kernel=None, repeat_last=False):
+    def external_source(source: typing.Any = None, num_outputs: int | None = None, *,
+                        batch: bool = True, batch_info: bool = False,
+                        cycle: bool | str | None = None, dtype: typing.Any = None,
+                        ndim: int | None = None, layout: str | list | None = None,
+                        name: str | None = None, device: str = "cpu", parallel: bool = False,
+                        no_copy: bool | None = None, prefetch_queue_depth: int | None = None,
+                        blocking: bool | None = None, cuda_stream: typing.Any = None,
+                        use_copy_kernel: bool | None = None,
+                        repeat_last: bool = False) -> typing.Any:
         """DALI's fn.external_source with a Python source (see sluice.external)."""
         from ._state import current
         where = "fn.external_source"

@@ -9,6 +9,7 @@ value the op refuses raises ValueError, at the line that called it."""
 import difflib
 import inspect
 import sys
+import typing
 
 from . import _c, errors
 from .external import external_source_call
@@ -167,6 +168,21 @@ def _call(schema, inputs, kwargs):
     return nodes[0] if len(nodes) == 1 else nodes
 
 
+_HINTS = {"bool": bool, "int": int, "float": float, "str": str, "dtype": _types.DALIDataType,
+          "ints": typing.Union[int, typing.Sequence[int]],
+          "floats": typing.Union[float, typing.Sequence[float]],
+          "strs": typing.Union[str, typing.Sequence[str]], "features": dict}
+
+
+def _hint(a):
+    """An argument's type hint, from its schema type; a DataNode too where it is per-sample."""
+    choices = (a.choices or "").split("|")
+    hint = (_types.DALIImageType if a.type == "enum" and "RGB" in choices else
+            _types.DALIInterpType if a.type == "enum" and "INTERP_LINEAR" in choices else
+            str if a.type == "enum" else _HINTS.get(a.type, typing.Any))
+    return typing.Union[hint, DataNode] if a.per_sample else hint
+
+
 def _make(schema):
     def op(*inputs, **kwargs):
         return _call(schema, inputs, kwargs)
@@ -176,7 +192,7 @@ def _make(schema):
     op.__qualname__ = schema.name
     op.__module__ = __name__
     lines = [schema.doc, "", "Runs on: %s." % ", ".join(schema.devices), "", "Arguments:"]
-    params = [inspect.Parameter("inputs", inspect.Parameter.VAR_POSITIONAL)]
+    params = [inspect.Parameter("inputs", inspect.Parameter.VAR_POSITIONAL, annotation=DataNode)]
     extra = [a for k, a in schema.common.items() if k not in schema.args]
     for a in list(schema.args.values()) + extra:
         default = "required" if a.required else "default %s" % (a.default or "None")
@@ -184,9 +200,16 @@ def _make(schema):
                                                ", per-sample" if a.per_sample else "", default,
                                                a.doc))
         params.append(inspect.Parameter(a.name, inspect.Parameter.KEYWORD_ONLY,
-                                        default=inspect.Parameter.empty if a.required else None))
+                                        default=inspect.Parameter.empty if a.required else None,
+                                        annotation=_hint(a) if a.required else
+                                        typing.Optional[_hint(a)]))
     op.__doc__ = "\n".join(lines)
-    op.__signature__ = inspect.Signature(params)
+    # the outputs' nodes: one, a list of several, or readers.tfrecord's dict by feature name
+    ret = typing.Dict[str, DataNode] if schema.name == "readers.tfrecord" else \
+        typing.Union[DataNode, typing.List[DataNode]]
+    op.__signature__ = inspect.Signature(params, return_annotation=ret)
+    op.__annotations__ = dict({p.name: p.annotation for p in params[1:]}, inputs=DataNode,
+                              **{"return": ret})
     op.schema = schema
     return op
 

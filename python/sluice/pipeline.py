@@ -10,6 +10,7 @@ import functools
 import inspect
 import os
 import threading
+import typing
 from ctypes import byref, c_void_p
 
 from . import _c, errors
@@ -71,12 +72,16 @@ class Pipeline(PipelineAPI, Owner):
     there is one, else the CPU. prefetch_queue_depth: batches the pipeline prepares ahead (an
     int, or {"cpu_size": n, "gpu_size": m})."""
 
-    def __init__(self, batch_size=-1, num_threads=-1, device_id=_UNSET, seed=-1,
-                 prefetch_queue_depth=2, exec_async=True, exec_pipelined=True, exec_dynamic=False,
-                 enable_checkpointing=False, checkpoint=None, py_num_workers=1,
-                 py_start_method="fork", set_affinity=False, max_streams=-1,
-                 default_cuda_stream_priority=0, enable_memory_stats=False,
-                 bytes_per_sample=0, output_dtype=None, output_ndim=None):
+    def __init__(self, batch_size: int = -1, num_threads: int | None = -1,
+                 device_id: int | None = _UNSET, seed: int | None = -1,
+                 prefetch_queue_depth: int | dict = 2, exec_async: bool = True,
+                 exec_pipelined: bool = True, exec_dynamic: bool = False,
+                 enable_checkpointing: bool = False, checkpoint: bytes | None = None,
+                 py_num_workers: int = 1, py_start_method: str = "fork",
+                 set_affinity: bool = False, max_streams: int = -1,
+                 default_cuda_stream_priority: int = 0, enable_memory_stats: bool = False,
+                 bytes_per_sample: int = 0, output_dtype: typing.Any = None,
+                 output_ndim: typing.Any = None) -> None:
         if not is_int(batch_size) or (batch_size < 1 and batch_size != -1) or \
                 batch_size > INT_MAX:
             raise errors.InvalidArgumentError("Pipeline: batch_size=%r (a positive int, at most "
@@ -163,7 +168,9 @@ class Pipeline(PipelineAPI, Owner):
             st.pop()
         return False
 
-    def set_outputs(self, *outputs):
+    def set_outputs(self, *outputs: DataNode | list | tuple) -> None:
+        """The pipeline's outputs, in order: the DataNodes of ops defined inside ``with pipe:``
+        (lists and tuples of them are flattened)."""
         if self._graph is None:
             raise errors.StateError("set_outputs: define the pipeline's ops first (inside "
                                     "`with pipe:`)")
@@ -198,7 +205,7 @@ class Pipeline(PipelineAPI, Owner):
         cfg.prefetch_cpu, cfg.prefetch_gpu = self._prefetch
         return cfg
 
-    def resolved_seed(self):
+    def resolved_seed(self) -> int:
         """The pipeline's seed; a random one, drawn now and kept, where none was given."""
         if self.seed < 0:
             self.seed = random_seed()
@@ -217,7 +224,7 @@ class Pipeline(PipelineAPI, Owner):
         return self._feeds() if self._feeds is not None else None
 
     @guarded("build()")
-    def build(self):
+    def build(self) -> None:
         """Opens every store, creates the ops and starts preparing batches (again: a no-op)."""
         if self._built:
             return
@@ -267,7 +274,7 @@ class Pipeline(PipelineAPI, Owner):
     def _give_back(self):
         self._reclaim(_c.lib.sl_pipeline_release)
 
-    def run(self):
+    def run(self) -> tuple:
         """The next batch: a tuple with one TensorList per output."""
         me = threading.get_ident()
         if self._calls_iter_setup() and self._made_before(me) is None:
@@ -330,11 +337,12 @@ class Pipeline(PipelineAPI, Owner):
             self._given_back(hold, _c.lib.sl_pipeline_release)
         return outs
 
-    def outputs(self):
+    def outputs(self) -> tuple:
+        """The next batch (DALI's outputs(), after schedule_run()): as run()."""
         return self.run()
 
     @guarded("reader_meta()")
-    def reader_meta(self, name=None):
+    def reader_meta(self, name: str | None = None) -> dict:
         """DALI's reader meta: a dict for the reader `name`, or {name: dict} for every reader."""
         if name is None:
             return {r: self.reader_meta(r) for r in self._graph_readers()}
@@ -356,7 +364,8 @@ class Pipeline(PipelineAPI, Owner):
                 "number_of_shards": m.number_of_shards, "shard_id": m.shard_id,
                 "pad_last_batch": bool(m.pad_last_batch), "stick_to_shard": bool(m.stick_to_shard)}
 
-    def epoch_size(self, name=None):
+    def epoch_size(self, name: str | None = None) -> int | dict:
+        """The records in the reader `name`'s data set, or {name: count} for every reader."""
         meta = self.reader_meta(name)
         if name is None:
             return {k: v["epoch_size"] for k, v in meta.items()}
@@ -366,7 +375,7 @@ class Pipeline(PipelineAPI, Owner):
         return [r for r, _ in self._graph.readers] if self._graph else []
 
     @guarded("checkpoint()")
-    def checkpoint(self):
+    def checkpoint(self) -> bytes:
         """The state that decides every batch after the last one taken (bytes); pass it as
         Pipeline(..., checkpoint=...) to continue exactly there."""
         if not self._built:
@@ -377,7 +386,7 @@ class Pipeline(PipelineAPI, Owner):
         return _c.take_bytes(ptr, size.value)
 
     @guarded("reset()")
-    def reset(self):
+    def reset(self) -> None:
         """After a Python source ended the epoch (StopIteration): starts the pipeline afresh."""
         if self._exhausted:
             self._shut()
@@ -385,7 +394,7 @@ class Pipeline(PipelineAPI, Owner):
             consumed(self._sources())  # the sources start again from their beginning
             self.build()
 
-    def close(self):
+    def close(self) -> None:
         """Stops the pipeline's threads and frees it. While views of its batches are alive the
         C pipeline's memory stays, and is freed with the Pipeline object after the last of
         them. run() is refused from then on."""
@@ -410,7 +419,8 @@ class Pipeline(PipelineAPI, Owner):
             pass
 
     @property
-    def device(self):
+    def device(self) -> str:
+        """Where its mixed and gpu ops run: "gpu" (device_id a GPU), or "cpu" (device_id None)."""
         return "cpu" if self.device_id is None else "gpu"
 
 
@@ -447,7 +457,8 @@ def consumed(sources):
 # ---- pipeline_def --------------------------------------------------------------------------------
 
 
-def pipeline_def(fn=None, *, enable_conditionals=False, **pipeline_kwargs):
+def pipeline_def(fn: typing.Callable | None = None, *, enable_conditionals: bool = False,
+                 **pipeline_kwargs: typing.Any) -> typing.Callable:
     """DALI's decorator: ``@pipeline_def(batch_size=..., num_threads=..., device_id=...)``; calling
     the decorated function (with its own arguments, and pipeline arguments that override the
     decorator's) traces it and returns a Pipeline."""

@@ -6,6 +6,8 @@ sluice's Pipeline: subclasses that define the graph in ``define_graph()`` and fe
 ``serialize()``, which sluice refuses (a sluice pipeline is Python or pipeline text,
 docs/pipelines.md, not DALI's protobuf)."""
 
+import typing
+
 from . import errors
 
 
@@ -13,20 +15,20 @@ class PipelineAPI:
     """Mixed into sluice.Pipeline."""
 
     @staticmethod
-    def current():
+    def current() -> "typing.Any":
         """The pipeline being defined on this thread (inside ``with pipe:``, a pipeline_def call
         or define_graph()), or None (DALI's Pipeline.current())."""
         from ._state import current
         return current()
 
     # -- the graph from a subclass
-    def define_graph(self):
+    def define_graph(self) -> typing.Any:
         """Override in a subclass: makes the ops (legacy ``sluice.ops`` objects or ``fn``
         calls) and returns the outputs. build() calls it once."""
         raise NotImplementedError("define_graph: a Pipeline subclass defines its graph here, or "
                                   "use `with pipe:` and set_outputs(), or @pipeline_def")
 
-    def iter_setup(self):
+    def iter_setup(self) -> None:
         """Override in a subclass: called before each batch is taken (feed_input goes here)."""
 
     def _defines_graph(self):
@@ -68,7 +70,8 @@ class PipelineAPI:
                                     % src.label)
         return src
 
-    def feed_input(self, data_node, data, layout=None, cuda_stream=None, use_copy_kernel=False):
+    def feed_input(self, data_node: typing.Any, data: typing.Any, layout: str | None = None,
+                   cuda_stream: typing.Any = None, use_copy_kernel: bool = False) -> None:
         """The next batch of an fn.external_source made without a source (by its output node or
         its name): a list of samples, or one array whose first axis is the batch. Batches are used
         in the order fed, one per run()."""
@@ -100,55 +103,61 @@ class PipelineAPI:
                 src.cancel()
 
     # -- DALI's scheduling calls
-    def schedule_run(self):
+    def schedule_run(self) -> None:
         """DALI's first half of run(): here it only starts the pipeline (build() if need be);
         the batch is taken by share_outputs() or outputs()."""
         if not self._built:
             self.build()
 
-    def share_outputs(self):
+    def share_outputs(self) -> tuple:
         """The next batch (as run(); its buffers are the pipeline's until the views go)."""
         return self.run()
 
-    def release_outputs(self):
+    def release_outputs(self) -> None:
         """DALI's release of shared outputs: sluice gives a batch back when its last view goes,
         so there is nothing to do."""
 
     # -- DALI's read-only properties
     @property
-    def max_batch_size(self):
+    def max_batch_size(self) -> int:
+        """The batch size (DALI's max_batch_size: sluice's batches are all of it)."""
         return self.batch_size
 
     @property
-    def num_outputs(self):
+    def num_outputs(self) -> int:
         """How many outputs the pipeline has (defining it first, for a subclass)."""
         self._define_from_subclass()
         g = self._graph
         return len(g.outputs) if g is not None and g.outputs is not None else 0
 
     @property
-    def cpu_queue_size(self):
+    def cpu_queue_size(self) -> int:
+        """Batches the CPU stage prepares ahead (prefetch_queue_depth's cpu_size)."""
         return self._prefetch[0]
 
     @property
-    def gpu_queue_size(self):
+    def gpu_queue_size(self) -> int:
+        """Batches the GPU stage prepares ahead (prefetch_queue_depth's gpu_size)."""
         return self._prefetch[1]
 
     @property
-    def enable_checkpointing(self):
+    def enable_checkpointing(self) -> bool:
+        """The enable_checkpointing the pipeline was made with (sluice can always checkpoint)."""
         return self._checkpointing
 
-    def is_restored_from_checkpoint(self):
+    def is_restored_from_checkpoint(self) -> bool:
         """Whether the pipeline was made from a checkpoint (Pipeline(checkpoint=...))."""
         return self._restore is not None
 
     # -- serialization
-    def serialize(self, *args, **kwargs):
+    def serialize(self, *args, **kwargs) -> typing.NoReturn:
+        """Refused: sluice does not write DALI's serialized (protobuf) pipelines."""
         raise errors.NotSupportedError(
             "serialize(): sluice does not write DALI's serialized pipelines (protobuf); keep the "
             "Python definition, or write the pipeline as text (docs/pipelines.md)")
 
     @classmethod
-    def deserialize(cls, *args, **kwargs):
+    def deserialize(cls, *args, **kwargs) -> typing.NoReturn:
+        """Refused: sluice does not read DALI's serialized (protobuf) pipelines."""
         raise errors.NotSupportedError(
             "Pipeline.deserialize(): sluice does not read DALI's serialized pipelines (protobuf)")

@@ -14,6 +14,7 @@ import ctypes
 import itertools
 import os
 import threading
+import typing
 from concurrent.futures import ThreadPoolExecutor
 
 from . import _c, errors
@@ -101,7 +102,7 @@ class PyFunction:
         if not a.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d result 1-d)
             a = np.ascontiguousarray(a)
         try:
-            code = _types.to_sl({v[0]: k for k, v in _types._INFO.items()}[a.dtype.name])
+            code = _types.to_sl(_types.from_np_name(a.dtype.name))
         except (KeyError, ValueError):
             raise errors.InvalidArgumentError("%s is %s, a type sluice has no tensors of"
                                               % (what, a.dtype)) from None
@@ -173,8 +174,15 @@ class PyFunction:
 def python_function_call(schema):
     from .fn import _call
 
-    def python_function(*inputs, function=None, num_outputs=1, batch_processing=False,
-                        output_layouts=None, device="cpu", name=None, preserve=None, **kw):
+    def python_function(*inputs: typing.Any, function: typing.Callable | None = None,
+                        num_outputs: int = 1, batch_processing: bool = False,
+                        output_layouts: str | list | None = None, device: str = "cpu",
+                        name: str | None = None, preserve: bool | None = None,
+                        **kw: typing.Any) -> typing.Any:
+        """DALI's fn.python_function (and torch_python_function, dl_tensor_python_function):
+        `function` run on each sample's inputs (lists of them with batch_processing=True), given
+        as numpy arrays (torch tensors, DLPack capsules), its results the op's num_outputs
+        outputs (the module sluice.python_function says how it runs)."""
         from ._state import current
         where = "fn." + schema.name
         pipe = current()

@@ -9,10 +9,14 @@ only when the last view, and the last DLPack export of one (the consumer calls t
 gone. See docs/python.md for when a hand-over copies instead."""
 
 import ctypes
+import typing
 from ctypes import POINTER, Structure, c_int32, c_int64, c_uint8, c_uint16, c_uint64, c_void_p
 
 from . import _c, errors
 from . import types as _types
+
+if typing.TYPE_CHECKING:  # as_array's result; numpy is imported only when it is called
+    import numpy
 
 # ---- DLPack (dlpack.h, v0.8 ABI: DLManagedTensor) ------------------------------------------------
 
@@ -228,36 +232,44 @@ class Tensor:
         return object.__new__(cls)
 
     @property
-    def shape(self):
+    def shape(self) -> Shape:
+        """The extents, a tuple (also callable, as DALI's shape())."""
         return self._shape
 
     @property
-    def dtype(self):
+    def dtype(self) -> _types.DALIDataType:
+        """The element type, a types.DALIDataType."""
         return self._dtype
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self._shape)
 
     @property
-    def device(self):
+    def device(self) -> str:
+        """Where the memory is: "cpu" or "gpu"."""
         return "gpu" if self._device.kind == _c.DEVICE_CUDA else "cpu"
 
     @property
-    def device_id(self):
+    def device_id(self) -> int:
+        """The GPU's CUDA ordinal (0 on the CPU)."""
         return self._device.id
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
+        """The size of the data in bytes."""
         n = _types.itemsize(self._dtype)
         for x in self._shape:
             n *= x
         return n
 
-    def layout(self):
+    def layout(self) -> str:
+        """The layout, a letter per dimension ("HWC", "CHW"), or "" when it has none."""
         return self._layout
 
-    def data_ptr(self):
+    def data_ptr(self) -> int:
+        """The address of the first element (DALI's Tensor.data_ptr)."""
         return self._ptr
 
     def __len__(self):
@@ -283,12 +295,12 @@ class Tensor:
                 return cap
         return _dlpack_capsule(self)
 
-    def copy(self):
+    def copy(self) -> "Tensor":
         """A copy in memory of its own (same device)."""
         owned = _copy(self._ptr, self._dtype, self._shape, self._device)
         return Tensor(owned.ptr, self._dtype, self._shape, self._device, self._layout, owned)
 
-    def as_cpu(self):
+    def as_cpu(self) -> "Tensor":
         """This tensor on the CPU (itself when already there, else a copy)."""
         if self._device.kind == _c.DEVICE_CPU:
             return self
@@ -296,10 +308,11 @@ class Tensor:
         owned = _copy(self._ptr, self._dtype, self._shape, self._device, cpu)
         return Tensor(owned.ptr, self._dtype, self._shape, cpu, self._layout, owned)
 
-    def as_tensor(self):
+    def as_tensor(self) -> "Tensor":
+        """The tensor itself (a TensorList's as_tensor gives its dense batch; a tensor is one)."""
         return self
 
-    def as_array(self):
+    def as_array(self) -> "numpy.ndarray":
         """A numpy array: a view of the CPU memory (no copy), or a host copy of GPU memory."""
         np = _numpy()
         t = self.as_cpu()
@@ -324,10 +337,14 @@ class Tensor:
 
 
 class TensorCPU(Tensor):
+    """A Tensor in host memory (DALI's TensorCPU)."""
+
     __slots__ = ()
 
 
 class TensorGPU(Tensor):
+    """A Tensor in a GPU's memory (DALI's TensorGPU); as_cpu() or as_array() copy it to the host."""
+
     __slots__ = ()
 
 
@@ -365,36 +382,40 @@ class TensorList:
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
-    def keys(self):
+    def keys(self) -> list:
         """The record key of each sample (e.g. the LMDB key), as the reader gave it."""
         return list(self._keys.fetch()) if self._keys is not None else [None] * len(self)
 
-    def at(self, i):
+    def at(self, i: int) -> "numpy.ndarray":
         """Sample i as a numpy array (DALI's TensorListCPU.at)."""
         return self[i].as_array()
 
     @property
-    def dtype(self):
+    def dtype(self) -> _types.DALIDataType:
+        """The samples' element type, a types.DALIDataType."""
         return self._dtype
 
     @property
-    def device(self):
+    def device(self) -> str:
+        """Where the samples are: "cpu" or "gpu"."""
         return "gpu" if self._device.kind == _c.DEVICE_CUDA else "cpu"
 
     @property
-    def shape(self):
+    def shape(self) -> Shape:
         """The dense batch's shape (batch, ...); called, the list of sample shapes (DALI)."""
         if self._dense is not None:
             return _ListShape(self._dense.shape, [s for _, s in self._samples])
         return _ListShape((), [s for _, s in self._samples])
 
-    def layout(self):
+    def layout(self) -> str:
+        """The samples' layout ("HWC", "CHW"), or "" when they have none."""
         return self._layout
 
-    def is_dense_tensor(self):
+    def is_dense_tensor(self) -> bool:
+        """True when the samples share a shape and lie back to back: as_tensor() then works."""
         return self._dense is not None
 
-    def as_reshaped_tensor(self, shape):
+    def as_reshaped_tensor(self, shape: typing.Sequence[int]) -> Tensor:
         """The dense batch viewed with another shape of the same number of elements (DALI's
         TensorList.as_reshaped_tensor); no copy."""
         d = self.as_tensor()
@@ -409,26 +430,30 @@ class TensorList:
                              % (shape, m, tuple(d.shape)))
         return Tensor(d._ptr, d._dtype, shape, d._device, "", d._owner)
 
-    def data_ptr(self):
+    def data_ptr(self) -> int:
         """The address of the dense batch (DALI's TensorList.data_ptr)."""
         return self.as_tensor().data_ptr()
 
-    def as_tensor(self):
+    def as_tensor(self) -> Tensor:
+        """The dense (batch, ...) tensor, no copy; ValueError when the samples' shapes differ."""
         if self._dense is None:
             shapes = sorted({tuple(s) for _, s in self._samples})[:3]
             raise ValueError("the batch's samples have different shapes (%s...): no dense tensor; "
                              "index the samples instead" % ", ".join(map(str, shapes)))
         return self._dense
 
-    def as_array(self):
+    def as_array(self) -> "numpy.ndarray":
+        """The dense batch as a numpy array (a view on the CPU, a host copy from a GPU)."""
         return self.as_tensor().as_array()
 
-    def as_cpu(self):
+    def as_cpu(self) -> "TensorList":
+        """This batch output on the CPU: itself when already there, else a host copy."""
         if self._device.kind == _c.DEVICE_CPU:
             return self
         return _copy_list(self, _device_struct(_c.DEVICE_CPU, 0))
 
-    def copy(self):
+    def copy(self) -> "TensorList":
+        """A copy in memory of its own (same device), which outlives the batch."""
         return _copy_list(self, self._device)
 
     def __dlpack__(self, *args, **kwargs):
@@ -447,11 +472,11 @@ class TensorList:
 
 
 class TensorListCPU(TensorList):
-    pass
+    """A TensorList in host memory (DALI's TensorListCPU)."""
 
 
 class TensorListGPU(TensorList):
-    pass
+    """A TensorList in a GPU's memory (DALI's TensorListGPU); as_cpu() copies it to the host."""
 
 
 class _ListShape(Shape):

@@ -4,9 +4,12 @@
 place of ``import nvidia.dali.types as types``)."""
 
 import enum
+import typing
 
 
 class DALIDataType(enum.IntEnum):
+    """Element types, with DALI's names and values (types.FLOAT, types.UINT8, ...)."""
+
     NO_TYPE = -1
     UINT8 = 0
     UINT16 = 1
@@ -29,6 +32,8 @@ class DALIDataType(enum.IntEnum):
 
 
 class DALIImageType(enum.IntEnum):
+    """Colour spaces of decoded images, with DALI's names and values (types.RGB, ...)."""
+
     RGB = 0
     BGR = 1
     GRAY = 2
@@ -137,12 +142,12 @@ _FORMATS = {"B": DALIDataType.UINT8, "b": DALIDataType.INT8, "H": DALIDataType.U
             "L": DALIDataType.UINT64, "Q": DALIDataType.UINT64}
 
 
-def from_sl(code):
+def from_sl(code: int) -> "DALIDataType":
     """DALI type of a sluice dtype code."""
     return _SL_DTYPES[code]
 
 
-def to_sl(t):
+def to_sl(t: "DALIDataType | int") -> int:
     """sluice dtype code of a DALI type; ValueError for a type sluice does not have."""
     try:
         return _SL_INDEX[DALIDataType(t)]
@@ -150,18 +155,35 @@ def to_sl(t):
         raise ValueError("sluice has no tensors of type %r" % (t,)) from None
 
 
-def np_name(t):
+def np_name(t: "DALIDataType | int") -> str:
     """numpy's name of a DALI type ("float32")."""
     return _INFO[DALIDataType(t)][0]
 
 
-def dlpack_type(t):
+def dlpack_type(t: "DALIDataType | int") -> tuple[int, int]:
+    """DLPack's (type code, bits) of a DALI type: (2, 32) for FLOAT."""
     _, code, bits = _INFO[DALIDataType(t)]
     return code, bits
 
 
-def itemsize(t):
+def itemsize(t: "DALIDataType | int") -> int:
+    """Bytes per element of a DALI type."""
     return _INFO[DALIDataType(t)][2] // 8
+
+
+_BY_NP_NAME = {v[0]: k for k, v in _INFO.items()}
+
+
+def from_np_name(name: str) -> "DALIDataType":
+    """The DALI type numpy calls name ("float32", "bool"; numpy's dtype.name); KeyError for a
+    type sluice has no tensors of."""
+    return _BY_NP_NAME[name]
+
+
+def from_buffer_format(fmt: str) -> "DALIDataType | None":
+    """The DALI type of a struct/memoryview element format ("B": UINT8, "f": FLOAT; without a
+    byte-order prefix), None for one sluice has no type of."""
+    return _FORMATS.get(fmt)
 
 
 _NUMPY_NAMES = {"bool": DALIDataType.BOOL, "bool_": DALIDataType.BOOL, "int8": DALIDataType.INT8,
@@ -174,7 +196,7 @@ _NUMPY_NAMES = {"bool": DALIDataType.BOOL, "bool_": DALIDataType.BOOL, "int8": D
                 "double": DALIDataType.FLOAT64, "bfloat16": DALIDataType.BFLOAT16}
 
 
-def to_numpy_type(dali_type):
+def to_numpy_type(dali_type: "DALIDataType | int") -> type:
     """numpy's type of a DALIDataType (DALI's types.to_numpy_type)."""
     import numpy
     t = DALIDataType(dali_type)
@@ -185,7 +207,7 @@ def to_numpy_type(dali_type):
     return numpy.dtype(names.get(t, t.name.lower())).type
 
 
-def to_dali_type(framework_type):
+def to_dali_type(framework_type: typing.Any) -> "DALIDataType":
     """The DALIDataType of a numpy or torch type, or of its name (DALI's types.to_dali_type)."""
     t = getattr(framework_type, "__name__", None) or str(framework_type)
     if t.startswith("torch."):
@@ -195,7 +217,9 @@ def to_dali_type(framework_type):
         raise TypeError("'%s' could not be converted into any known DALIDataType"
                         % (framework_type,))
     return got
-def Constant(value, dtype=None, shape=None, layout=None, device=None, **kwargs):
+def Constant(value: typing.Any, dtype: "DALIDataType | None" = None,
+             shape: typing.Sequence[int] | None = None, layout: str | None = None,
+             device: str | None = None, **kwargs: typing.Any) -> typing.Any:
     """A constant node, as DALI's types.Constant: fn.constant of value (a number or an array),
     its shape kept (a number is a 0-d tensor), of dtype (default: a numpy array's own type;
     int32 for Python ints, float32 for floats, bool for bools), on device ("cpu" by default, or

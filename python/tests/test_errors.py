@@ -160,7 +160,7 @@ def test_struct_layouts_are_checked():
     import ctypes
 
     from sluice import _c
-    assert _c.struct_mismatches(_c.lib, _c._STRUCTS) == []
+    assert _c.struct_mismatches(_c.lib, _c.STRUCTS) == []
     assert _c.lib.sl_abi_struct_size(b"sl_no_such_struct") == 0
 
     class Short(ctypes.Structure):

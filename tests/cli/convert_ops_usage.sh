@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 rc=0; "$tool" convert 2> "$work/err" || rc=$?
 [ $rc -eq 2 ] || fail "convert with nothing: exit $rc"
-for w in "--from idx|folder" "--to caffe2|caffe" "--out DIR"; do
+for w in "--from idx|folder" "--to caffe2|caffe|tfrecord" "--out PATH"; do
     grep -qF -- "$w" "$work/err" || fail "convert with nothing does not name '$w': $(cat "$work/err")"
 done
 rc=0; "$tool" convert --to caffe2 --out "$work/x" 2> "$work/err" || rc=$?

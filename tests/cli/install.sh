@@ -3,9 +3,9 @@
 # cmake --install into a temporary prefix puts there what a C library ships -- libsluice.so.0.1.0
 # with its SONAME and links, libsluice.a, include/sluice/*.h, the sluice tool, sluice.pc, the CMake
 # package, LICENSE and NOTICE, the man pages where the build made them -- and examples/ builds out
-# of tree against it, the ways examples/train_on_own_data.c's header shows: pkg-config with
-# libsluice.so, pkg-config --static with libsluice.a, find_package(sluice) with each; every
-# program runs. libsluice.so exports no sl__ internal; `sluice --version`, version.h, sluice.pc and
+# of tree against it, the ways examples/train_on_own_data.c's header and the README show:
+# pkg-config's sluice with libsluice.so, sluice-static with libsluice.a (the program needs no
+# libsluice.so, readelf and ldd say), find_package(sluice) with each; every program runs. libsluice.so exports no sl__ internal; `sluice --version`, version.h, sluice.pc and
 # the CMake package give one version; find_package refuses another minor version and a component
 # the build lacks. DESTDIR stages an install without changing the prefix it records. The Python
 # package finds the installed library through the dynamic loader's path.
@@ -25,7 +25,8 @@ for f in bin/sluice include/sluice/sluice.h include/sluice/version.h share/doc/s
     share/doc/sluice/NOTICE; do
     [ -f "$p/$f" ] || fail "not installed: $f"
 done
-for f in libsluice.a libsluice.so.0.1.0 pkgconfig/sluice.pc cmake/sluice/sluiceConfig.cmake \
+for f in libsluice.a libsluice.so.0.1.0 pkgconfig/sluice.pc pkgconfig/sluice-static.pc \
+    cmake/sluice/sluiceConfig.cmake \
     cmake/sluice/sluiceConfigVersion.cmake; do
     [ -f "$lib/$f" ] || fail "not installed: $lib/$f"
 done
@@ -60,6 +61,8 @@ grep -q '^built with: .*libspng' "$work/version" || fail "built with: $(cat "$wo
 "$p/bin/sluice" version | cmp -s - "$work/version" || fail "sluice version differs from --version"
 export PKG_CONFIG_PATH=$lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 [ "$(pkg-config --modversion sluice)" = "$hv" ] || fail "sluice.pc: $(pkg-config --modversion sluice)"
+[ "$(pkg-config --modversion sluice-static)" = "$hv" ] ||
+    fail "sluice-static.pc: $(pkg-config --modversion sluice-static)"
 grep -q "^prefix=$p\$" "$lib/pkgconfig/sluice.pc" || fail "sluice.pc's prefix: $(grep prefix= "$lib/pkgconfig/sluice.pc")"
 grep -q "set(PACKAGE_VERSION \"$hv\")" "$lib/cmake/sluice/sluiceConfigVersion.cmake" ||
     fail "sluiceConfigVersion.cmake: $(grep 'PACKAGE_VERSION "' "$lib/cmake/sluice/sluiceConfigVersion.cmake")"
@@ -68,7 +71,7 @@ grep -q "set(PACKAGE_VERSION \"$hv\")" "$lib/cmake/sluice/sluiceConfigVersion.cm
 ex=$SL_SOURCE_DIR/examples/train_on_own_data.c
 grep -qF 'cc -std=c11 train_on_own_data.c $(pkg-config --cflags --libs sluice) -o train_on_own_data' "$ex" ||
     fail "the example's header no longer shows the shared command this test runs"
-grep -qF "\$(pkg-config --static --libs sluice | sed 's/-lsluice /-l:libsluice.a /')" "$ex" ||
+grep -qF 'cc -std=c11 train_on_own_data.c $(pkg-config --cflags --libs sluice-static) -o train_on_own_data' "$ex" ||
     fail "the example's header no longer shows the static command this test runs"
 runs() { # program: trains to the example's accuracy
     "$1" > "$work/out" || fail "$1 exited $?: $(tail -n 3 "$work/out")"
@@ -78,13 +81,33 @@ runs() { # program: trains to the example's accuracy
     fail "pkg-config (shared) build"
 grep -q 'NEEDED.*\[libsluice\.so\.0\]' < <(readelf -d "$work/train_shared") || fail "train_shared does not need libsluice.so.0"
 LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} runs "$work/train_shared"
-(cd "$work" && cc -std=c11 "$ex" $(pkg-config --cflags sluice) -o train_static \
-    $(pkg-config --static --libs sluice | sed 's/-lsluice /-l:libsluice.a /')) ||
-    fail "pkg-config --static build"
-grep -q 'libsluice' < <(readelf -d "$work/train_static") && fail "train_static needs libsluice.so"
+(cd "$work" && cc -std=c11 "$ex" $(pkg-config --cflags --libs sluice-static) -o train_static) ||
+    fail "pkg-config sluice-static build"
 # the folders of the libraries under it (CUDA's, say) may not be the loader's
-deps=$(pkg-config --static --libs-only-L sluice | sed 's/-L//g; s/ \+/:/g; s/:$//')
-LD_LIBRARY_PATH=$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} runs "$work/train_static"
+deps=$(pkg-config --libs-only-L sluice-static | sed 's/-L//g; s/ \+/:/g; s/:$//')
+static_ok() { # program: needs no libsluice.so (its dynamic section, and what the loader maps), runs
+    if grep libsluice < <(readelf -d "$1") > /dev/null; then fail "$1 needs libsluice.so"; fi
+    LD_LIBRARY_PATH=$lib:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ldd "$1" > "$work/ldd" ||
+        fail "ldd $1"
+    if grep libsluice "$work/ldd" > /dev/null; then fail "$1 loads $(grep libsluice "$work/ldd")"; fi
+    LD_LIBRARY_PATH=$lib:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} runs "$1"
+}
+static_ok "$work/train_static"
+# the README's two lines, as written there (prog.c: the example), with libsluice.so beside the
+# archive and on the loader's path
+grep -E '^cc prog\.c \$\(pkg-config [^)]*\) +# linked with libsluice\.(so|a)$' \
+    "$SL_SOURCE_DIR/README.md" > "$work/readme_cc" || fail "the README shows no link lines"
+[ "$(wc -l < "$work/readme_cc")" = 2 ] || fail "the README's link lines: $(cat "$work/readme_cc")"
+while read -r line; do
+    cmd=${line%%#*}
+    (cd "$work" && eval "${cmd/prog.c/\"\$ex\"} -o readme_prog") || fail "the README's '$cmd'"
+    case $line in
+    *libsluice.a) static_ok "$work/readme_prog" ;;
+    *) grep 'NEEDED.*\[libsluice\.so\.0\]' < <(readelf -d "$work/readme_prog") > /dev/null ||
+        fail "'$cmd' does not link libsluice.so"
+        LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} runs "$work/readme_prog" ;;
+    esac
+done < "$work/readme_cc"
 
 # (e) with CMake: find_package(sluice 0.1 REQUIRED), sluice::sluice and sluice::sluice_static
 cmake -S "$SL_SOURCE_DIR/examples" -B "$work/ex" -DCMAKE_PREFIX_PATH="$p" > "$work/cmake.log" 2>&1 &&

@@ -3,6 +3,7 @@
 iterator protocol (len, size, reset, StopIteration, auto_reset, checkpoints) over SlIterator."""
 
 import threading
+import typing
 import weakref
 
 from .. import _c, errors
@@ -155,12 +156,13 @@ class BaseIterator:
         return self._it._guard(what)
 
     # -- protocol
-    def __iter__(self):
+    def __iter__(self) -> "BaseIterator":
         if self._ended and not self._auto_reset:
             self.reset()
         return self
 
-    def __next__(self):
+    def __next__(self) -> typing.Any:
+        """The next step in the framework's form; StopIteration at the end of the epoch."""
         me = threading.get_ident()
         out = self._next_of(me)
         # from here to the return no call, so no place for a Ctrl-C: the step is either
@@ -190,25 +192,27 @@ class BaseIterator:
         return self._convert(self._it.rows(b, hold, copy))
 
     @guarded("reset()")
-    def reset(self):
+    def reset(self) -> None:
         """Starts the next epoch (ignored, with a warning in the log, in the middle of one)."""
         self._ended = False
         self._it.reset()
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._it)
 
     @property
-    def size(self):
+    def size(self) -> int:
         """DALI's iterator.size: samples per shard in this epoch."""
         return self._it.size
 
-    def checkpoints(self):
+    def checkpoints(self) -> bytes:
         """The iterator's state (reader positions, RNG states, epoch counters) as bytes; pass
         it as checkpoint=... to an iterator over the same pipelines to continue there."""
         return self._it.save()
 
-    def close(self):
+    def close(self) -> None:
+        """Stops the pipelines and frees them (their memory is kept while views of their batches
+        live)."""
         self._it.close()
 
 

@@ -20,6 +20,7 @@ buffer through DLPack."""
 import functools
 import inspect
 import os
+import typing
 
 import jax
 import jax.dlpack
@@ -126,10 +127,14 @@ class DALIGenericIterator(BaseIterator):
     """jax.Array batches of sluice pipelines (one per device), as DALI's JAX iterator: a dict
     keyed by output_map per step."""
 
-    def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
-                 last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
-                 prepare_first_batch=True, sharding=None, checkpoint=None, global_order=False,
-                 _devices=None, _slit=None, _local=None):
+    def __init__(self, pipelines: typing.Sequence[Pipeline] | Pipeline,
+                 output_map: typing.Sequence[str], size: int = -1,
+                 reader_name: str | None = None, auto_reset: bool | str = False,
+                 last_batch_padded: bool = False,
+                 last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
+                 prepare_first_batch: bool = True, sharding: typing.Any = None,
+                 checkpoint: bytes | None = None, global_order: bool = False,
+                 _devices=None, _slit=None, _local=None) -> None:
         if LastBatchPolicy(last_batch_policy) == LastBatchPolicy.PARTIAL:
             raise errors.InvalidArgumentError("last_batch_policy PARTIAL is not supported with "
                                               "JAX (as DALI): use FILL or DROP")
@@ -238,9 +243,13 @@ def _accepts(func, name):
     return name in ps or any(p.kind == p.VAR_KEYWORD for p in ps.values())
 
 
-def data_iterator(pipeline_fn=None, output_map=(), size=-1, reader_name=None, auto_reset=False,
-                  last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
-                  prepare_first_batch=True, sharding=None, devices=None, global_order=False):
+def data_iterator(pipeline_fn: typing.Callable | None = None,
+                  output_map: typing.Sequence[str] = (), size: int = -1,
+                  reader_name: str | None = None, auto_reset: bool | str = False,
+                  last_batch_padded: bool = False,
+                  last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
+                  prepare_first_batch: bool = True, sharding: typing.Any = None,
+                  devices: typing.Any = None, global_order: bool = False) -> typing.Callable:
     """DALI's decorator: the decorated pipeline function, called with ``batch_size`` (global) and
     its own arguments (plus num_threads, seed, prefetch_queue_depth, device_id, checkpoints),
     returns an iterator of jax.Array dicts. ``global_order=True`` (a sluice extension): one order

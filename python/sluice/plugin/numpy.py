@@ -8,9 +8,12 @@
 With one CPU pipeline the arrays view its buffers (no copy); with several, each step's parts are
 joined (a copy) along the first axis."""
 
+import typing
+
 import numpy as np
 
 from .. import errors
+from ..pipeline import Pipeline
 from ._common import BaseIterator, LastBatchPolicy
 
 __all__ = ["DALIGenericIterator", "LastBatchPolicy"]
@@ -20,9 +23,13 @@ class DALIGenericIterator(BaseIterator):
     """One dict per step, keyed by output_map, of numpy arrays of the global batch (GPU outputs
     are copied to the host). Arguments as the PyTorch plugin's."""
 
-    def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
-                 last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
-                 prepare_first_batch=True, checkpoint=None, global_order=False):
+    def __init__(self, pipelines: typing.Sequence[Pipeline] | Pipeline,
+                 output_map: typing.Sequence[str], size: int = -1,
+                 reader_name: str | None = None, auto_reset: bool | str = False,
+                 last_batch_padded: bool = False,
+                 last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
+                 prepare_first_batch: bool = True, checkpoint: bytes | None = None,
+                 global_order: bool = False) -> None:
         self._init_from_pipelines(pipelines, output_map, size, reader_name, auto_reset,
                                   last_batch_padded, last_batch_policy, prepare_first_batch,
                                   checkpoint, global_order=global_order)

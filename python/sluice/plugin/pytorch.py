@@ -9,10 +9,13 @@
 The tensors view the pipeline's buffers (torch.from_dlpack, no copy) while few batches are held;
 see docs/python.md."""
 
+import typing
+
 import torch
 import torch.utils.dlpack
 
 from .. import errors
+from ..pipeline import Pipeline
 from ._common import BaseIterator, LastBatchPolicy
 
 __all__ = ["DALIGenericIterator", "DALIClassificationIterator", "LastBatchPolicy"]
@@ -29,10 +32,14 @@ class DALIGenericIterator(BaseIterator):
     last_batch_policy, last_batch_padded, prepare_first_batch); dynamic_shape is accepted
     (sluice's outputs may change shape between batches either way)."""
 
-    def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
-                 fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
-                 last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True,
-                 checkpoint=None, global_order=False):
+    def __init__(self, pipelines: typing.Sequence[Pipeline] | Pipeline,
+                 output_map: typing.Sequence[str], size: int = -1,
+                 reader_name: str | None = None, auto_reset: bool | str = False,
+                 fill_last_batch: bool | None = None, dynamic_shape: bool = False,
+                 last_batch_padded: bool = False,
+                 last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
+                 prepare_first_batch: bool = True, checkpoint: bytes | None = None,
+                 global_order: bool = False) -> None:
         if fill_last_batch is not None:
             last_batch_policy = LastBatchPolicy.FILL if fill_last_batch else LastBatchPolicy.PARTIAL
         self._init_from_pipelines(pipelines, output_map, size, reader_name, auto_reset,
@@ -64,10 +71,13 @@ class DALIGenericIterator(BaseIterator):
 class DALIClassificationIterator(DALIGenericIterator):
     """DALIGenericIterator with output_map ["data", "label"]."""
 
-    def __init__(self, pipelines, size=-1, reader_name=None, auto_reset=False,
-                 fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
-                 last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True,
-                 checkpoint=None, global_order=False):
+    def __init__(self, pipelines: typing.Sequence[Pipeline] | Pipeline, size: int = -1,
+                 reader_name: str | None = None, auto_reset: bool | str = False,
+                 fill_last_batch: bool | None = None, dynamic_shape: bool = False,
+                 last_batch_padded: bool = False,
+                 last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
+                 prepare_first_batch: bool = True, checkpoint: bytes | None = None,
+                 global_order: bool = False) -> None:
         super().__init__(pipelines, ["data", "label"], size, reader_name, auto_reset,
                          fill_last_batch, dynamic_shape, last_batch_padded, last_batch_policy,
                          prepare_first_batch, checkpoint, global_order)

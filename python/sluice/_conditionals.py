@@ -225,8 +225,18 @@ _CACHE = {}  # original function's code -> (converted factory, free variable nam
 _SKIP_MODULES = ("sluice", "numpy", "torch", "jax", "scipy", "nvidia")
 
 
+def do_not_convert(func):
+    """DALI's ``nvidia.dali.pipeline.do_not_convert``: func is called as it is from a pipeline
+    function with conditionals (an ``if`` in it stays Python's, so on a DataNode it is the
+    usual TypeError)."""
+    func._sluice_do_not_convert = True
+    return func
+
+
 def _is_user_function(f):
     if not isinstance(f, _pytypes.FunctionType) or f.__code__ in _CONVERTED_CODE:
+        return False
+    if getattr(f, "_sluice_do_not_convert", False):
         return False
     mod = getattr(f, "__module__", "") or ""
     if mod.split(".")[0] in _SKIP_MODULES or mod in sys.stdlib_module_names or \

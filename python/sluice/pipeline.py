@@ -17,6 +17,7 @@ from ._graph import Graph, pipeline_error
 from ._owner import Owner, drain_deferred, guarded
 from ._state import stack
 from ._values import INT_MAX, UINT64_MAX, checkpoint_bytes, is_int
+from ._conditionals import do_not_convert  # noqa: F401 -- sluice.pipeline.do_not_convert
 from .data_node import DataNode  # noqa: F401 -- sluice.pipeline.DataNode, as DALI has it
 from .pipeline_api import PipelineAPI
 from .tensors import from_c_list

@@ -16,6 +16,7 @@ import sluice.fn as fn
 import sluice.types as types
 from conftest import LMDB
 from sluice import errors, pipeline_def
+from sluice.pipeline import do_not_convert
 
 HERE = os.path.abspath(__file__)
 
@@ -433,7 +434,39 @@ def test_more_refusals():
     with pytest.raises(errors.Error, match="external_source cannot be inside a conditional"):
         source_in_branch()
 
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, enable_conditionals=True)
+    def not_of_ints():
+        x = fn.external_source(source=source([1, 2]))
+        return not x
+
+    with pytest.raises(errors.Error, match="`not` on a DataNode takes bool data \\(got int32\\)"):
+        not_of_ints().run()
+
     ns = {"fn": fn}
     exec("def made(x):\n    return x\n", ns)  # no source file to read
     with pytest.raises(errors.NotSupportedError, match="the source of made cannot be read"):
         pipeline_def(enable_conditionals=True)(ns["made"])
+
+
+@do_not_convert
+def plain_helper(x):
+    if x > 2:  # not converted: Python's truth of a DataNode, a TypeError
+        return x
+    return x
+
+
+def test_do_not_convert():
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, enable_conditionals=True)
+    def pipe():
+        x = fn.external_source(source=source([1, 2]))
+        return helper(x), plain_helper(x + 0) if False else x
+
+    pipe()  # helper converted; plain_helper not called
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, enable_conditionals=True)
+    def calls_plain():
+        x = fn.external_source(source=source([1, 2]))
+        return plain_helper(x)
+
+    with pytest.raises(TypeError, match="no truth value"):
+        calls_plain()

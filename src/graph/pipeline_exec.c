@@ -449,18 +449,24 @@ sl_status sl__pipeline_exec_start(sl_pipeline *p) {
         SL_TRY(sl__cuda_stream_create(p->cfg.device.id, &p->stream, &p->err));
         if ((e = pthread_create(&p->gpu_thread, NULL, gpu_stage, p)) != 0)
             return sl__pipeline_fail(
-                p, SL_ENOMEM, "cannot start the pipeline's GPU stage thread: %s", strerror(e));
+                p, SL_ENOMEM,
+                "cannot start the pipeline's GPU stage thread: out of memory or threads (%s)",
+                strerror(e));
         p->gpu_thread_started = true;
     }
 #endif
     if ((e = pthread_create(&p->cpu_thread, NULL, cpu_stage, p)) != 0)
-        return sl__pipeline_fail(p, SL_ENOMEM, "cannot start the pipeline's CPU stage thread: %s",
-                                 strerror(e));
+        return sl__pipeline_fail(
+            p, SL_ENOMEM,
+            "cannot start the pipeline's CPU stage thread: out of memory or threads (%s)",
+            strerror(e));
     p->cpu_thread_started = true;
     if (p->read_ops) {
         if ((e = pthread_create(&p->read_thread, NULL, read_stage, p)) != 0)
             return sl__pipeline_fail(
-                p, SL_ENOMEM, "cannot start the pipeline's read stage thread: %s", strerror(e));
+                p, SL_ENOMEM,
+                "cannot start the pipeline's read stage thread: out of memory or threads (%s)",
+                strerror(e));
         p->read_thread_started = true;
     }
     return SL_OK;

@@ -13,11 +13,12 @@ import threading
 import typing
 from ctypes import byref, c_void_p
 
-from . import _c, errors
+from . import _c, _conditionals, errors
 from ._graph import Graph, pipeline_error
 from ._owner import Owner, drain_deferred, guarded
 from ._state import stack
 from ._values import INT_MAX, UINT64_MAX, checkpoint_bytes, is_int
+from ._conditionals import do_not_convert  # noqa: F401 -- sluice.pipeline.do_not_convert
 from .data_node import DataNode  # noqa: F401 -- sluice.pipeline.DataNode, as DALI has it
 from .pipeline_api import PipelineAPI
 from .tensors import from_c_list
@@ -461,13 +462,17 @@ def pipeline_def(fn: typing.Callable | None = None, *, enable_conditionals: bool
                  **pipeline_kwargs: typing.Any) -> typing.Callable:
     """DALI's decorator: ``@pipeline_def(batch_size=..., num_threads=..., device_id=...)``; calling
     the decorated function (with its own arguments, and pipeline arguments that override the
-    decorator's) traces it and returns a Pipeline."""
+    decorator's) traces it and returns a Pipeline. With ``enable_conditionals=True`` an ``if``
+    (and ``and``/``or``/``not``, ``x if c else y``) on a DataNode is a per-sample conditional, as
+    DALI's (docs/python.md, "Conditionals")."""
     bad = set(pipeline_kwargs) - set(_PIPELINE_ARGS)
     if bad:
         raise errors.ArgumentTypeError("pipeline_def: unknown argument(s) %s" % ", ".join(sorted(bad)))
 
     def decorate(func):
         params = inspect.signature(func).parameters
+        # conditionals on data: the function's `if` statements rewritten, once (_conditionals)
+        body = _conditionals.convert_pipeline_function(func) if enable_conditionals else func
 
         @functools.wraps(func)
         def create(*args, **kwargs):
@@ -479,7 +484,7 @@ def pipeline_def(fn: typing.Callable | None = None, *, enable_conditionals: bool
                 else:
                     fk[k] = v
             pipe = Pipeline(**pk)
-            trace(pipe, func, args, fk)
+            trace(pipe, body, args, fk)
             return pipe
         create._sluice_fn = func
         create._sluice_kwargs = dict(pipeline_kwargs)

@@ -145,8 +145,9 @@ sl_status sl__pool_create_pinned(int threads, bool pin, sl__pool **out, sl_err *
         if (rc) {
             p->nthreads = i;
             sl__pool_free(p);
-            return sl_err_set(err, SL_ENOMEM, "cannot start worker thread %d of %d: %s", i, threads,
-                              strerror(rc));
+            return sl_err_set(err, SL_ENOMEM,
+                              "cannot start worker thread %d of %d: out of memory or threads (%s)",
+                              i, threads, strerror(rc));
         }
     }
     p->nthreads = threads;

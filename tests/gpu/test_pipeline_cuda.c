@@ -4,9 +4,9 @@
  * normalize and one_hot on the GPU, labels through .gpu()) over the Caffe2 Fashion-MNIST fixture,
  * 10 batches of 64 (two and a half epochs, shuffled), and an augmenting pipeline (random mirror
  * from coin_flip, flip, nearest-neighbour resize, cast on the GPU), and arithmetic in pipeline text
- * with cat and stack after the mixed decoder. Outputs live on the GPU and
- * equal the CPU's outputs byte for byte (resize: within 1), with the same record keys in the same
- * order. */
+ * with cat and stack after the mixed decoder, and conditionals (if/elif/else) on GPU data.
+ * Outputs live on the GPU and equal the CPU's outputs byte for byte (resize: within 1), with the
+ * same record keys in the same order. */
 #include "check.h"
 #include "gpu.h"
 
@@ -135,5 +135,23 @@ int main(void) {
         "    pair = fn.stack(images, -images, axis=0, axis_name=\"N\")\n"
         "    return both, pair\n";
     compare_runs("arithmetic, cat and stack after the mixed decoder", math, 32, 4, 1, binds, -1);
+    /* conditionals on GPU data: split and merge of device samples (views), GPU ops on a
+     * branch's smaller batch, a CPU value merged then sent over */
+    const char *cond =
+        "@pipeline_def(enable_conditionals=True)\n"
+        "def cond(data_path):\n"
+        "    jpegs, labels = fn.readers.caffe2(path=data_path, random_shuffle=True)\n"
+        "    images = fn.decoders.image(jpegs, device=\"mixed\", output_type=types.GRAY)\n"
+        "    if labels > 4:\n"
+        "        images = fn.flip(images, horizontal=1)\n"
+        "        scale = fn.cast(labels, dtype=types.FLOAT) * 0.5\n"
+        "    elif fn.random.coin_flip(dtype=types.BOOL):\n"
+        "        images = fn.flip(images, vertical=1)\n"
+        "        scale = fn.cast(labels, dtype=types.FLOAT) * 0.0 + 1.0\n"
+        "    else:\n"
+        "        scale = fn.cast(labels, dtype=types.FLOAT) - 3.0\n"
+        "    out = fn.cast(images, dtype=types.FLOAT) * scale.gpu()\n"
+        "    return out, (labels > 4).gpu()\n";
+    compare_runs("conditionals on GPU data", cond, 32, 4, 1, binds, -1);
     return check_done();
 }

@@ -13,9 +13,11 @@ import torch
 import torch.utils.dlpack
 
 from .. import errors
+from ..ops import TorchPythonFunction  # DALI's plugin.pytorch.TorchPythonFunction: the ops class
 from ._common import BaseIterator, LastBatchPolicy
 
-__all__ = ["DALIGenericIterator", "DALIClassificationIterator", "LastBatchPolicy"]
+__all__ = ["DALIGenericIterator", "DALIClassificationIterator", "LastBatchPolicy",
+           "TorchPythonFunction"]
 
 
 def to_torch(t):

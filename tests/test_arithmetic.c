@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* + - * / on op outputs (the arithmetic op and the parser's expressions):
+/* DALI's expressions on op outputs (the arithmetic op and the parser's expressions; the Python
+ * suite test_expressions.py covers every operator and type pair against numpy):
  * - DALI's type promotions, one pair of types at a time (uint8 + uint8 wraps in uint8; uint8 * an
  *   int constant is int32; / of integers is float32; int8 with uint8 is int16; bool counts as
- *   uint8, two bools are refused);
+ *   uint1, two bools are refused for +);
  * - a constant on the left (10 - x) and on the right; unary minus keeps the type and wraps;
  * - one-element samples broadcast (a per-sample scalar times an image, either side, equal or lower
  *   rank); operands of different sizes are an error naming the sample;
  * - pipeline text: (u * 10 + 1), 2.0 / v, 1 - c, -c and +c computed exactly as float32 / int32
- *   arithmetic would, batch after batch; '//', a bool constant and a multi-output op are errors
- * pointing at the expression. */
+ *   arithmetic would, batch after batch; // % ** comparisons & | ^ ~ << >> and bool constants as
+ *   C computes them; a string constant, '&' on a float and a multi-output op are errors pointing
+ *   at the expression. */
 #include "check.h"
 #include "opharness.h"
 
@@ -238,8 +240,8 @@ static void test_broadcast(void) {
     oph_destroy(&h);
     o = run(&h, sub, &v4, &img, &e, &st);
     CHECK(o == NULL && st == SL_EINVAL);
-    CHECK_MSG(!check_needle_missing(e.msg, "arithmetic: sample 0: '-': operand shapes differ (4 "
-                                           "and 18 elements)"),
+    CHECK_MSG(!check_needle_missing(e.msg, "arithmetic: sample 0: '-': operand shapes do not "
+                                           "broadcast (extent 3 against 4 at dimension 2)"),
               "%s", e.msg);
     oph_destroy(&h);
     sl_tlist_free(&img), sl_tlist_free(&s1), sl_tlist_free(&s3), sl_tlist_free(&v4);
@@ -304,22 +306,75 @@ static void test_text(void) {
     CHECK(b != NULL);
     sl_pipeline_free(p);
 
+    /* the rest of DALI's operators, on an int32 k and a float32 u, against C's formulas */
+    p = pipe_of(
+        "def pipe():\n"
+        "    c = fn.random.coin_flip()\n"
+        "    u = fn.random.uniform(range=[-5.0, 5.0], shape=[4])\n"
+        "    k = fn.cast(u * 3, dtype=types.INT32)\n"
+        "    return (k, u, c, k // 2, k % 3, k ** 2, u > 0.5, 1 <= k, (c == 1) & (k != 0),\n"
+        "            c | True, ~k, k << 2, k >> 1, u // 2, u % 2, 7 - k * 2 ^ 5)\n",
+        &e);
+    CHECK_MSG(p != NULL, "%s", e.msg);
+    b = NULL;
+    if (p && sl_pipeline_next(p, &b) == SL_OK) {
+        static const sl_dtype want[] = {SL_DTYPE_I32,  SL_DTYPE_F32, SL_DTYPE_I32,  SL_DTYPE_I32,
+                                        SL_DTYPE_I32,  SL_DTYPE_I32, SL_DTYPE_BOOL, SL_DTYPE_BOOL,
+                                        SL_DTYPE_BOOL, SL_DTYPE_I32, SL_DTYPE_I32,  SL_DTYPE_I32,
+                                        SL_DTYPE_I32,  SL_DTYPE_F32, SL_DTYPE_F32,  SL_DTYPE_I32};
+        for (int o = 0; o < 16; o++) CHECK_EQ_INT(sl_batch_output(b, o)->dtype, want[o]);
+        int wrong = 0;
+        for (int i = 0; i < 8; i++) {
+            int32_t c = *(int32_t *)sl_batch_output(b, 2)->data[i];
+            for (int k = 0; k < 4; k++) {
+                int32_t x = ((int32_t *)sl_batch_output(b, 0)->data[i])[k];
+                float u = ((float *)sl_batch_output(b, 1)->data[i])[k];
+#define I32(o) (((int32_t *)sl_batch_output(b, o)->data[i])[o == 9 ? 0 : k])
+#define B8(o)  (((uint8_t *)sl_batch_output(b, o)->data[i])[k])
+#define F32(o) (((float *)sl_batch_output(b, o)->data[i])[k])
+                wrong += I32(3) != x / 2; /* C's truncation, as DALI's */
+                wrong += I32(4) != x % 3;
+                wrong += I32(5) != x * x;
+                wrong += B8(6) != (u > 0.5f);
+                wrong += B8(7) != (1 <= x);
+                wrong += B8(8) != (c == 1 && x != 0);
+                wrong += I32(9) != 1;
+                wrong += I32(10) != ~x;
+                wrong += I32(11) != (int32_t)((uint32_t)x << 2);
+                wrong += I32(12) != x >> 1;
+                wrong += F32(13) != u / 2.0f;
+                wrong += F32(14) != fmodf(u, 2.0f);
+                wrong += I32(15) != ((7 - x * 2) ^ 5);
+#undef I32
+#undef B8
+#undef F32
+            }
+        }
+        CHECK_MSG(wrong == 0, "%d values differ from C's operators", wrong);
+        sl_pipeline_release(p, b);
+    }
+    CHECK(b != NULL);
+    sl_pipeline_free(p);
     p = pipe_of("def pipe():\n"
                 "    c = fn.random.coin_flip()\n"
-                "    return c // 2\n",
+                "    return c + 'a'\n",
                 &e);
     CHECK(p == NULL);
     CHECK_MSG(!check_needle_missing(e.msg, "math.py:3") &&
-                  !check_needle_missing(e.msg, "'//' on op outputs is not supported"),
+                  !check_needle_missing(e.msg, "unsupported operand type for '+' with an op "
+                                               "output: str"),
               "%s", e.msg);
     p = pipe_of("def pipe():\n"
-                "    c = fn.random.coin_flip()\n"
-                "    return c + True\n",
+                "    u = fn.random.uniform(range=[-5.0, 5.0])\n"
+                "    return u & 1\n",
                 &e);
-    CHECK(p == NULL);
-    CHECK_MSG(!check_needle_missing(e.msg, "unsupported operand type for '+' with an op output: "
-                                           "bool"),
-              "%s", e.msg);
+    CHECK_MSG(p != NULL, "%s", e.msg); /* types are known when the pipeline runs */
+    b = NULL;
+    CHECK(p && sl_pipeline_next(p, &b) != SL_OK);
+    CHECK_MSG(p && !check_needle_missing(sl_pipeline_errmsg(p), "'&' on a floating operand "
+                                                                "(float32 & int32)"),
+              "%s", p ? sl_pipeline_errmsg(p) : "");
+    sl_pipeline_free(p);
 }
 
 int main(void) {

@@ -373,9 +373,9 @@ static void test_errors(void) {
           "t.py:1:30: error: name 'a' is not defined; bind it with --arg a=VALUE\n"
           "x = fn.readers.caffe2(n=1 if a else 2)\n"
           "                             ^");
-    FAILS("x = fn.readers.caffe2()\ny = x // 2\nreturn y\n", SL_EINVAL,
-          "t.py:2:7: error: '//' on op outputs is not supported (+ - * / are)\n"
-          "y = x // 2\n"
+    FAILS("x = fn.readers.caffe2()\ny = x @ 2\nreturn y\n", SL_ESYNTAX,
+          "t.py:2:7: error: unsupported operator '@' in a pipeline\n"
+          "y = x @ 2\n"
           "      ^");
     /* subscripts of op outputs: DALI's tensor indexing, a tensor_subscript op */
     PARSES("x = fn.readers.caffe2()\nreturn x[1:, -2, ::-3], x[:4][0]\n",
@@ -484,9 +484,9 @@ static void test_errors(void) {
           "t.py:1:45: error: integer overflow in '+'\n"
           "x = fn.readers.caffe2(n=9223372036854775807 + 1)\n"
           "                                            ^");
-    FAILS("x = fn.readers.caffe2(n=3 & 3)\n", SL_ESYNTAX,
-          "t.py:1:27: error: unsupported operator '&' in a pipeline\n"
-          "x = fn.readers.caffe2(n=3 & 3)\n"
+    FAILS("x = fn.readers.caffe2(n=3 @ 3)\n", SL_ESYNTAX,
+          "t.py:1:27: error: unsupported operator '@' in a pipeline\n"
+          "x = fn.readers.caffe2(n=3 @ 3)\n"
           "                          ^");
     FAILS("x = fn.readers.caffe2() $\n", SL_ESYNTAX,
           "t.py:1:25: error: unexpected character '$'\n"
@@ -889,10 +889,11 @@ static void test_static_python(void) {
           "y = x if x else x\n"
           "         ^");
     FAILS("x = fn.readers.file(file_root='r')\nif x > 0:\n    pass\nreturn x\n", SL_EINVAL,
-          "t.py:2:4: error: '>' on an op output: comparisons of data are not supported "
-          "(conditions are decided when the pipeline is built, from constants and --arg values)\n"
+          "t.py:2:6: error: 'if' on an op output: conditions on data are not supported (they are "
+          "decided when the pipeline is built, from constants and --arg values; DALI's "
+          "enable_conditionals is not supported)\n"
           "if x > 0:\n"
-          "   ^");
+          "     ^");
     FAILS("def f(a, b=1):\n    return a\nx = f(b=2)\nreturn x\n", SL_EINVAL,
           "t.py:3:5: error: f() missing argument 'a'\nx = f(b=2)\n    ^");
     FAILS("def f(a):\n    return a\nx = f(1, a=2)\nreturn x\n", SL_EINVAL,

@@ -41,7 +41,8 @@ class DataNode:
 
     def __bool__(self):
         raise TypeError("%s is data that exists only when the pipeline runs: it has no truth "
-                        "value at definition time (branch on Python values, not on op outputs)"
+                        "value at definition time (to branch on it per sample, define the pipeline with "
+                        "@pipeline_def(enable_conditionals=True))"
                         % self.name)
 
     def __iter__(self):
@@ -78,70 +79,74 @@ class DataNode:
                                    else type(x).__name__))
         return fn.tensor_subscript(self, mode=mode, lo=lo, hi=hi, step=step)
 
-    def _refuse_comparison(sym):  # noqa: N805 (called in the class body, not a method)
-        def compare(self, other):
-            raise TypeError("%s %s %s: comparisons of op outputs are not supported (the "
-                            "arithmetic op has + - * / and unary -)"
-                            % (self.name, sym, type(other).__name__))
-        return compare
-
-    __eq__, __ne__ = _refuse_comparison("=="), _refuse_comparison("!=")
-    __lt__, __le__ = _refuse_comparison("<"), _refuse_comparison("<=")
-    __gt__, __ge__ = _refuse_comparison(">"), _refuse_comparison(">=")
-    del _refuse_comparison
-
     __hash__ = object.__hash__
 
-    # arithmetic: the `arithmetic` op, as DALI's expressions
+    # DALI's mathematical expressions: the `arithmetic` op (docs/python.md, "Expressions")
     def _arith(self, other, op, left=False):
         from . import fn
         if isinstance(other, DataNode):
             a, b = (other, self) if left else (self, other)
+            if a._gpu != b._gpu:  # a CPU operand goes to the GPU, as DALI's expressions
+                a, b = a.gpu(), b.gpu()
             return fn.arithmetic(a, b, op=op)
         if getattr(other, "ndim", 0):
             if getattr(other, "size", 0) != 1:
                 raise TypeError("%s with a %s of shape %s: the constant of an arithmetic op is one "
-                                "number (or a one-element array)" % (
-                                    self.name, type(other).__name__, tuple(other.shape)))
+                                "number (or a one-element array; wrap arrays in types.Constant)"
+                                % (self.name, type(other).__name__, tuple(other.shape)))
             other = other.reshape(()).item()  # a one-element array: its value
-        if is_int(other):  # Python and numpy integers: an int32 constant, as DALI
-            other = int(other.__index__())
-        elif isinstance(other, bool) or not isinstance(other, (int, float)):
-            try:
-                other = float(other)
-            except (TypeError, ValueError):
+        if isinstance(other, bool) or type(other).__name__ == "bool_":
+            other, ctype = bool(other), "bool"  # Python's bool: a bool constant, as DALI
+        elif is_int(other):  # Python and numpy integers: an int32 constant, as DALI
+            other, ctype = int(other.__index__()), "int32"
+        else:
+            if isinstance(other, (str, bytes)) or not hasattr(other, "__float__"):
                 return NotImplemented
-        ctype = "int32" if isinstance(other, int) and not isinstance(other, bool) else "float32"
+            other, ctype = float(other), "float32"
+        if ctype == "int32" and not -2**31 <= other < 2**31:
+            raise ValueError("%s: the constant %d does not fit an int32 (DALI's type for a Python "
+                             "int); wrap it in types.Constant(..., dtype=types.INT64)"
+                             % (self.name, other))
         return fn.arithmetic(self, op=op, constant=float(other), constant_type=ctype,
                              constant_left=left)
 
-    def __add__(self, o):
-        return self._arith(o, "add")
+    def _binary(op):  # noqa: N805 (called in the class body, not a method)
+        def f(self, o):
+            return self._arith(o, op)
 
-    def __radd__(self, o):
-        return self._arith(o, "add", True)
+        def r(self, o):
+            return self._arith(o, op, True)
+        return f, r
 
-    def __sub__(self, o):
-        return self._arith(o, "sub")
-
-    def __rsub__(self, o):
-        return self._arith(o, "sub", True)
-
-    def __mul__(self, o):
-        return self._arith(o, "mul")
-
-    def __rmul__(self, o):
-        return self._arith(o, "mul", True)
-
-    def __truediv__(self, o):
-        return self._arith(o, "fdiv")
-
-    def __rtruediv__(self, o):
-        return self._arith(o, "fdiv", True)
+    __add__, __radd__ = _binary("add")
+    __sub__, __rsub__ = _binary("sub")
+    __mul__, __rmul__ = _binary("mul")
+    __truediv__, __rtruediv__ = _binary("fdiv")
+    __floordiv__, __rfloordiv__ = _binary("div")
+    __mod__, __rmod__ = _binary("mod")
+    __pow__, __rpow__ = _binary("pow")
+    __and__, __rand__ = _binary("bitand")
+    __or__, __ror__ = _binary("bitor")
+    __xor__, __rxor__ = _binary("bitxor")
+    __lshift__, __rlshift__ = _binary("lshift")
+    __rshift__, __rrshift__ = _binary("rshift")
+    # comparisons give bool nodes (a constant on the left arrives reflected: 3 < x is x > 3)
+    __eq__ = _binary("eq")[0]
+    __ne__ = _binary("neq")[0]
+    __lt__ = _binary("lt")[0]
+    __le__ = _binary("leq")[0]
+    __gt__ = _binary("gt")[0]
+    __ge__ = _binary("geq")[0]
+    del _binary
 
     def __neg__(self):
         from . import fn
         return fn.arithmetic(self, op="minus")
 
     def __pos__(self):
-        return self
+        from . import fn
+        return fn.arithmetic(self, op="plus")
+
+    def __invert__(self):
+        from . import fn
+        return fn.arithmetic(self, op="invert")

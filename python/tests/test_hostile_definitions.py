@@ -120,10 +120,10 @@ def test_numpy_constants_keep_their_kind():
 
 @pytest.mark.parametrize("compare", [lambda l: l == 1, lambda l: l != 1, lambda l: l < 1,
                                      lambda l: 1 >= l])
-def test_comparisons_of_nodes_are_refused(compare):
-    # == and != once gave a Python bool, silently
-    with pytest.raises(TypeError, match="comparisons of op outputs are not supported"):
-        define(lambda j, l, im: compare(l))
+def test_comparisons_of_nodes_are_nodes(compare):
+    # == and != once gave a Python bool, silently; now DALI's bool-typed comparison ops
+    out = define(lambda j, l, im: compare(l)).run()[0]
+    assert out.dtype == types.BOOL
 
 
 def test_nodes_outside_their_definition():

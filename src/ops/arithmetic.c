@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* arithmetic: the op behind + - * / and unary - on op outputs in pipeline text (DALI's arithmetic
- * expressions; the parser emits it, and it can be called as fn.arithmetic too). Two inputs, or one
- * input and a constant (`constant`, typed by `constant_type` as DALI types Python's int and float:
- * int32, float32; `constant_left` when it is the left operand), or for op="minus" one input alone
- * (the result keeps its type; integers wrap). Element-wise; a sample of one element (a per-sample
- * scalar) is broadcast against the other operand, as DALI does.
+/* arithmetic: the op behind DALI's mathematical expressions on op outputs (+ - * / // % ** ==
+ * != < <= > >= & | ^ << >>, unary - + ~), which the Python package and the pipeline text emit;
+ * it can be called as fn.arithmetic too. Two inputs, or one input and a constant (`constant`,
+ * typed by `constant_type` as DALI types Python's int, float and bool: int32, float32, bool;
+ * `constant_left` when it is the left operand), or for the unary ops one input alone (the result
+ * keeps its type; integers wrap; ~ on bool is logical not). Element-wise, broadcast numpy-style
+ * as DALI's (shapes padded with outer 1s; extents of 1 repeated).
  *
  * The result type follows DALI's promotion table: equal types stay; a floating type wins over an
- * integer one; two floating or two same-signedness integer types give the wider; a signed intX and
- * an unsigned intY give intX when X > Y, else the signed type twice Y's width (bool counts as
- * uint8; two bools are refused). `/` divides in floating point: two integer operands give float32.
- * Integer results are computed in 64-bit and wrap to the result's width, as C++ arithmetic in that
- * type does; floating results are computed in double and rounded once to the result type (for
- * + - * / on float32 that is exactly float32 arithmetic). A float32 constant is rounded to float32
- * first, as DALI's is. The rule for one element is ops/arithmetic.h's, which the CPU run and the
- * CUDA run (ops/arithmetic.cu) share, so the two give the same bits. */
+ * integer one; two floating or two same-signedness integer types give the wider; a signed intX
+ * and an unsigned intY give intX when X > Y, else the signed type twice Y's width (int64 at most);
+ * bool is the smallest unsigned type. `/` divides in floating point (two integer operands give
+ * float32); comparisons give bool. On two bools only * (logical and), the comparisons and the
+ * bitwise ops are defined; % takes no bool; the bitwise ops and shifts take integers (and bool),
+ * no floating operand. `//` and `%` follow C (truncation, fmod) as DALI's do; an integer
+ * division or remainder by 0 gives 0 (numpy's result; C leaves it undefined). A float32
+ * constant is rounded to float32 first, as DALI's is. The rule for one element is
+ * ops/arithmetic.h's, which the CPU run and the CUDA run (ops/arithmetic.cu) share. */
 #include "ops/arithmetic.h"
 #include "operator/gpu_args.h"
 #include "operator/op.h"
@@ -27,36 +29,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef SLUICE_HAVE_CUDA
-#include "ops/arithmetic.h"
-#endif
+#define AR_OPS                                                                                     \
+    "add|sub|mul|fdiv|div|mod|pow|eq|neq|lt|leq|gt|geq|bitand|bitor|bitxor|"                       \
+    "lshift|rshift|minus|plus|invert"
 
 static const sl__arg_schema ar_args[] = {
-    {"op", SL_ARG_ENUM, NULL, "the operation", SL_ARGF_REQUIRED, "add|sub|mul|fdiv|minus"},
+    {"op", SL_ARG_ENUM, NULL, "the operation", SL_ARGF_REQUIRED, AR_OPS},
     {"constant", SL_ARG_FLOAT, "None", "the constant operand (with one input)", 0, NULL},
-    {"constant_type", SL_ARG_ENUM, "\"int32\"", "the constant's type: int32 or float32", 0,
-     "int32|float32"},
+    {"constant_type", SL_ARG_ENUM, "\"int32\"", "the constant's type: int32, float32 or bool", 0,
+     "int32|float32|bool"},
     {"constant_left", SL_ARG_BOOL, "False", "the constant is the left operand", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
-enum {
-    A_ADD = SL__AR_ADD,
-    A_SUB = SL__AR_SUB,
-    A_MUL = SL__AR_MUL,
-    A_FDIV = SL__AR_FDIV,
-    A_MINUS = SL__AR_MINUS
-};
-static const char *const symbol[] = {"+", "-", "*", "/", "unary -"};
+static const char *const op_names[SL__AR_COUNT] = {
+    "add", "sub", "mul",    "fdiv",  "div",    "mod",    "pow",    "eq",    "neq",  "lt",    "leq",
+    "gt",  "geq", "bitand", "bitor", "bitxor", "lshift", "rshift", "minus", "plus", "invert"};
+static const char *const symbol[SL__AR_COUNT] = {"+",  "-",  "*",  "/",  "//",      "%",       "**",
+                                                 "==", "!=", "<",  "<=", ">",       ">=",      "&",
+                                                 "|",  "^",  "<<", ">>", "unary -", "unary +", "~"};
 
 typedef struct ar_state {
     int op;
     bool has_const, const_left;
     double cval;
     sl_dtype ctype;
-    sl_dtype out;    /* the batch's result type (setup) */
-    int big;         /* the input whose shape the output takes: 0 or 1 (setup) */
-    int64_t *shapes; /* setup's scratch */
+    sl__arith ar;        /* the batch's operation (setup) */
+    sl__math_desc *desc; /* per sample (setup) */
     int cap;
     sl__gpu_args gpu; /* the CUDA run's descriptors */
 } ar_state;
@@ -64,10 +63,20 @@ typedef struct ar_state {
 static void ar_destroy(void *state) {
     ar_state *s = state;
     if (s) {
-        free(s->shapes);
+        free(s->desc);
         sl__gpu_args_free(&s->gpu);
     }
     free(s);
+}
+
+static bool unary(int op) {
+    return op >= SL__AR_MINUS;
+}
+static bool comparison(int op) {
+    return op >= SL__AR_EQ && op <= SL__AR_GE;
+}
+static bool bitwise(int op) {
+    return op >= SL__AR_AND && op <= SL__AR_SHR;
 }
 
 static sl_status ar_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
@@ -75,36 +84,36 @@ static sl_status ar_create(const sl__args *a, const sl__op_init *init, void **ou
     ar_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     const char *op = sl__args_str(a, "op");
-    s->op = !strcmp(op, "add")    ? A_ADD
-            : !strcmp(op, "sub")  ? A_SUB
-            : !strcmp(op, "mul")  ? A_MUL
-            : !strcmp(op, "fdiv") ? A_FDIV
-                                  : A_MINUS;
+    for (int k = 0; k < SL__AR_COUNT; k++)
+        if (!strcmp(op, op_names[k])) s->op = k;
     s->has_const = sl__args_get(a, "constant")->kind != SL_VAL_NONE;
     if (s->has_const) s->cval = sl__args_float(a, "constant");
     s->const_left = sl__args_bool(a, "constant_left");
-    s->ctype = !strcmp(sl__args_str(a, "constant_type"), "float32") ? SL_DTYPE_F32 : SL_DTYPE_I32;
+    const char *ct = sl__args_str(a, "constant_type");
+    s->ctype = !strcmp(ct, "float32") ? SL_DTYPE_F32
+               : !strcmp(ct, "bool")  ? SL_DTYPE_BOOL
+                                      : SL_DTYPE_I32;
+    sl_status st = SL_OK;
     if (s->has_const && s->ctype == SL_DTYPE_F32) s->cval = (double)(float)s->cval;
     if (s->has_const && s->ctype == SL_DTYPE_I32 &&
-        (s->cval != trunc(s->cval) || s->cval < -2147483648.0 || s->cval > 2147483647.0)) {
-        sl_err_set(err, SL_EINVAL, "arithmetic: constant %g is not an int32", s->cval);
+        (s->cval != trunc(s->cval) || s->cval < -2147483648.0 || s->cval > 2147483647.0))
+        st = sl_err_set(err, SL_EINVAL, "arithmetic: constant %g is not an int32", s->cval);
+    if (s->has_const && s->ctype == SL_DTYPE_BOOL && s->cval != 0 && s->cval != 1)
+        st = sl_err_set(err, SL_EINVAL, "arithmetic: constant %g is not a bool (0 or 1)", s->cval);
+    if (st == SL_OK && unary(s->op) && (s->has_const || sl__args_given(a, "constant_left")))
+        st = sl_err_set(err, SL_EINVAL,
+                        "arithmetic: '%s' takes one input and no constant (argument 'constant')",
+                        symbol[s->op]);
+    if (st != SL_OK) {
         ar_destroy(s);
-        return SL_EINVAL;
+        return st;
     }
     *out = s;
     return SL_OK;
 }
 
-/* bits and kind of a type: 'f' floating, 'i' signed, 'u' unsigned (bool as uint8) */
-static char kind_of(sl_dtype t, int *bits) {
-    *bits = 8 * (int)sl_dtype_size(t);
-    if (sl_dtype_is_float(t)) return 'f';
-    return t == SL_DTYPE_I8 || t == SL_DTYPE_I16 || t == SL_DTYPE_I32 || t == SL_DTYPE_I64 ? 'i'
-                                                                                           : 'u';
-}
-
-static sl_dtype int_type(char kind, int bits) {
-    if (kind == 'u')
+static sl_dtype int_type(bool sg, int bits) {
+    if (!sg)
         return bits <= 8    ? SL_DTYPE_U8
                : bits <= 16 ? SL_DTYPE_U16
                : bits <= 32 ? SL_DTYPE_U32
@@ -115,154 +124,165 @@ static sl_dtype int_type(char kind, int bits) {
                         : SL_DTYPE_I64;
 }
 
-/* DALI's promotion table (see the top); fdiv makes integer results float32 */
-static sl_status promote(sl_dtype a, sl_dtype b, int op, sl_dtype *out, sl_err *err) {
-    if (a == SL_DTYPE_BOOL && b == SL_DTYPE_BOOL)
-        return sl_err_set(err, SL_ENOTSUP, "arithmetic: '%s' on two bool operands", symbol[op]);
-    if (a == SL_DTYPE_BOOL) a = SL_DTYPE_U8;
-    if (b == SL_DTYPE_BOOL) b = SL_DTYPE_U8;
-    int xa, xb;
-    char ka = kind_of(a, &xa), kb = kind_of(b, &xb);
-    sl_dtype t;
-    if (a == b)
-        t = a;
-    else if (ka == 'f' && kb == 'f')
-        t = xa != xb ? (xa > xb ? a : b) : SL_DTYPE_F32; /* float16 with bfloat16: float32 */
-    else if (ka == 'f' || kb == 'f')
-        t = ka == 'f' ? a : b;
-    else if (ka == kb)
-        t = xa >= xb ? a : b;
-    else { /* signed X, unsigned Y */
-        int x = ka == 'i' ? xa : xb, y = ka == 'i' ? xb : xa;
-        t = x > y ? int_type('i', x) : int_type('i', 2 * y);
-    }
-    if (op == A_FDIV && !sl_dtype_is_float(t)) t = SL_DTYPE_F32;
-    *out = t;
-    return SL_OK;
+/* DALI's promotion table (see the top); bool is uint1 */
+static sl_dtype promote(sl_dtype a, sl_dtype b) {
+    if (a == b) return a;
+    bool fa = sl__math_is_float(a), fb = sl__math_is_float(b);
+    int xa = sl__math_bits(a), xb = sl__math_bits(b);
+    if (fa && fb) return xa != xb ? (xa > xb ? a : b) : SL_DTYPE_F32; /* float16 with bfloat16 */
+    if (fa || fb) return fa ? a : b;
+    bool sa = sl__math_is_signed(a), sb = sl__math_is_signed(b);
+    if (sa == sb) return xa >= xb ? a : b;
+    int x = sa ? xa : xb, y = sa ? xb : xa;
+    return int_type(true, x > y ? x : 2 * y);
 }
 
-static int64_t volume(const sl_tlist *l, int i) {
-    const int64_t *sh = sl_tlist_shape(l, i);
-    int64_t v = 1;
-    for (int d = 0; d < l->ndim; d++) v *= sh[d];
-    return v;
+/* The batch's operation for operand types ta, tb (unary: tb unused), or an error naming the
+ * operands' types. */
+static sl_status plan(int op, sl_dtype ta, sl_dtype tb, sl__arith *r, sl_err *err) {
+    char na[16], nb[16];
+    snprintf(na, sizeof na, "%s", sl_dtype_name(ta));
+    snprintf(nb, sizeof nb, "%s", sl_dtype_name(tb));
+    r->op = op;
+    if (unary(op)) {
+        if (op == SL__AR_MINUS && ta == SL_DTYPE_BOOL)
+            return sl_err_set(err, SL_ENOTSUP, "arithmetic: unary '-' on a bool operand");
+        if (op == SL__AR_INV && sl__math_is_float(ta))
+            return sl_err_set(err, SL_ENOTSUP,
+                              "arithmetic: '~' on a %s operand (integers and "
+                              "bool only)",
+                              na);
+        r->ct = r->out = ta;
+        return SL_OK;
+    }
+    bool two_bools = ta == SL_DTYPE_BOOL && tb == SL_DTYPE_BOOL;
+    if (two_bools && (op == SL__AR_ADD || op == SL__AR_SUB || op == SL__AR_FDIV ||
+                      op == SL__AR_DIV || op == SL__AR_POW || op == SL__AR_SHL || op == SL__AR_SHR))
+        return sl_err_set(err, SL_ENOTSUP,
+                          "arithmetic: '%s' on two bool operands (DALI allows only *, the "
+                          "comparisons and & | ^ between bools)",
+                          symbol[op]);
+    if (op == SL__AR_MOD && (ta == SL_DTYPE_BOOL || tb == SL_DTYPE_BOOL))
+        return sl_err_set(err, SL_ENOTSUP, "arithmetic: '%%' on a bool operand (%s %% %s)", na, nb);
+    if (bitwise(op) && (sl__math_is_float(ta) || sl__math_is_float(tb)))
+        return sl_err_set(err, SL_ENOTSUP,
+                          "arithmetic: '%s' on a floating operand (%s %s %s): bitwise operations "
+                          "take integers and bool",
+                          symbol[op], na, symbol[op], nb);
+    r->ct = promote(ta, tb);
+    if (op == SL__AR_FDIV && !sl__math_is_float(r->ct)) r->ct = SL_DTYPE_F32;
+    r->out = comparison(op) ? SL_DTYPE_BOOL : r->ct;
+    return SL_OK;
 }
 
 static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
     ar_state *s = state;
     const sl_tlist *a = io->in[0], *b = io->num_inputs > 1 ? io->in[1] : NULL;
-    if (s->op == A_MINUS) { /* unary: the input's own type */
-        if (b || s->has_const)
-            return sl_err_set(err, SL_EINVAL, "arithmetic: minus takes one input and no constant");
-        if (a->dtype == SL_DTYPE_BOOL)
-            return sl_err_set(err, SL_ENOTSUP, "arithmetic: unary '-' on a bool operand");
-        s->out = a->dtype;
-        s->big = 0;
-        sl_tlist *out = io->out[0];
-        SL_TRY(sl_tlist_reset(out, io->batch, s->out, a->ndim, io->device, err));
-        SL_TRY(sl_tlist_alloc(out, a->shapes, err));
-        memcpy(out->layout, a->layout, sizeof out->layout);
-        return SL_OK;
-    }
-    if ((b != NULL) == s->has_const)
+    if (unary(s->op) && b)
+        return sl_err_set(err, SL_EINVAL, "arithmetic: '%s' takes one input", symbol[s->op]);
+    if (!unary(s->op) && (b != NULL) == s->has_const)
         return sl_err_set(err, SL_EINVAL,
                           "arithmetic: give two inputs, or one input and a constant");
-    sl_dtype ta = a->dtype, tb = b ? b->dtype : s->ctype;
-    if (s->has_const && s->const_left) ta = s->ctype, tb = a->dtype;
-    SL_TRY(promote(ta, tb, s->op, &s->out, err));
-    /* the output takes the shapes of the input with more dimensions (the first on a tie); the
-     * other's samples must match them or hold one element */
-    s->big = b && b->ndim > a->ndim ? 1 : 0;
-    const sl_tlist *big = s->big ? b : a, *small = s->big ? a : b;
-    for (int i = 0; small && i < io->batch; i++) {
-        bool same =
-            small->ndim == big->ndim && !memcmp(sl_tlist_shape(small, i), sl_tlist_shape(big, i),
-                                                (size_t)big->ndim * sizeof(int64_t));
-        if (same || volume(small, i) == 1) continue;
-        if (small->ndim == big->ndim && volume(big, i) == 1) continue; /* the other way round */
-        return sl__op_fail(err, SL_EINVAL, io, i, "arithmetic",
-                           "'%s': operand shapes differ (%lld and %lld elements) and neither "
-                           "is one element",
-                           symbol[s->op], (long long)volume(a, i), (long long)volume(b, i));
+    /* operands in order: a constant on the left is operand 0 */
+    const sl_tlist *opnd[2] = {a, b};
+    sl__arith r = {0};
+    r.konst = -1;
+    r.t[0] = a->dtype;
+    r.t[1] = b ? b->dtype : s->ctype;
+    if (s->has_const) {
+        r.konst = s->const_left ? 0 : 1, r.cval = s->cval;
+        if (s->const_left) r.t[0] = s->ctype, r.t[1] = a->dtype, opnd[0] = NULL, opnd[1] = a;
     }
-    int nd = big->ndim;
+    SL_TRY(plan(s->op, r.t[0], r.t[1], &r, err));
+    s->ar = r;
+    /* the output's rank: the larger; its layout: the first input's of that rank */
+    int nd = 0;
+    const sl_tlist *lay = NULL;
+    for (int j = 0; j < 2; j++)
+        if (opnd[j] && (!lay || opnd[j]->ndim > nd)) nd = opnd[j]->ndim, lay = opnd[j];
     if (io->batch > s->cap) {
-        int64_t *n = realloc(s->shapes, (size_t)io->batch * SL_MAX_DIMS * sizeof *n);
-        if (!n) return sl_err_set(err, SL_ENOMEM, "arithmetic: out of memory");
-        s->shapes = n;
-        s->cap = io->batch;
-    }
-    for (int i = 0; i < io->batch; i++) {
-        /* a one-element sample of the bigger input takes the other's shape when equal in rank */
-        const sl_tlist *from =
-            small && small->ndim == nd && volume(big, i) == 1 && volume(small, i) > 1 ? small : big;
-        memcpy(s->shapes + (size_t)i * (size_t)nd, sl_tlist_shape(from, i),
-               (size_t)nd * sizeof(int64_t));
+        sl__math_desc *d = realloc(s->desc, (size_t)io->batch * sizeof *d);
+        if (!d) return sl_err_set(err, SL_ENOMEM, "arithmetic: out of memory");
+        s->desc = d, s->cap = io->batch;
     }
     sl_tlist *out = io->out[0];
-    SL_TRY(sl_tlist_reset(out, io->batch, s->out, nd, io->device, err));
-    SL_TRY(sl_tlist_alloc(out, s->shapes, err));
-    memcpy(out->layout, big->layout, sizeof out->layout);
+    SL_TRY(sl_tlist_reset(out, io->batch, r.out, nd, io->device, err));
+    int64_t *shapes = sl__malloc(
+        (size_t)(io->batch ? io->batch : 1) * (size_t)(nd ? nd : 1) * sizeof(int64_t), err);
+    if (!shapes) return SL_ENOMEM;
+    sl_status st = SL_OK;
+    for (int i = 0; i < io->batch && st == SL_OK; i++) {
+        sl__math_desc *d = &s->desc[i];
+        memset(d, 0, sizeof *d);
+        d->ndim = nd;
+        for (int k = 0; k < nd; k++) d->shape[k] = 1;
+        for (int j = 0; j < 2 && st == SL_OK; j++) {
+            if (!opnd[j]) continue;
+            const int64_t *sh = sl_tlist_shape(opnd[j], i);
+            int lead = nd - opnd[j]->ndim;
+            for (int k = 0; k < opnd[j]->ndim; k++) {
+                int64_t x = sh[k], *o = &d->shape[lead + k];
+                if (x != 1 && *o != 1 && x != *o)
+                    st = sl__op_fail(err, SL_EINVAL, io, i, "arithmetic",
+                                     "'%s': operand shapes do not broadcast (extent %lld against "
+                                     "%lld at dimension %d)",
+                                     symbol[s->op], (long long)x, (long long)*o, lead + k);
+                else if (x != 1)
+                    *o = x;
+            }
+        }
+        for (int j = 0; j < 2 && st == SL_OK; j++) {
+            if (!opnd[j]) continue;
+            const int64_t *sh = sl_tlist_shape(opnd[j], i);
+            int lead = nd - opnd[j]->ndim;
+            int64_t stride = 1;
+            for (int k = opnd[j]->ndim - 1; k >= 0; k--) {
+                d->stride[j][lead + k] = sh[k] == 1 ? 0 : stride;
+                stride *= sh[k];
+            }
+            d->in[j] = opnd[j]->data[i];
+        }
+        d->n = 1;
+        for (int k = 0; k < nd; k++) d->n *= d->shape[k];
+        memcpy(shapes + (size_t)i * (size_t)nd, d->shape, (size_t)nd * sizeof(int64_t));
+    }
+    if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
+    free(shapes);
+    if (st != SL_OK) return st;
+    memcpy(out->layout, lay->layout, sizeof out->layout);
+    for (int i = 0; i < io->batch; i++) s->desc[i].out = out->data[i];
     return SL_OK;
 }
 
-/* The batch's operation, with the operands in order (a constant on the left is operand 0), and
- * sample i's operand addresses and element steps (0: a one-element sample, broadcast). */
-static sl__arith ar_of(const ar_state *s, const sl__op_io *io) {
-    const sl_tlist *a = io->in[0], *b = io->num_inputs > 1 ? io->in[1] : NULL;
-    sl__arith r = {
-        s->op, {a->dtype, b ? b->dtype : s->ctype}, s->out, sl_dtype_is_float(s->out), -1, s->cval};
-    if (s->has_const) r.konst = 1;
-    if (s->has_const && s->const_left) r.t[1] = r.t[0], r.t[0] = s->ctype, r.konst = 0;
-    return r;
-}
-
-static void operands(const ar_state *s, const sl__op_io *io, int i, const void *p[2],
-                     int64_t step[2]) {
-    const sl_tlist *a = io->in[0], *b = io->num_inputs > 1 ? io->in[1] : NULL;
-    p[0] = a->data[i], p[1] = b ? b->data[i] : NULL;
-    step[0] = volume(a, i) == 1 ? 0 : 1, step[1] = b && volume(b, i) == 1 ? 0 : 1;
-    if (s->has_const && s->const_left) p[1] = p[0], step[1] = step[0], p[0] = NULL, step[0] = 0;
-}
-
 static sl_status ar_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
-    (void)worker, (void)err;
+    (void)io, (void)worker, (void)err;
     ar_state *s = state;
-    sl__arith r = ar_of(s, io);
-    const void *p[2];
-    int64_t step[2];
-    operands(s, io, i, p, step);
-    void *out = io->out[0]->data[i];
-    int64_t n = volume(io->out[0], i);
-    for (int64_t k = 0; k < n; k++)
-        sl__arith_elem(&r, p[0], k * step[0], p[1], k * step[1], out, k);
+    const sl__math_desc *d = &s->desc[i];
+    for (int64_t e = 0; e < d->n; e++) sl__arith_elem(&s->ar, d, e);
     return SL_OK;
 }
 
 #ifdef SLUICE_HAVE_CUDA
 static sl_status ar_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     ar_state *s = state;
-    sl__cuda_arith_desc *d =
-        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
+    size_t bytes = (size_t)io->batch * sizeof *s->desc;
+    sl__math_desc *d = sl__gpu_args_host(&s->gpu, io->device.id, bytes, err);
     if (!d) return err->status;
     int64_t most = 0;
     for (int i = 0; i < io->batch; i++) {
-        operands(s, io, i, d[i].p, d[i].step);
-        d[i].out = io->out[0]->data[i];
-        d[i].n = volume(io->out[0], i);
+        d[i] = s->desc[i];
         if (d[i].n > most) most = d[i].n;
     }
     void *dd;
-    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
-    sl__arith r = ar_of(s, io);
-    return sl__cuda_arithmetic(dd, io->batch, most, &r, io->stream, err);
+    SL_TRY(sl__gpu_args_send(&s->gpu, bytes, io->stream, &dd, err));
+    return sl__cuda_arithmetic(dd, io->batch, most, &s->ar, io->stream, err);
 }
 #endif
 
 const sl__op_def sl__arithmetic_op = {
     .name = "arithmetic",
-    .doc = "The op behind + - * / on op outputs (DALI's arithmetic expressions): element-wise, "
-           "one-element samples broadcast, DALI's type promotions.",
+    .doc = "The op behind DALI's expressions on op outputs (+ - * / // % ** comparisons & | ^ << "
+           ">> and unary - + ~): element-wise, broadcast numpy-style, DALI's type promotions.",
     .min_inputs = 1,
     .max_inputs = 2,
     .args = ar_args,

@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,42 +168,46 @@ sl_status sl__parse_subscript_op(parser *ps, const expr *e, int node, int k, con
     return emit(ps, &s, 1, r);
 }
 
-/* + - * / with an op output on either side, or unary - of one (b NULL), as DALI's arithmetic
- * expressions: an `arithmetic` op statement, with the constant operand (if any) as its arguments --
- * a Python int as int32, a float as float32, as DALI types them. */
-sl_status sl__parse_arith_op(parser *ps, const expr *e, const result *a, const result *b,
-                             result *r) {
+/* DALI's expressions with an op output on either side, or unary - or ~ of one (b NULL): an
+ * `arithmetic` op statement, with the constant operand (if any) as its arguments -- a Python int
+ * as int32, a float as float32, a bool as bool, as DALI types them. */
+sl_status sl__parse_arith_op(parser *ps, sl__parse_pos pos, const char *sym, const result *a,
+                             sl__parse_pos apos, const result *b, sl__parse_pos bpos, result *r) {
     static const struct {
         const char *symbol, *name;
-    } ops[] = {{"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "fdiv"}};
+    } ops[] = {{"+", "add"},    {"-", "sub"},     {"*", "mul"},    {"/", "fdiv"},   {"//", "div"},
+               {"%", "mod"},    {"**", "pow"},    {"==", "eq"},    {"!=", "neq"},   {"<", "lt"},
+               {"<=", "leq"},   {">", "gt"},      {">=", "geq"},   {"&", "bitand"}, {"|", "bitor"},
+               {"^", "bitxor"}, {"<<", "lshift"}, {">>", "rshift"}};
     const char *name = NULL;
     for (size_t k = 0; k < sizeof ops / sizeof ops[0] && b; k++)
-        if (!strcmp(e->op, ops[k].symbol)) name = ops[k].name;
-    if (!b) name = "minus"; /* unary - */
+        if (!strcmp(sym, ops[k].symbol)) name = ops[k].name;
+    if (!b) name = !strcmp(sym, "~") ? "invert" : "minus"; /* unary */
     if (!name)
-        return sl__parse_perr(ps, SL_EINVAL, e->pos,
-                              "'%s' on op outputs is not supported (+ - * / are)", e->op);
+        return sl__parse_perr(ps, SL_EINVAL, pos, "'%s' on op outputs is not supported", sym);
     if (ps->no_ops)
-        return sl__parse_perr(ps, SL_EINVAL, e->pos,
-                              "arithmetic on op outputs cannot be used here");
+        return sl__parse_perr(ps, SL_EINVAL, pos, "arithmetic on op outputs cannot be used here");
     if ((!sl__parse_is_node(a) && sl__parse_has_node(&a->val)) ||
         (b && !sl__parse_is_node(b) && sl__parse_has_node(&b->val)))
-        return sl__parse_perr(ps, SL_EINVAL, e->pos,
-                              "'%s' on several op outputs: unpack them first (a, b = ...)",
-                              b ? e->op : "-");
+        return sl__parse_perr(ps, SL_EINVAL, pos,
+                              "'%s' on several op outputs: unpack them first (a, b = ...)", sym);
     const result *cst = !sl__parse_is_node(a) ? a : b && !sl__parse_is_node(b) ? b : NULL;
-    if (cst && (cst->dict || cst->val.kind == SL_VAL_BOOL || !sl__parse_numeric(&cst->val)))
-        return sl__parse_perr(
-            ps, SL_EINVAL, cst == a ? e->a->pos : e->b->pos,
-            "unsupported operand type for '%s' with an op output: %s (int or float "
-            "wanted)",
-            e->op, sl__parse_kind_name(cst));
+    if (cst && (cst->dict || !sl__parse_numeric(&cst->val)))
+        return sl__parse_perr(ps, SL_EINVAL, cst == a ? apos : bpos,
+                              "unsupported operand type for '%s' with an op output: %s (int, "
+                              "float or bool wanted)",
+                              sym, sl__parse_kind_name(cst));
+    if (cst && cst->val.kind == SL_VAL_INT && (cst->val.i < INT32_MIN || cst->val.i > INT32_MAX))
+        return sl__parse_perr(ps, SL_EINVAL, cst == a ? apos : bpos,
+                              "the constant %lld does not fit an int32 (DALI's type for a "
+                              "Python int)",
+                              (long long)cst->val.i);
     sl__parse_stmt s;
     memset(&s, 0, sizeof s);
     s.kind = SL__PARSE_OP;
-    s.pos = e->pos;
+    s.pos = pos;
     snprintf(s.op, sizeof s.op, "arithmetic");
-    snprintf(s.written, sizeof s.written, "'%s'", b ? e->op : "-");
+    snprintf(s.written, sizeof s.written, "'%s'", sym);
     sl_status st = SL_OK;
     s.inputs = malloc(2 * sizeof *s.inputs);
     s.input_pos = malloc(2 * sizeof *s.input_pos);
@@ -212,29 +217,35 @@ sl_status sl__parse_arith_op(parser *ps, const expr *e, const result *a, const r
         const result *x = k ? b : a;
         if (!x || !sl__parse_is_node(x)) continue;
         s.inputs[s.num_inputs] = x->val.node;
-        s.input_pos[s.num_inputs++] = k ? e->b->pos : e->a->pos;
+        s.input_pos[s.num_inputs++] = k ? bpos : apos;
     }
     if (st == SL_OK) {
         sl__parse_arg *arg = &s.args[s.num_args++];
         snprintf(arg->name, sizeof arg->name, "op");
-        arg->pos = e->pos;
+        arg->pos = pos;
         arg->val.kind = SL_VAL_STR;
         if (!(arg->val.s = strdup(name))) st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
     }
     if (st == SL_OK && cst) {
         sl__parse_arg *arg = &s.args[s.num_args++];
         snprintf(arg->name, sizeof arg->name, "constant");
-        arg->pos = cst == a ? e->a->pos : e->b->pos;
-        arg->val = cst->val; /* a number: nothing to own */
+        arg->pos = cst == a ? apos : bpos;
+        arg->val = cst->val;                /* a number: nothing to own */
+        if (arg->val.kind == SL_VAL_BOOL) { /* the op's constant is a float argument */
+            arg->val.kind = SL_VAL_INT;
+            arg->val.i = arg->val.b;
+        }
         arg = &s.args[s.num_args++];
         snprintf(arg->name, sizeof arg->name, "constant_type");
-        arg->pos = e->pos;
+        arg->pos = pos;
         arg->val.kind = SL_VAL_STR;
-        arg->val.s = strdup(cst->val.kind == SL_VAL_FLOAT ? "float32" : "int32");
+        arg->val.s = strdup(cst->val.kind == SL_VAL_FLOAT  ? "float32"
+                            : cst->val.kind == SL_VAL_BOOL ? "bool"
+                                                           : "int32");
         if (!arg->val.s) st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
         arg = &s.args[s.num_args++];
         snprintf(arg->name, sizeof arg->name, "constant_left");
-        arg->pos = e->pos;
+        arg->pos = pos;
         sl__parse_set_bool(&arg->val, cst == a);
     }
     if (st != SL_OK) {

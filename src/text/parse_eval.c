@@ -185,6 +185,30 @@ static sl_status arith(parser *ps, const expr *e, const sl__val *a, const sl__va
         return sl__parse_perr(ps, SL_EINVAL, e->pos, "unsupported operand types for %s: %s and %s",
                               op, val_kind_name(a), val_kind_name(b));
     bool ints = a->kind != SL_VAL_FLOAT && b->kind != SL_VAL_FLOAT;
+    if (strchr("&|^<>", op[0])) { /* bitwise: ints and bools, as Python */
+        if (!ints)
+            return sl__parse_perr(ps, SL_EINVAL, e->pos,
+                                  "unsupported operand types for %s: %s and %s", op,
+                                  val_kind_name(a), val_kind_name(b));
+        int64_t x = sl__parse_as_i(a), y = sl__parse_as_i(b);
+        if (op[0] == '&' || op[0] == '|' || op[0] == '^') {
+            int64_t z = op[0] == '&' ? x & y : op[0] == '|' ? x | y : x ^ y;
+            if (a->kind == SL_VAL_BOOL && b->kind == SL_VAL_BOOL)
+                sl__parse_set_bool(out, z != 0);
+            else
+                sl__parse_set_int(out, z);
+            return SL_OK;
+        }
+        if (y < 0) return sl__parse_perr(ps, SL_EINVAL, e->pos, "negative shift count");
+        if (op[0] == '>') {
+            sl__parse_set_int(out, y >= 63 ? (x < 0 ? -1 : 0) : x >> y);
+            return SL_OK;
+        }
+        if (x != 0 && (y >= 63 || (x > 0 ? x > (INT64_MAX >> y) : x < (INT64_MIN >> y))))
+            return sl__parse_perr(ps, SL_EINVAL, e->pos, "integer overflow in '<<'");
+        sl__parse_set_int(out, (int64_t)((uint64_t)x << y));
+        return SL_OK;
+    }
     if (!strcmp(op, "/") || !strcmp(op, "//") || !strcmp(op, "%")) {
         if (as_f(b) == 0.0) return sl__parse_perr(ps, SL_EINVAL, e->pos, "division by zero");
     }
@@ -320,8 +344,8 @@ static sl_status compare(parser *ps, const expr *e, int k, const result *a, cons
     if (sl__parse_has_node(&a->val) || sl__parse_has_node(&b->val))
         return sl__parse_perr(
             ps, SL_EINVAL, e->items[sl__parse_has_node(&a->val) ? k : k + 1]->pos,
-            "'%s' on an op output: comparisons of data are not supported (conditions are "
-            "decided when the pipeline is built, from constants and --arg values)",
+            "'%s' on an op output in a chain of comparisons: write them apart, joined by & "
+            "((a < x) & (x < b))",
             sym);
     if (a->dict || b->dict)
         return sl__parse_perr(ps, SL_EINVAL, e->items[a->dict ? k : k + 1]->pos,
@@ -407,6 +431,24 @@ static sl_status eval_logic(parser *ps, const expr *e, result *r) {
     /* E_CMP: a chain, each operand evaluated once, stopping at the first false */
     result a, b;
     SL_TRY(sl__parse_eval(ps, e->items[0], 1, &a));
+    if (e->n == 2 && e->cops[0] <= C_GE) { /* x < 3 with an op output: an arithmetic op */
+        static const char *const syms[] = {"==", "!=", "<", "<=", ">", ">="};
+        sl_status st = sl__parse_eval(ps, e->items[1], 1, &b);
+        if (st != SL_OK) {
+            sl__parse_result_free(&a);
+            return st;
+        }
+        bool nodes = sl__parse_has_node(&a.val) || sl__parse_has_node(&b.val);
+        if (nodes)
+            st = sl__parse_arith_op(ps, e->pos, syms[e->cops[0]], &a, e->items[0]->pos, &b,
+                                    e->items[1]->pos, r);
+        bool t = false;
+        if (!nodes) st = compare(ps, e, 0, &a, &b, &t);
+        if (!nodes && st == SL_OK) sl__parse_set_bool(&r->val, t);
+        sl__parse_result_free(&a);
+        sl__parse_result_free(&b);
+        return st;
+    }
     bool t = true;
     sl_status st = SL_OK;
     for (int k = 0; k + 1 < e->n && t; k++) {
@@ -657,26 +699,31 @@ sl_status sl__parse_eval(parser *ps, const expr *e, int want, result *r) {
     case E_ATTR:
         return eval_attr(ps, e, r);
     case E_NEG:
-    case E_POS: {
+    case E_POS:
+    case E_INV: {
         result a;
         SL_TRY(sl__parse_eval(ps, e->a, 1, &a));
         if (sl__parse_is_node(&a) && e->kind == E_POS) { /* +x is x */
             *r = a;
             return SL_OK;
         }
+        const char *sym = e->kind == E_NEG ? "-" : e->kind == E_POS ? "+" : "~";
         if (sl__parse_has_node(&a.val)) {
-            st = sl__parse_arith_op(ps, e, &a, NULL, r);
+            st = sl__parse_arith_op(ps, e->pos, sym, &a, e->a->pos, NULL, e->pos, r);
             sl__parse_result_free(&a);
             return st;
         }
-        if (a.dict || !sl__parse_numeric(&a.val)) {
-            st = sl__parse_perr(ps, SL_EINVAL, e->pos, "bad operand type for unary %c: %s",
-                                e->kind == E_NEG ? '-' : '+', sl__parse_kind_name(&a));
+        if (a.dict || !sl__parse_numeric(&a.val) ||
+            (e->kind == E_INV && a.val.kind == SL_VAL_FLOAT)) {
+            st = sl__parse_perr(ps, SL_EINVAL, e->pos, "bad operand type for unary %s: %s", sym,
+                                sl__parse_kind_name(&a));
             sl__parse_result_free(&a);
             return st;
         }
         if (e->kind == E_POS) {
             if (a.val.kind == SL_VAL_BOOL) sl__parse_set_int(&a.val, a.val.b);
+        } else if (e->kind == E_INV) {
+            sl__parse_set_int(&a.val, ~sl__parse_as_i(&a.val));
         } else if (a.val.kind == SL_VAL_FLOAT) {
             a.val.f = -a.val.f;
         } else {
@@ -697,7 +744,7 @@ sl_status sl__parse_eval(parser *ps, const expr *e, int want, result *r) {
             return st;
         }
         if (sl__parse_has_node(&a.val) || sl__parse_has_node(&b.val))
-            st = sl__parse_arith_op(ps, e, &a, &b, r);
+            st = sl__parse_arith_op(ps, e->pos, e->op, &a, e->a->pos, &b, e->b->pos, r);
         else if (a.dict || b.dict)
             st =
                 sl__parse_perr(ps, SL_EINVAL, e->pos, "unsupported operand types for %s: %s and %s",

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The pipeline text parser's expression grammar: recursive descent from the tokens (parse_lex.h)
  * to expression trees in the arena (parse_tree.h) -- literals, adjacent strings joined, names,
- * attributes, calls with keyword and ** arguments, lists, tuples, dicts, + - * / // % **, unary
- * - and +, comparison chains, and/or/not, conditional expressions -- with the depth of the trees
- * and of the recursion bounded. Python outside the subset (lambda, comprehensions, sets, '*'
- * unpacking, bit operators) is an error saying so. Subscripts: a dict's key (readers.tfrecord's
+ * attributes, calls with keyword and ** arguments, lists, tuples, dicts, + - * / // % **, | ^ &
+ * << >>, unary - + ~, comparison chains, and/or/not, conditional expressions -- with the depth of
+ * the trees and of the recursion bounded. Python outside the subset (lambda, comprehensions, sets,
+ * '*' unpacking, '@') is an error saying so. Subscripts: a dict's key (readers.tfrecord's
  * outputs by feature name), a list's index, or an op output's indices and slices (x[1:, 2]). */
 #include "text/parse_int.h"
 
@@ -370,8 +370,12 @@ static sl_status parse_power(parser *ps, expr **out) {
 
 static sl_status parse_unary_in(parser *ps, expr **out) {
     token *t = sl__parse_tok(ps);
-    if (sl__parse_is_op(t, "-") || sl__parse_is_op(t, "+")) {
-        expr *e = sl__parse_new_expr(ps, sl__parse_is_op(t, "-") ? E_NEG : E_POS, t->pos);
+    if (sl__parse_is_op(t, "-") || sl__parse_is_op(t, "+") || sl__parse_is_op(t, "~")) {
+        expr *e = sl__parse_new_expr(ps,
+                                     sl__parse_is_op(t, "-")   ? E_NEG
+                                     : sl__parse_is_op(t, "+") ? E_POS
+                                                               : E_INV,
+                                     t->pos);
         if (!e) return SL_ENOMEM;
         sl__parse_next(ps);
         SL_TRY(parse_unary(ps, &e->a));
@@ -379,8 +383,6 @@ static sl_status parse_unary_in(parser *ps, expr **out) {
         *out = e;
         return SL_OK;
     }
-    if (sl__parse_is_op(t, "~"))
-        return sl__parse_perr(ps, SL_ESYNTAX, t->pos, "unsupported operator '~' in a pipeline");
     return parse_power(ps, out);
 }
 
@@ -391,9 +393,12 @@ static sl_status parse_unary(parser *ps, expr **out) {
     return st;
 }
 
+/* Python's binary operators by precedence, loosest first */
 static sl_status parse_binary(parser *ps, expr **out, int level) {
-    static const char *const levels[2][4] = {{"+", "-", NULL, NULL}, {"*", "/", "//", "%"}};
-    if (level == 2) return parse_unary(ps, out);
+    static const char *const levels[6][4] = {{"|", NULL, NULL, NULL}, {"^", NULL, NULL, NULL},
+                                             {"&", NULL, NULL, NULL}, {"<<", ">>", NULL, NULL},
+                                             {"+", "-", NULL, NULL},  {"*", "/", "//", "%"}};
+    if (level == 6) return parse_unary(ps, out);
     SL_TRY(parse_binary(ps, out, level + 1));
     for (;;) {
         token *t = sl__parse_tok(ps);
@@ -518,7 +523,7 @@ static sl_status parse_expr_in(parser *ps, expr **out) {
         *out = e;
         t = sl__parse_tok(ps);
     }
-    static const char *const bad_ops[] = {"&", "|", "^", "<<", ">>", "@", ":=", "..."};
+    static const char *const bad_ops[] = {"@", ":=", "..."};
     static const char *const bad_words[] = {"if", "and", "or", "not", "in", "is", "else"};
     for (size_t i = 0; i < SL_ARRAY_LEN(bad_ops); i++)
         if (sl__parse_is_op(t, bad_ops[i]))

@@ -102,9 +102,10 @@ sl_status sl__parse_eval_call(parser *ps, const expr *e, int want, result *r);
 sl_status sl__parse_subscript_op(parser *ps, const expr *e, int node, int k, const int64_t *mode,
                                  const int64_t *lo, const int64_t *hi, const int64_t *step,
                                  result *r);
-/* + - * / with an op output on either side, or unary - of one (b NULL): an arithmetic op */
-sl_status sl__parse_arith_op(parser *ps, const expr *e, const result *a, const result *b,
-                             result *r);
+/* An operator (sym: "+", "==", "&", ...) with an op output on either side (a at apos, b at
+ * bpos), or unary - or ~ of one (b NULL; sym "-" or "~"): an arithmetic op, at pos */
+sl_status sl__parse_arith_op(parser *ps, sl__parse_pos pos, const char *sym, const result *a,
+                             sl__parse_pos apos, const result *b, sl__parse_pos bpos, result *r);
 /* Evaluates e's keyword arguments in order into kw (freed on error). */
 sl_status sl__parse_eval_kwargs(parser *ps, const expr *e, kwargs *kw);
 void sl__parse_kwargs_free(kwargs *kw);

@@ -27,6 +27,7 @@ typedef enum ekind {
     E_BIN,   /* a op b */
     E_NEG,   /* -a */
     E_POS,   /* +a */
+    E_INV,   /* ~a */
     E_LIST,  /* [items] */
     E_TUPLE, /* (items) or a, b */
     E_DICT,  /* {items[k]: kwvals[k]}, n pairs */

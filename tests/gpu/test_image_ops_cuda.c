@@ -5,17 +5,17 @@
  * FLOAT16, UINT8, INT8 out; HWC and CHW in and out; mirror both ways; pad_output; windows outside
  * the image), one_hot, cast, flip, brightness_contrast (per-sample arguments; uint8, float and
  * float16 out), transpose (1-, 2- and 4-byte elements), crop (crop_mirror_normalize's runs with
- * the input's type and layout), arithmetic (+ - * / and unary -, constants either side, one-element
- * samples broadcast, integer wrap-around, mixed types), cat and stack (strided rows, empty
- * samples), normalize (every axis, per channel, per batch, ddof/epsilon/scale/shift, given and
- * per-sample statistics), color_twist and hsv (per-sample arguments; uint8, float and float16),
- * rotate and warp_affine (per-sample angles and matrices, both filters, filled or clamped),
- * gaussian_blur (per-sample sigma, windows, uint8 and float), pad (named axes, alignment, least
- * shapes, empty samples): equal element for element (FLOAT16: within one ulp; arithmetic, cat,
- * stack, colour, warps, blur and pad: the same bits); resize (also of a
- * fractional window) and random_resized_crop: within 1 for uint8 (float accumulations may round a
- * tie the other way), nearest-neighbour exactly; normalize: within 1e-5 (float) or 1 (uint8,
- * FLOAT16 ulp), its sums being added in another order. */
+ * the input's type and layout), arithmetic (+ - * / // % ** comparisons, bitwise ops, shifts,
+ * unary - and ~, constants either side (bool too), one-element samples broadcast, integer
+ * wrap-around, mixed types), cat and stack (strided rows, empty samples), normalize (every axis,
+ * per channel, per batch, ddof/epsilon/scale/shift, given and per-sample statistics), color_twist
+ * and hsv (per-sample arguments; uint8, float and float16), rotate and warp_affine (per-sample
+ * angles and matrices, both filters, filled or clamped), gaussian_blur (per-sample sigma, windows,
+ * uint8 and float), pad (named axes, alignment, least shapes, empty samples): equal element for
+ * element (FLOAT16: within one ulp; arithmetic, cat, stack, colour, warps, blur and pad: the same
+ * bits); resize (also of a fractional window) and random_resized_crop: within 1 for uint8 (float
+ * accumulations may round a tie the other way), nearest-neighbour exactly; normalize: within 1e-5
+ * (float) or 1 (uint8, FLOAT16 ulp), its sums being added in another order. */
 #include "check.h"
 #include "gpu.h"
 #include "opharness.h"
@@ -269,6 +269,23 @@ static void test_arithmetic(void) {
     case_n("arithmetic f16 + u8 -> f16", "arithmetic", add, a9, 2);
     case_n("arithmetic -u8 (wraps)", "arithmetic", minus, a1, 1);
     case_n("arithmetic -f16", "arithmetic", minus, a3, 1);
+    /* the rest of DALI's expressions: // % ** comparisons, bitwise ops, shifts, ~, bool */
+    static const char *const more[] = {"div",   "mod",    "pow",    "eq",    "neq",
+                                       "lt",    "leq",    "gt",     "geq",   "bitand",
+                                       "bitor", "bitxor", "lshift", "rshift"};
+    char opbuf[40];
+    for (size_t k = 0; k < sizeof more / sizeof more[0]; k++) {
+        snprintf(opbuf, sizeof opbuf, "op=\"%s\"", more[k]);
+        const char *two[] = {opbuf, NULL};
+        case_n(more[k], "arithmetic", two, a5, 2);            /* i32 with u8 */
+        if (k < 8) case_n(more[k], "arithmetic", two, a9, 2); /* f16 with u8 */
+    }
+    const char *inv[] = {"op=\"invert\"", NULL}, *ge3[] = {"op=\"geq\"", "constant=3", NULL},
+               *andt[] = {"op=\"bitand\"", "constant=1", "constant_type=\"bool\"", NULL};
+    sl_tlist *a10[] = {&i32};
+    case_n("arithmetic ~i32", "arithmetic", inv, a10, 1);
+    case_n("arithmetic u8 >= 3", "arithmetic", ge3, a1, 1);
+    case_n("arithmetic u8 & True", "arithmetic", andt, a1, 1);
     sl_tlist *all[] = {&u8, &u8b, &f32, &f32b, &f16, &i32, &one};
     for (int k = 0; k < 7; k++) sl_tlist_free(all[k]);
 }

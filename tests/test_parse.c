@@ -356,9 +356,8 @@ static void test_errors(void) {
           "        x = fn.cast(x)\n"
           "    return x\n",
           SL_EINVAL,
-          "t.py:3:8: error: 'if' on an op output: conditions on data are not supported (they are "
-          "decided when the pipeline is built, from constants and --arg values; DALI's "
-          "enable_conditionals is not supported)\n"
+          "t.py:3:8: error: 'if' on an op output: a condition on data needs "
+          "@pipeline_def(enable_conditionals=True), as in DALI\n"
           "    if x:\n"
           "       ^");
     FAILS("x = fn.python_function(fn.readers.caffe2(), function=lambda s: s)\n", SL_ESYNTAX,
@@ -883,15 +882,13 @@ static void test_static_python(void) {
           "    for v in x:\n"
           "             ^");
     FAILS("x = fn.readers.file(file_root='r')\ny = x if x else x\nreturn y\n", SL_EINVAL,
-          "t.py:2:10: error: 'if' on an op output: conditions on data are not supported (they are "
-          "decided when the pipeline is built, from constants and --arg values; DALI's "
-          "enable_conditionals is not supported)\n"
+          "t.py:2:10: error: 'if' on an op output: a condition on data needs "
+          "@pipeline_def(enable_conditionals=True), as in DALI\n"
           "y = x if x else x\n"
           "         ^");
     FAILS("x = fn.readers.file(file_root='r')\nif x > 0:\n    pass\nreturn x\n", SL_EINVAL,
-          "t.py:2:6: error: 'if' on an op output: conditions on data are not supported (they are "
-          "decided when the pipeline is built, from constants and --arg values; DALI's "
-          "enable_conditionals is not supported)\n"
+          "t.py:2:6: error: 'if' on an op output: a condition on data needs "
+          "@pipeline_def(enable_conditionals=True), as in DALI\n"
           "if x > 0:\n"
           "     ^");
     FAILS("def f(a, b=1):\n    return a\nx = f(b=2)\nreturn x\n", SL_EINVAL,

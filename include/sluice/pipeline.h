@@ -158,6 +158,25 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
  * the op instances and starts producing batches. */
 sl_status sl_pipeline_build(sl_pipeline *p);
 
+/* ---- conditionals (DALI's `if` on per-sample predicates, enable_conditionals=True) ----------
+ *
+ * sl_pipeline_if(p, pred) opens a conditional on pred (an op output: one bool per sample): the
+ * ops added until sl_pipeline_else run on the samples whose predicate is true only, as a smaller
+ * batch; those added from sl_pipeline_else to sl_pipeline_endif on the others. A node from
+ * outside that an op of a branch takes is split for it (the `_conditional.split` op, added once
+ * per node and branch); an op without inputs in a branch (a random op) runs on the branch's
+ * samples. Conditionals nest. After sl_pipeline_endif, sl_pipeline_merge(p, pred, t, f, &out)
+ * puts a value back together in sample order (the `_conditional.merge` op): t from the true
+ * branch (or from outside it), f from the false one (a CPU side goes to the GPU when the other
+ * is there). A node of a branch is usable only inside it and its nested branches: elsewhere, and
+ * as a pipeline output, it is an SL_EINVAL naming it. Readers and external sources cannot be in
+ * a branch. Random ops in a branch draw per sample of the branch's batch. */
+sl_status sl_pipeline_if(sl_pipeline *p, int predicate);
+sl_status sl_pipeline_else(sl_pipeline *p);
+sl_status sl_pipeline_endif(sl_pipeline *p);
+sl_status sl_pipeline_merge(sl_pipeline *p, int predicate, int true_node, int false_node,
+                            int *out_node);
+
 /* ---- fn.external_source and fn.python_function: the caller's code (sl_source, sl_function:
  * sluice/reader.h) ------------------------------------------------------------------------------
  */

@@ -57,6 +57,21 @@ def emit_transfer(p, src, to):
     return out.value
 
 
+def emit_scope(p, event, ids):
+    """A conditional's event (("if", pred), ("else",), ("endif",)) on C pipeline p."""
+    st = (_c.lib.sl_pipeline_if(p, ids[event[1]]) if event[0] == "if" else
+          _c.lib.sl_pipeline_else(p) if event[0] == "else" else _c.lib.sl_pipeline_endif(p))
+    if st:
+        raise pipeline_error(p, event[0])
+
+
+def emit_merge(p, pred, t, f):
+    out = c_int()
+    if _c.lib.sl_pipeline_merge(p, pred, t, f, byref(out)):
+        raise pipeline_error(p, "merge")
+    return out.value
+
+
 def emit_outputs(p, nodes, names):
     n = len(nodes)
     cids = (c_int * max(1, n))(*nodes)
@@ -69,7 +84,9 @@ class Graph:
     """The ops of one pipeline definition, checked as they come on a scratch C pipeline."""
 
     def __init__(self, batch_size):
-        self.records = []  # OpRecord, or ("transfer", src id, to, out id)
+        # OpRecord, ("transfer", src id, to, out id), a conditional's ("if", predicate id),
+        # ("else",), ("endif",), or ("merge", predicate id, true id, false id, out id)
+        self.records = []
         self.sources = []  # python sources of fn.external_source, by registration name
         self.feeds = {}  # node id -> the python source behind it (for feed_input)
         self.outputs = None
@@ -103,6 +120,8 @@ class Graph:
         return n
 
     def check_node(self, node, what):
+        if type(node).__name__ == "Undefined":  # a variable one branch of an `if` left unset
+            node._fail()
         if not isinstance(node, DataNode):
             raise errors.ArgumentTypeError("%s: expected an op output (DataNode), got %s"
                                            % (what, type(node).__name__))
@@ -144,6 +163,19 @@ class Graph:
         self.records.append(("transfer", node._id, to, n._id))
         return n
 
+    # conditionals (DALI's `if` on data): the C builder's scopes, recorded for the replay
+    def scope(self, event, pred=None):
+        rec = (event,) if pred is None else (event, pred._id)
+        emit_scope(self._scratch, rec, self._map)
+        self.records.append(rec)
+
+    def merge(self, pred, t, f):
+        out = emit_merge(self._scratch, self._map[pred._id], self._map[t._id], self._map[f._id])
+        n = self._new_node(t._gpu or f._gpu, "merge(%s, %s)" % (t.name, f.name))
+        self._map[n._id] = out
+        self.records.append(("merge", pred._id, t._id, f._id, n._id))
+        return n
+
     def set_outputs(self, nodes, names):
         emit_outputs(self._scratch, [self._map[n._id] for n in nodes], names)
         self.outputs = [n._id for n in nodes]
@@ -155,9 +187,14 @@ class Graph:
             src.attach(p)
         ids = {}
         for rec in self.records:
-            if isinstance(rec, tuple):
+            if isinstance(rec, tuple) and rec[0] == "transfer":
                 _, src, to, out = rec
                 ids[out] = emit_transfer(p, ids[src], to)
+            elif isinstance(rec, tuple) and rec[0] == "merge":
+                _, pred, t, f, out = rec
+                ids[out] = emit_merge(p, ids[pred], ids[t], ids[f])
+            elif isinstance(rec, tuple):
+                emit_scope(p, rec, ids)
             else:
                 for out, c in zip(rec.outputs, emit_op(p, rec, ids)):
                     ids[out] = c

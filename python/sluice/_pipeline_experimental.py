@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """``sluice.pipeline.experimental`` (DALI's ``nvidia.dali.pipeline.experimental``): its
-``pipeline_def`` is sluice's (the same decorator; DALI's experimental one adds conditionals and a
-debug mode, and sluice's refuses ``enable_conditionals=True`` and ``debug=True`` alike)."""
+``pipeline_def`` is sluice's (the same decorator, conditionals included; DALI's experimental one
+also has a debug mode, which sluice refuses: ``debug=True``)."""
 
 from . import errors
 from .pipeline import pipeline_def as _pipeline_def

@@ -12,7 +12,7 @@ import os
 import threading
 from ctypes import byref, c_void_p
 
-from . import _c, errors
+from . import _c, _conditionals, errors
 from ._graph import Graph, pipeline_error
 from ._owner import Owner, drain_deferred, guarded
 from ._state import stack
@@ -450,13 +450,17 @@ def consumed(sources):
 def pipeline_def(fn=None, *, enable_conditionals=False, **pipeline_kwargs):
     """DALI's decorator: ``@pipeline_def(batch_size=..., num_threads=..., device_id=...)``; calling
     the decorated function (with its own arguments, and pipeline arguments that override the
-    decorator's) traces it and returns a Pipeline."""
+    decorator's) traces it and returns a Pipeline. With ``enable_conditionals=True`` an ``if``
+    (and ``and``/``or``/``not``, ``x if c else y``) on a DataNode is a per-sample conditional, as
+    DALI's (docs/python.md, "Conditionals")."""
     bad = set(pipeline_kwargs) - set(_PIPELINE_ARGS)
     if bad:
         raise errors.ArgumentTypeError("pipeline_def: unknown argument(s) %s" % ", ".join(sorted(bad)))
 
     def decorate(func):
         params = inspect.signature(func).parameters
+        # conditionals on data: the function's `if` statements rewritten, once (_conditionals)
+        body = _conditionals.convert_pipeline_function(func) if enable_conditionals else func
 
         @functools.wraps(func)
         def create(*args, **kwargs):
@@ -468,7 +472,7 @@ def pipeline_def(fn=None, *, enable_conditionals=False, **pipeline_kwargs):
                 else:
                     fk[k] = v
             pipe = Pipeline(**pk)
-            trace(pipe, func, args, fk)
+            trace(pipe, body, args, fk)
             return pipe
         create._sluice_fn = func
         create._sluice_kwargs = dict(pipeline_kwargs)

@@ -321,7 +321,9 @@ static sl_status grow(void **arr, int *cap, int need, size_t elem, sl_err *err) 
 
 static sl_status add_node(sl_pipeline *p, int op, int out, int src, bool gpu, int *id) {
     SL_TRY(grow((void **)&p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof *p->nodes, &p->err));
-    p->nodes[p->nnodes] = (sl__node){op, out, src, gpu};
+    /* an op's output is of the branch it runs in; a transfer's of its source's */
+    int scope = src >= 0 ? p->nodes[src].scope : p->cur_scope;
+    p->nodes[p->nnodes] = (sl__node){op, out, src, gpu, scope};
     *id = p->nnodes++;
     return SL_OK;
 }
@@ -337,6 +339,8 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     if (count) *count = 0;
     p->failed_arg[0] = '\0';
     if (st) goto done;
+    /* in a conditional branch: its inputs as the branch's samples (pipeline_cond.c) */
+    if ((st = sl__pipeline_cond_inputs(p, op)) != SL_OK) goto done;
 
     /* device: as written, else gpu when an input is on the GPU (DALI's rule) */
     unsigned placement = SL_OPDEV_CPU;
@@ -451,6 +455,7 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     memcpy(inst.inputs, op->inputs, sizeof inst.inputs);
     inst.nout = nout;
     inst.first_node = p->nnodes;
+    inst.scope = p->cur_scope;
     inst.seed = op->seed >= 0 ? (uint64_t)op->seed : sl__rng_mix(p->cfg.seed, (uint64_t)p->nops);
     p->ops[p->nops] = inst;
     for (int k = 0; k < nout && st == SL_OK; k++) {
@@ -489,6 +494,11 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
     for (int i = 0; i < n; i++) {
         if (!node_ok(p, nodes[i]))
             return sl__pipeline_fail(p, SL_EINVAL, "output %d: not a node", i);
+        if (p->nodes[nodes[i]].scope != 0)
+            return sl__pipeline_fail(p, SL_EINVAL,
+                                     "output %d is data of a conditional branch (only some "
+                                     "samples have it): merge it after the `if` first",
+                                     i);
         p->outputs[i] = nodes[i];
         if (names && names[i])
             snprintf(p->output_names[i], sizeof p->output_names[i], "%s", names[i]);
@@ -553,6 +563,8 @@ static sl_status resolve_batch_limit(sl_pipeline *p) {
 sl_status sl_pipeline_build(sl_pipeline *p) {
     if (p->built) return sl__pipeline_fail(p, SL_ESTATE, "sl_pipeline_build called twice");
     if (p->nops == 0) return sl__pipeline_fail(p, SL_EINVAL, "the pipeline has no operators");
+    if (p->cur_scope != 0)
+        return sl__pipeline_fail(p, SL_EINVAL, "a conditional is still open (sl_pipeline_endif)");
     if (p->nout == 0)
         return sl__pipeline_fail(p, SL_EINVAL, "the pipeline has no outputs (set_outputs)");
     for (int n = 0; n < p->nnodes; n++) p->gpu_stage |= p->nodes[n].op == SL__NODE_TRANSFER;
@@ -643,6 +655,8 @@ void sl_pipeline_free(sl_pipeline *p) {
         free(b->nodes);
         free(b->keys);
         free(b->key_cap);
+        free(b->scope_n);
+        free(b->scope_keys);
     }
     for (int i = 0; p->snap_bytes && i < p->nsnap; i++) free(p->snap_bytes[i]);
     free(p->snap_bytes);
@@ -656,6 +670,8 @@ void sl_pipeline_free(sl_pipeline *p) {
     sl__queue_free(p->ready_q);
     free(p->ops);
     free(p->nodes);
+    free(p->scopes);
+    free(p->splits);
     for (int i = 0; i < p->nsources; i++)
         if (!p->sources[i].src.shape) free(p->sources[i].src.user); /* a function's copy */
     free(p->sources);

@@ -97,14 +97,17 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     for (int i = 0; i < op->nout; i++) out[i] = &b->nodes[op->first_node + i];
     sl__op_io io;
     memset(&io, 0, sizeof io);
-    io.batch = b->size;
+    io.batch = b->scope_n[op->scope]; /* its branch's samples (pipeline_cond.c) */
     io.num_inputs = op->ninputs;
     io.in = in;
     io.num_arg_inputs = op->narg_inputs;
     io.arg_in = arg_in;
     io.num_outputs = op->nout;
     io.out = out;
-    io.keys = (const char *const *)b->keys;
+    const char *const *keys = op->scope
+                                  ? b->scope_keys + (size_t)op->scope * (size_t)p->cfg.batch_size
+                                  : (const char *const *)b->keys;
+    io.keys = keys;
     io.source = k == p->reader_op ? NULL : reader_source(p);
     io.seed = op->seed;
     /* a sample's random streams: its place in this pipeline's batches, or in the global batches
@@ -125,8 +128,8 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     } else {
         if (op->def->setup) st = op->def->setup(op->state, &io, err);
         if (st == SL_OK && k == p->reader_op) st = copy_keys(b, io.keys, err);
-        io.keys = (const char *const *)b->keys;
-        int n = io.run_index ? io.run_count : b->size; /* setup may leave samples out */
+        io.keys = k == p->reader_op ? (const char *const *)b->keys : keys;
+        int n = io.run_index ? io.run_count : io.batch; /* setup may leave samples out */
         if (st == SL_OK && op->def->run_cpu && (n > 0 || io.batch_job)) {
             run_ctx c = {op, &io};
             st = sl__pool_parallel_for_beside(p->pool, n, run_sample, &c,
@@ -138,10 +141,12 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
         }
     }
     if (st == SL_OK) {
-        for (int i = 0; i < op->nout; i++)
-            if (out[i]->count != b->size)
+        for (int i = 0; i < op->nout; i++) {
+            int want = b->scope_n[p->nodes[op->first_node + i].scope];
+            if (out[i]->count != want)
                 st = sl_err_set(err, SL_EINVAL, "%s: output %d has %d samples, batch is %d",
-                                op->name, i, out[i]->count, b->size);
+                                op->name, i, out[i]->count, want);
+        }
     }
     if (st < 0 && !strstr(err->msg, op->name) && !strstr(err->msg, op->def->name))
         sl_err_prefix(err, "%s: ", op->name);
@@ -217,6 +222,7 @@ static sl_status produce(sl_pipeline *p, sl_batch *b, int k0, int k1) {
         b->status = SL_OK;
         sl_err_clear(&b->err);
         b->size = p->cfg.batch_size;
+        b->scope_n[0] = b->size;
         b->mem.used = 0;
         void *snap = NULL;
         size_t snap_size = 0;
@@ -224,8 +230,11 @@ static sl_status produce(sl_pipeline *p, sl_batch *b, int k0, int k1) {
         if (st) return b->status = st;
         sl__pipeline_checkpoint_store(p, b->seq, snap, snap_size);
     }
-    for (int k = k0; k < k1 && st == SL_OK; k++)
+    for (int k = k0; k < k1 && st == SL_OK; k++) {
+        /* a split sizes its branches here, for their ops in either stage */
+        if (p->ops[k].def->flags & SL_OPF_SPLIT) sl__pipeline_cond_scopes(p, b, k);
         if (!p->ops[k].on_gpu) st = run_op(p, k, b, false, &b->err);
+    }
     if (st == SL_OK && k1 == p->nops) st = pack_outputs(p, b, false, &b->err);
     pthread_mutex_lock(&p->stats_mu);
     p->stats.batches += k1 == p->nops;
@@ -373,6 +382,10 @@ static sl_status alloc_slots(sl_pipeline *p) {
         b->keys = sl__calloc((size_t)bs, sizeof *b->keys, &p->err);
         b->key_cap = sl__calloc((size_t)bs, sizeof *b->key_cap, &p->err);
         if (!b->nodes || !b->keys || !b->key_cap) return SL_ENOMEM;
+        int ns = p->nscopes ? p->nscopes : 1;
+        b->scope_n = sl__calloc((size_t)ns, sizeof *b->scope_n, &p->err);
+        b->scope_keys = sl__calloc((size_t)ns * (size_t)bs, sizeof *b->scope_keys, &p->err);
+        if (!b->scope_n || !b->scope_keys) return SL_ENOMEM;
         b->mem.limit = p->batch_limit;
         for (int n = 0; n < p->nnodes; n++) b->nodes[n].budget = &b->mem;
         for (int o = 0; o < p->nout; o++) b->dense[o].budget = &b->mem;

@@ -24,11 +24,19 @@
 #define SL__NODE_TRANSFER (-1)
 #define SL__NODE_ALIAS    (-2)
 typedef struct sl__node {
-    int op;   /* producing op instance, or SL__NODE_TRANSFER / SL__NODE_ALIAS */
-    int out;  /* output index of that op */
-    int src;  /* transfers and aliases: the node they stand for */
-    bool gpu; /* placed on the GPU (DALI's rules) */
+    int op;    /* producing op instance, or SL__NODE_TRANSFER / SL__NODE_ALIAS */
+    int out;   /* output index of that op */
+    int src;   /* transfers and aliases: the node they stand for */
+    bool gpu;  /* placed on the GPU (DALI's rules) */
+    int scope; /* the conditional branch whose samples it holds: 0 the whole batch */
 } sl__node;
+
+/* A conditional branch (pipeline_cond.c): the samples of scope `parent` whose predicate (a node
+ * of the parent scope) is `branch`. Scope 0 is the whole batch. */
+typedef struct sl__scope {
+    int parent, pred;
+    bool branch;
+} sl__scope;
 
 typedef struct sl__opinst {
     const sl__op_def *def;
@@ -41,6 +49,7 @@ typedef struct sl__opinst {
     int ninputs, inputs[SL__MAX_OP_INPUTS];
     int narg_inputs, arg_inputs[SL__MAX_OP_INPUTS];
     int nout, first_node;
+    int scope; /* the branch it runs in (its batch: that branch's samples) */
     sl__args args;
     void *state;
     uint64_t seed;
@@ -72,6 +81,10 @@ struct sl_batch {
     void **op_state; /* per op: what an op keeps for this batch between its stages */
     bool *use_dense; /* per output: whether this batch's output is the packed copy */
     char **keys;     /* per-sample keys (copied from the reader) */
+    /* per conditional scope (pipeline_cond.c): its sample count and, for scope s > 0, its
+     * samples' keys at scope_keys[s * batch_size + i] (scope 0: keys) */
+    int *scope_n;
+    const char **scope_keys;
     size_t *key_cap;
     sl_mem_budget mem; /* host bytes of this batch's op outputs, against max_batch_bytes */
     sl_status status;
@@ -95,6 +108,14 @@ struct sl_pipeline {
     int outputs[SL_MAX_OUTPUTS];
     char output_names[SL_MAX_OUTPUTS][64];
     int reader_op; /* the first reader (keys come from it), -1 if none */
+    /* conditionals (pipeline_cond.c): the scopes, the one ops are added to now, and the splits
+     * made (node brought into scope -> out) */
+    int nscopes, scopes_cap, cur_scope;
+    sl__scope *scopes;
+    int nsplits, splits_cap;
+    struct sl__split_entry {
+        int node, scope, out;
+    } * splits;
 
     /* executor */
     sl__pool *pool;
@@ -139,5 +160,17 @@ struct sl_pipeline {
 
 /* Records an error in the pipeline's own error and returns it. */
 sl_status sl__pipeline_fail(sl_pipeline *p, sl_status st, const char *fmt, ...) SL_PRINTF(3, 4);
+
+/* pipeline_cond.c. Scope 0 (the whole batch) is in p->scopes once a conditional is opened. */
+/* *out: node as the samples of scope `target` (node itself, or its split), adding the splits it
+ * takes; an SL_EINVAL naming what (an op's input, say) when node's branch is not target or one
+ * of target's enclosing ones. */
+sl_status sl__pipeline_cond_bring(sl_pipeline *p, int node, int target, const char *what, int *out);
+/* An op being added (sl_pipeline_op_end): its inputs and per-sample arguments brought into the
+ * scope open now; a reader or external source refused inside a branch. */
+sl_status sl__pipeline_cond_inputs(sl_pipeline *p, sl_pipeline_op *op);
+/* Batch b, at split op k in the CPU stage: the sample counts and keys of the scopes of its
+ * outputs, from its predicate. */
+void sl__pipeline_cond_scopes(sl_pipeline *p, sl_batch *b, int k);
 
 #endif

@@ -162,6 +162,9 @@ enum {
     SL_OPF_RANDOM = 1u << 1,  /* draws random numbers: takes a seed */
     SL_OPF_NOCOPY = 1u << 2,  /* outputs are views of inputs */
     SL_OPF_DECODER = 1u << 3, /* a decoder (decoders.*): its time is the stats' decode_s */
+    SL_OPF_SPLIT = 1u << 4,   /* _conditional.split: its outputs are the samples of the two
+                               * branches of a conditional (the executor sizes their batches) */
+    SL_OPF_MERGE = 1u << 5,   /* _conditional.merge: a branch's two parts back in sample order */
 };
 
 /* What an op instance learns when it is created. */

@@ -52,6 +52,9 @@ extern const sl__op_def sl__brightness_op;
 extern const sl__op_def sl__contrast_op;
 extern const sl__op_def sl__transpose_op;
 extern const sl__op_def sl__arithmetic_op;
+extern const sl__op_def sl__cond_split_op;
+extern const sl__op_def sl__cond_merge_op;
+extern const sl__op_def sl__cond_not_op;
 extern const sl__op_def sl__normalize_op;
 extern const sl__op_def sl__crop_op;
 extern const sl__op_def sl__cat_op;
@@ -100,6 +103,9 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__contrast_op,
     &sl__transpose_op,
     &sl__arithmetic_op,
+    &sl__cond_split_op,
+    &sl__cond_merge_op,
+    &sl__cond_not_op,
     &sl__normalize_op,
     &sl__crop_op,
     &sl__cat_op,

@@ -40,8 +40,14 @@ typedef struct sl__parse_arg {
 } sl__parse_arg;
 
 typedef enum sl__parse_stmt_kind {
-    SL__PARSE_OP,      /* an op call */
-    SL__PARSE_TRANSFER /* x.gpu() / x.cpu() */
+    SL__PARSE_OP,       /* an op call */
+    SL__PARSE_TRANSFER, /* x.gpu() / x.cpu() */
+    /* conditionals on data (sl_pipeline_if ...): if inputs[0]; else; endif; merge of inputs
+     * (predicate, true side, false side) into its output */
+    SL__PARSE_IF,
+    SL__PARSE_ELSE,
+    SL__PARSE_ENDIF,
+    SL__PARSE_MERGE
 } sl__parse_stmt_kind;
 
 typedef struct sl__parse_stmt {

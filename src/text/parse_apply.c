@@ -96,13 +96,30 @@ static sl_status apply(applier *a) {
     const sl__parse_prog *prog = a->prog;
     for (int i = 0; i < prog->num_stmts; i++) {
         const sl__parse_stmt *s = &prog->stmts[i];
-        if (s->kind == SL__PARSE_OP) {
+        const int *in = s->inputs;
+        sl_status st = SL_OK;
+        switch (s->kind) {
+        case SL__PARSE_OP:
             SL_TRY(apply_op(a, s));
-        } else {
-            sl_status st =
-                sl_pipeline_transfer(a->p, a->map[s->inputs[0]], s->to, &a->map[s->first_output]);
-            if (st != SL_OK) return builder_error(a, st, s->pos);
+            break;
+        case SL__PARSE_TRANSFER:
+            st = sl_pipeline_transfer(a->p, a->map[in[0]], s->to, &a->map[s->first_output]);
+            break;
+        case SL__PARSE_IF:
+            st = sl_pipeline_if(a->p, a->map[in[0]]);
+            break;
+        case SL__PARSE_ELSE:
+            st = sl_pipeline_else(a->p);
+            break;
+        case SL__PARSE_ENDIF:
+            st = sl_pipeline_endif(a->p);
+            break;
+        case SL__PARSE_MERGE:
+            st = sl_pipeline_merge(a->p, a->map[in[0]], a->map[in[1]], a->map[in[2]],
+                                   &a->map[s->first_output]);
+            break;
         }
+        if (st != SL_OK) return builder_error(a, st, s->pos);
     }
     int nodes[SL_MAX_OUTPUTS];
     const char *names[SL_MAX_OUTPUTS];

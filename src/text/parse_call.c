@@ -67,6 +67,42 @@ static sl_status emit(parser *ps, sl__parse_stmt *s, int want, result *r) {
     return st;
 }
 
+sl_status sl__parse_cond_stmt(parser *ps, sl__parse_stmt_kind kind, sl__parse_pos pos,
+                              const int *nodes, int n, result *r) {
+    sl__parse_stmt s;
+    memset(&s, 0, sizeof s);
+    s.kind = kind;
+    s.pos = pos;
+    snprintf(s.written, sizeof s.written, "%s", kind == SL__PARSE_MERGE ? "merge" : "if");
+    if (n && !(s.inputs = calloc((size_t)n, sizeof *s.inputs)))
+        return sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    for (int k = 0; k < n; k++) s.inputs[s.num_inputs++] = nodes[k];
+    if (r) return emit(ps, &s, 1, r);
+    sl_status st = add_stmt(ps, &s, 0);
+    sl__parse_stmt_clear(&s);
+    return st;
+}
+
+sl_status sl__parse_named_op(parser *ps, sl__parse_pos pos, const char *op, int node, result *r) {
+    if (ps->no_ops) return sl__parse_perr(ps, SL_EINVAL, pos, "%s cannot be used here", op);
+    sl__parse_stmt s;
+    memset(&s, 0, sizeof s);
+    s.kind = SL__PARSE_OP;
+    s.pos = pos;
+    snprintf(s.op, sizeof s.op, "%s", op);
+    snprintf(s.written, sizeof s.written, "%s", op);
+    s.inputs = malloc(sizeof *s.inputs);
+    s.input_pos = malloc(sizeof *s.input_pos);
+    if (!s.inputs || !s.input_pos) {
+        sl__parse_stmt_clear(&s);
+        return sl_err_set(ps->err, SL_ENOMEM, "out of memory");
+    }
+    s.inputs[0] = node;
+    s.input_pos[0] = pos;
+    s.num_inputs = 1;
+    return emit(ps, &s, 1, r);
+}
+
 /* readers.tfrecord taken whole (`inputs = fn.readers.tfrecord(...)`): as DALI, a dict of its
  * outputs by feature name, in the order of `features` (held as a list of [key, node] pairs);
  * s is cleared either way. */

@@ -93,6 +93,12 @@ static sl_status eval_name(parser *ps, const expr *e, result *r) {
     if (v && v->unbound)
         return sl__parse_perr(ps, SL_EINVAL, e->pos,
                               "parameter '%s' is not bound; pass --arg %s=VALUE", e->s, e->s);
+    if (v && v->one_sided)
+        return sl__parse_perr(ps, SL_EINVAL, e->pos,
+                              "'%s' is assigned in only one branch of the `if` on data at line "
+                              "%d, so only some samples have it: assign it in both branches (or "
+                              "before the `if`)",
+                              e->s, v->one_sided);
     if (v) return copy_result(ps, r, &v->v, e->pos);
     const sl_pipeline_bind *b = sl__parse_bind_find(ps, e->s);
     if (b) return sl__parse_bind_value(b->value ? b->value : "", &r->val, ps->err);
@@ -277,13 +283,16 @@ static sl_status arith(parser *ps, const expr *e, const sl__val *a, const sl__va
 /* Python's truth of a constant; op outputs and dicts are refused (what: "if", "and", ...) */
 sl_status sl__parse_truth(parser *ps, const expr *at, const result *v, const char *what,
                           bool *out) {
+    if (sl__parse_has_node(&v->val) && !ps->conditionals)
+        return sl__parse_perr(ps, SL_EINVAL, at->pos,
+                              "'%s' on an op output: a condition on data needs "
+                              "@pipeline_def(enable_conditionals=True), as in DALI",
+                              what);
     if (sl__parse_has_node(&v->val))
-        return sl__parse_perr(
-            ps, SL_EINVAL, at->pos,
-            "'%s' on an op output: conditions on data are not supported (they are "
-            "decided when the pipeline is built, from constants and --arg values; "
-            "DALI's enable_conditionals is not supported)",
-            what);
+        return sl__parse_perr(ps, SL_EINVAL, at->pos,
+                              "'%s' on several op outputs: a condition on data is one op output "
+                              "(one bool per sample)",
+                              what);
     const sl__val *x = &v->val;
     switch (x->kind) {
     case SL_VAL_NONE:
@@ -403,6 +412,7 @@ static sl_status eval_logic(parser *ps, const expr *e, result *r) {
         result a;
         bool t;
         SL_TRY(sl__parse_eval(ps, e->a, 1, &a));
+        if (sl__parse_is_node(&a)) return sl__parse_cond_logic(ps, e, &a, r);
         sl_status st = sl__parse_truth(ps, e->a, &a, "not", &t);
         sl__parse_result_free(&a);
         if (st == SL_OK) sl__parse_set_bool(&r->val, !t);
@@ -410,6 +420,11 @@ static sl_status eval_logic(parser *ps, const expr *e, result *r) {
     }
     if (e->kind == E_AND || e->kind == E_OR) { /* the deciding operand, as Python */
         SL_TRY(sl__parse_eval(ps, e->a, 1, r));
+        if (sl__parse_is_node(r)) { /* per sample (parse_cond.c) */
+            result a = *r;
+            memset(r, 0, sizeof *r);
+            return sl__parse_cond_logic(ps, e, &a, r);
+        }
         bool t;
         sl_status st = sl__parse_truth(ps, e->a, r, e->kind == E_AND ? "and" : "or", &t);
         if (st != SL_OK || t == (e->kind == E_OR)) {
@@ -423,6 +438,7 @@ static sl_status eval_logic(parser *ps, const expr *e, result *r) {
         result c;
         bool t;
         SL_TRY(sl__parse_eval(ps, e->c, 1, &c));
+        if (sl__parse_is_node(&c)) return sl__parse_cond_logic(ps, e, &c, r);
         sl_status st = sl__parse_truth(ps, e->c, &c, "if", &t);
         sl__parse_result_free(&c);
         if (st != SL_OK) return st;

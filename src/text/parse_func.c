@@ -75,6 +75,7 @@ env_entry *sl__parse_env_set(parser *ps, const char *name) {
         sl__val_free(&e->v.val);
         memset(&e->v, 0, sizeof e->v);
         e->unbound = false;
+        e->one_sided = 0;
         return e;
     }
     if (sc->nenv == sc->capenv) {

@@ -29,6 +29,7 @@ struct parser {
     sl__parse_prog *prog;
     int stmt_cap;
     bool no_ops;          /* evaluating a decorator argument or a default: no op calls */
+    bool conditionals;    /* @pipeline_def(enable_conditionals=True): `if` on data allowed */
     const char *function; /* the pipeline function asked for, NULL to choose */
     /* parsing */
     func **funcs;

@@ -36,6 +36,8 @@ typedef struct result {
 typedef struct env_entry {
     char name[SL__PARSE_NAME_MAX];
     bool unbound; /* a pipeline parameter with no bound value and no default */
+    /* assigned in one branch only of the `if` on data at line one_sided (parse_cond.c), else 0 */
+    int one_sided;
     result v;
 } env_entry;
 
@@ -106,6 +108,12 @@ sl_status sl__parse_subscript_op(parser *ps, const expr *e, int node, int k, con
  * bpos), or unary - or ~ of one (b NULL; sym "-" or "~"): an arithmetic op, at pos */
 sl_status sl__parse_arith_op(parser *ps, sl__parse_pos pos, const char *sym, const result *a,
                              sl__parse_pos apos, const result *b, sl__parse_pos bpos, result *r);
+/* A conditional's statement (sl__parse_prog): kind with n input nodes at pos; for a merge, r is
+ * its output node. */
+sl_status sl__parse_cond_stmt(parser *ps, sl__parse_stmt_kind kind, sl__parse_pos pos,
+                              const int *nodes, int n, result *r);
+/* The op `op` (no arguments) on program node `node`, at pos; r its output */
+sl_status sl__parse_named_op(parser *ps, sl__parse_pos pos, const char *op, int node, result *r);
 /* Evaluates e's keyword arguments in order into kw (freed on error). */
 sl_status sl__parse_eval_kwargs(parser *ps, const expr *e, kwargs *kw);
 void sl__parse_kwargs_free(kwargs *kw);
@@ -117,6 +125,17 @@ uint64_t sl__parse_range_len(int64_t start, int64_t stop, int64_t stepv);
 const char *sl__parse_tfrec_member(const char *dotted);
 /* Frees what a program statement holds and zeroes it. */
 void sl__parse_stmt_clear(sl__parse_stmt *s);
+
+/* ---- parse_cond.c: conditionals on data (enable_conditionals=True) -----------------------------
+ */
+
+/* The if statement s from its condition k on: Python's meaning for constants; a condition that is
+ * an op output opens a conditional on it (its body on the samples where it is true, the rest of
+ * the chain on the others), and every name either branch assigns is merged after it. */
+sl_status sl__parse_exec_if(parser *ps, const stmt *s, int k);
+/* `not a`, `a and b`, `a or b`, `x if c else y` (e) whose deciding operand is the op output v
+ * (consumed): per sample, as DALI's conditionals compute them. */
+sl_status sl__parse_cond_logic(parser *ps, const expr *e, result *v, result *r);
 
 /* ---- parse_func.c: names and functions ------------------------------------------------------- */
 

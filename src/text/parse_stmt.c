@@ -158,17 +158,8 @@ static sl_status exec_stmt(parser *ps, const stmt *s) {
         ps->flow = FLOW_RETURN;
         return SL_OK;
     }
-    case S_IF:
-        for (int k = 0; k < s->ncond; k++) {
-            result c;
-            bool t;
-            SL_TRY(sl__parse_eval(ps, s->conds[k], 1, &c));
-            sl_status st = sl__parse_truth(ps, s->conds[k], &c, k ? "elif" : "if", &t);
-            sl__parse_result_free(&c);
-            if (st != SL_OK) return st;
-            if (t) return sl__parse_exec_block(ps, &s->bodies[k]);
-        }
-        return sl__parse_exec_block(ps, &s->bodies[s->ncond]);
+    case S_IF: /* constants as Python; a condition on data per sample (parse_cond.c) */
+        return sl__parse_exec_if(ps, s, 0);
     case S_FOR:
         return exec_for(ps, s);
     }
@@ -397,6 +388,8 @@ static sl_status decorator_arg(parser *ps, const char *key, sl__parse_pos kpos, 
         st = decorator_bool(ps, e, key, &d->last_batch_padded, false);
     } else if (!strcmp(key, "prepare_first_batch")) {
         st = decorator_bool(ps, e, key, &d->prepare_first_batch, false);
+    } else if (!strcmp(key, "enable_conditionals")) {
+        st = decorator_bool(ps, e, key, &ps->conditionals, false);
     } else if (!strcmp(key, "auto_reset")) {
         st = decorator_bool(ps, e, key, &d->auto_reset, true);
     } else if (!strcmp(key, "sharding") || !strcmp(key, "devices")) {

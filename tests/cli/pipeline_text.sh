@@ -74,7 +74,7 @@ expect_error() { # file want
     case $out in *"$2"*) ;; *) fail "$1: $out" ;; esac
 }
 printf 'def p(data_path):\n    jpegs, labels = fn.readers.caffe2(path=data_path)\n    if labels:\n        jpegs = fn.decoders.image(jpegs)\n    return jpegs, labels\n' > "$work/cond.py"
-expect_error "$work/cond.py" "cond.py:3:8: error: 'if' on an op output: conditions on data are not supported"
+expect_error "$work/cond.py" "cond.py:3:8: error: 'if' on an op output: a condition on data needs @pipeline_def(enable_conditionals=True)"
 printf 'def f(x):\n    return f(x)\ndef p(data_path):\n    j, l = fn.readers.caffe2(path=data_path)\n    return f(j), l\n' > "$work/rec.py"
 expect_error "$work/rec.py" "rec.py:2:12: error: recursion is not supported in a pipeline: 'f' is called while it runs"
 printf 'def p(data_path):\n    j, l = fn.readers.caffe2(path=data_path)\n    for i in range(10**12):\n        j = j\n    return j, l\n' > "$work/loop.py"

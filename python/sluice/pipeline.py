@@ -472,6 +472,7 @@ def pipeline_def(fn=None, *, enable_conditionals=False, **pipeline_kwargs):
                 else:
                     fk[k] = v
             pipe = Pipeline(**pk)
+            pipe._enable_conditionals = enable_conditionals  # (sluice.auto_aug asks)
             trace(pipe, body, args, fk)
             return pipe
         create._sluice_fn = func

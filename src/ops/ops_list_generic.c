@@ -76,6 +76,7 @@ extern const sl__op_def sl__filter_op;
 extern const sl__op_def sl__filter_plain_op;
 extern const sl__op_def sl__equalize_op;
 extern const sl__op_def sl__equalize_plain_op;
+extern const sl__op_def sl__peek_image_shape_op;
 
 const sl__op_def *const sl__generic_ops[] = {
     &sl__slice_op,
@@ -149,5 +150,6 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__filter_plain_op,
     &sl__equalize_op,
     &sl__equalize_plain_op,
+    &sl__peek_image_shape_op,
     NULL,
 };

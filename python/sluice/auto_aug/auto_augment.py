@@ -9,7 +9,9 @@ import numpy as np
 from .. import fn, types
 from . import augmentations as a
 from .core import Policy, signed_bin
+from .._conditionals import convert
 from .core._args import forbid_unused_kwargs
+from .core._select import require_conditionals
 from .core._utils import get_translations, pretty_select
 
 
@@ -58,6 +60,7 @@ def apply_auto_augment(policy, sample, seed=None, **kwargs):
         raise TypeError("apply_auto_augment: %r is not a Policy" % (policy,))
     if not policy.sub_policies:
         raise ValueError("apply_auto_augment: the policy %r has no sub-policies" % policy.name)
+    require_conditionals("apply_auto_augment")
     steps = max(len(sp) for sp in policy.sub_policies)
     should_run = fn.random.uniform(range=[0, 1], shape=[steps], dtype=types.FLOAT)
     sub_policy_id = fn.random.uniform(values=list(range(len(policy.sub_policies))), seed=seed,
@@ -77,6 +80,9 @@ def apply_auto_augment(policy, sample, seed=None, **kwargs):
                                    auto_aug_name="apply_auto_augment",
                                    ref_suite_name="get_image_net_policy")
     return sample
+
+
+apply_auto_augment = convert(apply_auto_augment)  # its `if` on data: a conditional
 
 
 def _policy_translations(use_shape, max_translate_abs, max_translate_rel):

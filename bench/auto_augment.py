@@ -12,8 +12,9 @@ at the default thread count and the --threads counts; with --device gpu the imag
 first and the augmentations run there. torchvision's AutoAugment(IMAGENET) runs on uint8 CHW
 tensors in a plain loop and in a DataLoader with 2 worker processes (when torchvision is
 importable). Prints images/s (median of the runs, interleaved) and the load average. --each
-also times every augmentation of the suite alone (bin 5 of 11, the first thread count): where
-the time of a policy goes."""
+also times every augmentation of the suite alone (bin 5 of 11, the first thread count), and
+TrivialAugment's select over 14 identities (the conditionals' split and merge alone): where the
+time of a policy goes."""
 
 import argparse
 import os
@@ -106,6 +107,27 @@ def each_augmentation(imgs, threads, device):
             o.as_cpu()
         out[name] = (len(imgs) - B) / (time.perf_counter() - t)
         p.close()
+    # the conditionals alone: TrivialAugment's select over 14 identities
+    from sluice.auto_aug import trivial_augment
+    ids = [a.identity.augmentation(name="identity%d" % k) for k in range(14)]
+
+    @sluice.pipeline_def(batch_size=B, num_threads=threads, device_id=0 if gpu else None,
+                         seed=7, enable_conditionals=True)
+    def sel():
+        x = fn.external_source(source=lambda info: imgs[info.idx_in_epoch % len(imgs)],
+                               batch=False, layout="HWC")
+        return trivial_augment.apply_trivial_augment(ids, x.gpu() if gpu else x)
+
+    p = sel()
+    p.build()
+    p.run()
+    t = time.perf_counter()
+    for _ in range(len(imgs) // B - 1):
+        o = p.run()
+    if gpu:
+        o.as_cpu()
+    out["select over 14 identities"] = (len(imgs) - B) / (time.perf_counter() - t)
+    p.close()
     return out
 
 

@@ -441,7 +441,8 @@ sl_status sl_tlist_reset(sl_tlist *l, int count, sl_dtype dtype, int ndim, sl_de
     l->device = device;
     l->layout[0] = '\0';
     l->buf_used = 0;
-    memset(l->data, 0, (size_t)l->capacity * sizeof *l->data);
+    if (l->capacity) /* (a list never given samples has no array: memset(NULL) is undefined) */
+        memset(l->data, 0, (size_t)l->capacity * sizeof *l->data);
     return SL_OK;
 }
 

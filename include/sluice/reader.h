@@ -62,16 +62,19 @@ typedef struct sl_source {
 typedef struct sl_function_io {
     int64_t iteration; /* the batch's index since the pipeline started */
     int batch, num_inputs, num_outputs;
-    /* batch * num_inputs host views: sample i's input k at [i * num_inputs + k] */
+    /* batch * num_inputs views: sample i's input k at [i * num_inputs + k]; host memory, or
+     * the GPU's when the op runs there (device="gpu": its stream already waited for) */
     const sl_tensor *inputs;
     /* batch * num_outputs, zeroed: the function sets each one's data, dtype, ndim and shape
-     * (dense, C order, host memory it keeps valid until its next call); the samples of one
-     * output share dtype and ndim */
+     * (dense, C order, memory it keeps valid until its next call: host memory, or on a GPU op
+     * the op's GPU's, with `device` set and its work complete); the samples of one output
+     * share dtype and ndim */
     sl_tensor *outputs;
 } sl_function_io;
 
 typedef struct sl_function {
-    /* Called once per batch, on the pipeline's CPU stage, with that batch's inputs. */
+    /* Called once per batch, on the pipeline's CPU stage (a GPU op's: its GPU stage), with that
+     * batch's inputs. */
     sl_status (*call)(void *user, sl_function_io *io, sl_err *err);
     void *user;
 } sl_function;

@@ -59,3 +59,11 @@ __all__ = ["pipeline_def", "Pipeline", "DataNode", "Tensor", "TensorCPU", "Tenso
            "NotSupportedError", "OutOfMemoryError", "DeviceError", "StateError", "SourceError",
            "PipelineSyntaxError", "fn", "ops", "types", "tfrecord", "backend", "build_info",
            "__version__"]
+
+
+def __getattr__(name):
+    # sluice.auto_aug, imported when first named (as `import nvidia.dali.auto_aug` is separate)
+    if name == "auto_aug":
+        import importlib
+        return importlib.import_module(__name__ + ".auto_aug")
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

@@ -167,8 +167,8 @@ class Owner:
         # where a Ctrl-C would lose h
         in_callback = getattr(local, "in_callback", None) is not None
         del self._retired[-1]  # h (calls on the owner go one at a time)
-        if in_callback:
-            deferred_free.append((self._free_fn, h))  # not from inside one of its own callbacks
+        if in_callback:  # not from inside one of its own callbacks; its sources live till then
+            deferred_free.append((self._free_fn, h, tuple(self._sources())))
         else:
             self._free_fn(h)
 
@@ -182,9 +182,9 @@ class Owner:
                 # a framework still holds arrays of its memory (their deleters count down in C):
                 # stopped now, freed by a later call once they are gone
                 stop_pipeline(x, self._stop_fn)
-                orphans.append((x, self._free_fn, self._exports_fn))
+                orphans.append((x, self._free_fn, self._exports_fn, tuple(self._sources())))
             else:
-                free_pipeline(x, self._free_fn)
+                free_pipeline(x, self._free_fn, tuple(self._sources()))
 
     def _stop_for_exit(self, deadline):
         """At the interpreter's exit: ends the threads of every C object, frees nothing. Not
@@ -222,12 +222,16 @@ def guarded(what):
 deferred_free = []
 
 
-def free_pipeline(handle, free=None):
+def free_pipeline(handle, free=None, keep=()):
+    """Frees a C pipeline now, or (from inside a callback) at the next build; until then its
+    threads run on, so `keep`, the Python sources they call (whose ctypes callbacks they hold),
+    stays alive with the entry: a pipeline dropped by the garbage collector inside another
+    pipeline's callback must not call a freed callback."""
     free = free or _c.lib.sl_pipeline_free
     if sys.is_finalizing():
         return  # the exit stopped its threads (_exit_stop); the process's end frees its memory
     if getattr(local, "in_callback", None) is not None:
-        deferred_free.append((free, handle))  # not from inside one of its own callbacks
+        deferred_free.append((free, handle, keep))  # not from inside one of its own callbacks
     else:
         free(handle)
 
@@ -237,7 +241,8 @@ def stop_pipeline(handle, stop):
         stop(handle)
 
 
-# C iterators gone from Python whose memory DLPack consumers still use: (handle, free, exports)
+# C iterators gone from Python whose memory DLPack consumers still use: (handle, free, exports,
+# the Python sources their threads may still call)
 orphans = []
 
 
@@ -248,12 +253,13 @@ def drain_deferred():
         # each is listed until its free is called, with no call in between: a signal (handled
         # as a call returns) can neither lose one, its threads running on, nor free one twice
         while deferred_free:
-            free, handle = deferred_free[-1]
+            free, handle, keep = deferred_free[-1]
             del deferred_free[-1]
             free(handle)
+            del keep  # its sources may go now that its threads are gone
         i = 0
         while i < len(orphans):
-            handle, free, exports = orphans[i]
+            handle, free, exports, _keep = orphans[i]
             if exports(handle) > 0:
                 i += 1
             else:

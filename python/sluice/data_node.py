@@ -54,11 +54,12 @@ class DataNode:
 
     def __getitem__(self, index):
         """Per-sample indexing and slicing, as DALI's (`x[1:, :-1, 2]`): the tensor_subscript
-        op. Indices and bounds are Python ints; an op output as an index, `...` and `None` are
-        not supported."""
+        op. Indices and bounds are Python ints; one index may be an op output (`table[idx]`: an
+        integer per sample); `...` and `None` are not supported."""
         from . import fn
         items = index if isinstance(index, tuple) else (index,)
         mode, lo, hi, step = [], [], [], []
+        per_sample = None
         for k, x in enumerate(items):
             what = "%s[...]: subscript %d" % (self.name, k)
             if isinstance(x, slice):
@@ -77,10 +78,18 @@ class DataNode:
                 lo.append(int(x))
                 hi.append(0)
                 step.append(1)
+            elif isinstance(x, DataNode) and per_sample is None:
+                per_sample = x
+                mode.append(8)
+                lo.append(0)
+                hi.append(0)
+                step.append(1)
             else:
                 raise TypeError("%s: an int or a slice of ints (not supported: %s)"
-                                % (what, "an op output" if isinstance(x, DataNode)
+                                % (what, "a second op output" if isinstance(x, DataNode)
                                    else type(x).__name__))
+        if per_sample is not None:
+            return fn.tensor_subscript(self, mode=mode, lo=lo, hi=hi, step=step, index=per_sample)
         return fn.tensor_subscript(self, mode=mode, lo=lo, hi=hi, step=step)
 
     __hash__ = object.__hash__

@@ -17,7 +17,8 @@ from . import errors
 from . import fn as _fn
 
 # the CamelCase of names whose DALI spelling is not the plain rule
-_SPECIAL = {"tfrecord": "TFRecord", "mxnet": "MXNet", "coco": "COCO", "mnist": "MNIST"}
+_SPECIAL = {"tfrecord": "TFRecord", "mxnet": "MXNet", "coco": "COCO", "mnist": "MNIST",
+            "dl_tensor_python_function": "DLTensorPythonFunction"}
 
 
 def _camel(snake):

@@ -484,6 +484,7 @@ def pipeline_def(fn: typing.Callable | None = None, *, enable_conditionals: bool
                 else:
                     fk[k] = v
             pipe = Pipeline(**pk)
+            pipe._enable_conditionals = enable_conditionals  # (sluice.auto_aug asks)
             trace(pipe, body, args, fk)
             return pipe
         create._sluice_fn = func

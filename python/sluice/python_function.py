@@ -8,7 +8,13 @@ of torch) run side by side, and a batch_processing function once with lists. The
 until the next batch, and the pipeline's workers copy them into its outputs. python_function
 gives numpy arrays (read-only views), torch_python_function torch tensors, and
 dl_tensor_python_function DLPack capsules; each may return numpy arrays, torch tensors, or
-anything with the buffer protocol or __dlpack__."""
+anything with the buffer protocol or __dlpack__.
+
+On the GPU (device="gpu", DALI's GPU python functions) the inputs are views of the pipeline's
+device memory: torch CUDA tensors for torch_python_function, DLPack capsules of CUDA memory for
+dl_tensor_python_function, and cupy arrays for python_function (which therefore needs cupy). The
+function returns GPU memory (torch CUDA tensors, capsules, objects with __dlpack__) or host
+arrays; torch's work is synchronized before the op copies the results on its own stream."""
 
 import ctypes
 import itertools
@@ -25,23 +31,41 @@ FORMS = ("python_function", "torch_python_function", "dl_tensor_python_function"
 
 
 class _Capsule:
-    """A DLPack capsule as numpy.from_dlpack takes it."""
+    """A DLPack capsule as numpy.from_dlpack (cupy.from_dlpack) takes it."""
 
-    def __init__(self, cap):
+    def __init__(self, cap, device=(1, 0)):
         self.cap = cap
+        self.device = device
 
     def __dlpack__(self, stream=None):
         return self.cap
 
     def __dlpack_device__(self):
-        return (1, 0)
+        return self.device
+
+
+class _DeviceView:
+    """A GPU sample as sluice.tensors exports one through DLPack."""
+
+    def __init__(self, ptr, shape, dtype, device_id):
+        self._ptr, self._shape, self._dtype, self._dev = ptr, shape, dtype, device_id
+
+    def __dlpack_device__(self):
+        from .tensors import KDL_CUDA
+        return (KDL_CUDA, self._dev)
+
+
+def _torch_name(dt):
+    """numpy's name of a torch dtype ("float32", "uint8", "bool", ...)"""
+    return str(dt).rsplit(".", 1)[-1]
 
 
 class PyFunction:
     """The callable behind one python_function op: the library's sl_function callback."""
 
-    def __init__(self, function, nout, batch_processing, form, workers):
+    def __init__(self, function, nout, batch_processing, form, workers, gpu=False):
         self.function = function
+        self.gpu = gpu
         self.nout = nout
         self.batch_processing = batch_processing
         self.form = form
@@ -74,6 +98,8 @@ class PyFunction:
         import numpy as np
         dtype = np.dtype(_types.np_name(_types.from_sl(t.dtype)))
         shape = tuple(t.shape[k] for k in range(t.ndim))
+        if t.device.kind == _c.DEVICE_CUDA:
+            return self._device_view(t, shape)
         n = int(np.prod(shape, dtype=np.int64)) if shape else 1
         if n == 0 or not t.data:
             a = np.zeros(shape, dtype)
@@ -88,9 +114,53 @@ class PyFunction:
             return torch.from_numpy(a)
         return a.__dlpack__()
 
+    def _device_view(self, t, shape):
+        from .tensors import _dlpack_capsule
+        cap = _dlpack_capsule(_DeviceView(t.data, shape, _types.from_sl(t.dtype), t.device.id))
+        if self.form == "dl_tensor_python_function":
+            return cap
+        if self.form == "torch_python_function":
+            import torch.utils.dlpack
+            return torch.utils.dlpack.from_dlpack(cap)
+        import cupy
+        return cupy.from_dlpack(_Capsule(cap, (2, t.device.id)))
+
+    def _device_result(self, x):
+        """A GPU result (torch CUDA tensor, CUDA capsule or __dlpack__ object) as a contiguous
+        torch tensor; None for a host result."""
+        try:
+            import torch
+            import torch.utils.dlpack
+        except ImportError:
+            torch = None
+        if torch is not None and isinstance(x, torch.Tensor):
+            return x.detach().contiguous() if x.is_cuda else None
+        dev = None
+        if type(x).__name__ == "PyCapsule":
+            from .tensors import _DLManagedTensor, _capsule_ptr_obj
+            dev = _DLManagedTensor.from_address(_capsule_ptr_obj(x, b"dltensor")).dl_tensor.device
+            dev = (dev.device_type, dev.device_id)
+        elif hasattr(x, "__dlpack_device__"):
+            dev = tuple(x.__dlpack_device__())
+        if dev is None or dev[0] != 2:
+            return None
+        if torch is None:
+            raise errors.NotSupportedError("a GPU result needs torch here to be read")
+        return torch.utils.dlpack.from_dlpack(x).contiguous()
+
     def _array(self, x, what):
         """A function's result as a contiguous numpy array of a type sluice has."""
         import numpy as np
+        if self.gpu:
+            g = self._device_result(x)
+            if g is not None:
+                try:
+                    code = _types.to_sl({v[0]: k for k, v in _types._INFO.items()}[
+                        _torch_name(g.dtype)])
+                except (KeyError, ValueError):
+                    raise errors.InvalidArgumentError("%s is %s, a type sluice has no tensors of"
+                                                      % (what, g.dtype)) from None
+                return g, code
         if hasattr(x, "detach") and hasattr(x, "numpy"):  # torch
             x = x.detach().cpu().numpy()
         elif type(x).__name__ == "PyCapsule":
@@ -125,6 +195,7 @@ class PyFunction:
     def _call(self, user, io_p, err):
         self.calling = True
         try:
+            import numpy as np
             io = io_p.contents
             B, nin, nout = io.batch, io.num_inputs, io.num_outputs
             ins = [[self._view(io.inputs[i * nin + k]) for k in range(nin)] for i in range(B)]
@@ -150,12 +221,22 @@ class PyFunction:
                 else:
                     outs = [one(i) for i in range(B)]
             keep = []
+            synced = set()
             for i in range(B):
                 for k in range(nout):
                     a, code = self._array(outs[i][k], "output %d of sample %d" % (k, i))
                     keep.append(a)
                     t = io.outputs[i * nout + k]
-                    t.data = a.ctypes.data if a.size else None
+                    if isinstance(a, np.ndarray):
+                        t.data = a.ctypes.data if a.size else None
+                        t.device.kind, t.device.id = _c.DEVICE_CPU, 0
+                    else:  # a torch CUDA tensor: its work done before the op copies it
+                        if a.device.index not in synced:
+                            import torch
+                            torch.cuda.synchronize(a.device)
+                            synced.add(a.device.index)
+                        t.data = a.data_ptr() if a.numel() else None
+                        t.device.kind, t.device.id = _c.DEVICE_CUDA, a.device.index
                     t.dtype = code
                     t.ndim = a.ndim
                     for d in range(a.ndim):
@@ -191,9 +272,17 @@ def python_function_call(schema):
         if not callable(function):
             raise errors.ArgumentTypeError("%s: function must be a callable, not %s"
                                            % (where, type(function).__name__))
-        if device != "cpu":
-            raise errors.NotSupportedError("%s: device=%r (the function runs on the CPU here)"
-                                           % (where, device))
+        if device not in ("cpu", "gpu"):
+            raise errors.InvalidArgumentError("%s: device=%r (\"cpu\" or \"gpu\")"
+                                              % (where, device))
+        if device == "gpu" and schema.name == "python_function":
+            try:
+                import cupy  # noqa: F401 -- DALI's GPU python_function hands out cupy arrays
+            except ImportError:
+                raise errors.NotSupportedError(
+                    "%s: device=\"gpu\" hands the function cupy arrays, and cupy is not "
+                    "installed (torch_python_function and dl_tensor_python_function take GPU "
+                    "data without it)" % where) from None
         if kw:
             raise errors.ArgumentTypeError("%s got an unexpected argument '%s'"
                                            % (where, sorted(kw)[0]))
@@ -201,7 +290,8 @@ def python_function_call(schema):
             raise errors.InvalidArgumentError("%s: num_outputs=%r (0 to 16)"
                                               % (where, num_outputs))
         workers = pipe.num_threads if getattr(pipe, "num_threads", 0) else (os.cpu_count() or 1)
-        fn_obj = PyFunction(function, num_outputs, bool(batch_processing), schema.name, workers)
+        fn_obj = PyFunction(function, num_outputs, bool(batch_processing), schema.name, workers,
+                            device == "gpu")
         pipe._graph.sources.append(fn_obj)
         args = {"function": fn_obj.name, "num_outputs": num_outputs,
                 "batch_processing": bool(batch_processing)}
@@ -211,6 +301,8 @@ def python_function_call(schema):
             args["name"] = name
         if preserve is not None:
             args["preserve"] = preserve
+        if device != "cpu":
+            args["device"] = device
         return _call(schema, inputs, args)
 
     python_function.schema = schema

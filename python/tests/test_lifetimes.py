@@ -349,6 +349,52 @@ def test_a_collection_inside_a_source_frees_no_pipeline_from_its_own_thread():
     assert rc == 0 and out.strip() == "end", err
 
 
+def test_a_pipeline_dropped_inside_another_ones_source_keeps_its_sources():
+    # a pipeline dropped (or collected) inside another pipeline's callback is freed later, at the
+    # next build: until then its threads run on and call its Python source, which must still be
+    # there (its ctypes callback freed with it made the thread jump to freed memory)
+    rc, out, err = child("""
+        import gc
+        calls = [0]
+        def slow(i):
+            calls[0] += 1
+            time.sleep(0.02)
+            return np.full((2, 2), i, np.float32)
+        @pipeline_def(batch_size=2, num_threads=1, device_id=None, prefetch_queue_depth=8)
+        def busy():
+            return fn.external_source(source=slow)
+        import weakref
+        holder = [busy()]
+        holder[0].run()
+        holder[0].cycle = holder[0]  # garbage only the collector finds, with its sources
+        src = weakref.ref(holder[0]._sources()[0])
+        seen = []
+        def drop(i):
+            if holder:
+                holder.clear()  # its last outside reference, gone inside this callback
+                gc.collect()
+                n = calls[0]
+                time.sleep(0.3)  # its thread goes on calling `slow`
+                seen.append((calls[0] > n, src() is not None))
+            return np.full((2, 2), i, np.float32)
+        @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+        def other():
+            return fn.external_source(source=drop)
+        o = other()
+        o.run()
+        o.run()
+        @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+        def third():
+            return fn.external_source(source=lambda i: np.zeros(2, np.float32))
+        third().run()  # (the dropped pipeline is freed here)
+        gc.collect()
+        assert seen == [(True, True)], seen  # called after the drop, its source alive
+        assert src() is None  # and gone with the pipeline
+        print("end")
+    """)
+    assert rc == 0 and out.strip() == "end", err
+
+
 def test_ctrl_c_at_every_place_it_can_land_loses_nothing():
     # CPython runs a signal's handler where a function starts, after a call returns and at a
     # loop's jump back: a KeyboardInterrupt raised at each of those places in the package, in

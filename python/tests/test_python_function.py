@@ -140,3 +140,112 @@ def test_errors_name_the_op_and_batch():
             [np.zeros((5, 2, 3), np.uint8), np.zeros((2, 2, 3), np.uint8)])
     with pytest.raises(errors.ArgumentTypeError, match="function must be a callable"):
         run(lambda x: fn.python_function(x, function=3), data(2))
+
+
+class LegacyPipe(__import__("sluice").Pipeline):
+    """DALI's legacy form: ops.PythonFunction (and the torch and DLPack classes) made in
+    __init__, called in define_graph."""
+
+    def __init__(self, xs):
+        super().__init__(len(xs), 2, None)
+        import sluice.ops as ops
+        self.xs = xs
+        self.src = ops.ExternalSource(source=lambda: xs, layout="HWC")
+        self.pf = ops.PythonFunction(function=lambda x: (brighten(x), x.shape[0]), num_outputs=2)
+        self.tf = ops.TorchPythonFunction(function=lambda x: x.flip(0))
+        self.df = ops.DLTensorPythonFunction(
+            function=lambda c: np.from_dlpack(_Cap(c)).sum(axis=2, dtype=np.int32))
+
+    def define_graph(self):
+        x = self.src()
+        a, n = self.pf(x)
+        return a, n, self.tf(x), self.df(x)
+
+
+class _Cap:
+    def __init__(self, c):
+        self.c = c
+
+    def __dlpack__(self, stream=None):
+        return self.c
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_legacy_ops_classes():
+    from sluice.plugin.pytorch import TorchPythonFunction
+    import sluice.ops as ops
+    assert TorchPythonFunction is ops.TorchPythonFunction
+    xs = data(4)
+    p = LegacyPipe(xs)
+    p.build()
+    a, n, t, d = p.run()
+    for i, x in enumerate(xs):
+        np.testing.assert_array_equal(np.array(a.at(i)), brighten(x))
+        assert int(np.array(n.at(i))) == x.shape[0]
+        np.testing.assert_array_equal(np.array(t.at(i)), x[::-1])
+        np.testing.assert_array_equal(np.array(d.at(i)), x.sum(axis=2, dtype=np.int32))
+
+
+def test_gpu_device_refusals_and_cpu_alias():
+    # python_function on the GPU hands out cupy arrays: without cupy it is refused, by name
+    try:
+        import cupy  # noqa: F401
+        have_cupy = True
+    except ImportError:
+        have_cupy = False
+    if not have_cupy:
+        with pytest.raises(errors.NotSupportedError, match="python_function.*cupy"):
+            run(lambda x: fn.python_function(x.gpu(), function=brighten, device="gpu"), data(2))
+    with pytest.raises(errors.InvalidArgumentError, match="device='tpu'"):
+        run(lambda x: fn.torch_python_function(x, function=lambda t: t, device="tpu"), data(2))
+    # on a CPU pipeline .gpu() is an alias: device="gpu" runs the CPU path, the same results
+    (got,), _ = run(lambda x: fn.torch_python_function(x.gpu(), function=lambda t: t * 2,
+                                                       device="gpu"), data(3))
+    for x, g in zip(data(3), got):
+        np.testing.assert_array_equal(g, x * 2)
+
+
+@pytest.mark.gpu
+def test_gpu_functions_take_and_return_device_data():
+    import os
+    import sluice
+    try:
+        import torch
+        cuda = torch.cuda.is_available()
+    except ImportError:
+        cuda = False
+    if not cuda:
+        if os.environ.get("SL_REQUIRE_GPU") == "1":
+            raise RuntimeError("SL_REQUIRE_GPU=1, but torch has no CUDA")
+        pytest.skip("needs torch with CUDA")
+    xs = data(5)
+    seen = []
+
+    def tf(t):
+        seen.append((t.is_cuda, t.device.index))
+        return (t.to(torch.int16) * 3 - 7).flip(1)
+
+    def df(cap):
+        t = torch.utils.dlpack.from_dlpack(cap)
+        seen.append((t.is_cuda, t.device.index))
+        return torch.utils.dlpack.to_dlpack(t.float().mean(dim=2))
+
+    pipe = sluice.Pipeline(batch_size=len(xs), num_threads=2, device_id=0)
+    with pipe:
+        x = fn.external_source(source=lambda: xs, layout="HWC").gpu()
+        a = fn.torch_python_function(x, function=tf, device="gpu")
+        b = fn.dl_tensor_python_function(x, function=df, device="gpu")
+        c = fn.torch_python_function(x, function=lambda t: t.cpu().numpy() + 1, device="gpu")
+        pipe.set_outputs(a, b, c)
+    pipe.build()
+    for _ in range(2):
+        a, b, c = pipe.run()
+        for i, x in enumerate(xs):
+            want = (x.astype(np.int16) * 3 - 7)[:, ::-1]
+            np.testing.assert_array_equal(np.array(a.as_cpu().at(i)), want)
+            np.testing.assert_allclose(np.array(b.as_cpu().at(i)), x.astype(np.float32).mean(2),
+                                       rtol=1e-6)
+            np.testing.assert_array_equal(np.array(c.as_cpu().at(i)), x + 1)
+    assert seen and all(s == (True, 0) for s in seen)

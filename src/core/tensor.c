@@ -441,7 +441,7 @@ sl_status sl_tlist_reset(sl_tlist *l, int count, sl_dtype dtype, int ndim, sl_de
     l->device = device;
     l->layout[0] = '\0';
     l->buf_used = 0;
-    if (l->data) /* NULL for a list that never held a sample (a conditional's empty branch) */
+    if (l->data && l->capacity) /* a list never given samples has no array (memset(NULL) is UB) */
         memset(l->data, 0, (size_t)l->capacity * sizeof *l->data);
     return SL_OK;
 }

@@ -72,6 +72,11 @@ extern const sl__op_def sl__jpeg_compression_distortion_op;
 extern const sl__op_def sl__python_function_op;
 extern const sl__op_def sl__torch_python_function_op;
 extern const sl__op_def sl__dl_tensor_python_function_op;
+extern const sl__op_def sl__filter_op;
+extern const sl__op_def sl__filter_plain_op;
+extern const sl__op_def sl__equalize_op;
+extern const sl__op_def sl__equalize_plain_op;
+extern const sl__op_def sl__peek_image_shape_op;
 
 const sl__op_def *const sl__generic_ops[] = {
     &sl__slice_op,
@@ -141,5 +146,10 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__python_function_op,
     &sl__torch_python_function_op,
     &sl__dl_tensor_python_function_op,
+    &sl__filter_op,
+    &sl__filter_plain_op,
+    &sl__equalize_op,
+    &sl__equalize_plain_op,
+    &sl__peek_image_shape_op,
     NULL,
 };

@@ -7,11 +7,15 @@
  * copies them in, sample by sample. How the function runs over the samples (one call per batch, or
  * per sample and in parallel) is the caller's: sluice's Python package calls a per-sample function
  * from a thread pool, so functions that release the GIL run side by side. The three names differ
- * only in what the Python function is given (numpy arrays, torch tensors, DLPack capsules). CPU
- * only. */
+ * only in what the Python function is given (numpy arrays, torch tensors, DLPack capsules).
+ * On the GPU (device="gpu") the inputs are device views: setup first waits for the op's stream, so
+ * the inputs are complete when the function sees them, and the function returns device memory
+ * (of the op's GPU; host memory is taken too) whose work is complete when it returns; run_gpu
+ * copies it into the outputs on the op's stream. */
 #include "operator/op.h"
 
 #include "core/alloc.h"
+#include "core/cuda.h"
 #include "core/log.h"
 
 #include <stdio.h>
@@ -104,12 +108,16 @@ static sl_status pf_setup(void *state, sl__op_io *io, sl_err *err) {
     int nin = io->num_inputs, B = io->batch;
     SL_TRY(grow(&s->ins, &s->ins_cap, (size_t)B * (size_t)(nin ? nin : 1), err));
     SL_TRY(grow(&s->outs, &s->outs_cap, (size_t)B * (size_t)(s->nout ? s->nout : 1), err));
+    bool gpu = io->device.kind == SL_DEVICE_CUDA;
     for (int k = 0; k < nin; k++) {
-        if (io->in[k]->device.kind != SL_DEVICE_CPU)
-            return sl_err_set(err, SL_EINVAL, "%s: input %d is on the GPU (give it CPU data)",
-                              s->opname, k);
+        if (io->in[k]->device.kind != io->device.kind)
+            return sl_err_set(err, SL_EINVAL, "%s: input %d is on the %s, the op on the %s",
+                              s->opname, k, gpu ? "CPU" : "GPU", gpu ? "GPU" : "CPU");
         for (int i = 0; i < B; i++) sl_tlist_sample(io->in[k], i, &s->ins[i * nin + k]);
     }
+#ifdef SLUICE_HAVE_CUDA
+    if (gpu && nin) SL_TRY(sl__cuda_stream_sync(io->stream, err)); /* the inputs, complete */
+#endif
     memset(s->outs, 0, (size_t)B * (size_t)s->nout * sizeof *s->outs);
     sl_function_io f;
     memset(&f, 0, sizeof f);
@@ -143,7 +151,16 @@ static sl_status pf_setup(void *state, sl__op_io *io, sl_err *err) {
                 memcpy(shapes + (size_t)i * (size_t)t0->ndim, t->shape,
                        (size_t)t0->ndim * sizeof *shapes);
         }
-        if (st == SL_OK) st = sl_tlist_reset(io->out[k], B, t0->dtype, t0->ndim, sl_cpu(), err);
+        for (int i = 0; i < B && st == SL_OK; i++) {
+            const sl_device d = s->outs[i * s->nout + k].device;
+            if ((d.kind != SL_DEVICE_CPU && d.kind != SL_DEVICE_CUDA) ||
+                (d.kind == SL_DEVICE_CUDA && (!gpu || d.id != io->device.id)))
+                st = sl__op_fail(err, SL_EINVAL, io, i, s->opname,
+                                 "output %d is in the memory of %s, the op runs on %s", k,
+                                 d.kind == SL_DEVICE_CUDA ? "a GPU" : "another device",
+                                 gpu ? "another GPU" : "the CPU");
+        }
+        if (st == SL_OK) st = sl_tlist_reset(io->out[k], B, t0->dtype, t0->ndim, io->device, err);
         if (st == SL_OK) st = sl_tlist_alloc(io->out[k], shapes, err);
         free(shapes);
         if (st != SL_OK) return st;
@@ -169,6 +186,26 @@ static sl_status pf_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* the function's results into the outputs, on the op's stream (the results stay alive until the
+ * function's next call, in the next batch's setup, after this stream has been waited for) */
+static sl_status pf_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    pf_state *s = state;
+    for (int k = 0; k < s->nout; k++)
+        for (int i = 0; i < io->batch; i++) {
+            const sl_tensor *t = &s->outs[i * s->nout + k];
+            size_t n = sl_tlist_sample_nbytes(io->out[k], i);
+            if (n)
+                SL_TRY(sl__cuda_memcpy(io->out[k]->data[i], true, t->data,
+                                       t->device.kind == SL_DEVICE_CUDA, n, io->stream, err));
+        }
+    return SL_OK;
+}
+#define PF_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = pf_run_gpu,
+#else
+#define PF_DEVICES .devices = SL_OPDEV_CPU,
+#endif
+
 #define PF_OP(var, nm, doc_)                                                                       \
     const sl__op_def var = {                                                                       \
         .name = nm,                                                                                \
@@ -176,8 +213,7 @@ static sl_status pf_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
         .min_inputs = 0,                                                                           \
         .max_inputs = 8,                                                                           \
         .args = pf_args,                                                                           \
-        .devices = SL_OPDEV_CPU,                                                                   \
-        .num_outputs = pf_num_outputs,                                                             \
+        PF_DEVICES.num_outputs = pf_num_outputs,                                                   \
         .create = pf_create,                                                                       \
         .setup = pf_setup,                                                                         \
         .run_cpu = pf_run_cpu,                                                                     \

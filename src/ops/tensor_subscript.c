@@ -4,8 +4,11 @@
  * index, negative from the end; the dim goes away) or a slice lo:hi:step with Python's meaning
  * (mode bit 1: no lo, bit 2: no hi; a negative lo or hi counts from the end, out-of-range bounds
  * are clamped, step may be negative, not 0). Later dims are kept whole. An index outside the
- * sample's extent is an error naming the record. The layout keeps the letters of the dims that
- * stay. run_cpu copies the kept trailing dims as blocks. */
+ * sample's extent is an error naming the record. One dim may take its index per sample (mode 8,
+ * DALI's `x[idx]` with an op output as the index): sample i's index is sample i of `index`, a
+ * one-element integer per sample. The layout keeps the letters of the dims that stay. run_cpu
+ * copies the kept trailing dims as blocks. */
+#include "operator/argin.h"
 #include "operator/op.h"
 
 #include "core/alloc.h"
@@ -16,17 +19,21 @@
 
 static const sl__arg_schema ts_args[] = {
     {"mode", SL_ARG_INTS, NULL,
-     "per subscripted dim: 0 a slice lo:hi:step, +1 without lo, +2 without hi, 4 an index (lo)",
+     "per subscripted dim: 0 a slice lo:hi:step, +1 without lo, +2 without hi, 4 an index (lo), "
+     "8 the index given per sample by `index`",
      SL_ARGF_REQUIRED, NULL},
     {"lo", SL_ARG_INTS, NULL, "per subscripted dim: the slice's start, or the index",
      SL_ARGF_REQUIRED, NULL},
     {"hi", SL_ARG_INTS, NULL, "per subscripted dim: the slice's stop", SL_ARGF_REQUIRED, NULL},
     {"step", SL_ARG_INTS, NULL, "per subscripted dim: the slice's step (not 0)", SL_ARGF_REQUIRED,
      NULL},
+    {"index", SL_ARG_INTS, "None",
+     "the index of the mode-8 dim, one integer per sample (an op output)", SL_ARGF_PER_SAMPLE,
+     NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
-enum { NO_LO = 1, NO_HI = 2, INDEX = 4 };
+enum { NO_LO = 1, NO_HI = 2, INDEX = 4, INDEX_IN = 8 };
 
 /* sample i: per input dim, where it starts, its step and its output extent (-1: removed) */
 typedef struct ts_plan {
@@ -34,7 +41,8 @@ typedef struct ts_plan {
 } ts_plan;
 
 typedef struct ts_state {
-    int k; /* subscripted dims */
+    int k;    /* subscripted dims */
+    int node; /* the per-sample index (mode 8), or -1 */
     int mode[SL_MAX_DIMS];
     int64_t lo[SL_MAX_DIMS], hi[SL_MAX_DIMS], step[SL_MAX_DIMS];
     ts_plan *plans;
@@ -61,7 +69,22 @@ static sl_status ts_create(const sl__args *a, const sl__op_init *init, void **ou
     ts_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     s->k = k;
+    s->node = sl__args_node(a, "index");
+    int per_sample = 0;
+    for (int d = 0; d < k; d++) per_sample += m[d] == INDEX_IN;
+    if (per_sample != (s->node >= 0) || per_sample > 1 ||
+        (s->node < 0 && sl__args_get(a, "index")->kind != SL_VAL_NONE)) {
+        free(s);
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: `index` is an op output, given with exactly one dim of mode 8 (%d "
+                          "such dims)",
+                          NAME, per_sample);
+    }
     for (int d = 0; d < k; d++) {
+        if (m[d] == INDEX_IN) {
+            s->mode[d] = INDEX_IN, s->lo[d] = s->hi[d] = 0, s->step[d] = 1;
+            continue;
+        }
         if (m[d] < 0 || m[d] > 4 || m[d] == 7 || (m[d] & INDEX && m[d] != INDEX) ||
             (!(m[d] & INDEX) && st[d] == 0)) {
             free(s);
@@ -103,7 +126,7 @@ static sl_status ts_setup(void *state, sl__op_io *io, sl_err *err) {
         s->cap = io->batch;
     }
     int removed = 0;
-    for (int d = 0; d < s->k; d++) removed += s->mode[d] == INDEX;
+    for (int d = 0; d < s->k; d++) removed += s->mode[d] == INDEX || s->mode[d] == INDEX_IN;
     int ond = in->ndim - removed;
     int64_t *shapes = sl__malloc(
         (size_t)(io->batch ? io->batch : 1) * (size_t)(ond ? ond : 1) * sizeof *shapes, err);
@@ -115,12 +138,23 @@ static sl_status ts_setup(void *state, sl__op_io *io, sl_err *err) {
         int o = 0;
         for (int d = 0; d < in->ndim; d++) {
             p->step[d] = 1, p->start[d] = 0, p->count[d] = sh[d];
-            if (d < s->k && s->mode[d] == INDEX) {
-                int64_t x = s->lo[d] < 0 ? s->lo[d] + sh[d] : s->lo[d];
+            if (d < s->k && (s->mode[d] == INDEX || s->mode[d] == INDEX_IN)) {
+                int64_t lo = s->lo[d];
+                if (s->mode[d] == INDEX_IN) {
+                    double v[2];
+                    int n = sl__argin_values(io, s->node, i, v, 2);
+                    if (n != 1 || v[0] != (double)(int64_t)v[0]) {
+                        st = sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                                         "the index of dim %d must be one integer per sample", d);
+                        break;
+                    }
+                    lo = (int64_t)v[0];
+                }
+                int64_t x = lo < 0 ? lo + sh[d] : lo;
                 if (x < 0 || x >= sh[d]) {
                     st = sl__op_fail(err, SL_EINVAL, io, i, NAME,
                                      "index %lld of dim %d is out of range (extent %lld)",
-                                     (long long)s->lo[d], d, (long long)sh[d]);
+                                     (long long)lo, d, (long long)sh[d]);
                     break;
                 }
                 p->start[d] = x, p->count[d] = -1;
@@ -142,7 +176,7 @@ static sl_status ts_setup(void *state, sl__op_io *io, sl_err *err) {
     memset(out->layout, 0, sizeof out->layout);
     if ((int)strlen(in->layout) == in->ndim)
         for (int d = 0, o = 0; d < in->ndim; d++)
-            if (!(d < s->k && s->mode[d] == INDEX)) out->layout[o++] = in->layout[d];
+            if (!(d < s->k && s->mode[d] >= INDEX)) out->layout[o++] = in->layout[d];
     return SL_OK;
 }
 

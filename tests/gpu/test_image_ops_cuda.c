@@ -714,6 +714,55 @@ static void test_generic_ops(void) {
 /* the audio ops with a CUDA run: pre-emphasis (same bits), decibels (log10 on either side),
  * mel filters (the same sums in the same order), the spectrogram (cuFFT in float against the
  * CPU's double transform: within 1e-4 of the largest power) */
+/* experimental.filter: per-sample filters of 1..5 x 1..5, every border, valid mode, a fill value
+ * input; experimental.equalize: HWC and FCHW planes */
+static void test_filter_equalize(void) {
+    const int n = 7;
+    sl_tlist img, fimg, k, fill, seq;
+    int64_t lo[3] = {0, 1, 1}, hi[3] = {40, 45, 4}, klo[2] = {1, 1}, khi[2] = {5, 5};
+    int64_t lo1[1] = {1}, slo[4] = {1, 1, 1, 1}, shi[4] = {3, 3, 30, 30};
+    make_list(&img, n, SL_DTYPE_U8, 3, lo, hi, "HWC");
+    make_list(&fimg, n, SL_DTYPE_F32, 3, lo, hi, "HWC");
+    make_list(&k, n, SL_DTYPE_F32, 2, klo, khi, NULL);
+    for (int i = 0; i < n; i++) /* taps in [-1, 1] */
+        for (size_t j = 0; j < sl_tlist_sample_nbytes(&k, i) / 4; j++)
+            ((float *)k.data[i])[j] /= 250.0f;
+    make_list(&fill, n, SL_DTYPE_U8, 1, lo1, lo1, NULL);
+    sl_tlist *ik[2] = {&img, &k}, *fk[2] = {&fimg, &k}, *ikf[3] = {&img, &k, &fill};
+    static const char *const borders[] = {"reflect_101", "reflect_1001", "wrap", "clamp",
+                                          "constant"};
+    char arg[64], what[80];
+    for (int b = 0; b < 5; b++) {
+        snprintf(arg, sizeof arg, "border=\"%s\"", borders[b]);
+        const char *a1[] = {arg, NULL}, *a2[] = {arg, "dtype=types.FLOAT", NULL};
+        snprintf(what, sizeof what, "filter u8 %s", borders[b]);
+        case_n(what, "experimental.filter", a1, ik, 2);
+        snprintf(what, sizeof what, "filter f32 %s -> f32", borders[b]);
+        case_n(what, "experimental.filter", a2, fk, 2);
+    }
+    const char *c1[] = {"border=\"constant\"", "anchor=[0, 0]", NULL};
+    case_n("filter u8 constant, fill value input", "experimental.filter", c1, ikf, 3);
+    make_list(&seq, n, SL_DTYPE_U8, 4, slo, shi, "FCHW");
+    sl_tlist *sk[2] = {&seq, &k};
+    const char *none[] = {NULL};
+    case_n("filter u8 FCHW", "experimental.filter", none, sk, 2);
+    /* valid mode: images at least 5 x 5, as large as any filter */
+    sl_tlist big;
+    int64_t blo[3] = {5, 5, 1};
+    make_list(&big, n, SL_DTYPE_U8, 3, blo, hi, "HWC");
+    sl_tlist *bk[2] = {&big, &k};
+    const char *v1[] = {"mode=\"valid\"", "dtype=types.FLOAT", NULL};
+    case_n("filter u8 valid -> f32", "experimental.filter", v1, bk, 2);
+    sl_tlist_free(&big);
+    case_("equalize u8 HWC", "experimental.equalize", none, &img, NULL, 0, 0);
+    case_("equalize u8 FCHW", "experimental.equalize", none, &seq, NULL, 0, 0);
+    sl_tlist_free(&img);
+    sl_tlist_free(&fimg);
+    sl_tlist_free(&k);
+    sl_tlist_free(&fill);
+    sl_tlist_free(&seq);
+}
+
 static void test_audio(void) {
     sl_tlist sig, spec, pos;
     int64_t slo[1] = {1}, shi[1] = {9000};
@@ -785,6 +834,7 @@ int main(void) {
     test_pad();
     test_generic_ops();
     test_audio();
+    test_filter_equalize();
     sl__cuda_stream_destroy(stream);
     return check_done();
 }

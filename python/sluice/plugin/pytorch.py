@@ -15,10 +15,12 @@ import torch
 import torch.utils.dlpack
 
 from .. import errors
+from ..ops import TorchPythonFunction  # DALI's plugin.pytorch.TorchPythonFunction: the ops class
 from ..pipeline import Pipeline
 from ._common import BaseIterator, LastBatchPolicy
 
-__all__ = ["DALIGenericIterator", "DALIClassificationIterator", "LastBatchPolicy"]
+__all__ = ["DALIGenericIterator", "DALIClassificationIterator", "LastBatchPolicy",
+           "TorchPythonFunction"]
 
 
 def to_torch(t):

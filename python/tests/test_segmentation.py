@@ -233,3 +233,90 @@ def test_random_draws_same_for_any_thread_count_and_resume_from_checkpoint():
     ck = held[0].checkpoint()
     held[0].close()
     assert coco_random(4, 2, checkpoint=ck) == one[6:]
+
+
+# ---- multi_paste ----
+
+def convert_sat(x, dtype):
+    """DALI's ConvertSat in numpy: round half to even, saturate"""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return x.astype(dtype)
+    info = np.iinfo(dtype)
+    return np.clip(np.rint(x.astype(np.float64)), info.min, info.max).astype(dtype)
+
+
+def paste_reference(srcs, pastes, size, dtype, c):
+    """srcs: the images of each paste; pastes: (in_anchor, shape, out_anchor); c channels"""
+    out = np.zeros((size[0], size[1], c), dtype)
+    for img, (ia, sh, oa) in zip(srcs, pastes):
+        region = img[ia[0]:ia[0] + sh[0], ia[1]:ia[1] + sh[1]]
+        out[oa[0]:oa[0] + sh[0], oa[1]:oa[1] + sh[1]] = convert_sat(region, dtype)
+    return out
+
+
+@pytest.mark.parametrize("dtype,out_dtype", [(np.uint8, None), (np.float32, np.uint8),
+                                             (np.int16, np.float32), (np.int32, np.int16)])
+def test_multi_paste_in_ids_as_the_reference(dtype, out_dtype):
+    rng = np.random.default_rng(11)
+    B = 5
+    imgs = [(rng.uniform(-300, 300, (int(rng.integers(4, 12)), int(rng.integers(4, 12)), 2)))
+            .astype(dtype) for _ in range(B)]
+    ids, ianc, shp, oanc, size = [], [], [], [], []
+    for i in range(B):
+        k = int(rng.integers(0, 4))
+        sz = rng.integers(6, 16, 2)
+        idl, ia, sh, oa = [], [], [], []
+        for _ in range(k):
+            j = int(rng.integers(0, B))
+            h, w = imgs[j].shape[:2]
+            a = [int(rng.integers(0, h)), int(rng.integers(0, w))]
+            s = [int(rng.integers(0, min(h - a[0], sz[0]) + 1)),
+                 int(rng.integers(0, min(w - a[1], sz[1]) + 1))]
+            o = [int(rng.integers(0, sz[0] - s[0] + 1)), int(rng.integers(0, sz[1] - s[1] + 1))]
+            idl.append(j), ia.append(a), sh.append(s), oa.append(o)
+        ids.append(np.int32(idl))
+        ianc.append(np.int32(ia).reshape(-1, 2))
+        shp.append(np.int32(sh).reshape(-1, 2))
+        oanc.append(np.int32(oa).reshape(-1, 2))
+        size.append(np.int32(sz))
+    kw = {} if out_dtype is None else {"dtype": {np.uint8: sluice.types.UINT8,
+                                                 np.int16: sluice.types.INT16,
+                                                 np.float32: sluice.types.FLOAT}[out_dtype]}
+    (got,) = run(lambda x, a, b, c, d, e: fn.multi_paste(x, in_ids=a, in_anchors=b, shapes=c,
+                                                         out_anchors=d, output_size=e, **kw),
+                 B, lambda: imgs, lambda: ids, lambda: ianc, lambda: shp, lambda: oanc,
+                 lambda: size)[0]
+    for i in range(B):
+        want = paste_reference([imgs[j] for j in ids[i]],
+                               list(zip(ianc[i], shp[i], oanc[i])), size[i],
+                               out_dtype or dtype, imgs[i].shape[2])
+        assert got[i].dtype == want.dtype and np.array_equal(got[i], want), i
+
+
+def test_multi_paste_several_inputs_default_regions():
+    rng = np.random.default_rng(12)
+    a = [rng.integers(0, 255, (6, 8, 3)).astype(np.uint8) for _ in range(3)]
+    b = [rng.integers(0, 255, (3, 4, 3)).astype(np.uint8) for _ in range(3)]
+    oanc = [np.int32([[0, 0], [i, 2 * i]]) for i in range(3)]
+    (got,) = run(lambda x, y, o: fn.multi_paste(x, y, out_anchors=o, output_size=[6, 8]), 3,
+                 lambda: a, lambda: b, lambda: oanc)[0]
+    for i in range(3):
+        want = a[i].copy()
+        want[i:i + 3, 2 * i:2 * i + 4] = b[i]
+        assert np.array_equal(got[i], want)
+    (same,) = run(lambda x: fn.multi_paste(x, x), 3, lambda: a)[0]  # canvas: the shared size
+    assert all(np.array_equal(same[i], a[i]) for i in range(3))
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(in_ids=[0], out_anchors=[5, 5], output_size=[6, 6]), "paste 0: the region"),
+    (dict(in_ids=[3], output_size=[6, 6]), "in_ids\\[0\\] = 3 is not a sample"),
+    (dict(in_ids=[0, 1], in_anchors=[0, 0], output_size=[6, 6]), "in_anchors must give 2"),
+    (dict(in_ids=[0, 1]), "the pasted images differ in size: give output_size"),
+    (dict(in_ids=[0], output_size=[6, 6], in_anchors_rel=[0.5, 0.5]), "in_anchors_rel is not"),
+])
+def test_multi_paste_refuses(kw, msg):
+    imgs = [np.zeros((4, 4, 3), np.uint8), np.zeros((5, 4, 3), np.uint8)]
+    with pytest.raises(sluice.Error, match="multi_paste: .*" + msg):
+        run(lambda x: fn.multi_paste(x, **kw), 2, lambda: imgs)

@@ -72,6 +72,7 @@ extern const sl__op_def sl__coord_flip_op;
 extern const sl__op_def sl__roi_random_crop_op;
 extern const sl__op_def sl__random_mask_pixel_op;
 extern const sl__op_def sl__select_masks_op;
+extern const sl__op_def sl__multi_paste_op;
 
 const sl__op_def *const sl__image_ops[] = {
     &sl__decode_image_op,
@@ -123,5 +124,6 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__roi_random_crop_op,
     &sl__random_mask_pixel_op,
     &sl__select_masks_op,
+    &sl__multi_paste_op,
     NULL,
 };

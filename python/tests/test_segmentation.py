@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""roi_random_crop, segmentation.random_mask_pixel and segmentation.select_masks against references
-written here in numpy: the crop window's start always within the range DALI's rule allows (and
+"""roi_random_crop, segmentation.random_mask_pixel, segmentation.select_masks,
+segmentation.random_object_bbox and multi_paste against references written here in numpy (and
+scipy's blob labelling): the crop window's start always within the range DALI's rule allows (and
 every value of a small range drawn), per-sample arguments, bounds from in_shape or the input;
 drawn pixels that satisfy the foreground rule (value or threshold) and reach every foreground
-pixel; the polygons and vertices of the masks asked for. The random draws are the same for any
-thread count and resume exactly from a checkpoint."""
+pixel; the polygons and vertices of the masks asked for; object boxes that are blobs of a present
+class, every blob reached, thresholds, k_largest, classes, weights and background; pasted canvases
+across type conversions. The random draws are the same for any thread count and resume exactly
+from a checkpoint."""
 
 import os
 
@@ -210,14 +213,15 @@ def coco_random(batches, threads, checkpoint=None, keep=None):
                                           random_shuffle=True, seed=3)
         px = fn.segmentation.random_mask_pixel(m, foreground=1)
         win = fn.roi_random_crop(m, crop_shape=[8, 8, 1], roi_start=px, roi_shape=[1, 1, 1])
-        return ids, px, win
+        box = fn.segmentation.random_object_bbox(m, format="box", foreground_prob=0.8)
+        return ids, px, win, box
 
     pipe = p()
     pipe.build()
     got = []
     for _ in range(batches):
         o = pipe.run()
-        got += [tuple(o[k].at(i).tolist() for k in range(3)) for i in range(3)]
+        got += [tuple(o[k].at(i).tolist() for k in range(4)) for i in range(3)]
     if keep is not None:
         keep.append(pipe)
     else:
@@ -320,3 +324,101 @@ def test_multi_paste_refuses(kw, msg):
     imgs = [np.zeros((4, 4, 3), np.uint8), np.zeros((5, 4, 3), np.uint8)]
     with pytest.raises(sluice.Error, match="multi_paste: .*" + msg):
         run(lambda x: fn.multi_paste(x, **kw), 2, lambda: imgs)
+
+
+# ---- segmentation.random_object_bbox ----
+
+def blob_boxes(mask, cls=None, bg=0):
+    """[(lo, hi)] of the connected blobs (neighbours along an axis) of class cls, or with cls None
+    of every class but bg (a blob one class), by scipy's labelling"""
+    from scipy import ndimage
+    out = []
+    classes = [cls] if cls is not None else sorted(set(np.unique(mask).tolist()) - {bg})
+    for c in classes:
+        lab, n = ndimage.label(mask == c)
+        for sl in ndimage.find_objects(lab):
+            out.append((tuple(s.start for s in sl), tuple(s.stop for s in sl)))
+    return out
+
+
+def object_masks(rng, n, shape=(12, 14)):
+    out = []
+    for _ in range(n):
+        m = np.zeros(shape, np.int32)
+        for _ in range(rng.integers(0, 6)):
+            c = int(rng.choice([1, 2, 5]))
+            y, x = rng.integers(0, shape[0] - 2), rng.integers(0, shape[1] - 2)
+            h, w = rng.integers(1, 5, 2)
+            m[y:y + h, x:x + w] = c
+        out.append(m)
+    return out
+
+
+def test_random_object_bbox_picks_a_blob_of_a_present_class():
+    rng = np.random.default_rng(21)
+    m = object_masks(rng, 8)
+    m[0][:] = 0  # nothing: the whole input
+    seen = {}
+    for b in range(80):
+        anc, shp, cls = run(lambda x: tuple(fn.segmentation.random_object_bbox(
+            x, output_class=True)), 8, lambda: m, seed=b)[0]
+        for i in range(8):
+            assert anc[i].dtype == np.int32 and cls[i].shape == ()
+            box = (tuple(anc[i].tolist()), tuple((anc[i] + shp[i]).tolist()))
+            if not (m[i] != 0).any():
+                assert box == ((0, 0), m[i].shape) and cls[i] == 0
+                continue
+            assert cls[i] in np.unique(m[i]) and cls[i] != 0
+            assert box in blob_boxes(m[i], int(cls[i])), (i, box)
+            seen.setdefault(i, set()).add(box)
+    for i, boxes in seen.items():  # every blob is drawn, whatever its class
+        assert boxes == set(blob_boxes(m[i])), i
+
+
+def test_random_object_bbox_formats_threshold_k_largest_ignore_class():
+    rng = np.random.default_rng(22)
+    m = object_masks(rng, 6)
+    for b in range(10):
+        box, = run(lambda x: (fn.segmentation.random_object_bbox(x, format="box", seed=3 + b,
+                                                                 threshold=[2, 3], k_largest=2),),
+                   6, lambda: m, seed=b)[0]
+        se = run(lambda x: tuple(fn.segmentation.random_object_bbox(
+            x, format="start_end", ignore_class=True)), 6, lambda: m, seed=b)[0]
+        for i in range(6):
+            lo, hi = tuple(box[i][:2].tolist()), tuple(box[i][2:].tolist())
+            ok = [bx for c in set(np.unique(m[i]).tolist()) - {0} for bx in blob_boxes(m[i], c)
+                  if bx[1][0] - bx[0][0] >= 2 and bx[1][1] - bx[0][1] >= 3]
+            if not ok:
+                assert (lo, hi) == ((0, 0), m[i].shape)
+            else:
+                assert (lo, hi) in ok
+                # among the two largest of its class
+                c = int(m[i][lo])
+                cand = [bx for bx in ok if m[i][bx[0]] == c]
+                vols = sorted([(bx[1][0] - bx[0][0]) * (bx[1][1] - bx[0][1]) for bx in cand],
+                              reverse=True)
+                vol = (hi[0] - lo[0]) * (hi[1] - lo[1])
+                assert vol >= vols[min(2, len(vols)) - 1]
+            start, end = se[0][i], se[1][i]
+            got = (tuple(start.tolist()), tuple(end.tolist()))
+            assert got in blob_boxes(m[i]) or (not (m[i] != 0).any() and
+                                               got == ((0, 0), m[i].shape))
+
+
+def test_random_object_bbox_classes_weights_background():
+    m = [np.array([[1, 1, 0, 2], [0, 0, 0, 2], [7, 0, 0, 0]], np.uint8)] * 4
+    # only class 2 weighs anything: its blob every time
+    (anc, shp, cls) = run(lambda x: tuple(fn.segmentation.random_object_bbox(
+        x, classes=[1, 2], class_weights=[0.0, 1.0], output_class=True)), 4, lambda: m)[0]
+    for i in range(4):
+        assert anc[i].tolist() == [0, 3] and shp[i].tolist() == [2, 1] and cls[i] == 2
+    # class 0 among the classes: the background moves below them (-1)
+    (anc, shp, cls) = run(lambda x: tuple(fn.segmentation.random_object_bbox(
+        x, classes=[0], output_class=True, foreground_prob=0.0)), 4, lambda: m)[0]
+    assert all(c == -1 for c in cls) and all(s.tolist() == [3, 4] for s in shp)
+    with pytest.raises(sluice.Error, match="class 0 is also the background"):
+        run(lambda x: tuple(fn.segmentation.random_object_bbox(x, classes=[0], background=0)), 4,
+            lambda: m)
+    with pytest.raises(sluice.Error, match="ignore_class excludes"):
+        run(lambda x: tuple(fn.segmentation.random_object_bbox(x, ignore_class=True,
+                                                               output_class=True)), 4, lambda: m)

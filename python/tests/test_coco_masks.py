@@ -423,3 +423,23 @@ def test_broken_preprocessed_files_are_named(tmp_path):
     os.remove(tmp_path / "labels.dat")
     with pytest.raises(sluice.Error, match=r"labels\.dat"):
         run(1, **pre)
+
+
+def test_a_failed_save_leaves_the_old_set(tmp_path):
+    """the files are written beside their names and renamed only once all are written: a save
+    that fails leaves the set that was there, and no temporary"""
+    run(1, save_preprocessed_annotations=True, save_preprocessed_annotations_dir=str(tmp_path),
+        skip_empty=True)
+    old = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    os.remove(tmp_path / "original_ids.dat")
+    os.mkdir(tmp_path / "original_ids.dat")  # in the way of the last file of the set
+    with pytest.raises(sluice.Error, match=r"original_ids\.dat: not a regular file"):
+        run(1, save_preprocessed_annotations=True,
+            save_preprocessed_annotations_dir=str(tmp_path))  # another set: no skip_empty
+    for name, data in old.items():
+        if name != "original_ids.dat":
+            assert (tmp_path / name).read_bytes() == data, name
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    with pytest.raises(sluice.Error, match=r"no folder this process can write to"):
+        run(1, save_preprocessed_annotations=True,
+            save_preprocessed_annotations_dir=str(tmp_path / "absent"))

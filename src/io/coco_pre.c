@@ -9,44 +9,133 @@
  * then m uint32 counts), masks_rles_idx.dat (int32 object index per RLE), masks_offset.dat,
  * mask_count.dat (int64 per image), heights.dat, widths.dat (int32 per image); with image ids
  * original_ids.dat (int32 per image). DALI leaves out the file of an empty array and reads a
- * missing one as empty; sluice writes every file of the set, and refuses a missing file that
- * the outputs need, a count the file's size does not hold, and indices that point outside. */
+ * missing one as empty; sluice writes every file of the set (all of them synced beside their
+ * names before any replaces its old one), and refuses a missing file that the outputs need, a
+ * count the file's size does not hold, and indices that point outside. */
 #include "io/coco_int.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/file.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#define WHAT "readers.coco: preprocessed annotations"
 
 /* ---- writing ---- */
 
-/* dir/name holding count n then the n elements of elem bytes at p */
-static sl_status put(const char *dir, const char *name, const void *p, int64_t n, size_t elem,
+/* The files of one save: each built in memory, then all written beside their names (NAME.tmp)
+ * and synced, and only then renamed over them, so that a failure before the renames leaves the
+ * old set whole (a set of old and new files would read as annotations that never were). */
+#define MAX_FILES 24
+typedef struct saver {
+    const char *dir;
+    const char *name[MAX_FILES];
+    char *buf[MAX_FILES];
+    size_t len[MAX_FILES];
+    int n;
+} saver;
+
+static void saver_free(saver *v) {
+    for (int i = 0; i < v->n; i++) free(v->buf[i]);
+}
+
+/* takes buf (malloc'd, len bytes) as the file name */
+static sl_status add(saver *v, const char *name, char *buf, size_t len) {
+    SL_ASSERT(v->n < MAX_FILES);
+    v->name[v->n] = name;
+    v->buf[v->n] = buf;
+    v->len[v->n++] = len;
+    return SL_OK;
+}
+
+/* writes and syncs path, a new file (0 or -1 with errno) */
+static int write_synced(const char *path, const char *buf, size_t len) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    size_t off = 0;
+    int e = 0;
+    while (!e && off < len) {
+        ssize_t w = write(fd, buf + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0)
+            e = w < 0 ? errno : ENOSPC;
+        else
+            off += (size_t)w;
+    }
+    if (!e && fsync(fd) != 0) e = errno;
+    if (close(fd) != 0 && !e) e = errno;
+    errno = e;
+    return e ? -1 : 0;
+}
+
+static sl_status saver_commit(saver *v, sl_err *err) {
+    char tmp[4096], path[4096];
+    int k = 0;
+    sl_status st = SL_OK;
+    for (; k < v->n; k++) {
+        snprintf(path, sizeof path, "%s/%s", v->dir, v->name[k]);
+        snprintf(tmp, sizeof tmp, "%s/%s.tmp", v->dir, v->name[k]);
+        struct stat sb; /* a FIFO or device there would be replaced by the rename */
+        if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+            st = sl_err_set(err, SL_EINVAL, WHAT " %s: not a regular file", path);
+            break;
+        }
+        if (write_synced(tmp, v->buf[k], v->len[k]) != 0) {
+            st = sl_err_set(err, SL_EIO, WHAT " %s: write failed: %s", tmp, strerror(errno));
+            unlink(tmp);
+            break;
+        }
+    }
+    if (st) { /* the old set stays: no temporary is left */
+        for (int j = 0; j < k; j++) {
+            snprintf(tmp, sizeof tmp, "%s/%s.tmp", v->dir, v->name[j]);
+            unlink(tmp);
+        }
+        return st;
+    }
+    for (k = 0; k < v->n; k++) {
+        snprintf(path, sizeof path, "%s/%s", v->dir, v->name[k]);
+        snprintf(tmp, sizeof tmp, "%s/%s.tmp", v->dir, v->name[k]);
+        if (rename(tmp, path) != 0) {
+            st = sl_err_set(err, SL_EIO, WHAT " %s: rename failed: %s", path, strerror(errno));
+            for (int j = k; j < v->n; j++) {
+                snprintf(tmp, sizeof tmp, "%s/%s.tmp", v->dir, v->name[j]);
+                unlink(tmp);
+            }
+            return st;
+        }
+    }
+    snprintf(path, sizeof path, "%s/offsets.dat", v->dir);
+    if (sl__file_sync_parent(path) != 0)
+        return sl_err_set(err, SL_EIO, WHAT " %s: syncing the folder: %s", v->dir, strerror(errno));
+    return SL_OK;
+}
+
+/* name: count n then the n elements of elem bytes at p */
+static sl_status put(saver *v, const char *name, const void *p, int64_t n, size_t elem,
                      sl_err *err) {
     if (n > (int64_t)UINT32_MAX)
         return sl_err_set(err, SL_EINVAL,
-                          "readers.coco: %s/%s: %lld entries, more than DALI's "
-                          "format holds",
-                          dir, name, (long long)n);
+                          "readers.coco: %s/%s: %lld entries, more than DALI's format holds",
+                          v->dir, name, (long long)n);
     size_t len = 4 + (size_t)n * elem;
-    char *buf = sl__malloc(len, err), path[4096];
+    char *buf = sl__malloc(len, err);
     if (!buf) return SL_ENOMEM;
     uint32_t k = (uint32_t)n;
     memcpy(buf, &k, 4);
     if (n) memcpy(buf + 4, p, (size_t)n * elem);
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    sl_status st =
-        sl__file_write_whole(path, "readers.coco: preprocessed annotations", buf, len, err);
-    free(buf);
-    return st;
+    return add(v, name, buf, len);
 }
 
 /* per image: a member of c->img as int32 or int64 */
-static sl_status put_per_image(const sl__coco *c, const char *dir, const char *name, size_t off,
+static sl_status put_per_image(const sl__coco *c, saver *sv, const char *name, size_t off,
                                bool wide, bool dbl, sl_err *err) {
     size_t elem = wide ? 8 : 4;
     char *v = sl__malloc((size_t)(c->n > 0 ? c->n : 1) * elem, err);
@@ -61,14 +150,14 @@ static sl_status put_per_image(const sl__coco *c, const char *dir, const char *n
             memcpy(v + i * 4, &y, 4);
         }
     }
-    sl_status st = put(dir, name, v, c->n, elem, err);
+    sl_status st = put(sv, name, v, c->n, elem, err);
     free(v);
     return st;
 }
 
 #define OFF(m) offsetof(sl__coco_image, m)
 
-static sl_status put_names(const sl__coco *c, const char *dir, sl_err *err) {
+static sl_status put_names(const sl__coco *c, saver *v, sl_err *err) {
     size_t len = 0;
     for (int64_t i = 0; i < c->n; i++) {
         if (strpbrk(c->img[i].file, "\n\r"))
@@ -78,21 +167,17 @@ static sl_status put_names(const sl__coco *c, const char *dir, sl_err *err) {
                               c->img[i].file);
         len += strlen(c->img[i].file) + 1;
     }
-    char *buf = sl__malloc(len + 1, err), path[4096];
+    char *buf = sl__malloc(len + 1, err);
     if (!buf) return SL_ENOMEM;
     size_t at = 0;
     for (int64_t i = 0; i < c->n; i++) at += (size_t)sprintf(buf + at, "%s\n", c->img[i].file);
-    snprintf(path, sizeof path, "%s/filenames.dat", dir);
-    sl_status st =
-        sl__file_write_whole(path, "readers.coco: preprocessed annotations", buf, at, err);
-    free(buf);
-    return st;
+    return add(v, "filenames.dat", buf, at);
 }
 
-static sl_status put_rles(const sl__coco *c, const char *dir, sl_err *err) {
+static sl_status put_rles(const sl__coco *c, saver *v, sl_err *err) {
     size_t len = 4;
     for (int64_t r = 0; r < c->nrle; r++) len += 24 + (size_t)c->rles[r].m * 4;
-    char *buf = sl__malloc(len, err), path[4096];
+    char *buf = sl__malloc(len, err);
     if (!buf) return SL_ENOMEM;
     uint32_t k = (uint32_t)c->nrle;
     memcpy(buf, &k, 4);
@@ -103,60 +188,71 @@ static sl_status put_rles(const sl__coco *c, const char *dir, sl_err *err) {
         memcpy(buf + at + 24, c->cnts + c->rles[r].first, (size_t)c->rles[r].m * 4);
         at += 24 + (size_t)c->rles[r].m * 4;
     }
-    snprintf(path, sizeof path, "%s/masks_rles.dat", dir);
-    sl_status st =
-        sl__file_write_whole(path, "readers.coco: preprocessed annotations", buf, len, err);
-    free(buf);
-    return st;
+    return add(v, "masks_rles.dat", buf, len);
 }
 
-sl_status sl__coco_save(const sl__coco *c, const char *dir, const sl__coco_parts *p, sl_err *err) {
-    if (access(dir, W_OK) != 0)
-        return sl_err_set(err, SL_EINVAL,
-                          "readers.coco: save_preprocessed_annotations_dir %s is "
-                          "no folder this process can write to",
-                          dir);
-    SL_TRY(put_per_image(c, dir, "offsets.dat", OFF(first), false, false, err));
-    SL_TRY(put_per_image(c, dir, "counts.dat", OFF(n), false, false, err));
-    SL_TRY(put(dir, "boxes.dat", c->boxes, c->nobj * 4, 4, err));
-    SL_TRY(put(dir, "labels.dat", c->labels, c->nobj, 4, err));
-    SL_TRY(put_names(c, dir, err));
+/* every file of the set into v */
+static sl_status build_set(const sl__coco *c, saver *v, const sl__coco_parts *p, sl_err *err) {
+    SL_TRY(put_per_image(c, v, "offsets.dat", OFF(first), false, false, err));
+    SL_TRY(put_per_image(c, v, "counts.dat", OFF(n), false, false, err));
+    SL_TRY(put(v, "boxes.dat", c->boxes, c->nobj * 4, 4, err));
+    SL_TRY(put(v, "labels.dat", c->labels, c->nobj, 4, err));
+    SL_TRY(put_names(c, v, err));
     if (p->polygons || p->masks) {
         /* per image counted from its first polygon and vertex, as the arrays are */
-        SL_TRY(put(dir, "polygon_data.dat", c->polys, c->npoly, 12, err));
-        SL_TRY(put(dir, "vertices.dat", c->verts, c->nvert, 8, err));
-        SL_TRY(put_per_image(c, dir, "polygon_offset.dat", OFF(pfirst), true, false, err));
-        SL_TRY(put_per_image(c, dir, "polygons_count.dat", OFF(pn), true, false, err));
-        SL_TRY(put_per_image(c, dir, "vertices_offset.dat", OFF(vfirst), true, false, err));
-        SL_TRY(put_per_image(c, dir, "vertices_count.dat", OFF(vn), true, false, err));
+        SL_TRY(put(v, "polygon_data.dat", c->polys, c->npoly, 12, err));
+        SL_TRY(put(v, "vertices.dat", c->verts, c->nvert, 8, err));
+        SL_TRY(put_per_image(c, v, "polygon_offset.dat", OFF(pfirst), true, false, err));
+        SL_TRY(put_per_image(c, v, "polygons_count.dat", OFF(pn), true, false, err));
+        SL_TRY(put_per_image(c, v, "vertices_offset.dat", OFF(vfirst), true, false, err));
+        SL_TRY(put_per_image(c, v, "vertices_count.dat", OFF(vn), true, false, err));
     }
     if (p->masks) {
         int32_t *idx = sl__malloc((size_t)(c->nrle > 0 ? c->nrle : 1) * 4, err);
         if (!idx) return SL_ENOMEM;
         for (int64_t r = 0; r < c->nrle; r++) idx[r] = c->rles[r].mask;
-        sl_status st = put(dir, "masks_rles_idx.dat", idx, c->nrle, 4, err);
+        sl_status st = put(v, "masks_rles_idx.dat", idx, c->nrle, 4, err);
         free(idx);
         SL_TRY(st);
-        SL_TRY(put_rles(c, dir, err));
-        SL_TRY(put_per_image(c, dir, "masks_offset.dat", OFF(rfirst), true, false, err));
-        SL_TRY(put_per_image(c, dir, "mask_count.dat", OFF(rn), true, false, err));
-        SL_TRY(put_per_image(c, dir, "heights.dat", OFF(h), false, true, err));
-        SL_TRY(put_per_image(c, dir, "widths.dat", OFF(w), false, true, err));
+        SL_TRY(put_rles(c, v, err));
+        SL_TRY(put_per_image(c, v, "masks_offset.dat", OFF(rfirst), true, false, err));
+        SL_TRY(put_per_image(c, v, "mask_count.dat", OFF(rn), true, false, err));
+        SL_TRY(put_per_image(c, v, "heights.dat", OFF(h), false, true, err));
+        SL_TRY(put_per_image(c, v, "widths.dat", OFF(w), false, true, err));
     }
     if (p->ids) {
         int32_t *ids = sl__malloc((size_t)(c->n > 0 ? c->n : 1) * 4, err);
         if (!ids) return SL_ENOMEM;
         for (int64_t i = 0; i < c->n; i++) ids[i] = c->img[i].id;
-        sl_status st = put(dir, "original_ids.dat", ids, c->n, 4, err);
+        sl_status st = put(v, "original_ids.dat", ids, c->n, 4, err);
         free(ids);
         SL_TRY(st);
     }
     return SL_OK;
 }
 
-/* ---- reading ---- */
+sl_status sl__coco_save(const sl__coco *c, const char *dir, const sl__coco_parts *p, sl_err *err) {
+    struct stat sb;
+    if (strlen(dir) > 4000)
+        return sl_err_set(err, SL_EINVAL,
+                          "readers.coco: save_preprocessed_annotations_dir is %zu characters long, "
+                          "more than 4000",
+                          strlen(dir));
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK) != 0)
+        return sl_err_set(err, SL_EINVAL,
+                          "readers.coco: save_preprocessed_annotations_dir %s is no folder this "
+                          "process can write to",
+                          dir);
+    saver v;
+    memset(&v, 0, sizeof v);
+    v.dir = dir;
+    sl_status st = build_set(c, &v, p, err);
+    if (!st) st = saver_commit(&v, err);
+    saver_free(&v);
+    return st;
+}
 
-#define WHAT "readers.coco: preprocessed annotations"
+/* ---- reading ---- */
 
 /* dir/name's n elements of elem bytes into *out (NULL, n = 0 for a missing file unless need) */
 static sl_status get(const char *dir, const char *name, bool need, size_t elem, void **out,

@@ -4,9 +4,13 @@
  * whether a box is [l, t, r, b] or [x, y, w, h]. Input: float boxes (N, 4), or (4N,); the output
  * has its shape. As DALI, a box is taken to its corners, the corners are mirrored (x -> 1 - x) and
  * swapped, and the box is written back in its format, all in single precision, so [x, y, w, h]
- * gives x' = 1 - (x + w) and w' = (1 - x) - x'. */
+ * gives x' = 1 - (x + w) and w' = (1 - x) - x'. The CUDA run (bb_flip.cu) applies the same rule
+ * (bb_flip.h) to every box of the batch at once. */
 #include "operator/argin.h"
+#include "operator/gpu_args.h"
 #include "operator/op.h"
+
+#include "ops/bb_flip.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -26,11 +30,15 @@ typedef struct bb_flip_state {
     int h, v, node_h, node_v;
     uint8_t *flags; /* per sample: bit 0 horizontal, bit 1 vertical */
     int cap;
+    sl__gpu_args gpu; /* the CUDA run's descriptors */
 } bb_flip_state;
 
 static void bb_flip_destroy(void *state) {
     bb_flip_state *s = state;
-    if (s) free(s->flags);
+    if (s) {
+        free(s->flags);
+        sl__gpu_args_free(&s->gpu);
+    }
     free(s);
 }
 
@@ -85,14 +93,6 @@ static sl_status bb_flip_setup(void *state, sl__op_io *io, sl_err *err) {
     return SL_OK;
 }
 
-/* one axis of one box: lo, hi (ltrb) or lo, extent (xywh), mirrored in place */
-static void flip_axis(float *lo, float *second, bool ltrb) {
-    float l = *lo, h = ltrb ? *second : *lo + *second;
-    float nl = 1.0f - h, nh = 1.0f - l;
-    *lo = nl;
-    *second = ltrb ? nh : nh - nl;
-}
-
 static sl_status bb_flip_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     bb_flip_state *s = state;
     (void)worker;
@@ -105,11 +105,32 @@ static sl_status bb_flip_run_cpu(void *state, sl__op_io *io, int i, int worker, 
     int fh = s->flags[i] & 1, fv = s->flags[i] >> 1;
     for (int64_t k = 0; k < n; k++) {
         float *b = dst + 4 * k;
-        if (fh) flip_axis(&b[0], &b[2], s->ltrb);
-        if (fv) flip_axis(&b[1], &b[3], s->ltrb);
+        if (fh) sl__bb_flip_axis(&b[0], &b[2], s->ltrb);
+        if (fv) sl__bb_flip_axis(&b[1], &b[3], s->ltrb);
     }
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status bb_flip_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    bb_flip_state *s = state;
+    sl__cuda_bb_flip_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t most = 0;
+    for (int i = 0; i < io->batch; i++) {
+        d[i].in = io->in[0]->data[i];
+        d[i].out = io->out[0]->data[i];
+        d[i].n = (int64_t)(sl_tlist_sample_nbytes(io->in[0], i) / (4 * sizeof(float)));
+        d[i].flags = s->flags[i];
+        d[i].ltrb = s->ltrb;
+        if (d[i].n > most) most = d[i].n;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_bb_flip(dd, io->batch, most, io->stream, err);
+}
+#endif
 
 const sl__op_def sl__bb_flip_op = {
     .name = "bb_flip",
@@ -118,7 +139,12 @@ const sl__op_def sl__bb_flip_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = bb_flip_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = bb_flip_run_gpu,
+#else
     .devices = SL_OPDEV_CPU,
+#endif
     .create = bb_flip_create,
     .setup = bb_flip_setup,
     .run_cpu = bb_flip_run_cpu,

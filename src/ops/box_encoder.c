@@ -8,8 +8,12 @@
  * box's label; an unmatched one gets itself as [cx, cy, w, h] and label 0. With offset=True the
  * rows are instead SSD's regression targets: centres and extents multiplied by scale, then
  * ((c_box - c_anchor) / e_anchor - mean) / std for the centre and (log(e_box / e_anchor) - mean)
- * / std for the extent; unmatched rows are 0. */
+ * / std for the extent; unmatched rows are 0. The rule is box_encoder.h's, which the CUDA run
+ * (box_encoder.cu) shares. */
+#include "operator/gpu_args.h"
 #include "operator/op.h"
+
+#include "ops/box_encoder.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -33,13 +37,18 @@ static const sl__arg_schema box_encoder_args[] = {
 typedef struct box_encoder_state {
     float *anchors; /* (M, 4) ltrb */
     int64_t m;
-    float criteria, scale, means[4], stds[4];
-    bool offset;
+    sl__box_params p;
+    sl__gpu_args gpu;     /* the CUDA run's descriptors and anchors */
+    sl__gpu_scratch best; /* the CUDA run's best anchor per box */
 } box_encoder_state;
 
 static void box_encoder_destroy(void *state) {
     box_encoder_state *s = state;
-    if (s) free(s->anchors);
+    if (s) {
+        free(s->anchors);
+        sl__gpu_args_free(&s->gpu);
+        sl__gpu_scratch_free(&s->best);
+    }
     free(s);
 }
 
@@ -76,13 +85,13 @@ static sl_status box_encoder_create(const sl__args *a, const sl__op_init *init, 
         return SL_ENOMEM;
     }
     for (int i = 0; i < na; i++) s->anchors[i] = (float)an[i];
-    s->criteria = (float)crit;
-    s->scale = (float)scale;
+    s->p.criteria = (float)crit;
+    s->p.scale = (float)scale;
     for (int i = 0; i < 4; i++) {
-        s->means[i] = (float)mv[i];
-        s->stds[i] = (float)sv[i];
+        s->p.means[i] = (float)mv[i];
+        s->p.stds[i] = (float)sv[i];
     }
-    s->offset = sl__args_bool(a, "offset");
+    s->p.offset = sl__args_bool(a, "offset");
     *out = s;
     return SL_OK;
 }
@@ -132,25 +141,6 @@ static sl_status box_encoder_setup(void *state, sl__op_io *io, sl_err *err) {
     return st;
 }
 
-/* IoU of two [l, t, r, b] boxes; 0 when they do not overlap */
-static float iou(const float *a, const float *b) {
-    float l = a[0] > b[0] ? a[0] : b[0], t = a[1] > b[1] ? a[1] : b[1];
-    float r = a[2] < b[2] ? a[2] : b[2], btm = a[3] < b[3] ? a[3] : b[3];
-    if (!(r > l && btm > t)) return 0.0f;
-    float inter = (r - l) * (btm - t);
-    float ua = (a[2] - a[0]) * (a[3] - a[1]), ub = (b[2] - b[0]) * (b[3] - b[1]);
-    float uni = ua + ub - inter;
-    return uni > 0 ? inter / uni : 0.0f;
-}
-
-/* [cx, cy, w, h] of an [l, t, r, b] box */
-static void centre_extent(const float *b, float *o) {
-    o[0] = (b[0] + b[2]) * 0.5f;
-    o[1] = (b[1] + b[3]) * 0.5f;
-    o[2] = b[2] - b[0];
-    o[3] = b[3] - b[1];
-}
-
 static sl_status box_encoder_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     box_encoder_state *s = state;
     (void)worker;
@@ -159,21 +149,13 @@ static sl_status box_encoder_run_cpu(void *state, sl__op_io *io, int i, int work
     int64_t n = sl_tlist_shape(io->in[0], i)[0], m = s->m;
     float *ob = io->out[0]->data[i];
     int32_t *ol = io->out[1]->data[i];
-    for (int64_t a = 0; a < m; a++) {
-        if (s->offset)
-            memset(ob + 4 * a, 0, 4 * sizeof *ob);
-        else
-            centre_extent(s->anchors + 4 * a, ob + 4 * a);
-        ol[a] = 0;
-    }
-    if (n == 0) return SL_OK;
-    int64_t *best = sl__malloc((size_t)n * sizeof *best, err); /* each box's anchor */
-    if (!best) return SL_ENOMEM;
+    int64_t *best = NULL; /* each box's anchor */
+    if (n > 0 && !(best = sl__malloc((size_t)n * sizeof *best, err))) return SL_ENOMEM;
     for (int64_t b = 0; b < n; b++) {
-        float bi = iou(boxes + 4 * b, s->anchors);
+        float bi = sl__box_iou(boxes + 4 * b, s->anchors);
         best[b] = 0;
         for (int64_t a = 1; a < m; a++) {
-            float v = iou(boxes + 4 * b, s->anchors + 4 * a);
+            float v = sl__box_iou(boxes + 4 * b, s->anchors + 4 * a);
             if (v >= bi) {
                 bi = v;
                 best[b] = a;
@@ -183,35 +165,52 @@ static sl_status box_encoder_run_cpu(void *state, sl__op_io *io, int i, int work
     for (int64_t a = 0; a < m; a++) {
         const float *an = s->anchors + 4 * a;
         int64_t bb = 0;
-        float bv = best[0] == a ? 2.0f : iou(boxes, an);
-        for (int64_t b = 1; b < n; b++) {
-            float v = best[b] == a ? 2.0f : iou(boxes + 4 * b, an);
-            if (v >= bv) {
+        float bv = 0.0f;
+        for (int64_t b = 0; b < n; b++) {
+            float v = best[b] == a ? 2.0f : sl__box_iou(boxes + 4 * b, an);
+            if (b == 0 || v >= bv) {
                 bv = v;
                 bb = b;
             }
         }
-        if (!(bv > s->criteria)) continue;
-        float bc[4], ac[4], *o = ob + 4 * a;
-        centre_extent(boxes + 4 * bb, bc);
-        ol[a] = labels[bb];
-        if (!s->offset) {
-            memcpy(o, bc, sizeof bc);
-            continue;
-        }
-        centre_extent(an, ac);
-        for (int k = 0; k < 4; k++) {
-            bc[k] *= s->scale;
-            ac[k] *= s->scale;
-        }
-        o[0] = ((bc[0] - ac[0]) / ac[2] - s->means[0]) / s->stds[0];
-        o[1] = ((bc[1] - ac[1]) / ac[3] - s->means[1]) / s->stds[1];
-        o[2] = (logf(bc[2] / ac[2]) - s->means[2]) / s->stds[2];
-        o[3] = (logf(bc[3] / ac[3]) - s->means[3]) / s->stds[3];
+        bool hit = n > 0 && bv > s->p.criteria;
+        sl__box_row(&s->p, an, hit ? boxes + 4 * bb : NULL, ob + 4 * a);
+        ol[a] = hit ? labels[bb] : 0;
     }
     free(best);
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+/* the descriptors, then the anchors, in one block sent to the device */
+static sl_status box_encoder_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    box_encoder_state *s = state;
+    size_t dbytes = sl__gpu_args_align((size_t)io->batch * sizeof(sl__cuda_box_desc));
+    size_t abytes = (size_t)s->m * 4 * sizeof(float);
+    char *host = sl__gpu_args_host(&s->gpu, io->device.id, dbytes + abytes, err);
+    if (!host) return err->status;
+    sl__cuda_box_desc *d = (sl__cuda_box_desc *)(void *)host;
+    int64_t total = 0, most = 0;
+    for (int i = 0; i < io->batch; i++) {
+        d[i].boxes = io->in[0]->data[i];
+        d[i].labels = io->in[1]->data[i];
+        d[i].out_boxes = io->out[0]->data[i];
+        d[i].out_labels = io->out[1]->data[i];
+        d[i].n = sl_tlist_shape(io->in[0], i)[0];
+        d[i].first = total;
+        total += d[i].n;
+        if (d[i].n > most) most = d[i].n;
+    }
+    memcpy(host + dbytes, s->anchors, abytes);
+    int64_t *best = sl__gpu_scratch_get(
+        &s->best, io->device.id, (size_t)(total > 0 ? total : 1) * sizeof *best, io->stream, err);
+    if (!best) return err->status;
+    void *dev;
+    SL_TRY(sl__gpu_args_send(&s->gpu, dbytes + abytes, io->stream, &dev, err));
+    return sl__cuda_box_encoder(dev, io->batch, most, (const float *)((char *)dev + dbytes), s->m,
+                                &s->p, best, io->stream, err);
+}
+#endif
 
 const sl__op_def sl__box_encoder_op = {
     .name = "box_encoder",
@@ -220,7 +219,12 @@ const sl__op_def sl__box_encoder_op = {
     .min_inputs = 2,
     .max_inputs = 2,
     .args = box_encoder_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = box_encoder_run_gpu,
+#else
     .devices = SL_OPDEV_CPU,
+#endif
     .num_outputs = box_encoder_outputs,
     .create = box_encoder_create,
     .setup = box_encoder_setup,

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The training pipeline of NVIDIA's SSD example, as text with DALI's imports, runs through
-# `sluice run` on the COCO fixture: readers.coco, random_bbox_crop, decoders.image, coin_flip,
-# bb_flip, resize, hsv, brightness_contrast, crop_mirror_normalize and box_encoder (the example's
-# decoders.image_slice of the crop window and resize's min_filter are left out: sluice has neither
-# yet). Checks the dumped batches: images (4, 3, 300, 300) float, one encoded box and label per
+# `sluice run` on the COCO fixture: readers.coco, random_bbox_crop, decoders.image_slice of the
+# crop window, coin_flip, bb_flip, resize, hsv, brightness_contrast, crop_mirror_normalize and
+# box_encoder (the example's resize min_filter is left out: sluice's resize does not have it). Checks the dumped batches: images (4, 3, 300, 300) float, one encoded box and label per
 # anchor, every sample with a matched anchor, labels among the fixture's categories, centres
 # inside the image; two epochs in different orders (shuffle_after_epoch).
 set -euo pipefail
@@ -33,7 +32,8 @@ def ssd_pipeline(file_root, annotations_file):
         bboxes, labels, device="cpu", aspect_ratio=[0.5, 2.0],
         thresholds=[0, 0.1, 0.3, 0.5, 0.7, 0.9], scaling=[0.3, 1.0], bbox_layout="xyXY",
         allow_no_crop=True, num_attempts=50)
-    images = fn.decoders.image(inputs, device="mixed", output_type=types.RGB)
+    images = fn.decoders.image_slice(inputs, crop_begin, crop_size, device="mixed",
+                                     output_type=types.RGB)
     flip_coin = fn.random.coin_flip(probability=0.5)
     bboxes = fn.bb_flip(bboxes, ltrb=True, horizontal=flip_coin)
     images = fn.resize(images, resize_x=300, resize_y=300)

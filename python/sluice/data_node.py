@@ -94,7 +94,12 @@ class DataNode:
 
     # arithmetic: the `arithmetic` op, as DALI's expressions
     def _arith(self, other, op, left=False):
-        from . import fn
+        from . import fn, types
+        from ._deferred import Deferred
+        if isinstance(other, types.ScalarConstant) and other.dtype in (types.INT32, types.FLOAT):
+            other = other.value.item()  # a constant of the arithmetic op, as a Python number is
+        elif isinstance(other, Deferred):
+            other = other.node()
         if isinstance(other, DataNode):
             a, b = (other, self) if left else (self, other)
             return fn.arithmetic(a, b, op=op)
@@ -138,6 +143,12 @@ class DataNode:
 
     def __rtruediv__(self, o):
         return self._arith(o, "fdiv", True)
+
+    def __floordiv__(self, o):
+        return self._arith(o, "div")
+
+    def __rfloordiv__(self, o):
+        return self._arith(o, "div", True)
 
     def __neg__(self):
         from . import fn

@@ -14,6 +14,7 @@ from ctypes import byref, c_void_p
 
 from . import _c, errors
 from ._graph import Graph, pipeline_error
+from ._deferred import resolve
 from ._owner import Owner, drain_deferred, guarded
 from ._state import stack
 from ._values import INT_MAX, UINT64_MAX, checkpoint_bytes, is_int
@@ -164,9 +165,6 @@ class Pipeline(PipelineAPI, Owner):
         return False
 
     def set_outputs(self, *outputs):
-        if self._graph is None:
-            raise errors.StateError("set_outputs: define the pipeline's ops first (inside "
-                                    "`with pipe:`)")
         flat = []
         for o in outputs:
             if isinstance(o, (list, tuple)):
@@ -175,6 +173,8 @@ class Pipeline(PipelineAPI, Owner):
                 flat.append(o)
         if not flat:
             raise errors.InvalidArgumentError("set_outputs: the pipeline returns nothing")
+        with self:  # ops made outside a definition, and constants, become this pipeline's
+            flat = [_as_node(o) for o in flat]
         names = []
         for i, o in enumerate(flat):
             self._graph.check_node(o, "pipeline output %d" % i)
@@ -270,6 +270,8 @@ class Pipeline(PipelineAPI, Owner):
     def run(self):
         """The next batch: a tuple with one TensorList per output."""
         me = threading.get_ident()
+        if not self._built:  # define_graph comes before the first iter_setup, as in DALI
+            self._define_from_subclass()
         if self._calls_iter_setup() and self._made_before(me) is None:
             self.iter_setup()  # (DALI's: before each batch; feed_input goes there)
         out = self._run(me)
@@ -409,9 +411,15 @@ class Pipeline(PipelineAPI, Owner):
         except Exception:
             pass
 
-    @property
-    def device(self):
-        return "cpu" if self.device_id is None else "gpu"
+
+def _as_node(o):
+    """A pipeline output as a node: an op made outside the definition is made here, and a number
+    or an array is a constant, as DALI makes them."""
+    from . import types
+    o = resolve(o)
+    if isinstance(o, (bool, int, float)) or hasattr(o, "__array_interface__"):
+        o = resolve(types.Constant(o))
+    return o
 
 
 def _batch_output(b, i, hold):

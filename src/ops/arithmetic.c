@@ -12,7 +12,8 @@
  * uint8; two bools are refused). `/` divides in floating point: two integer operands give float32.
  * Integer results are computed in 64-bit and wrap to the result's width, as C++ arithmetic in that
  * type does; floating results are computed in double and rounded once to the result type (for
- * + - * / on float32 that is exactly float32 arithmetic). A float32 constant is rounded to float32
+ * + - * / on float32 that is exactly float32 arithmetic). `//` (op "div") keeps the promoted
+ * type: integers divide as C does (toward zero; by zero gives 0), floating operands as `/`. A float32 constant is rounded to float32
  * first, as DALI's is. The rule for one element is ops/arithmetic.h's, which the CPU run and the
  * CUDA run (ops/arithmetic.cu) share, so the two give the same bits. */
 #include "ops/arithmetic.h"
@@ -32,7 +33,7 @@
 #endif
 
 static const sl__arg_schema ar_args[] = {
-    {"op", SL_ARG_ENUM, NULL, "the operation", SL_ARGF_REQUIRED, "add|sub|mul|fdiv|minus"},
+    {"op", SL_ARG_ENUM, NULL, "the operation", SL_ARGF_REQUIRED, "add|sub|mul|fdiv|minus|div"},
     {"constant", SL_ARG_FLOAT, "None", "the constant operand (with one input)", 0, NULL},
     {"constant_type", SL_ARG_ENUM, "\"int32\"", "the constant's type: int32 or float32", 0,
      "int32|float32"},
@@ -45,9 +46,10 @@ enum {
     A_SUB = SL__AR_SUB,
     A_MUL = SL__AR_MUL,
     A_FDIV = SL__AR_FDIV,
-    A_MINUS = SL__AR_MINUS
+    A_MINUS = SL__AR_MINUS,
+    A_DIV = SL__AR_DIV
 };
-static const char *const symbol[] = {"+", "-", "*", "/", "unary -"};
+static const char *const symbol[] = {"+", "-", "*", "/", "unary -", "//"};
 
 typedef struct ar_state {
     int op;
@@ -79,6 +81,7 @@ static sl_status ar_create(const sl__args *a, const sl__op_init *init, void **ou
             : !strcmp(op, "sub")  ? A_SUB
             : !strcmp(op, "mul")  ? A_MUL
             : !strcmp(op, "fdiv") ? A_FDIV
+            : !strcmp(op, "div")  ? A_DIV
                                   : A_MINUS;
     s->has_const = sl__args_get(a, "constant")->kind != SL_VAL_NONE;
     if (s->has_const) s->cval = sl__args_float(a, "constant");

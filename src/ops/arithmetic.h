@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { SL__AR_ADD, SL__AR_SUB, SL__AR_MUL, SL__AR_FDIV, SL__AR_MINUS };
+enum { SL__AR_ADD, SL__AR_SUB, SL__AR_MUL, SL__AR_FDIV, SL__AR_MINUS, SL__AR_DIV };
 
 /* One batch's operation: the operands' types (a constant's: int32 or float32) and the result's. */
 typedef struct sl__arith {
@@ -90,12 +90,25 @@ static inline SL__HD void sl__arith_elem(const sl__arith *a, const void *p0, int
         double z = a->op == SL__AR_ADD   ? x + y
                    : a->op == SL__AR_SUB ? x - y
                    : a->op == SL__AR_MUL ? x * y
-                                         : x / y;
+                                         : x / y; /* fdiv, and div on floating operands */
         sl__dtype_conv_store(out, a->out, k, z);
         return;
     }
     uint64_t x = (uint64_t)(a->konst == 0 ? (int64_t)a->cval : sl__arith_load_int(p0, a->t[0], k0));
     uint64_t y = (uint64_t)(a->konst == 1 ? (int64_t)a->cval : sl__arith_load_int(p1, a->t[1], k1));
+    if (a->op == SL__AR_DIV) { /* C's integer division (toward zero); by zero gives 0 */
+        bool sgn = a->out == SL_DTYPE_I8 || a->out == SL_DTYPE_I16 || a->out == SL_DTYPE_I32 ||
+                   a->out == SL_DTYPE_I64;
+        uint64_t q = 0;
+        if (y != 0 && sgn && !((int64_t)y == -1 && (int64_t)x == INT64_MIN))
+            q = (uint64_t)((int64_t)x / (int64_t)y);
+        else if (y != 0 && sgn)
+            q = x; /* INT64_MIN / -1 wraps, as the other operators do */
+        else if (y != 0)
+            q = x / y;
+        sl__arith_store_int(out, a->out, k, q);
+        return;
+    }
     sl__arith_store_int(out, a->out, k,
                         a->op == SL__AR_ADD   ? x + y
                         : a->op == SL__AR_SUB ? x - y

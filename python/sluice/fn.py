@@ -111,7 +111,7 @@ def _call(schema, inputs, kwargs):
         # a number or an array as an input is a constant, as DALI makes it (types.Constant)
         if not isinstance(x, DataNode) and (isinstance(x, (bool, int, float)) or
                                             hasattr(x, "__array_interface__")):
-            flat[k] = x = _types.Constant(x)
+            flat[k] = x = resolve(_types.Constant(x))
         g.check_node(x, "%s: input %d" % (where, k))
     n = len(flat)
     if not schema.min_inputs <= n <= schema.max_inputs:
@@ -131,6 +131,9 @@ def _call(schema, inputs, kwargs):
     if not dali_has:
         raise errors.InvalidArgumentError("%s: device=%r, but it runs on %s" % (
             where, device, ", ".join(schema.devices)))
+    if device == "gpu" or (device is None and any(x._gpu for x in flat)):
+        # a CPU input of an op on the GPU goes there first, as DALI does it
+        flat = [x.gpu() if not x._gpu else x for x in flat]
     instance = kwargs.pop("name", None)
     if instance is not None and not isinstance(instance, str):
         raise errors.ArgumentTypeError("%s: name=%r (a string)" % (where, instance))

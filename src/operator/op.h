@@ -162,6 +162,7 @@ enum {
     SL_OPF_RANDOM = 1u << 1,  /* draws random numbers: takes a seed */
     SL_OPF_NOCOPY = 1u << 2,  /* outputs are views of inputs */
     SL_OPF_DECODER = 1u << 3, /* a decoder (decoders.*): its time is the stats' decode_s */
+    SL_OPF_SHAPES = 1u << 4,  /* reads only its inputs' shapes: a CPU instance may take GPU data */
 };
 
 /* What an op instance learns when it is created. */

@@ -13,9 +13,10 @@
  * Integer results are computed in 64-bit and wrap to the result's width, as C++ arithmetic in that
  * type does; floating results are computed in double and rounded once to the result type (for
  * + - * / on float32 that is exactly float32 arithmetic). `//` (op "div") keeps the promoted
- * type: integers divide as C does (toward zero; by zero gives 0), floating operands as `/`. A float32 constant is rounded to float32
- * first, as DALI's is. The rule for one element is ops/arithmetic.h's, which the CPU run and the
- * CUDA run (ops/arithmetic.cu) share, so the two give the same bits. */
+ * type: integers divide as C does (toward zero; by zero gives 0), floating operands as `/`. A
+ * float32 constant is rounded to float32 first, as DALI's is. The rule for one element is
+ * ops/arithmetic.h's, which the CPU run and the CUDA run (ops/arithmetic.cu) share, so the two give
+ * the same bits. */
 #include "ops/arithmetic.h"
 #include "operator/gpu_args.h"
 #include "operator/op.h"

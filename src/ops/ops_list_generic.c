@@ -72,6 +72,17 @@ extern const sl__op_def sl__jpeg_compression_distortion_op;
 extern const sl__op_def sl__python_function_op;
 extern const sl__op_def sl__torch_python_function_op;
 extern const sl__op_def sl__dl_tensor_python_function_op;
+extern const sl__op_def sl__copy_op;
+extern const sl__op_def sl__element_extract_op;
+extern const sl__op_def sl__permute_batch_op;
+extern const sl__op_def sl__batch_permutation_op;
+extern const sl__op_def sl__lookup_table_op;
+extern const sl__op_def sl__zeros_op;
+extern const sl__op_def sl__ones_op;
+extern const sl__op_def sl__zeros_like_op;
+extern const sl__op_def sl__ones_like_op;
+extern const sl__op_def sl__full_op;
+extern const sl__op_def sl__full_like_op;
 
 const sl__op_def *const sl__generic_ops[] = {
     &sl__slice_op,
@@ -141,5 +152,16 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__python_function_op,
     &sl__torch_python_function_op,
     &sl__dl_tensor_python_function_op,
+    &sl__copy_op,
+    &sl__element_extract_op,
+    &sl__permute_batch_op,
+    &sl__batch_permutation_op,
+    &sl__lookup_table_op,
+    &sl__zeros_op,
+    &sl__ones_op,
+    &sl__zeros_like_op,
+    &sl__ones_like_op,
+    &sl__full_op,
+    &sl__full_like_op,
     NULL,
 };

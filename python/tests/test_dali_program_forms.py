@@ -153,3 +153,43 @@ def test_readers_file_lists_audio_files(tmp_path):
     audio, rate, label = pipe.run()
     np.testing.assert_array_equal(audio.at(1), np.arange(101, dtype=np.int16))
     assert float(rate.at(0)) == 8000 and int(label.at(0)) == 0
+
+
+def _gpu_or_skip():
+    import subprocess
+    try:
+        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        found = False
+    if not found:
+        if os.environ.get("SL_REQUIRE_GPU") == "1":
+            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
+        pytest.skip("needs a GPU")
+
+
+@pytest.mark.gpu
+def test_on_a_cuda_pipeline_shapes_of_decoded_images_and_cpu_only_gpu_ops():
+    _gpu_or_skip()
+    files = sorted(os.path.join(JPEGS, f) for f in os.listdir(JPEGS) if f.endswith(".jpg"))[:2]
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=0)
+    with pipe:
+        img = fn.decoders.image(fn.readers.file(files=files)[0], device="mixed")
+        pipe.set_outputs(img, img.shape(), fn.copy(img), fn.flip(img, horizontal=1))
+    img, shape, same, flipped = pipe.run()
+    assert tuple(shape.at(0)) == img.as_cpu().at(0).shape
+    np.testing.assert_array_equal(same.as_cpu().at(1), img.as_cpu().at(1))
+    np.testing.assert_array_equal(flipped.as_cpu().at(1), img.as_cpu().at(1)[:, ::-1])
+    # a gpu op sluice runs on the CPU only is refused on a CUDA pipeline, naming it
+    with pytest.raises(sluice.Error, match="coord_flip"):
+        bad = Pipeline(batch_size=2, num_threads=1, device_id=0)
+        with bad:
+            x = fn.external_source(source=lambda: [np.float32([[0.5, 0.5]])] * 2)
+            bad.set_outputs(fn.coord_flip(x.gpu(), device="gpu"))
+        bad.build()
+    # shapes of a gpu op's output are not known before the GPU stage: refused
+    with pytest.raises(sluice.Error, match="on the GPU"):
+        late = Pipeline(batch_size=2, num_threads=1, device_id=0)
+        with late:
+            y = fn.flip(fn.decoders.image(fn.readers.file(files=files)[0], device="mixed"))
+            late.set_outputs(y.shape())
+        late.build()

@@ -96,7 +96,12 @@ class DataNode:
 
     # DALI's mathematical expressions: the `arithmetic` op (docs/python.md, "Expressions")
     def _arith(self, other, op, left=False):
-        from . import fn
+        from . import fn, types
+        from ._deferred import Deferred
+        if isinstance(other, types.ScalarConstant) and other.dtype in (types.INT32, types.FLOAT):
+            other = other.value.item()  # a constant of the arithmetic op, as a Python number is
+        elif isinstance(other, Deferred):
+            other = other.node()
         if isinstance(other, DataNode):
             a, b = (other, self) if left else (self, other)
             if a._gpu != b._gpu:  # a CPU operand goes to the GPU, as DALI's expressions

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """sluice's exceptions: one hierarchy under sluice.Error, each carrying the library's status code
 (``.status``, e.g. ``"SL_EFORMAT"``) and its message, which names the file, record, op or pipeline
-line involved. Where Python has a matching built-in exception the class derives from it too, so
-``except ValueError`` and ``except FileNotFoundError`` work as a Python user expects."""
+line involved. Every one is a RuntimeError, as DALI's errors from a pipeline are (its tests catch
+RuntimeError); where Python has a more precise built-in exception the class derives from it too,
+so ``except ValueError`` and ``except FileNotFoundError`` work as a Python user expects."""
 
 from . import _c
 
 
-class Error(Exception):
+class Error(RuntimeError):
     """Any error the sluice library reports."""
 
     status = "SL_ERROR"

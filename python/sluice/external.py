@@ -379,8 +379,14 @@ def external_source_call(schema):
         from ._state import current
         where = "fn.external_source"
         pipe = current()
-        if pipe is None:
-            raise errors.StateError("%s called outside a pipeline definition" % where)
+        if pipe is None:  # DALI allows it: made where its outputs are used
+            from ._deferred import defer_call
+            return defer_call(lambda: external_source(
+                source, num_outputs, batch=batch, batch_info=batch_info, cycle=cycle, dtype=dtype,
+                ndim=ndim, layout=layout, name=name, device=device, no_copy=no_copy,
+                parallel=parallel, prefetch_queue_depth=prefetch_queue_depth, blocking=blocking,
+                cuda_stream=cuda_stream, use_copy_kernel=use_copy_kernel,
+                repeat_last=repeat_last), where)
         if source is None and not batch:
             raise errors.ArgumentTypeError("%s: with no source (data from Pipeline.feed_input), "
                                            "batch=False has no meaning" % where)

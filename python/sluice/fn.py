@@ -16,6 +16,7 @@ from .external import external_source_call
 from .python_function import FORMS as _pyfunc_forms, python_function_call
 from . import types as _types
 from ._graph import OpRecord
+from ._deferred import defer_call, resolve
 from ._state import current
 from ._values import c_text, is_int, literal, type_ok
 from .data_node import DataNode
@@ -98,10 +99,12 @@ def _enum_value(a, v, what):
 def _call(schema, inputs, kwargs):
     where = "fn." + schema.name
     pipe = current()
-    if pipe is None:
-        raise errors.StateError("%s called outside a pipeline definition (inside a @pipeline_def "
-                                "function, or `with pipe:`)" % where)
+    if pipe is None:  # DALI allows it: the op is made where its outputs are used
+        return defer_call(lambda: _call(schema, inputs, dict(kwargs)), where)
     g = pipe._graph
+    inputs = resolve(list(inputs))
+    kwargs = {k: v.value.item() if isinstance(v, _types.ScalarConstant) else resolve(v)
+              for k, v in kwargs.items()}
     flat = []
     for x in inputs:
         flat.extend(x if isinstance(x, (list, tuple)) else [x])
@@ -109,7 +112,7 @@ def _call(schema, inputs, kwargs):
         # a number or an array as an input is a constant, as DALI makes it (types.Constant)
         if not isinstance(x, DataNode) and (isinstance(x, (bool, int, float)) or
                                             hasattr(x, "__array_interface__")):
-            flat[k] = x = _types.Constant(x)
+            flat[k] = x = resolve(_types.Constant(x))
         g.check_node(x, "%s: input %d" % (where, k))
     n = len(flat)
     if not schema.min_inputs <= n <= schema.max_inputs:
@@ -120,9 +123,18 @@ def _call(schema, inputs, kwargs):
     device = kwargs.pop("device", None)
     if device is not None and device not in ("cpu", "mixed", "gpu"):
         raise errors.InvalidArgumentError("%s: device=%r (cpu, mixed or gpu)" % (where, device))
-    if device is not None and device not in schema.devices:
+    # a placement DALI has not (a reader or a decoder on "gpu", "mixed" for a plain op) is
+    # refused here; one DALI has but sluice runs on the CPU only (coord_flip on "gpu") is the
+    # library's to decide: on a CPU pipeline it runs there, as every gpu op does
+    dali_has = device is None or device in schema.devices or (
+        device == "gpu" and not (schema.is_reader and schema.name != "readers.numpy") and
+        "mixed" not in schema.devices)
+    if not dali_has:
         raise errors.InvalidArgumentError("%s: device=%r, but it runs on %s" % (
             where, device, ", ".join(schema.devices)))
+    if device == "gpu" or (device is None and any(x._gpu for x in flat)):
+        # a CPU input of an op on the GPU goes there first, as DALI does it
+        flat = [x.gpu() if not x._gpu else x for x in flat]
     instance = kwargs.pop("name", None)
     if instance is not None and not isinstance(instance, str):
         raise errors.ArgumentTypeError("%s: name=%r (a string)" % (where, instance))

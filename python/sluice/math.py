@@ -11,7 +11,9 @@ from . import errors
 def _call(name, *args):
     from . import fn
     from . import types
+    from ._deferred import resolve
     from .data_node import DataNode
+    args = [resolve(a) for a in args]  # a types.Constant of a number is a (typed) node here
     nodes = [a for a in args if isinstance(a, DataNode)]
     if not nodes:
         raise errors.ArgumentTypeError("math.%s: at least one argument must be an op output "

@@ -15,6 +15,7 @@ from ctypes import byref, c_void_p
 
 from . import _c, _conditionals, errors
 from ._graph import Graph, pipeline_error
+from ._deferred import resolve
 from ._owner import Owner, drain_deferred, guarded
 from ._state import stack
 from ._values import INT_MAX, UINT64_MAX, checkpoint_bytes, is_int
@@ -169,12 +170,9 @@ class Pipeline(PipelineAPI, Owner):
             st.pop()
         return False
 
-    def set_outputs(self, *outputs: DataNode | list | tuple) -> None:
-        """The pipeline's outputs, in order: the DataNodes of ops defined inside ``with pipe:``
-        (lists and tuples of them are flattened)."""
-        if self._graph is None:
-            raise errors.StateError("set_outputs: define the pipeline's ops first (inside "
-                                    "`with pipe:`)")
+    def set_outputs(self, *outputs: typing.Any) -> None:
+        """The pipeline's outputs, in order: DataNodes of its ops (lists and tuples of them are
+        flattened), ops made outside a definition, or numbers and arrays (made constants)."""
         flat = []
         for o in outputs:
             if isinstance(o, (list, tuple)):
@@ -183,6 +181,8 @@ class Pipeline(PipelineAPI, Owner):
                 flat.append(o)
         if not flat:
             raise errors.InvalidArgumentError("set_outputs: the pipeline returns nothing")
+        with self:  # ops made outside a definition, and constants, become this pipeline's
+            flat = [_as_node(o) for o in flat]
         names = []
         for i, o in enumerate(flat):
             self._graph.check_node(o, "pipeline output %d" % i)
@@ -278,6 +278,8 @@ class Pipeline(PipelineAPI, Owner):
     def run(self) -> tuple:
         """The next batch: a tuple with one TensorList per output."""
         me = threading.get_ident()
+        if not self._built:  # define_graph comes before the first iter_setup, as in DALI
+            self._define_from_subclass()
         if self._calls_iter_setup() and self._made_before(me) is None:
             self.iter_setup()  # (DALI's: before each batch; feed_input goes there)
         out = self._run(me)
@@ -423,6 +425,16 @@ class Pipeline(PipelineAPI, Owner):
     def device(self) -> str:
         """Where its mixed and gpu ops run: "gpu" (device_id a GPU), or "cpu" (device_id None)."""
         return "cpu" if self.device_id is None else "gpu"
+
+
+def _as_node(o):
+    """A pipeline output as a node: an op made outside the definition is made here, and a number
+    or an array is a constant, as DALI makes them."""
+    from . import types
+    o = resolve(o)
+    if isinstance(o, (bool, int, float)) or hasattr(o, "__array_interface__"):
+        o = resolve(types.Constant(o))
+    return o
 
 
 def _batch_output(b, i, hold):

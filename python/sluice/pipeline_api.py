@@ -9,6 +9,7 @@ docs/pipelines.md, not DALI's protobuf)."""
 import typing
 
 from . import errors
+from ._values import literal
 
 
 class PipelineAPI:
@@ -83,11 +84,27 @@ class PipelineAPI:
         self._define_from_subclass()
         src = self._feed_source(data_node)
         if layout is not None:
-            got = self._graph_layouts.get(src.name) if hasattr(self, "_graph_layouts") else None
-            if got is not None and got != layout:
-                raise errors.InvalidArgumentError("feed_input: layout %r, but the external_source"
-                                                  " was given %r" % (layout, got))
+            self._feed_layout(src, layout)
         src.feed(data)
+
+    def _feed_layout(self, src, layout):
+        """feed_input's layout: the external_source's own, given before the pipeline is built
+        (iter_setup runs before the first build); it cannot change later."""
+        if not isinstance(layout, str):
+            raise errors.ArgumentTypeError("feed_input: layout=%r (a string)" % (layout,))
+        lit = literal(layout, "feed_input: layout")
+        name = literal(src.name, "feed_input")
+        rec = next(r for r in self._graph.records if not isinstance(r, tuple) and
+                   r.name == "external_source" and ("source", name) in r.args)
+        got = [v for k, v in rec.args if k == "layout"]
+        if not got and not self._built:
+            rec.args.append(("layout", lit))
+        elif not got or got[0] not in (lit, "[%s]" % lit):
+            raise errors.InvalidArgumentError(
+                "feed_input: layout %r, but the external_source's layout is %s%s" % (
+                    layout, got[0] if got else "none", "" if got else
+                    " (a layout is given before the pipeline is built: with the first "
+                    "batch, or to fn.external_source)"))
 
     def _check_fed(self):
         """Refuses a run() that would wait for ever on feed_input data that never comes."""

@@ -217,16 +217,20 @@ def to_dali_type(framework_type: typing.Any) -> "DALIDataType":
         raise TypeError("'%s' could not be converted into any known DALIDataType"
                         % (framework_type,))
     return got
+
+
 def Constant(value: typing.Any, dtype: "DALIDataType | None" = None,
              shape: typing.Sequence[int] | None = None, layout: str | None = None,
              device: str | None = None, **kwargs: typing.Any) -> typing.Any:
-    """A constant node, as DALI's types.Constant: fn.constant of value (a number or an array),
-    its shape kept (a number is a 0-d tensor), of dtype (default: a numpy array's own type;
-    int32 for Python ints, float32 for floats, bool for bools), on device ("cpu" by default, or
-    "gpu"). Inside a pipeline definition."""
+    """A constant, as DALI's types.Constant: fn.constant of value (a number or an array), its
+    shape kept (a number is a 0-d tensor), of dtype (default: a numpy array's own type; int32 for
+    Python ints, float32 for floats, bool for bools), on device ("cpu" by default, or "gpu").
+    Inside a pipeline definition it is a node at once, except a number alone, which stays a
+    ScalarConstant (as DALI's: `Constant(15).float32() - x`); outside one (DALI allows that too)
+    it is made a node of each pipeline that uses it, where it is used."""
     import numpy as np
 
-    from . import fn
+    from ._state import current
     arr = np.asarray(value)
     if arr.dtype.kind not in "biuf":
         raise TypeError("types.Constant: %r is not a number or an array of numbers" % (value,))
@@ -242,11 +246,56 @@ def Constant(value: typing.Any, dtype: "DALIDataType | None" = None,
             dtype = DALIDataType.FLOAT if arr.dtype.kind == "f" else DALIDataType.INT32
     if shape is None:
         shape = list(arr.shape)
-    flat = arr.reshape(-1).tolist()
-    data = {"fdata": [float(x) for x in flat]} if arr.dtype.kind == "f" else \
-        {"idata": [int(x) for x in flat]}
     if layout is not None:
         kwargs["layout"] = layout
     if device is not None:
         kwargs["device"] = device
+    if arr.ndim == 0 and not kwargs and list(shape) == []:
+        return ScalarConstant(arr, DALIDataType(dtype))
+    if current() is None:
+        from ._deferred import Deferred
+        return Deferred(lambda: _constant_node(arr, dtype, shape, kwargs), "types.Constant")
+    return _constant_node(arr, dtype, shape, kwargs)
+
+
+from ._deferred import Deferred as _Deferred  # noqa: E402 (uses nothing of this module)
+
+
+def _constant_node(arr, dtype, shape, kwargs):
+    from . import fn
+    flat = arr.reshape(-1).tolist()
+    data = {"fdata": [float(x) for x in flat]} if arr.dtype.kind == "f" else \
+        {"idata": [int(x) for x in flat]}
     return fn.constant(shape=list(shape), dtype=dtype, **data, **kwargs)
+
+
+class ScalarConstant(_Deferred):
+    """A number made a constant (DALI's ScalarConstant): typed, convertible (.uint8(), ...,
+    .float32()), usable as an operand, an op's input (a 0-d constant node) or an argument value
+    (the number)."""
+
+    def __init__(self, arr, dtype):
+        self.value, self.dtype = arr, dtype
+        super().__init__(lambda: _constant_node(arr, dtype, [], {}), "types.Constant")
+
+    def _as(self, t):
+        import numpy as np
+        return ScalarConstant(np.asarray(self.value).astype(_INFO[t][0]), t)
+
+    def __int__(self):
+        return int(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __index__(self):
+        return int(self.value)
+
+
+for _t in DALIDataType:
+    if _t in _INFO and _t != DALIDataType.BFLOAT16:  # (numpy has no bfloat16)
+        setattr(ScalarConstant, _INFO[_t][0] if _INFO[_t][0] != "bool" else "bool",
+                (lambda t: lambda self: self._as(t))(_t))

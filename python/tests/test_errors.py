@@ -62,9 +62,14 @@ def test_node_where_no_per_sample_argument():
         pipe()
 
 
-def test_op_outside_a_pipeline():
+def test_op_outside_a_pipeline_is_checked_at_the_call():
+    # DALI makes an op called outside a definition where its outputs are used; a wrong argument
+    # is still an error at the call, and an output used with no pipeline is refused
+    with pytest.raises(sluice.Error, match="unexpected argument 'pth'"):
+        fn.readers.caffe2(pth=LMDB)
+    jpegs, labels = fn.readers.caffe2(path=LMDB)
     with pytest.raises(sluice.StateError, match="outside a pipeline definition"):
-        fn.readers.caffe2(path=LMDB)
+        labels.node()
 
 
 def test_no_truth_value_for_data():

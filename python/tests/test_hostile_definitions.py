@@ -135,7 +135,7 @@ def test_nodes_outside_their_definition():
     define(body)
     with pytest.raises(sluice.StateError, match="outside"):
         kept["l"].gpu()
-    with pytest.raises(sluice.StateError):
+    with pytest.raises(sluice.Error, match="another pipeline's definition"):
         kept["l"] + 1
 
 

@@ -332,6 +332,15 @@ static bool cuda_pipeline(const sl_pipeline *p) {
     return p->cfg.device.kind == SL_DEVICE_CUDA;
 }
 
+/* Whether node n's shapes are known in the CPU stage: always on a CPU pipeline (every op runs
+ * there, in graph order); on a CUDA pipeline when a mixed op made it (its setup runs in the CPU
+ * stage; a gpu op's and a transfer's run in the GPU stage, after). */
+static bool shapes_known_on_cpu(const sl_pipeline *p, int n) {
+    if (!cuda_pipeline(p)) return true;
+    while (p->nodes[n].op == SL__NODE_ALIAS) n = p->nodes[n].src;
+    return p->nodes[n].op >= 0 && p->ops[p->nodes[n].op].placement == SL_OPDEV_MIXED;
+}
+
 sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, int *count) {
     sl_pipeline *p = op->p;
     const sl__op_def *def = op->def;
@@ -388,6 +397,9 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     }
     for (int i = 0; i < op->ninputs; i++) {
         bool gpu_in = p->nodes[op->inputs[i]].gpu;
+        if (placement == SL_OPDEV_CPU && gpu_in && (def->flags & SL_OPF_SHAPES) &&
+            shapes_known_on_cpu(p, op->inputs[i]))
+            continue; /* (DALI's x.shape() of GPU data: the shapes are on the host) */
         if (placement != SL_OPDEV_GPU && gpu_in) {
             st = sl__pipeline_fail(p, SL_EINVAL,
                                    "%s (device \"%s\") cannot take input %d, which is on the GPU",

@@ -31,8 +31,10 @@ struct sl__folder {
     char **class_names; /* class-folder mode: the sub-folders' names, in label order */
 };
 
-static const char *const image_exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif",  ".tiff", ".pnm",
-                                         ".ppm", ".pgm",  ".pbm", ".jp2", ".webp", NULL};
+/* DALI's default file_filters: images, and the audio files decoders.audio reads */
+static const char *const image_exts[] = {".jpg",  ".jpeg", ".png", ".bmp", ".tif", ".tiff",
+                                         ".pnm",  ".ppm",  ".pgm", ".pbm", ".jp2", ".webp",
+                                         ".flac", ".ogg",  ".wav", NULL};
 
 static int is_image(const char *name) {
     const char *dot = strrchr(name, '.');
@@ -202,7 +204,7 @@ sl_status sl__folder_open(const char *root, const char *list, int nfiles, const 
         st = sl_err_set(err, SL_EINVAL, "give file_root, file_list or files");
     }
     if (!st && f->n == 0)
-        st = sl_err_set(err, SL_EINVAL, "%s: no image files found", list ? list : f->root);
+        st = sl_err_set(err, SL_EINVAL, "%s: no image or audio files found", list ? list : f->root);
     if (st) {
         sl__folder_close(f);
         return st;

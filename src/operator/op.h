@@ -165,6 +165,7 @@ enum {
     SL_OPF_SPLIT = 1u << 4,   /* _conditional.split: its outputs are the samples of the two
                                * branches of a conditional (the executor sizes their batches) */
     SL_OPF_MERGE = 1u << 5,   /* _conditional.merge: a branch's two parts back in sample order */
+    SL_OPF_SHAPES = 1u << 6,  /* reads only its inputs' shapes: a CPU instance may take GPU data */
 };
 
 /* What an op instance learns when it is created. */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* flip: mirrors images horizontally, vertically and/or depthwise, as DALI's fn.flip (horizontal
- * default 1, vertical and depthwise default 0, all per sample). Input (H, W, C) HWC, (C, H, W)
- * CHW, (H, W), or a volume (D, H, W, C) DHWC or (C, D, H, W) CDHW, or frames (F, H, W, C) FHWC;
- * any dtype; the output has the input's shape and layout. depthwise flips along D (an input
- * without one has nothing to flip there, as DALI). */
+ * default 1, vertical and depthwise default 0, all per sample). The input's layout says where H,
+ * W and D are (HWC, CHW, DHWC, CDHW, FHWC, FCHW, FDHWC, FCDHW, ...: H and W next to each other,
+ * D right before H); without one, a rank of 2, 3 or 4 is read as HW, HWC or DHWC. Any dtype; the
+ * output has the input's shape and layout. depthwise flips along D (an input without one has
+ * nothing to flip there, as DALI). */
 #include "operator/argin.h"
 #include "operator/gpu_args.h"
 #include "operator/op.h"
@@ -54,19 +55,36 @@ static sl_status flip_create(const sl__args *a, const sl__op_init *init, void **
     return SL_OK;
 }
 
+/* Where H, W (and D) sit in the input: from its layout, else from its rank (HW, HWC, DHWC). H
+ * and W must be next to each other, and D, where there is one, right before H; the axes before
+ * are planes, the axes after W one pixel. *hpos is -1 for an input flip cannot take. */
+static void flip_axes(const sl_tlist *in, int *hpos, bool *has_d) {
+    const char *l = in->layout;
+    *has_d = false;
+    *hpos = -1;
+    if (!l[0]) {
+        if (in->ndim >= 2 && in->ndim <= 4) *hpos = in->ndim == 4 ? 1 : 0;
+        *has_d = in->ndim == 4;
+        return;
+    }
+    const char *h = strchr(l, 'H');
+    if (!h || h[1] != 'W' || strchr(h + 1, 'H') || strchr(h + 2, 'W')) return;
+    *hpos = (int)(h - l);
+    *has_d = *hpos > 0 && l[*hpos - 1] == 'D';
+}
+
 static sl_status flip_setup(void *state, sl__op_io *io, sl_err *err) {
     flip_state *s = state;
     const sl_tlist *in = io->in[0];
-    if (in->ndim < 2 || in->ndim > 4)
+    int hpos;
+    bool has_d;
+    flip_axes(in, &hpos, &has_d);
+    if (hpos < 0)
         return sl_err_set(err, SL_EINVAL,
-                          "flip: input must be HW, HWC, CHW, DHWC, CDHW or FHWC (got %d dims)",
-                          in->ndim);
-    if (in->ndim == 4 && in->layout[0] && strcmp(in->layout, "DHWC") &&
-        strcmp(in->layout, "CDHW") && strcmp(in->layout, "FHWC"))
-        return sl_err_set(err, SL_EINVAL,
-                          "flip: a 4-D input's layout must be DHWC, CDHW or FHWC "
-                          "(got %s)",
-                          in->layout);
+                          "flip: the input's layout must have H and W next to each other, and D "
+                          "(if any) right before H (HW, HWC, CHW, DHWC, CDHW, FHWC, FCHW, "
+                          "FDHWC, ...); got \"%s\" with %d dims",
+                          in->layout, in->ndim);
     if (io->batch > s->cap) {
         uint8_t *nf = realloc(s->flags, (size_t)io->batch);
         if (!nf) return sl_err_set(err, SL_ENOMEM, "flip: out of memory");
@@ -92,18 +110,14 @@ static sl_status flip_setup(void *state, sl__op_io *io, sl_err *err) {
 static void flip_geometry(const sl_tlist *in, int i, int64_t *planes, int64_t *depth, int64_t *H,
                           int64_t *W, size_t *px) {
     const int64_t *sh = sl_tlist_shape(in, i);
-    size_t e = sl_dtype_size(in->dtype);
-    *depth = 1;
-    if (in->ndim == 4 && !strcmp(in->layout, "CDHW")) {
-        *planes = sh[0] * sh[1], *depth = sh[1], *H = sh[2], *W = sh[3], *px = e;
-    } else if (in->ndim == 4) { /* DHWC, FHWC (frames: no D) */
-        *planes = sh[0], *H = sh[1], *W = sh[2], *px = e * (size_t)sh[3];
-        if (strcmp(in->layout, "FHWC")) *depth = sh[0];
-    } else {
-        bool chw = in->ndim == 3 && !strcmp(in->layout, "CHW");
-        *planes = chw ? sh[0] : 1, *H = chw ? sh[1] : sh[0], *W = chw ? sh[2] : sh[1];
-        *px = e * (size_t)(in->ndim == 3 && !chw ? sh[2] : 1);
-    }
+    int hpos;
+    bool has_d;
+    flip_axes(in, &hpos, &has_d);
+    *planes = 1, *depth = has_d ? sh[hpos - 1] : 1;
+    for (int d = 0; d < hpos; d++) *planes *= sh[d];
+    *H = sh[hpos], *W = sh[hpos + 1];
+    *px = sl_dtype_size(in->dtype);
+    for (int d = hpos + 2; d < in->ndim; d++) *px *= (size_t)sh[d];
 }
 
 static sl_status flip_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {

@@ -60,7 +60,8 @@ static sl_status one_hot_create(const sl__args *a, const sl__op_init *init, void
                           (long long)n);
     const char *an = sl__args_str(a, "axis_name");
     if (an && strlen(an) != 1)
-        return sl_err_set(err, SL_EINVAL, "%s: axis_name must be one character", NAME);
+        return sl_err_set(err, SL_EINVAL, "%s: Unsupported axis_name value \"%s\" (one character)",
+                          NAME, an);
     one_hot_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     s->classes = n;
@@ -108,6 +109,11 @@ static sl_status one_hot_setup(void *state, sl__op_io *io, sl_err *err) {
     sl_status st = sl_tlist_alloc(out, shapes, err);
     free(shapes);
     if (st != SL_OK) return st;
+    if (s->axis_name && !scalar && in->ndim > 1 && !in->layout[0])
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: Input layout mismatch: axis_name \"%c\" names an axis of a "
+                          "layout, but the %d-dim input has none",
+                          NAME, s->axis_name, in->ndim);
     if (s->axis_name && !scalar && (int)strlen(in->layout) == in->ndim) {
         char lay[SL_LAYOUT_MAX + 1];
         for (int d = 0, k = 0; d < nd; d++) lay[d] = d == axis ? s->axis_name : in->layout[k++];

@@ -77,6 +77,17 @@ extern const sl__op_def sl__filter_plain_op;
 extern const sl__op_def sl__equalize_op;
 extern const sl__op_def sl__equalize_plain_op;
 extern const sl__op_def sl__peek_image_shape_op;
+extern const sl__op_def sl__copy_op;
+extern const sl__op_def sl__element_extract_op;
+extern const sl__op_def sl__permute_batch_op;
+extern const sl__op_def sl__batch_permutation_op;
+extern const sl__op_def sl__lookup_table_op;
+extern const sl__op_def sl__zeros_op;
+extern const sl__op_def sl__ones_op;
+extern const sl__op_def sl__zeros_like_op;
+extern const sl__op_def sl__ones_like_op;
+extern const sl__op_def sl__full_op;
+extern const sl__op_def sl__full_like_op;
 
 const sl__op_def *const sl__generic_ops[] = {
     &sl__slice_op,
@@ -151,5 +162,16 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__equalize_op,
     &sl__equalize_plain_op,
     &sl__peek_image_shape_op,
+    &sl__copy_op,
+    &sl__element_extract_op,
+    &sl__permute_batch_op,
+    &sl__batch_permutation_op,
+    &sl__lookup_table_op,
+    &sl__zeros_op,
+    &sl__ones_op,
+    &sl__zeros_like_op,
+    &sl__ones_like_op,
+    &sl__full_op,
+    &sl__full_like_op,
     NULL,
 };

@@ -4,7 +4,8 @@
  * depend on threads, batch boundaries or scheduling. coin_flip gives 1 with `probability` (int32 by
  * default); uniform draws from [range[0], range[1]) or from the discrete `values`; normal draws
  * mean + stddev * N(0, 1), with mean and stddev per sample if wanted. Without `shape` each sample
- * is a scalar: ndim 0, as DALI's shape (). */
+ * is a scalar: ndim 0, as DALI's shape (); with an input (DALI's shape_like) each sample has the
+ * shape of the input's (whose data is not read). */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
 #include "operator/op.h"
@@ -35,7 +36,7 @@ static const sl__arg_schema normal_args[] = {
 };
 
 static const sl__arg_schema uniform_args[] = {
-    {"range", SL_ARG_FLOATS, "[-1.0, 1.0]", "[lo, hi): the interval", 0, NULL},
+    {"range", SL_ARG_FLOATS, "[-1.0, 1.0]", "[lo, hi): the interval", SL_ARGF_PER_SAMPLE, NULL},
     {"values", SL_ARG_FLOATS, "None", "discrete values to pick from (instead of range)", 0, NULL},
     {"shape", SL_ARG_INTS, "None", "shape of each sample (default: a scalar)", SL_ARGF_PER_SAMPLE,
      NULL},
@@ -49,7 +50,8 @@ typedef struct rand_state {
     int kind;
     double p, lo, hi;
     double mean, stddev;
-    int node_mean, node_std, node_p, node_shape; /* per-sample inputs, or -1 */
+    int node_mean, node_std, node_p, node_shape, node_range; /* per-sample inputs, or -1 */
+    bool shape_given; /* the `shape` argument (a value or a node) */
     double *values;
     int nvalues;
     int ndim;
@@ -75,8 +77,10 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
     s->node_mean = s->node_std = -1;
     s->node_p = kind == R_COIN ? sl__args_node(a, "probability") : -1;
     s->node_shape = sl__args_node(a, "shape");
+    s->node_range = kind == R_UNIFORM ? sl__args_node(a, "range") : -1;
     s->seed = init->seed;
     s->dtype = sl__args_dtype(a, "dtype");
+    s->shape_given = sl__args_get(a, "shape")->kind != SL_VAL_NONE || s->node_shape >= 0;
     sl_status st = SL_OK;
     if (s->node_shape < 0 && sl__args_get(a, "shape")->kind != SL_VAL_NONE) {
         const int64_t *sh;
@@ -113,7 +117,7 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
             memcpy(s->values, v, (size_t)s->nvalues * sizeof *v);
         if (st == SL_OK && s->nvalues < 1)
             st = sl_err_set(err, SL_EINVAL, "%s: empty values", name);
-    } else {
+    } else if (s->node_range < 0) {
         const double *r;
         if (sl__args_floats(a, "range", &r) != 2 || !(r[0] < r[1]))
             st = sl_err_set(err, SL_EINVAL, "%s: range must be [lo, hi] with lo < hi", name);
@@ -179,9 +183,17 @@ static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
     int64_t *shapes = sl__malloc((size_t)io->batch * SL_MAX_DIMS * sizeof(int64_t), err);
     if (!shapes) return SL_ENOMEM;
     sl_status st = SL_OK;
+    if (io->num_inputs > 0 && s->shape_given)
+        st = sl_err_set(err, SL_EINVAL,
+                        "%s: give `shape` or an input whose shape to take, not "
+                        "both",
+                        name);
+    if (io->num_inputs > 0) ndim = io->in[0]->ndim;
     for (int i = 0; i < io->batch && st == SL_OK; i++) {
         int64_t *sh = shapes + (size_t)i * SL_MAX_DIMS;
-        if (s->node_shape >= 0)
+        if (io->num_inputs > 0) /* the input's shape (DALI's shape_like input; data unread) */
+            memcpy(sh, sl_tlist_shape(io->in[0], i), (size_t)ndim * sizeof(int64_t));
+        else if (s->node_shape >= 0)
             st = sample_shape(s, io, i, name, &ndim, sh, err);
         else
             memcpy(sh, s->shape, (size_t)s->ndim * sizeof(int64_t));
@@ -208,6 +220,14 @@ static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
                 return sl__op_fail(err, SL_EINVAL, io, i, "random.normal", "stddev %g is negative",
                                    sd);
         }
+        double lo = s->lo, hi = s->hi;
+        if (s->node_range >= 0) {
+            double rg[3];
+            if (sl__argin_values(io, s->node_range, i, rg, 3) != 2 || !(rg[0] <= rg[1]))
+                return sl__op_fail(err, SL_EINVAL, io, i, name,
+                                   "range: [lo, hi] with lo <= hi per sample");
+            lo = rg[0], hi = rg[1];
+        }
         double p = s->p;
         if (s->node_p >= 0 &&
             (sl__argin_values(io, s->node_p, i, &p, 1) != 1 || !(p >= 0 && p <= 1)))
@@ -227,7 +247,7 @@ static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
                 else if (s->values)
                     v = s->values[sl__rng_philox_below(&r, (uint64_t)s->nvalues)];
                 else
-                    v = s->lo + u * (s->hi - s->lo);
+                    v = lo + u * (hi - lo);
             }
             sl__dtype_conv_store(out->data[i], s->dtype, k, v);
         }
@@ -239,10 +259,10 @@ const sl__op_def sl__coin_flip_op = {
     .name = "random.coin_flip",
     .doc = "Per-sample Bernoulli draws: 1 with `probability`, else 0 (scalars by default).",
     .min_inputs = 0,
-    .max_inputs = 0,
+    .max_inputs = 1,
     .args = coin_args,
     .devices = SL_OPDEV_CPU,
-    .flags = SL_OPF_RANDOM,
+    .flags = SL_OPF_RANDOM | SL_OPF_SHAPES,
     .create = coin_create,
     .setup = rand_setup,
     .destroy = rand_destroy,
@@ -252,10 +272,10 @@ const sl__op_def sl__uniform_op = {
     .name = "random.uniform",
     .doc = "Per-sample uniform draws from [lo, hi) or from a list of values.",
     .min_inputs = 0,
-    .max_inputs = 0,
+    .max_inputs = 1,
     .args = uniform_args,
     .devices = SL_OPDEV_CPU,
-    .flags = SL_OPF_RANDOM,
+    .flags = SL_OPF_RANDOM | SL_OPF_SHAPES,
     .create = uniform_create,
     .setup = rand_setup,
     .destroy = rand_destroy,
@@ -265,10 +285,10 @@ const sl__op_def sl__normal_op = {
     .name = "random.normal",
     .doc = "Per-sample normal draws: mean + stddev * N(0, 1) (scalars by default).",
     .min_inputs = 0,
-    .max_inputs = 0,
+    .max_inputs = 1,
     .args = normal_args,
     .devices = SL_OPDEV_CPU,
-    .flags = SL_OPF_RANDOM,
+    .flags = SL_OPF_RANDOM | SL_OPF_SHAPES,
     .create = normal_create,
     .setup = rand_setup,
     .destroy = rand_destroy,

@@ -291,8 +291,10 @@ static sl_status dims_setup(void *state, sl__op_io *io, sl_err *err) {
     } else {
         for (int k = 0; k < s->naxes; k++) {
             if (s->axes[k] >= (s->expand ? on : nd))
-                return sl_err_set(err, SL_EINVAL, "%s: axis %d, the %s has %d dims", s->name,
-                                  s->axes[k], s->expand ? "output" : "input", s->expand ? on : nd);
+                return sl_err_set(err, SL_EINVAL, "%s: axis %d, but the %s has %d dims%s", s->name,
+                                  s->axes[k], s->expand ? "output" : "input", s->expand ? on : nd,
+                                  s->expand ? " (the input has too few to add new axes there)"
+                                            : "");
             mark[s->axes[k]] = true;
         }
     }
@@ -323,10 +325,18 @@ static sl_status dims_setup(void *state, sl__op_io *io, sl_err *err) {
     char *lay = io->out[0]->layout;
     memset(lay, 0, sizeof io->out[0]->layout);
     size_t ll = strlen(in->layout);
-    if (ll == (size_t)nd && nd > 0) {
-        if (s->expand && s->names[0]) {
-            for (int o = 0, j = 0, k = 0; o < on; o++)
-                lay[o] = mark[o] ? s->names[k++] : in->layout[j++];
+    if (s->expand && s->names[0] && ll != (size_t)nd)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: new_axis_names \"%s\" needs an input with a layout of its %d dims "
+                          "(it has \"%s\")",
+                          s->name, s->names, nd, in->layout);
+    if (ll == (size_t)nd && (nd > 0 || (s->expand && s->names[0]))) {
+        if (s->expand && s->names[0]) { /* the k-th name goes to the k-th axis given */
+            char name_at[SL_MAX_DIMS];
+            for (int k = 0; k < s->naxes; k++) name_at[s->axes[k]] = s->names[k];
+            for (int o = 0, j = 0; o < on; o++) lay[o] = mark[o] ? name_at[o] : in->layout[j++];
+        } else if (s->expand && s->naxes == 0) {
+            memcpy(lay, in->layout, ll);
         } else if (!s->expand) {
             for (int d = 0, o = 0; d < nd; d++)
                 if (!mark[d]) lay[o++] = in->layout[d];

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* resize: separable resampling of (H, W, C) HWC images, as DALI's fn.resize: output size from
  * resize_x / resize_y (one alone keeps the aspect ratio), resize_shorter, resize_longer or size;
- * interp_type INTERP_NN, INTERP_LINEAR (default), INTERP_CUBIC (Keys, a = -0.5), INTERP_TRIANGULAR;
+ * interp_type INTERP_NN, INTERP_LINEAR (default), INTERP_CUBIC (Keys, a = -0.5), INTERP_TRIANGULAR,
+ * INTERP_GAUSSIAN (sigma 0.5 px, cut at 1.5), INTERP_LANCZOS3 (sinc(x) sinc(x/3), |x| < 3);
  * antialias (default on) widens the filter by the scale when shrinking, as PIL and DALI do. Pixel
  * centres are aligned ((o + 0.5) * in / out - 0.5). roi_start / roi_end (absolute, or relative
  * with roi_relative) resample a window of the input instead of all of it, its sides fractional if
@@ -31,7 +32,7 @@
 // clang-format off
 #define RESIZE_FILTER_ARGS                                                                         \
     {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR", "filter", 0,                               \
-     "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_TRIANGULAR"},                                    \
+     "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_TRIANGULAR|INTERP_GAUSSIAN|INTERP_LANCZOS3"},    \
     {"antialias", SL_ARG_BOOL, "True", "widen the filter when downscaling", 0, NULL},              \
     {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL}
 // clang-format on
@@ -72,7 +73,7 @@ static const sl__arg_schema rrc_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
-enum { F_NN, F_LINEAR, F_CUBIC, F_TRI };
+enum { F_NN, F_LINEAR, F_CUBIC, F_TRI, F_GAUSS, F_LANCZOS };
 enum { MODE_DEFAULT, MODE_STRETCH, MODE_NOT_LARGER, MODE_NOT_SMALLER };
 
 typedef struct resize_state {
@@ -186,6 +187,8 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
     s->filter = !strcmp(f, "INTERP_NN")           ? F_NN
                 : !strcmp(f, "INTERP_CUBIC")      ? F_CUBIC
                 : !strcmp(f, "INTERP_TRIANGULAR") ? F_TRI
+                : !strcmp(f, "INTERP_GAUSSIAN")   ? F_GAUSS
+                : !strcmp(f, "INTERP_LANCZOS3")   ? F_LANCZOS
                                                   : F_LINEAR;
     s->antialias = sl__args_bool(a, "antialias") || s->filter == F_TRI;
     s->has_dtype = sl__args_get(a, "dtype")->kind != SL_VAL_NONE;
@@ -354,7 +357,19 @@ static double kernel(int f, double x) {
         if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
         return 0;
     }
+    if (f == F_GAUSS) return x < 1.5 ? exp(-2 * x * x) : 0; /* sigma 0.5, cut at 3 sigma */
+    if (f == F_LANCZOS) {                                   /* sinc(x) sinc(x / 3), |x| < 3 */
+        if (x < 1e-9) return 1;
+        if (x >= 3) return 0;
+        double px = M_PI * x;
+        return 3 * sin(px) * sin(px / 3) / (px * px);
+    }
     return x < 1 ? 1 - x : 0; /* linear / triangular */
+}
+
+/* How far the filter reaches, in input pixels at scale 1 (the kernel is 0 beyond). */
+static double support_of(int f) {
+    return f == F_CUBIC ? 2 : f == F_NN ? 0.5 : f == F_GAUSS ? 1.5 : f == F_LANCZOS ? 3 : 1;
 }
 
 /* Filter taps of one axis, the window [r0, r0 + len) of in inputs resampled to out: for output o,
@@ -362,7 +377,7 @@ static double kernel(int f, double x) {
 static int axis_taps(const resize_state *s, int64_t in, double r0, double len, int64_t out,
                      int64_t *first, float *w, int max_taps) {
     double scale = len / (double)out;
-    double support = s->filter == F_CUBIC ? 2 : s->filter == F_NN ? 0.5 : 1;
+    double support = support_of(s->filter);
     double fs = s->antialias && scale > 1 && s->filter != F_NN ? scale : 1;
     int taps = s->filter == F_NN ? 1 : (int)ceil(support * fs) * 2 + 1;
     if (taps > max_taps) taps = max_taps;
@@ -395,7 +410,7 @@ static size_t clampi(int64_t v, int64_t n) {
 
 /* The most taps per output of an axis from a window of len inputs to out (scratch sizing). */
 static int max_taps(double len, int64_t out) {
-    int t = (int)ceil(2 * (len / (double)out > 1 ? len / (double)out : 1)) * 2 + 1;
+    int t = (int)ceil(3 * (len / (double)out > 1 ? len / (double)out : 1)) * 2 + 1; /* Lanczos3's */
     return t > 511 ? 511 : t;
 }
 

@@ -105,6 +105,7 @@ const sl__op_def sl__shapes_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = shapes_args,
+    .flags = SL_OPF_SHAPES,
 #ifdef SLUICE_HAVE_CUDA
     .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
     .run_gpu = shapes_run_gpu,

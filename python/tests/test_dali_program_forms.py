@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Forms NVIDIA's DALI programs are written in that sluice refused: ops and types.Constant made
+outside a pipeline definition, ScalarConstant conversions, a number as a pipeline output, a
+Pipeline subclass setting self.device, feed_input's layout, a `gpu` op that sluice runs on the CPU
+only, CPU inputs of an op on the GPU, the shape of a decoder's GPU output, and readers.file on
+audio files."""
+
+import os
+import wave
+
+import numpy as np
+import pytest
+
+import sluice
+import sluice.fn as fn
+import sluice.ops as ops
+import sluice.types as types
+from conftest import FIXTURES
+from sluice import pipeline_def
+from sluice.pipeline import Pipeline
+
+JPEGS = os.path.join(FIXTURES, "dali_extra", "jpeg")
+
+
+def test_ops_made_before_their_pipeline():
+    perm = fn.batch_permutation()  # no pipeline yet: made where used, as DALI's
+    const = types.Constant(np.arange(6, dtype=np.int16).reshape(2, 3))
+    pipe = Pipeline(batch_size=4, num_threads=1, device_id=None)
+    pipe.set_outputs(perm, const, fn.cat(const, const, axis=1))
+    p, c, cc = pipe.run()
+    assert sorted(int(p.at(i)) for i in range(4)) == [0, 1, 2, 3]
+    np.testing.assert_array_equal(c.at(3), np.arange(6).reshape(2, 3))
+    assert c.at(0).dtype == np.int16 and cc.at(0).shape == (2, 6)
+    # the same constant in a second pipeline is a node of that one
+    other = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with other:
+        other.set_outputs(const.gpu())
+    np.testing.assert_array_equal(other.run()[0].as_cpu().at(0), np.arange(6).reshape(2, 3))
+
+
+def test_a_pipeline_def_returning_an_op_made_outside():
+    zeros = fn.random.uniform(range=[0, 1], shape=[2])
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        return zeros
+
+    (out,) = p().run()
+    assert out.at(0).shape == (2,)
+
+
+def test_scalar_constant_and_numbers_as_outputs():
+    c = types.Constant(15)
+    assert isinstance(c, types.ScalarConstant) and c.dtype == types.INT32
+    assert c.float32().dtype == types.FLOAT and c.uint8().value.dtype == np.uint8
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        r = fn.external_source(source=lambda: [np.int32([1, 2]), np.int32([3, 4])])
+        pipe.set_outputs(c.float32() - r, r * types.Constant(2.5), 0.25)
+    a, b, k = pipe.run()
+    assert a.at(0).dtype == np.float32
+    np.testing.assert_array_equal(a.at(1), [12.0, 11.0])
+    np.testing.assert_array_equal(b.at(0), [2.5, 5.0])
+    assert float(k.at(1)) == 0.25 and k.at(1).dtype == np.float32
+
+
+def test_subclass_sets_self_device_and_feeds_a_layout_in_iter_setup():
+    data = [np.arange(24, dtype=np.uint8).reshape(2, 3, 4)] * 2
+
+    class P(Pipeline):
+        def __init__(self, device):
+            super().__init__(2, 1, None, seed=3)
+            self.device = device  # DALI programs keep their own device here
+            self.src = ops.ExternalSource()
+            self.flip = ops.Flip(device=device)
+
+        def define_graph(self):
+            self.data = self.src()
+            d = self.data.gpu() if self.device == "gpu" else self.data
+            return self.flip(d, horizontal=1, vertical=0)
+
+        def iter_setup(self):
+            self.feed_input(self.data, data, layout="CHW")
+
+    for dev in ("cpu", "gpu"):
+        (out,) = P(dev).run()
+        out = out.as_cpu()
+        assert out.layout() == "CHW"
+        np.testing.assert_array_equal(out.at(0), data[0][:, :, ::-1])
+
+
+def test_feed_input_layout_cannot_change():
+    class P(Pipeline):
+        def __init__(self):
+            super().__init__(1, 1, None)
+            self.src = ops.ExternalSource(layout="HW")
+
+        def define_graph(self):
+            self.data = self.src()
+            return self.data
+
+        def iter_setup(self):
+            self.feed_input(self.data, [np.zeros((2, 2), np.uint8)], layout="WH")
+
+    with pytest.raises(sluice.Error, match="layout 'WH', but the external_source's layout"):
+        P().run()
+
+
+def test_gpu_placement_of_a_cpu_only_op_runs_on_the_cpu_pipeline():
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None, seed=2)
+    with pipe:
+        x = fn.external_source(source=lambda: [np.float32([[0.25, 0.5]])] * 2)
+        flip = fn.random.coin_flip(device="gpu")  # sluice draws on the CPU; DALI has it on GPU
+        pipe.set_outputs(fn.coord_flip(x.gpu(), flip_x=1, device="gpu", layout="xy"), flip)
+    out, flip = pipe.run()
+    np.testing.assert_allclose(out.as_cpu().at(0), [[0.75, 0.5]])
+    assert int(flip.as_cpu().at(0)) in (0, 1)
+
+
+def test_cpu_inputs_of_an_op_on_the_gpu_are_moved_there():
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        a = fn.external_source(source=lambda: [np.int32([1, 2])] * 2).gpu()
+        b = fn.external_source(source=lambda: [np.float32([0])] * 2)  # on the CPU
+        pipe.set_outputs(fn.cast_like(a, b), fn.random.normal(np.zeros((2, 3)), device="gpu"))
+    like, normal = pipe.run()
+    assert like.as_cpu().at(0).dtype == np.float32 and normal.as_cpu().at(1).shape == (2, 3)
+
+
+def test_shape_of_a_decoders_gpu_output():
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        files, _ = fn.readers.file(files=sorted(
+            os.path.join(JPEGS, f) for f in os.listdir(JPEGS) if f.endswith(".jpg"))[:2])
+        img = fn.decoders.image(files, device="mixed")
+        pipe.set_outputs(img, img.shape(dtype=types.INT32))
+    img, shape = pipe.run()
+    assert shape.at(0).dtype == np.int32
+    assert tuple(shape.at(1)) == img.as_cpu().at(1).shape
+
+
+def test_readers_file_lists_audio_files(tmp_path):
+    os.makedirs(tmp_path / "speech")
+    for k in range(2):
+        with wave.open(str(tmp_path / "speech" / ("s%d.wav" % k)), "wb") as w:
+            w.setnchannels(1), w.setsampwidth(2), w.setframerate(8000)
+            w.writeframes(np.arange(100 + k, dtype=np.int16).tobytes())
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        raw, label = fn.readers.file(file_root=str(tmp_path))
+        audio, rate = fn.decoders.audio(raw, dtype=types.INT16, downmix=True)
+        pipe.set_outputs(audio, rate, label)
+    audio, rate, label = pipe.run()
+    np.testing.assert_array_equal(audio.at(1), np.arange(101, dtype=np.int16))
+    assert float(rate.at(0)) == 8000 and int(label.at(0)) == 0
+
+
+def _gpu_or_skip():
+    import subprocess
+    try:
+        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        found = False
+    if not found:
+        if os.environ.get("SL_REQUIRE_GPU") == "1":
+            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
+        pytest.skip("needs a GPU")
+
+
+@pytest.mark.gpu
+def test_on_a_cuda_pipeline_shapes_of_decoded_images_and_cpu_only_gpu_ops():
+    _gpu_or_skip()
+    files = sorted(os.path.join(JPEGS, f) for f in os.listdir(JPEGS) if f.endswith(".jpg"))[:2]
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=0)
+    with pipe:
+        img = fn.decoders.image(fn.readers.file(files=files)[0], device="mixed")
+        pipe.set_outputs(img, img.shape(), fn.copy(img), fn.flip(img, horizontal=1))
+    img, shape, same, flipped = pipe.run()
+    assert tuple(shape.at(0)) == img.as_cpu().at(0).shape
+    np.testing.assert_array_equal(same.as_cpu().at(1), img.as_cpu().at(1))
+    np.testing.assert_array_equal(flipped.as_cpu().at(1), img.as_cpu().at(1)[:, ::-1])
+    # a gpu op sluice runs on the CPU only is refused on a CUDA pipeline, naming it
+    with pytest.raises(sluice.Error, match="coord_flip"):
+        bad = Pipeline(batch_size=2, num_threads=1, device_id=0)
+        with bad:
+            x = fn.external_source(source=lambda: [np.float32([[0.5, 0.5]])] * 2)
+            bad.set_outputs(fn.coord_flip(x.gpu(), device="gpu"))
+        bad.build()
+    # shapes of a gpu op's output are not known before the GPU stage: refused
+    with pytest.raises(sluice.Error, match="on the GPU"):
+        late = Pipeline(batch_size=2, num_threads=1, device_id=0)
+        with late:
+            y = fn.flip(fn.decoders.image(fn.readers.file(files=files)[0], device="mixed"))
+            late.set_outputs(y.shape())
+        late.build()

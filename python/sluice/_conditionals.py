@@ -23,6 +23,7 @@ import textwrap
 import types as _pytypes
 
 from . import errors
+from ._deferred import resolve
 from ._state import current
 from .data_node import DataNode
 
@@ -84,6 +85,7 @@ def _merge(g, pred, name, t, f, where):
     """The variable `name` after the if: t from the true branch, f from the false one."""
     if t is f:
         return t
+    t, f = resolve(t), resolve(f)  # (ops and constants made outside a definition: nodes now)
     if t is UNDEF and f is UNDEF:
         return UNDEF
     if t is UNDEF or f is UNDEF or isinstance(t, Undefined) or isinstance(f, Undefined):
@@ -169,7 +171,7 @@ def _branch(pred, where, on_true, on_false):
         v = f()
         if isinstance(v, (bool, int, float)):
             v = types.Constant(v)
-        vals.append(v)
+        vals.append(resolve(v))  # (a types.Constant of a number is made a node in its branch)
     g.scope("endif")
     return _merge(g, pred, "the result", vals[0], vals[1], where)
 

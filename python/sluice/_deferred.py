@@ -37,12 +37,15 @@ class Deferred:
                         "%s.%s" % (self._what, name))
 
     def gpu(self):
+        """The node's .gpu(), once it is made."""
         return self._then("gpu")
 
     def cpu(self):
+        """The node's .cpu(), once it is made."""
         return self._then("cpu")
 
     def shape(self, **kwargs):
+        """The node's .shape(), once it is made."""
         return self._then("shape", **kwargs)
 
     def __getitem__(self, index):

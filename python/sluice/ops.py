@@ -45,10 +45,12 @@ class _Operator:
 
     @property
     def schema(self):
+        """The operator's argument schema (as sluice.fn's)."""
         return self._schema
 
     @property
     def spec(self):
+        """The arguments this instance was made with (DALI's OpSpec, as a dict)."""
         return self._kwargs
 
     def __call__(self, *inputs, **kwargs):

@@ -421,11 +421,6 @@ class Pipeline(PipelineAPI, Owner):
         except Exception:
             pass
 
-    @property
-    def device(self) -> str:
-        """Where its mixed and gpu ops run: "gpu" (device_id a GPU), or "cpu" (device_id None)."""
-        return "cpu" if self.device_id is None else "gpu"
-
 
 def _as_node(o):
     """A pipeline output as a node: an op made outside the definition is made here, and a number

@@ -297,5 +297,7 @@ class ScalarConstant(_Deferred):
 
 for _t in DALIDataType:
     if _t in _INFO and _t != DALIDataType.BFLOAT16:  # (numpy has no bfloat16)
-        setattr(ScalarConstant, _INFO[_t][0] if _INFO[_t][0] != "bool" else "bool",
-                (lambda t: lambda self: self._as(t))(_t))
+        _conv = (lambda t: lambda self: self._as(t))(_t)
+        _conv.__doc__ = "The constant converted to %s (DALI's ScalarConstant.%s())." % (
+            _t.name, _INFO[_t][0])
+        setattr(ScalarConstant, _INFO[_t][0] if _INFO[_t][0] != "bool" else "bool", _conv)

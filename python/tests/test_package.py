@@ -152,6 +152,14 @@ ALLOWED = {
     ("external.py", "fn", "_call"): "fn's names are the operators (fn.<op>); its generic op call, "
     "which external_source and python_function end in, stays underscored so as not to read as one",
     ("python_function.py", "fn", "_call"): "the same",
+    ("_conditionals.py", "fn", "_conditional"): "DALI's own name for the namespace of the "
+    "conditional ops (fn._conditional.split, .merge, .not_): public in DALI despite its underscore",
+    ("python_function.py", "tensors", "_dlpack_capsule"): "the DLPack capsule is made where the "
+    "TensorList exports are; python_function hands GPU samples out as the same capsules",
+    ("python_function.py", "tensors", "_DLManagedTensor"): "the same",
+    ("python_function.py", "tensors", "_capsule_ptr_obj"): "the same",
+    ("python_function.py", "types", "_INFO"): "the dtype table (numpy name, size) kept private in "
+    "types, whose public names are DALI's",
 }
 
 

@@ -11,11 +11,11 @@
  * LD_LIBRARY_PATH=P/lib to run it), with libsluice.so:
  *     cc -std=c11 train_on_own_data.c $(pkg-config --cflags --libs sluice) -o train_on_own_data
  * with libsluice.a (sluice-static.pc names the archive, though libsluice.so lies beside it):
- *     cc -std=c11 train_on_own_data.c $(pkg-config --cflags --libs sluice-static) -o train_on_own_data
- * or with CMake (examples/CMakeLists.txt: find_package(sluice 0.1 REQUIRED), sluice::sluice):
- *     cmake -S examples -B build-examples -DCMAKE_PREFIX_PATH=/usr/local
- *     cmake --build build-examples && build-examples/train_on_own_data
- * tests/cli/install.sh builds it these three ways. */
+ *     cc -std=c11 train_on_own_data.c $(pkg-config --cflags --libs sluice-static) -o
+ * train_on_own_data or with CMake (examples/CMakeLists.txt: find_package(sluice 0.1 REQUIRED),
+ * sluice::sluice): cmake -S examples -B build-examples -DCMAKE_PREFIX_PATH=/usr/local cmake --build
+ * build-examples && build-examples/train_on_own_data tests/cli/install.sh builds it these three
+ * ways. */
 #include <sluice/iterator.h>
 #include <sluice/pipeline.h>
 #include <sluice/train.h>

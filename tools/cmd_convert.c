@@ -21,17 +21,19 @@
 #include <string.h>
 
 static int usage(FILE *f) {
-    fprintf(f, "usage: sluice convert --from idx --images FILE --labels FILE "
-               "--to caffe2|caffe|tfrecord --out PATH [--quality Q] [--raw]\n"
-               "       sluice convert --from folder --in DIR --to caffe2|caffe|tfrecord --out PATH\n"
-               "Writes an LMDB (folder PATH) of Caffe2 TensorProtos (image STRING + label INT32)\n"
-               "or Caffe Datum records, or a TFRecord file PATH of tf.train.Examples\n"
-               "(image/encoded, image/class/label) as readers.tfrecord reads them. IDX records\n"
-               "are keyed by input order (zero-padded), folder records by their relative path\n"
-               "(class/file), with the class names, in label order, written to PATH/labels.txt\n"
-               "(PATH.labels.txt beside a TFRecord file). --quality: JPEG quality (default 95); --raw (LMDBs only): store\n"
-               "pixels (Caffe2 BYTE with dims H,W,C / Datum encoded=false).\n"
-               "On a terminal a progress line counts the records (SLUICE_NO_PROGRESS=1: none).\n");
+    fprintf(f,
+            "usage: sluice convert --from idx --images FILE --labels FILE "
+            "--to caffe2|caffe|tfrecord --out PATH [--quality Q] [--raw]\n"
+            "       sluice convert --from folder --in DIR --to caffe2|caffe|tfrecord --out PATH\n"
+            "Writes an LMDB (folder PATH) of Caffe2 TensorProtos (image STRING + label INT32)\n"
+            "or Caffe Datum records, or a TFRecord file PATH of tf.train.Examples\n"
+            "(image/encoded, image/class/label) as readers.tfrecord reads them. IDX records\n"
+            "are keyed by input order (zero-padded), folder records by their relative path\n"
+            "(class/file), with the class names, in label order, written to PATH/labels.txt\n"
+            "(PATH.labels.txt beside a TFRecord file). --quality: JPEG quality (default 95); --raw "
+            "(LMDBs only): store\n"
+            "pixels (Caffe2 BYTE with dims H,W,C / Datum encoded=false).\n"
+            "On a terminal a progress line counts the records (SLUICE_NO_PROGRESS=1: none).\n");
     return f == stdout ? 0 : 2;
 }
 

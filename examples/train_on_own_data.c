@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* clang-format off */
 /* Training sluice's MLP on samples your own C code makes, with no files: a source registered for
  * fn.external_source generates a 4-class problem (16 features: the class's centre plus noise, all
  * computed from the sample's number, so every run sees the same data), the pipeline one-hot encodes
@@ -11,11 +12,12 @@
  * LD_LIBRARY_PATH=P/lib to run it), with libsluice.so:
  *     cc -std=c11 train_on_own_data.c $(pkg-config --cflags --libs sluice) -o train_on_own_data
  * with libsluice.a (sluice-static.pc names the archive, though libsluice.so lies beside it):
- *     cc -std=c11 train_on_own_data.c $(pkg-config --cflags --libs sluice-static) -o
- * train_on_own_data or with CMake (examples/CMakeLists.txt: find_package(sluice 0.1 REQUIRED),
- * sluice::sluice): cmake -S examples -B build-examples -DCMAKE_PREFIX_PATH=/usr/local cmake --build
- * build-examples && build-examples/train_on_own_data tests/cli/install.sh builds it these three
- * ways. */
+ *     cc -std=c11 train_on_own_data.c $(pkg-config --cflags --libs sluice-static) -o train_on_own_data
+ * or with CMake (examples/CMakeLists.txt: find_package(sluice 0.1 REQUIRED), sluice::sluice):
+ *     cmake -S examples -B build-examples -DCMAKE_PREFIX_PATH=/usr/local
+ *     cmake --build build-examples && build-examples/train_on_own_data
+ * tests/cli/install.sh builds it these three ways. */
+/* clang-format on */
 #include <sluice/iterator.h>
 #include <sluice/pipeline.h>
 #include <sluice/train.h>

@@ -81,6 +81,25 @@ int sl__file_sync_parent(const char *path) {
     return r;
 }
 
+int sl__file_write_synced(const char *path, const void *bytes, size_t len) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return 1;
+    int e = 0;
+    size_t off = 0;
+    while (!e && off < len) {
+        ssize_t w = write(fd, (const char *)bytes + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0)
+            e = w < 0 ? errno : ENOSPC;
+        else
+            off += (size_t)w;
+    }
+    if (!e && fsync(fd) != 0) e = errno;
+    if (close(fd) != 0 && !e) e = errno;
+    errno = e;
+    return e ? 2 : 0;
+}
+
 sl_status sl__file_write_whole(const char *path, const char *what, const void *bytes, size_t len,
                                sl_err *err) {
     struct stat sb; /* a device or FIFO there would be replaced by the rename */
@@ -90,29 +109,16 @@ sl_status sl__file_write_whole(const char *path, const char *what, const void *b
     char *tmp = malloc(n);
     if (!tmp) return sl_err_set(err, SL_ENOMEM, "%s %s: out of memory", what, path);
     snprintf(tmp, n, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
+    int r = sl__file_write_synced(tmp, bytes, len);
+    if (r == 1) {
         sl_status st =
             sl_err_set(err, SL_EIO, "%s %s: cannot create: %s", what, tmp, strerror(errno));
         free(tmp);
         return st;
     }
-    /* the first step that fails gives the cause; some file systems report a failed write only at
-     * the sync or the close */
-    const char *step = NULL;
-    int e = 0;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, (const char *)bytes + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            step = "write failed", e = w < 0 ? errno : ENOSPC;
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (!step && fsync(fd) != 0) step = "write failed", e = errno;
-    if (close(fd) != 0 && !step) step = "write failed", e = errno;
+    /* the first step that fails gives the cause */
+    const char *step = r ? "write failed" : NULL;
+    int e = r ? errno : 0;
     if (!step && rename(tmp, path) != 0) step = "rename failed", e = errno;
     if (step) {
         unlink(tmp);

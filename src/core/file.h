@@ -35,6 +35,11 @@ sl_status sl__file_pread_full(int fd, void *buf, size_t len, uint64_t off, const
 sl_status sl__file_write_whole(const char *path, const char *what, const void *bytes, size_t len,
                                sl_err *err);
 
+/* Writes len bytes to the file path (created, or truncated), synced and closed: 0; 1 when it
+ * cannot be created, 2 when a write, the sync or the close failed (a file system may report a
+ * failed write only at the sync or the close), errno set. */
+int sl__file_write_synced(const char *path, const void *bytes, size_t len);
+
 /* Syncs the folder that holds path (its directory entries: a rename or a new file there lasts);
  * 0 or -1 with errno set. */
 int sl__file_sync_parent(const char *path);

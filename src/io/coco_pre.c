@@ -55,26 +55,6 @@ static sl_status add(saver *v, const char *name, char *buf, size_t len) {
     return SL_OK;
 }
 
-/* writes and syncs path, a new file (0 or -1 with errno) */
-static int write_synced(const char *path, const char *buf, size_t len) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return -1;
-    size_t off = 0;
-    int e = 0;
-    while (!e && off < len) {
-        ssize_t w = write(fd, buf + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0)
-            e = w < 0 ? errno : ENOSPC;
-        else
-            off += (size_t)w;
-    }
-    if (!e && fsync(fd) != 0) e = errno;
-    if (close(fd) != 0 && !e) e = errno;
-    errno = e;
-    return e ? -1 : 0;
-}
-
 static sl_status saver_commit(saver *v, sl_err *err) {
     char tmp[4096], path[4096];
     int k = 0;
@@ -87,7 +67,7 @@ static sl_status saver_commit(saver *v, sl_err *err) {
             st = sl_err_set(err, SL_EINVAL, WHAT " %s: not a regular file", path);
             break;
         }
-        if (write_synced(tmp, v->buf[k], v->len[k]) != 0) {
+        if (sl__file_write_synced(tmp, v->buf[k], v->len[k]) != 0) {
             st = sl_err_set(err, SL_EIO, WHAT " %s: write failed: %s", tmp, strerror(errno));
             unlink(tmp);
             break;

@@ -136,7 +136,8 @@ class IterSettings(Structure):
 class OpInfo(Structure):
     _fields_ = [("name", c_char_p), ("doc", c_char_p), ("min_inputs", c_int),
                 ("max_inputs", c_int), ("devices", c_uint), ("is_reader", c_bool),
-                ("is_random", c_bool), ("no_copy", c_bool), ("num_args", c_int)]
+                ("is_random", c_bool), ("no_copy", c_bool), ("num_args", c_int),
+                ("aliases", c_char_p)]
 
 
 class OpArgInfo(Structure):

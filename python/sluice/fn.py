@@ -46,6 +46,8 @@ class OpSchema:
         self.devices = [d for bit, d in ((_c_bits[0], "cpu"), (_c_bits[1], "mixed"),
                                          (_c_bits[2], "gpu")) if info.devices & bit]
         self.is_reader, self.is_random = bool(info.is_reader), bool(info.is_random)
+        # DALI's other names for it (fn.image_decoder for fn.decoders.image): the same function
+        self.aliases = [a for a in (_c.u(info.aliases) or "").split("|") if a]
         self.args = {a.name: a for a in args}
         self.common = {a.name: a for a in common if a.name not in self.args}
 
@@ -255,53 +257,35 @@ def __getattr__(name):  # (module attributes that do not exist: an unknown op)
     raise _unknown_op(name)
 
 
+def _place(name, f):
+    """f as fn.<name>, making the namespaces of a dotted name (fn.readers, fn.experimental)."""
+    parts = name.split(".")
+    target = sys.modules[__name__]
+    for p in parts[:-1]:
+        ns = vars(target).get(p)
+        if ns is None:
+            ns = _Namespace(p)
+            setattr(target, p, ns)
+        target = ns
+    setattr(target, parts[-1], f)
+
+
 schemas = {}
-_module = sys.modules[__name__]
+_ALIASES = {}  # alias -> the op's name, from the library's table
 for _schema in _read_table():
     schemas[_schema.name] = _schema
     _f = (external_source_call(_schema) if _schema.name == "external_source" else
           python_function_call(_schema) if _schema.name in _pyfunc_forms else _make(_schema))
-    _parts = _schema.name.split(".")
-    _target = _module
-    for _p in _parts[:-1]:
-        _ns = vars(_target).get(_p)
-        if _ns is None:
-            _ns = _Namespace(_p)
-            setattr(_target, _p, _ns)
-        _target = _ns
-    setattr(_target, _parts[-1], _f)
-del _schema, _f, _parts, _target, _p, _module
-try:
-    del _ns
-except NameError:
-    pass
-
-
-# DALI's deprecated names of ops (fn.image_decoder for fn.decoders.image, ...): the same functions
-_ALIASES = {"image_decoder": "decoders.image", "image_decoder_random_crop":
-            "decoders.image_random_crop", "file_reader": "readers.file",
-            "caffe_reader": "readers.caffe", "caffe2_reader": "readers.caffe2",
-            "tfrecord_reader": "readers.tfrecord", "numpy_reader": "readers.numpy",
-            "coin_flip": "random.coin_flip",
-            "uniform": "random.uniform", "normal_distribution": "random.normal"}
-
-
-def _resolve(name):
-    f = sys.modules[__name__]
-    for part in name.split("."):
-        f = getattr(f, part)
-    return f
-
-
-for _alias, _target_name in _ALIASES.items():
-    if _target_name in schemas:
-        globals()[_alias] = _resolve(_target_name)
-del _alias, _target_name
+    for _name in [_schema.name] + _schema.aliases:
+        _place(_name, _f)
+    _ALIASES.update((a, _schema.name) for a in _schema.aliases)
+del _schema, _f, _name
 
 
 def aliases():
-    """DALI's deprecated op names that sluice.fn has, and the op each stands for."""
-    return {k: v for k, v in _ALIASES.items() if v in schemas}
+    """DALI's other names of ops that sluice.fn has (deprecated ones, and the experimental.* name
+    of an op since promoted), and the op each stands for."""
+    return dict(_ALIASES)
 
 
 def op_names():

@@ -220,6 +220,9 @@ typedef struct sl__op_io {
 
 typedef struct sl__op_def {
     const char *name; /* DALI's name: "decoders.image", "crop_mirror_normalize", "readers.caffe2" */
+    /* DALI's other names for it, '|'-separated ("image_decoder" for decoders.image, the
+     * experimental.* name of an op since promoted), or NULL: the table finds it by each */
+    const char *aliases;
     const char *doc;
     int min_inputs, max_inputs;
     const sl__arg_schema *args; /* terminated by an entry with name NULL */

@@ -109,6 +109,7 @@ static sl_status file_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_
 const sl__op_def sl__reader_file_op = {
     SL__READER_OP_COMMON,
     .name = "readers.file",
+    .aliases = "file_reader",
     .doc = "Reads files (encoded images) with labels from class sub-folders, a file list, or "
            "explicit files: uint8 1-D bytes and int32 labels (1,); the key is the relative path.",
     .args = file_args,
@@ -262,6 +263,7 @@ static sl_status numpy_run_cpu(void *state, sl__op_io *io, int i, int worker, sl
 const sl__op_def sl__reader_numpy_op = {
     SL__READER_OP_COMMON,
     .name = "readers.numpy",
+    .aliases = "numpy_reader",
     .doc =
         "Reads NumPy .npy files (format 1.0-3.0, little-endian, C or Fortran order) from a folder "
         "tree, a file list or explicit files: one array per file, in C order; the key is the "

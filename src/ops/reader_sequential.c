@@ -492,6 +492,7 @@ static sl_status tfrec_setup(void *state, sl__op_io *io, sl_err *err) {
 const sl__op_def sl__reader_tfrecord_op = {
     SL__READER_OP_COMMON,
     .name = "readers.tfrecord",
+    .aliases = "tfrecord_reader",
     .doc = "Reads TFRecord files of tf.train.Example records (framing and CRC-32Cs checked): one "
            "output per feature, in the order of features -- tfrec.string as uint8 1-D views into "
            "the mapped file, tfrec.int64 as int64, tfrec.float32 as float32; the key is the "

@@ -7,6 +7,7 @@ an argument it does not take, or a value of the wrong type, raises TypeError nam
 value the op refuses raises ValueError, at the line that called it."""
 
 import difflib
+import os
 import inspect
 import sys
 import typing
@@ -98,21 +99,52 @@ def _enum_value(a, v, what):
         raise errors.InvalidArgumentError("%s: %r is no %s" % (what, v, cls.__name__)) from None
 
 
+def _fspath(v):
+    """A path object (pathlib.Path, os.PathLike) where a string is taken, as its string (DALI
+    takes them); a list of them, each."""
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    if isinstance(v, (list, tuple)) and any(isinstance(x, os.PathLike) for x in v):
+        return [os.fspath(x) if isinstance(x, os.PathLike) else x for x in v]
+    return v
+
+
+def _is_input_set(x):
+    """A list of op outputs as one input: DALI's input sets (the op applied to each)."""
+    return isinstance(x, (list, tuple)) and any(isinstance(v, DataNode) for v in x)
+
+
+def _input_sets(schema, inputs, kwargs, where):
+    """The op applied to each input set, as DALI's: the lists given as inputs have one length n,
+    the other inputs go to every set, and the result is a list of n results."""
+    sizes = sorted({len(x) for x in inputs if _is_input_set(x)})
+    if len(sizes) != 1:
+        raise errors.InvalidArgumentError("%s: input sets (lists of op outputs) of different "
+                                          "lengths %s" % (where, sizes))
+    if kwargs.get("name") is not None and sizes[0] > 1:
+        raise errors.InvalidArgumentError("%s: name=%r with %d input sets (each set is an op of "
+                                          "its own; leave name out)"
+                                          % (where, kwargs["name"], sizes[0]))
+    return [_call(schema, [x[i] if _is_input_set(x) else x for x in inputs], dict(kwargs))
+            for i in range(sizes[0])]
+
+
 def _call(schema, inputs, kwargs):
     where = "fn." + schema.name
     pipe = current()
     if pipe is None:  # DALI allows it: the op is made where its outputs are used
         return defer_call(lambda: _call(schema, inputs, dict(kwargs)), where)
     g = pipe._graph
-    inputs = resolve(list(inputs))
+    inputs = [resolve(x) for x in resolve(list(inputs))]
+    if any(_is_input_set(x) for x in inputs):
+        return _input_sets(schema, inputs, kwargs, where)
     kwargs = {k: v.value.item() if isinstance(v, _types.ScalarConstant) else resolve(v)
               for k, v in kwargs.items()}
-    flat = []
-    for x in inputs:
-        flat.extend(x if isinstance(x, (list, tuple)) else [x])
+    flat = list(inputs)
     for k, x in enumerate(flat):
-        # a number or an array as an input is a constant, as DALI makes it (types.Constant)
-        if not isinstance(x, DataNode) and (isinstance(x, (bool, int, float)) or
+        # a number, a list of numbers or an array as an input is a constant, as DALI makes it
+        # (types.Constant: Python's ints int32, floats float32; an array keeps its type)
+        if not isinstance(x, DataNode) and (isinstance(x, (bool, int, float, list, tuple)) or
                                             hasattr(x, "__array_interface__")):
             flat[k] = x = resolve(_types.Constant(x))
         g.check_node(x, "%s: input %d" % (where, k))
@@ -164,6 +196,8 @@ def _call(schema, inputs, kwargs):
         if v is None:
             continue  # the default, as DALI
         v = _enum_value(a, v, what)
+        if a.type in ("str", "strs"):
+            v = _fspath(v)
         if not type_ok(a.type, v):
             raise errors.ArgumentTypeError("%s takes %s, got %s %r" % (
                 what, a.type_doc, type(v).__name__, v))

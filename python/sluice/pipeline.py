@@ -27,7 +27,8 @@ from .tensors import from_c_list
 # ---- pipelines -----------------------------------------------------------------------------------
 
 _PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed", "prefetch_queue_depth",
-                  "exec_async", "exec_pipelined", "exec_dynamic", "enable_checkpointing",
+                  "exec_async", "exec_pipelined", "exec_dynamic", "experimental_exec_dynamic",
+                  "enable_checkpointing",
                   "checkpoint", "py_num_workers", "py_start_method", "set_affinity",
                   "max_streams", "default_cuda_stream_priority", "enable_memory_stats",
                   "bytes_per_sample", "output_dtype", "output_ndim")
@@ -83,7 +84,8 @@ class Pipeline(PipelineAPI, Owner):
                  set_affinity: bool = False, max_streams: int = -1,
                  default_cuda_stream_priority: int = 0, enable_memory_stats: bool = False,
                  bytes_per_sample: int = 0, output_dtype: typing.Any = None,
-                 output_ndim: typing.Any = None) -> None:
+                 output_ndim: typing.Any = None,
+                 experimental_exec_dynamic: bool | None = None) -> None:
         if not is_int(batch_size) or (batch_size < 1 and batch_size != -1) or \
                 batch_size > INT_MAX:
             raise errors.InvalidArgumentError("Pipeline: batch_size=%r (a positive int, at most "

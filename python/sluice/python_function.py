@@ -107,8 +107,9 @@ class PyFunction:
             buf = (ctypes.c_char * (n * dtype.itemsize)).from_address(t.data)
             a = np.frombuffer(buf, dtype).reshape(shape)
         if self.form == "python_function":
-            a.flags.writeable = False
-            return a
+            # a copy the function may write into, as DALI's functions may (an edit in place of a
+            # view would reach every other reader of the input)
+            return a.copy()
         if self.form == "torch_python_function":
             import torch
             return torch.from_numpy(a)

@@ -297,3 +297,100 @@ def test_numpy_iterator_short_batches():
     for k in range(4):
         batch = next(it)
         assert batch["x"].shape == (SIZES[k], 2) and (batch["x"] == k).all()
+
+
+def test_python_function_and_per_sample_source():
+    """python_function (per sample and per batch) on short batches; a per-sample source
+    (batch=False) always fills the batch."""
+
+    def src(it):
+        return [np.full((3,), it * 10 + i, np.float32) for i in range(SIZES[it % len(SIZES)])]
+
+    def per_sample(info):
+        return np.array([info.idx_in_epoch], np.int64)
+
+    @pipeline_def(batch_size=MAX, num_threads=2, device_id=None, exec_async=False,
+                  exec_pipelined=False)
+    def pipe():
+        x = fn.external_source(source=src)
+        sq = fn.python_function(x, function=lambda a: a * a, batch_processing=False)
+        total = fn.python_function(x, function=lambda xs: [a + len(xs) for a in xs],
+                                   batch_processing=True)
+        return x, sq, total
+
+    @pipeline_def(batch_size=MAX, device_id=None)
+    def full():
+        return fn.external_source(source=per_sample, batch=False)
+
+    p, f = pipe(), full()
+    for it, n in enumerate(SIZES[:5]):
+        x, sq, total = p.run()
+        assert len(x) == len(sq) == len(total) == n
+        xs = np.stack([np.full((3,), it * 10 + i, np.float32) for i in range(n)])
+        np.testing.assert_array_equal(sq.as_array(), xs * xs)
+        np.testing.assert_array_equal(total.as_array(), xs + n)
+        (y,) = f.run()
+        assert len(y) == MAX
+        np.testing.assert_array_equal(y.as_array()[:, 0], np.arange(MAX) + it * MAX)
+
+
+def test_conditionals_on_short_batches():
+    @pipeline_def(batch_size=MAX, device_id=None, enable_conditionals=True)
+    def pipe():
+        x = fn.external_source(source=lambda it: [np.array([it * 10 + i], np.int32)
+                                                  for i in range(SIZES[it % len(SIZES)])])
+        if x % 2 == 0:
+            y = x * 100
+        else:
+            y = x - 1
+        return y
+
+    p = pipe()
+    for it, n in enumerate(SIZES):
+        (y,) = p.run()
+        assert len(y) == n
+        v = np.arange(n) + it * 10
+        np.testing.assert_array_equal(y.as_array()[:, 0], np.where(v % 2 == 0, v * 100, v - 1))
+
+
+@pytest.mark.gpu
+def test_gpu_ops_on_short_batches():
+    """The same DALI forms on a CUDA pipeline: lookup_table, arithmetic, resize and a random op
+    on the GPU, short batches of 1..max, against numpy and the CPU pipeline."""
+    import os
+    import subprocess
+    try:
+        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        found = False
+    if not found:
+        if os.environ.get("SL_REQUIRE_GPU") == "1":
+            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
+        pytest.skip("needs a GPU")
+    keys = list(range(0, 256, 5))
+    values = [float(k) / 3 for k in keys]
+    table = np.zeros(256, np.float32)
+    table[keys] = values
+
+    def pipe(device_id, device):
+        @pipeline_def(batch_size=MAX, num_threads=2, device_id=device_id, seed=4)
+        def p():
+            x = fn.external_source(source=lambda it: images(it, SIZES[it % len(SIZES)], seed=7),
+                                   layout="HWC")
+            d = x.gpu() if device == "gpu" else x
+            lut = fn.lookup_table(d, keys=keys, values=values, dtype=types.FLOAT, device=device)
+            return (lut, d * 2 + 1, fn.resize(d, size=[6, 5], interp_type=types.INTERP_NN),
+                    fn.random.coin_flip(probability=0.5, device=device))
+        return p()
+
+    gpu, cpu = pipe(0, "gpu"), pipe(None, "cpu")
+    for it, n in enumerate(SIZES):
+        got = [o.as_cpu() for o in gpu.run()]
+        want = cpu.run()
+        imgs = images(it, n, seed=7)
+        assert [len(o) for o in got] == [n] * 4
+        for i in range(n):
+            np.testing.assert_array_equal(got[0].at(i), table[imgs[i]])
+            np.testing.assert_array_equal(got[1].at(i), imgs[i].astype(np.int32) * 2 + 1)
+            np.testing.assert_array_equal(got[2].at(i), want[2].at(i))
+        np.testing.assert_array_equal(got[3].as_array(), want[3].as_array())

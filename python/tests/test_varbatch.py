@@ -394,3 +394,33 @@ def test_gpu_ops_on_short_batches():
             np.testing.assert_array_equal(got[1].at(i), imgs[i].astype(np.int32) * 2 + 1)
             np.testing.assert_array_equal(got[2].at(i), want[2].at(i))
         np.testing.assert_array_equal(got[3].as_array(), want[3].as_array())
+
+
+def test_argument_inputs_on_short_batches():
+    """Per-sample arguments given as nodes (an external source's, a random op's) follow the
+    batch: each sample gets its own."""
+
+    def src(it):
+        n = SIZES[it % len(SIZES)]
+        return [np.arange(24, dtype=np.uint8).reshape(4, 6, 1) + it * 10 + i for i in range(n)]
+
+    def heights(it):
+        return [np.float32(2 + i % 3) for i in range(SIZES[it % len(SIZES)])]
+
+    @pipeline_def(batch_size=MAX, num_threads=2, device_id=None, seed=3)
+    def pipe():
+        x = fn.external_source(source=src, layout="HWC")
+        h = fn.external_source(source=heights)
+        coin = fn.random.coin_flip()
+        r = fn.resize(x, resize_y=h, resize_x=6, interp_type=types.INTERP_NN)
+        return r, fn.flip(x, horizontal=coin), coin
+
+    p = pipe()
+    for it, n in enumerate(SIZES):
+        r, flipped, coin = p.run()
+        assert len(r) == len(flipped) == len(coin) == n
+        for i in range(n):
+            img = np.arange(24, dtype=np.uint8).reshape(4, 6, 1) + it * 10 + i
+            assert r.at(i).shape == (2 + i % 3, 6, 1)
+            want = img[:, ::-1] if int(np.asarray(coin.at(i))) else img
+            np.testing.assert_array_equal(flipped.at(i), want)

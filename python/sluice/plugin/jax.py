@@ -81,7 +81,6 @@ def _import(x, dev):
     return jax.dlpack.from_dlpack(x)
 
 
-
 def _full_shards(name, shards, batch_size, axis):
     """A sharded or stacked global array is made of full parts: a short batch (an external source
     that gave fewer samples, DALI's variable batch size) is refused there."""

@@ -93,7 +93,7 @@ static sl_pipeline *make(const char *text, int threads, const char *name, ramp *
     c.num_threads = threads;
     sl_pipeline *p = NULL;
     if (sl_pipeline_create(&c, &p, e)) return NULL;
-    sl_source src = {ramp_shape, ramp_fill, r};
+    sl_source src = {ramp_shape, ramp_fill, r, NULL};
     sl_status st = sl_pipeline_add_source(p, name, &src);
     if (st == SL_OK) st = sl_pipeline_parse(p, text, "source.py", 0, NULL, e);
     if (st == SL_OK) st = sl_pipeline_build(p);
@@ -169,7 +169,7 @@ static void test_c_api(void) {
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
     ramp r = {0, -1, -1, false};
-    sl_source src = {ramp_shape, ramp_fill, &r};
+    sl_source src = {ramp_shape, ramp_fill, &r, NULL};
     CHECK_OK(sl_pipeline_add_source(p, "ramp", &src), NULL);
     int outs[3], n = 0;
     sl_pipeline_op *op = sl_pipeline_op_begin(p, "external_source");
@@ -266,7 +266,7 @@ static void test_errors(void) {
     sl_pipeline *p = NULL;
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
-    sl_source src = {ramp_shape, ramp_fill, &ok}, half = {ramp_shape, NULL, &ok};
+    sl_source src = {ramp_shape, ramp_fill, &ok, NULL}, half = {ramp_shape, NULL, &ok, NULL};
     CHECK_OK(sl_pipeline_add_source(p, "a", &src), NULL);
     CHECK_EQ_INT(sl_pipeline_add_source(p, "a", &src), SL_EINVAL);
     CHECK(!check_needle_missing(sl_pipeline_errmsg(p), "'a' is already registered"));
@@ -279,7 +279,7 @@ static void test_errors(void) {
 static sl_status prepare(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err) {
     ramp *r = (ramp *)user + shard_id;
     (void)num_shards, (void)err;
-    sl_source src = {ramp_shape, ramp_fill, r};
+    sl_source src = {ramp_shape, ramp_fill, r, NULL};
     return sl_pipeline_add_source(p, "ramp", &src);
 }
 

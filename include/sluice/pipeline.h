@@ -73,7 +73,7 @@ typedef struct sl_pipeline_op sl_pipeline_op;
 typedef struct sl_batch sl_batch;
 
 typedef struct sl_pipeline_config {
-    int batch_size;  /* samples per batch (this pipeline's share of a global batch) */
+    int batch_size;  /* samples per batch, at most (this pipeline's share of a global batch) */
     int num_threads; /* CPU workers, 1..1024; SL_NUM_THREADS_AUTO (the default): chosen from the
                       * machine (below). DALI's default is 4 */
     sl_device
@@ -277,11 +277,14 @@ int sl_pipeline_max_held(const sl_pipeline *p);
 
 int sl_pipeline_num_outputs(const sl_pipeline *p);
 const char *sl_pipeline_output_name(const sl_pipeline *p, int i);
+/* The most samples a batch has (DALI's max_batch_size): the config's batch_size. */
 int sl_pipeline_batch_size(const sl_pipeline *p);
 /* Its CPU worker count: the config's, or the one chosen for SL_NUM_THREADS_AUTO. */
 int sl_pipeline_num_threads(const sl_pipeline *p);
 sl_device sl_pipeline_device(const sl_pipeline *p);
 
+/* The samples of this batch: the pipeline's batch_size, or fewer where its external sources gave
+ * fewer (sl_source.count, sluice/reader.h); every output has this many. */
 int sl_batch_size(const sl_batch *b);
 int64_t sl_batch_index(const sl_batch *b); /* 0, 1, 2, ... since the pipeline started */
 const sl_tlist *sl_batch_output(const sl_batch *b, int i);

@@ -33,7 +33,8 @@ typedef struct sl_reader_meta {
 
 /* ---- fn.external_source: samples made by the caller's code --------------------------------------
  *
- * A source is two functions the pipeline calls for every sample of every batch: `shape` says what
+ * A source is two functions the pipeline calls for every sample of every batch (and an optional
+ * third, `count`, that makes a batch shorter than the pipeline's batch_size): `shape` says what
  * the sample is (in the CPU stage, one sample after another, in order), then `fill` writes it
  * straight into the batch (on the pool's workers, several samples at once: it must be
  * thread-safe). A source that is a function of sl_source_info alone gives the same batches
@@ -41,8 +42,8 @@ typedef struct sl_reader_meta {
  * end: with the iterator, give `size` (as DALI wants for external_source without a reader). */
 typedef struct sl_source_info {
     int64_t iteration; /* the batch's index since the pipeline started (sl_batch_index) */
-    int idx_in_batch;  /* 0 .. batch size - 1 */
-    int64_t sample;    /* iteration * batch size + idx_in_batch */
+    int idx_in_batch;  /* 0 .. the batch's size - 1 */
+    int64_t sample;    /* iteration * batch_size + idx_in_batch (batch_size: the maximum) */
     int output;        /* which of the op's outputs (num_outputs=N asks for 0 .. N-1) */
 } sl_source_info;
 
@@ -55,6 +56,13 @@ typedef struct sl_source {
     sl_status (*fill)(void *user, const sl_source_info *info, void *dst, size_t nbytes,
                       sl_err *err);
     void *user;
+    /* Optional (NULL: every batch is full): how many samples batch `iteration` has, *n in
+     * 0 .. max (the pipeline's batch_size, DALI's max_batch_size). Asked once per batch, before
+     * any of its samples' shapes, on the stage thread that starts the batch. That count is the
+     * batch's size for every op of the pipeline (DALI's variable batch size): the other external
+     * sources of the pipeline must give as many (one without `count` gives max), and a
+     * pipeline with a reader only full batches; either is an error naming the sources. */
+    sl_status (*count)(void *user, int64_t iteration, int max, int *n, sl_err *err);
 } sl_source;
 
 /* One batch through a registered function (fn.python_function): every sample's inputs, and the

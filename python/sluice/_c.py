@@ -74,6 +74,7 @@ class SourceInfo(Structure):
 SHAPE_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), POINTER(c_int), POINTER(c_int),
                      POINTER(c_int64), POINTER(Err))
 FILL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), c_void_p, c_size_t, POINTER(Err))
+COUNT_FN = CFUNCTYPE(c_int, c_void_p, c_int64, c_int, POINTER(c_int), POINTER(Err))
 
 
 class FunctionIO(Structure):
@@ -85,7 +86,7 @@ CALL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(FunctionIO), POINTER(Err))
 
 
 class Source(Structure):
-    _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p)]
+    _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p), ("count", COUNT_FN)]
 
 
 class Function(Structure):

@@ -67,7 +67,9 @@ class _Sample:
 
 
 def _split_batch(data, n, what):
-    """A batch: a list/tuple of samples, or one array with the batch as its first dimension."""
+    """A batch: a list/tuple of samples, or one array with the batch as its first dimension; at
+    most n (the pipeline's batch_size) samples: fewer make a shorter batch (DALI's variable batch
+    size)."""
     if isinstance(data, (list, tuple)):
         samples = [_Sample(x, "%s sample %d" % (what, i)) for i, x in enumerate(data)]
     else:
@@ -83,10 +85,19 @@ def _split_batch(data, n, what):
             s.dtype, s.shape, s.keep = whole.dtype, whole.shape[1:], whole.keep
             s.addr = whole.addr + i * per if whole.addr else 0
             samples.append(s)
-    if len(samples) != n:
-        raise errors.InvalidArgumentError("%s: %d samples, but the batch size is %d"
-                                          % (what, len(samples), n))
+    if len(samples) > n:
+        raise errors.InvalidArgumentError("%s: %d samples, but the batch size is at most %d "
+                                          "(the pipeline's batch_size)" % (what, len(samples), n))
     return samples
+
+
+def _same_count(cols, what):
+    """The outputs of one batch of a source have as many samples each."""
+    counts = [len(c) for c in cols]
+    if any(c != counts[0] for c in counts):
+        raise errors.InvalidArgumentError("%s: the outputs have %s samples: one batch's outputs "
+                                          "must have as many" % (what, counts))
+    return cols
 
 
 def _arity(f):
@@ -138,7 +149,8 @@ class PySource:
                                            % type(source).__name__)
         self._shape_cb = _c.SHAPE_FN(self._shape)
         self._fill_cb = _c.FILL_FN(self._fill)
-        self._struct = _c.Source(self._shape_cb, self._fill_cb, None)
+        self._count_cb = _c.COUNT_FN(self._count)
+        self._struct = _c.Source(self._shape_cb, self._fill_cb, None, self._count_cb)
         self._batches = {}
         # until a consumer has taken a batch, what the source gave (or raised) for each batch is
         # kept: a pipeline built ahead of time prefetches, and when its definition then goes to an
@@ -223,6 +235,14 @@ class PySource:
 
     def feed(self, data):
         """Pipeline.feed_input: the next batch of this source (its outputs when it has several)."""
+        what = "feed_input: batch %d" % self._fed_count
+        for k, o in enumerate(self._per_output(data, what)):
+            shape = getattr(o, "shape", None)  # (anything else is checked when it is used)
+            n = len(o) if isinstance(o, (list, tuple)) else shape[0] if shape else 0
+            if n > self._batch_size:
+                raise errors.InvalidArgumentError(
+                    "%s%s: %d samples, but the batch size is at most %d (the pipeline's "
+                    "batch_size)" % (what, self._out(k), n, self._batch_size))
         with self._cond:
             self._fed.append(data)
             self._fed_count += 1
@@ -253,7 +273,8 @@ class PySource:
         if self.kind == "feed":
             data = self._take_fed()
             outs = self._per_output(data, what)
-            return [_split_batch(o, bs, "%s%s" % (what, self._out(k))) for k, o in enumerate(outs)]
+            return _same_count([_split_batch(o, bs, "%s%s" % (what, self._out(k)))
+                                for k, o in enumerate(outs)], what)
         if self.batch:
             if self.kind == "callable":
                 if self._nargs == 0:
@@ -265,7 +286,8 @@ class PySource:
             else:
                 data = self._next()
             outs = self._per_output(data, what)
-            return [_split_batch(o, bs, "%s%s" % (what, self._out(k))) for k, o in enumerate(outs)]
+            return _same_count([_split_batch(o, bs, "%s%s" % (what, self._out(k)))
+                                for k, o in enumerate(outs)], what)
         cols = [[] for _ in range(self.nout)]
         for i in range(bs):
             if self.kind == "callable":
@@ -300,6 +322,37 @@ class PySource:
         err.contents.status = _c.EINVAL
         return _c.EINVAL
 
+    def _entry(self, iteration):
+        """Batch `iteration` as [outputs, samples written, sample count]: made (the Python
+        source called) at the library's first question about it."""
+        entry = self._batches.get(iteration)
+        if entry is None:
+            self.calling = True
+            try:
+                info = _c.SourceInfo(iteration, 0, iteration * self._batch_size, 0)
+                batch = self._produce(info, self._batch_size)
+            finally:
+                self.calling = False
+            entry = self._batches[iteration] = [batch, 0, len(batch[0])]
+        return entry
+
+    def _count(self, user, iteration, max_batch, n_p, err):
+        _state.local.in_callback = self
+        try:
+            if _state.exiting[0]:
+                raise errors.StateError("the interpreter is exiting")
+            if self.exc is not None:
+                return self._fail(self.exc, err)
+            entry = self._entry(iteration)
+            if entry[2] == 0:  # no sample will be asked for
+                del self._batches[iteration]
+            n_p[0] = entry[2]
+            return _c.OK
+        except BaseException as e:  # noqa: B902 -- it goes back to the caller of run()
+            return self._fail(e, err)
+        finally:
+            _state.local.in_callback = None
+
     def _shape(self, user, info_p, dtype_p, ndim_p, shape_p, err):
         _state.local.in_callback = self
         try:
@@ -308,14 +361,7 @@ class PySource:
                 raise errors.StateError("the interpreter is exiting")
             if self.exc is not None:
                 return self._fail(self.exc, err)
-            entry = self._batches.get(info.iteration)
-            if entry is None:
-                self.calling = True
-                try:
-                    batch = self._produce(info, self._batch_size)
-                finally:
-                    self.calling = False
-                entry = self._batches[info.iteration] = [batch, 0]
+            entry = self._entry(info.iteration)
             s = entry[0][info.output][info.idx_in_batch]
             dtype_p[0] = _types.to_sl(s.dtype)
             ndim_p[0] = len(s.shape)
@@ -349,7 +395,7 @@ class PySource:
                 ctypes.memmove(dst, buf, nbytes)
             with self._lock:
                 entry[1] += 1
-                if entry[1] == self._batch_size * self.nout:
+                if entry[1] == entry[2] * self.nout:
                     del self._batches[info.iteration]
             return _c.OK
         except BaseException as e:  # noqa: B902

@@ -137,7 +137,8 @@ class PipelineAPI:
     # -- DALI's read-only properties
     @property
     def max_batch_size(self) -> int:
-        """The batch size (DALI's max_batch_size: sluice's batches are all of it)."""
+        """The most samples a batch may have (DALI's max_batch_size): batch_size. An external
+        source that gives fewer makes a shorter batch."""
         return self.batch_size
 
     @property

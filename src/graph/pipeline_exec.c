@@ -22,6 +22,7 @@
 #include "core/cuda.h"
 #endif
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -86,6 +87,67 @@ static const char *reader_source(const sl_pipeline *p) {
     return NULL;
 }
 
+/* A sample's random streams: its place in this pipeline's batches, or in the global batches it
+ * shares. Batches are batch_size apart whatever their own size, so that a sample's streams do not
+ * depend on how many samples its batch has. */
+static int64_t sample_base(const sl_pipeline *p, const sl_batch *b) {
+    return p->cfg.global_shards > 0
+               ? (b->seq * p->cfg.global_shards + p->cfg.global_shard) * p->cfg.batch_size
+               : b->seq * p->cfg.batch_size;
+}
+
+/* An op that decides batch sizes, for messages: its name and source ("external_source (source
+ * 'a')"). */
+static const char *count_op(const sl__opinst *op, char *buf, size_t size) {
+    const sl__val *v =
+        sl__args_given(&op->args, "source") ? sl__args_get(&op->args, "source") : NULL;
+    if (v && v->kind == SL_VAL_STR)
+        snprintf(buf, size, "%s (source '%s')", op->name, v->s);
+    else
+        snprintf(buf, size, "%s", op->name);
+    return buf;
+}
+
+/* DALI's variable batch size: batch b's size is what its external sources say (each op with a
+ * count hook), at most batch_size; they must agree, and readers give only full batches. */
+static sl_status batch_count(sl_pipeline *p, sl_batch *b, sl_err *err) {
+    int max = p->cfg.batch_size, n = max, from = -1;
+    int64_t it = sample_base(p, b) / max; /* as sl_source_info.iteration */
+    for (int k = 0; k < p->nops; k++) {
+        const sl__opinst *op = &p->ops[k];
+        if (!op->def->count) continue;
+        int m = -1;
+        sl_status st = op->def->count(op->state, it, max, &m, err);
+        if (st < 0) {
+            if (!strstr(err->msg, op->name)) sl_err_prefix(err, "%s: ", op->name);
+            return st;
+        }
+        SL_ASSERT(m >= 0 && m <= max);
+        if (from < 0) {
+            n = m;
+            from = k;
+        } else if (m != n) {
+            char a[160], c[160];
+            return sl_err_set(err, SL_EINVAL,
+                              "batch %lld: %s gives %d samples but %s gives %d: the external "
+                              "sources of one batch must give as many",
+                              (long long)it, count_op(&p->ops[from], a, sizeof a), n,
+                              count_op(op, c, sizeof c), m);
+        }
+    }
+    if (from >= 0 && n != max && p->reader_op >= 0) {
+        char a[160];
+        return sl_err_set(err, SL_EINVAL,
+                          "batch %lld: %s gives %d samples, but the reader %s gives full batches "
+                          "of %d (batch_size)",
+                          (long long)it, count_op(&p->ops[from], a, sizeof a), n,
+                          p->ops[p->reader_op].name, max);
+    }
+    b->size = n;
+    b->scope_n[0] = n;
+    return SL_OK;
+}
+
 /* Runs op k on batch b. In the CPU stage (gpu_half false): its setup, then its per-sample run on
  * the pool. In the GPU stage (gpu_half true): a gpu op's setup then its run_gpu, or a split op's
  * run_gpu alone, on the stage's stream. */
@@ -110,11 +172,7 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     io.keys = keys;
     io.source = k == p->reader_op ? NULL : reader_source(p);
     io.seed = op->seed;
-    /* a sample's random streams: its place in this pipeline's batches, or in the global batches
-     * it shares */
-    io.sample_base = p->cfg.global_shards > 0
-                         ? (b->seq * p->cfg.global_shards + p->cfg.global_shard) * p->cfg.batch_size
-                         : b->seq * p->cfg.batch_size;
+    io.sample_base = sample_base(p, b);
     io.iteration = b->seq;
     bool dev = op->on_gpu || op->split;
     io.device = dev ? p->cfg.device : sl_cpu();
@@ -229,6 +287,7 @@ static sl_status produce(sl_pipeline *p, sl_batch *b, int k0, int k1) {
         st = sl__pipeline_checkpoint_snapshot(p, b->seq, &snap, &snap_size, &b->err);
         if (st) return b->status = st;
         sl__pipeline_checkpoint_store(p, b->seq, snap, snap_size);
+        st = batch_count(p, b, &b->err);
     }
     for (int k = k0; k < k1 && st == SL_OK; k++) {
         /* a split sizes its branches here, for their ops in either stage */

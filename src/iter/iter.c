@@ -568,7 +568,7 @@ static sl_status end_epoch(sl_iter *it) {
  * sample is real under FILL and DROP. */
 static void set_valid(const sl_iter *it, sl_iter_batch *b) {
     const sl__iter_book *k = &it->bk;
-    for (int d = 0; d < it->n; d++) b->valid[d] = it->B;
+    for (int d = 0; d < it->n; d++) b->valid[d] = sl_batch_size(b->b[d]);
     if (it->policy != SL_LAST_BATCH_PARTIAL || k->size <= 0) return;
     if (it->global) { /* the global positions past N of the last batch are fill */
         int64_t t = k->counter / it->B - 1, g = (int64_t)it->S * it->B;
@@ -590,11 +590,37 @@ static void set_valid(const sl_iter *it, sl_iter_batch *b) {
         b->valid[d] = (int)SL_MAX(0, SL_MIN((int64_t)it->B, left));
 }
 
+/* DALI's variable batch size (external sources that give fewer samples than batch_size): a short
+ * batch is passed on as it is, each device's part as long as its pipeline's batch, except where
+ * the iterator counts samples -- a reader, an explicit size (DALI's iterators refuse it there
+ * too) or global order. */
+static sl_status check_short(sl_iter *it, const sl_iter_batch *b) {
+    const char *why = it->use_reader     ? "a reader (reader_name)"
+                      : it->global       ? "global order"
+                      : it->bk.size >= 0 ? "an explicit size"
+                                         : NULL;
+    for (int d = 0; d < it->n && why; d++) {
+        int n = sl_batch_size(b->b[d]);
+        if (n != it->B)
+            return sl_err_set(&it->err, SL_EINVAL,
+                              "device %d: a batch of %d samples, but batch_size is %d: variable "
+                              "batch size is not supported by the iterator with %s",
+                              d, n, it->B, why);
+    }
+    return SL_OK;
+}
+
 static sl_status fetch(sl_iter *it, sl_iter_batch **out) {
     if (it->ended) return SL_EOF;
     if (it->bk.size >= 0 && it->bk.counter >= it->bk.size && it->bk.size > 0) return end_epoch(it);
     if (it->bk.size == 0) return end_epoch(it);
     SL_TRY(take(it, out));
+    sl_status st = check_short(it, *out);
+    if (st != SL_OK) {
+        give_back(it, *out);
+        *out = NULL;
+        return st;
+    }
     if (advance(it)) { /* the dropped batch is discarded */
         give_back(it, *out);
         *out = NULL;

@@ -5,7 +5,9 @@
  * sizes the outputs, and run_cpu has the source write each sample straight into its place (the
  * pool's workers). What the source says is checked before anything is written: a dtype or ndim
  * that changes within an output, or differs from the op's `dtype` / `ndim`, is an error naming
- * the sample and batch, as is any error the source returns (its message kept). */
+ * the sample and batch, as is any error the source returns (its message kept). A source with a
+ * `count` says how many samples each batch has (DALI's variable batch size): the executor asks
+ * (src_count) before the batch's first op runs, and every op then works on that many. */
 #include "operator/op.h"
 
 #include "core/alloc.h"
@@ -127,8 +129,9 @@ static sl_status src_fail(const src_state *s, const sl__op_io *io, int i, int o,
 static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
     src_state *s = state;
     for (int o = 0; o < s->nout; o++) {
-        sl_dtype dt0 = SL_DTYPE_U8;
-        int nd0 = 0;
+        /* an empty batch (a source's count of 0) has the op's dtype and ndim where given */
+        sl_dtype dt0 = s->dtype >= 0 ? (sl_dtype)s->dtype : SL_DTYPE_U8;
+        int nd0 = s->ndim >= 0 ? s->ndim : (int)strlen(s->layout[o]);
         for (int i = 0; i < io->batch; i++) {
             sl_source_info f = info_of(s, io, i, o);
             sl_dtype dt = (sl_dtype)-1;
@@ -174,6 +177,28 @@ static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
     return SL_OK;
 }
 
+/* How many samples batch `iteration` has: the source's count, else a full batch. */
+static sl_status src_count(void *state, int64_t iteration, int max, int *n, sl_err *err) {
+    src_state *s = state;
+    *n = max;
+    if (!s->src.count) return SL_OK;
+    sl_err e;
+    e.status = SL_OK;
+    e.msg[0] = '\0';
+    int got = -1;
+    sl_status st = s->src.count(s->src.user, iteration, max, &got, &e);
+    if (st != SL_OK)
+        return sl_err_set(err, st, "%s: source '%s': batch %lld: %s", s->name, s->source,
+                          (long long)iteration, e.msg[0] ? e.msg : sl_status_str(st));
+    if (got < 0 || got > max)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: source '%s': batch %lld has %d samples, but the batch size is at "
+                          "most %d (the pipeline's batch_size)",
+                          s->name, s->source, (long long)iteration, got, max);
+    *n = got;
+    return SL_OK;
+}
+
 static sl_status src_run(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     (void)worker;
     src_state *s = state;
@@ -201,5 +226,6 @@ const sl__op_def sl__external_source_op = {
     .create = src_create,
     .setup = src_setup,
     .run_cpu = src_run,
+    .count = src_count,
     .destroy = src_destroy,
 };

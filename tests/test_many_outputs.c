@@ -194,6 +194,8 @@ static void element_extract_many(void) {
     }
     CHECK_STR(sl_pipeline_output_name(p, 11), "out11");
     sl_pipeline_release(p, b);
+    CHECK_EQ_INT(sl_pipeline_set_outputs(p, 1, outs, NULL), SL_ESTATE); /* the batches are sized */
+    CHECK_EQ_INT(sl_pipeline_num_outputs(p), 12);
     sl_pipeline_free(p);
 }
 

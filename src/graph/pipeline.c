@@ -534,6 +534,8 @@ sl_status sl_pipeline_transfer(sl_pipeline *p, int node, sl_device_kind to, int 
 
 sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
                                   const char *const *names) {
+    if (p->built)
+        return sl__pipeline_fail(p, SL_ESTATE, "outputs cannot be set after sl_pipeline_build");
     if (n < 1) return sl__pipeline_fail(p, SL_EINVAL, "%d pipeline outputs (at least 1)", n);
     for (int i = 0; i < n; i++) {
         if (!node_ok(p, nodes[i]))

@@ -9,6 +9,7 @@
 
 #include "sluice/ops.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,7 +33,10 @@ static void print_op(const sl_op_info *op) {
     char dev[32];
     devices(op->devices, dev, sizeof dev);
     printf("%s  (devices: %s; inputs: %d", op->name, dev, op->min_inputs);
-    if (op->max_inputs != op->min_inputs) printf("-%d", op->max_inputs);
+    if (op->max_inputs == INT_MAX)
+        printf(" or more");
+    else if (op->max_inputs != op->min_inputs)
+        printf("-%d", op->max_inputs);
     printf(")\n");
     if (op->aliases[0]) printf("  also named: %s\n", op->aliases);
     if (op->doc[0]) printf("  %s\n", op->doc);

@@ -30,10 +30,10 @@ extern "C" {
 enum { SL_OP_CPU = 1u << 0, SL_OP_MIXED = 1u << 1, SL_OP_GPU = 1u << 2 };
 
 typedef struct sl_op_info {
-    const char *name; /* DALI's name without "fn.": "readers.caffe2", "decoders.image" */
-    const char *doc;  /* "" when none */
-    int min_inputs, max_inputs;
-    unsigned devices;                   /* SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU: where it can run */
+    const char *name;           /* DALI's name without "fn.": "readers.caffe2", "decoders.image" */
+    const char *doc;            /* "" when none */
+    int min_inputs, max_inputs; /* max_inputs INT_MAX: any number (cat, stack, ...) */
+    unsigned devices;           /* SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU: where it can run */
     bool is_reader, is_random, no_copy; /* SL_OPF_READER / SL_OPF_RANDOM / SL_OPF_NOCOPY */
     int num_args; /* entries of its own schema (sl_op_get_arg 0 .. num_args-1) */
     /* DALI's other names for it, '|'-separated: deprecated ones ("image_decoder" for

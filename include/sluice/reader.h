@@ -28,9 +28,6 @@ typedef struct sl_reader_meta {
     bool stick_to_shard;
 } sl_reader_meta;
 
-/* Outputs of a pipeline, and of one source, at most. */
-#define SL_MAX_OUTPUTS 16
-
 /* ---- fn.external_source: samples made by the caller's code --------------------------------------
  *
  * A source is two functions the pipeline calls for every sample of every batch (and an optional

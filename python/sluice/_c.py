@@ -13,7 +13,6 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_bool, c_char, c_char_p, c_i
 
 MAX_DIMS = 8
 LAYOUT_MAX = 8
-MAX_OUTPUTS = 16
 MAX_DEVICES = 64
 ERRMSG_MAX = 512
 
@@ -107,7 +106,7 @@ class IterConfig(Structure):
                 ("batch_size", c_int), ("num_threads", c_int), ("seed", c_uint64),
                 ("prefetch_cpu", c_int), ("prefetch_gpu", c_int), ("shard_offset", c_int),
                 ("total_shards", c_int), ("num_outputs", c_int),
-                ("output_map", c_char_p * MAX_OUTPUTS), ("reader_name", c_char_p),
+                ("output_map", POINTER(c_char_p)), ("reader_name", c_char_p),
                 ("size", c_int64), ("last_batch_policy", c_int), ("last_batch_padded", c_int),
                 ("prepare_first_batch", c_int), ("auto_reset", c_int), ("layout", c_int),
                 ("resume", c_char_p), ("resume_bytes", c_void_p), ("resume_size", c_size_t),
@@ -118,7 +117,7 @@ class IterConfig(Structure):
 class PipelineDecorator(Structure):
     """sl_pipeline_decorator: the settings a pipeline's decorator carries."""
     _fields_ = [("present", c_bool), ("func_name", c_char * 64), ("num_outputs", c_int),
-                ("output_map", (c_char * 64) * MAX_OUTPUTS), ("reader_name", c_char * 64),
+                ("output_map", POINTER(c_char_p)), ("reader_name", c_char * 64),
                 ("size", c_int64), ("layout", c_int), ("last_batch_policy", c_int),
                 ("last_batch_padded", c_bool), ("prepare_first_batch", c_bool),
                 ("auto_reset", c_bool), ("num_params", c_int), ("params", (c_char * 64) * 16),
@@ -192,6 +191,7 @@ _API = {
     "sl_pipeline_op_arg": (c_int, [c_void_p, c_char_p, c_char_p]),
     "sl_pipeline_op_arg_node": (c_int, [c_void_p, c_char_p, c_int]),
     "sl_pipeline_op_end": (c_int, [c_void_p, POINTER(c_int), c_int, POINTER(c_int)]),
+    "sl_pipeline_last_op_output": (c_int, [c_void_p, c_int]),
     "sl_pipeline_transfer": (c_int, [c_void_p, c_int, c_int, POINTER(c_int)]),
     "sl_pipeline_set_outputs": (c_int, [c_void_p, c_int, POINTER(c_int), POINTER(c_char_p)]),
     "sl_pipeline_if": (c_int, [c_void_p, c_int]),

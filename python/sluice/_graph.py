@@ -43,11 +43,10 @@ def emit_op(p, rec, ids):
         _c.lib.sl_pipeline_op_arg(op, _c.s(k), _c.s(v))
     for k, node in rec.arg_nodes:
         _c.lib.sl_pipeline_op_arg_node(op, _c.s(k), ids[node._id])
-    outs = (c_int * _c.MAX_OUTPUTS)()
     count = c_int()
-    if _c.lib.sl_pipeline_op_end(op, outs, _c.MAX_OUTPUTS, byref(count)) != _c.OK:
+    if _c.lib.sl_pipeline_op_end(op, None, 0, byref(count)) != _c.OK:
         raise pipeline_error(p, rec.name)
-    return list(outs[:count.value])
+    return [_c.lib.sl_pipeline_last_op_output(p, k) for k in range(count.value)]
 
 
 def emit_transfer(p, src, to):

@@ -151,6 +151,7 @@ def _call(schema, inputs, kwargs):
     n = len(flat)
     if not schema.min_inputs <= n <= schema.max_inputs:
         want = (str(schema.min_inputs) if schema.min_inputs == schema.max_inputs
+                else "%d or more" % schema.min_inputs if schema.max_inputs == 2**31 - 1
                 else "%d to %d" % (schema.min_inputs, schema.max_inputs))
         raise errors.ArgumentTypeError("%s takes %s input%s, got %d" % (
             where, want, "" if want == "1" else "s", n))

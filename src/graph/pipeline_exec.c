@@ -22,10 +22,13 @@
 #include "core/cuda.h"
 #endif
 
+#include "core/size.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void) {
     struct timespec ts;
@@ -153,7 +156,13 @@ static sl_status batch_count(sl_pipeline *p, sl_batch *b, sl_err *err) {
  * run_gpu alone, on the stage's stream. */
 static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_err *err) {
     sl__opinst *op = &p->ops[k];
-    sl_tlist *in[SL__MAX_OP_INPUTS], *arg_in[SL__MAX_OP_INPUTS], *out[SL__MAX_OP_OUTPUTS];
+    /* the op's lists: inputs, per-sample arguments, outputs (on the heap past a few dozen; not
+     * kept in the op, whose two halves may run at once on different batches) */
+    sl_tlist *few[32], **lists = few;
+    size_t nl = (size_t)op->ninputs + (size_t)op->narg_inputs + (size_t)op->nout;
+    if (nl > SL_ARRAY_LEN(few) && !(lists = sl__malloc(nl * sizeof *lists, err)))
+        return sl_err_prefix(err, "%s: ", op->name);
+    sl_tlist **in = lists, **arg_in = lists + op->ninputs, **out = arg_in + op->narg_inputs;
     for (int i = 0; i < op->ninputs; i++) in[i] = node_list(p, b, op->inputs[i]);
     for (int i = 0; i < op->narg_inputs; i++) arg_in[i] = node_list(p, b, op->arg_inputs[i]);
     for (int i = 0; i < op->nout; i++) out[i] = &b->nodes[op->first_node + i];
@@ -211,6 +220,7 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     pthread_mutex_lock(&p->stats_mu);
     op->seconds += now_s() - t0;
     pthread_mutex_unlock(&p->stats_mu);
+    if (lists != few) free(lists);
     return st < 0 ? st : SL_OK;
 }
 
@@ -615,4 +625,55 @@ void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out) {
         else
             out->cpu_ops_s += t;
     }
+}
+
+/* SLUICE_MAX_BATCH_BYTES: digits, optionally followed by K, M, G or T (powers of 1024). */
+static bool parse_bytes(const char *v, size_t *out) {
+    size_t n = 0;
+    const char *c = v;
+    if (*c < '0' || *c > '9') return false;
+    for (; *c >= '0' && *c <= '9'; c++)
+        if (sl__size_mul(n, 10, &n) || sl__size_add(n, (size_t)(*c - '0'), &n)) return false;
+    const char *units = "KMGT";
+    const char *u = *c ? strchr(units, *c) : NULL;
+    if (*c && (!u || c[1])) return false;
+    for (int i = u ? (int)(u - units) + 1 : 0; i > 0; i--)
+        if (sl__size_mul(n, 1024, &n)) return false;
+    if (n == 0) return false;
+    *out = n;
+    return true;
+}
+
+/* max_batch_bytes as sluice/pipeline.h says, and the batch's bookkeeping checked against it:
+ * per sample its key (up to 512 bytes, in the reader and copied into the batch) and, in every
+ * sample list (one per node and per output), its shape and pointer, whatever the data. */
+sl_status sl__pipeline_resolve_batch_limit(sl_pipeline *p) {
+    size_t limit = p->cfg.max_batch_bytes;
+    const char *v = getenv("SLUICE_MAX_BATCH_BYTES");
+    if (limit == 0 && v && *v) {
+        if (!parse_bytes(v, &limit))
+            return sl__pipeline_fail(p, SL_EINVAL,
+                                     "SLUICE_MAX_BATCH_BYTES=\"%s\": not a byte count (digits, "
+                                     "optionally followed by K, M, G or T)",
+                                     v);
+    }
+    if (limit == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        size_t phys;
+        if (pages <= 0 || page <= 0 || sl__size_mul((size_t)pages, (size_t)page, &phys))
+            phys = SL__SIZE_LIMIT;
+        limit = phys / 2 / (2 * (size_t)p->cfg.prefetch_cpu + 2);
+    }
+    size_t per_sample = 2 * 512 + sizeof(char *) + sizeof(size_t),
+           lists = (size_t)p->nnodes + p->nout, book;
+    if (sl__size_mul(lists, SL_MAX_DIMS * sizeof(int64_t) + sizeof(void *), &lists) ||
+        sl__size_add(per_sample, lists, &per_sample) ||
+        sl__size_mul(per_sample, (size_t)p->cfg.batch_size, &book) || book > limit)
+        return sl__pipeline_fail(p, SL_ENOMEM,
+                                 "batch_size %d: the bookkeeping of one batch alone (%zu bytes a "
+                                 "sample) passes the limit of %zu bytes per batch "
+                                 "(max_batch_bytes, SLUICE_MAX_BATCH_BYTES)",
+                                 p->cfg.batch_size, per_sample, limit);
+    p->batch_limit = limit;
+    return SL_OK;
 }

@@ -13,6 +13,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,19 +37,21 @@ typedef struct src_state {
     char source[64];
     sl_source src;
     int nout;
-    int dtype, ndim; /* what every sample must have; -1: anything */
-    char layout[SL_MAX_OUTPUTS][SL_LAYOUT_MAX + 1];
+    int dtype, ndim;                   /* what every sample must have; -1: anything */
+    char (*layout)[SL_LAYOUT_MAX + 1]; /* per output */
     int batch_size;
     int64_t *shapes; /* setup's scratch: batch x SL_MAX_DIMS */
 } src_state;
 
 static int src_num_outputs(const sl__args *a) {
-    return sl__args_given(a, "num_outputs") ? (int)sl__args_int(a, "num_outputs") : 1;
+    int64_t n = sl__args_given(a, "num_outputs") ? sl__args_int(a, "num_outputs") : 1;
+    return n < 1 || n > INT_MAX ? -1 : (int)n;
 }
 
 static void src_destroy(void *state) {
     src_state *s = state;
     if (s) free(s->shapes);
+    if (s) free(s->layout);
     free(s);
 }
 
@@ -62,9 +65,11 @@ static sl_status src_create(const sl__args *a, const sl__op_init *init, void **o
     s->ndim = sl__args_given(a, "ndim") ? (int)sl__args_int(a, "ndim") : -1;
     const char *name = sl__args_str(a, "source");
     sl_status st = SL_OK;
-    if (s->nout < 1 || s->nout > SL_MAX_OUTPUTS)
-        st = sl_err_set(err, SL_EINVAL, "%s: num_outputs %d (1..%d)", s->name, s->nout,
-                        SL_MAX_OUTPUTS);
+    if (s->nout < 1)
+        st = sl_err_set(err, SL_EINVAL, "%s: num_outputs %lld (at least 1)", s->name,
+                        (long long)sl__args_int(a, "num_outputs"));
+    else if (!(s->layout = sl__calloc((size_t)s->nout, sizeof *s->layout, err)))
+        st = SL_ENOMEM;
     else if (s->ndim < -1 || s->ndim > SL_MAX_DIMS)
         st = sl_err_set(err, SL_EINVAL, "%s: ndim %d (0..%d)", s->name, s->ndim, SL_MAX_DIMS);
     else if (!name || !name[0] || strlen(name) >= sizeof s->source)

@@ -17,12 +17,12 @@
 #include "core/alloc.h"
 #include "core/log.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MP     "multi_paste"
-#define MAX_IN 64
 
 static const sl__arg_schema mp_args[] = {
     {"in_ids", SL_ARG_INTS, "None", "per output sample, the batch's samples to paste (one input)",
@@ -386,7 +386,7 @@ const sl__op_def sl__multi_paste_op = {
            "from in_anchors and shapes, placed at out_anchors (per-paste (y, x) pairs, per "
            "sample); dtype converts as DALI's ConvertSat.",
     .min_inputs = 1,
-    .max_inputs = MAX_IN,
+    .max_inputs = INT_MAX,
     .args = mp_args,
     .devices = SL_OPDEV_CPU,
     .create = mp_create,

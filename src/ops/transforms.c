@@ -15,6 +15,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,7 +426,7 @@ TR_OP(sl__tr_shear_op, "transforms.shear", 0, 1, shear_args, shear_create,
       "A shear matrix, from factors or angles, about center.");
 TR_OP(sl__tr_crop_op, "transforms.crop", 0, 1, crop_args, crop_create,
       "The matrix mapping the box [from_start, from_end] onto [to_start, to_end].");
-TR_OP(sl__tr_combine_op, "transforms.combine", 2, 8, combine_args, combine_create,
+TR_OP(sl__tr_combine_op, "transforms.combine", 2, INT_MAX, combine_args, combine_create,
       "Chains affine transforms, the first input applied first.");
 
 /* ---- coord_transform ------------------------------------------------------------------------ */

@@ -240,8 +240,8 @@ def test_numpy_arrays_in_expressions_and_lists_as_inputs():
                                  fn.cat(source([np.zeros(2, np.float32)] * 2),
                                         [1.0, 2.0])))
     for i in range(2):
-        np.testing.assert_array_equal(out.at(i), xs[i] + c)  # int32 + int64 -> int64, as numpy
-        assert out.at(i).dtype == np.int64
+        np.testing.assert_array_equal(out.at(i), xs[i] + c)
+        assert out.at(i).dtype == np.int32  # a 64-bit array is a 32-bit constant, as DALI's
         np.testing.assert_array_equal(rev.at(i), np.float32([1.5, 2.5, 3.5]) * xs[i])
         np.testing.assert_array_equal(cat.at(i), [0, 0, 1, 2])
 

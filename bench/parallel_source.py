@@ -2,12 +2,14 @@
 """fn.external_source(parallel=True) against the same source run serially, on a slow numpy
 per-sample source (DALI's parallel external source, sample mode).
 
-    /usr/bin/python3 bench/parallel_source.py [--batches 24] [--runs 3] [--workers 2]
+    /usr/bin/python3 bench/parallel_source.py [--batches 24] [--runs 3] [--workers 2] [--io-ms 0]
 
 The source makes each 128x128x3 uint8 sample from its SampleInfo alone (a seeded generator, then
 float32 arithmetic held in Python-level loops so that it keeps the GIL, as much Python data code
 does): the serial pipeline calls it on its CPU stage thread, the parallel one in --workers worker
-processes (fork). Batches of 16; samples/s over --batches batches after a first one (the workers'
+processes (fork). --io-ms adds a wait of that many milliseconds to each sample (time.sleep: a
+read from a slow disk or the network), which worker processes overlap whatever the load on the
+CPUs. Batches of 16; samples/s over --batches batches after a first one (the workers'
 start is not counted), median of --runs interleaved runs; both sides' batches are checked equal.
 Prints the load average too: the figure moves with what else the machine runs."""
 
@@ -29,8 +31,13 @@ from sluice import pipeline_def  # noqa: E402
 B = 16
 
 
+IO_S = 0.0
+
+
 def slow_sample(info):
     """A slow sample: 40 passes of float work over rows, in Python-level loops (the GIL held)."""
+    if IO_S:
+        time.sleep(IO_S)
     rng = np.random.default_rng(info.idx_in_epoch)
     img = rng.integers(0, 255, (128, 128, 3), dtype=np.uint8).astype(np.float32)
     for _ in range(40):
@@ -62,7 +69,10 @@ def main():
     ap.add_argument("--batches", type=int, default=24)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--io-ms", type=float, default=0.0)
     a = ap.parse_args()
+    global IO_S
+    IO_S = a.io_ms / 1000.0
     rates = {False: [], True: []}
     for _ in range(a.runs):
         got = {}

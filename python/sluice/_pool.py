@@ -80,8 +80,10 @@ def worker_main(conn, specs):
             _, tid, si, kind, arg = msg
             spec = specs[si]
             try:
-                if kind == "samples":
-                    out = [_plain(spec.source(SampleInfo(*a))) for a in arg]
+                if kind == "samples":  # (a range: the message stays small for any batch)
+                    idx0, i0, n, k, epoch = arg
+                    out = [_plain(spec.source(SampleInfo(idx0 + j, i0 + j, k, epoch)))
+                           for j in range(n)]
                 elif kind == "batch":
                     out = _plain(spec.source(arg if arg is None or isinstance(arg, int)
                                              else BatchInfo(*arg)))

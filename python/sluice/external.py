@@ -219,8 +219,7 @@ class PySource:
         si = self.pool_index
         if not self.batch:  # the batch's samples in one range per worker
             per = -(-bs // pool.workers)
-            return [pool.submit(si, "samples", [(k * bs + i, i, k, self._epoch)
-                                                for i in range(c, min(bs, c + per))])
+            return [pool.submit(si, "samples", (k * bs + c, c, min(per, bs - c), k, self._epoch))
                     for c in range(0, bs, per)]
         if self.kind == "callable":
             return [pool.submit(si, "batch", (k, self._epoch) if self.batch_info else k)]

@@ -264,3 +264,19 @@ def test_blocking_feed_waits_for_another_thread():
         pipe2.set_outputs(fn.external_source(name="y"))
     with pytest.raises(Error, match="needs data from feed_input"):
         pipe2.run()
+
+
+def test_in_a_framework_iterator():
+    torch = pytest.importorskip("torch")
+    from sluice.plugin.base_iterator import LastBatchPolicy
+    from sluice.plugin.pytorch import DALIGenericIterator
+
+    @pipeline_def(batch_size=4, num_threads=1, device_id=None, py_num_workers=2)
+    def p():
+        img, meta = fn.external_source(per_sample, num_outputs=2, parallel=True)
+        return meta
+    it = DALIGenericIterator([p()], ["meta"], last_batch_policy=LastBatchPolicy.PARTIAL)
+    for epoch in range(2):
+        got = torch.cat([b[0]["meta"] for b in it])
+        assert got[:, 0].tolist() == list(range(20)) and set(got[:, 3].tolist()) == {epoch}
+        it.reset()

@@ -29,7 +29,7 @@ _counter = itertools.count()
 class _Sample:
     """One sample as contiguous bytes, with its DALI type and shape."""
 
-    __slots__ = ("mv", "dtype", "shape", "keep", "addr")
+    __slots__ = ("mv", "dtype", "shape", "keep", "addr", "align")
 
     def __init__(self, obj, what):
         keep = obj
@@ -56,6 +56,7 @@ class _Sample:
         if dtype is None:
             raise errors.InvalidArgumentError("%s: element format %r has no sluice type"
                                               % (what, mv.format))
+        self.align = mv.itemsize
         self.mv = mv.cast("B") if mv.nbytes else mv
         self.dtype = dtype
         self.shape = tuple(mv.shape)
@@ -78,7 +79,7 @@ def _split_batch(data, n, what):
         for i in range(count):
             s = _Sample.__new__(_Sample)
             s.mv = whole.mv[i * per:(i + 1) * per]
-            s.dtype, s.shape, s.keep = whole.dtype, whole.shape[1:], whole.keep
+            s.dtype, s.shape, s.keep, s.align = whole.dtype, whole.shape[1:], whole.keep, whole.align
             s.addr = whole.addr + i * per if whole.addr else 0
             samples.append(s)
     if len(samples) != n:
@@ -105,8 +106,11 @@ class PySource:
     """A Python source behind one fn.external_source: the library's sl_source callbacks."""
 
     def __init__(self, source, num_outputs, batch, batch_info, cycle, label, listed=False,
-                 parallel=False, prefetch=1, blocking=None, graph=None):
+                 parallel=False, prefetch=1, blocking=None, graph=None, no_copy=False):
         self.source = source
+        # the batch points at the source's arrays (kept until the pipeline says the batch is
+        # done with them) instead of copying them
+        self.no_copy = no_copy
         self.parallel = parallel  # run by the workers of graph's pool (sluice._pool)
         self.prefetch = prefetch  # parallel: batches computed ahead of the one asked for
         self.blocking = blocking  # feed_input: run() waits for data fed from another thread
@@ -145,7 +149,13 @@ class PySource:
                                            % type(source).__name__)
         self._shape_cb = _c.SHAPE_FN(self._shape)
         self._fill_cb = _c.FILL_FN(self._fill)
-        self._struct = _c.Source(self._shape_cb, self._fill_cb, None)
+        if no_copy:
+            self._view_cb = _c.VIEW_FN(self._view)
+            self._release_cb = _c.RELEASE_FN(self._release)
+            self._struct = _c.Source(self._shape_cb, self._fill_cb, None, self._view_cb,
+                                     self._release_cb)
+        else:
+            self._struct = _c.Source(self._shape_cb, self._fill_cb, None)
         self._batches = {}
         # until a consumer has taken a batch, what the source gave (or raised) for each batch is
         # kept: a pipeline built ahead of time prefetches, and when its definition then goes to an
@@ -419,13 +429,36 @@ class PySource:
                 ctypes.memmove(dst, buf, nbytes)
             with self._lock:
                 entry[1] += 1
-                if entry[1] == self._batch_size * self.nout:
-                    del self._batches[info.iteration]
+                if entry[1] == self._batch_size * self.nout and not self.no_copy:
+                    del self._batches[info.iteration]  # (no_copy: kept until _release)
             return _c.OK
         except BaseException as e:  # noqa: B902
             return self._fail(e, err)
         finally:
             _state.local.in_callback = None
+
+    def _view(self, user, info_p, data_p, err):
+        """no_copy: the sample's own memory for the batch to point at (NULL: copy it), when it
+        is an array's, aligned for its type and not empty."""
+        _state.local.in_callback = self
+        try:
+            info = info_p.contents
+            s = self._batches[info.iteration][0][info.output][info.idx_in_batch]
+            ok = s.addr and s.mv.nbytes and s.addr % s.align == 0
+            data_p[0] = s.addr if ok else None
+            return _c.OK
+        except BaseException as e:  # noqa: B902
+            return self._fail(e, err)
+        finally:
+            _state.local.in_callback = None
+
+    def _release(self, user, iteration):
+        """no_copy: the pipeline no longer reads batch iteration's samples."""
+        try:
+            with self._lock:
+                self._batches.pop(iteration, None)
+        except BaseException:  # noqa: B902 -- nothing to tell, and a callback must not raise
+            pass
 
 
 def _check_modes(where, source, batch, parallel, no_copy, depth, pipe):
@@ -530,7 +563,8 @@ def external_source_call(schema):
         src = PySource(source, nout, bool(batch), bool(batch_info), cycle,
                        name or "external_source", listed=num_outputs is not None,
                        parallel=bool(parallel), prefetch=prefetch, blocking=blocking,
-                       graph=pipe._graph)
+                       graph=pipe._graph,
+                       no_copy=bool(no_copy) or (bool(parallel) and no_copy is None))
         src._batch_size = pipe.batch_size
         g = pipe._graph
         if pipe.batch_size < 1:

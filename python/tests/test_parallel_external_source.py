@@ -7,9 +7,11 @@ callables taking a BatchInfo or the iteration number, iterables and generator fu
 mode, one worker iterating), several outputs, prefetch_queue_depth. An exception in a worker
 comes out of run() as a SourceError whose cause is the source's exception (with the worker's
 traceback as a note); a worker killed with SIGKILL gives an error naming the worker and the
-signal, within seconds, not a hang. DALI's rules for the arguments are kept (iterables need
-batch=True, a callable takes one argument, prefetch_queue_depth and no_copy=False only with
-parallel=True), and a source that spawn cannot pickle is named."""
+signal, within seconds, not a hang. With no_copy=True (the default of parallel sources) the
+batch points at the source's arrays, kept alive while the pipeline reads them and let go after.
+DALI's rules for the arguments are kept (iterables need batch=True, a callable takes one
+argument, prefetch_queue_depth and no_copy=False only with parallel=True), and a source that
+spawn cannot pickle is named."""
 
 import os
 import signal
@@ -280,3 +282,45 @@ def test_in_a_framework_iterator():
         got = torch.cat([b[0]["meta"] for b in it])
         assert got[:, 0].tolist() == list(range(20)) and set(got[:, 3].tolist()) == {epoch}
         it.reset()
+
+
+def test_no_copy_points_at_the_source_arrays_and_keeps_them():
+    import gc
+    import weakref
+    made = {}
+
+    def cb(info):
+        a = np.full((1 + info.idx_in_batch, 2), info.idx_in_epoch, np.int32)
+        made[info.idx_in_epoch] = (weakref.ref(a), a.__array_interface__["data"][0])
+        return a
+
+    for no_copy in (False, True):
+        made.clear()
+
+        @pipeline_def(batch_size=3, num_threads=1, device_id=None, prefetch_queue_depth=1)
+        def p():
+            return fn.external_source(cb, batch=False, no_copy=no_copy)
+        pipe = p()
+        pipe.build()
+        (out,) = pipe.run()
+        x = np.asarray(out.at(1))
+        assert x.tolist() == [[1, 1], [1, 1]]
+        assert (x.__array_interface__["data"][0] == made[1][1]) == no_copy
+        for _ in range(6):
+            pipe.run()
+        gc.collect()
+        alive = sorted(k for k, (r, _) in made.items() if r() is not None)
+        # no_copy: batch 0's arrays live while its output is held; later batches' go as their
+        # slots are reused, so at most a ring's worth stay
+        if no_copy:
+            assert {0, 1, 2} <= set(alive) and len(alive) <= 3 * 6
+        else:
+            assert alive == []
+        del out, x
+        for _ in range(6):
+            pipe.run()
+        gc.collect()
+        assert made[1][0]() is None
+        pipe.close()
+        gc.collect()
+        assert all(r() is None for r, _ in made.values())

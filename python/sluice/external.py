@@ -111,6 +111,11 @@ class PySource:
         # the batch points at the source's arrays (kept until the pipeline says the batch is
         # done with them) instead of copying them
         self.no_copy = no_copy
+        # each C pipeline the source feeds is a generation (its sl_source's user): what an earlier
+        # one still points at stays in _old, (generation, iteration) -> batch, until it releases
+        # it (a pipeline whose batches a consumer still holds is freed after the last of them)
+        self._gen = 0
+        self._old = {}
         self.parallel = parallel  # run by the workers of graph's pool (sluice._pool)
         self.prefetch = prefetch  # parallel: batches computed ahead of the one asked for
         self.blocking = blocking  # feed_input: run() waits for data fed from another thread
@@ -179,6 +184,12 @@ class PySource:
         no batch was taken from the pipeline before, from where that one's prefetching left
         off (its batches given again first)."""
         self._cancelled = False
+        with self._lock:
+            if self.no_copy:
+                for it, entry in self._batches.items():
+                    self._old[(self._gen, it)] = entry
+            self._gen += 1
+            self._struct.user = self._gen  # (sl_pipeline_add_source copies the struct)
         if self.parallel:
             self.graph.start_pool()  # (before the C pipeline has threads: fork is safest then)
         if self._attached and self._recording:
@@ -453,10 +464,13 @@ class PySource:
             _state.local.in_callback = None
 
     def _release(self, user, iteration):
-        """no_copy: the pipeline no longer reads batch iteration's samples."""
+        """no_copy: the pipeline of generation user no longer reads batch iteration's samples."""
         try:
             with self._lock:
-                self._batches.pop(iteration, None)
+                if user == self._gen:
+                    self._batches.pop(iteration, None)
+                else:
+                    self._old.pop((user, iteration), None)
         except BaseException:  # noqa: B902 -- nothing to tell, and a callback must not raise
             pass
 

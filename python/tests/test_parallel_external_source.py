@@ -324,3 +324,31 @@ def test_no_copy_points_at_the_source_arrays_and_keeps_them():
         pipe.close()
         gc.collect()
         assert all(r() is None for r, _ in made.values())
+
+
+def test_no_copy_batches_held_across_a_reset_keep_their_arrays():
+    import gc
+    import weakref
+    refs = {}
+
+    def cb(info):
+        if info.iteration >= 3:
+            raise StopIteration
+        a = np.full((1 + info.idx_in_batch,), 10 * info.epoch_idx + info.idx_in_epoch, np.int64)
+        refs[(info.epoch_idx, info.idx_in_epoch)] = weakref.ref(a)
+        return a
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        return fn.external_source(cb, batch=False, no_copy=True)
+    pipe = p()
+    (held,) = pipe.run()  # epoch 0, batch 0: views of the source's arrays
+    epochs(pipe, 2)  # the rest of epoch 0 (the old C pipeline stays while held lives), epoch 1
+    gc.collect()
+    assert refs[(0, 1)]() is not None
+    assert [np.asarray(held.at(i)).tolist() for i in range(2)] == [[0], [1, 1]]
+    del held
+    pipe.close()
+    del pipe  # (the first C pipeline, whose batch was held, goes with the Pipeline object)
+    gc.collect()
+    assert [k for k, r in refs.items() if r() is not None] == []

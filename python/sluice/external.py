@@ -9,7 +9,12 @@ The library asks a source for every sample's shape in order on the pipeline's CP
 has it written into the batch on the pool's workers; here the first question of a batch calls the
 Python source, and the answers come from what it returned. An exception in the source fails the
 batch; ``Pipeline.run()`` raises SourceError with the original as its cause (StopIteration: the
-source is exhausted, run() raises StopIteration and ``reset()`` starts it again)."""
+source is exhausted, run() raises StopIteration and ``reset()`` starts it again).
+
+With ``parallel=True`` the first question of a batch takes it from the pipeline's worker
+processes (sluice._pool), the next batches sent to them ahead. With ``no_copy=True`` the library
+also asks for each sample's memory (view) and points the batch at the arrays, which are kept
+until it says (release) that the batch is done with them."""
 
 import collections
 import ctypes

@@ -60,6 +60,16 @@ typedef struct sl_source {
      * sources of the pipeline must give as many (one without `count` gives max), and a
      * pipeline with a reader only full batches; either is an error naming the sources. */
     sl_status (*count)(void *user, int64_t iteration, int max, int *n, sl_err *err);
+    /* Optional (NULL: every sample is filled). The sample's bytes in the source's own memory
+     * (dense, C order, as shape described), for the batch to point at instead of a copy; *data
+     * NULL to have it filled after all. It is asked in the CPU stage, after every sample's shape;
+     * when it gives memory for every sample of an output, that output is those views, else the
+     * output is filled. What it gave for a batch must stay valid and unchanged until release. */
+    sl_status (*view)(void *user, const sl_source_info *info, const void **data, sl_err *err);
+    /* With view: batch `iteration` no longer reads the source's memory (its slot went to a later
+     * batch, which the consumer's release of it allows, or the pipeline was freed). Called once
+     * per batch that asked view. */
+    void (*release)(void *user, int64_t iteration);
 } sl_source;
 
 /* One batch through a registered function (fn.python_function): every sample's inputs, and the

@@ -7,7 +7,10 @@
  * that changes within an output, or differs from the op's `dtype` / `ndim`, is an error naming
  * the sample and batch, as is any error the source returns (its message kept). A source with a
  * `count` says how many samples each batch has (DALI's variable batch size): the executor asks
- * (src_count) before the batch's first op runs, and every op then works on that many. */
+ * (src_count) before the batch's first op runs, and every op then works on that many. A source
+ * with a `view` (DALI's no_copy) may give its own memory instead: an output whose every sample it
+ * gives is those views, not filled, and the source hears (release) when the batch no longer reads
+ * them: when the batch's slot is set up for a later batch (the consumer released it) or freed. */
 #include "operator/op.h"
 
 #include "core/alloc.h"
@@ -40,8 +43,23 @@ typedef struct src_state {
     int dtype, ndim;                   /* what every sample must have; -1: anything */
     char (*layout)[SL_LAYOUT_MAX + 1]; /* per output */
     int batch_size;
-    int64_t *shapes; /* setup's scratch: batch x SL_MAX_DIMS */
+    int64_t *shapes;             /* setup's scratch: batch x SL_MAX_DIMS */
+    bool viewed[SL_MAX_OUTPUTS]; /* this batch's output o is the source's views (not filled) */
 } src_state;
+
+/* A batch slot's memory of the source's views (io->batch_state): released when the slot is set up
+ * again or freed. */
+typedef struct src_batch {
+    sl_source src;
+    int64_t iteration;
+    bool held;
+} src_batch;
+
+static void src_batch_free(void *batch_state) {
+    src_batch *sb = batch_state;
+    if (sb && sb->held) sb->src.release(sb->src.user, sb->iteration);
+    free(sb);
+}
 
 static int src_num_outputs(const sl__args *a) {
     int64_t n = sl__args_given(a, "num_outputs") ? sl__args_int(a, "num_outputs") : 1;
@@ -131,8 +149,49 @@ static sl_status src_fail(const src_state *s, const sl__op_io *io, int i, int o,
                       (long long)(io->sample_base / s->batch_size), i, out, msg);
 }
 
+/* Output o as the source's views of its samples (sizes set by sl_tlist_reset's caller), if the
+ * source gives one for every sample; *all false (nothing changed) when it does not. */
+static sl_status try_views(src_state *s, sl__op_io *io, int o, int nd, bool *all, sl_err *err) {
+    *all = false;
+    const void **ptr = sl__malloc((size_t)(io->batch ? io->batch : 1) * sizeof *ptr, err);
+    if (!ptr) return SL_ENOMEM;
+    bool every = true;
+    for (int i = 0; i < io->batch && every; i++) {
+        sl_source_info f = info_of(s, io, i, o);
+        sl_err e;
+        e.status = SL_OK;
+        e.msg[0] = '\0';
+        ptr[i] = NULL;
+        sl_status st = s->src.view(s->src.user, &f, &ptr[i], &e);
+        if (st != SL_OK) {
+            free(ptr);
+            return src_fail(s, io, i, o, st, e.msg, err);
+        }
+        every = ptr[i] != NULL;
+    }
+    if (every) {
+        for (int i = 0; i < io->batch; i++)
+            sl_tlist_set_external(io->out[o], i, (void *)ptr[i], s->shapes + (size_t)i * nd);
+        *all = true;
+    }
+    free(ptr);
+    return SL_OK;
+}
+
 static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
     src_state *s = state;
+    if (s->src.view && s->src.release) { /* the slot's last batch is done with: say so */
+        src_batch *sb = *io->batch_state;
+        if (!sb) {
+            sb = sl__calloc(1, sizeof *sb, err);
+            if (!sb) return SL_ENOMEM;
+            sb->src = s->src;
+            *io->batch_state = sb;
+        }
+        if (sb->held) sb->src.release(sb->src.user, sb->iteration);
+        sb->iteration = io->sample_base / s->batch_size;
+        sb->held = true;
+    }
     for (int o = 0; o < s->nout; o++) {
         /* an empty batch (a source's count of 0) has the op's dtype and ndim where given */
         sl_dtype dt0 = s->dtype >= 0 ? (sl_dtype)s->dtype : SL_DTYPE_U8;
@@ -176,7 +235,9 @@ static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
                     (size_t)nd0 * sizeof *s->shapes);
         sl_tlist *out = io->out[o];
         SL_TRY(sl_tlist_reset(out, io->batch, dt0, nd0, sl_cpu(), err));
-        SL_TRY(sl_tlist_alloc(out, s->shapes, err));
+        s->viewed[o] = false;
+        if (s->src.view && s->src.release) SL_TRY(try_views(s, io, o, nd0, &s->viewed[o], err));
+        if (!s->viewed[o]) SL_TRY(sl_tlist_alloc(out, s->shapes, err));
         memcpy(out->layout, s->layout[o], sizeof out->layout);
     }
     return SL_OK;
@@ -208,6 +269,7 @@ static sl_status src_run(void *state, sl__op_io *io, int i, int worker, sl_err *
     (void)worker;
     src_state *s = state;
     for (int o = 0; o < s->nout; o++) {
+        if (s->viewed[o]) continue;
         sl_source_info f = info_of(s, io, i, o);
         sl_err e;
         e.status = SL_OK;
@@ -233,4 +295,5 @@ const sl__op_def sl__external_source_op = {
     .run_cpu = src_run,
     .count = src_count,
     .destroy = src_destroy,
+    .free_batch_state = src_batch_free,
 };

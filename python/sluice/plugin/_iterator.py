@@ -324,6 +324,9 @@ class SlIterator(Owner):
             # a Python source ended the epoch: the pipelines start again from scratch
             self.close()
             consumed(self._sources())  # the sources start again from their beginning
+            for src in self._sources():
+                if hasattr(src, "next_epoch"):
+                    src.next_epoch()  # (their SampleInfo and BatchInfo say the next epoch)
             self._graphs = {}
             self._resume = None
             self._cfg.resume_bytes = None

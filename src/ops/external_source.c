@@ -43,8 +43,8 @@ typedef struct src_state {
     int dtype, ndim;                   /* what every sample must have; -1: anything */
     char (*layout)[SL_LAYOUT_MAX + 1]; /* per output */
     int batch_size;
-    int64_t *shapes;             /* setup's scratch: batch x SL_MAX_DIMS */
-    bool viewed[SL_MAX_OUTPUTS]; /* this batch's output o is the source's views (not filled) */
+    int64_t *shapes; /* setup's scratch: batch x SL_MAX_DIMS */
+    bool *viewed;    /* per output: this batch's is the source's views (not filled) */
 } src_state;
 
 /* A batch slot's memory of the source's views (io->batch_state): released when the slot is set up
@@ -70,6 +70,7 @@ static void src_destroy(void *state) {
     src_state *s = state;
     if (s) free(s->shapes);
     if (s) free(s->layout);
+    if (s) free(s->viewed);
     free(s);
 }
 
@@ -86,7 +87,8 @@ static sl_status src_create(const sl__args *a, const sl__op_init *init, void **o
     if (s->nout < 1)
         st = sl_err_set(err, SL_EINVAL, "%s: num_outputs %lld (at least 1)", s->name,
                         (long long)sl__args_int(a, "num_outputs"));
-    else if (!(s->layout = sl__calloc((size_t)s->nout, sizeof *s->layout, err)))
+    else if (!(s->layout = sl__calloc((size_t)s->nout, sizeof *s->layout, err)) ||
+             !(s->viewed = sl__calloc((size_t)s->nout, sizeof *s->viewed, err)))
         st = SL_ENOMEM;
     else if (s->ndim < -1 || s->ndim > SL_MAX_DIMS)
         st = sl_err_set(err, SL_EINVAL, "%s: ndim %d (0..%d)", s->name, s->ndim, SL_MAX_DIMS);

@@ -314,8 +314,8 @@ def test_no_copy_points_at_the_source_arrays_and_keeps_them():
         # slots are reused, so at most a ring's worth stay
         if no_copy:
             assert {0, 1, 2} <= set(alive) and len(alive) <= 3 * 6
-        else:
-            assert alive == []
+        else:  # copied: none of the 7 batches taken (samples 0..20); one made ahead may be
+            assert all(k >= 21 for k in alive), alive
         del out, x
         for _ in range(6):
             pipe.run()

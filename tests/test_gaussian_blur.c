@@ -161,6 +161,7 @@ int main(void) {
     CHECK_FAILS(run(&h, none, &u, NULL, &o, &e), SL_EINVAL, &e, "give sigma");
     const char *even[] = {"window_size=4", NULL};
     CHECK_FAILS(run(&h, even, &u, NULL, &o, &e), SL_EINVAL, &e, "odd");
+    oph_destroy(&h); /* refused per sample, in setup: the op was made */
     const char *neg[] = {"sigma=-1.0", NULL};
     CHECK_FAILS(run(&h, neg, &u, NULL, &o, &e), SL_EINVAL, &e, "sigma -1 of axis 0 is negative");
     CHECK_MSG(strstr(e.msg, "sample 0") != NULL, "%s", e.msg);

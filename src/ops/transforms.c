@@ -436,8 +436,9 @@ static const sl__arg_schema ct_args[] = {
      SL_ARGF_PER_SAMPLE, NULL},
     {"T", SL_ARG_FLOATS, "None", "the translation (one value: the same for every coordinate)",
      SL_ARGF_PER_SAMPLE, NULL},
-    {"MT", SL_ARG_FLOATS, "None", "matrix and translation together, [M | T]", SL_ARGF_PER_SAMPLE,
-     NULL},
+    {"MT", SL_ARG_FLOATS, "None",
+     "matrix and translation together, [M | T] (one value: that value as M, no T)",
+     SL_ARGF_PER_SAMPLE, NULL},
     {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
@@ -542,7 +543,9 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
         for (int k = 0; k < 3 && st == SL_OK; k++) st = ct_values(s, io, k, i, &v[k], &n[k], err);
         int rows = (int)d;
         if (st == SL_OK) {
-            if (n[2] >= 0) {
+            if (n[2] == 1) {
+                rows = (int)d; /* DALI: a scalar MT is that scalar as M, with no T */
+            } else if (n[2] >= 0) {
                 if (d + 1 < 1 || n[2] % (d + 1))
                     st = SL_EINVAL;
                 else
@@ -571,7 +574,9 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
         for (int r = 0; st == SL_OK && r < rows; r++)
             for (int64_t c = 0; c <= d; c++) {
                 double x;
-                if (n[2] >= 0)
+                if (n[2] == 1)
+                    x = c < d && r == c ? v[2][0] : 0;
+                else if (n[2] >= 0)
                     x = v[2][r * (d + 1) + c];
                 else if (c < d)
                     x = n[0] < 0 ? (r == c) : n[0] == 1 ? (r == c) * v[0][0] : v[0][r * d + c];
@@ -588,6 +593,7 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
     if (st == SL_OK) st = sl_tlist_reset(out, io->batch, s->dtype, in->ndim, sl_cpu(), err);
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     free(shapes);
+    if (st == SL_OK) memcpy(out->layout, in->layout, sizeof out->layout); /* kept, as DALI */
     return st;
 }
 

@@ -321,11 +321,25 @@ class PySource:
             return got
         try:
             got = self._make(info, bs)
+            self._check_wants(got, "batch %d" % it)
         except BaseException as e:  # noqa: B902 -- raised again below, and on a replay
             self._record(it, e)
             raise
         self._record(it, got)
         return got
+
+    def _check_wants(self, cols, what):
+        """Each output's samples against its entry of a dtype / ndim list."""
+        for k, (col, (dtype, ndim)) in enumerate(zip(cols, getattr(self, "_want", ()))):
+            for i, smp in enumerate(col):
+                if dtype is not None and smp.dtype != dtype:
+                    raise errors.InvalidArgumentError("%s sample %d%s: %s, but dtype[%d] is %s"
+                                                      % (what, i, self._out(k), smp.dtype.name,
+                                                         k, dtype.name))
+                if ndim is not None and len(smp.shape) != ndim:
+                    raise errors.InvalidArgumentError("%s sample %d%s: %d dimensions, but "
+                                                      "ndim[%d] is %d" % (what, i, self._out(k),
+                                                                          len(smp.shape), k, ndim))
 
     def _record(self, it, got):
         with self._lock:  # (consumed() runs on the consumer's thread meanwhile)
@@ -580,6 +594,27 @@ _ES_ARGS = ("source", "num_outputs", "batch", "batch_info", "cycle", "dtype", "n
             "cuda_stream", "use_copy_kernel", "repeat_last")
 
 
+def _per_output_wants(where, nout, dtype, ndim):
+    """Per output, the (dtype, ndim) a list form of those arguments asks for (None: unchecked
+    here; a single value is the library's to check)."""
+    want = [[None, None] for _ in range(nout)]
+    for j, (arg, v) in enumerate((("dtype", dtype), ("ndim", ndim))):
+        if not isinstance(v, (list, tuple)):
+            continue
+        if len(v) != nout:
+            raise errors.InvalidArgumentError("%s: %s has %d entries for %d outputs"
+                                              % (where, arg, len(v), nout))
+        for k, x in enumerate(v):
+            if j == 0 and x is not None and not isinstance(x, _types.DALIDataType):
+                raise errors.ArgumentTypeError("%s: dtype[%d] = %r (a DALIDataType)"
+                                               % (where, k, x))
+            if j == 1 and x is not None and not (isinstance(x, int) and 0 <= x <= _c.MAX_DIMS):
+                raise errors.ArgumentTypeError("%s: ndim[%d] = %r (0 to %d)"
+                                               % (where, k, x, _c.MAX_DIMS))
+            want[k][j] = x
+    return want
+
+
 def external_source_call(schema):
     from .fn import _call  # the generic op call, once the per-op argument check is done here
 
@@ -637,9 +672,11 @@ def external_source_call(schema):
         kw = {"source": src.name, "batch": bool(batch)}
         if num_outputs is not None:
             kw["num_outputs"] = nout
-        if dtype is not None:
+        # a list gives each output its own dtype / ndim (as DALI's); checked here, per output
+        src._want = _per_output_wants(where, nout, dtype, ndim)
+        if dtype is not None and not isinstance(dtype, (list, tuple)):
             kw["dtype"] = dtype
-        if ndim is not None:
+        if ndim is not None and not isinstance(ndim, (list, tuple)):
             kw["ndim"] = ndim
         if layout is not None:
             kw["layout"] = layout

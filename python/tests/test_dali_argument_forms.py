@@ -249,3 +249,18 @@ def test_numpy_arrays_in_expressions_and_lists_as_inputs():
 def test_experimental_exec_dynamic_is_taken():
     (out,) = run(lambda: source([np.int32(4)]), batch_size=1, experimental_exec_dynamic=True)
     assert out.at(0) == 4
+
+
+def test_external_source_dtype_and_ndim_per_output():
+    def src():
+        return [np.zeros((2, 2), np.uint8)] * 2, [np.ones(3, np.int32)] * 2
+
+    a, b = run(lambda: fn.external_source(src, num_outputs=2,
+                                          dtype=[types.UINT8, types.INT32], ndim=[2, 1]))
+    assert a.at(0).dtype == np.uint8 and b.at(1).tolist() == [1, 1, 1]
+    with pytest.raises(sluice.Error, match=r"output 1: INT32, but dtype\[1\] is FLOAT"):
+        run(lambda: fn.external_source(src, num_outputs=2, dtype=[types.UINT8, types.FLOAT]))
+    with pytest.raises(sluice.Error, match=r"output 0: 2 dimensions, but ndim\[0\] is 3"):
+        run(lambda: fn.external_source(src, num_outputs=2, ndim=[3, 1]))
+    with pytest.raises(sluice.InvalidArgumentError, match="dtype has 1 entries for 2 outputs"):
+        run(lambda: fn.external_source(src, num_outputs=2, dtype=[types.UINT8]))

@@ -205,3 +205,24 @@ def test_paste_one_fill_value_for_every_channel():
         assert one.at(i).shape == (8, 12, 3)
         np.testing.assert_array_equal(one.at(i), three.at(i))
         assert (one.at(i)[0, 0] == 7).all()
+
+
+# ---- the same forms in pipeline text ---------------------------------------------------------
+
+def test_tensor_arguments_in_pipeline_text(tmp_path):
+    text = tmp_path / "p.py"
+    text.write_text(
+        "import nvidia.dali.fn as fn\n"
+        "import nvidia.dali.types as types\n"
+        "def pipe(path):\n"
+        "    jpegs, labels = fn.readers.caffe2(path=path)\n"
+        "    images = fn.decoders.image(jpegs, output_type=types.GRAY)\n"
+        "    padded = fn.pad(images, axes=(0, 1), shape=fn.constant(idata=[30, 31]))\n"
+        "    flat = fn.reshape(images, shape=fn.constant(idata=[-1]), layout='X')\n"
+        "    return padded, flat, fn.reshape(images, layout='ABC')\n")
+    from conftest import LMDB
+    dump = tmp_path / "dump"
+    run_tool("run", str(text), "--arg", "path=%s" % LMDB, "--devices", "cpu",
+             "--batch-size", "2", "--steps", "1", "--dump", str(dump))
+    shapes = sorted({np.load(f).shape for f in dump.rglob("*.npy")})
+    assert shapes == sorted({(2, 28, 28, 1), (2, 30, 31, 1), (2, 784)}), shapes

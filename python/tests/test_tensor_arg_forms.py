@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Argument forms of DALI's operator tests: tensor argument inputs (an op output, types.Constant,
-one value per sample) where a list is taken -- reshape's shape and rel_shape, pad's axes, shape
-and align --, reshape with only a layout and to a scalar, normalize's mean and stddev as tensors
-of the statistics' shape, and paste's one-value fill_value. Checked against numpy."""
+one value per sample) where a literal is taken -- reshape's shape and rel_shape, pad's axes
+(negative ones too), shape, align and fill_value --, reshape with only a layout and to a scalar,
+normalize's mean and stddev as tensors of the statistics' shape, and paste's one-value
+fill_value. Checked against numpy."""
 
 import numpy as np
 import pytest
@@ -226,3 +227,19 @@ def test_tensor_arguments_in_pipeline_text(tmp_path):
              "--batch-size", "2", "--steps", "1", "--dump", str(dump))
     shapes = sorted({np.load(f).shape for f in dump.rglob("*.npy")})
     assert shapes == sorted({(2, 28, 28, 1), (2, 30, 31, 1), (2, 784)}), shapes
+
+
+def test_pad_negative_axes_and_per_sample_fill_value():
+    (out,) = run(lambda: fn.pad(source([A, B]), axes=source([np.int32([-1]), np.int32([-2, 1])]),
+                                fill_value=source([np.float32(5), np.float32(-3)])))
+    want0 = np.full((4, 6), 5, np.float32)
+    want0[:, :5] = A
+    want1 = np.full((4, 6), -3, np.float32)
+    want1[:3] = B
+    np.testing.assert_array_equal(out.at(0), want0)
+    np.testing.assert_array_equal(out.at(1), want1)
+
+
+def test_pad_axis_out_of_range_names_the_sample():
+    with pytest.raises(Exception, match=r"sample 0: axis -3 out of range: \[-2, 1\] for a 2-d"):
+        run(lambda: fn.pad(source([A, B]), axes=source([np.int32([-3])] * 2)))

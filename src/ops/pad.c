@@ -6,7 +6,8 @@
  * axis, or one per axis). Any type and rank; the fill value is stored in the input's type with
  * DALI's ConvertSat rules. Each element is copied as bytes or filled (ops/pad.h, shared with the
  * CUDA run). Pad to the batch's largest extent is what turns images of mixed sizes into a dense
- * batch for the iterator. */
+ * batch for the iterator. axes (negative ones count from the end), shape, align and fill_value may
+ * be per sample (DALI's tensor arguments), read per sample in setup through operator/argin.h. */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
 #include "operator/gpu_args.h"
@@ -33,7 +34,8 @@ static const sl__arg_schema pad_args[] = {
      SL_ARGF_PER_SAMPLE, NULL},
     {"align", SL_ARG_INTS, "[]", "round the padded extents up to a multiple: one or per axis",
      SL_ARGF_PER_SAMPLE, NULL},
-    {"fill_value", SL_ARG_FLOAT, "0.0", "the value of the added elements", 0, NULL},
+    {"fill_value", SL_ARG_FLOAT, "0.0", "the value of the added elements", SL_ARGF_PER_SAMPLE,
+     NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -73,9 +75,9 @@ static sl_status check_values(const sl__op_io *io, int i, const int64_t *axes, i
                               const int64_t *shape, int nshape, const int64_t *align, int nalign,
                               sl_err *err) {
     char dims[32];
-    snprintf(dims, sizeof dims, "0 to %d", SL_MAX_DIMS - 1);
-    for (int k = 0; k < naxes; k++)
-        if (axes[k] < 0 || axes[k] >= SL_MAX_DIMS)
+    snprintf(dims, sizeof dims, "-%d to %d", SL_MAX_DIMS, SL_MAX_DIMS - 1);
+    for (int k = 0; k < naxes && !io; k++) /* (a sample's: against its rank, sample_plan) */
+        if (axes[k] < -SL_MAX_DIMS || axes[k] >= SL_MAX_DIMS)
             return bad_value(io, i, "axis", axes[k], dims, err);
     for (int k = 0; k < nshape; k++)
         if (shape[k] == 0 || shape[k] < -1 || shape[k] > ((int64_t)1 << 40))
@@ -110,7 +112,7 @@ static sl_status pad_create(const sl__args *a, const sl__op_init *init, void **o
         else
             snprintf(s->axis_names, sizeof s->axis_names, "%s", names);
     }
-    s->fill = sl__args_float(a, "fill_value");
+    if (sl__args_node(a, "fill_value") < 0) s->fill = sl__args_float(a, "fill_value");
     if (st != SL_OK) {
         pad_destroy(s);
         return st;
@@ -141,10 +143,11 @@ static sl_status sample_plan(const pad_state *s, const sl__op_io *io, int i, int
         }
     } else if (naxes) {
         for (int k = 0; k < naxes; k++) {
-            if (axes[k] >= nd)
-                return sl__op_fail(err, SL_EINVAL, io, i, NAME, "axis %lld, the input has %d",
-                                   (long long)axes[k], nd);
-            ax[(*na)++] = (int)axes[k];
+            if (axes[k] < -nd || axes[k] >= nd) /* negative: from the end, as DALI */
+                return sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                                   "axis %lld out of range: [%d, %d] for a %d-d input",
+                                   (long long)axes[k], -nd, nd - 1, nd);
+            ax[(*na)++] = (int)(axes[k] < 0 ? axes[k] + nd : axes[k]);
         }
     } else {
         for (int d = 0; d < nd; d++) ax[(*na)++] = d;
@@ -175,8 +178,6 @@ static sl_status pad_setup(void *state, sl__op_io *io, sl_err *err) {
     for (int i = 0; i < io->batch; i++)
         for (int d = 0; d < nd; d++)
             if (sl_tlist_shape(in, i)[d] > most[d]) most[d] = sl_tlist_shape(in, i)[d];
-    unsigned char fill[8] = {0};
-    sl__dtype_conv_store(fill, in->dtype, 0, s->fill);
     int64_t *shapes = sl__malloc(
         (size_t)(io->batch ? io->batch : 1) * (size_t)(nd ? nd : 1) * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
@@ -191,7 +192,18 @@ static sl_status pad_setup(void *state, sl__op_io *io, sl_err *err) {
             return st;
         }
         p->nd = nd, p->es = (int)es;
-        memcpy(p->fill, fill, sizeof fill);
+        double fill = s->fill;
+        int nfill = 1;
+        if (st == SL_OK && sl__args_node(s->a, "fill_value") >= 0)
+            st = sl__args_sample_floats(s->a, io, NAME, "fill_value", i, &fill, 1, &nfill, err);
+        if (st == SL_OK && nfill != 1)
+            st = sl__op_fail(err, SL_EINVAL, io, i, NAME, "fill_value has %d values (one)", nfill);
+        if (st != SL_OK) {
+            free(shapes);
+            return st;
+        }
+        memset(p->fill, 0, sizeof p->fill);
+        sl__dtype_conv_store(p->fill, in->dtype, 0, fill);
         for (int d = 0; d < nd; d++) p->in[d] = p->out[d] = sh[d];
         for (int k = 0; k < na; k++) {
             int d = ax[k];

@@ -2,7 +2,8 @@
 """Small writers of BMP and PNM files from numpy arrays, written from the formats' specifications
 for the decoder tests (independent of the library's readers): BMP with the 12-byte core header or
 the 40-byte info header, 1/4/8-bit palettes, 16-bit 5-5-5, 24-bit, 32-bit with bit-field masks,
-bottom-up or top-down; PNM P1-P6 with comments and maxval up to 65535."""
+bottom-up or top-down; PNM P1-P6 with comments and maxval up to 65535; baseline uncompressed
+TIFF (gray, gray+alpha, RGB, RGBA, palette; either byte order; several strips)."""
 
 import struct
 
@@ -63,3 +64,53 @@ def pnm(img, kind, maxval=255, comment=True):
         return head.encode() + b"".join(np.packbits(img[y].astype(np.uint8)).tobytes()
                                         for y in range(h))
     return head.encode() + flat.astype(">u2" if maxval > 255 else np.uint8).tobytes()
+
+
+def tiff(img, big_endian=False, photometric=None, palette=None, rows_per_strip=2, extra=None):
+    """A baseline uncompressed TIFF, 8 bits a sample, chunky: img (H, W) or (H, W, S). photometric
+    (default: 1 black-is-zero for one or two samples, 2 RGB for more), palette (256, 3) uint8 for
+    photometric 3, extra: the ExtraSamples value (2: unassociated alpha) of the last sample."""
+    e = ">" if big_endian else "<"
+    h, w = img.shape[:2]
+    spp = 1 if img.ndim == 2 else img.shape[2]
+    if photometric is None:
+        photometric = 1 if spp <= 2 else 2
+    strips = [img[y:y + rows_per_strip].tobytes() for y in range(0, h, rows_per_strip)]
+    blob = bytearray(b"MM\0*" if big_endian else b"II*\0") + b"\0\0\0\0"
+    offsets = []
+    for s in strips:
+        offsets.append(len(blob))
+        blob += s
+    entries = []  # (tag, type, values): SHORT 3, LONG 4
+
+    def add(tag, typ, values):
+        entries.append((tag, typ, list(values)))
+    add(256, 4, [w])
+    add(257, 4, [h])
+    add(258, 3, [8] * spp)
+    add(259, 3, [1])
+    add(262, 3, [photometric])
+    add(273, 4, offsets)
+    add(277, 3, [spp])
+    add(278, 4, [rows_per_strip])
+    add(279, 4, [len(s) for s in strips])
+    add(284, 3, [1])
+    if palette is not None:  # 16-bit entries: all reds, then greens, then blues
+        add(320, 3, [int(v) * 257 for c in range(3) for v in palette[:, c]])
+    if extra is not None:
+        add(338, 3, [extra])
+    ifd_at = len(blob) + len(blob) % 2
+    blob += b"\0" * (ifd_at - len(blob))
+    after = ifd_at + 2 + 12 * len(entries) + 4
+    ifd, outside = bytearray(struct.pack(e + "H", len(entries))), bytearray()
+    for tag, typ, values in sorted(entries):
+        raw = struct.pack(e + ("H" if typ == 3 else "I") * len(values), *values)
+        if len(raw) <= 4:
+            field = raw + b"\0" * (4 - len(raw))
+        else:
+            field = struct.pack(e + "I", after + len(outside))
+            outside += raw
+        ifd += struct.pack(e + "HHI", tag, typ, len(values)) + field
+    ifd += b"\0\0\0\0"
+    blob[4:8] = struct.pack(e + "I", ifd_at)
+    return bytes(blob + ifd + outside)

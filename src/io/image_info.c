@@ -156,9 +156,15 @@ static sl_status peek_png(const uint8_t *d, size_t n, bool orient, sl__decode_im
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_TIFF
+#define TIFF_TOO ", PNM and TIFF"
+#else
+#define TIFF_TOO " and PNM"
+#endif
+
 /* the name of an image format DALI reads and sluice does not, from its magic bytes; else NULL */
 static const char *other_format(const uint8_t *d, size_t n) {
-    if (n >= 4 && (!memcmp(d, "II*\0", 4) || !memcmp(d, "MM\0*", 4))) return "TIFF";
+    if (sl__tiff_magic(d, n)) return "TIFF"; /* (a build without libtiff) */
     if ((n >= 12 && !memcmp(d, "\0\0\0\x0cjP  \r\n\x87\n", 12)) ||
         (n >= 4 && !memcmp(d, "\xff\x4f\xff\x51", 4)))
         return "JPEG 2000";
@@ -188,11 +194,16 @@ sl_status sl__decode_image_peek(const uint8_t *d, size_t n, sl__img_type type, b
     } else if (sl__pnm_magic(d, n)) {
         info->format = SL__IMG_PNM;
         st = sl__pnm_peek(d, n, info, why, why_size);
+#ifdef SLUICE_HAVE_TIFF
+    } else if (sl__tiff_magic(d, n)) {
+        info->format = SL__IMG_TIFF;
+        st = sl__tiff_peek(d, n, info, why, why_size);
+#endif
     } else {
         const char *known = other_format(d, n);
         if (known)
-            snprintf(why, why_size,
-                     "%s images are not supported (sluice decodes JPEG, PNG, BMP and PNM)", known);
+            snprintf(why, why_size, "%s images are not supported (sluice decodes JPEG, PNG, BMP%s)",
+                     known, TIFF_TOO);
         else
             snprintf(why, why_size,
                      "not a JPEG, PNG, BMP or PNM image (first bytes %02x %02x %02x %02x, %zu "

@@ -28,10 +28,10 @@ typedef enum sl__img_type {
     SL__IMG_ANY = 4
 } sl__img_type;
 
-enum { SL__IMG_JPEG = 1, SL__IMG_PNG = 2, SL__IMG_BMP = 3, SL__IMG_PNM = 4 };
+enum { SL__IMG_JPEG = 1, SL__IMG_PNG = 2, SL__IMG_BMP = 3, SL__IMG_PNM = 4, SL__IMG_TIFF = 5 };
 
 typedef struct sl__decode_image_info {
-    int format;      /* SL__IMG_JPEG, SL__IMG_PNG, SL__IMG_BMP, SL__IMG_PNM */
+    int format;      /* SL__IMG_JPEG, SL__IMG_PNG, SL__IMG_BMP, SL__IMG_PNM, SL__IMG_TIFF */
     int64_t h, w;    /* stored extents */
     int comps;       /* channels in the file (JPEG components; PNG: 1 gray, 2 GA, 3 RGB, 4 RGBA; BMP
                         and PNM: io/image_raw.h) */

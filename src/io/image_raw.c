@@ -307,8 +307,15 @@ static sl_status pnm_decode(const uint8_t *d, size_t n, const sl__decode_image_i
     return SL_OK;
 }
 
+bool sl__tiff_magic(const uint8_t *d, size_t n) {
+    return n >= 4 && (!memcmp(d, "II*\0", 4) || !memcmp(d, "MM\0*", 4));
+}
+
 sl_status sl__raw_image_decode(const uint8_t *d, size_t n, const sl__decode_image_info *info,
                                uint8_t *out, char *why, size_t why_size) {
+#ifdef SLUICE_HAVE_TIFF
+    if (info->format == SL__IMG_TIFF) return sl__tiff_decode(d, n, info, out, why, why_size);
+#endif
     if (info->format == SL__IMG_BMP) return bmp_decode(d, n, info, out, why, why_size);
     if (info->format == SL__IMG_PNM) return pnm_decode(d, n, info, out, why, why_size);
     FAIL("not a BMP or PNM image");

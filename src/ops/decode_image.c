@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* decoders.image: JPEG, PNG, BMP and PNM to HWC uint8, with DALI's output_type (RGB, BGR, GRAY =
+/* decoders.image: JPEG, PNG, BMP, PNM, TIFF to HWC uint8, with DALI's output_type (RGB, BGR, GRAY =
  * the JPEG luma plane, YCbCr BT.601, ANY_DATA) and EXIF orientation; the format comes from the
  * magic bytes. setup peeks at the headers (io/image_info.h, no decoder needed) to learn every
  * output shape, or takes them from the decoded-image cache (decode_image_cache.c), then plans the
@@ -197,7 +197,8 @@ static sl_status decode_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 const sl__op_def sl__decode_image_op = {
     .name = "decoders.image",
     .aliases = "image_decoder",
-    .doc = "Decodes JPEG, PNG, BMP and PNM images to HWC uint8 (format from the magic bytes).",
+    .doc = "Decodes JPEG, PNG, BMP, PNM and (with libtiff) TIFF images to HWC uint8 (format from "
+           "the magic bytes).",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = decode_args,

@@ -368,7 +368,8 @@ done:
     return st;
 }
 
-/* BMP and PNM (io/image_raw.c): the file's channels (1 gray, 3 RGB, 4 RGBA) into scratch, then
+/* BMP, PNM and TIFF (io/image_raw.h): the file's channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA)
+ * into scratch, then
  * to the output type's channels */
 static sl_status decode_raw(sl__decode_image_worker *w, const uint8_t *data, size_t size,
                             const sl__decode_image_info *info, sl__img_type type,
@@ -387,7 +388,7 @@ static sl_status decode_raw(sl__decode_image_worker *w, const uint8_t *data, siz
     if (st != SL_OK) return st;
     const uint8_t *img = buf;
     if (convert) { /* gray (from 3) or RGB (from 0: alpha dropped) to the type's channels */
-        convert_row(buf, fc, fc == 1 ? 3 : 0, buf + px * (size_t)fc, (int64_t)px, type, c);
+        convert_row(buf, fc, fc <= 2 ? 3 : 0, buf + px * (size_t)fc, (int64_t)px, type, c);
         img = buf + px * (size_t)fc;
     }
     orient_copy(img, info->h, info->w, c, info->orientation, roi, out);
@@ -402,7 +403,7 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
     if (!roi) roi = &whole;
     if (info->format == SL__IMG_JPEG)
         return decode_jpeg(w, data, size, info, type, roi, fast_idct, out, why, why_size);
-    if (info->format == SL__IMG_BMP || info->format == SL__IMG_PNM)
+    if (info->format == SL__IMG_BMP || info->format == SL__IMG_PNM || info->format == SL__IMG_TIFF)
         return decode_raw(w, data, size, info, type, roi, out, why, why_size);
     return decode_png(w, data, size, info, type, roi, out, why, why_size);
 }

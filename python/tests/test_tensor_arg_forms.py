@@ -2,8 +2,8 @@
 """Argument forms of DALI's operator tests: tensor argument inputs (an op output, types.Constant,
 one value per sample) where a literal is taken -- reshape's shape and rel_shape, pad's axes
 (negative ones too), shape, align and fill_value --, reshape with only a layout and to a scalar,
-normalize's mean and stddev as tensors of the statistics' shape, and paste's one-value
-fill_value. Checked against numpy."""
+normalize's mean and stddev as tensors of the statistics' shape, paste's one-value fill_value, and
+paths as os.PathLike. Checked against numpy."""
 
 import numpy as np
 import pytest
@@ -243,3 +243,20 @@ def test_pad_negative_axes_and_per_sample_fill_value():
 def test_pad_axis_out_of_range_names_the_sample():
     with pytest.raises(Exception, match=r"sample 0: axis -3 out of range: \[-2, 1\] for a 2-d"):
         run(lambda: fn.pad(source([A, B]), axes=source([np.int32([-3])] * 2)))
+
+
+# ---- paths as os.PathLike --------------------------------------------------------------------
+
+def test_path_arguments_take_os_pathlike(tmp_path):
+    import pathlib
+    for k in range(2):
+        (tmp_path / ("f%d.bin" % k)).write_bytes(bytes([k + 1] * (k + 2)))
+    (tmp_path / "list.txt").write_text("f0.bin 0\nf1.bin 1\n")
+    (a, la) = run(lambda: fn.readers.file(file_root=tmp_path,
+                                          file_list=pathlib.Path(tmp_path) / "list.txt"))
+    (b, lb) = run(lambda: fn.readers.file(files=[tmp_path / "f0.bin", tmp_path / "f1.bin"]))
+    for i in range(2):
+        np.testing.assert_array_equal(a.at(i), np.full(i + 2, i + 1, np.uint8))
+        np.testing.assert_array_equal(b.at(i), a.at(i))
+    with pytest.raises(Exception, match="takes str"):
+        run(lambda: fn.readers.file(file_root=3))

@@ -202,8 +202,14 @@ static sl_status pad_setup(void *state, sl__op_io *io, sl_err *err) {
             free(shapes);
             return st;
         }
-        memset(p->fill, 0, sizeof p->fill);
-        sl__dtype_conv_store(p->fill, in->dtype, 0, fill);
+        union { /* stored aligned, then copied: p->fill is bytes at any offset */
+            unsigned char b[8];
+            int64_t i;
+            double d;
+        } f;
+        memset(&f, 0, sizeof f);
+        sl__dtype_conv_store(f.b, in->dtype, 0, fill);
+        memcpy(p->fill, f.b, sizeof p->fill);
         for (int d = 0; d < nd; d++) p->in[d] = p->out[d] = sh[d];
         for (int k = 0; k < na; k++) {
             int d = ax[k];

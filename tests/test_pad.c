@@ -6,6 +6,8 @@
  * - HWC images of mixed sizes with axis_names "HW": every sample the batch's largest H and W, the
  *   channels untouched, the original pixels in the top-left corner and fill_value elsewhere
  *   (float32 and int64, whose elements are copied as bytes);
+ * - shape and align as per-sample argument inputs (each sample its own: as DALI's tensor
+ *   arguments), and a sample's bad value named by its record key;
  * - errors: a shape with another number of values than padded axes, an axis name not in the
  *   layout, align 0. */
 #include "check.h"
@@ -21,6 +23,16 @@ static void list1d(sl_tlist *l, int n, const int64_t *len) {
     CHECK_OK(sl_tlist_alloc(l, len, &e), &e);
     for (int i = 0; i < n; i++)
         for (int64_t k = 0; k < len[i]; k++) ((int32_t *)l->data[i])[k] = 10 * i + (int32_t)k + 1;
+}
+
+/* a per-sample int32 argument: sample i has the n[i] values v[...] (in order) */
+static void per_sample(sl_tlist *l, int count, const int64_t *n, const int32_t *v) {
+    sl_err e;
+    memset(l, 0, sizeof *l);
+    CHECK_OK(sl_tlist_reset(l, count, SL_DTYPE_I32, 1, sl_cpu(), &e), &e);
+    CHECK_OK(sl_tlist_alloc(l, n, &e), &e);
+    for (int i = 0, at = 0; i < count; i++)
+        for (int64_t k = 0; k < n[i]; k++) ((int32_t *)l->data[i])[k] = v[at++];
 }
 
 static sl_status run(oph *h, const char *const *argv, sl_tlist *in, const sl_tlist **out,
@@ -122,6 +134,30 @@ int main(void) {
         oph_destroy(&h);
         sl_tlist_free(&img);
     }
+
+    /* per sample: sample 0 to at least 7, 1 to the batch's largest (-1), 2 aligned to 4 */
+    sl_tlist ps, pa;
+    int64_t one[3] = {1, 1, 1};
+    int32_t shv[3] = {7, -1, 1}, alv[3] = {1, 1, 4};
+    per_sample(&ps, 3, one, shv);
+    per_sample(&pa, 3, one, alv);
+    const char *p6[] = {"fill_value=-1", "shape=@0", "align=@1", NULL};
+    CHECK_OK(oph_create(&h, "pad", p6, 2, 3, 1, &e), &e);
+    sl_tlist *ins[1] = {&a}, *args[2] = {&ps, &pa};
+    CHECK_OK(oph_run(&h, 3, ins, 1, args, 2, NULL, 0, &e), &e);
+    int64_t w6[3] = {7, 5, 4};
+    check1d(&h.out[0], &a, w6, -1, "per-sample shape and align");
+    oph_destroy(&h);
+    int32_t badv[3] = {1, 1, 0};
+    sl_tlist_free(&pa);
+    per_sample(&pa, 3, one, badv);
+    const char *keys[3] = {"r0", "r1", "r2"};
+    CHECK_OK(oph_create(&h, "pad", p6, 2, 3, 1, &e), &e);
+    CHECK_FAILS(oph_run(&h, 3, ins, 1, args, 2, keys, 0, &e), SL_EINVAL, &e,
+                "pad: record r2: align 0 (1 to 2^40)");
+    oph_destroy(&h);
+    sl_tlist_free(&ps);
+    sl_tlist_free(&pa);
 
     const char *e1[] = {"shape=[3, 3]", NULL};
     CHECK_FAILS(run(&h, e1, &a, &o, &e), SL_EINVAL, &e, "2 values for 1 padded axes");

@@ -41,11 +41,9 @@ int main(void) {
     /* SLUICE_HAVE_X is defined as 1 where the build has X: stringified, "1"; else its own name */
     static const struct {
         const char *name, *have;
-    } backs[] = {{"CUDA", STR(SLUICE_HAVE_CUDA)},
-                 {"nvJPEG", STR(SLUICE_HAVE_NVJPEG)},
-                 {"NCCL", STR(SLUICE_HAVE_NCCL)},
-                 {"MPI", STR(SLUICE_HAVE_MPI)},
-                 {"libsndfile", STR(SLUICE_HAVE_SNDFILE)}};
+    } backs[] = {{"CUDA", STR(SLUICE_HAVE_CUDA)},          {"nvJPEG", STR(SLUICE_HAVE_NVJPEG)},
+                 {"NCCL", STR(SLUICE_HAVE_NCCL)},          {"MPI", STR(SLUICE_HAVE_MPI)},
+                 {"libsndfile", STR(SLUICE_HAVE_SNDFILE)}, {"libtiff", STR(SLUICE_HAVE_TIFF)}};
     for (size_t i = 0; i < sizeof backs / sizeof backs[0]; i++)
         CHECK_MSG(side(info, backs[i].name) == !strcmp(backs[i].have, "1"), "%s (have: %s): '%s'",
                   backs[i].name, backs[i].have, info);

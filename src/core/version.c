@@ -34,6 +34,9 @@
 #ifdef SLUICE_HAVE_SNDFILE
 #include <sndfile.h>
 #endif
+#ifdef SLUICE_HAVE_TIFF
+#include <tiffvers.h>
+#endif
 
 #define SL__STR_(x) #x
 #define SL__STR(x)  SL__STR_(x)
@@ -77,6 +80,14 @@ static const part parts[] = {
     {"libsndfile", "", 0, 0},
 #else
     {"libsndfile", NULL, 0, 0},
+#endif
+#ifdef SLUICE_HAVE_TIFF
+    {"libtiff",
+     SL__STR(TIFFLIB_MAJOR_VERSION) "." SL__STR(TIFFLIB_MINOR_VERSION) "." SL__STR(
+         TIFFLIB_MICRO_VERSION),
+     0, 0},
+#else
+    {"libtiff", NULL, 0, 0},
 #endif
 #if defined(SLUICE_HAVE_MPI) && defined(OMPI_MAJOR_VERSION)
     {"MPI",

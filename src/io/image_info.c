@@ -4,6 +4,7 @@
  * the EXIF orientation) and a PNG's chunks up to its first IDAT (IHDR, tRNS, eXIf), without a
  * decoder. The extents are checked against the size limits before anything is sized from them. */
 #include "io/image_info.h"
+#include "io/image_raw.h"
 
 #include "core/size.h"
 
@@ -155,6 +156,23 @@ static sl_status peek_png(const uint8_t *d, size_t n, bool orient, sl__decode_im
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_TIFF
+#define TIFF_TOO ", PNM and TIFF"
+#else
+#define TIFF_TOO " and PNM"
+#endif
+
+/* the name of an image format DALI reads and sluice does not, from its magic bytes; else NULL */
+static const char *other_format(const uint8_t *d, size_t n) {
+    if (sl__tiff_magic(d, n)) return "TIFF"; /* (a build without libtiff) */
+    if ((n >= 12 && !memcmp(d, "\0\0\0\x0cjP  \r\n\x87\n", 12)) ||
+        (n >= 4 && !memcmp(d, "\xff\x4f\xff\x51", 4)))
+        return "JPEG 2000";
+    if (n >= 12 && !memcmp(d, "RIFF", 4) && !memcmp(d + 8, "WEBP", 4)) return "WebP";
+    if (n >= 4 && !memcmp(d, "GIF8", 4)) return "GIF";
+    return NULL;
+}
+
 sl_status sl__decode_image_peek(const uint8_t *d, size_t n, sl__img_type type, bool orient,
                                 int64_t max_pixels, sl__decode_image_info *info, char *why,
                                 size_t why_size) {
@@ -170,9 +188,27 @@ sl_status sl__decode_image_peek(const uint8_t *d, size_t n, sl__img_type type, b
     } else if (n >= 8 && !memcmp(d, "\x89PNG\r\n\x1a\n", 8)) {
         info->format = SL__IMG_PNG;
         st = peek_png(d, n, orient, info, why, why_size);
+    } else if (sl__bmp_magic(d, n)) {
+        info->format = SL__IMG_BMP;
+        st = sl__bmp_peek(d, n, info, why, why_size);
+    } else if (sl__pnm_magic(d, n)) {
+        info->format = SL__IMG_PNM;
+        st = sl__pnm_peek(d, n, info, why, why_size);
+#ifdef SLUICE_HAVE_TIFF
+    } else if (sl__tiff_magic(d, n)) {
+        info->format = SL__IMG_TIFF;
+        st = sl__tiff_peek(d, n, info, why, why_size);
+#endif
     } else {
-        snprintf(why, why_size, "not a JPEG or PNG (first bytes %02x %02x %02x %02x, %zu bytes)",
-                 d[0], n > 1 ? d[1] : 0, n > 2 ? d[2] : 0, n > 3 ? d[3] : 0, n);
+        const char *known = other_format(d, n);
+        if (known)
+            snprintf(why, why_size, "%s images are not supported (sluice decodes JPEG, PNG, BMP%s)",
+                     known, TIFF_TOO);
+        else
+            snprintf(why, why_size,
+                     "not a JPEG, PNG, BMP or PNM image (first bytes %02x %02x %02x %02x, %zu "
+                     "bytes)",
+                     d[0], n > 1 ? d[1] : 0, n > 2 ? d[2] : 0, n > 3 ? d[3] : 0, n);
         return SL_EFORMAT;
     }
     if (st != SL_OK) return st;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Image header facts without a decoder: a JPEG's or PNG's format (from the magic bytes), extents,
+/* Image header facts without a decoder: a JPEG's, PNG's, BMP's or PNM's format (from the magic
+ * bytes), extents,
  * channels, EXIF orientation and, for JPEG, the sampling factors, frame process, libjpeg's guess of
  * the colour space and whether the stream is complete. A small marker and chunk scanner, pure
  * parsing of bytes: the image decoders (ops/decode_image.h) run it in setup to size every output
@@ -27,12 +28,13 @@ typedef enum sl__img_type {
     SL__IMG_ANY = 4
 } sl__img_type;
 
-enum { SL__IMG_JPEG = 1, SL__IMG_PNG = 2 };
+enum { SL__IMG_JPEG = 1, SL__IMG_PNG = 2, SL__IMG_BMP = 3, SL__IMG_PNM = 4, SL__IMG_TIFF = 5 };
 
 typedef struct sl__decode_image_info {
-    int format;      /* SL__IMG_JPEG, SL__IMG_PNG */
+    int format;      /* SL__IMG_JPEG, SL__IMG_PNG, SL__IMG_BMP, SL__IMG_PNM, SL__IMG_TIFF */
     int64_t h, w;    /* stored extents */
-    int comps;       /* channels in the file (JPEG components; PNG: 1 gray, 2 GA, 3 RGB, 4 RGBA) */
+    int comps;       /* channels in the file (JPEG components; PNG: 1 gray, 2 GA, 3 RGB, 4 RGBA; BMP
+                        and PNM: io/image_raw.h) */
     int orientation; /* EXIF orientation 1..8 (1 when not adjusting) */
     int64_t out_h, out_w; /* extents after orientation */
     int c;                /* output channels */

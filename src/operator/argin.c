@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Per-sample argument inputs: converts sample i of an argument input list to doubles. */
+/* Per-sample argument inputs: converts sample i of an argument input list to doubles, and reads a
+ * list argument's values for one sample whether it was given as a literal or as an op output. */
 #include "operator/argin.h"
 
 #include "operator/dtype_conv.h"
 
+#include "core/log.h"
+
+#include <math.h>
 #include <string.h>
 
 int sl__argin_values(const sl__op_io *io, int node, int i, double *out, int max) {
@@ -14,4 +18,52 @@ int sl__argin_values(const sl__op_io *io, int node, int i, double *out, int max)
     for (int64_t k = 0; k < n && k < max; k++)
         out[k] = sl__dtype_conv_load(l->data[i], l->dtype, k);
     return (int)n;
+}
+
+/* sample i's values of argument name as doubles (whole numbers when whole) */
+static sl_status sample_values(const sl__args *a, const sl__op_io *io, const char *opname,
+                               const char *name, int i, bool whole, double *out, int max, int *n,
+                               sl_err *err) {
+    *n = 0;
+    int node = sl__args_node(a, name);
+    int got;
+    if (node >= 0) {
+        got = sl__argin_values(io, node, i, out, max);
+        if (got < 0)
+            return sl__op_fail(err, SL_EINVAL, io, i, opname,
+                               "argument %s: the per-sample input is not on the CPU", name);
+    } else if (whole) {
+        const int64_t *v;
+        got = sl__args_ints(a, name, &v);
+        for (int k = 0; k < got && k < max; k++) out[k] = (double)v[k];
+    } else {
+        const double *v;
+        got = sl__args_floats(a, name, &v);
+        for (int k = 0; k < got && k < max; k++) out[k] = v[k];
+    }
+    if (got > max)
+        return sl__op_fail(err, SL_EINVAL, io, i, opname, "argument %s has %d values (at most %d)",
+                           name, got, max);
+    for (int k = 0; k < got && whole; k++)
+        if (!(out[k] == floor(out[k]) && fabs(out[k]) < 0x1p62))
+            return sl__op_fail(err, SL_EINVAL, io, i, opname,
+                               "argument %s: value %d is %g, not a whole number", name, k, out[k]);
+    *n = got;
+    return SL_OK;
+}
+
+sl_status sl__args_sample_ints(const sl__args *a, const sl__op_io *io, const char *opname,
+                               const char *name, int i, int64_t *out, int max, int *n,
+                               sl_err *err) {
+    double v[SL_MAX_DIMS * 4];
+    if (max > (int)(sizeof v / sizeof *v)) max = (int)(sizeof v / sizeof *v);
+    SL_TRY(sample_values(a, io, opname, name, i, true, v, max, n, err));
+    for (int k = 0; k < *n; k++) out[k] = (int64_t)v[k];
+    return SL_OK;
+}
+
+sl_status sl__args_sample_floats(const sl__args *a, const sl__op_io *io, const char *opname,
+                                 const char *name, int i, double *out, int max, int *n,
+                                 sl_err *err) {
+    return sample_values(a, io, opname, name, i, false, out, max, n, err);
 }

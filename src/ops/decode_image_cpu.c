@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The image decoders' CPU decoder (decode_image_cpu.h): JPEG through libjpeg-turbo's libjpeg API
- * (baseline, progressive, gray, 4:2:0, 4:4:4, CMYK/YCCK), whole or a window of it, and PNG through
- * libspng, to HWC uint8 in DALI's output types (RGB, BGR, GRAY = the JPEG luma plane, YCbCr BT.601,
- * ANY_DATA) and the EXIF orientation, with the pixel conversions and the orientation done here. A
- * worker, created once per pool thread, keeps its decompressor and scratch across images.
- * libjpeg's error_exit longjmps back here, so bad data is an SL_EFORMAT with the reason, never an
- * exit. */
+ * (baseline, progressive, gray, 4:2:0, 4:4:4, CMYK/YCCK), whole or a window of it, PNG through
+ * libspng, and BMP and PNM through io/image_raw.c, to HWC uint8 in DALI's output types (RGB, BGR,
+ * GRAY = the JPEG luma plane, YCbCr BT.601, ANY_DATA) and the EXIF orientation, with the pixel
+ * conversions and the orientation done here. A worker, created once per pool thread, keeps its
+ * decompressor and scratch across images. libjpeg's error_exit longjmps back here, so bad data is
+ * an SL_EFORMAT with the reason, never an exit. */
 #include "ops/decode_image_cpu.h"
+
+#include "io/image_raw.h"
 
 #include "core/alloc.h"
 #include "core/size.h"
@@ -366,6 +368,33 @@ done:
     return st;
 }
 
+/* BMP, PNM and TIFF (io/image_raw.h): the file's channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA)
+ * into scratch, then
+ * to the output type's channels */
+static sl_status decode_raw(sl__decode_image_worker *w, const uint8_t *data, size_t size,
+                            const sl__decode_image_info *info, sl__img_type type,
+                            const sl__decode_image_roi *roi, uint8_t *out, char *why,
+                            size_t why_size) {
+    int fc = info->comps, c = info->c;
+    size_t px = (size_t)info->w * (size_t)info->h; /* the peek bounded px * 4 */
+    bool convert = type != SL__IMG_ANY && !(type == SL__IMG_GRAY && fc == 1);
+    uint8_t *buf = scratch(w, px * (size_t)fc + (convert ? px * (size_t)c : 0));
+    if (!buf) {
+        snprintf(why, why_size, "out of memory for a %lldx%lld image", (long long)info->w,
+                 (long long)info->h);
+        return SL_ENOMEM;
+    }
+    sl_status st = sl__raw_image_decode(data, size, info, buf, why, why_size);
+    if (st != SL_OK) return st;
+    const uint8_t *img = buf;
+    if (convert) { /* gray (from 3) or RGB (from 0: alpha dropped) to the type's channels */
+        convert_row(buf, fc, fc <= 2 ? 3 : 0, buf + px * (size_t)fc, (int64_t)px, type, c);
+        img = buf + px * (size_t)fc;
+    }
+    orient_copy(img, info->h, info->w, c, info->orientation, roi, out);
+    return SL_OK;
+}
+
 sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, size_t size,
                                const sl__decode_image_info *info, sl__img_type type,
                                const sl__decode_image_roi *roi, bool fast_idct, uint8_t *out,
@@ -374,5 +403,7 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
     if (!roi) roi = &whole;
     if (info->format == SL__IMG_JPEG)
         return decode_jpeg(w, data, size, info, type, roi, fast_idct, out, why, why_size);
+    if (info->format == SL__IMG_BMP || info->format == SL__IMG_PNM || info->format == SL__IMG_TIFF)
+        return decode_raw(w, data, size, info, type, roi, out, why, why_size);
     return decode_png(w, data, size, info, type, roi, out, why, why_size);
 }

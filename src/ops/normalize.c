@@ -2,7 +2,9 @@
 /* normalize: DALI's fn.normalize, out = scale * (in - mean) / stddev + shift. The mean and the
  * standard deviation are computed over the reduced axes (`axes`, or `axis_names` from the layout;
  * by default every axis), one value per position in the other axes -- per sample, or across the
- * whole batch with batch=True -- unless `mean` / `stddev` give them (scalars, possibly per sample).
+ * whole batch with batch=True -- unless `mean` / `stddev` give them (scalars, or per sample: one
+ * value, or a tensor of the statistics' shape, the input's with the reduced extents 1, where an
+ * extent 1 is broadcast; on the GPU one value per sample).
  * The variance is sum((x - mean)^2) / (N - ddof) plus epsilon; a zero variance gives an inverse of
  * zero, so a constant region maps to `shift` (as DALI); N <= ddof with epsilon 0 does too. A given
  * stddev is used as 1 / stddev, or 1 / sqrt(stddev^2 + epsilon) when epsilon is set. Sums are
@@ -184,39 +186,100 @@ static double given_inv(const nz_state *s, double sd) {
     return s->eps ? s->scale / sqrt(sd * sd + s->eps) : s->scale / sd;
 }
 
-/* The given mean and stddev for sample i (its per-sample values, or the scalars): stddev must be
- * positive, a per-sample value one per sample. */
+#ifdef SLUICE_HAVE_CUDA
+/* The given mean and stddev for sample i as one value each (the scalars, or its per-sample
+ * values of one element): what the CUDA run takes; stddev must be positive. */
 static sl_status given(const nz_state *s, const sl__op_io *io, int i, double *m, double *sd,
                        sl_err *err) {
     *m = s->mean, *sd = s->std;
     if ((s->node_mean >= 0 && sl__argin_values(io, s->node_mean, i, m, 1) != 1) ||
         (s->node_std >= 0 && sl__argin_values(io, s->node_std, i, sd, 1) != 1))
-        return sl__op_fail(err, SL_EINVAL, io, i, "normalize",
-                           "mean and stddev must be one value per sample");
+        return sl__op_fail(err, SL_ENOTSUP, io, i, "normalize",
+                           "on the GPU, a per-sample mean or stddev is one value per sample "
+                           "(tensors of the statistics' shape run on the CPU)");
     if (s->has_std && !(*sd > 0))
         return sl__op_fail(err, SL_EINVAL, io, i, "normalize", "stddev %g is not positive", *sd);
     return SL_OK;
 }
+#endif
+
+/* The given mean or stddev (what) for sample i, statistics-shaped (ps: the input's shape with
+ * the reduced extents 1; np values): the scalar, or the sample's per-sample tensor of one value
+ * or of the input's rank with each extent that of ps or 1 (broadcast), as DALI takes it --
+ * fn.reductions.mean(x, axes=..., keep_dims=True) gives one. */
+static sl_status given_param(const sl__op_io *io, int i, int node, double scalar, const char *what,
+                             int nd, const int64_t *ps, int64_t np, double *out, sl_err *err) {
+    if (node < 0) {
+        for (int64_t p = 0; p < np; p++) out[p] = scalar;
+        return SL_OK;
+    }
+    double one;
+    int n = sl__argin_values(io, node, i, &one, 1);
+    if (n == 1) {
+        for (int64_t p = 0; p < np; p++) out[p] = one;
+        return SL_OK;
+    }
+    const sl_tlist *l = io->arg_in[node];
+    const int64_t *ms = sl_tlist_shape(l, i);
+    bool fits = n >= 0 && l->ndim == nd;
+    int64_t mstride[SL_MAX_DIMS], m = 1;
+    for (int d = nd - 1; d >= 0 && fits; d--) {
+        fits = ms[d] == ps[d] || ms[d] == 1;
+        mstride[d] = ms[d] == 1 ? 0 : m;
+        m *= ms[d];
+    }
+    if (!fits) {
+        char want[96] = "", got[96] = "";
+        for (int d = 0; d < nd; d++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", d ? ", " : "",
+                     (long long)ps[d]);
+        for (int d = 0; n >= 0 && d < l->ndim; d++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", d ? ", " : "",
+                     (long long)ms[d]);
+        return sl__op_fail(err, SL_EINVAL, io, i, "normalize",
+                           "%s has shape (%s); it must be one value or of shape (%s), the input's "
+                           "with the reduced axes 1 (an extent 1 is broadcast)",
+                           what, got, want);
+    }
+    int64_t idx[SL_MAX_DIMS] = {0}, at = 0;
+    for (int64_t p = 0; p < np; p++) { /* the statistics in C order, the tensor's offset at */
+        out[p] = sl__dtype_conv_load(l->data[i], l->dtype, at);
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++idx[d] < ps[d]) {
+                at += mstride[d];
+                break;
+            }
+            at -= mstride[d] * (ps[d] - 1);
+            idx[d] = 0;
+        }
+    }
+    return SL_OK;
+}
 
 /* mean and inverse stddev (param-shaped, np values) for the elements that sample(s) [i0, i1)
- * hold: computed, or the given scalars (sample i0's per-sample value) */
+ * hold: computed, or given (sample i0's per-sample values) */
 static sl_status stats(nz_state *s, const sl__op_io *io, int i0, int i1, const int64_t *ps,
                        int64_t np, double *mean, double *inv, sl_err *err) {
     const sl_tlist *in = io->in[0];
+    int nd = in->ndim;
     int64_t n = 0;                          /* elements per statistic */
     for (int i = i0; i < i1 && np > 0; i++) /* (np 0: a kept extent of 0, nothing to do) */
         n += (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype)) / np;
-    double m, sd;
-    SL_TRY(given(s, io, i0, &m, &sd, err));
     for (int64_t p = 0; p < np; p++) mean[p] = 0, inv[p] = 0;
     if (s->has_mean)
-        for (int64_t p = 0; p < np; p++) mean[p] = m;
+        SL_TRY(given_param(io, i0, s->node_mean, s->mean, "mean", nd, ps, np, mean, err));
     else {
         for (int i = i0; i < i1; i++) add_sums(s, in, i, ps, mean);
         for (int64_t p = 0; p < np; p++) mean[p] = n ? mean[p] / (double)n : 0;
     }
     if (s->has_std) {
-        for (int64_t p = 0; p < np; p++) inv[p] = given_inv(s, sd);
+        SL_TRY(given_param(io, i0, s->node_std, s->std, "stddev", nd, ps, np, inv, err));
+        for (int64_t p = 0; p < np; p++) {
+            if (!(inv[p] > 0))
+                return sl__op_fail(err, SL_EINVAL, io, i0, "normalize", "stddev %g is not positive",
+                                   inv[p]);
+            inv[p] = given_inv(s, inv[p]);
+        }
         return SL_OK;
     }
     for (int i = i0; i < i1; i++) add_squares(s, in, i, ps, mean, inv);

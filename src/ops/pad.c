@@ -6,7 +6,9 @@
  * axis, or one per axis). Any type and rank; the fill value is stored in the input's type with
  * DALI's ConvertSat rules. Each element is copied as bytes or filled (ops/pad.h, shared with the
  * CUDA run). Pad to the batch's largest extent is what turns images of mixed sizes into a dense
- * batch for the iterator. */
+ * batch for the iterator. axes (negative ones count from the end), shape, align and fill_value may
+ * be per sample (DALI's tensor arguments), read per sample in setup through operator/argin.h. */
+#include "operator/argin.h"
 #include "operator/dtype_conv.h"
 #include "operator/gpu_args.h"
 #include "operator/op.h"
@@ -24,26 +26,27 @@
 #endif
 
 static const sl__arg_schema pad_args[] = {
-    {"axes", SL_ARG_INTS, "[]", "the padded axes (default: all); exclusive with axis_names", 0,
-     NULL},
+    {"axes", SL_ARG_INTS, "[]", "the padded axes (default: all); exclusive with axis_names",
+     SL_ARGF_PER_SAMPLE, NULL},
     {"axis_names", SL_ARG_STR, "\"\"", "the padded axes by layout letter (\"HW\")", 0, NULL},
     {"shape", SL_ARG_INTS, "[]",
-     "per padded axis, the least extent (-1: the batch's largest; larger samples keep theirs)", 0,
+     "per padded axis, the least extent (-1: the batch's largest; larger samples keep theirs)",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"align", SL_ARG_INTS, "[]", "round the padded extents up to a multiple: one or per axis",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"fill_value", SL_ARG_FLOAT, "0.0", "the value of the added elements", SL_ARGF_PER_SAMPLE,
      NULL},
-    {"align", SL_ARG_INTS, "[]", "round the padded extents up to a multiple: one or per axis", 0,
-     NULL},
-    {"fill_value", SL_ARG_FLOAT, "0.0", "the value of the added elements", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 static const char *const NAME = "pad";
 
 typedef struct pad_state {
+    const sl__args *a; /* axes, shape and align may be per sample: read in setup */
     int naxes;
     int axes[SL_MAX_DIMS];
     char axis_names[SL_MAX_DIMS + 1];
-    int nshape, nalign;
-    int64_t shape[SL_MAX_DIMS], align[SL_MAX_DIMS];
+    int nshape, nalign; /* the literals' counts (0 where per sample) */
     double fill;
     sl__pad *p; /* per sample (setup) */
     int cap;
@@ -59,52 +62,102 @@ static void pad_destroy(void *state) {
     free(s);
 }
 
+/* value v of argument what is out of its range: an error about sample i (io NULL: the literal) */
+static sl_status bad_value(const sl__op_io *io, int i, const char *what, int64_t v,
+                           const char *range, sl_err *err) {
+    if (!io) return sl_err_set(err, SL_EINVAL, "%s: %s %lld (%s)", NAME, what, (long long)v, range);
+    return sl__op_fail(err, SL_EINVAL, io, i, NAME, "%s %lld (%s)", what, (long long)v, range);
+}
+
+/* Checks one sample's axes, shape and align, as sl__args_sample_ints reads them (io NULL: the
+ * literals, at create). */
+static sl_status check_values(const sl__op_io *io, int i, const int64_t *axes, int naxes,
+                              const int64_t *shape, int nshape, const int64_t *align, int nalign,
+                              sl_err *err) {
+    char dims[32];
+    snprintf(dims, sizeof dims, "-%d to %d", SL_MAX_DIMS, SL_MAX_DIMS - 1);
+    for (int k = 0; k < naxes && !io; k++) /* (a sample's: against its rank, sample_plan) */
+        if (axes[k] < -SL_MAX_DIMS || axes[k] >= SL_MAX_DIMS)
+            return bad_value(io, i, "axis", axes[k], dims, err);
+    for (int k = 0; k < nshape; k++)
+        if (shape[k] == 0 || shape[k] < -1 || shape[k] > ((int64_t)1 << 40))
+            return bad_value(io, i, "shape value", shape[k], "1 to 2^40, or -1", err);
+    for (int k = 0; k < nalign; k++)
+        if (align[k] < 1 || align[k] > ((int64_t)1 << 40))
+            return bad_value(io, i, "align", align[k], "1 to 2^40", err);
+    return SL_OK;
+}
+
 static sl_status pad_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
     (void)init;
     pad_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
+    s->a = a;
     sl_status st = SL_OK;
-    const int64_t *v;
-    s->naxes = sl__args_ints(a, "axes", &v);
-    if (s->naxes > SL_MAX_DIMS)
-        st = sl_err_set(err, SL_EINVAL, "%s: %d axes (at most %d)", NAME, s->naxes, SL_MAX_DIMS);
-    for (int k = 0; k < s->naxes && st == SL_OK; k++) {
-        if (v[k] < 0 || v[k] >= SL_MAX_DIMS)
-            st = sl_err_set(err, SL_EINVAL, "%s: axis %lld", NAME, (long long)v[k]);
-        s->axes[k] = (int)v[k];
-    }
+    const int64_t *ax = NULL, *sh = NULL, *al = NULL;
+    bool node_axes = sl__args_node(a, "axes") >= 0;
+    s->naxes = node_axes ? 0 : sl__args_ints(a, "axes", &ax);
+    s->nshape = sl__args_node(a, "shape") >= 0 ? 0 : sl__args_ints(a, "shape", &sh);
+    s->nalign = sl__args_node(a, "align") >= 0 ? 0 : sl__args_ints(a, "align", &al);
+    if (s->naxes > SL_MAX_DIMS || s->nshape > SL_MAX_DIMS || s->nalign > SL_MAX_DIMS)
+        st = sl_err_set(err, SL_EINVAL, "%s: axes, shape and align have at most %d values", NAME,
+                        SL_MAX_DIMS);
+    if (st == SL_OK) st = check_values(NULL, -1, ax, s->naxes, sh, s->nshape, al, s->nalign, err);
     const char *names = sl__args_str(a, "axis_names");
     if (st == SL_OK && names && names[0]) {
-        if (s->naxes)
+        if (s->naxes || node_axes)
             st = sl_err_set(err, SL_EINVAL, "%s: give axes or axis_names, not both", NAME);
         else if (strlen(names) > SL_MAX_DIMS)
             st = sl_err_set(err, SL_EINVAL, "%s: axis_names \"%s\" is too long", NAME, names);
         else
             snprintf(s->axis_names, sizeof s->axis_names, "%s", names);
     }
-    s->nshape = sl__args_ints(a, "shape", &v);
-    if (st == SL_OK && s->nshape > SL_MAX_DIMS)
-        st = sl_err_set(err, SL_EINVAL, "%s: shape has %d values", NAME, s->nshape);
-    for (int k = 0; k < s->nshape && st == SL_OK; k++) {
-        if (v[k] == 0 || v[k] < -1 || v[k] > ((int64_t)1 << 40))
-            st = sl_err_set(err, SL_EINVAL, "%s: shape value %lld (1 to 2^40, or -1)", NAME,
-                            (long long)v[k]);
-        s->shape[k] = v[k];
-    }
-    s->nalign = sl__args_ints(a, "align", &v);
-    if (st == SL_OK && s->nalign > SL_MAX_DIMS)
-        st = sl_err_set(err, SL_EINVAL, "%s: align has %d values", NAME, s->nalign);
-    for (int k = 0; k < s->nalign && st == SL_OK; k++) {
-        if (v[k] < 1 || v[k] > ((int64_t)1 << 40))
-            st = sl_err_set(err, SL_EINVAL, "%s: align %lld (1 to 2^40)", NAME, (long long)v[k]);
-        s->align[k] = v[k];
-    }
-    s->fill = sl__args_float(a, "fill_value");
+    if (sl__args_node(a, "fill_value") < 0) s->fill = sl__args_float(a, "fill_value");
     if (st != SL_OK) {
         pad_destroy(s);
         return st;
     }
     *out = s;
+    return SL_OK;
+}
+
+/* Sample i's padded axes (ax, *na), least extents and alignments (literal or per sample). */
+static sl_status sample_plan(const pad_state *s, const sl__op_io *io, int i, int *ax, int *na,
+                             int64_t *shape, int *nshape, int64_t *align, int *nalign,
+                             sl_err *err) {
+    const sl_tlist *in = io->in[0];
+    int nd = in->ndim, naxes;
+    int64_t axes[SL_MAX_DIMS];
+    SL_TRY(sl__args_sample_ints(s->a, io, NAME, "axes", i, axes, SL_MAX_DIMS, &naxes, err));
+    SL_TRY(sl__args_sample_ints(s->a, io, NAME, "shape", i, shape, SL_MAX_DIMS, nshape, err));
+    SL_TRY(sl__args_sample_ints(s->a, io, NAME, "align", i, align, SL_MAX_DIMS, nalign, err));
+    SL_TRY(check_values(io, i, axes, naxes, shape, *nshape, align, *nalign, err));
+    *na = 0;
+    if (s->axis_names[0]) {
+        for (const char *c = s->axis_names; *c; c++) {
+            const char *at = strchr(in->layout, *c);
+            if (!at)
+                return sl_err_set(err, SL_EINVAL, "%s: axis '%c' is not in the layout \"%s\"", NAME,
+                                  *c, in->layout);
+            ax[(*na)++] = (int)(at - in->layout);
+        }
+    } else if (naxes) {
+        for (int k = 0; k < naxes; k++) {
+            if (axes[k] < -nd || axes[k] >= nd) /* negative: from the end, as DALI */
+                return sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                                   "axis %lld out of range: [%d, %d] for a %d-d input",
+                                   (long long)axes[k], -nd, nd - 1, nd);
+            ax[(*na)++] = (int)(axes[k] < 0 ? axes[k] + nd : axes[k]);
+        }
+    } else {
+        for (int d = 0; d < nd; d++) ax[(*na)++] = d;
+    }
+    if (*nshape && *nshape != *na)
+        return sl__op_fail(err, SL_EINVAL, io, i, NAME, "shape has %d values for %d padded axes",
+                           *nshape, *na);
+    if (*nalign > 1 && *nalign != *na)
+        return sl__op_fail(err, SL_EINVAL, io, i, NAME, "align has %d values for %d padded axes",
+                           *nalign, *na);
     return SL_OK;
 }
 
@@ -115,32 +168,6 @@ static sl_status pad_setup(void *state, sl__op_io *io, sl_err *err) {
     size_t es = sl_dtype_size(in->dtype);
     if (es != 1 && es != 2 && es != 4 && es != 8)
         return sl_err_set(err, SL_EINVAL, "%s: %zu-byte elements", NAME, es);
-    /* the padded axes, in order */
-    int ax[SL_MAX_DIMS], na = 0;
-    if (s->axis_names[0]) {
-        for (const char *c = s->axis_names; *c; c++) {
-            const char *at = strchr(in->layout, *c);
-            if (!at)
-                return sl_err_set(err, SL_EINVAL, "%s: axis '%c' is not in the layout \"%s\"", NAME,
-                                  *c, in->layout);
-            ax[na++] = (int)(at - in->layout);
-        }
-    } else if (s->naxes) {
-        for (int k = 0; k < s->naxes; k++) {
-            if (s->axes[k] >= nd)
-                return sl_err_set(err, SL_EINVAL, "%s: axis %d, the input has %d", NAME, s->axes[k],
-                                  nd);
-            ax[na++] = s->axes[k];
-        }
-    } else {
-        for (int d = 0; d < nd; d++) ax[na++] = d;
-    }
-    if (s->nshape && s->nshape != na)
-        return sl_err_set(err, SL_EINVAL, "%s: shape has %d values for %d padded axes", NAME,
-                          s->nshape, na);
-    if (s->nalign > 1 && s->nalign != na)
-        return sl_err_set(err, SL_EINVAL, "%s: align has %d values for %d padded axes", NAME,
-                          s->nalign, na);
     if (io->batch > s->cap) {
         sl__pad *p = realloc(s->p, (size_t)io->batch * sizeof *p);
         if (!p) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", NAME);
@@ -151,22 +178,44 @@ static sl_status pad_setup(void *state, sl__op_io *io, sl_err *err) {
     for (int i = 0; i < io->batch; i++)
         for (int d = 0; d < nd; d++)
             if (sl_tlist_shape(in, i)[d] > most[d]) most[d] = sl_tlist_shape(in, i)[d];
-    unsigned char fill[8] = {0};
-    sl__dtype_conv_store(fill, in->dtype, 0, s->fill);
     int64_t *shapes = sl__malloc(
         (size_t)(io->batch ? io->batch : 1) * (size_t)(nd ? nd : 1) * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     for (int i = 0; i < io->batch; i++) {
         sl__pad *p = &s->p[i];
         const int64_t *sh = sl_tlist_shape(in, i);
+        int ax[SL_MAX_DIMS], na, nshape, nalign;
+        int64_t want_shape[SL_MAX_DIMS], align[SL_MAX_DIMS];
+        sl_status st = sample_plan(s, io, i, ax, &na, want_shape, &nshape, align, &nalign, err);
+        if (st != SL_OK) {
+            free(shapes);
+            return st;
+        }
         p->nd = nd, p->es = (int)es;
-        memcpy(p->fill, fill, sizeof fill);
+        double fill = s->fill;
+        int nfill = 1;
+        if (st == SL_OK && sl__args_node(s->a, "fill_value") >= 0)
+            st = sl__args_sample_floats(s->a, io, NAME, "fill_value", i, &fill, 1, &nfill, err);
+        if (st == SL_OK && nfill != 1)
+            st = sl__op_fail(err, SL_EINVAL, io, i, NAME, "fill_value has %d values (one)", nfill);
+        if (st != SL_OK) {
+            free(shapes);
+            return st;
+        }
+        union { /* stored aligned, then copied: p->fill is bytes at any offset */
+            unsigned char b[8];
+            int64_t i;
+            double d;
+        } f;
+        memset(&f, 0, sizeof f);
+        sl__dtype_conv_store(f.b, in->dtype, 0, fill);
+        memcpy(p->fill, f.b, sizeof p->fill);
         for (int d = 0; d < nd; d++) p->in[d] = p->out[d] = sh[d];
         for (int k = 0; k < na; k++) {
             int d = ax[k];
-            int64_t want = s->nshape && s->shape[k] > 0 ? s->shape[k] : most[d];
+            int64_t want = nshape && want_shape[k] > 0 ? want_shape[k] : most[d];
             int64_t e = sh[d] > want ? sh[d] : want;
-            int64_t al = s->nalign ? s->align[s->nalign > 1 ? k : 0] : 1;
+            int64_t al = nalign ? align[nalign > 1 ? k : 0] : 1;
             p->out[d] = (e + al - 1) / al * al;
         }
         memcpy(shapes + (size_t)i * (size_t)nd, p->out, (size_t)nd * sizeof *shapes);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* paste (DALI's fn.paste): each HWC image placed on a larger canvas filled with fill_value (one
- * value per channel; n_channels of them). The canvas is `ratio` times the image (>= 1), at least
- * min_canvas_size on each side, its extents truncated to whole pixels; the image's top-left
- * corner goes to (paste_y, paste_x) times the room left, truncated. ratio, paste_x, paste_y and
- * min_canvas_size may be per sample. Every dtype; CPU and CUDA share ops/paste.h's rule. */
+ * value per channel, n_channels of them, or one value for every channel, as DALI). The canvas is
+ * `ratio` times the image (>= 1), at least min_canvas_size on each side, its extents truncated to
+ * whole pixels; the image's top-left corner goes to (paste_y, paste_x) times the room left,
+ * truncated. ratio, paste_x, paste_y and min_canvas_size may be per sample. Every dtype; CPU and
+ * CUDA share ops/paste.h's rule. */
 #include "ops/paste.h"
 #include "operator/argin.h"
 #include "operator/gpu_args.h"
@@ -24,8 +25,8 @@ static const sl__arg_schema paste_args[] = {
     {"paste_y", SL_ARG_FLOAT, "0.5", "vertical place of the image, 0 (top) to 1 (bottom)",
      SL_ARGF_PER_SAMPLE, NULL},
     {"min_canvas_size", SL_ARG_FLOAT, "0.0", "smallest canvas side", SL_ARGF_PER_SAMPLE, NULL},
-    {"fill_value", SL_ARG_FLOATS, NULL, "the canvas colour, one value per channel",
-     SL_ARGF_REQUIRED, NULL},
+    {"fill_value", SL_ARG_FLOATS, NULL,
+     "the canvas colour: one value per channel, or one for them all", SL_ARGF_REQUIRED, NULL},
     {"n_channels", SL_ARG_INT, "3", "channels of the images", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
@@ -58,13 +59,13 @@ static sl_status paste_create(const sl__args *a, const sl__op_init *init, void *
     if (nch < 1 || nch > SL__PASTE_MAX_C)
         return sl_err_set(err, SL_EINVAL, "paste: n_channels %lld (1 to %d)", (long long)nch,
                           SL__PASTE_MAX_C);
-    if (nf != nch)
+    if (nf != nch && nf != 1)
         return sl_err_set(err, SL_EINVAL, "paste: fill_value has %d values for n_channels %lld", nf,
                           (long long)nch);
     paste_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     s->nch = (int)nch;
-    memcpy(s->fill, f, (size_t)nf * sizeof *f);
+    for (int c = 0; c < s->nch; c++) s->fill[c] = f[nf == 1 ? 0 : c]; /* one: every channel */
     for (int k = 0; k < 4; k++) {
         s->node[k] = sl__args_node(a, pn[k]);
         if (s->node[k] < 0) s->p[k] = sl__args_float(a, pn[k]);

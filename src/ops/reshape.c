@@ -9,22 +9,29 @@
  * squeeze and expand_dims (DALI's fn.squeeze, fn.expand_dims) are views too: dims of extent 1
  * removed (`axes` or `axis_names`) or inserted (`axes`, positions in the output, with
  * `new_axis_names` for the layout). */
+#include "operator/argin.h"
 #include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const sl__arg_schema reshape_args[] = {
-    {"shape", SL_ARG_INTS, "None", "output shape; one extent may be -1 (inferred)", 0, NULL},
+    {"shape", SL_ARG_INTS, "None",
+     "output shape ([] for a scalar); one extent may be -1 (inferred); may be per sample",
+     SL_ARGF_PER_SAMPLE, NULL},
     {"rel_shape", SL_ARG_FLOATS, "None",
-     "output shape relative to the input extents; one may be negative (inferred)", 0, NULL},
-    {"layout", SL_ARG_STR, "None", "output layout; default: kept if the rank is kept, else empty",
-     0, NULL},
+     "output shape relative to the input extents; one may be negative (inferred); may be per "
+     "sample",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"layout", SL_ARG_STR, "None",
+     "output layout; default: kept if the rank is kept, else empty. Alone: the shape is kept", 0,
+     NULL},
     {"src_dims", SL_ARG_INTS, "None",
      "the input dims that make the output's, in order; -1 inserts a dim of extent 1 (instead of "
      "shape and rel_shape)",
@@ -32,10 +39,13 @@ static const sl__arg_schema reshape_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
+typedef enum reshape_how { BY_SHAPE, BY_REL, BY_SRC, BY_LAYOUT } reshape_how;
+
 typedef struct reshape_state {
-    int n; /* output rank */
-    bool rel;
-    bool src; /* src_dims */
+    const sl__args *a; /* shape or rel_shape per sample: read in setup */
+    reshape_how how;
+    bool per_sample;
+    int n; /* output rank (of the literal) */
     int64_t src_dims[SL_MAX_DIMS];
     int64_t shape[SL_MAX_DIMS];
     double rel_shape[SL_MAX_DIMS];
@@ -45,88 +55,171 @@ typedef struct reshape_state {
 
 static const char *const NAME = "reshape";
 
+/* an error about sample i (io NULL: about the literal, at create) */
+static sl_status fail(const sl__op_io *io, int i, sl_err *err, const char *fmt, ...)
+    SL_PRINTF(4, 5);
+static sl_status fail(const sl__op_io *io, int i, sl_err *err, const char *fmt, ...) {
+    char what[SL_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (!io) return sl_err_set(err, SL_EINVAL, "%s: %s", NAME, what);
+    return sl__op_fail(err, SL_EINVAL, io, i, NAME, "%s", what);
+}
+
+/* Checks a shape (shape, or rel_shape when rel) of n dims: no extent 0, at most one wildcard,
+ * the known extents' product below 2^63. shape=[] is a scalar; rel_shape needs a dim. */
+static sl_status check_shape(const sl__op_io *io, int i, const int64_t *shape, const double *rel,
+                             int n, sl_err *err) {
+    int wild = 0;
+    int64_t known = 1;
+    for (int d = 0; d < n && d < SL_MAX_DIMS; d++) {
+        if (rel) {
+            wild += rel[d] < 0;
+            continue;
+        }
+        if (shape[d] == 0) return fail(io, i, err, "shape extent 0 is not allowed");
+        wild += shape[d] < 0;
+        if (shape[d] > 0 && __builtin_mul_overflow(known, shape[d], &known))
+            return fail(io, i, err,
+                        "shape: the extents up to dim %d (%lld there) multiply past 2^63 "
+                        "elements",
+                        d, (long long)shape[d]);
+    }
+    if (n < (rel ? 1 : 0) || n > SL_MAX_DIMS || wild > 1)
+        return fail(io, i, err, "%d dims with %d wildcards (%d..%d dims, at most one -1)", n, wild,
+                    rel ? 1 : 0, SL_MAX_DIMS);
+    return SL_OK;
+}
+
 static sl_status reshape_create(const sl__args *a, const sl__op_init *init, void **out,
                                 sl_err *err) {
+    (void)init;
     bool has_shape = sl__args_get(a, "shape")->kind != SL_VAL_NONE;
     bool has_rel = sl__args_get(a, "rel_shape")->kind != SL_VAL_NONE;
     bool has_src = sl__args_get(a, "src_dims")->kind != SL_VAL_NONE;
-    if (has_shape + has_rel + has_src != 1)
-        return sl_err_set(err, SL_EINVAL, "%s: give exactly one of shape, rel_shape and src_dims",
+    const char *lay = sl__args_str(a, "layout");
+    if (has_shape + has_rel + has_src > 1)
+        return sl_err_set(err, SL_EINVAL, "%s: give at most one of shape, rel_shape and src_dims", NAME);
+    if (has_shape + has_rel + has_src == 0 && !lay)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: give shape, rel_shape, src_dims or layout (alone: the data keeps "
+                          "its shape, the layout is set)",
                           NAME);
     reshape_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
-    int wild = 0;
+    s->a = a;
+    sl_status st = SL_OK;
     if (has_src) {
         const int64_t *v;
-        s->src = true;
+        s->how = BY_SRC;
         s->n = sl__args_ints(a, "src_dims", &v);
-        for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) {
-            if (v[i] < -1 || v[i] >= SL_MAX_DIMS) {
-                free(s);
-                return sl_err_set(err, SL_EINVAL, "%s: src_dims[%d] = %lld (a dim, or -1)", NAME, i,
-                                  (long long)v[i]);
-            }
+        if (s->n < 1 || s->n > SL_MAX_DIMS)
+            st = sl_err_set(err, SL_EINVAL, "%s: src_dims has %d dims (1..%d)", NAME, s->n,
+                            SL_MAX_DIMS);
+        for (int i = 0; i < s->n && i < SL_MAX_DIMS && st == SL_OK; i++) {
+            if (v[i] < -1 || v[i] >= SL_MAX_DIMS)
+                st = sl_err_set(err, SL_EINVAL, "%s: src_dims[%d] = %lld (a dim, or -1)", NAME, i,
+                                (long long)v[i]);
             s->src_dims[i] = v[i];
         }
-    } else if (has_shape) {
-        const int64_t *v;
-        s->n = sl__args_ints(a, "shape", &v);
-        for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) {
-            s->shape[i] = v[i];
-            if (v[i] == 0) {
-                free(s);
-                return sl_err_set(err, SL_EINVAL, "%s: shape extent 0 is not allowed", NAME);
-            }
-            wild += v[i] < 0;
-        }
-        int64_t known = 1;
-        for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) {
-            if (v[i] > 0 && __builtin_mul_overflow(known, v[i], &known)) {
-                free(s);
-                return sl_err_set(err, SL_EINVAL,
-                                  "%s: shape: the extents up to dim %d (%lld there) multiply past "
-                                  "2^63 elements",
-                                  NAME, i, (long long)v[i]);
-            }
+    } else if (has_shape || has_rel) {
+        s->how = has_shape ? BY_SHAPE : BY_REL;
+        s->per_sample = sl__args_node(a, has_shape ? "shape" : "rel_shape") >= 0;
+        if (!s->per_sample && has_shape) {
+            const int64_t *v;
+            s->n = sl__args_ints(a, "shape", &v);
+            for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) s->shape[i] = v[i];
+            st = check_shape(NULL, -1, v, NULL, s->n, err);
+        } else if (!s->per_sample) {
+            const double *v;
+            s->n = sl__args_floats(a, "rel_shape", &v);
+            for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) s->rel_shape[i] = v[i];
+            st = check_shape(NULL, -1, NULL, v, s->n, err);
         }
     } else {
-        const double *v;
-        s->rel = true;
-        s->n = sl__args_floats(a, "rel_shape", &v);
-        for (int i = 0; i < s->n && i < SL_MAX_DIMS; i++) {
-            s->rel_shape[i] = v[i];
-            wild += v[i] < 0;
-        }
+        s->how = BY_LAYOUT;
     }
-    if (s->n < 1 || s->n > SL_MAX_DIMS || wild > 1) {
-        int n = s->n;
-        free(s);
-        return sl_err_set(err, SL_EINVAL,
-                          "%s: %d dims with %d wildcards (1..%d dims, at most one -1)", NAME, n,
-                          wild, SL_MAX_DIMS);
-    }
-    const char *lay = sl__args_str(a, "layout");
-    if (lay) {
-        if (*lay && (int)strlen(lay) != s->n) {
-            int n = s->n;
-            free(s);
-            return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for %d dims", NAME, lay, n);
-        }
+    if (st == SL_OK && lay) {
+        if (*lay && s->how != BY_LAYOUT && !s->per_sample && (int)strlen(lay) != s->n)
+            st = sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for %d dims", NAME, lay, s->n);
+        else if (strlen(lay) > SL_LAYOUT_MAX)
+            st = sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" is too long", NAME, lay);
         s->has_layout = true;
         snprintf(s->layout, sizeof s->layout, "%s", lay);
     }
+    if (st != SL_OK) {
+        free(s);
+        return st;
+    }
     *out = s;
     return SL_OK;
+}
+
+/* Sample i's requested shape (sh; -1 = the wildcard) for n output dims, from the literal or its
+ * own per-sample value (which must have n values). */
+static sl_status requested(const reshape_state *s, const sl__op_io *io, int i, int n, int64_t *sh,
+                           sl_err *err) {
+    const sl_tlist *in = io->in[0];
+    const int64_t *ish = sl_tlist_shape(in, i);
+    int64_t shape[SL_MAX_DIMS];
+    double rel[SL_MAX_DIMS];
+    int got = n;
+    if (s->per_sample && s->how == BY_SHAPE)
+        SL_TRY(sl__args_sample_ints(s->a, io, NAME, "shape", i, shape, SL_MAX_DIMS, &got, err));
+    else if (s->per_sample)
+        SL_TRY(sl__args_sample_floats(s->a, io, NAME, "rel_shape", i, rel, SL_MAX_DIMS, &got, err));
+    else
+        memcpy(shape, s->shape, sizeof shape), memcpy(rel, s->rel_shape, sizeof rel);
+    if (got != n)
+        return fail(io, i, err, "%s has %d values, sample 0's %d (every sample has one rank)",
+                    s->how == BY_SHAPE ? "shape" : "rel_shape", got, n);
+    if (s->per_sample) SL_TRY(check_shape(io, i, shape, s->how == BY_REL ? rel : NULL, n, err));
+    if (s->how == BY_REL && n > in->ndim)
+        return fail(io, i, err, "rel_shape has %d dims, input %d", n, in->ndim);
+    for (int d = 0; d < n; d++) {
+        if (s->how == BY_LAYOUT) {
+            sh[d] = ish[d];
+        } else if (s->how == BY_SRC) {
+            if (s->src_dims[d] >= in->ndim)
+                return fail(io, i, err, "src_dims[%d] = %lld, but the input has %d dims", d,
+                            (long long)s->src_dims[d], in->ndim);
+            sh[d] = s->src_dims[d] < 0 ? 1 : ish[s->src_dims[d]];
+        } else if (s->how == BY_REL && rel[d] >= 0) {
+            double x = rel[d] * (double)ish[d];
+            if (!(x < 0x1p62))
+                return fail(io, i, err,
+                            "rel_shape[%d] = %g times the input's extent %lld is beyond any shape",
+                            d, rel[d], (long long)ish[d]);
+            sh[d] = llround(x);
+        } else {
+            sh[d] = s->how == BY_REL ? -1 : shape[d];
+        }
+    }
+    return SL_OK;
+}
+
+/* the output rank: the literal's, the input's (layout alone), or sample 0's per-sample value */
+static sl_status out_rank(const reshape_state *s, const sl__op_io *io, int *n, sl_err *err) {
+    *n = s->how == BY_LAYOUT ? io->in[0]->ndim : s->n;
+    if (!s->per_sample || io->batch == 0) return SL_OK;
+    int64_t shape[SL_MAX_DIMS];
+    double rel[SL_MAX_DIMS];
+    if (s->how == BY_SHAPE)
+        return sl__args_sample_ints(s->a, io, NAME, "shape", 0, shape, SL_MAX_DIMS, n, err);
+    return sl__args_sample_floats(s->a, io, NAME, "rel_shape", 0, rel, SL_MAX_DIMS, n, err);
 }
 
 static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
     reshape_state *s = state;
     const sl_tlist *in = io->in[0];
     sl_tlist *out = io->out[0];
-    if (s->rel && s->n > in->ndim)
-        return sl_err_set(err, SL_EINVAL, "%s: rel_shape has %d dims, input %d", NAME, s->n,
-                          in->ndim);
-    SL_TRY(sl_tlist_reset(out, io->batch, in->dtype, s->n, in->device, err));
+    int n;
+    SL_TRY(out_rank(s, io, &n, err));
+    if (s->has_layout && s->layout[0] && (int)strlen(s->layout) != n)
+        return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for %d dims", NAME, s->layout, n);
+    SL_TRY(sl_tlist_reset(out, io->batch, in->dtype, n, in->device, err));
     for (int i = 0; i < io->batch; i++) {
         const int64_t *ish = sl_tlist_shape(in, i);
         int64_t vol = 1, known = 1, sh[SL_MAX_DIMS];
@@ -134,24 +227,8 @@ static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
         for (int d = 0; d < in->ndim; d++)
             if (__builtin_mul_overflow(vol, ish[d], &vol))
                 return sl__op_fail(err, SL_EINVAL, io, i, NAME, "the input's extents overflow");
-        for (int d = 0; d < s->n; d++) {
-            if (s->src && s->src_dims[d] >= in->ndim)
-                return sl__op_fail(err, SL_EINVAL, io, i, NAME,
-                                   "src_dims[%d] = %lld, but the input has %d dims", d,
-                                   (long long)s->src_dims[d], in->ndim);
-            if (s->src) {
-                sh[d] = s->src_dims[d] < 0 ? 1 : ish[s->src_dims[d]];
-            } else if (s->rel && s->rel_shape[d] >= 0) {
-                double x = s->rel_shape[d] * (double)ish[d];
-                if (!(x < 0x1p62))
-                    return sl__op_fail(err, SL_EINVAL, io, i, NAME,
-                                       "rel_shape[%d] = %g times the input's extent %lld is "
-                                       "beyond any shape",
-                                       d, s->rel_shape[d], (long long)ish[d]);
-                sh[d] = llround(x);
-            } else {
-                sh[d] = s->rel ? -1 : s->shape[d];
-            }
+        SL_TRY(requested(s, io, i, n, sh, err));
+        for (int d = 0; d < n; d++) {
             if (sh[d] < 0)
                 wild = d;
             else if (__builtin_mul_overflow(known, sh[d], &known))
@@ -169,20 +246,20 @@ static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
             known = vol;
         }
         if (known != vol)
-            return sl__op_fail(err, SL_EINVAL, io, i, NAME,
-                               "input has %lld elements, the requested shape %lld%s",
-                               (long long)vol, (long long)known,
-                               s->src ? " (src_dims may leave out only dims of extent 1)" : "");
+            return sl__op_fail(
+                err, SL_EINVAL, io, i, NAME, "input has %lld elements, the requested shape %lld%s",
+                (long long)vol, (long long)known,
+                s->how == BY_SRC ? " (src_dims may leave out only dims of extent 1)" : "");
         sl_tlist_set_external(out, i, in->data[i], sh);
     }
     if (s->has_layout) {
         memcpy(out->layout, s->layout, sizeof out->layout);
-    } else if (s->src) { /* the letters follow their dims (none where a dim is inserted) */
+    } else if (s->how == BY_SRC) { /* the letters follow their dims (none where one is inserted) */
         bool whole = (int)strlen(in->layout) == in->ndim;
-        for (int d = 0; d < s->n && whole; d++) whole = s->src_dims[d] >= 0;
+        for (int d = 0; d < n && whole; d++) whole = s->src_dims[d] >= 0;
         memset(out->layout, 0, sizeof out->layout);
-        for (int d = 0; d < s->n && whole; d++) out->layout[d] = in->layout[s->src_dims[d]];
-    } else if (s->n == in->ndim) {
+        for (int d = 0; d < n && whole; d++) out->layout[d] = in->layout[s->src_dims[d]];
+    } else if (n == in->ndim) {
         memcpy(out->layout, in->layout, sizeof out->layout);
     }
     return SL_OK;

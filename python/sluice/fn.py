@@ -197,10 +197,6 @@ def _call(schema, inputs, kwargs):
             continue
         if v is None:
             continue  # the default, as DALI
-        if a.type in ("str", "strs"):  # a path as DALI takes it: str or os.PathLike
-            v = (os.fspath(v) if isinstance(v, os.PathLike) else
-                 type(v)(os.fspath(x) if isinstance(x, os.PathLike) else x for x in v)
-                 if isinstance(v, (list, tuple)) else v)
         v = _enum_value(a, v, what)
         if a.type in ("str", "strs"):
             v = _fspath(v)

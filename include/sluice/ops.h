@@ -36,6 +36,9 @@ typedef struct sl_op_info {
     unsigned devices;                   /* SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU: where it can run */
     bool is_reader, is_random, no_copy; /* SL_OPF_READER / SL_OPF_RANDOM / SL_OPF_NOCOPY */
     int num_args; /* entries of its own schema (sl_op_get_arg 0 .. num_args-1) */
+    /* takes sequences frame by frame (DALI's sequence operators): an input whose layout starts
+     * with F, or an argument given per frame (fn.per_frame), runs it once per frame */
+    bool sequences;
 } sl_op_info;
 
 typedef struct sl_op_arg_info {
@@ -52,6 +55,7 @@ typedef struct sl_op_arg_info {
     /* "enum" (and the common argument device): "RGB|BGR|GRAY|..."; else NULL */
     const char *choices;
     bool required, per_sample;
+    bool per_frame; /* may be given per frame (fn.per_frame): one value per frame of a sequence */
 } sl_op_arg_info;
 
 int sl_op_count(void);

@@ -86,14 +86,15 @@ static const abi_field iter_config_fields[] = {F(sl_iter_config, text),
                                                F(sl_iter_config, caller_releases),
                                                F(sl_iter_config, global_order),
                                                F(sl_iter_config, device_seeds)};
-static const abi_field op_info_fields[] = {
-    F(sl_op_info, name),       F(sl_op_info, doc),     F(sl_op_info, min_inputs),
-    F(sl_op_info, max_inputs), F(sl_op_info, devices), F(sl_op_info, is_reader),
-    F(sl_op_info, is_random),  F(sl_op_info, no_copy), F(sl_op_info, num_args)};
+static const abi_field op_info_fields[] = {F(sl_op_info, name),       F(sl_op_info, doc),
+                                           F(sl_op_info, min_inputs), F(sl_op_info, max_inputs),
+                                           F(sl_op_info, devices),    F(sl_op_info, is_reader),
+                                           F(sl_op_info, is_random),  F(sl_op_info, no_copy),
+                                           F(sl_op_info, num_args),   F(sl_op_info, sequences)};
 static const abi_field op_arg_info_fields[] = {
-    F(sl_op_arg_info, name),     F(sl_op_arg_info, type),      F(sl_op_arg_info, type_doc),
-    F(sl_op_arg_info, def),      F(sl_op_arg_info, doc),       F(sl_op_arg_info, choices),
-    F(sl_op_arg_info, required), F(sl_op_arg_info, per_sample)};
+    F(sl_op_arg_info, name),     F(sl_op_arg_info, type),       F(sl_op_arg_info, type_doc),
+    F(sl_op_arg_info, def),      F(sl_op_arg_info, doc),        F(sl_op_arg_info, choices),
+    F(sl_op_arg_info, required), F(sl_op_arg_info, per_sample), F(sl_op_arg_info, per_frame)};
 #undef F
 
 #define ABI(t, fields)                                                                             \

@@ -25,7 +25,7 @@
 
 static const sl__arg_schema gb_args[] = {
     {"sigma", SL_ARG_FLOATS, "None", "standard deviation in pixels, one or [y, x]",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"window_size", SL_ARG_INTS, "None", "taps, odd: one or [y, x] (default: from sigma)", 0, NULL},
     {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
@@ -234,6 +234,7 @@ const sl__op_def sl__gaussian_blur_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = gb_args,
+    .flags = SL_OPF_SEQUENCE,
     GB_DEVICES.create = gb_create,
     .setup = gb_setup,
     .run_cpu = gb_run_cpu,

@@ -220,7 +220,7 @@ def test_per_frame_rotation_of_a_sequence():
     np.testing.assert_array_equal(rot[0][1], ref1[0])
 
 
-def test_per_frame_brightness_and_an_image_broadcast_into_frames():
+def test_per_frame_brightness_of_a_sequence():
     seq = RNG.integers(0, 100, (3, 4, 5, 3), dtype=np.uint8)
     gains = np.float32([0.5, 1.0, 2.0])
     (out,), tl = run(lambda: (fn.brightness(feed(seq, seq, layout="FHWC"),

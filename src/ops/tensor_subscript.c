@@ -183,7 +183,7 @@ static void slice_of(int64_t n, int mode, int64_t lo, int64_t hi, int64_t step, 
 static sl_status ts_setup(void *state, sl__op_io *io, sl_err *err) {
     ts_state *s = state;
     const sl_tlist *in = io->in[0];
-    int ond;
+    int ond = 0;
     SL_TRY(ts_map(s, in->ndim, &ond, err));
     if (io->batch > s->cap) {
         ts_plan *p = realloc(s->plans, (size_t)io->batch * sizeof *p);

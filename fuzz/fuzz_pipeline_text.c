@@ -15,6 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sl_err err;
     sl_pipeline_decorator d;
     sl_pipeline_text_decorator(text, "fuzz.py", &d, &err);
+    sl_pipeline_decorator_clear(&d);
     sl_pipeline_config cfg;
     sl_pipeline_config_init(&cfg);
     cfg.batch_size = 4;

@@ -10,7 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *paths[1] = {path};
     sl__wds *w;
     sl_err err;
-    if (sl__wds_open(1, paths, &w, &err) != SL_OK) return 0;
+    if (sl__wds_open(1, paths, NULL, &w, &err) != SL_OK) return 0;
     for (int64_t i = 0; i < sl__wds_count(w) && i < 4096; i++) {
         sl__wds_key(w, i);
         sl__wds_path(w, i);

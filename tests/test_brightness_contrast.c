@@ -4,7 +4,9 @@
  * - uint8 with brightness 1.5, contrast 0.5 around the default centre 128: 96 + 0.75 in, rounded to
  *   nearest even and saturated; brightness_shift 0.25 adds 63.75;
  * - per-sample brightness from another op's output (0 or 1): each sample is all 0 or unchanged;
- * - uint8 -> float: brightness in the output's units (in / 255), within float rounding;
+ * - uint8 -> float: the value kept (200 stays 200.0, no rescaling to the output's range), the
+ *   shift in the output's units (0.5 adds 0.5); float -> int16: the shift is 0.5 * 32767 and
+ *   the value saturates; a layout-less input of 3 dims gets "HWC", of 4 dims "FHWC";
  * - float input: the centre defaults to 0.5 (contrast 0 gives brightness * 0.5 everywhere);
  * - int16: the centre defaults to 16384; an explicit contrast_center wins;
  * - shapes and layout are kept; a per-sample argument with two values a sample is an error naming
@@ -110,19 +112,19 @@ static void test_u8(void) {
     }
     oph_destroy(&h);
 
-    /* to float: in / 255 */
-    const char *a4[] = {"dtype=types.FLOAT", NULL};
+    /* to float: the value kept, the shift in float's units (DALI rescales no input) */
+    const char *a4[] = {"dtype=types.FLOAT", "brightness_shift=0.5", NULL};
     out = run(&h, a4, &img, NULL, &e, &st);
     double worst = 0;
     for (int i = 0; out && i < N; i++) {
         CHECK_EQ_INT(out->dtype, SL_DTYPE_F32);
         size_t n = sl_tlist_sample_nbytes(&img, i);
         for (size_t k = 0; k < n; k++) {
-            double d = fabs(((float *)out->data[i])[k] - ((uint8_t *)img.data[i])[k] / 255.0);
+            double d = fabs(((float *)out->data[i])[k] - (((uint8_t *)img.data[i])[k] + 0.5));
             if (d > worst) worst = d;
         }
     }
-    CHECK_MSG(worst < 1e-6, "u8 -> float: off by %g", worst);
+    CHECK_MSG(out && worst == 0, "u8 -> float: off by %g", worst);
     oph_destroy(&h);
 
     /* two values a sample for a per-sample argument */
@@ -142,6 +144,45 @@ static void test_u8(void) {
     sl_tlist_free(&coin);
     sl_tlist_free(&two);
     sl_tlist_free(&img);
+}
+
+/* float -> int16: out = 0.5 * 32767 + 2 * in, saturated at 32767 (no rescaling of the input);
+ * layout-less inputs get DALI's "HWC" (3 dims) and "FHWC" (4 dims) */
+static void test_types_and_layouts(void) {
+    sl_tlist f;
+    make(&f, SL_DTYPE_F32, 3, 4, 3, "");
+    for (int i = 0; i < N; i++) ((float *)f.data[i])[0] = 20000.0f; /* saturates */
+    oph h;
+    sl_err e;
+    sl_status st;
+    const char *a1[] = {"brightness=2.0", "brightness_shift=0.5", "dtype=types.INT16", NULL};
+    sl_tlist *out = run(&h, a1, &f, NULL, &e, &st);
+    int wrong = 0;
+    for (int i = 0; out && i < N; i++) {
+        CHECK_STR(out->layout, "HWC");
+        for (size_t k = 0; k < sl_tlist_sample_nbytes(&f, i) / 4; k++) {
+            double want = nearbyint(16383.5 + 2.0 * ((float *)f.data[i])[k]);
+            want = want > 32767 ? 32767 : want;
+            wrong += ((int16_t *)out->data[i])[k] != want;
+        }
+    }
+    CHECK_MSG(out && wrong == 0, "float -> int16: %d wrong", wrong);
+    oph_destroy(&h);
+    sl_tlist_free(&f);
+
+    sl_tlist seq;
+    int64_t shapes[N * 4];
+    for (int i = 0; i < N; i++)
+        shapes[4 * i] = 2, shapes[4 * i + 1] = 3, shapes[4 * i + 2] = 4, shapes[4 * i + 3] = 3;
+    memset(&seq, 0, sizeof seq);
+    CHECK_OK(sl_tlist_reset(&seq, N, SL_DTYPE_U8, 4, sl_cpu(), &e), &e);
+    CHECK_OK(sl_tlist_alloc(&seq, shapes, &e), &e);
+    memset(seq.buf, 7, (size_t)N * 72);
+    const char *a2[] = {"contrast=1.0", NULL};
+    out = run(&h, a2, &seq, NULL, &e, &st);
+    if (out) CHECK_STR(out->layout, "FHWC");
+    oph_destroy(&h);
+    sl_tlist_free(&seq);
 }
 
 static void test_centres(void) {
@@ -230,6 +271,7 @@ static void test_alone(void) {
 int main(void) {
     test_u8();
     test_centres();
+    test_types_and_layouts();
     test_alone();
     return check_done();
 }

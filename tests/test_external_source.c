@@ -4,6 +4,10 @@
  *   every sample's shape, layout and bytes are what the source made, for 4 batches, and 1 and 3
  *   threads give the same batches; every call saw consistent sl_source_info.
  * - Built op by op through the C API.
+ * - A source with `view` (no_copy): the image output's samples are the source's own memory, not
+ *   copies, and the labels (for which it gives NULL) are filled; `release` comes once for every
+ *   batch, only after the consumer released that batch (its slot set up again) or at the
+ *   pipeline's free.
  * - Errors name the source, batch and sample and keep the source's message: a failing fill, a
  *   failing shape without a message, a dtype that changes within an output, a dtype other than
  *   the op's `dtype`; an unknown source lists the registered ones; bad registrations are refused.
@@ -93,7 +97,7 @@ static sl_pipeline *make(const char *text, int threads, const char *name, ramp *
     c.num_threads = threads;
     sl_pipeline *p = NULL;
     if (sl_pipeline_create(&c, &p, e)) return NULL;
-    sl_source src = {ramp_shape, ramp_fill, r};
+    sl_source src = {ramp_shape, ramp_fill, r, NULL, NULL, NULL};
     sl_status st = sl_pipeline_add_source(p, name, &src);
     if (st == SL_OK) st = sl_pipeline_parse(p, text, "source.py", 0, NULL, e);
     if (st == SL_OK) st = sl_pipeline_build(p);
@@ -169,7 +173,7 @@ static void test_c_api(void) {
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
     ramp r = {0, -1, -1, false};
-    sl_source src = {ramp_shape, ramp_fill, &r};
+    sl_source src = {ramp_shape, ramp_fill, &r, NULL, NULL, NULL};
     CHECK_OK(sl_pipeline_add_source(p, "ramp", &src), NULL);
     int outs[3], n = 0;
     sl_pipeline_op *op = sl_pipeline_op_begin(p, "external_source");
@@ -196,6 +200,75 @@ static void test_c_api(void) {
         sl_pipeline_release(p, b);
     }
     sl_pipeline_free(p);
+}
+
+/* ---- view and release -------------------------------------------------------------------- */
+enum { VIEW_ITERS = 64 };
+static uint8_t view_mem[VIEW_ITERS][B][32]; /* a sample: at most 5 x 4 bytes */
+static atomic_int viewed[VIEW_ITERS], released[VIEW_ITERS], consumed[VIEW_ITERS];
+static atomic_int freeing; /* the pipeline is being freed: batches never taken go too */
+
+static sl_status ramp_view(void *user, const sl_source_info *f, const void **data, sl_err *err) {
+    (void)user, (void)err;
+    check_info(f);
+    if (f->output != 0 || f->iteration >= VIEW_ITERS) return SL_OK; /* *data stays NULL: fill */
+    uint8_t *d = view_mem[f->iteration][f->idx_in_batch];
+    for (int64_t k = 0; k < img_h(f->sample) * img_w(f->sample); k++)
+        d[k] = (uint8_t)(f->sample * 7 + k);
+    atomic_store(&viewed[f->iteration], 1);
+    *data = d;
+    return SL_OK;
+}
+
+static void ramp_release(void *user, int64_t iteration) {
+    (void)user;
+    if (iteration < 0 || iteration >= VIEW_ITERS || atomic_fetch_add(&released[iteration], 1) ||
+        !atomic_load(&viewed[iteration]))
+        atomic_fetch_add(&bad_info, 1); /* twice, or never viewed */
+    else if (!atomic_load(&consumed[iteration]) && !atomic_load(&freeing))
+        atomic_fetch_add(&bad_info, 1000); /* still the consumer's */
+}
+
+static void test_views(void) {
+    sl_pipeline_config c;
+    sl_pipeline_config_init(&c);
+    c.batch_size = B;
+    c.num_threads = 2;
+    sl_pipeline *p = NULL;
+    sl_err e;
+    CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
+    ramp r = {0, -1, -1, false};
+    sl_source src = {ramp_shape, ramp_fill, &r, NULL, ramp_view, ramp_release};
+    CHECK_OK(sl_pipeline_add_source(p, "ramp", &src), NULL);
+    CHECK_OK(sl_pipeline_parse(p, TEXT, "source.py", 0, NULL, &e), &e);
+    sl_status st = sl_pipeline_build(p);
+    CHECK_MSG(st == SL_OK, "%s", sl_pipeline_errmsg(p));
+    uint64_t sum = 0;
+    for (int64_t it = 0; it < 12 && st == SL_OK; it++) {
+        sl_batch *b = NULL;
+        st = sl_pipeline_next(p, &b);
+        CHECK_MSG(st == SL_OK, "%s", sl_pipeline_errmsg(p));
+        if (!b) break;
+        check_batch(b, it, &sum);
+        const sl_tlist *img = sl_batch_output(b, 0);
+        int own = 0;
+        for (int i = 0; i < B; i++) own += img->data[i] == (void *)view_mem[it][i];
+        CHECK_EQ_INT(own, B); /* the source's memory, not a copy */
+        atomic_store(&consumed[it], 1);
+        sl_pipeline_release(p, b);
+    }
+    int before = 0;
+    for (int k = 0; k < VIEW_ITERS; k++) before += atomic_load(&released[k]);
+    CHECK(before >= 12 - 8); /* all but the last slots' batches, while it ran */
+    atomic_store(&freeing, 1);
+    sl_pipeline_free(p);
+    int asked = 0, done = 0;
+    for (int k = 0; k < VIEW_ITERS; k++) {
+        asked += atomic_load(&viewed[k]);
+        done += atomic_load(&released[k]);
+    }
+    CHECK(asked >= 12);
+    CHECK_EQ_INT(done, asked); /* every batch that gave views heard it was done with them */
 }
 
 /* The first error of a pipeline from text (source `name` -> r): status and message. */
@@ -266,7 +339,8 @@ static void test_errors(void) {
     sl_pipeline *p = NULL;
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
-    sl_source src = {ramp_shape, ramp_fill, &ok}, half = {ramp_shape, NULL, &ok};
+    sl_source src = {ramp_shape, ramp_fill, &ok, NULL, NULL, NULL},
+              half = {ramp_shape, NULL, &ok, NULL, NULL, NULL};
     CHECK_OK(sl_pipeline_add_source(p, "a", &src), NULL);
     CHECK_EQ_INT(sl_pipeline_add_source(p, "a", &src), SL_EINVAL);
     CHECK(!check_needle_missing(sl_pipeline_errmsg(p), "'a' is already registered"));
@@ -279,7 +353,7 @@ static void test_errors(void) {
 static sl_status prepare(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err) {
     ramp *r = (ramp *)user + shard_id;
     (void)num_shards, (void)err;
-    sl_source src = {ramp_shape, ramp_fill, r};
+    sl_source src = {ramp_shape, ramp_fill, r, NULL, NULL, NULL};
     return sl_pipeline_add_source(p, "ramp", &src);
 }
 
@@ -340,6 +414,7 @@ static void test_iterator(void) {
 int main(void) {
     test_text();
     test_c_api();
+    test_views();
     test_errors();
     test_iterator();
     CHECK_EQ_INT(atomic_load(&bad_info), 0);

@@ -4,10 +4,11 @@
  * - float HWC with sigma [1.3, 0.7] (windows 2 ceil(3 sigma) + 1: 9 and 5 taps), within 2e-3 on
  *   values up to 255; uint8 with window_size 5 alone (sigma 1.1 by DALI's rule), within 1;
  *   images narrower than the window reflect more than once;
- * - a per-sample sigma input, sigma 0 leaving that axis alone, and a constant image staying
- *   constant exactly;
+ * - a per-sample sigma input (one value or [y, x]), sigma 0 with a window taking DALI's sigma
+ *   for that window, and a constant image staying constant exactly;
  * - errors: neither sigma nor window_size, an even window, a negative sigma (naming the sample),
- *   a CHW layout. */
+ *   sigma and window both 0 on an axis, a 'C' between the spatial axes. (Volumes, sequences and
+ *   channel-first layouts: python/tests/test_gaussian_blur.py.) */
 #include "check.h"
 #include "opharness.h"
 
@@ -121,7 +122,7 @@ int main(void) {
     CHECK_MSG(worst(&u, o, sg, r) <= 1, "uint8, window 5: %g off", worst(&u, o, sg, r));
     oph_destroy(&h);
 
-    /* per-sample sigma: [0, 1.5] for even samples (rows alone), 0.9 for odd */
+    /* per-sample sigma: [0.5, 1.5] for even samples, 0.9 for odd */
     sl_tlist sig;
     int64_t sh[N];
     for (int i = 0; i < N; i++) sh[i] = i % 2 ? 1 : 2;
@@ -133,13 +134,21 @@ int main(void) {
         if (i % 2)
             v[0] = 0.9f, sg[i][0] = sg[i][1] = 0.9f, r[i][0] = r[i][1] = 3;
         else
-            v[0] = 0, v[1] = 1.5f, sg[i][0] = 0, sg[i][1] = 1.5f, r[i][0] = 0, r[i][1] = 5;
+            v[0] = 0.5f, v[1] = 1.5f, sg[i][0] = 0.5f, sg[i][1] = 1.5f, r[i][0] = 2, r[i][1] = 5;
     }
     const char *a3[] = {"sigma=@0", NULL};
     CHECK_OK(run(&h, a3, &f, &sig, &o, &e), &e);
     CHECK_MSG(worst(&f, o, sg, r) <= 2e-3, "per-sample sigma: %g off", worst(&f, o, sg, r));
     oph_destroy(&h);
     sl_tlist_free(&sig);
+
+    /* sigma 0 on an axis with a window: DALI's sigma for that window (7 taps: 1.4) */
+    const char *a5[] = {"sigma=[0.0, 0.8]", "window_size=[7, 3]", NULL};
+    for (int i = 0; i < N; i++)
+        sg[i][0] = 0.3 * (3 - 1) + 0.8, sg[i][1] = 0.8, r[i][0] = 3, r[i][1] = 1;
+    CHECK_OK(run(&h, a5, &f, NULL, &o, &e), &e);
+    CHECK_MSG(worst(&f, o, sg, r) <= 2e-3, "sigma 0 with a window: %g off", worst(&f, o, sg, r));
+    oph_destroy(&h);
 
     const char *a4[] = {"sigma=2.0", NULL};
     CHECK_OK(run(&h, a4, &flat, NULL, &o, &e), &e);
@@ -152,13 +161,19 @@ int main(void) {
     CHECK_FAILS(run(&h, none, &u, NULL, &o, &e), SL_EINVAL, &e, "give sigma");
     const char *even[] = {"window_size=4", NULL};
     CHECK_FAILS(run(&h, even, &u, NULL, &o, &e), SL_EINVAL, &e, "odd");
+    oph_destroy(&h); /* refused per sample, in setup: the op was made */
     const char *neg[] = {"sigma=-1.0", NULL};
-    CHECK_FAILS(run(&h, neg, &u, NULL, &o, &e), SL_EINVAL, &e, ">= 0");
+    CHECK_FAILS(run(&h, neg, &u, NULL, &o, &e), SL_EINVAL, &e, "sigma -1 of axis 0 is negative");
     CHECK_MSG(strstr(e.msg, "sample 0") != NULL, "%s", e.msg);
     oph_destroy(&h);
-    memcpy(u.layout, "CHW", 4);
+    const char *zero[] = {"sigma=0.0", NULL};
+    CHECK_FAILS(run(&h, zero, &u, NULL, &o, &e), SL_EINVAL, &e,
+                "gaussian_blur: sample 0: sigma and window_size of axis 0 are both 0");
+    oph_destroy(&h);
+    memcpy(u.layout, "HCW", 4);
     const char *ok[] = {"sigma=1.0", NULL};
-    CHECK_FAILS(run(&h, ok, &u, NULL, &o, &e), SL_EINVAL, &e, "HWC or HW");
+    CHECK_FAILS(run(&h, ok, &u, NULL, &o, &e), SL_EINVAL, &e,
+                "gaussian_blur: layout \"HCW\": 'C' between the spatial axes");
     oph_destroy(&h);
 
     sl_tlist_free(&f), sl_tlist_free(&u), sl_tlist_free(&flat), sl_tlist_free(&narrow);

@@ -55,6 +55,18 @@ static void test_ops(void) {
         snprintf(fn, sizeof fn, "fn.%s", op.name);
         CHECK_OK(sl_op_find(fn, &byfn, &e), &e);
         CHECK(memcmp(&byfn, &op, sizeof op) == 0);
+        /* each alias finds this op, and no alias is another op's name */
+        CHECK(op.aliases != NULL);
+        for (const char *p = op.aliases; *p;) {
+            const char *end = strchr(p, '|');
+            char alias[128];
+            snprintf(alias, sizeof alias, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
+            sl_op_info byalias;
+            CHECK_OK(sl_op_find(alias, &byalias, &e), &e);
+            CHECK_MSG(byalias.name == op.name, "%s: alias %s finds %s", op.name, alias,
+                      byalias.name);
+            p = end ? end + 1 : p + strlen(p);
+        }
 
         int nargs = 0;
         while (all[i]->args && all[i]->args[nargs].name) nargs++;
@@ -140,6 +152,12 @@ static void test_caffe2(void) {
         CHECK(arg.choices && strstr(arg.choices, "GRAY"));
     }
     CHECK(output_type);
+    /* DALI's deprecated names and an experimental.* name since promoted */
+    CHECK_OK(sl_op_find("fn.image_decoder", &op, &e), &e);
+    CHECK_STR(op.name, "decoders.image");
+    CHECK_STR(op.aliases, "image_decoder");
+    CHECK_OK(sl_op_find("experimental.filter", &op, &e), &e);
+    CHECK_STR(op.name, "filter");
 }
 
 static void test_common(void) {

@@ -122,6 +122,7 @@ static void test_seed_files(void) {
                                : f == 1 ? SL_LAYOUT_STACKED
                                         : SL_LAYOUT_NONE);
         CHECK_EQ_INT(d.num_params, f < 2 ? 3 : 1);
+        sl_pipeline_decorator_clear(&d);
 
         /* without data_path bound: the parameter is named */
         CHECK_FAILS(sl__parse_program(text, "seed.py", 2, seed_binds, &prog, &e), SL_EINVAL, &e,
@@ -272,6 +273,7 @@ static void test_syntax(void) {
     CHECK_EQ_INT(d.layout, SL_LAYOUT_STACKED);
     CHECK_EQ_INT(d.num_params, 2);
     CHECK_STR(d.params[1], "y");
+    sl_pipeline_decorator_clear(&d);
     CHECK_OK(sl_pipeline_text_decorator("@pipeline_def\ndef f(): pass\n", "d.py", &d, &e), &e);
     CHECK(d.present && d.num_outputs == 0 && d.layout == SL_LAYOUT_NONE);
     CHECK_OK(sl_pipeline_text_decorator("x = fn.readers.caffe2()\nreturn x\n", "d.py", &d, &e), &e);
@@ -601,6 +603,7 @@ static void test_robustness(void) {
             sl__parse_prog_free(prog);
             sl_pipeline_decorator d;
             (void)sl_pipeline_text_decorator(buf, "seed.py", &d, &e);
+            sl_pipeline_decorator_clear(&d);
         }
         static const char junk[] = "()[]{},:.=+-*/%#'\"\\\n\t @x1_";
         for (int m = 0; m < 3000; m++) {
@@ -697,6 +700,7 @@ static void test_robustness(void) {
         sl__parse_prog_free(prog);
         sl_pipeline_decorator d;
         (void)sl_pipeline_text_decorator(soup, "soup.py", &d, &e);
+        sl_pipeline_decorator_clear(&d);
     }
     /* the whole files parse; most proper prefixes do not */
     CHECK(ok >= 3);
@@ -856,6 +860,7 @@ static void test_static_python(void) {
     sl_pipeline_decorator d;
     CHECK_OK(sl_pipeline_text_function_decorator(two, "t.py", "a", &d, &e), &e);
     CHECK_STR(d.func_name, "a");
+    sl_pipeline_decorator_clear(&d);
     CHECK_FAILS(sl_pipeline_text_decorator(two, "t.py", &d, &e), SL_EINVAL, &e,
                 "which function is the pipeline?");
     /* the decorated one, wherever it is; a called function is not a candidate */

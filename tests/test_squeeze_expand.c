@@ -2,7 +2,8 @@
 /* squeeze and expand_dims: views of the input's bytes (no copy) with dims of extent 1 removed or
  * inserted, and the layout following: HWC with C = 1 squeezed by name to HW; (1, 28, 28) squeezed
  * by index to (28, 28); expand_dims at [0] named "F" making FHWC, and at [0, 3] making
- * (1, H, W, 1, C) without a layout; a dim that is not 1 fails naming the sample; bad arguments. */
+ * (1, H, W, 1, C) without a layout; a dim that is not 1 fails naming the sample; bad arguments
+ * (expand_dims's messages carry DALI's sentences). */
 #include "check.h"
 #include "opharness.h"
 
@@ -89,11 +90,25 @@ int main(void) {
     CHECK_FAILS(run(&h, "squeeze", none, &gray, &o, &e), SL_EINVAL, &e, "give axes or axis_names");
     const char *both[] = {"axes=[2]", "axis_names=\"C\"", NULL};
     CHECK_FAILS(run(&h, "squeeze", both, &gray, &o, &e), SL_EINVAL, &e, "one of them");
+    /* expand_dims's messages: what sluice says, then DALI's own sentence */
     const char *names[] = {"axes=[0]", "new_axis_names=\"FG\"", NULL};
     CHECK_FAILS(run(&h, "expand_dims", names, &gray, &o, &e), SL_EINVAL, &e,
-                "2 new_axis_names for 1 axes");
+                "expand_dims: new_axis_names \"FG\" for 1 axes: Specified 1 new dimensions, but "
+                "layout contains only 2 new dimension names");
     const char *far[] = {"axes=[5]", NULL};
-    CHECK_FAILS(run(&h, "expand_dims", far, &gray, &o, &e), SL_EINVAL, &e, "the output has 4");
+    CHECK_FAILS(run(&h, "expand_dims", far, &gray, &o, &e), SL_EINVAL, &e,
+                "expand_dims: axis 5, but the output has 4 dims: Data has not enough dimensions to "
+                "add new axes at specified indices.");
+    oph_destroy(&h);
+    const char *neg[] = {"axes=[0, -1]", NULL};
+    CHECK_FAILS(run(&h, "expand_dims", neg, &gray, &o, &e), SL_EINVAL, &e,
+                "expand_dims: axes: axis -1: Axis value can't be negative");
+    const char *past[] = {"axes=[9]", NULL};
+    CHECK_FAILS(run(&h, "expand_dims", past, &gray, &o, &e), SL_EINVAL, &e,
+                "Data has not enough dimensions to add new axes at specified indices.");
+    const char *nolayout[] = {"axes=[2]", "new_axis_names=\"C\"", NULL};
+    CHECK_FAILS(run(&h, "expand_dims", nolayout, &mn, &o, &e), SL_EINVAL, &e,
+                "Specifying ``new_axis_names`` requires an input with a proper layout.");
     oph_destroy(&h);
     sl_tlist_free(&gray);
     sl_tlist_free(&mn);

@@ -16,6 +16,7 @@ int sl_cli_run(int argc, char **argv);
 int sl_cli_ops(int argc, char **argv);
 int sl_cli_train(int argc, char **argv);
 int sl_cli_version(int argc, char **argv);
+int sl_cli_wds2idx(int argc, char **argv);
 
 /* Prints "sluice <cmd>: <message>" to stderr; returns 1. */
 int sl_cli_fail(const char *cmd, const char *fmt, ...) SL_PRINTF(2, 3);

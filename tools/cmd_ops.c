@@ -2,12 +2,14 @@
 /* sluice ops [--json] [--names] [NAME|GROUP]: every operator with its arguments, types, defaults
  * and docs, from the public operator table (sluice/ops.h: the same tables the pipeline checks
  * arguments against). NAME shows one operator; GROUP ("readers", "decoders", ...) the operators
- * whose names start with "GROUP."; --names prints only the names ({"names": [...]} with --json). */
+ * whose names start with "GROUP."; --names prints only the names ({"names": [...]} with --json).
+ * An op's aliases (DALI's other names for it) find it too and are listed with it. */
 #include "cli.h"
 #include "common.h"
 
 #include "sluice/ops.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,9 +34,13 @@ static void print_op(const sl_op_info *op) {
     char dev[32];
     devices(op->devices, dev, sizeof dev);
     printf("%s  (devices: %s; inputs: %d", op->name, dev, op->min_inputs);
-    if (op->max_inputs != op->min_inputs) printf("-%d", op->max_inputs);
+    if (op->max_inputs == INT_MAX)
+        printf(" or more");
+    else if (op->max_inputs != op->min_inputs)
+        printf("-%d", op->max_inputs);
     if (op->sequences) printf("; sequences: frame by frame");
     printf(")\n");
+    if (op->aliases[0]) printf("  also named: %s\n", op->aliases);
     if (op->doc[0]) printf("  %s\n", op->doc);
     for (int i = 0; i < op->num_args; i++) {
         sl_op_arg_info a;
@@ -69,7 +75,17 @@ static void json_arg(const sl_op_arg_info *a) {
 static void json_op(const sl_op_info *op) {
     printf("{\"name\": ");
     sl_cli_json_str(stdout, op->name);
-    printf(", \"doc\": ");
+    printf(", \"aliases\": [");
+    for (const char *p = op->aliases; *p;) {
+        const char *end = strchr(p, '|');
+        int n = end ? (int)(end - p) : (int)strlen(p);
+        char alias[128];
+        snprintf(alias, sizeof alias, "%.*s", n, p);
+        printf("%s", p == op->aliases ? "" : ", ");
+        sl_cli_json_str(stdout, alias);
+        p = end ? end + 1 : p + n;
+    }
+    printf("], \"doc\": ");
     sl_cli_json_str(stdout, op->doc);
     printf(", \"devices\": [");
     const char *sep = "";

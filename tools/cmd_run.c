@@ -280,13 +280,17 @@ static int settle(run_opts *o, const sl_cli_world *w, const char *text, sl_err *
     sl_iter_config *c = &o->c;
     bool lead = w->rank == 0;
     sl_pipeline_decorator deco;
+    memset(&deco, 0, sizeof deco);
     c->filename = o->path;
-    if (sl_pipeline_text_function_decorator(text, o->path, c->function, &deco, err))
+    if (sl_pipeline_text_function_decorator(text, o->path, c->function, &deco, err)) {
+        sl_pipeline_decorator_clear(&deco);
         return sl_cli_world_fail(w, "run", err->msg);
+    }
     sl_cli_world_settings(w, &o->com.set);
-    if (sl_cli_settle_devices("run", &deco, &o->com.flags, &o->com.set, lead, c, err) ||
-        sl_cli_settle("run", &deco, &o->com.flags, &o->com.set, lead, c, err))
-        return sl_cli_fail("run", "%s", err->msg), 2;
+    bool bad = sl_cli_settle_devices("run", &deco, &o->com.flags, &o->com.set, lead, c, err) ||
+               sl_cli_settle("run", &deco, &o->com.flags, &o->com.set, lead, c, err);
+    sl_pipeline_decorator_clear(&deco);
+    if (bad) return sl_cli_fail("run", "%s", err->msg), 2;
     const char *texts[1] = {text}, *names[1] = {o->path};
     if (sl_cli_check_binds(texts, names, 1, o->com.binds, o->com.nbinds, err))
         return sl_cli_fail("run", "%s", err->msg), 2;
@@ -336,7 +340,7 @@ typedef struct run_state {
     int nstats;
     long long run_steps;
     bool stopped;
-    output_info outs[SL_MAX_OUTPUTS];
+    output_info *outs; /* nouts */
     int nouts;
     sl_pipeline_stats before, total;
 } run_state;
@@ -388,6 +392,11 @@ static int take_batch(run_state *r, const sl_iter_batch *b, int epoch, epoch_sta
     int64_t step = sl_iter_step(it) - 1;
     int rc;
     if (r->nouts == 0 && sl_iter_num_outputs(it) > 0) {
+        if (!(r->outs = calloc((size_t)sl_iter_num_outputs(it), sizeof *r->outs))) {
+            fprintf(stderr, "sluice run: out of memory describing %d outputs\n",
+                    sl_iter_num_outputs(it));
+            return 1;
+        }
         r->nouts = describe_outputs(it, b, r->outs);
         if (!r->json && r->lead) print_outputs(stderr, r->outs, r->nouts, r->ndev * r->w->size);
     }
@@ -591,6 +600,7 @@ static int run_main(int argc, char **argv, sl_cli_world *w) {
         if ((rc = open_trace(&r)) == 0) rc = run_epochs(&r);
         sl_iter_free(r.it);
     }
+    free(r.outs);
     free(text);
     return rc;
 }

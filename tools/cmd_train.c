@@ -746,6 +746,8 @@ static void finish(train_run *t, int rc) {
                 t_tr - t_end, t_comm - t_tr, sl_cli_now() - t_comm, sl_cli_process_age());
     free(t->train_text);
     free(t->val_text);
+    sl_pipeline_decorator_clear(&t->tdeco);
+    sl_pipeline_decorator_clear(&t->vdeco);
     /* an early failure must not end the process while cuBLAS's initialisers still run on the
      * preload thread: wait for the load (done long since after any training step) */
     if (t->blas_preloading) (void)sl_train_preload_wait(NULL);

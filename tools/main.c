@@ -27,6 +27,7 @@ static const struct {
     {"run", sl_cli_run, "run a pipeline file on every device: samples/s, traces, dumps"},
     {"ops", sl_cli_ops, "list the operators and their arguments"},
     {"version", sl_cli_version, "the version, the commit and the back ends built in (--version)"},
+    {"wds2idx", sl_cli_wds2idx, "write a WebDataset tar file's index (DALI's wds2idx format)"},
 };
 
 static void log_to_stderr(sl_log_level level, const char *msg, void *user) {

@@ -2,8 +2,9 @@
 /* Data sets on disk, outside a pipeline: what a store holds (sl_dataset_inspect), writing the
  * stores the readers read (sl_dataset_writer: Caffe2 and Caffe LMDBs, TFRecord files), turning
  * IDX files and image folders into them (sl_dataset_convert), class names (labels.txt) and the
- * index files of TFRecords (sl_tfrecord_index). `sluice inspect`, `convert` and `index` are these
- * calls and a printout; docs/readers.md describes the formats.
+ * index files of TFRecords (sl_tfrecord_index) and WebDataset tar files (sl_wds_index). `sluice
+ * inspect`, `convert`, `index` and `wds2idx` are these calls and a printout; docs/readers.md
+ * describes the formats.
  *
  * Only a writer keeps its store open between calls; every error names the file (and the record key
  * or offset where one is at fault). */
@@ -173,6 +174,17 @@ typedef struct sl_tfrecord_entry {
  * record. */
 sl_status sl_tfrecord_index(const char *path, sl_tfrecord_entry **entries, int64_t *count,
                             sl_err *err);
+
+/* ---- WebDataset index files ------------------------------------------------------------------ */
+
+/* The index of the WebDataset tar file at path, as text in DALI's wds2idx format (version 1.2):
+ * a line "v1.2 COUNT", then one line per sample (consecutive members of one key, as
+ * readers.webdataset groups them), "ext offset size name" per member, separated by blanks, offset
+ * being that of the member's data in the file -- the index_paths file readers.webdataset takes.
+ * *text malloc'd (free()), *len bytes without its NUL, *samples lines after the first. A malformed
+ * tar is an SL_EFORMAT naming the offset; a member name with a blank (which the format cannot
+ * hold) an SL_EINVAL naming it. */
+sl_status sl_wds_index(const char *path, char **text, size_t *len, int64_t *samples, sl_err *err);
 
 #ifdef __cplusplus
 }

@@ -79,7 +79,7 @@ typedef struct sl_iter_config {
 
     /* iterator settings; -1 / NULL / "" mean "from the decorator, else DALI's default" */
     int num_outputs;
-    const char *output_map[SL_MAX_OUTPUTS];
+    const char *const *output_map; /* num_outputs names */
     const char *reader_name;
     int64_t size;
     int last_batch_policy;                                  /* sl_last_batch_policy or -1 */

@@ -30,12 +30,16 @@ extern "C" {
 enum { SL_OP_CPU = 1u << 0, SL_OP_MIXED = 1u << 1, SL_OP_GPU = 1u << 2 };
 
 typedef struct sl_op_info {
-    const char *name; /* DALI's name without "fn.": "readers.caffe2", "decoders.image" */
-    const char *doc;  /* "" when none */
-    int min_inputs, max_inputs;
-    unsigned devices;                   /* SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU: where it can run */
+    const char *name;           /* DALI's name without "fn.": "readers.caffe2", "decoders.image" */
+    const char *doc;            /* "" when none */
+    int min_inputs, max_inputs; /* max_inputs INT_MAX: any number (cat, stack, ...) */
+    unsigned devices;           /* SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU: where it can run */
     bool is_reader, is_random, no_copy; /* SL_OPF_READER / SL_OPF_RANDOM / SL_OPF_NOCOPY */
     int num_args; /* entries of its own schema (sl_op_get_arg 0 .. num_args-1) */
+    /* DALI's other names for it, '|'-separated: deprecated ones ("image_decoder" for
+     * decoders.image) and the experimental.* name of an op since promoted; "" when none.
+     * sl_op_find finds the op by each. */
+    const char *aliases;
     /* takes sequences frame by frame (DALI's sequence operators): an input whose layout starts
      * with F, or an argument given per frame (fn.per_frame), runs it once per frame */
     bool sequences;
@@ -61,7 +65,8 @@ typedef struct sl_op_arg_info {
 int sl_op_count(void);
 /* Operator i (0 .. sl_op_count()-1), sorted by name. SL_EINVAL out of range. */
 sl_status sl_op_get(int index, sl_op_info *out, sl_err *err);
-/* By name, with or without "fn."; SL_ENOENT with "no operator 'x'; did you mean 'y'?" in err. */
+/* By name or alias, with or without "fn."; SL_ENOENT with "no operator 'x'; did you mean 'y'?" in
+ * err. */
 sl_status sl_op_find(const char *name, sl_op_info *out, sl_err *err);
 /* Argument `index` of op `op_name`'s schema. SL_ENOENT (no such op) / SL_EINVAL (index out of
  * range) with a message. */

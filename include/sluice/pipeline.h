@@ -57,7 +57,7 @@
 #ifndef SLUICE_PIPELINE_H
 #define SLUICE_PIPELINE_H
 
-#include "sluice/reader.h" /* sl_reader_meta, sl_source, SL_MAX_OUTPUTS */
+#include "sluice/reader.h" /* sl_reader_meta, sl_source */
 #include "sluice/status.h"
 #include "sluice/tensor.h"
 
@@ -73,7 +73,7 @@ typedef struct sl_pipeline_op sl_pipeline_op;
 typedef struct sl_batch sl_batch;
 
 typedef struct sl_pipeline_config {
-    int batch_size;  /* samples per batch (this pipeline's share of a global batch) */
+    int batch_size;  /* samples per batch, at most (this pipeline's share of a global batch) */
     int num_threads; /* CPU workers, 1..1024; SL_NUM_THREADS_AUTO (the default): chosen from the
                       * machine (below). DALI's default is 4 */
     sl_device
@@ -148,6 +148,8 @@ sl_status sl_pipeline_op_arg_node(sl_pipeline_op *op, const char *name, int node
 /* Checks the arguments against the op's schema and adds it; writes its output nodes (up to max_out)
  * and how many outputs it has to *count (may be NULL). The op handle is freed either way. */
 sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, int *count);
+/* The node of output k of the op added last (for the outputs past max_out), -1 if it has none. */
+int sl_pipeline_last_op_output(const sl_pipeline *p, int k);
 /* .gpu() / .cpu(): a node holding node's data on the other side; on a CPU pipeline the node itself.
  */
 sl_status sl_pipeline_transfer(sl_pipeline *p, int node, sl_device_kind to, int *out_node);
@@ -210,8 +212,8 @@ typedef enum sl_last_batch_policy {
 typedef struct sl_pipeline_decorator {
     bool present;
     char func_name[64];
-    int num_outputs; /* output_map entries */
-    char output_map[SL_MAX_OUTPUTS][64];
+    int num_outputs;      /* output_map entries */
+    char **output_map;    /* the names (the struct's own: sl_pipeline_decorator_clear frees them) */
     char reader_name[64]; /* "" when not given */
     int64_t size;         /* -1 when not given */
     sl_layout_mode layout;
@@ -242,7 +244,11 @@ typedef struct sl_pipeline_bind {
  * pipeline (its functions are helpers). The *_function forms below name it instead (NULL or "":
  * choose as above; a name the text does not define is an error listing its functions). */
 
-/* Reads the text and the pipeline function's decorator and def line, running nothing. */
+/* Frees what a decorator read from a text holds (its output_map); the struct may be read into
+ * again. A zeroed struct has nothing to free. */
+void sl_pipeline_decorator_clear(sl_pipeline_decorator *d);
+/* Reads the text and the pipeline function's decorator and def line, running nothing. *out is
+ * the caller's to clear (sl_pipeline_decorator_clear), whatever the outcome. */
 sl_status sl_pipeline_text_decorator(const char *text, const char *filename,
                                      sl_pipeline_decorator *out, sl_err *err);
 sl_status sl_pipeline_text_function_decorator(const char *text, const char *filename,
@@ -277,11 +283,14 @@ int sl_pipeline_max_held(const sl_pipeline *p);
 
 int sl_pipeline_num_outputs(const sl_pipeline *p);
 const char *sl_pipeline_output_name(const sl_pipeline *p, int i);
+/* The most samples a batch has (DALI's max_batch_size): the config's batch_size. */
 int sl_pipeline_batch_size(const sl_pipeline *p);
 /* Its CPU worker count: the config's, or the one chosen for SL_NUM_THREADS_AUTO. */
 int sl_pipeline_num_threads(const sl_pipeline *p);
 sl_device sl_pipeline_device(const sl_pipeline *p);
 
+/* The samples of this batch: the pipeline's batch_size, or fewer where its external sources gave
+ * fewer (sl_source.count, sluice/reader.h); every output has this many. */
 int sl_batch_size(const sl_batch *b);
 int64_t sl_batch_index(const sl_batch *b); /* 0, 1, 2, ... since the pipeline started */
 const sl_tlist *sl_batch_output(const sl_batch *b, int i);

@@ -28,12 +28,10 @@ typedef struct sl_reader_meta {
     bool stick_to_shard;
 } sl_reader_meta;
 
-/* Outputs of a pipeline, and of one source, at most. */
-#define SL_MAX_OUTPUTS 16
-
 /* ---- fn.external_source: samples made by the caller's code --------------------------------------
  *
- * A source is two functions the pipeline calls for every sample of every batch: `shape` says what
+ * A source is two functions the pipeline calls for every sample of every batch (and an optional
+ * third, `count`, that makes a batch shorter than the pipeline's batch_size): `shape` says what
  * the sample is (in the CPU stage, one sample after another, in order), then `fill` writes it
  * straight into the batch (on the pool's workers, several samples at once: it must be
  * thread-safe). A source that is a function of sl_source_info alone gives the same batches
@@ -41,8 +39,8 @@ typedef struct sl_reader_meta {
  * end: with the iterator, give `size` (as DALI wants for external_source without a reader). */
 typedef struct sl_source_info {
     int64_t iteration; /* the batch's index since the pipeline started (sl_batch_index) */
-    int idx_in_batch;  /* 0 .. batch size - 1 */
-    int64_t sample;    /* iteration * batch size + idx_in_batch */
+    int idx_in_batch;  /* 0 .. the batch's size - 1 */
+    int64_t sample;    /* iteration * batch_size + idx_in_batch (batch_size: the maximum) */
     int output;        /* which of the op's outputs (num_outputs=N asks for 0 .. N-1) */
 } sl_source_info;
 
@@ -55,6 +53,23 @@ typedef struct sl_source {
     sl_status (*fill)(void *user, const sl_source_info *info, void *dst, size_t nbytes,
                       sl_err *err);
     void *user;
+    /* Optional (NULL: every batch is full): how many samples batch `iteration` has, *n in
+     * 0 .. max (the pipeline's batch_size, DALI's max_batch_size). Asked once per batch, before
+     * any of its samples' shapes, on the stage thread that starts the batch. That count is the
+     * batch's size for every op of the pipeline (DALI's variable batch size): the other external
+     * sources of the pipeline must give as many (one without `count` gives max), and a
+     * pipeline with a reader only full batches; either is an error naming the sources. */
+    sl_status (*count)(void *user, int64_t iteration, int max, int *n, sl_err *err);
+    /* Optional (NULL: every sample is filled). The sample's bytes in the source's own memory
+     * (dense, C order, as shape described), for the batch to point at instead of a copy; *data
+     * NULL to have it filled after all. It is asked in the CPU stage, after every sample's shape;
+     * when it gives memory for every sample of an output, that output is those views, else the
+     * output is filled. What it gave for a batch must stay valid and unchanged until release. */
+    sl_status (*view)(void *user, const sl_source_info *info, const void **data, sl_err *err);
+    /* With view: batch `iteration` no longer reads the source's memory (its slot went to a later
+     * batch, which the consumer's release of it allows, or the pipeline was freed). Called once
+     * per batch that asked view. */
+    void (*release)(void *user, int64_t iteration);
 } sl_source;
 
 /* One batch through a registered function (fn.python_function): every sample's inputs, and the

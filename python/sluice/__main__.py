@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """`python3 -m sluice ARGS` and the `sluice` console script of the wheel: run the `sluice` tool
 built with this package (its _lib/ folder) with ARGS. The tool is a C program; this only finds it
-and replaces the Python process with it, so its exit status and signals are the tool's own."""
+and replaces the Python process with it, so its exit status and signals are the tool's own. The
+`wds2idx` console script (DALI's command of that name) is `sluice wds2idx ARGS`."""
 
 import os
 import sys
@@ -36,6 +37,12 @@ def main(argv=None):
     sys.stderr.flush()
     os.execv(path, ["sluice"] + args)
     return 127  # not reached: execv returns only by raising
+
+
+def wds2idx(argv=None):
+    """The `wds2idx` console script: `sluice wds2idx ARCHIVE [INDEX]`, DALI's wds2idx command line
+    (the index of a WebDataset tar file, for readers.webdataset's index_paths)."""
+    return main(["wds2idx"] + (sys.argv[1:] if argv is None else list(argv)))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_bool, c_char, c_char_p, c_i
 
 MAX_DIMS = 8
 LAYOUT_MAX = 8
-MAX_OUTPUTS = 16
 MAX_DEVICES = 64
 ERRMSG_MAX = 512
 
@@ -74,6 +73,7 @@ class SourceInfo(Structure):
 SHAPE_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), POINTER(c_int), POINTER(c_int),
                      POINTER(c_int64), POINTER(Err))
 FILL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), c_void_p, c_size_t, POINTER(Err))
+COUNT_FN = CFUNCTYPE(c_int, c_void_p, c_int64, c_int, POINTER(c_int), POINTER(Err))
 
 
 class FunctionIO(Structure):
@@ -84,8 +84,13 @@ class FunctionIO(Structure):
 CALL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(FunctionIO), POINTER(Err))
 
 
+VIEW_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), POINTER(c_void_p), POINTER(Err))
+RELEASE_FN = CFUNCTYPE(None, c_void_p, c_int64)
+
+
 class Source(Structure):
-    _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p)]
+    _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p), ("count", COUNT_FN),
+                ("view", VIEW_FN), ("release", RELEASE_FN)]
 
 
 class Function(Structure):
@@ -106,7 +111,7 @@ class IterConfig(Structure):
                 ("batch_size", c_int), ("num_threads", c_int), ("seed", c_uint64),
                 ("prefetch_cpu", c_int), ("prefetch_gpu", c_int), ("shard_offset", c_int),
                 ("total_shards", c_int), ("num_outputs", c_int),
-                ("output_map", c_char_p * MAX_OUTPUTS), ("reader_name", c_char_p),
+                ("output_map", POINTER(c_char_p)), ("reader_name", c_char_p),
                 ("size", c_int64), ("last_batch_policy", c_int), ("last_batch_padded", c_int),
                 ("prepare_first_batch", c_int), ("auto_reset", c_int), ("layout", c_int),
                 ("resume", c_char_p), ("resume_bytes", c_void_p), ("resume_size", c_size_t),
@@ -117,7 +122,7 @@ class IterConfig(Structure):
 class PipelineDecorator(Structure):
     """sl_pipeline_decorator: the settings a pipeline's decorator carries."""
     _fields_ = [("present", c_bool), ("func_name", c_char * 64), ("num_outputs", c_int),
-                ("output_map", (c_char * 64) * MAX_OUTPUTS), ("reader_name", c_char * 64),
+                ("output_map", POINTER(c_char_p)), ("reader_name", c_char * 64),
                 ("size", c_int64), ("layout", c_int), ("last_batch_policy", c_int),
                 ("last_batch_padded", c_bool), ("prepare_first_batch", c_bool),
                 ("auto_reset", c_bool), ("num_params", c_int), ("params", (c_char * 64) * 16),
@@ -137,6 +142,7 @@ class OpInfo(Structure):
     _fields_ = [("name", c_char_p), ("doc", c_char_p), ("min_inputs", c_int),
                 ("max_inputs", c_int), ("devices", c_uint), ("is_reader", c_bool),
                 ("is_random", c_bool), ("no_copy", c_bool), ("num_args", c_int),
+                ("aliases", c_char_p),
                 ("sequences", c_bool)]
 
 
@@ -191,6 +197,7 @@ _API = {
     "sl_pipeline_op_arg": (c_int, [c_void_p, c_char_p, c_char_p]),
     "sl_pipeline_op_arg_node": (c_int, [c_void_p, c_char_p, c_int]),
     "sl_pipeline_op_end": (c_int, [c_void_p, POINTER(c_int), c_int, POINTER(c_int)]),
+    "sl_pipeline_last_op_output": (c_int, [c_void_p, c_int]),
     "sl_pipeline_transfer": (c_int, [c_void_p, c_int, c_int, POINTER(c_int)]),
     "sl_pipeline_set_outputs": (c_int, [c_void_p, c_int, POINTER(c_int), POINTER(c_char_p)]),
     "sl_pipeline_if": (c_int, [c_void_p, c_int]),

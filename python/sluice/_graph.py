@@ -6,6 +6,7 @@ import ctypes
 from ctypes import byref, c_int, c_void_p
 
 from . import _c, errors
+from ._pool import Pool, Spec
 from ._state import current
 from ._values import literal
 from .data_node import DataNode
@@ -43,11 +44,10 @@ def emit_op(p, rec, ids):
         _c.lib.sl_pipeline_op_arg(op, _c.s(k), _c.s(v))
     for k, node in rec.arg_nodes:
         _c.lib.sl_pipeline_op_arg_node(op, _c.s(k), ids[node._id])
-    outs = (c_int * _c.MAX_OUTPUTS)()
     count = c_int()
-    if _c.lib.sl_pipeline_op_end(op, outs, _c.MAX_OUTPUTS, byref(count)) != _c.OK:
+    if _c.lib.sl_pipeline_op_end(op, None, 0, byref(count)) != _c.OK:
         raise pipeline_error(p, rec.name)
-    return list(outs[:count.value])
+    return [_c.lib.sl_pipeline_last_op_output(p, k) for k in range(count.value)]
 
 
 def emit_transfer(p, src, to):
@@ -88,6 +88,10 @@ class Graph:
         # ("else",), ("endif",), or ("merge", predicate id, true id, false id, out id)
         self.records = []
         self.sources = []  # python sources of fn.external_source, by registration name
+        # the worker processes of its parallel sources (sluice._pool), and the pipeline's
+        # py_num_workers and py_start_method for them
+        self.py_pool = None
+        self.py_workers, self.py_start_method = 1, "fork"
         self.feeds = {}  # node id -> the python source behind it (for feed_input)
         self.outputs = None
         self.output_names = None
@@ -103,7 +107,27 @@ class Graph:
         err = _c.Err()
         errors.check(_c.lib.sl_pipeline_create(byref(cfg), byref(self._scratch), byref(err)), err)
 
+    def start_pool(self):
+        """The worker processes of the parallel sources, started now if not yet (None when there
+        is none)."""
+        if self.py_pool is None:
+            par = [s for s in self.sources if getattr(s, "parallel", False)]
+            if not par:
+                return None
+            for i, s in enumerate(par):
+                s.pool_index = i
+            self.py_pool = Pool([Spec(s.source, s.kind, s.cycle) for s in par],
+                                [s.label for s in par], self.py_workers, self.py_start_method)
+        return self.py_pool
+
+    def close_pool(self):
+        """Stops the workers of the parallel sources (started again when next needed)."""
+        pool, self.py_pool = self.py_pool, None
+        if pool is not None:
+            pool.close()
+
     def close(self):
+        self.close_pool()
         if self._scratch:
             _c.lib.sl_pipeline_free(self._scratch)
             self._scratch = c_void_p()

@@ -64,6 +64,12 @@ class Owner:
         """The Python sources whose callbacks this object's pipelines call."""
         return ()
 
+    def _forked_copy(self):
+        """This is a fork()ed child's copy of the parent's owner: its C object's threads are not
+        here. By the process id too: threading's own after-fork hook runs before ours and may
+        collect (finalize) owners in the child before generation is counted up."""
+        return self._generation != generation[0] or self._pid != os.getpid()
+
     def _guard(self, what):
         """The lock to hold while calling the C object; refuses calls that could never return."""
         src = getattr(local, "in_callback", None)
@@ -71,7 +77,7 @@ class Owner:
             raise errors.StateError("%s from inside one of its own fn.external_source sources: "
                                     "the pipeline is waiting for that source to return, so it "
                                     "would wait forever" % what)
-        if self._generation != generation[0]:
+        if self._forked_copy():
             raise errors.StateError("%s in a child process made by fork(): the pipeline's threads "
                                     "are in the parent (process %d); make a new pipeline in the "
                                     "child" % (what, self._pid))
@@ -153,7 +159,7 @@ class Owner:
         # object either listed (stopped at exit, freed with the owner) or freed, never lost with
         # its threads running
         self._retired, self._handle = self._retired + [h], None
-        if self._generation != generation[0]:
+        if self._forked_copy():
             return
         if self._live(h) or self._exported(h):
             # views of its batches, or exports of them, are alive: its threads end now, its
@@ -175,7 +181,7 @@ class Owner:
     def _free_all(self):
         h, self._handle = self._handle, None
         handles, self._retired = ([h] if h else []) + self._retired, []
-        if self._generation != generation[0]:
+        if self._forked_copy():
             return  # the parent's: nothing of it runs here, and its memory is the parent's copy
         for x in handles:
             if self._exported(x):
@@ -190,7 +196,7 @@ class Owner:
         """At the interpreter's exit: ends the threads of every C object, frees nothing. Not
         while one of its sources is still running after the deadline, or another thread's call
         holds it: that may never return, and stopping waits for the threads."""
-        if self._generation != generation[0]:
+        if self._forked_copy():
             return
         while any(s.calling for s in self._sources()):
             if time.monotonic() > deadline:

@@ -139,10 +139,8 @@ class DataNode:
                 a, b = a.gpu(), b.gpu()
             return fn.arithmetic(a, b, op=op)
         if getattr(other, "ndim", 0):
-            if getattr(other, "size", 0) != 1:
-                raise TypeError("%s with a %s of shape %s: the constant of an arithmetic op is one "
-                                "number (or a one-element array; wrap arrays in types.Constant)"
-                                % (self.name, type(other).__name__, tuple(other.shape)))
+            if getattr(other, "size", 0) != 1:  # an array: a constant tensor, as DALI's
+                return self._arith(types.Constant(other), op, left)
             other = other.reshape(()).item()  # a one-element array: its value
         if isinstance(other, bool) or type(other).__name__ == "bool_":
             other, ctype = bool(other), "bool"  # Python's bool: a bool constant, as DALI

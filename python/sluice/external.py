@@ -9,7 +9,12 @@ The library asks a source for every sample's shape in order on the pipeline's CP
 has it written into the batch on the pool's workers; here the first question of a batch calls the
 Python source, and the answers come from what it returned. An exception in the source fails the
 batch; ``Pipeline.run()`` raises SourceError with the original as its cause (StopIteration: the
-source is exhausted, run() raises StopIteration and ``reset()`` starts it again)."""
+source is exhausted, run() raises StopIteration and ``reset()`` starts it again).
+
+With ``parallel=True`` the first question of a batch takes it from the pipeline's worker
+processes (sluice._pool), the next batches sent to them ahead. With ``no_copy=True`` the library
+also asks for each sample's memory (view) and points the batch at the arrays, which are kept
+until it says (release) that the batch is done with them."""
 
 import collections
 import ctypes
@@ -17,13 +22,11 @@ import inspect
 import itertools
 import threading
 import typing
-from collections import namedtuple
 
-from . import _c, _state, errors
+from . import _c, _pool, _state, errors
 from . import types as _types
+from ._pool import BatchInfo, SampleInfo
 
-SampleInfo = namedtuple("SampleInfo", "idx_in_epoch idx_in_batch iteration epoch_idx")
-BatchInfo = namedtuple("BatchInfo", "iteration epoch_idx")
 
 _counter = itertools.count()
 
@@ -31,7 +34,7 @@ _counter = itertools.count()
 class _Sample:
     """One sample as contiguous bytes, with its DALI type and shape."""
 
-    __slots__ = ("mv", "dtype", "shape", "keep", "addr")
+    __slots__ = ("mv", "dtype", "shape", "keep", "addr", "align")
 
     def __init__(self, obj, what):
         keep = obj
@@ -58,6 +61,7 @@ class _Sample:
         if dtype is None:
             raise errors.InvalidArgumentError("%s: element format %r has no sluice type"
                                               % (what, mv.format))
+        self.align = mv.itemsize
         self.mv = mv.cast("B") if mv.nbytes else mv
         self.dtype = dtype
         self.shape = tuple(mv.shape)
@@ -67,7 +71,9 @@ class _Sample:
 
 
 def _split_batch(data, n, what):
-    """A batch: a list/tuple of samples, or one array with the batch as its first dimension."""
+    """A batch: a list/tuple of samples, or one array with the batch as its first dimension; at
+    most n (the pipeline's batch_size) samples: fewer make a shorter batch (DALI's variable batch
+    size)."""
     if isinstance(data, (list, tuple)):
         samples = [_Sample(x, "%s sample %d" % (what, i)) for i, x in enumerate(data)]
     else:
@@ -80,13 +86,22 @@ def _split_batch(data, n, what):
         for i in range(count):
             s = _Sample.__new__(_Sample)
             s.mv = whole.mv[i * per:(i + 1) * per]
-            s.dtype, s.shape, s.keep = whole.dtype, whole.shape[1:], whole.keep
+            s.dtype, s.shape, s.keep, s.align = whole.dtype, whole.shape[1:], whole.keep, whole.align
             s.addr = whole.addr + i * per if whole.addr else 0
             samples.append(s)
-    if len(samples) != n:
-        raise errors.InvalidArgumentError("%s: %d samples, but the batch size is %d"
-                                          % (what, len(samples), n))
+    if len(samples) > n:
+        raise errors.InvalidArgumentError("%s: %d samples, but the batch size is at most %d "
+                                          "(the pipeline's batch_size)" % (what, len(samples), n))
     return samples
+
+
+def _same_count(cols, what):
+    """The outputs of one batch of a source have as many samples each."""
+    counts = [len(c) for c in cols]
+    if any(c != counts[0] for c in counts):
+        raise errors.InvalidArgumentError("%s: the outputs have %s samples: one batch's outputs "
+                                          "must have as many" % (what, counts))
+    return cols
 
 
 def _arity(f):
@@ -106,8 +121,25 @@ def _arity(f):
 class PySource:
     """A Python source behind one fn.external_source: the library's sl_source callbacks."""
 
-    def __init__(self, source, num_outputs, batch, batch_info, cycle, label, listed=False):
+    def __init__(self, source, num_outputs, batch, batch_info, cycle, label, listed=False,
+                 parallel=False, prefetch=1, blocking=None, graph=None, no_copy=False):
         self.source = source
+        # the batch points at the source's arrays (kept until the pipeline says the batch is
+        # done with them) instead of copying them
+        self.no_copy = no_copy
+        # each C pipeline the source feeds is a generation (its sl_source's user): what an earlier
+        # one still points at stays in _old, (generation, iteration) -> batch, until it releases
+        # it (a pipeline whose batches a consumer still holds is freed after the last of them)
+        self._gen = 0
+        self._old = {}
+        self.parallel = parallel  # run by the workers of graph's pool (sluice._pool)
+        self.prefetch = prefetch  # parallel: batches computed ahead of the one asked for
+        self.blocking = blocking  # feed_input: run() waits for data fed from another thread
+        self.graph = graph
+        self.pool_index = 0  # among the graph's parallel sources
+        self._tasks = {}  # parallel: iteration -> the ids of its tasks
+        self._sched = 0  # parallel: the next iteration to send to the workers
+        self._epoch_base = 0  # epochs ended by StopIteration and reset()
         self.nout = num_outputs
         self.listed = listed  # num_outputs was given: the source returns a sequence of outputs
         self.batch = batch
@@ -138,7 +170,14 @@ class PySource:
                                            % type(source).__name__)
         self._shape_cb = _c.SHAPE_FN(self._shape)
         self._fill_cb = _c.FILL_FN(self._fill)
-        self._struct = _c.Source(self._shape_cb, self._fill_cb, None)
+        self._count_cb = _c.COUNT_FN(self._count)
+        if no_copy:
+            self._view_cb = _c.VIEW_FN(self._view)
+            self._release_cb = _c.RELEASE_FN(self._release)
+            self._struct = _c.Source(self._shape_cb, self._fill_cb, None, self._count_cb,
+                                     self._view_cb, self._release_cb)
+        else:
+            self._struct = _c.Source(self._shape_cb, self._fill_cb, None, self._count_cb)
         self._batches = {}
         # until a consumer has taken a batch, what the source gave (or raised) for each batch is
         # kept: a pipeline built ahead of time prefetches, and when its definition then goes to an
@@ -161,6 +200,15 @@ class PySource:
         """Registers the source with C pipeline p (which is about to be built): afresh, or, when
         no batch was taken from the pipeline before, from where that one's prefetching left
         off (its batches given again first)."""
+        self._cancelled = False
+        with self._lock:
+            if self.no_copy:
+                for it, entry in self._batches.items():
+                    self._old[(self._gen, it)] = entry
+            self._gen += 1
+            self._struct.user = self._gen  # (sl_pipeline_add_source copies the struct)
+        if self.parallel:
+            self.graph.start_pool()  # (before the C pipeline has threads: fork is safest then)
         if self._attached and self._recording:
             self.exc = None
             self._batches = {}
@@ -181,13 +229,76 @@ class PySource:
         self._recording = True
         self._recorded = {}
         self._replay = {}
-        self._epoch = 0
+        self._epoch = self._epoch_base
         self._epoch_start = 0
+        if self.parallel:
+            self._drop_tasks()
+            if self.kind != "callable":
+                pool = self.graph.start_pool()
+                pool.restart(self.pool_index, self.pool_index % pool.workers)
+            return
         if self.kind == "genfunc":
             self._it = self.source()
         elif self.kind == "iterable":
             self._it = iter(self.source)
         self._cancelled = False
+
+    def next_epoch(self):
+        """reset() after StopIteration: the next start is the next epoch (epoch_idx + 1)."""
+        self._epoch_base += 1
+
+    def _drop_tasks(self):
+        if self._tasks and self.graph is not None and self.graph.py_pool is not None:
+            self.graph.py_pool.drop([t for ts in self._tasks.values() for t in ts])
+        self._tasks = {}
+
+    def _submit(self, pool, k, bs):
+        """Sends batch k's tasks to the workers: its ids."""
+        si = self.pool_index
+        if not self.batch:  # the batch's samples in one range per worker
+            per = -(-bs // pool.workers)
+            return [pool.submit(si, "samples", (k * bs + c, c, min(per, bs - c), k, self._epoch))
+                    for c in range(0, bs, per)]
+        if self.kind == "callable":
+            return [pool.submit(si, "batch", (k, self._epoch) if self.batch_info else k)]
+        return [pool.submit(si, "next", None, worker=si % pool.workers)]  # its own worker
+
+    def _make_parallel(self, it, bs):
+        """Batch it from the workers, the next ones sent ahead (prefetch_queue_depth)."""
+        pool = self.graph.start_pool()
+        if it not in self._tasks:
+            self._drop_tasks()
+            self._sched = it
+        while self._sched <= it + self.prefetch:
+            self._tasks[self._sched] = self._submit(pool, self._sched, bs)
+            self._sched += 1
+        got = pool.take(self._tasks.pop(it), lambda: self._cancelled,
+                        "computing batch %d" % it)
+        for status, payload in got:
+            if status == "stop":
+                self._drop_tasks()
+                raise StopIteration
+            if status == "err":
+                exc, tb = payload
+                if isinstance(exc, str):
+                    exc = _pool.WorkerLost(exc)
+                exc.add_note("(raised in a worker process of the parallel source)\n" + tb)
+                raise exc
+        if self.batch:
+            return self._batch_columns(got[0][1], bs, "batch %d" % it)
+        return self._sample_columns([x for _, chunk in got for x in chunk], "batch %d" % it)
+
+    def _batch_columns(self, data, bs, what):
+        outs = self._per_output(data, what)
+        return _same_count([_split_batch(o, bs, "%s%s" % (what, self._out(k)))
+                            for k, o in enumerate(outs)], what)
+
+    def _sample_columns(self, samples, what):
+        cols = [[] for _ in range(self.nout)]
+        for i, data in enumerate(samples):
+            for k, o in enumerate(self._per_output(data, "%s sample %d" % (what, i))):
+                cols[k].append(_Sample(o, "%s sample %d%s" % (what, i, self._out(k))))
+        return cols
 
     def _next(self):
         try:
@@ -210,11 +321,25 @@ class PySource:
             return got
         try:
             got = self._make(info, bs)
+            self._check_wants(got, "batch %d" % it)
         except BaseException as e:  # noqa: B902 -- raised again below, and on a replay
             self._record(it, e)
             raise
         self._record(it, got)
         return got
+
+    def _check_wants(self, cols, what):
+        """Each output's samples against its entry of a dtype / ndim list."""
+        for k, (col, (dtype, ndim)) in enumerate(zip(cols, getattr(self, "_want", ()))):
+            for i, smp in enumerate(col):
+                if dtype is not None and smp.dtype != dtype:
+                    raise errors.InvalidArgumentError("%s sample %d%s: %s, but dtype[%d] is %s"
+                                                      % (what, i, self._out(k), smp.dtype.name,
+                                                         k, dtype.name))
+                if ndim is not None and len(smp.shape) != ndim:
+                    raise errors.InvalidArgumentError("%s sample %d%s: %d dimensions, but "
+                                                      "ndim[%d] is %d" % (what, i, self._out(k),
+                                                                          len(smp.shape), k, ndim))
 
     def _record(self, it, got):
         with self._lock:  # (consumed() runs on the consumer's thread meanwhile)
@@ -223,6 +348,14 @@ class PySource:
 
     def feed(self, data):
         """Pipeline.feed_input: the next batch of this source (its outputs when it has several)."""
+        what = "feed_input: batch %d" % self._fed_count
+        for k, o in enumerate(self._per_output(data, what)):
+            shape = getattr(o, "shape", None)  # (anything else is checked when it is used)
+            n = len(o) if isinstance(o, (list, tuple)) else shape[0] if shape else 0
+            if n > self._batch_size:
+                raise errors.InvalidArgumentError(
+                    "%s%s: %d samples, but the batch size is at most %d (the pipeline's "
+                    "batch_size)" % (what, self._out(k), n, self._batch_size))
         with self._cond:
             self._fed.append(data)
             self._fed_count += 1
@@ -250,10 +383,10 @@ class PySource:
     def _make(self, info, bs):
         it = info.iteration
         what = "batch %d" % it
+        if self.parallel:
+            return self._make_parallel(it, bs)
         if self.kind == "feed":
-            data = self._take_fed()
-            outs = self._per_output(data, what)
-            return [_split_batch(o, bs, "%s%s" % (what, self._out(k))) for k, o in enumerate(outs)]
+            return self._batch_columns(self._take_fed(), bs, what)
         if self.batch:
             if self.kind == "callable":
                 if self._nargs == 0:
@@ -264,19 +397,17 @@ class PySource:
                     data = self.source(it)
             else:
                 data = self._next()
-            outs = self._per_output(data, what)
-            return [_split_batch(o, bs, "%s%s" % (what, self._out(k))) for k, o in enumerate(outs)]
-        cols = [[] for _ in range(self.nout)]
+            return self._batch_columns(data, bs, what)
+        samples = []
         for i in range(bs):
             if self.kind == "callable":
                 idx = it * bs + i
-                data = (self.source() if self._nargs == 0 else
-                        self.source(SampleInfo(idx - self._epoch_start, i, it, self._epoch)))
+                samples.append(self.source() if self._nargs == 0 else
+                               self.source(SampleInfo(idx - self._epoch_start, i, it,
+                                                      self._epoch)))
             else:
-                data = self._next()
-            for k, o in enumerate(self._per_output(data, "%s sample %d" % (what, i))):
-                cols[k].append(_Sample(o, "%s sample %d%s" % (what, i, self._out(k))))
-        return cols
+                samples.append(self._next())
+        return self._sample_columns(samples, what)
 
     def _out(self, k):
         return " output %d" % k if self.nout > 1 else ""
@@ -300,6 +431,37 @@ class PySource:
         err.contents.status = _c.EINVAL
         return _c.EINVAL
 
+    def _entry(self, iteration):
+        """Batch `iteration` as [outputs, samples written, sample count]: made (the Python
+        source called) at the library's first question about it."""
+        entry = self._batches.get(iteration)
+        if entry is None:
+            self.calling = True
+            try:
+                info = _c.SourceInfo(iteration, 0, iteration * self._batch_size, 0)
+                batch = self._produce(info, self._batch_size)
+            finally:
+                self.calling = False
+            entry = self._batches[iteration] = [batch, 0, len(batch[0])]
+        return entry
+
+    def _count(self, user, iteration, max_batch, n_p, err):
+        _state.local.in_callback = self
+        try:
+            if _state.exiting[0]:
+                raise errors.StateError("the interpreter is exiting")
+            if self.exc is not None:
+                return self._fail(self.exc, err)
+            entry = self._entry(iteration)
+            if entry[2] == 0:  # no sample will be asked for
+                del self._batches[iteration]
+            n_p[0] = entry[2]
+            return _c.OK
+        except BaseException as e:  # noqa: B902 -- it goes back to the caller of run()
+            return self._fail(e, err)
+        finally:
+            _state.local.in_callback = None
+
     def _shape(self, user, info_p, dtype_p, ndim_p, shape_p, err):
         _state.local.in_callback = self
         try:
@@ -308,14 +470,7 @@ class PySource:
                 raise errors.StateError("the interpreter is exiting")
             if self.exc is not None:
                 return self._fail(self.exc, err)
-            entry = self._batches.get(info.iteration)
-            if entry is None:
-                self.calling = True
-                try:
-                    batch = self._produce(info, self._batch_size)
-                finally:
-                    self.calling = False
-                entry = self._batches[info.iteration] = [batch, 0]
+            entry = self._entry(info.iteration)
             s = entry[0][info.output][info.idx_in_batch]
             dtype_p[0] = _types.to_sl(s.dtype)
             ndim_p[0] = len(s.shape)
@@ -349,13 +504,89 @@ class PySource:
                 ctypes.memmove(dst, buf, nbytes)
             with self._lock:
                 entry[1] += 1
-                if entry[1] == self._batch_size * self.nout:
-                    del self._batches[info.iteration]
+                if entry[1] == entry[2] * self.nout and not self.no_copy:
+                    del self._batches[info.iteration]  # (no_copy: kept until _release)
             return _c.OK
         except BaseException as e:  # noqa: B902
             return self._fail(e, err)
         finally:
             _state.local.in_callback = None
+
+    def _view(self, user, info_p, data_p, err):
+        """no_copy: the sample's own memory for the batch to point at (NULL: copy it), when it
+        is an array's, aligned for its type and not empty."""
+        _state.local.in_callback = self
+        try:
+            info = info_p.contents
+            s = self._batches[info.iteration][0][info.output][info.idx_in_batch]
+            ok = s.addr and s.mv.nbytes and s.addr % s.align == 0
+            data_p[0] = s.addr if ok else None
+            return _c.OK
+        except BaseException as e:  # noqa: B902
+            return self._fail(e, err)
+        finally:
+            _state.local.in_callback = None
+
+    def _release(self, user, iteration):
+        """no_copy: the pipeline of generation user no longer reads batch iteration's samples."""
+        try:
+            with self._lock:
+                if user == self._gen:
+                    self._batches.pop(iteration, None)
+                else:
+                    self._old.pop((user, iteration), None)
+        except BaseException:  # noqa: B902 -- nothing to tell, and a callback must not raise
+            pass
+
+
+def _check_modes(where, source, batch, parallel, no_copy, depth, pipe):
+    """DALI's rules for parallel=True and its prefetch_queue_depth; the depth to use."""
+    if not parallel:
+        if depth is not None:
+            raise errors.InvalidArgumentError("%s: prefetch_queue_depth is for parallel sources "
+                                              "(parallel=True) only" % where)
+        return 0
+    if isinstance(depth, bool) or not isinstance(depth, (int, type(None))) or \
+            (depth is not None and depth < 1):
+        raise errors.InvalidArgumentError("%s: prefetch_queue_depth=%r (a positive int)"
+                                          % (where, depth))
+    if no_copy is not None and not no_copy:
+        raise errors.InvalidArgumentError("%s: no_copy=False with parallel=True (the workers' "
+                                          "results are taken as they come back, as DALI's)"
+                                          % where)
+    if source is None:
+        raise errors.InvalidArgumentError("%s: parallel=True needs a source (it runs in the "
+                                          "pipeline's worker processes)" % where)
+    if inspect.isgeneratorfunction(source) or not callable(source) or \
+            hasattr(source, "__next__"):
+        if not batch:
+            raise errors.ArgumentTypeError(
+                "%s: parallel=True with an iterable or a generator function needs batch=True "
+                "(one worker iterates it, a batch at a time)" % where)
+    elif _arity(source) != 1:
+        raise errors.ArgumentTypeError(
+            "%s: parallel=True calls the source with one argument (a SampleInfo with "
+            "batch=False; a BatchInfo or the iteration number with batch=True), and it takes %d"
+            % (where, _arity(source)))
+    workers = getattr(pipe, "py_num_workers", 1)
+    if workers < 1:
+        raise errors.InvalidArgumentError("%s: parallel=True, but the pipeline has "
+                                          "py_num_workers=%d" % (where, workers))
+    return 1 if depth is None else int(depth)
+
+
+def _check_gpu_args(where, cuda_stream, use_copy_kernel, blocking):
+    """The arguments of DALI's GPU feeding, which sluice does its own way: the values that say
+    what it does, or a refusal."""
+    if cuda_stream is not None:
+        raise errors.NotSupportedError(
+            "%s: cuda_stream=%r: the source's data is CPU data, copied into the batch and moved "
+            "to the GPU (device='gpu') on the pipeline's own stream" % (where, cuda_stream))
+    if use_copy_kernel:
+        raise errors.NotSupportedError(
+            "%s: use_copy_kernel=True: the move to the GPU is the pipeline's own copy" % where)
+    if blocking not in (None, True, False):
+        raise errors.ArgumentTypeError("%s: blocking=%r (True or False)" % (where, blocking))
 
 
 _ES_ARGS = ("source", "num_outputs", "batch", "batch_info", "cycle", "dtype", "ndim", "layout",
@@ -363,11 +594,32 @@ _ES_ARGS = ("source", "num_outputs", "batch", "batch_info", "cycle", "dtype", "n
             "cuda_stream", "use_copy_kernel", "repeat_last")
 
 
+def _per_output_wants(where, nout, dtype, ndim):
+    """Per output, the (dtype, ndim) a list form of those arguments asks for (None: unchecked
+    here; a single value is the library's to check)."""
+    want = [[None, None] for _ in range(nout)]
+    for j, (arg, v) in enumerate((("dtype", dtype), ("ndim", ndim))):
+        if not isinstance(v, (list, tuple)):
+            continue
+        if len(v) != nout:
+            raise errors.InvalidArgumentError("%s: %s has %d entries for %d outputs"
+                                              % (where, arg, len(v), nout))
+        for k, x in enumerate(v):
+            if j == 0 and x is not None and not isinstance(x, _types.DALIDataType):
+                raise errors.ArgumentTypeError("%s: dtype[%d] = %r (a DALIDataType)"
+                                               % (where, k, x))
+            if j == 1 and x is not None and not (isinstance(x, int) and 0 <= x <= _c.MAX_DIMS):
+                raise errors.ArgumentTypeError("%s: ndim[%d] = %r (0 to %d)"
+                                               % (where, k, x, _c.MAX_DIMS))
+            want[k][j] = x
+    return want
+
+
 def external_source_call(schema):
     from .fn import _call  # the generic op call, once the per-op argument check is done here
 
     def external_source(source: typing.Any = None, num_outputs: int | None = None, *,
-                        batch: bool = True, batch_info: bool = False,
+                        batch: bool | None = None, batch_info: bool = False,
                         cycle: bool | str | None = None, dtype: typing.Any = None,
                         ndim: int | None = None, layout: str | list | None = None,
                         name: str | None = None, device: str = "cpu", parallel: bool = False,
@@ -387,12 +639,14 @@ def external_source_call(schema):
                 parallel=parallel, prefetch_queue_depth=prefetch_queue_depth, blocking=blocking,
                 cuda_stream=cuda_stream, use_copy_kernel=use_copy_kernel,
                 repeat_last=repeat_last), where)
+        if batch is None:  # as DALI: a parallel source is per sample unless told otherwise
+            batch = not parallel
         if source is None and not batch:
             raise errors.ArgumentTypeError("%s: with no source (data from Pipeline.feed_input), "
                                            "batch=False has no meaning" % where)
-        if parallel:
-            raise errors.NotSupportedError("%s: parallel=True (sources run in the pipeline's "
-                                           "process, on its CPU stage thread)" % where)
+        prefetch = _check_modes(where, source, bool(batch), bool(parallel), no_copy,
+                                prefetch_queue_depth, pipe)
+        _check_gpu_args(where, cuda_stream, use_copy_kernel, blocking)
         if repeat_last:
             raise errors.NotSupportedError("%s: repeat_last=True" % where)
         if cycle not in (None, False, True, "no", "quiet", "raise"):
@@ -406,7 +660,10 @@ def external_source_call(schema):
             raise errors.InvalidArgumentError("%s: num_outputs=%r" % (where, num_outputs))
         nout = num_outputs or 1
         src = PySource(source, nout, bool(batch), bool(batch_info), cycle,
-                       name or "external_source", listed=num_outputs is not None)
+                       name or "external_source", listed=num_outputs is not None,
+                       parallel=bool(parallel), prefetch=prefetch, blocking=blocking,
+                       graph=pipe._graph,
+                       no_copy=bool(no_copy) or (bool(parallel) and no_copy is None))
         src._batch_size = pipe.batch_size
         g = pipe._graph
         if pipe.batch_size < 1:
@@ -415,9 +672,11 @@ def external_source_call(schema):
         kw = {"source": src.name, "batch": bool(batch)}
         if num_outputs is not None:
             kw["num_outputs"] = nout
-        if dtype is not None:
+        # a list gives each output its own dtype / ndim (as DALI's); checked here, per output
+        src._want = _per_output_wants(where, nout, dtype, ndim)
+        if dtype is not None and not isinstance(dtype, (list, tuple)):
             kw["dtype"] = dtype
-        if ndim is not None:
+        if ndim is not None and not isinstance(ndim, (list, tuple)):
             kw["ndim"] = ndim
         if layout is not None:
             kw["layout"] = layout

@@ -7,6 +7,7 @@ an argument it does not take, or a value of the wrong type, raises TypeError nam
 value the op refuses raises ValueError, at the line that called it."""
 
 import difflib
+import os
 import inspect
 import sys
 import typing
@@ -49,6 +50,8 @@ class OpSchema:
                                          (_c_bits[2], "gpu")) if info.devices & bit]
         self.is_reader, self.is_random = bool(info.is_reader), bool(info.is_random)
         self.sequences = bool(info.sequences)
+        # DALI's other names for it (fn.image_decoder for fn.decoders.image): the same function
+        self.aliases = [a for a in (_c.u(info.aliases) or "").split("|") if a]
         self.args = {a.name: a for a in args}
         self.common = {a.name: a for a in common if a.name not in self.args}
 
@@ -99,27 +102,59 @@ def _enum_value(a, v, what):
         raise errors.InvalidArgumentError("%s: %r is no %s" % (what, v, cls.__name__)) from None
 
 
+def _fspath(v):
+    """A path object (pathlib.Path, os.PathLike) where a string is taken, as its string (DALI
+    takes them); a list of them, each."""
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    if isinstance(v, (list, tuple)) and any(isinstance(x, os.PathLike) for x in v):
+        return [os.fspath(x) if isinstance(x, os.PathLike) else x for x in v]
+    return v
+
+
+def _is_input_set(x):
+    """A list of op outputs as one input: DALI's input sets (the op applied to each)."""
+    return isinstance(x, (list, tuple)) and any(isinstance(v, DataNode) for v in x)
+
+
+def _input_sets(schema, inputs, kwargs, where):
+    """The op applied to each input set, as DALI's: the lists given as inputs have one length n,
+    the other inputs go to every set, and the result is a list of n results."""
+    sizes = sorted({len(x) for x in inputs if _is_input_set(x)})
+    if len(sizes) != 1:
+        raise errors.InvalidArgumentError("%s: input sets (lists of op outputs) of different "
+                                          "lengths %s" % (where, sizes))
+    if kwargs.get("name") is not None and sizes[0] > 1:
+        raise errors.InvalidArgumentError("%s: name=%r with %d input sets (each set is an op of "
+                                          "its own; leave name out)"
+                                          % (where, kwargs["name"], sizes[0]))
+    return [_call(schema, [x[i] if _is_input_set(x) else x for x in inputs], dict(kwargs))
+            for i in range(sizes[0])]
+
+
 def _call(schema, inputs, kwargs):
     where = "fn." + schema.name
     pipe = current()
     if pipe is None:  # DALI allows it: the op is made where its outputs are used
         return defer_call(lambda: _call(schema, inputs, dict(kwargs)), where)
     g = pipe._graph
-    inputs = resolve(list(inputs))
+    inputs = [resolve(x) for x in resolve(list(inputs))]
+    if any(_is_input_set(x) for x in inputs):
+        return _input_sets(schema, inputs, kwargs, where)
     kwargs = {k: v.value.item() if isinstance(v, _types.ScalarConstant) else resolve(v)
               for k, v in kwargs.items()}
-    flat = []
-    for x in inputs:
-        flat.extend(x if isinstance(x, (list, tuple)) else [x])
+    flat = list(inputs)
     for k, x in enumerate(flat):
-        # a number or an array as an input is a constant, as DALI makes it (types.Constant)
-        if not isinstance(x, DataNode) and (isinstance(x, (bool, int, float)) or
+        # a number, a list of numbers or an array as an input is a constant, as DALI makes it
+        # (types.Constant: Python's ints int32, floats float32; an array keeps its type)
+        if not isinstance(x, DataNode) and (isinstance(x, (bool, int, float, list, tuple)) or
                                             hasattr(x, "__array_interface__")):
             flat[k] = x = resolve(_types.Constant(x))
         g.check_node(x, "%s: input %d" % (where, k))
     n = len(flat)
     if not schema.min_inputs <= n <= schema.max_inputs:
         want = (str(schema.min_inputs) if schema.min_inputs == schema.max_inputs
+                else "%d or more" % schema.min_inputs if schema.max_inputs == 2**31 - 1
                 else "%d to %d" % (schema.min_inputs, schema.max_inputs))
         raise errors.ArgumentTypeError("%s takes %s input%s, got %d" % (
             where, want, "" if want == "1" else "s", n))
@@ -165,6 +200,8 @@ def _call(schema, inputs, kwargs):
         if v is None:
             continue  # the default, as DALI
         v = _enum_value(a, v, what)
+        if a.type in ("str", "strs"):
+            v = _fspath(v)
         if not type_ok(a.type, v):
             raise errors.ArgumentTypeError("%s takes %s, got %s %r" % (
                 what, a.type_doc, type(v).__name__, v))
@@ -263,53 +300,35 @@ def __getattr__(name):  # (module attributes that do not exist: an unknown op)
     raise _unknown_op(name)
 
 
+def _place(name, f):
+    """f as fn.<name>, making the namespaces of a dotted name (fn.readers, fn.experimental)."""
+    parts = name.split(".")
+    target = sys.modules[__name__]
+    for p in parts[:-1]:
+        ns = vars(target).get(p)
+        if ns is None:
+            ns = _Namespace(p)
+            setattr(target, p, ns)
+        target = ns
+    setattr(target, parts[-1], f)
+
+
 schemas = {}
-_module = sys.modules[__name__]
+_ALIASES = {}  # alias -> the op's name, from the library's table
 for _schema in _read_table():
     schemas[_schema.name] = _schema
     _f = (external_source_call(_schema) if _schema.name == "external_source" else
           python_function_call(_schema) if _schema.name in _pyfunc_forms else _make(_schema))
-    _parts = _schema.name.split(".")
-    _target = _module
-    for _p in _parts[:-1]:
-        _ns = vars(_target).get(_p)
-        if _ns is None:
-            _ns = _Namespace(_p)
-            setattr(_target, _p, _ns)
-        _target = _ns
-    setattr(_target, _parts[-1], _f)
-del _schema, _f, _parts, _target, _p, _module
-try:
-    del _ns
-except NameError:
-    pass
-
-
-# DALI's deprecated names of ops (fn.image_decoder for fn.decoders.image, ...): the same functions
-_ALIASES = {"image_decoder": "decoders.image", "image_decoder_random_crop":
-            "decoders.image_random_crop", "file_reader": "readers.file",
-            "caffe_reader": "readers.caffe", "caffe2_reader": "readers.caffe2",
-            "tfrecord_reader": "readers.tfrecord", "numpy_reader": "readers.numpy",
-            "coin_flip": "random.coin_flip",
-            "uniform": "random.uniform", "normal_distribution": "random.normal"}
-
-
-def _resolve(name):
-    f = sys.modules[__name__]
-    for part in name.split("."):
-        f = getattr(f, part)
-    return f
-
-
-for _alias, _target_name in _ALIASES.items():
-    if _target_name in schemas:
-        globals()[_alias] = _resolve(_target_name)
-del _alias, _target_name
+    for _name in [_schema.name] + _schema.aliases:
+        _place(_name, _f)
+    _ALIASES.update((a, _schema.name) for a in _schema.aliases)
+del _schema, _f, _name
 
 
 def aliases():
-    """DALI's deprecated op names that sluice.fn has, and the op each stands for."""
-    return {k: v for k, v in _ALIASES.items() if v in schemas}
+    """DALI's other names of ops that sluice.fn has (deprecated ones, and the experimental.* name
+    of an op since promoted), and the op each stands for."""
+    return dict(_ALIASES)
 
 
 def op_names():

@@ -27,7 +27,8 @@ from .tensors import from_c_list
 # ---- pipelines -----------------------------------------------------------------------------------
 
 _PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed", "prefetch_queue_depth",
-                  "exec_async", "exec_pipelined", "exec_dynamic", "enable_checkpointing",
+                  "exec_async", "exec_pipelined", "exec_dynamic", "experimental_exec_dynamic",
+                  "enable_checkpointing",
                   "checkpoint", "py_num_workers", "py_start_method", "set_affinity",
                   "max_streams", "default_cuda_stream_priority", "enable_memory_stats",
                   "bytes_per_sample", "output_dtype", "output_ndim")
@@ -83,7 +84,8 @@ class Pipeline(PipelineAPI, Owner):
                  set_affinity: bool = False, max_streams: int = -1,
                  default_cuda_stream_priority: int = 0, enable_memory_stats: bool = False,
                  bytes_per_sample: int = 0, output_dtype: typing.Any = None,
-                 output_ndim: typing.Any = None) -> None:
+                 output_ndim: typing.Any = None,
+                 experimental_exec_dynamic: bool | None = None) -> None:
         if not is_int(batch_size) or (batch_size < 1 and batch_size != -1) or \
                 batch_size > INT_MAX:
             raise errors.InvalidArgumentError("Pipeline: batch_size=%r (a positive int, at most "
@@ -119,9 +121,13 @@ class Pipeline(PipelineAPI, Owner):
                                                   % (prefetch_queue_depth,))
         if not exec_pipelined:  # (DALI's simple executor: no batch is prepared ahead)
             cpu_q = gpu_q = 1
-        if py_num_workers not in (0, 1):
-            raise errors.NotSupportedError("Pipeline: py_num_workers=%r: sluice calls Python "
-                                           "sources in the pipeline's own process" % py_num_workers)
+        if not is_int(py_num_workers) or py_num_workers < 0:
+            raise errors.InvalidArgumentError("Pipeline: py_num_workers=%r (the worker processes "
+                                              "of its parallel external sources)"
+                                              % (py_num_workers,))
+        if py_start_method not in ("fork", "spawn"):
+            raise errors.InvalidArgumentError("Pipeline: py_start_method=%r ('fork' or 'spawn')"
+                                              % (py_start_method,))
         if output_dtype is not None or output_ndim is not None:
             raise errors.NotSupportedError("Pipeline: output_dtype/output_ndim (check the outputs "
                                            "with their .dtype and .shape)")
@@ -141,6 +147,7 @@ class Pipeline(PipelineAPI, Owner):
         self.device_id = device_id
         self.seed = int(seed)
         self.prefetch_queue_depth = prefetch_queue_depth
+        self.py_num_workers, self.py_start_method = int(py_num_workers), py_start_method
         # exec_async=False: DALI's run() waits for the batch it asks for, which is what run()
         # does here too (the stages run on their own threads either way)
         self.exec_async, self.exec_pipelined = bool(exec_async), bool(exec_pipelined)
@@ -161,6 +168,8 @@ class Pipeline(PipelineAPI, Owner):
     def __enter__(self):
         if self._graph is None:
             self._graph = Graph(self.batch_size)
+            self._graph.py_workers = self.py_num_workers
+            self._graph.py_start_method = self.py_start_method
         stack().append(self)
         return self
 
@@ -395,7 +404,18 @@ class Pipeline(PipelineAPI, Owner):
             self._shut()
             self._restore = None
             consumed(self._sources())  # the sources start again from their beginning
+            for src in self._sources():
+                if hasattr(src, "next_epoch"):
+                    src.next_epoch()  # (their SampleInfo and BatchInfo say the next epoch)
             self.build()
+
+    def start_py_workers(self) -> None:
+        """Starts the worker processes of the parallel external sources (py_num_workers of them,
+        by py_start_method) now; build() starts them otherwise. As DALI advises, call it before
+        anything in the process starts CUDA when the method is 'fork'."""
+        self._define_from_subclass()
+        if self._graph is not None:
+            self._graph.start_pool()
 
     def close(self) -> None:
         """Stops the pipeline's threads and frees it. While views of its batches are alive the
@@ -403,6 +423,8 @@ class Pipeline(PipelineAPI, Owner):
         them. run() is refused from then on."""
         self._closed = True
         self._shut()
+        if self._graph is not None:
+            self._graph.close_pool()
 
     @guarded("close()")
     def _shut(self):

@@ -109,14 +109,16 @@ class PipelineAPI:
     def _check_fed(self):
         """Refuses a run() that would wait for ever on feed_input data that never comes."""
         for src in self._sources():
-            if getattr(src, "kind", None) == "feed" and src.fed <= self._taken:
+            if getattr(src, "kind", None) == "feed" and src.fed <= self._taken and \
+                    not src.blocking:  # (blocking=True: run() waits for another thread's feed)
                 raise errors.StateError(
                     "run(): batch %d needs data from feed_input for external_source %r (fed "
                     "%d batches so far)" % (self._taken, src.label, src.fed))
 
     def _cancel_feeds(self):
         for src in self._sources():
-            if getattr(src, "kind", None) == "feed":  # (python_function callables too)
+            # (python_function callables too); a parallel source stops waiting for its workers
+            if getattr(src, "kind", None) == "feed" or getattr(src, "parallel", False):
                 src.cancel()
 
     # -- DALI's scheduling calls
@@ -137,7 +139,8 @@ class PipelineAPI:
     # -- DALI's read-only properties
     @property
     def max_batch_size(self) -> int:
-        """The batch size (DALI's max_batch_size: sluice's batches are all of it)."""
+        """The most samples a batch may have (DALI's max_batch_size): batch_size. An external
+        source that gives fewer makes a shorter batch."""
         return self.batch_size
 
     @property

@@ -107,8 +107,9 @@ class PyFunction:
             buf = (ctypes.c_char * (n * dtype.itemsize)).from_address(t.data)
             a = np.frombuffer(buf, dtype).reshape(shape)
         if self.form == "python_function":
-            a.flags.writeable = False
-            return a
+            # a copy the function may write into, as DALI's functions may (an edit in place of a
+            # view would reach every other reader of the input)
+            return a.copy()
         if self.form == "torch_python_function":
             import torch
             return torch.from_numpy(a)
@@ -286,8 +287,8 @@ def python_function_call(schema):
         if kw:
             raise errors.ArgumentTypeError("%s got an unexpected argument '%s'"
                                            % (where, sorted(kw)[0]))
-        if not isinstance(num_outputs, int) or not 0 <= num_outputs <= 16:
-            raise errors.InvalidArgumentError("%s: num_outputs=%r (0 to 16)"
+        if not isinstance(num_outputs, int) or num_outputs < 0:
+            raise errors.InvalidArgumentError("%s: num_outputs=%r (0 or more)"
                                               % (where, num_outputs))
         workers = pipe.num_threads if getattr(pipe, "num_threads", 0) else (os.cpu_count() or 1)
         fn_obj = PyFunction(function, num_outputs, bool(batch_processing), schema.name, workers,

@@ -223,8 +223,9 @@ def Constant(value: typing.Any, dtype: "DALIDataType | None" = None,
              shape: typing.Sequence[int] | None = None, layout: str | None = None,
              device: str | None = None, **kwargs: typing.Any) -> typing.Any:
     """A constant, as DALI's types.Constant: fn.constant of value (a number or an array), its
-    shape kept (a number is a 0-d tensor), of dtype (default: a numpy array's own type; int32 for
-    Python ints, float32 for floats, bool for bools), on device ("cpu" by default, or "gpu").
+    shape kept (a number is a 0-d tensor), of dtype (default: a numpy array's own type, but int32,
+    uint32 and float32 for its 64-bit ones, as DALI's; int32 for Python ints, float32 for floats,
+    bool for bools), on device ("cpu" by default, or "gpu").
     Inside a pipeline definition it is a node at once, except a number alone, which stays a
     ScalarConstant (as DALI's: `Constant(15).float32() - x`); outside one (DALI allows that too)
     it is made a node of each pipeline that uses it, where it is used."""
@@ -238,7 +239,11 @@ def Constant(value: typing.Any, dtype: "DALIDataType | None" = None,
         # an array (numpy's, or a numpy scalar) keeps its type; Python's bool, int and float are
         # bool, int32 and float32, as DALI types them
         np_types = {v[0]: k for k, v in _INFO.items()}
-        if hasattr(value, "dtype") and arr.dtype.name in np_types:
+        if isinstance(value, np.ndarray) and arr.dtype.name in ("int64", "uint64", "float64"):
+            # as DALI's: a 64-bit array is taken as its 32-bit type unless dtype says otherwise
+            dtype = {"int64": DALIDataType.INT32, "uint64": DALIDataType.UINT32,
+                     "float64": DALIDataType.FLOAT}[arr.dtype.name]
+        elif hasattr(value, "dtype") and arr.dtype.name in np_types:
             dtype = np_types[arr.dtype.name]
         elif arr.dtype.kind == "b":
             dtype = DALIDataType.BOOL

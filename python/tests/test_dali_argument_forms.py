@@ -2,8 +2,12 @@
 """The argument forms DALI programs use: per-sample (op output) values where DALI takes tensor
 arguments (resize's sizes, random.*'s shape and probability, flip's depthwise), warp_affine's
 matrix as a second input, one number for resize's size, resize's modes, a bool where an int is
-taken, reshape's src_dims, and crop_mirror_normalize's older argument names. Values are checked
-against numpy, or against the same op given the same values as constants."""
+taken, reshape's src_dims, crop_mirror_normalize's older argument names, path objects where a path
+is taken, input sets (an op called on lists of op outputs), numpy arrays as constants in
+expressions and lists of numbers as inputs. Values are checked against numpy, or against the same
+op given the same values as constants."""
+
+import pathlib
 
 import numpy as np
 import pytest
@@ -203,3 +207,60 @@ def test_per_sample_arguments_are_in_the_operator_table():
     assert table["random.coin_flip"]["shape"].per_sample
     assert table["random.coin_flip"]["probability"].per_sample
     assert table["flip"]["depthwise"].per_sample
+
+
+def test_path_objects_where_a_path_is_taken(tmp_path):
+    for i in range(3):
+        (tmp_path / ("%d.bin" % i)).write_bytes(bytes([i]) * (i + 1))
+    (tmp_path / "list.txt").write_text("".join("%d.bin %d\n" % (i, i) for i in range(3)))
+    (data, labels) = run(lambda: fn.readers.file(file_root=tmp_path,
+                                                 file_list=tmp_path / "list.txt"), batch_size=3)
+    assert [data.at(i).tolist() for i in range(3)] == [[0], [1, 1], [2, 2, 2]]
+    (data, _) = run(lambda: fn.readers.file(files=[tmp_path / "2.bin", str(tmp_path / "0.bin")]))
+    assert [data.at(i).tolist() for i in range(2)] == [[2, 2, 2], [0]]
+
+
+def test_input_sets():
+    """fn.op([a, b]) applies the op to each, as DALI's input sets; other inputs go to every set"""
+    a = [np.arange(6, dtype=np.float32).reshape(2, 3)] * 2
+    b = [np.full((4, 3), 2, np.float32)] * 2
+    x, y, u, v = run(lambda: fn.reductions.sum([source(a), source(b)], axes=[0])
+                     + fn.cat([source(a), source(b)], source([np.ones((1, 3), np.float32)] * 2)))
+    np.testing.assert_array_equal(x.at(0), a[0].sum(0))
+    np.testing.assert_array_equal(y.at(1), b[0].sum(0))
+    assert u.at(0).shape == (3, 3) and v.at(0).shape == (5, 3)
+    with pytest.raises(sluice.InvalidArgumentError, match="input sets .* different lengths"):
+        run(lambda: fn.cat([source(a), source(b)], [source(a)]))
+
+
+def test_numpy_arrays_in_expressions_and_lists_as_inputs():
+    c = np.array([[10, 20, 30], [40, 50, 60]])
+    xs = [np.ones((2, 3), np.int32), np.full((2, 3), 3, np.int32)]
+    out, rev, cat = run(lambda: (source(xs) + c, np.float32([1.5, 2.5, 3.5]) * source(xs),
+                                 fn.cat(source([np.zeros(2, np.float32)] * 2),
+                                        [1.0, 2.0])))
+    for i in range(2):
+        np.testing.assert_array_equal(out.at(i), xs[i] + c)
+        assert out.at(i).dtype == np.int32  # a 64-bit array is a 32-bit constant, as DALI's
+        np.testing.assert_array_equal(rev.at(i), np.float32([1.5, 2.5, 3.5]) * xs[i])
+        np.testing.assert_array_equal(cat.at(i), [0, 0, 1, 2])
+
+
+def test_experimental_exec_dynamic_is_taken():
+    (out,) = run(lambda: source([np.int32(4)]), batch_size=1, experimental_exec_dynamic=True)
+    assert out.at(0) == 4
+
+
+def test_external_source_dtype_and_ndim_per_output():
+    def src():
+        return [np.zeros((2, 2), np.uint8)] * 2, [np.ones(3, np.int32)] * 2
+
+    a, b = run(lambda: fn.external_source(src, num_outputs=2,
+                                          dtype=[types.UINT8, types.INT32], ndim=[2, 1]))
+    assert a.at(0).dtype == np.uint8 and b.at(1).tolist() == [1, 1, 1]
+    with pytest.raises(sluice.Error, match=r"output 1: INT32, but dtype\[1\] is FLOAT"):
+        run(lambda: fn.external_source(src, num_outputs=2, dtype=[types.UINT8, types.FLOAT]))
+    with pytest.raises(sluice.Error, match=r"output 0: 2 dimensions, but ndim\[0\] is 3"):
+        run(lambda: fn.external_source(src, num_outputs=2, ndim=[3, 1]))
+    with pytest.raises(sluice.InvalidArgumentError, match="dtype has 1 entries for 2 outputs"):
+        run(lambda: fn.external_source(src, num_outputs=2, dtype=[types.UINT8]))

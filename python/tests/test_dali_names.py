@@ -3,12 +3,15 @@
 did-you-mean, sluice.pipeline.experimental.pipeline_def, sluice.backend, sluice.tensors,
 sluice.plugin.base_iterator, and types.SampleInfo / BatchInfo."""
 
+import subprocess
+
 import numpy as np
 import pytest
 
 import sluice
 import sluice.fn as fn
 import sluice.types as types
+from conftest import LMDB, TOOL
 
 
 def test_deprecated_aliases_are_the_ops():
@@ -18,11 +21,32 @@ def test_deprecated_aliases_are_the_ops():
     assert fn.uniform is fn.random.uniform
     assert fn.file_reader is fn.readers.file
     assert fn.caffe2_reader is fn.readers.caffe2
-    for alias, name in fn.aliases().items():
+    assert fn.experimental.filter is fn.filter  # promoted out of experimental; both names work
+    assert fn.experimental.equalize is fn.equalize
+
+    def resolve(name):
         obj = fn
         for part in name.split("."):
             obj = getattr(obj, part)
-        assert getattr(fn, alias) is obj
+        return obj
+
+    for alias, name in fn.aliases().items():
+        assert resolve(alias) is resolve(name)
+        assert alias not in fn.op_names()  # one op, listed once under its name
+
+
+def test_aliases_in_pipeline_text(tmp_path):
+    """The aliases come from the library's table, so pipeline text knows them too."""
+    text = tmp_path / "p.py"
+    text.write_text("import nvidia.dali.fn as fn\n"
+                    "def p(path):\n"
+                    "    jpegs, labels = fn.caffe2_reader(path=path)\n"
+                    "    images = fn.image_decoder(jpegs)\n"
+                    "    return fn.experimental.equalize(images), labels\n")
+    r = subprocess.run([TOOL, "run", str(text), "--arg", "path=%s" % LMDB, "--devices", "cpu",
+                        "--steps", "1", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert '"samples"' in r.stdout
 
 
 def test_unknown_op_suggests():

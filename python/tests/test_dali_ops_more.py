@@ -186,7 +186,8 @@ def test_zeros_ones_full_against_numpy():
         fn.ones_like(x, dtype=types.UINT8), fn.full(fill, shape=[3, 2, 4]),
         fn.full_like(x, np.float32([7, 8, 9]))))(feed(like)), batch_size=2)
     want = [np.zeros((2, 3), np.float32), np.ones(4, np.int8), np.zeros_like(like[1]),
-            np.ones((2, 3), np.uint8), np.full((3, 2, 4), fill),
+            np.ones((2, 3), np.uint8),
+            np.full((3, 2, 4), fill, np.float32),  # (a float64 array input: a float32 constant)
             np.full_like(like[1], [7, 8, 9])]
     for o, w in zip(outs, want):
         assert o.at(1).dtype == w.dtype

@@ -100,9 +100,9 @@ def test_source_that_raises(no_leaked_threads):
 def test_wrong_batch_size_from_source():
     @pipeline_def(batch_size=3, device_id=None)
     def pipe():
-        return fn.external_source(source=lambda: [np.zeros(1)] * 2)
+        return fn.external_source(source=lambda: [np.zeros(1)] * 4)
 
-    with pytest.raises(sluice.SourceError, match="2 samples, but the batch size is 3"):
+    with pytest.raises(sluice.SourceError, match="4 samples, but the batch size is at most 3"):
         pipe().run()
 
 

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """fn.noise.gaussian, salt_and_pepper and shot. gaussian and salt_and_pepper are checked bit for
 bit against the test's own numpy implementation of their definition (Philox4x32-10 keyed by the
-seed, counter = (element << 8 | draw, the sample's global index); Box-Muller; the replacement
-rule); shot against the Poisson distribution's moments. Every dtype, per-sample arguments, the
-same bytes at any thread count and batch size, a checkpoint resumed exactly, and the errors."""
+seed; salt_and_pepper: counter = (element << 8 | draw, the sample's global index), the
+replacement rule, one draw per pixel along the layout's 'C' wherever it is; gaussian: block k of
+the sample's stream for element k, Box-Muller, as random.normal draws, so that
+noise.gaussian(x, seed=s) equals x + random.normal(x, seed=s) as in DALI); shot against the
+Poisson distribution's moments. Every dtype, per-sample arguments, the same bytes at any thread
+count and batch size, a checkpoint resumed exactly, and the errors."""
 
 import numpy as np
 import pytest
@@ -45,10 +48,25 @@ def uniforms(seed, sample, elems, count):
     return out
 
 
+def normals(seed, sample, n):
+    """N(0, 1) for elements 0..n-1: element k from block k of the sample's stream."""
+    e = np.arange(n, dtype=np.uint64)
+    b = philox(e & MASK, e >> np.uint64(32), sample & 0xFFFFFFFF, sample >> 32,
+               seed & 0xFFFFFFFF, seed >> 32)
+    u1, u2 = (((hi << np.uint64(32)) | lo) >> np.uint64(11) for hi, lo in ((b[0], b[1]),
+                                                                         (b[2], b[3])))
+    u1 = np.maximum(u1.astype(np.float64) / 9007199254740992.0, 1e-300)
+    u2 = u2.astype(np.float64) / 9007199254740992.0
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(6.283185307179586 * u2)
+
+
 def ref_gaussian(x, seed, sample, mean, std):
-    u, v = uniforms(seed, sample, np.arange(x.size), 2)
-    n = np.sqrt(-2.0 * np.log(u)) * np.cos(6.283185307179586 * v)
-    return convert(x.reshape(-1).astype(np.float64) + mean + std * n, x.dtype).reshape(x.shape)
+    noise = (mean + std * normals(seed, sample, x.size)).astype(np.float32)
+    if x.dtype == np.float64:  # added in double; else in float, as DALI adds
+        v = x.reshape(-1) + noise.astype(np.float64)
+    else:
+        v = (x.reshape(-1).astype(np.float32) + noise).astype(np.float64)
+    return convert(v, x.dtype).reshape(x.shape)
 
 
 def convert(v, dtype):
@@ -118,6 +136,49 @@ def test_salt_and_pepper_bit_exact(per_channel, dtype):
         if not per_channel:  # a pixel's channels go together
             assert (hit.all(axis=2) | ~hit.any(axis=2)).all()
         assert 0.15 < hit.mean() < 0.45
+
+
+@pytest.mark.parametrize("layout", ["CHW", "HCW", "HWC"])
+def test_salt_and_pepper_one_draw_per_pixel_wherever_c_is(layout):
+    rng = np.random.default_rng(3)
+    hwc = [rng.integers(20, 100, (6, 5, 3)).astype(np.uint8) for _ in range(2)]
+    perm = {"CHW": (2, 0, 1), "HCW": (0, 2, 1), "HWC": (0, 1, 2)}[layout]
+    xs = [np.ascontiguousarray(x.transpose(perm)) for x in hwc]
+    (got,) = run(lambda x: fn.noise.salt_and_pepper(x, prob=0.3, per_channel=False, seed=99),
+                 xs, layout=layout)
+    for i, x in enumerate(hwc):
+        g = got[i].transpose(np.argsort(perm))  # back to HWC
+        # the draw of pixel (y, x) is the element's index with the channel taken out: y * 5 + x
+        u, w = uniforms(99, i, np.arange(x.size) // 3, 2)
+        want = np.where(u < 0.3, np.where(w < 0.5, 255, 0), x.reshape(-1)).reshape(x.shape)
+        np.testing.assert_array_equal(g, want.astype(np.uint8))
+        hit = g != x
+        assert (hit.all(axis=2) | ~hit.any(axis=2)).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8])
+def test_gaussian_equals_input_plus_random_normal(dtype):
+    # DALI: noise.gaussian(x, seed=s) and x + random.normal(x, seed=s) give the same values
+    rng = np.random.default_rng(4)
+    xs = [rng.uniform(0, 255, (9, 11, 3)).astype(dtype) for _ in range(6)]
+    mean = [np.array(m, np.float32) for m in (-20.0, 0.0, 5.5, 10.0, 31.0, -3.0)]
+
+    @pipeline_def(batch_size=3, num_threads=2, device_id=None)
+    def pipe():
+        x = fn.external_source(source=lambda info: xs[info.idx_in_epoch % 6], batch=False)
+        m = fn.external_source(source=lambda info: mean[info.idx_in_epoch % 6], batch=False)
+        return (fn.noise.gaussian(x, mean=m, stddev=57.0, seed=12345),
+                x + fn.random.normal(x, mean=m, stddev=57.0, seed=12345))
+
+    p = pipe()
+    for _ in range(2):
+        a, b = p.run()
+        for i in range(3):
+            got, want = np.array(a.at(i)), np.array(b.at(i))
+            if dtype == np.float32:
+                np.testing.assert_array_equal(got, want)
+            else:  # the sum converted as cast converts it
+                np.testing.assert_array_equal(got, convert(want.astype(np.float64), dtype))
 
 
 def test_salt_and_pepper_values_given():

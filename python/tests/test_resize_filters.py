@@ -33,14 +33,16 @@ def kernel(name, x):
 SUPPORT = {"INTERP_GAUSSIAN": 1.5, "INTERP_LANCZOS3": 3, "INTERP_CUBIC": 2, "INTERP_LINEAR": 1}
 
 
-def resample_axis(a, axis, out, name, antialias):
+def resample_axis(a, axis, out, name, antialias, window=None):
+    """the axis resampled to out; window (start, length): the part of it read (default all)"""
     n = a.shape[axis]
-    scale = n / out
+    r0, length = window or (0.0, n)
+    scale = length / out
     fs = scale if antialias and scale > 1 else 1.0
     sup = SUPPORT[name]
     m = np.zeros((out, n))
     for o in range(out):
-        c = (o + 0.5) * scale - 0.5
+        c = r0 + (o + 0.5) * scale - 0.5
         lo = math.floor(c - sup * fs) + 1
         taps = [(k, kernel(name, (k - c) / fs)) for k in range(lo, lo + int(math.ceil(sup * fs)) * 2 + 1)]
         total = sum(w for _, w in taps)
@@ -80,3 +82,76 @@ def test_lanczos_on_uint8_keeps_a_constant_and_saturates():
     assert (out.at(0) == 200).all()
     e = out.at(1)
     assert e.dtype == np.uint8 and e.min() == 0 and e.max() == 255  # the ringing is clamped
+
+
+def run_resize(img, **kw):
+    p = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with p:
+        x = fn.external_source(source=lambda: [img], layout="HWC")
+        p.set_outputs(fn.resize(x, **kw))
+    (out,) = p.run()
+    return out.at(0)
+
+
+def test_min_and_mag_filter_per_axis():
+    """an axis scaled down takes min_filter (widened with antialias), one scaled up mag_filter;
+    either overrides interp_type"""
+    img = np.random.default_rng(4).integers(0, 256, (24, 27, 3)).astype(np.float32)
+    got = run_resize(img, size=[13, 40], interp_type=types.INTERP_NN,
+                     min_filter=types.INTERP_CUBIC, mag_filter=types.INTERP_LANCZOS3)
+    want = resample_axis(resample_axis(img.astype(np.float64), 1, 40, "INTERP_LANCZOS3", True),
+                         0, 13, "INTERP_CUBIC", True)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-3)
+    only_min = run_resize(img, size=[13, 40], min_filter=types.INTERP_GAUSSIAN)
+    want = resample_axis(resample_axis(img.astype(np.float64), 1, 40, "INTERP_LINEAR", True),
+                         0, 13, "INTERP_GAUSSIAN", True)
+    np.testing.assert_allclose(only_min, want, rtol=0, atol=2e-3)
+
+
+def test_triangular_without_antialias_is_linear():
+    img = np.random.default_rng(5).integers(0, 256, (24, 27, 3)).astype(np.float32)
+    tri = run_resize(img, size=[9, 10], interp_type=types.INTERP_TRIANGULAR, antialias=False)
+    lin = run_resize(img, size=[9, 10], interp_type=types.INTERP_LINEAR, antialias=False)
+    assert np.array_equal(tri, lin)
+
+
+@pytest.mark.parametrize("kw,shape", [
+    (dict(resize_shorter=30), (30, 90)),
+    (dict(resize_shorter=30, max_size=60), (20, 60)),          # the one scale lowered
+    (dict(resize_shorter=30, max_size=[40, 0]), (30, 90)),     # 0: no limit on that axis
+    (dict(size=[50, 50], mode="not_smaller", max_size=[100, 120]), (40, 120)),
+    (dict(resize_x=90, max_size=[25, 0]), (25, 90)),           # default mode: each extent clamped
+    (dict(size=[10, 200], mode="stretch", max_size=150), (10, 150)),
+])
+def test_max_size(kw, shape):
+    img = np.zeros((20, 60, 1), np.uint8)
+    assert run_resize(img, **kw).shape == shape + (1,)
+
+
+def test_subpixel_scale():
+    """a fractional output size (29 * 16 / 24 = 19.33 -> 19 columns) keeps the scale asked for:
+    the input window is scaled about its centre by 19 / 19.33; subpixel_scale=False reads it all"""
+    img = np.random.default_rng(6).integers(0, 256, (24, 29, 3)).astype(np.float32)
+    exact = 29 * 16 / 24
+    length = 29 * 19 / exact
+    want = resample_axis(resample_axis(img.astype(np.float64), 1, 19, "INTERP_LINEAR", True,
+                                       window=(14.5 - length / 2, length)),
+                         0, 16, "INTERP_LINEAR", True)
+    got = run_resize(img, resize_shorter=16)
+    assert got.shape == (16, 19, 3)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-3)
+    plain = run_resize(img, resize_shorter=16, subpixel_scale=False)
+    want = resample_axis(resample_axis(img.astype(np.float64), 1, 19, "INTERP_LINEAR", True),
+                         0, 16, "INTERP_LINEAR", True)
+    np.testing.assert_allclose(plain, want, rtol=0, atol=2e-3)
+    assert not np.allclose(got, plain, atol=0.5)
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(size=[8, 8], max_size=[1, 2, 3]), "max_size wants"),
+    (dict(size=[8, 8], max_size=-1.0), "max_size = -1"),
+    (dict(size=[8, 8], minibatch_size=0), "minibatch_size = 0"),
+])
+def test_resize_refuses(kw, msg):
+    with pytest.raises(Exception, match="resize: " + msg):
+        run_resize(np.zeros((4, 4, 1), np.uint8), **kw)

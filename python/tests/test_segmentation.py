@@ -313,12 +313,55 @@ def test_multi_paste_several_inputs_default_regions():
     assert all(np.array_equal(same[i], a[i]) for i in range(3))
 
 
+def test_multi_paste_relative_coordinates():
+    """*_rel: fractions of the pasted image (anchor rounded down, shape up) and of the canvas"""
+    rng = np.random.default_rng(13)
+    B = 4
+    imgs = [rng.integers(0, 255, (int(rng.integers(5, 13)), int(rng.integers(5, 13)), 3))
+            .astype(np.uint8) for _ in range(B)]
+    size = [np.int32(rng.integers(12, 20, 2)) for _ in range(B)]
+    ids, ia_rel, sh_rel, oa_rel, want = [], [], [], [], []
+    for i in range(B):
+        k = int(rng.integers(1, 4))
+        idl = rng.integers(0, B, k).astype(np.int32)
+        ia = rng.uniform(0, 0.5, (k, 2)).astype(np.float32)
+        sh = rng.uniform(0, 0.5, (k, 2)).astype(np.float32)
+        oa = rng.uniform(0, 0.3, (k, 2)).astype(np.float32)
+        pastes = []
+        for j, a, h, o in zip(idl, ia, sh, oa):
+            shape = np.array(imgs[j].shape[:2], np.float32)
+            pastes.append((np.floor(shape * a).astype(int), np.ceil(shape * h).astype(int),
+                           np.floor(size[i].astype(np.float32) * o).astype(int)))
+        want.append(paste_reference([imgs[j] for j in idl], pastes, size[i], np.uint8, 3))
+        ids.append(idl), ia_rel.append(ia), sh_rel.append(sh), oa_rel.append(oa)
+    (got,) = run(lambda x, a, b, c, d, e: fn.multi_paste(x, in_ids=a, in_anchors_rel=b,
+                                                         shapes_rel=c, out_anchors_rel=d,
+                                                         output_size=e),
+                 B, lambda: imgs, lambda: ids, lambda: ia_rel, lambda: sh_rel, lambda: oa_rel,
+                 lambda: size)[0]
+    for i in range(B):
+        assert np.array_equal(got[i], want[i]), i
+    # literal fractions; no shape: the rest of the image from the anchor
+    (got,) = run(lambda x: fn.multi_paste(x, in_ids=[1], in_anchors_rel=[0.5, 0.25],
+                                          out_anchors_rel=[0.5, 0.5], output_size=[20, 20]),
+                 2, lambda: imgs[:2])[0]
+    h, w = imgs[1].shape[:2]
+    ay, ax = int(np.floor(h * np.float32(0.5))), int(np.floor(w * np.float32(0.25)))
+    ref = np.zeros((20, 20, 3), np.uint8)
+    ref[10:10 + h - ay, 10:10 + w - ax] = imgs[1][ay:, ax:]
+    assert np.array_equal(got[0], ref) and np.array_equal(got[1], ref)
+
+
 @pytest.mark.parametrize("kw,msg", [
     (dict(in_ids=[0], out_anchors=[5, 5], output_size=[6, 6]), "paste 0: the region"),
     (dict(in_ids=[3], output_size=[6, 6]), "in_ids\\[0\\] = 3 is not a sample"),
     (dict(in_ids=[0, 1], in_anchors=[0, 0], output_size=[6, 6]), "in_anchors must give 2"),
     (dict(in_ids=[0, 1]), "the pasted images differ in size: give output_size"),
-    (dict(in_ids=[0], output_size=[6, 6], in_anchors_rel=[0.5, 0.5]), "in_anchors_rel is not"),
+    (dict(in_ids=[0], output_size=[6, 6], in_anchors=[0, 0], in_anchors_rel=[0.5, 0.5]),
+     "give in_anchors or in_anchors_rel, not both"),
+    (dict(in_ids=[0], output_size=[6, 6], shapes_rel=[0.5, 1.5]), "shapes_rel\\[1\\] = 1.5"),
+    (dict(in_ids=[0, 1], output_size=[6, 6], out_anchors_rel=[0.5, 0.5]),
+     "out_anchors_rel must give 2"),
 ])
 def test_multi_paste_refuses(kw, msg):
     imgs = [np.zeros((4, 4, 3), np.uint8), np.zeros((5, 4, 3), np.uint8)]

@@ -213,3 +213,58 @@ def test_errors_name_op_and_argument():
           "slice: sample 0: fill_values has 3 values for 4 channels")
     with pytest.raises(errors.Error, match="out_of_bounds_policy"):
         run1(lambda a: fn.slice(a, axes=[0], out_of_bounds_policy="wrap"), 1, (lambda: x, {}))
+
+
+@pytest.mark.parametrize("itype", [np.int32, np.int64, np.uint8])
+def test_integer_inputs_are_absolute(itype):
+    # DALI reads integer anchors and shapes as absolute coordinates, whatever normalized_anchor /
+    # normalized_shape say (both True by default); only floating ones are fractions
+    rng = np.random.default_rng(6)
+    x = [rng.integers(0, 100, (6, 9)).astype(np.float32) for _ in range(2)]
+
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None)
+    def pipe():
+        a = fn.external_source(source=lambda: x, layout="HW")
+        return (fn.slice(a, np.array([1, 1], itype), np.array([2, 1], itype), axes=[0, 1]),
+                fn.slice(a, np.array([3, 2], itype), np.array([4, 2], itype)),
+                fn.slice(a, np.array([1, 1], itype), np.array([2, 1], itype), axes=[0, 1],
+                         normalized_anchor=True, normalized_shape=False))
+
+    outs = pipe().run()
+    for i in range(2):
+        np.testing.assert_array_equal(np.array(outs[0].at(i)), x[i][1:3, 1:2])
+        # axis_names "WH" (the default): x first, then y
+        np.testing.assert_array_equal(np.array(outs[1].at(i)), x[i][2:4, 3:7])
+        np.testing.assert_array_equal(np.array(outs[2].at(i)), x[i][1:3, 1:2])
+
+
+def test_float_inputs_follow_the_normalized_flags():
+    x = [np.arange(10 * 20, dtype=np.int16).reshape(10, 20)]
+    # the anchor a fraction (of 20 and of 10), the shape absolute
+    (got,) = run1(lambda a, b, c: fn.slice(a, b, c, axes=[1, 0], normalized_shape=False), 1,
+                  (lambda: x, {}), (lambda: [np.array([0.25, 0.1], np.float32)], {}),
+                  (lambda: [np.array([3.0, 2.0], np.float32)], {}))
+    np.testing.assert_array_equal(got[0], x[0][1:3, 5:8])
+    # the anchor absolute, the shape a fraction
+    (got,) = run1(lambda a, b, c: fn.slice(a, b, c, axes=[1, 0], normalized_anchor=False), 1,
+                  (lambda: x, {}), (lambda: [np.array([4.0, 2.0], np.float32)], {}),
+                  (lambda: [np.array([0.5, 0.5], np.float32)], {}))
+    np.testing.assert_array_equal(got[0], x[0][2:7, 4:14])
+
+
+def test_rel_start_with_rel_shape_rounds_the_sum():
+    # end = round((rel_start + rel_shape) * extent), one product as DALI has it: (0.15 + 0.35) * 3
+    # is 1.5 and ends at 2, where 0.15 * 3 + 0.35 * 3 (1.4999...) would end at 1
+    x = [np.arange(3, dtype=np.int32)]
+    (got,) = run1(lambda a: fn.slice(a, rel_start=[0.15], rel_shape=[0.35], axes=[0]), 1,
+                  (lambda: x, {}))
+    np.testing.assert_array_equal(got[0], x[0][0:2])
+
+
+def test_anchor_and_shape_of_different_types_are_refused():
+    x = [np.zeros((4, 4), np.uint8)]
+    with pytest.raises(errors.Error, match=r"slice: sample 0: the anchor \(int32\) and shape "
+                                           r"\(float32\) inputs must have the same type"):
+        run1(lambda a, b, c: fn.slice(a, b, c, axes=[0, 1]), 1, (lambda: x, {}),
+             (lambda: [np.array([0, 0], np.int32)], {}),
+             (lambda: [np.array([0.5, 0.5], np.float32)], {}))

@@ -133,6 +133,31 @@ def test_coord_transform():
         np.testing.assert_allclose(d[i], np.stack([-x[:, 1], x[:, 0]], 1), atol=1e-5)
 
 
+def test_coord_transform_scalar_mt_and_layout():
+    # DALI: a scalar MT is that scalar as M with no T; the output keeps the input's layout
+    rng = np.random.default_rng(4)
+    pts = [rng.uniform(-10, 10, (n, 3)).astype(np.float32) for n in (4, 7)]
+
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None)
+    def pipe():
+        p = fn.external_source(source=lambda: pts, layout="NX")
+        return (fn.coord_transform(p, MT=0.5), fn.coord_transform(p, MT=[0.5]),
+                fn.coord_transform(p, M=[1, 0, 0, 0, 1, 0], T=[1, 2]),
+                fn.coord_transform(p, MT=fn.random.uniform(range=[2, 3], seed=5)))
+
+    outs = pipe().run()
+    for o in outs:
+        assert o.layout() == "NX"
+    for i in range(2):
+        x = pts[i].astype(np.float64)
+        for o in outs[:2]:
+            np.testing.assert_allclose(np.array(o.at(i)), 0.5 * x, rtol=1e-6)
+        np.testing.assert_allclose(np.array(outs[2].at(i)), x[:, :2] + [1, 2], rtol=1e-6)
+        got = np.array(outs[3].at(i))  # a per-sample scalar: one factor for the whole sample
+        k = got / np.where(x == 0, 1, x)
+        assert 2 <= k.min() and k.max() < 3 and np.ptp(k) < 1e-5
+
+
 def test_errors():
     def fails(make, match, srcs=()):
         with pytest.raises(errors.Error, match=match):

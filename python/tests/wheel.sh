@@ -48,6 +48,7 @@ assert "Version: %s\n" % version.group(1) in meta, "METADATA's version is not CM
 assert "Requires-Python: >=3.10" in meta and "License: Apache-2.0" in meta, meta[:600]
 entry = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
 assert entry and "sluice = sluice.__main__:main" in z.read(entry[0]).decode(), "no console script"
+assert "wds2idx = sluice.__main__:wds2idx" in z.read(entry[0]).decode(), "no wds2idx script"
 mode = z.getinfo("sluice/_lib/sluice").external_attr >> 16
 assert mode & 0o111, "the tool in the wheel is not executable"
 assert not any("/build/" in n or n.startswith("build") for n in names), "build outputs in the wheel"
@@ -102,7 +103,15 @@ grep -q "^sluice $("$vpy" -c 'import sluice; print(sluice.__version__)')" <<< "$
     fail "the console script printed: $version"
 ops=$(env -u SLUICE_TOOL "$vpy" -m sluice ops) || fail "python -m sluice ops failed"
 grep -q "^decoders.image " <<< "$ops" || fail "python -m sluice ops lists no decoders.image"
-echo "wheel: the sluice console script and python -m sluice run"
+"$vpy" -c 'import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    i = tarfile.TarInfo("k.cls")
+    i.size = 1
+    t.addfile(i, io.BytesIO(b"7"))' "$work/w.tar" || fail "could not write a tar"
+"$work/venv/bin/wds2idx" "$work/w.tar" 2> /dev/null || fail "the wds2idx console script failed"
+[ "$(cat "$work/w.idx")" = "v1.2 1
+cls 512 1 k.cls" ] || fail "wds2idx wrote: $(cat "$work/w.idx")"
+echo "wheel: the sluice and wds2idx console scripts and python -m sluice run"
 
 "$vpy" -m pip uninstall -y -q sluice || fail "pip uninstall failed"
 left=$(find "$work/venv" -iname '*sluice*' | head -5)

@@ -187,7 +187,7 @@ static sl_status inspect_folder(const char *path, report *rp, sl_err *e) {
  * member (the label, as text) of each. */
 static sl_status inspect_wds(const char *path, report *rp, sl_err *e) {
     sl__wds *w;
-    SL_TRY(sl__wds_open(1, &path, &w, e));
+    SL_TRY(sl__wds_open(1, &path, NULL, &w, e));
     rp->pub.format = "webdataset";
     rp->pub.records = sl__wds_count(w);
     for (long long i = 0; i < rp->pub.records; i++) {

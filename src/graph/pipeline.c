@@ -21,6 +21,7 @@
 #include "core/cuda.h"
 #endif
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,9 +195,9 @@ sl_status sl_pipeline_op_input(sl_pipeline_op *op, int node) {
         return op->status = sl__pipeline_fail(op->p, SL_EINVAL,
                                               "%s: input %d is not a node of this pipeline",
                                               op->def->name, node);
-    if (op->ninputs == SL__MAX_OP_INPUTS)
-        return op->status =
-                   sl__pipeline_fail(op->p, SL_EINVAL, "%s: too many inputs", op->def->name);
+    if (sl__pipeline_grow((void **)&op->inputs, &op->inputs_cap, op->ninputs + 1,
+                          sizeof *op->inputs, &op->p->err))
+        return op->status = op->p->err.status;
     op->inputs[op->ninputs++] = node;
     return SL_OK;
 }
@@ -214,10 +215,13 @@ sl_status sl_pipeline_op_device(sl_pipeline_op *op, const char *device) {
 static sl_status arg_value(sl_pipeline_op *op, const char *name, sl__val *v_);
 
 static sl_status add_arg(sl_pipeline_op *op, const char *name, sl__val *v) {
-    if (op->nargs == (int)SL_ARRAY_LEN(op->argnames)) {
+    int cap = op->args_cap;
+    if (sl__pipeline_grow((void **)&op->argnames, &cap, op->nargs + 1, sizeof *op->argnames,
+                          &op->p->err) ||
+        sl__pipeline_grow((void **)&op->argvals, &op->args_cap, op->nargs + 1, sizeof *op->argvals,
+                          &op->p->err)) {
         sl__val_free(v);
-        return op->status =
-                   sl__pipeline_fail(op->p, SL_EINVAL, "%s: too many arguments", op->def->name);
+        return op->status = op->p->err.status;
     }
     op->argnames[op->nargs] = strdup(name);
     if (!op->argnames[op->nargs]) {
@@ -306,12 +310,20 @@ static void op_free(sl_pipeline_op *op) {
         free(op->argnames[i]);
         sl__val_free(&op->argvals[i]);
     }
+    free(op->argnames);
+    free(op->argvals);
+    free(op->inputs);
     free(op);
 }
 
-static sl_status grow(void **arr, int *cap, int need, size_t elem, sl_err *err) {
+sl_status sl__pipeline_grow(void **arr, int *cap, int need, size_t elem, sl_err *err) {
     if (need <= *cap) return SL_OK;
-    int ncap = *cap ? *cap * 2 : 16;
+    if (need > SL__GRAPH_MAX)
+        return sl_err_set(err, SL_EINVAL,
+                          "the pipeline's graph would pass %d entries (nodes, ops, an op's "
+                          "inputs or arguments): each node is a sample list in every batch slot",
+                          SL__GRAPH_MAX);
+    int ncap = *cap ? *cap * 2 : 8;
     while (ncap < need) ncap *= 2;
     void *n = realloc(*arr, (size_t)ncap * elem);
     if (!n) return sl_err_set(err, SL_ENOMEM, "out of memory growing the pipeline graph");
@@ -322,7 +334,8 @@ static sl_status grow(void **arr, int *cap, int need, size_t elem, sl_err *err) 
 }
 
 static sl_status add_node(sl_pipeline *p, int op, int out, int src, bool gpu, int *id) {
-    SL_TRY(grow((void **)&p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof *p->nodes, &p->err));
+    SL_TRY(sl__pipeline_grow((void **)&p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof *p->nodes,
+                             &p->err));
     /* an op's output is of the branch it runs in; a transfer's of its source's */
     int scope = src >= 0 ? p->nodes[src].scope : p->cur_scope;
     p->nodes[p->nnodes] = (sl__node){op, out, src, gpu, scope};
@@ -343,10 +356,32 @@ static bool shapes_known_on_cpu(const sl_pipeline *p, int n) {
     return p->nodes[n].op >= 0 && p->ops[p->nodes[n].op].placement == SL_OPDEV_MIXED;
 }
 
+/* The per-sample arguments' nodes into inst's arg inputs, each argument renumbered to its slot. */
+static sl_status arg_inputs(sl_pipeline_op *op, sl__opinst *inst) {
+    sl_pipeline *p = op->p;
+    int cap = 0;
+    for (int i = 0; i < op->nargs; i++) {
+        if (op->argvals[i].kind != SL_VAL_NODE) continue;
+        int node = op->argvals[i].node;
+        if (p->nodes[node].gpu) {
+            snprintf(p->failed_arg, sizeof p->failed_arg, "%s", op->argnames[i]);
+            return sl__pipeline_fail(p, SL_EINVAL, "%s: argument %s must come from a CPU node",
+                                     op->def->name, op->argnames[i]);
+        }
+        SL_TRY(sl__pipeline_grow((void **)&inst->arg_inputs, &cap, inst->narg_inputs + 1,
+                                 sizeof *inst->arg_inputs, &p->err));
+        inst->arg_inputs[inst->narg_inputs] = node;
+        op->argvals[i].node = inst->narg_inputs++;
+    }
+    return SL_OK;
+}
+
 sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, int *count) {
     sl_pipeline *p = op->p;
     const sl__op_def *def = op->def;
     sl_status st = op->status;
+    sl__opinst inst; /* what the op becomes */
+    memset(&inst, 0, sizeof inst);
     if (count) *count = 0;
     p->failed_arg[0] = '\0';
     if (st) goto done;
@@ -393,8 +428,12 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
             goto done;
         }
     if (op->ninputs < def->min_inputs || op->ninputs > def->max_inputs) {
-        st = sl__pipeline_fail(p, SL_EINVAL, "%s takes %d..%d inputs, got %d", def->name,
-                               def->min_inputs, def->max_inputs, op->ninputs);
+        if (def->max_inputs == INT_MAX)
+            st = sl__pipeline_fail(p, SL_EINVAL, "%s takes at least %d inputs, got %d", def->name,
+                                   def->min_inputs, op->ninputs);
+        else
+            st = sl__pipeline_fail(p, SL_EINVAL, "%s takes %d..%d inputs, got %d", def->name,
+                                   def->min_inputs, def->max_inputs, op->ninputs);
         goto done;
     }
     for (int i = 0; i < op->ninputs; i++) {
@@ -416,25 +455,7 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
         }
     }
 
-    /* per-sample argument inputs: renumber node ids to arg-input slots */
-    sl__opinst inst;
-    memset(&inst, 0, sizeof inst);
-    for (int i = 0; i < op->nargs; i++) {
-        if (op->argvals[i].kind != SL_VAL_NODE) continue;
-        int node = op->argvals[i].node;
-        if (p->nodes[node].gpu) {
-            st = sl__pipeline_fail(p, SL_EINVAL, "%s: argument %s must come from a CPU node",
-                                   def->name, op->argnames[i]);
-            snprintf(p->failed_arg, sizeof p->failed_arg, "%s", op->argnames[i]);
-            goto done;
-        }
-        if (inst.narg_inputs == SL__MAX_OP_INPUTS) {
-            st = sl__pipeline_fail(p, SL_EINVAL, "%s: too many per-sample arguments", def->name);
-            goto done;
-        }
-        inst.arg_inputs[inst.narg_inputs] = node;
-        op->argvals[i].node = inst.narg_inputs++;
-    }
+    if ((st = arg_inputs(op, &inst)) != SL_OK) goto done;
     int bad;
     st = sl__args_build_at(def, op->nargs, (const char *const *)op->argnames, op->argvals,
                            &inst.args, &bad, &p->err);
@@ -445,13 +466,16 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
         goto done;
     }
     int nout = def->num_outputs ? def->num_outputs(&inst.args) : 1;
-    if (nout < 0 || nout > SL__MAX_OP_OUTPUTS) {
+    if (nout < 0 || nout > SL__GRAPH_MAX / 2) {
+        bool given = sl__args_given(&inst.args, "num_outputs");
+        long long asked = given ? (long long)sl__args_int(&inst.args, "num_outputs") : nout;
         sl__args_free(&inst.args);
-        st = sl__pipeline_fail(p, SL_EINVAL, "%s: %d outputs", def->name, nout);
+        st = sl__pipeline_fail(p, SL_EINVAL, "%s: %s%lld outputs (0..%d)", def->name,
+                               given ? "num_outputs: " : "", asked, SL__GRAPH_MAX / 2);
         goto done;
     }
     if ((def->flags & SL_OPF_READER) && p->reader_op < 0) p->reader_op = p->nops;
-    st = grow((void **)&p->ops, &p->ops_cap, p->nops + 1, sizeof *p->ops, &p->err);
+    st = sl__pipeline_grow((void **)&p->ops, &p->ops_cap, p->nops + 1, sizeof *p->ops, &p->err);
     if (st) {
         sl__args_free(&inst.args);
         goto done;
@@ -466,15 +490,16 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     inst.on_gpu = cuda_pipeline(p) && placement == SL_OPDEV_GPU;
     inst.split = cuda_pipeline(p) && placement == SL_OPDEV_MIXED && def->run_gpu;
     inst.ninputs = op->ninputs;
-    memcpy(inst.inputs, op->inputs, sizeof inst.inputs);
+    inst.inputs = op->inputs; /* the instance's now */
+    op->inputs = NULL;
     inst.nout = nout;
     inst.first_node = p->nnodes;
     inst.scope = p->cur_scope;
     inst.seed = op->seed >= 0 ? (uint64_t)op->seed : sl__rng_mix(p->cfg.seed, (uint64_t)p->nops);
     p->ops[p->nops] = inst;
+    bool moved = mixed_on_cpu && cuda_pipeline(p); /* decoded on the host, then copied */
     for (int k = 0; k < nout && st == SL_OK; k++) {
         int id;
-        bool moved = mixed_on_cpu && cuda_pipeline(p); /* decoded on the host, then copied */
         st = add_node(p, p->nops, k, -1, placement != SL_OPDEV_CPU && !moved, &id);
         if (st == SL_OK && moved) st = add_node(p, SL__NODE_TRANSFER, 0, id, true, &id);
         if (st == SL_OK && k < max_out) out_nodes[k] = id;
@@ -482,8 +507,16 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     p->nops++;
     if (count) *count = nout;
 done:
+    if (st != SL_OK) free(inst.arg_inputs);
     op_free(op);
     return st;
+}
+
+int sl_pipeline_last_op_output(const sl_pipeline *p, int k) {
+    const sl__opinst *op = p->nops ? &p->ops[p->nops - 1] : NULL;
+    if (!op || k < 0 || k >= op->nout) return -1;
+    bool moved = op->placement == SL_OPDEV_MIXED && !op->def->run_gpu && cuda_pipeline(p);
+    return op->first_node + (moved ? 2 * k + 1 : k); /* (a transfer follows each output) */
 }
 
 sl_status sl_pipeline_transfer(sl_pipeline *p, int node, sl_device_kind to, int *out_node) {
@@ -503,8 +536,9 @@ sl_status sl_pipeline_transfer(sl_pipeline *p, int node, sl_device_kind to, int 
 
 sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
                                   const char *const *names) {
-    if (n < 1 || n > SL_MAX_OUTPUTS)
-        return sl__pipeline_fail(p, SL_EINVAL, "%d pipeline outputs (1..%d)", n, SL_MAX_OUTPUTS);
+    if (p->built)
+        return sl__pipeline_fail(p, SL_ESTATE, "outputs cannot be set after sl_pipeline_build");
+    if (n < 1) return sl__pipeline_fail(p, SL_EINVAL, "%d pipeline outputs (at least 1)", n);
     for (int i = 0; i < n; i++) {
         if (!node_ok(p, nodes[i]))
             return sl__pipeline_fail(p, SL_EINVAL, "output %d: not a node", i);
@@ -513,64 +547,27 @@ sl_status sl_pipeline_set_outputs(sl_pipeline *p, int n, const int *nodes,
                                      "output %d is data of a conditional branch (only some "
                                      "samples have it): merge it after the `if` first",
                                      i);
-        p->outputs[i] = nodes[i];
-        if (names && names[i])
-            snprintf(p->output_names[i], sizeof p->output_names[i], "%s", names[i]);
-        else
-            snprintf(p->output_names[i], sizeof p->output_names[i], "out%d", i);
     }
+    int *outs = sl__malloc((size_t)n * sizeof *outs, &p->err);
+    char **nm = sl__calloc((size_t)n, sizeof *nm, &p->err);
+    for (int i = 0; outs && nm && i < n; i++) {
+        char dflt[24];
+        snprintf(dflt, sizeof dflt, "out%d", i);
+        if (!(nm[i] = strdup(names && names[i] ? names[i] : dflt))) break;
+        outs[i] = nodes[i];
+    }
+    if (!outs || !nm || !nm[n - 1]) {
+        for (int i = 0; nm && i < n; i++) free(nm[i]);
+        free(nm);
+        free(outs);
+        return sl__pipeline_fail(p, SL_ENOMEM, "out of memory setting %d outputs", n);
+    }
+    for (int o = 0; o < p->nout; o++) free(p->output_names[o]);
+    free(p->output_names);
+    free(p->outputs);
+    p->outputs = outs;
+    p->output_names = nm;
     p->nout = n;
-    return SL_OK;
-}
-
-/* SLUICE_MAX_BATCH_BYTES: digits, optionally followed by K, M, G or T (powers of 1024). */
-static bool parse_bytes(const char *v, size_t *out) {
-    size_t n = 0;
-    const char *c = v;
-    if (*c < '0' || *c > '9') return false;
-    for (; *c >= '0' && *c <= '9'; c++)
-        if (sl__size_mul(n, 10, &n) || sl__size_add(n, (size_t)(*c - '0'), &n)) return false;
-    const char *units = "KMGT";
-    const char *u = *c ? strchr(units, *c) : NULL;
-    if (*c && (!u || c[1])) return false;
-    for (int i = u ? (int)(u - units) + 1 : 0; i > 0; i--)
-        if (sl__size_mul(n, 1024, &n)) return false;
-    if (n == 0) return false;
-    *out = n;
-    return true;
-}
-
-/* max_batch_bytes as sluice/pipeline.h says, and the batch's bookkeeping checked against it:
- * per sample its key (up to 512 bytes, in the reader and copied into the batch) and, in every
- * sample list (one per node and per output), its shape and pointer, whatever the data. */
-static sl_status resolve_batch_limit(sl_pipeline *p) {
-    size_t limit = p->cfg.max_batch_bytes;
-    const char *v = getenv("SLUICE_MAX_BATCH_BYTES");
-    if (limit == 0 && v && *v) {
-        if (!parse_bytes(v, &limit))
-            return sl__pipeline_fail(p, SL_EINVAL,
-                                     "SLUICE_MAX_BATCH_BYTES=\"%s\": not a byte count (digits, "
-                                     "optionally followed by K, M, G or T)",
-                                     v);
-    }
-    if (limit == 0) {
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        size_t phys;
-        if (pages <= 0 || page <= 0 || sl__size_mul((size_t)pages, (size_t)page, &phys))
-            phys = SL__SIZE_LIMIT;
-        limit = phys / 2 / (2 * (size_t)p->cfg.prefetch_cpu + 2);
-    }
-    size_t per_sample = 2 * 512 + sizeof(char *) + sizeof(size_t),
-           lists = (size_t)p->nnodes + p->nout, book;
-    if (sl__size_mul(lists, SL_MAX_DIMS * sizeof(int64_t) + sizeof(void *), &lists) ||
-        sl__size_add(per_sample, lists, &per_sample) ||
-        sl__size_mul(per_sample, (size_t)p->cfg.batch_size, &book) || book > limit)
-        return sl__pipeline_fail(p, SL_ENOMEM,
-                                 "batch_size %d: the bookkeeping of one batch alone (%zu bytes a "
-                                 "sample) passes the limit of %zu bytes per batch "
-                                 "(max_batch_bytes, SLUICE_MAX_BATCH_BYTES)",
-                                 p->cfg.batch_size, per_sample, limit);
-    p->batch_limit = limit;
     return SL_OK;
 }
 
@@ -598,7 +595,7 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
 #ifndef SLUICE_HAVE_CUDA
     SL_ASSERT(!p->gpu_stage); /* a CUDA pipeline cannot be created without CUDA */
 #endif
-    SL_TRY(resolve_batch_limit(p));
+    SL_TRY(sl__pipeline_resolve_batch_limit(p));
     /* create the op instances: opens every store, checks every argument */
     for (int k = 0; k < p->nops; k++) {
         sl__opinst *op = &p->ops[k];
@@ -654,7 +651,12 @@ void sl_pipeline_free(sl_pipeline *p) {
     for (int k = 0; k < p->nops; k++) {
         if (p->ops[k].state && p->ops[k].def->destroy) p->ops[k].def->destroy(p->ops[k].state);
         sl__args_free(&p->ops[k].args);
+        free(p->ops[k].inputs);
+        free(p->ops[k].arg_inputs);
     }
+    for (int o = 0; o < p->nout; o++) free(p->output_names[o]);
+    free(p->outputs);
+    free(p->output_names);
     for (int s = 0; p->slots && s < p->nslots; s++) {
         sl_batch *b = &p->slots[s];
         for (int n = 0; b->nodes && n < p->nnodes; n++) sl_tlist_free(&b->nodes[n]);

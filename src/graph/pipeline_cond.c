@@ -23,21 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static sl_status grow(void **arr, int *cap, int need, size_t elem, sl_err *err) {
-    if (need <= *cap) return SL_OK;
-    int ncap = *cap ? *cap * 2 : 8;
-    while (ncap < need) ncap *= 2;
-    void *n = realloc(*arr, (size_t)ncap * elem);
-    if (!n) return sl_err_set(err, SL_ENOMEM, "out of memory growing the pipeline graph");
-    *arr = n;
-    *cap = ncap;
-    return SL_OK;
-}
-
 /* the scope (parent, pred, branch), added when new */
 static sl_status scope_of(sl_pipeline *p, int parent, int pred, bool branch, int *out) {
     if (p->nscopes == 0) { /* scope 0, the whole batch */
-        SL_TRY(grow((void **)&p->scopes, &p->scopes_cap, 1, sizeof *p->scopes, &p->err));
+        SL_TRY(
+            sl__pipeline_grow((void **)&p->scopes, &p->scopes_cap, 1, sizeof *p->scopes, &p->err));
         p->scopes[0] = (sl__scope){-1, -1, false};
         p->nscopes = 1;
     }
@@ -47,7 +37,8 @@ static sl_status scope_of(sl_pipeline *p, int parent, int pred, bool branch, int
             *out = s;
             return SL_OK;
         }
-    SL_TRY(grow((void **)&p->scopes, &p->scopes_cap, p->nscopes + 1, sizeof *p->scopes, &p->err));
+    SL_TRY(sl__pipeline_grow((void **)&p->scopes, &p->scopes_cap, p->nscopes + 1, sizeof *p->scopes,
+                             &p->err));
     p->scopes[p->nscopes] = (sl__scope){parent, pred, branch};
     *out = p->nscopes++;
     return SL_OK;
@@ -93,7 +84,8 @@ static sl_status add_split(sl_pipeline *p, int node, int target) {
     if (st) return st;
     p->nodes[outs[0]].scope = t;
     p->nodes[outs[1]].scope = f;
-    SL_TRY(grow((void **)&p->splits, &p->splits_cap, p->nsplits + 2, sizeof *p->splits, &p->err));
+    SL_TRY(sl__pipeline_grow((void **)&p->splits, &p->splits_cap, p->nsplits + 2, sizeof *p->splits,
+                             &p->err));
     p->splits[p->nsplits++] = (struct sl__split_entry){node, t, outs[0]};
     p->splits[p->nsplits++] = (struct sl__split_entry){node, f, outs[1]};
     return SL_OK;

@@ -24,9 +24,13 @@
 #include "core/cuda.h"
 #endif
 
+#include "core/size.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void) {
     struct timespec ts;
@@ -88,12 +92,79 @@ static const char *reader_source(const sl_pipeline *p) {
     return NULL;
 }
 
+/* A sample's random streams: its place in this pipeline's batches, or in the global batches it
+ * shares. Batches are batch_size apart whatever their own size, so that a sample's streams do not
+ * depend on how many samples its batch has. */
+static int64_t sample_base(const sl_pipeline *p, const sl_batch *b) {
+    return p->cfg.global_shards > 0
+               ? (b->seq * p->cfg.global_shards + p->cfg.global_shard) * p->cfg.batch_size
+               : b->seq * p->cfg.batch_size;
+}
+
+/* An op that decides batch sizes, for messages: its name and source ("external_source (source
+ * 'a')"). */
+static const char *count_op(const sl__opinst *op, char *buf, size_t size) {
+    const sl__val *v =
+        sl__args_given(&op->args, "source") ? sl__args_get(&op->args, "source") : NULL;
+    if (v && v->kind == SL_VAL_STR)
+        snprintf(buf, size, "%s (source '%s')", op->name, v->s);
+    else
+        snprintf(buf, size, "%s", op->name);
+    return buf;
+}
+
+/* DALI's variable batch size: batch b's size is what its external sources say (each op with a
+ * count hook), at most batch_size; they must agree, and readers give only full batches. */
+static sl_status batch_count(sl_pipeline *p, sl_batch *b, sl_err *err) {
+    int max = p->cfg.batch_size, n = max, from = -1;
+    int64_t it = sample_base(p, b) / max; /* as sl_source_info.iteration */
+    for (int k = 0; k < p->nops; k++) {
+        const sl__opinst *op = &p->ops[k];
+        if (!op->def->count) continue;
+        int m = -1;
+        sl_status st = op->def->count(op->state, it, max, &m, err);
+        if (st < 0) {
+            if (!strstr(err->msg, op->name)) sl_err_prefix(err, "%s: ", op->name);
+            return st;
+        }
+        SL_ASSERT(m >= 0 && m <= max);
+        if (from < 0) {
+            n = m;
+            from = k;
+        } else if (m != n) {
+            char a[160], c[160];
+            return sl_err_set(err, SL_EINVAL,
+                              "batch %lld: %s gives %d samples but %s gives %d: the external "
+                              "sources of one batch must give as many",
+                              (long long)it, count_op(&p->ops[from], a, sizeof a), n,
+                              count_op(op, c, sizeof c), m);
+        }
+    }
+    if (from >= 0 && n != max && p->reader_op >= 0) {
+        char a[160];
+        return sl_err_set(err, SL_EINVAL,
+                          "batch %lld: %s gives %d samples, but the reader %s gives full batches "
+                          "of %d (batch_size)",
+                          (long long)it, count_op(&p->ops[from], a, sizeof a), n,
+                          p->ops[p->reader_op].name, max);
+    }
+    b->size = n;
+    b->scope_n[0] = n;
+    return SL_OK;
+}
+
 /* Runs op k on batch b. In the CPU stage (gpu_half false): its setup, then its per-sample run on
  * the pool. In the GPU stage (gpu_half true): a gpu op's setup then its run_gpu, or a split op's
  * run_gpu alone, on the stage's stream. */
 static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_err *err) {
     sl__opinst *op = &p->ops[k];
-    sl_tlist *in[SL__MAX_OP_INPUTS], *arg_in[SL__MAX_OP_INPUTS], *out[SL__MAX_OP_OUTPUTS];
+    /* the op's lists: inputs, per-sample arguments, outputs (on the heap past a few dozen; not
+     * kept in the op, whose two halves may run at once on different batches) */
+    sl_tlist *few[32], **lists = few;
+    size_t nl = (size_t)op->ninputs + (size_t)op->narg_inputs + (size_t)op->nout;
+    if (nl > SL_ARRAY_LEN(few) && !(lists = sl__malloc(nl * sizeof *lists, err)))
+        return sl_err_prefix(err, "%s: ", op->name);
+    sl_tlist **in = lists, **arg_in = lists + op->ninputs, **out = arg_in + op->narg_inputs;
     for (int i = 0; i < op->ninputs; i++) in[i] = node_list(p, b, op->inputs[i]);
     for (int i = 0; i < op->narg_inputs; i++) arg_in[i] = node_list(p, b, op->arg_inputs[i]);
     for (int i = 0; i < op->nout; i++) out[i] = &b->nodes[op->first_node + i];
@@ -112,11 +183,7 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     io.keys = keys;
     io.source = k == p->reader_op ? NULL : reader_source(p);
     io.seed = op->seed;
-    /* a sample's random streams: its place in this pipeline's batches, or in the global batches
-     * it shares */
-    io.sample_base = p->cfg.global_shards > 0
-                         ? (b->seq * p->cfg.global_shards + p->cfg.global_shard) * p->cfg.batch_size
-                         : b->seq * p->cfg.batch_size;
+    io.sample_base = sample_base(p, b);
     io.iteration = b->seq;
     bool dev = op->on_gpu || op->split;
     io.device = dev ? p->cfg.device : sl_cpu();
@@ -167,6 +234,7 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     pthread_mutex_lock(&p->stats_mu);
     op->seconds += now_s() - t0;
     pthread_mutex_unlock(&p->stats_mu);
+    if (lists != few) free(lists);
     return st < 0 ? st : SL_OK;
 }
 
@@ -243,6 +311,7 @@ static sl_status produce(sl_pipeline *p, sl_batch *b, int k0, int k1) {
         st = sl__pipeline_checkpoint_snapshot(p, b->seq, &snap, &snap_size, &b->err);
         if (st) return b->status = st;
         sl__pipeline_checkpoint_store(p, b->seq, snap, snap_size);
+        st = batch_count(p, b, &b->err);
     }
     for (int k = k0; k < k1 && st == SL_OK; k++) {
         /* a split sizes its branches here, for their ops in either stage */
@@ -571,4 +640,55 @@ void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out) {
         else
             out->cpu_ops_s += t;
     }
+}
+
+/* SLUICE_MAX_BATCH_BYTES: digits, optionally followed by K, M, G or T (powers of 1024). */
+static bool parse_bytes(const char *v, size_t *out) {
+    size_t n = 0;
+    const char *c = v;
+    if (*c < '0' || *c > '9') return false;
+    for (; *c >= '0' && *c <= '9'; c++)
+        if (sl__size_mul(n, 10, &n) || sl__size_add(n, (size_t)(*c - '0'), &n)) return false;
+    const char *units = "KMGT";
+    const char *u = *c ? strchr(units, *c) : NULL;
+    if (*c && (!u || c[1])) return false;
+    for (int i = u ? (int)(u - units) + 1 : 0; i > 0; i--)
+        if (sl__size_mul(n, 1024, &n)) return false;
+    if (n == 0) return false;
+    *out = n;
+    return true;
+}
+
+/* max_batch_bytes as sluice/pipeline.h says, and the batch's bookkeeping checked against it:
+ * per sample its key (up to 512 bytes, in the reader and copied into the batch) and, in every
+ * sample list (one per node and per output), its shape and pointer, whatever the data. */
+sl_status sl__pipeline_resolve_batch_limit(sl_pipeline *p) {
+    size_t limit = p->cfg.max_batch_bytes;
+    const char *v = getenv("SLUICE_MAX_BATCH_BYTES");
+    if (limit == 0 && v && *v) {
+        if (!parse_bytes(v, &limit))
+            return sl__pipeline_fail(p, SL_EINVAL,
+                                     "SLUICE_MAX_BATCH_BYTES=\"%s\": not a byte count (digits, "
+                                     "optionally followed by K, M, G or T)",
+                                     v);
+    }
+    if (limit == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        size_t phys;
+        if (pages <= 0 || page <= 0 || sl__size_mul((size_t)pages, (size_t)page, &phys))
+            phys = SL__SIZE_LIMIT;
+        limit = phys / 2 / (2 * (size_t)p->cfg.prefetch_cpu + 2);
+    }
+    size_t per_sample = 2 * 512 + sizeof(char *) + sizeof(size_t),
+           lists = (size_t)p->nnodes + p->nout, book;
+    if (sl__size_mul(lists, SL_MAX_DIMS * sizeof(int64_t) + sizeof(void *), &lists) ||
+        sl__size_add(per_sample, lists, &per_sample) ||
+        sl__size_mul(per_sample, (size_t)p->cfg.batch_size, &book) || book > limit)
+        return sl__pipeline_fail(p, SL_ENOMEM,
+                                 "batch_size %d: the bookkeeping of one batch alone (%zu bytes a "
+                                 "sample) passes the limit of %zu bytes per batch "
+                                 "(max_batch_bytes, SLUICE_MAX_BATCH_BYTES)",
+                                 p->cfg.batch_size, per_sample, limit);
+    p->batch_limit = limit;
+    return SL_OK;
 }

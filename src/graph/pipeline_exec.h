@@ -9,5 +9,7 @@
  * thread pool, the batch slots, the snapshot ring and the queues, on a CUDA pipeline with GPU work
  * the GPU stage's stream; then starts the stage threads. */
 sl_status sl__pipeline_exec_start(sl_pipeline *p);
+/* max_batch_bytes as sluice/pipeline.h says, and one batch's bookkeeping checked against it. */
+sl_status sl__pipeline_resolve_batch_limit(sl_pipeline *p);
 
 #endif

@@ -15,9 +15,6 @@
 
 #include <pthread.h>
 
-#define SL__MAX_OP_INPUTS  8
-#define SL__MAX_OP_OUTPUTS 8
-
 /* A graph node: one op output, a transfer (a copy of src to the GPU, on CUDA pipelines), or an
  * alias (src's data seen as GPU data: .gpu() on a CPU pipeline). `gpu` is DALI's placement, which
  * decides the device rules; only transfers move data. */
@@ -46,8 +43,11 @@ typedef struct sl__opinst {
     bool split;         /* a mixed op with a GPU run on a CUDA pipeline: setup and run_cpu in the
                          * CPU stage (outputs already on the device), then run_gpu in the GPU
                          * stage -- e.g. small images decoded on the CPU, large ones by nvJPEG */
-    int ninputs, inputs[SL__MAX_OP_INPUTS];
-    int narg_inputs, arg_inputs[SL__MAX_OP_INPUTS];
+    /* its input nodes and per-sample argument nodes (arrays it owns) */
+    int ninputs, *inputs;
+    int narg_inputs, *arg_inputs;
+    /* output k is node first_node + k, or first_node + 2k + 1 where a transfer follows each
+     * output (sl_pipeline_last_op_output) */
     int nout, first_node;
     int scope; /* the branch it runs in (its batch: that branch's samples) */
     sl__args args;
@@ -62,10 +62,10 @@ struct sl_pipeline_op {
     const sl__op_def *def;
     char name[64];
     char device[8];
-    int ninputs, inputs[SL__MAX_OP_INPUTS];
-    int nargs;
-    char *argnames[64];
-    sl__val argvals[64];
+    int ninputs, inputs_cap, *inputs;
+    int nargs, args_cap;
+    char **argnames;
+    sl__val *argvals;
     int64_t seed; /* -1: derive */
     bool named;   /* given a name (which no other op of the pipeline may have) */
     sl_status status;
@@ -107,9 +107,9 @@ struct sl_pipeline {
     int nnodes, nodes_cap;
     sl__node *nodes;
     int nout;
-    int outputs[SL_MAX_OUTPUTS];
-    char output_names[SL_MAX_OUTPUTS][64];
-    int reader_op; /* the first reader (keys come from it), -1 if none */
+    int *outputs;        /* nout nodes */
+    char **output_names; /* nout names */
+    int reader_op;       /* the first reader (keys come from it), -1 if none */
     /* conditionals (pipeline_cond.c): the scopes, the one ops are added to now, and the splits
      * made (node brought into scope -> out) */
     int nscopes, scopes_cap, cur_scope;
@@ -159,6 +159,12 @@ struct sl_pipeline {
         sl_source src;
     } * sources;
 };
+
+/* The most nodes, ops, an op's inputs or arguments, a graph has: ids are ints, and every node
+ * is a sample list in every batch slot (a graph past this is a runaway program, not a pipeline). */
+#define SL__GRAPH_MAX (1 << 24)
+/* *arr (*cap elements of elem bytes) grown, new elements zeroed, to hold need. */
+sl_status sl__pipeline_grow(void **arr, int *cap, int need, size_t elem, sl_err *err);
 
 /* Records an error in the pipeline's own error and returns it. */
 sl_status sl__pipeline_fail(sl_pipeline *p, sl_status st, const char *fmt, ...) SL_PRINTF(3, 4);

@@ -3,7 +3,9 @@
  * in octal at 124 -- or base-256 when its first byte has the high bit --, checksum at 148, type at
  * 156, ustar magic at 257, name prefix at 345), then the member's data rounded up to whole blocks;
  * two zero blocks end it. GNU 'L' members hold the next member's long name, PAX 'x' members may
- * give it as a path record; other non-regular members are skipped. */
+ * give it as a path record; other non-regular members are skipped.
+ * An index file (DALI's wds2idx format, below) may say how a file's members form samples: it is
+ * read and checked, line by line, against the walk of the tar file, which is made either way. */
 #include "io/wds.h"
 
 #include "core/alloc.h"
@@ -20,6 +22,7 @@ typedef struct member {
     uint32_t name; /* offset of its path in names */
     uint32_t ext;  /* offset of its extension in names (after the key's '.') */
     uint32_t keylen;
+    bool first;      /* a sample starts here */
     size_t off, len; /* its data in the file's map */
 } member;
 
@@ -118,6 +121,7 @@ static sl_status add_member(sl__wds *w, int f, const char *name, size_t off, siz
     m->keylen = (uint32_t)(dot - name);
     m->ext = m->name + m->keylen + 1;
     m->off = off, m->len = len;
+    m->first = false;
     w->nm++;
     return SL_OK;
 }
@@ -206,7 +210,178 @@ static sl_status index_file(sl__wds *w, int f, sl_err *err) {
     return SL_OK; /* ended without the zero blocks: accepted (some writers omit them) */
 }
 
-sl_status sl__wds_open(int npaths, const char *const *paths, sl__wds **out, sl_err *err) {
+/* Marks where file f's members [a, w->nm) start samples when no index says: at every change of key
+ * (consecutive members of one key form a sample, as WebDataset writes them). */
+static void runs_of_keys(sl__wds *w, int64_t a) {
+    for (int64_t i = a; i < w->nm; i++) {
+        const member *m = &w->m[i], *p = i > a ? &w->m[i - 1] : NULL;
+        w->m[i].first = !p || p->keylen != m->keylen ||
+                        memcmp(w->names + p->name, w->names + m->name, m->keylen) != 0;
+    }
+}
+
+/* One token of an index line: [*i, end of token) of the line [*i, n), blanks skipped first; false
+ * at the line's end. */
+static bool token(const uint8_t *p, size_t n, size_t *i, const char **tok, size_t *len) {
+    while (*i < n && (p[*i] == ' ' || p[*i] == '\t' || p[*i] == '\r')) (*i)++;
+    if (*i >= n) return false;
+    size_t j = *i;
+    while (j < n && p[j] != ' ' && p[j] != '\t' && p[j] != '\r') j++;
+    *tok = (const char *)p + *i;
+    *len = j - *i;
+    *i = j;
+    return true;
+}
+
+static bool decimal(const char *t, size_t n, uint64_t *v) {
+    *v = 0;
+    if (!n || n > 19) return false; /* below 10^19: no overflow */
+    for (size_t k = 0; k < n; k++) {
+        if (t[k] < '0' || t[k] > '9') return false;
+        *v = *v * 10 + (uint64_t)(t[k] - '0');
+    }
+    return true;
+}
+
+/* The member of walk[0, n) (in offset order) whose data starts at off, or NULL. */
+static const member *member_at(const member *walk, int64_t n, uint64_t off) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (walk[mid].off < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && walk[lo].off == off ? &walk[lo] : NULL;
+}
+
+/* One sample line of an index (the line [0, n) of ipath, line number ln): "ext offset size" per
+ * member, "ext offset size name" in version 1.2, each checked against file f's walk[0, nwalk). */
+static sl_status index_line(sl__wds *w, int f, const member *walk, int64_t nwalk, const uint8_t *p,
+                            size_t n, bool named, const char *ipath, long ln, sl_err *err) {
+    const char *tar = w->files[f].path;
+    size_t i = 0;
+    int64_t before = w->nm;
+    const char *t[4];
+    size_t tl[4];
+    while (token(p, n, &i, &t[0], &tl[0])) {
+        int want = named ? 4 : 3;
+        for (int k = 1; k < want; k++)
+            if (!token(p, n, &i, &t[k], &tl[k]))
+                return sl_err_set(err, SL_EFORMAT,
+                                  "%s:%ld: a member is \"%s\" (%d fields; this one has %d)", ipath,
+                                  ln, named ? "ext offset size name" : "ext offset size", want, k);
+        uint64_t off, size;
+        if (!decimal(t[1], tl[1], &off) || !decimal(t[2], tl[2], &size))
+            return sl_err_set(err, SL_EFORMAT,
+                              "%s:%ld: member \"%.*s\": offset and size are decimal numbers, not "
+                              "\"%.*s\" \"%.*s\"",
+                              ipath, ln, (int)tl[0], t[0], (int)(tl[1] > 40 ? 40 : tl[1]), t[1],
+                              (int)(tl[2] > 40 ? 40 : tl[2]), t[2]);
+        const member *m = member_at(walk, nwalk, off);
+        if (!m)
+            return sl_err_set(
+                err, SL_EFORMAT,
+                "%s:%ld: no member of %s (named key.extension) has its data at offset "
+                "%llu: the index does not match the tar file",
+                ipath, ln, tar, (unsigned long long)off);
+        const char *name = w->names + m->name, *ext = w->names + m->ext;
+        if (m->len != size)
+            return sl_err_set(err, SL_EFORMAT,
+                              "%s:%ld: the member at offset %llu of %s (%s) has %zu bytes, the "
+                              "index says %llu",
+                              ipath, ln, (unsigned long long)off, tar, name, m->len,
+                              (unsigned long long)size);
+        if (strlen(ext) != tl[0] || memcmp(ext, t[0], tl[0]))
+            return sl_err_set(err, SL_EFORMAT,
+                              "%s:%ld: the member at offset %llu of %s is %s, not of extension "
+                              "\"%.*s\"",
+                              ipath, ln, (unsigned long long)off, tar, name,
+                              (int)(tl[0] > 200 ? 200 : tl[0]), t[0]);
+        if (named && (strlen(name) != tl[3] || memcmp(name, t[3], tl[3])))
+            return sl_err_set(err, SL_EFORMAT,
+                              "%s:%ld: the member at offset %llu of %s is %s, the index says "
+                              "\"%.*s\"",
+                              ipath, ln, (unsigned long long)off, tar, name,
+                              (int)(tl[3] > 200 ? 200 : tl[3]), t[3]);
+        if (w->nm == w->mcap) { /* (an index may name a member twice) */
+            int64_t cap = w->mcap ? w->mcap * 2 : 1024;
+            member *g = realloc(w->m, (size_t)cap * sizeof *g);
+            if (!g) return sl_err_set(err, SL_ENOMEM, "out of memory");
+            w->m = g, w->mcap = cap;
+        }
+        w->m[w->nm] = *m;
+        w->m[w->nm].first = w->nm == before;
+        w->nm++;
+    }
+    if (w->nm == before)
+        return sl_err_set(err, SL_EFORMAT, "%s:%ld: a sample with no members", ipath, ln);
+    return SL_OK;
+}
+
+/* File f's samples as the index file ipath gives them (DALI's wds2idx format: a first line
+ * "v1.2 COUNT" -- or v1.1, without the names --, then COUNT lines, one per sample), in place of
+ * its walked members [a, w->nm). */
+static sl_status apply_index(sl__wds *w, int f, int64_t a, const char *ipath, sl_err *err) {
+    const uint8_t *map;
+    size_t size;
+    SL_TRY(sl__mapfile_map(ipath, &map, &size, err));
+    int64_t nwalk = w->nm - a;
+    member *walk = malloc((size_t)(nwalk ? nwalk : 1) * sizeof *walk);
+    sl_status st = walk ? SL_OK : sl_err_set(err, SL_ENOMEM, "out of memory");
+    if (walk) memcpy(walk, w->m + a, (size_t)nwalk * sizeof *walk);
+    w->nm = a;
+    size_t i = 0;
+    long ln = 0;
+    uint64_t count = 0, done = 0;
+    bool named = false;
+    while (!st && i < size) {
+        size_t e = i;
+        while (e < size && map[e] != '\n') e++;
+        ln++;
+        const uint8_t *p = map + i;
+        size_t n = e - i, k = 0;
+        const char *t;
+        size_t tl;
+        i = e + 1;
+        if (ln == 1) {
+            bool v = token(p, n, &k, &t, &tl) && tl == 4 &&
+                     (!memcmp(t, "v1.1", 4) || !memcmp(t, "v1.2", 4));
+            named = v && t[3] == '2';
+            if (!v)
+                st = sl_err_set(err, SL_EFORMAT,
+                                "%s:1: not a WebDataset index (its first line is \"v1.2 COUNT\" or "
+                                "\"v1.1 COUNT\", as DALI's wds2idx writes)",
+                                ipath);
+            else if (!token(p, n, &k, &t, &tl) || !decimal(t, tl, &count) || count == 0 ||
+                     token(p, n, &k, &t, &tl))
+                st = sl_err_set(err, SL_EFORMAT,
+                                "%s:1: the first line is \"VERSION COUNT\", the sample count a "
+                                "positive number",
+                                ipath);
+        } else if (done < count) {
+            st = index_line(w, f, walk, nwalk, p, n, named, ipath, ln, err);
+            done++;
+        } else if (token(p, n, &k, &t, &tl)) {
+            st =
+                sl_err_set(err, SL_EFORMAT, "%s:%ld: more lines than the %llu samples line 1 gives",
+                           ipath, ln, (unsigned long long)count);
+        }
+    }
+    if (!st && ln == 0)
+        st = sl_err_set(err, SL_EFORMAT, "%s: an empty index file", ipath);
+    else if (!st && done < count)
+        st = sl_err_set(err, SL_EFORMAT,
+                        "%s:%ld: the index ends after %llu samples, but line 1 gives %llu", ipath,
+                        ln, (unsigned long long)done, (unsigned long long)count);
+    free(walk);
+    sl__mapfile_unmap(map, size);
+    return st;
+}
+
+sl_status sl__wds_open(int npaths, const char *const *paths, const char *const *index_paths,
+                       sl__wds **out, sl_err *err) {
     *out = NULL;
     if (npaths < 1) return sl_err_set(err, SL_EINVAL, "no tar files given");
     sl__wds *w = sl__calloc(1, sizeof *w, err);
@@ -219,15 +394,17 @@ sl_status sl__wds_open(int npaths, const char *const *paths, sl__wds **out, sl_e
         st = w->files[f].path
                  ? sl__mapfile_map(w->files[f].path, &w->files[f].map, &w->files[f].size, err)
                  : sl_err_set(err, SL_ENOMEM, "out of memory");
+        int64_t a = w->nm;
         if (st == SL_OK) st = index_file(w, f, err);
+        if (st == SL_OK && index_paths && index_paths[f])
+            st = apply_index(w, f, a, index_paths[f], err);
+        else if (st == SL_OK)
+            runs_of_keys(w, a);
     }
-    /* samples: runs of members of one file with one key */
+    /* samples: from each member that starts one */
     for (int64_t i = 0; i < w->nm && st == SL_OK; i++) {
         const member *m = &w->m[i];
-        const sample *last = w->ns ? &w->s[w->ns - 1] : NULL;
-        const member *lm = last ? &w->m[last->first] : NULL;
-        if (lm && lm->file == m->file && lm->keylen == m->keylen &&
-            !memcmp(w->names + lm->name, w->names + m->name, m->keylen)) {
+        if (!m->first) {
             w->s[w->ns - 1].count++;
             continue;
         }
@@ -298,4 +475,17 @@ void sl__wds_filter(sl__wds *w, bool (*keep)(const sl__wds *w, int64_t i, void *
             free(w->s[i].key);
     }
     w->ns = n;
+}
+
+int32_t sl__wds_members(const sl__wds *w, int64_t i) {
+    return w->s[i].count;
+}
+
+void sl__wds_member(const sl__wds *w, int64_t i, int32_t k, const char **name, const char **ext,
+                    size_t *off, size_t *len) {
+    const member *m = &w->m[w->s[i].first + k];
+    *name = w->names + m->name;
+    *ext = w->names + m->ext;
+    *off = m->off;
+    *len = m->len;
 }

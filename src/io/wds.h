@@ -18,8 +18,18 @@ extern "C" {
 
 typedef struct sl__wds sl__wds;
 
-/* Maps and indexes the tar files; a malformed one is an SL_EFORMAT naming it and the offset. */
-sl_status sl__wds_open(int npaths, const char *const *paths, sl__wds **out, sl_err *err);
+/* Maps and indexes the tar files; a malformed one is an SL_EFORMAT naming it and the offset.
+ * index_paths (NULL, or one per file, NULL for none): DALI's wds2idx index of each file, which then
+ * says how its members form samples; every line is checked against the tar (the member at each
+ * offset, its size, extension and, in version 1.2, its name), and a malformed line or one that
+ * does not match is an SL_EFORMAT naming the index file and line ("train.idx:3: ..."). */
+sl_status sl__wds_open(int npaths, const char *const *paths, const char *const *index_paths,
+                       sl__wds **out, sl_err *err);
+/* Sample i's members: how many, and member k's path in the tar, its extension and its data's
+ * offset in the file and size. */
+int32_t sl__wds_members(const sl__wds *w, int64_t i);
+void sl__wds_member(const sl__wds *w, int64_t i, int32_t k, const char **name, const char **ext,
+                    size_t *off, size_t *len);
 void sl__wds_close(sl__wds *w);
 int64_t sl__wds_count(const sl__wds *w);
 const char *sl__wds_key(const sl__wds *w, int64_t i);

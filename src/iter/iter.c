@@ -371,11 +371,22 @@ static sl_status name_outputs(sl_iter *it, const sl_iter_config *c, const sl_pip
     if (nmap > 0 && nmap != np)
         return sl_err_set(err, SL_EINVAL, "output_map has %d names, the pipeline returns %d", nmap,
                           np);
+    if (nmap > 0 && c->num_outputs >= 0 && !c->output_map)
+        return sl_err_set(err, SL_EINVAL, "num_outputs %d, but no output_map", nmap);
+    if (!(it->names = sl__calloc((size_t)np, sizeof *it->names, err))) return SL_ENOMEM;
+    for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) {
+        sl_iter_batch *b = &it->slots[h];
+        b->global = sl__calloc((size_t)np, sizeof *b->global, err);
+        b->global_ok = sl__calloc((size_t)np, sizeof *b->global_ok, err);
+        if (!b->global || !b->global_ok) return SL_ENOMEM;
+    }
     it->nout = np;
-    for (int i = 0; i < np; i++)
-        snprintf(it->names[i], sizeof it->names[i], "%s",
-                 nmap > 0 ? (c->num_outputs >= 0 ? c->output_map[i] : d->output_map[i])
-                          : sl_pipeline_output_name(it->pipes[0], i));
+    for (int i = 0; i < np; i++) {
+        const char *name = nmap > 0 ? (c->num_outputs >= 0 ? c->output_map[i] : d->output_map[i])
+                                    : sl_pipeline_output_name(it->pipes[0], i);
+        if (!name) return sl_err_set(err, SL_EINVAL, "output_map: name %d is NULL", i);
+        if (!(it->names[i] = strdup(name))) return sl_err_set(err, SL_ENOMEM, "out of memory");
+    }
     return SL_OK;
 }
 
@@ -405,14 +416,19 @@ sl_status sl_iter_create(const sl_iter_config *c, sl_iter **out, sl_err *err) {
     *out = NULL;
     SL_TRY(check_config(c, err));
     sl_pipeline_decorator d;
-    SL_TRY(read_decorator(c, &d, err));
-    sl_iter *it = iter_alloc(err);
-    if (!it) return SL_ENOMEM;
+    memset(&d, 0, sizeof d);
+    sl_status st = read_decorator(c, &d, err);
+    sl_iter *it = st == SL_OK ? iter_alloc(err) : NULL;
+    if (!it) {
+        sl_pipeline_decorator_clear(&d);
+        return st ? st : SL_ENOMEM;
+    }
     settled s;
     bool resuming = c->resume || c->resume_bytes;
-    sl_status st = settle(it, c, &d, &s, err);
+    st = settle(it, c, &d, &s, err);
     if (st == SL_OK) st = open_pipelines(it, c, &d, &s, resuming, err);
     if (st == SL_OK) st = name_outputs(it, c, &d, err);
+    sl_pipeline_decorator_clear(&d);
     if (st == SL_OK && s.prepare) st = prepare_first(it, resuming, err);
     if (st) {
         sl_iter_free(it);
@@ -472,8 +488,12 @@ void sl_iter_free(sl_iter *it) {
     for (int h = 0; h < SL__ITER_MAX_SLOTS; h++) {
         sl_iter_batch *b = &it->slots[h];
         return_slot(it, b);
-        for (int o = 0; o < SL_MAX_OUTPUTS; o++) sl_tensor_free(&b->global[o]);
+        for (int o = 0; b->global && o < it->nout; o++) sl_tensor_free(&b->global[o]);
+        free(b->global);
+        free(b->global_ok);
     }
+    for (int o = 0; it->names && o < it->nout; o++) free(it->names[o]);
+    free(it->names);
     for (int d = 0; d < it->n; d++) sl_pipeline_free(it->pipes[d]);
     sl__iter_exports_drop(it->exports);
     free(it->extra);
@@ -520,7 +540,7 @@ static sl_status take(sl_iter *it, sl_iter_batch **out) {
     for (int h = 0; h < SL__ITER_MAX_SLOTS && !b; h++)
         if (!it->slots[h].in_use) b = &it->slots[h];
     SL_ASSERT(b);
-    memset(b->global_ok, 0, sizeof b->global_ok);
+    memset(b->global_ok, 0, (size_t)it->nout * sizeof *b->global_ok);
     b->it = it;
     b->in_use = true;
     b->order = it->takes++;
@@ -568,7 +588,7 @@ static sl_status end_epoch(sl_iter *it) {
  * sample is real under FILL and DROP. */
 static void set_valid(const sl_iter *it, sl_iter_batch *b) {
     const sl__iter_book *k = &it->bk;
-    for (int d = 0; d < it->n; d++) b->valid[d] = it->B;
+    for (int d = 0; d < it->n; d++) b->valid[d] = sl_batch_size(b->b[d]);
     if (it->policy != SL_LAST_BATCH_PARTIAL || k->size <= 0) return;
     if (it->global) { /* the global positions past N of the last batch are fill */
         int64_t t = k->counter / it->B - 1, g = (int64_t)it->S * it->B;
@@ -590,11 +610,37 @@ static void set_valid(const sl_iter *it, sl_iter_batch *b) {
         b->valid[d] = (int)SL_MAX(0, SL_MIN((int64_t)it->B, left));
 }
 
+/* DALI's variable batch size (external sources that give fewer samples than batch_size): a short
+ * batch is passed on as it is, each device's part as long as its pipeline's batch, except where
+ * the iterator counts samples -- a reader, an explicit size (DALI's iterators refuse it there
+ * too) or global order. */
+static sl_status check_short(sl_iter *it, const sl_iter_batch *b) {
+    const char *why = it->use_reader     ? "a reader (reader_name)"
+                      : it->global       ? "global order"
+                      : it->bk.size >= 0 ? "an explicit size"
+                                         : NULL;
+    for (int d = 0; d < it->n && why; d++) {
+        int n = sl_batch_size(b->b[d]);
+        if (n != it->B)
+            return sl_err_set(&it->err, SL_EINVAL,
+                              "device %d: a batch of %d samples, but batch_size is %d: variable "
+                              "batch size is not supported by the iterator with %s",
+                              d, n, it->B, why);
+    }
+    return SL_OK;
+}
+
 static sl_status fetch(sl_iter *it, sl_iter_batch **out) {
     if (it->ended) return SL_EOF;
     if (it->bk.size >= 0 && it->bk.counter >= it->bk.size && it->bk.size > 0) return end_epoch(it);
     if (it->bk.size == 0) return end_epoch(it);
     SL_TRY(take(it, out));
+    sl_status st = check_short(it, *out);
+    if (st != SL_OK) {
+        give_back(it, *out);
+        *out = NULL;
+        return st;
+    }
     if (advance(it)) { /* the dropped batch is discarded */
         give_back(it, *out);
         *out = NULL;

@@ -50,8 +50,8 @@ static inline void sl__iter_exports_drop(sl__iter_exports *e) {
 struct sl_iter_batch {
     sl_iter *it;
     sl_batch *b[SL_MAX_DEVICES];
-    sl_tensor global[SL_MAX_OUTPUTS];
-    bool global_ok[SL_MAX_OUTPUTS];
+    sl_tensor *global; /* per output (nout, allocated once the outputs are known) */
+    bool *global_ok;
     bool in_use;   /* taken from the pipelines, not yet back with them */
     bool released; /* given back by the caller (or by rotation) while exports lived */
     int index;     /* in it->slots, and in it->exports->count */
@@ -68,7 +68,7 @@ struct sl_iter {
     int threads; /* each pipeline's CPU workers */
     int S;       /* shards (global devices) */
     int nout;
-    char names[SL_MAX_OUTPUTS][64];
+    char **names; /* nout */
     sl_layout_mode layout;
     sl_last_batch_policy policy;
     bool padded, auto_reset, stick, use_reader;

@@ -179,7 +179,7 @@ enum {
 typedef struct sl__op_init {
     const char *name; /* instance name (the `name=` argument, else the op name) */
     sl_device device; /* where its outputs live */
-    int batch_size;   /* max samples per batch */
+    int batch_size;   /* max samples per batch (a batch may have fewer: sl__op_io.batch) */
     int threads;      /* pool workers: per-thread scratch slots */
     uint64_t seed; /* this instance's seed (its `seed` argument, or derived from the pipeline's) */
     /* the pipeline's global order (sl_pipeline_config): its shards (0: DALI's per-shard order),
@@ -227,6 +227,9 @@ typedef struct sl__op_io {
 
 typedef struct sl__op_def {
     const char *name; /* DALI's name: "decoders.image", "crop_mirror_normalize", "readers.caffe2" */
+    /* DALI's other names for it, '|'-separated ("image_decoder" for decoders.image, the
+     * experimental.* name of an op since promoted), or NULL: the table finds it by each */
+    const char *aliases;
     const char *doc;
     int min_inputs, max_inputs;
     const sl__arg_schema *args; /* terminated by an entry with name NULL */
@@ -240,6 +243,10 @@ typedef struct sl__op_def {
     sl_status (*run_gpu)(void *state, sl__op_io *io, sl_err *err);
     void (*destroy)(void *state);
     void (*free_batch_state)(void *batch_state);
+    /* ops that decide how many samples a batch has (fn.external_source): *n = the samples of
+     * batch `iteration`, 0 .. max (the pipeline's batch_size); asked before any op of the batch
+     * runs. NULL: the op takes the batch it is given. */
+    sl_status (*count)(void *state, int64_t iteration, int max, int *n, sl_err *err);
     /* readers */
     sl_status (*reader_meta)(void *state, sl_reader_meta *meta);
     /* checkpoints: the state that decides future outputs (reader position, RNG counters) */

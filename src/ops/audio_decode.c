@@ -251,6 +251,7 @@ static sl_status da_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
 
 const sl__op_def sl__decode_audio_op = {
     .name = "decoders.audio",
+    .aliases = "audio_decoder",
     .doc = "Decodes audio files (WAV, FLAC, OGG/Vorbis; libsndfile) to float or integer samples, "
            "downmixed and resampled if asked; also outputs the sample rate (DALI's "
            "fn.decoders.audio).",

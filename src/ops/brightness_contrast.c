@@ -3,15 +3,16 @@
  *
  *     out = shift * R(out) + brightness * (center + contrast * (in - center))
  *
- * (shift: brightness_shift, center: contrast_center), with the brightness scaled by
- * R(out) / R(in), where R is a type's range (1 for floating types, the largest value for
- * integers), and the center by default half of the input type's positive range (128 for uint8, 0.5
- * for floats), as DALI does. All four may be per sample. Setup folds them into one multiplier and
- * one addend per sample, rounded to float as DALI's are; each element, read as a float (as DALI
- * does), is then in * multiplier + addend in double precision (the product of two floats is exact
- * there, so a fused multiply-add gives the same bits and the CPU and CUDA runs agree) and stored
- * with DALI's ConvertSat rules (operator/dtype_conv.h). The output keeps the input's shape and
- * layout; `dtype` changes its type (default: the input's). */
+ * (shift: brightness_shift, center: contrast_center), where R is the output type's range (1 for
+ * floating types, the largest value for integers) and the center by default half of the input
+ * type's positive range (128 for uint8, 0.5 for floats), as DALI does: the input's values are
+ * not rescaled to the output type's range (a uint8 200 made float stays 200.0). All four may be per
+ * sample. Setup folds them into one multiplier and one addend per sample, rounded to float as
+ * DALI's are; each element, read as a float (as DALI does), is then in * multiplier + addend in
+ * double precision (the product of two floats is exact there, so a fused multiply-add gives the
+ * same bits and the CPU and CUDA runs agree) and stored with DALI's ConvertSat rules
+ * (operator/dtype_conv.h). The output keeps the input's shape and layout, and a layout-less input
+ * of 3 or 4 dims gets DALI's "HWC" or "FHWC"; `dtype` changes its type (default: the input's). */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
 #include "operator/gpu_args.h"
@@ -167,8 +168,8 @@ static sl_status bc_setup(void *state, sl__op_io *io, sl_err *err) {
                                    "%s must be one value per sample", arg_names[k]);
         }
         double center = isnan(v[B_CENTER]) ? half_range(in->dtype) : v[B_CENTER];
-        /* brightness in the output's units, then the formula rearranged as in * mul + add */
-        double b = v[B_BRIGHT] * full_range(ot) / full_range(in->dtype);
+        /* the formula rearranged as in * mul + add */
+        double b = v[B_BRIGHT];
         s->mul[i] = (double)(float)(b * v[B_CONTRAST]);
         s->add[i] =
             (double)(float)(v[B_SHIFT] * full_range(ot) + b * (center - v[B_CONTRAST] * center));
@@ -177,6 +178,8 @@ static sl_status bc_setup(void *state, sl__op_io *io, sl_err *err) {
     SL_TRY(sl_tlist_reset(out, io->batch, ot, in->ndim, io->device, err));
     SL_TRY(sl_tlist_alloc(out, in->shapes, err));
     memcpy(out->layout, in->layout, sizeof out->layout);
+    if (!in->layout[0] && (in->ndim == 3 || in->ndim == 4)) /* DALI's image or sequence */
+        strcpy(out->layout, in->ndim == 3 ? "HWC" : "FHWC");
     return SL_OK;
 }
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cat and stack: DALI's fn.cat (join the inputs along an existing axis) and fn.stack (along a new
- * one). Up to 8 inputs of one data type and rank; for cat the samples' extents must agree except
- * along `axis`, for stack they must agree everywhere. `axis_name` picks the axis by layout letter
- * (cat) or names the new one (stack: inserted into the inputs' layout). Each output sample is a
- * run of block copies: for every index of the axes before `axis`, each input's block in turn. On a
- * GPU each (sample, input) pair is one descriptor of a single copy launch (ops/cat_stack.cu):
+ * one). Any number of inputs of one data type and rank; for cat the samples' extents must agree
+ * except along `axis`, for stack they must agree everywhere. `axis_name` picks the axis by layout
+ * letter (cat) or names the new one (stack: inserted into the inputs' layout). Each output sample
+ * is a run of block copies: for every index of the axes before `axis`, each input's block in turn.
+ * On a GPU each (sample, input) pair is one descriptor of a single copy launch (ops/cat_stack.cu):
  * its block's rows, strided into the output sample. */
 #include "operator/gpu_args.h"
 #include "operator/op.h"
@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,6 @@
 #ifdef SLUICE_HAVE_CUDA
 #include "ops/cat_stack.h"
 #endif
-
-enum { SL__MAX_OPS_IN_CS = 8 }; /* the most inputs an op takes in a pipeline */
 
 static const sl__arg_schema cs_args[] = {
     {"axis", SL_ARG_INT, "0", "the axis (negative: from the end)", 0, NULL},
@@ -37,6 +36,11 @@ typedef struct cs_state {
     int a;          /* the batch's axis, resolved against the rank (setup) */
     int64_t *shapes;
     int cap;
+    /* setup's per sample: the outer extent (the axes before the joined one), and each input's
+     * block (its bytes per outer index) at blocks[i * inputs + j] */
+    int64_t *outer;
+    size_t *blocks;
+    size_t blocks_cap;
     sl__gpu_args gpu; /* the CUDA run's descriptors */
 } cs_state;
 
@@ -44,6 +48,8 @@ static void cs_destroy(void *state) {
     cs_state *s = state;
     if (s) {
         free(s->shapes);
+        free(s->outer);
+        free(s->blocks);
         sl__gpu_args_free(&s->gpu);
     }
     free(s);
@@ -75,6 +81,22 @@ static sl_status stack_create(const sl__args *a, const sl__op_init *init, void *
     return cs_create_as(a, true, out, err);
 }
 
+/* Sample i's outer extent (the axes before the joined one) and each input's block: its bytes per
+ * outer index. */
+static int64_t blocks_of(const cs_state *s, const sl__op_io *io, int i, size_t *block) {
+    size_t es = sl_dtype_size(io->in[0]->dtype);
+    const int64_t *sh0 = sl_tlist_shape(io->in[0], i);
+    int64_t outer = 1;
+    for (int d = 0; d < s->a; d++) outer *= sh0[d];
+    for (int j = 0; j < io->num_inputs; j++) {
+        const int64_t *sh = sl_tlist_shape(io->in[j], i);
+        int64_t v = 1;
+        for (int d = s->a; d < io->in[j]->ndim; d++) v *= sh[d];
+        block[j] = (size_t)v * es;
+    }
+    return outer;
+}
+
 static sl_status cs_setup(void *state, sl__op_io *io, sl_err *err) {
     cs_state *s = state;
     const sl_tlist *in0 = io->in[0];
@@ -104,7 +126,17 @@ static sl_status cs_setup(void *state, sl__op_io *io, sl_err *err) {
         int64_t *n = realloc(s->shapes, (size_t)io->batch * SL_MAX_DIMS * sizeof *n);
         if (!n) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
         s->shapes = n;
+        n = realloc(s->outer, (size_t)io->batch * sizeof *n);
+        if (!n) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
+        s->outer = n;
         s->cap = io->batch;
+    }
+    size_t nb = (size_t)io->batch * (size_t)io->num_inputs;
+    if (nb > s->blocks_cap) {
+        size_t *n = realloc(s->blocks, nb * sizeof *n);
+        if (!n) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
+        s->blocks = n;
+        s->blocks_cap = nb;
     }
     for (int i = 0; i < io->batch; i++) {
         const int64_t *sh0 = sl_tlist_shape(in0, i);
@@ -135,31 +167,17 @@ static sl_status cs_setup(void *state, sl__op_io *io, sl_err *err) {
     else if (s->axis_name && (int)ll == nd && ond <= SL_LAYOUT_MAX) /* insert the new letter */
         for (int d = 0, k = 0; d < ond; d++)
             out->layout[d] = d == a ? s->axis_name : in0->layout[k++];
+    for (int i = 0; i < io->batch; i++)
+        s->outer[i] = blocks_of(s, io, i, s->blocks + (size_t)i * (size_t)io->num_inputs);
     return SL_OK;
-}
-
-/* Sample i's outer extent (the axes before the joined one) and each input's block: its bytes per
- * outer index. */
-static int64_t blocks_of(const cs_state *s, const sl__op_io *io, int i, size_t *block) {
-    size_t es = sl_dtype_size(io->in[0]->dtype);
-    const int64_t *sh0 = sl_tlist_shape(io->in[0], i);
-    int64_t outer = 1;
-    for (int d = 0; d < s->a; d++) outer *= sh0[d];
-    for (int j = 0; j < io->num_inputs; j++) {
-        const int64_t *sh = sl_tlist_shape(io->in[j], i);
-        int64_t v = 1;
-        for (int d = s->a; d < io->in[j]->ndim; d++) v *= sh[d];
-        block[j] = (size_t)v * es;
-    }
-    return outer;
 }
 
 static sl_status cs_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     (void)worker, (void)err;
     cs_state *s = state;
-    size_t block[SL__MAX_OPS_IN_CS];
-    int64_t outer = blocks_of(s, io, i, block);
     int n = io->num_inputs;
+    const size_t *block = s->blocks + (size_t)i * (size_t)n;
+    int64_t outer = s->outer[i];
     uint8_t *dst = io->out[0]->data[i];
     for (int64_t o = 0; o < outer; o++)
         for (int j = 0; j < n; j++) {
@@ -177,8 +195,9 @@ static sl_status cs_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     sl__cuda_blocks_desc *d = sl__gpu_args_host(&s->gpu, io->device.id, (size_t)m * sizeof *d, err);
     if (!d) return err->status;
     for (int i = 0; i < io->batch; i++) {
-        size_t block[SL__MAX_OPS_IN_CS], row = 0;
-        int64_t outer = blocks_of(s, io, i, block);
+        const size_t *block = s->blocks + (size_t)i * (size_t)n;
+        size_t row = 0;
+        int64_t outer = s->outer[i];
         for (int j = 0; j < n; j++) row += block[j];
         uint8_t *dst = io->out[0]->data[i];
         for (int j = 0; j < n; j++) {
@@ -204,7 +223,7 @@ const sl__op_def sl__cat_op = {
     .name = "cat",
     .doc = "Joins the inputs along an existing axis (DALI's fn.cat).",
     .min_inputs = 1,
-    .max_inputs = SL__MAX_OPS_IN_CS,
+    .max_inputs = INT_MAX,
     .args = cs_args,
     CS_GPU.create = cat_create,
     .setup = cs_setup,
@@ -216,7 +235,7 @@ const sl__op_def sl__stack_op = {
     .name = "stack",
     .doc = "Stacks the inputs along a new axis (DALI's fn.stack).",
     .min_inputs = 1,
-    .max_inputs = SL__MAX_OPS_IN_CS,
+    .max_inputs = INT_MAX,
     .args = cs_args,
     CS_GPU.create = stack_create,
     .setup = cs_setup,

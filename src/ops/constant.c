@@ -2,8 +2,9 @@
 /* constant: the same tensor in every sample (DALI's fn.constant, behind types.Constant): `idata`
  * (integers, int32 by default) or `fdata` (floats, float32 by default), given the `shape` (one
  * value is repeated to fill it; shape=[] is a scalar) or laid out as a 1-d tensor, converted to
- * `dtype` with cast's rules, with `layout`. The values are converted once, at creation; each batch
- * copies them (on the GPU in one transfer). */
+ * `dtype` with cast's rules, with `layout`. No values make an empty tensor, of shape (0) or of
+ * any shape of no elements ((3, 0), as DALI's). The values are converted once, at creation; each
+ * batch copies them (on the GPU in one transfer). */
 #include "ops/upload.h"
 #include "operator/dtype_conv.h"
 #include "operator/gpu_args.h"
@@ -88,8 +89,6 @@ static sl_status const_create(const sl__args *a, const sl__op_init *init, void *
         s->ndim = 1;
         s->shape[0] = n;
     }
-    if (st == SL_OK && n < 1)
-        st = sl_err_set(err, SL_EINVAL, "%s: %s is empty", NAME, hi ? "idata" : "fdata");
     const char *lay = sl__args_str(a, "layout");
     if (st == SL_OK && lay && *lay && (int)strlen(lay) != s->ndim)
         st = sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for %d dims", NAME, lay, s->ndim);

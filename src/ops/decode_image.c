@@ -196,6 +196,7 @@ static sl_status decode_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 
 const sl__op_def sl__decode_image_op = {
     .name = "decoders.image",
+    .aliases = "image_decoder",
     .doc = "Decodes JPEG and PNG images to HWC uint8 (format from the magic bytes).",
     .min_inputs = 1,
     .max_inputs = 1,

@@ -136,18 +136,15 @@ static sl_status eq_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 #define EQ_DEVICES .devices = SL_OPDEV_CPU,
 #endif
 
-#define EQ_OP(sym, opname)                                                                         \
-    const sl__op_def sym = {                                                                       \
-        .name = opname,                                                                            \
-        .doc = "Histogram equalization of uint8 images, per channel (OpenCV's rule).",             \
-        .min_inputs = 1,                                                                           \
-        .max_inputs = 1,                                                                           \
-        .args = eq_args,                                                                           \
-        EQ_DEVICES.create = eq_create,                                                             \
-        .setup = eq_setup,                                                                         \
-        .run_cpu = eq_run_cpu,                                                                     \
-        .destroy = eq_destroy,                                                                     \
-    }
-
-EQ_OP(sl__equalize_op, "experimental.equalize");
-EQ_OP(sl__equalize_plain_op, "equalize");
+const sl__op_def sl__equalize_op = {
+    .name = "equalize",
+    .aliases = "experimental.equalize",
+    .doc = "Histogram equalization of uint8 images, per channel (OpenCV's rule).",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = eq_args,
+    EQ_DEVICES.create = eq_create,
+    .setup = eq_setup,
+    .run_cpu = eq_run_cpu,
+    .destroy = eq_destroy,
+};

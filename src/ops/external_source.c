@@ -5,12 +5,18 @@
  * sizes the outputs, and run_cpu has the source write each sample straight into its place (the
  * pool's workers). What the source says is checked before anything is written: a dtype or ndim
  * that changes within an output, or differs from the op's `dtype` / `ndim`, is an error naming
- * the sample and batch, as is any error the source returns (its message kept). */
+ * the sample and batch, as is any error the source returns (its message kept). A source with a
+ * `count` says how many samples each batch has (DALI's variable batch size): the executor asks
+ * (src_count) before the batch's first op runs, and every op then works on that many. A source
+ * with a `view` (DALI's no_copy) may give its own memory instead: an output whose every sample it
+ * gives is those views, not filled, and the source hears (release) when the batch no longer reads
+ * them: when the batch's slot is set up for a later batch (the consumer released it) or freed. */
 #include "operator/op.h"
 
 #include "core/alloc.h"
 #include "core/log.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,19 +40,37 @@ typedef struct src_state {
     char source[64];
     sl_source src;
     int nout;
-    int dtype, ndim; /* what every sample must have; -1: anything */
-    char layout[SL_MAX_OUTPUTS][SL_LAYOUT_MAX + 1];
+    int dtype, ndim;                   /* what every sample must have; -1: anything */
+    char (*layout)[SL_LAYOUT_MAX + 1]; /* per output */
     int batch_size;
     int64_t *shapes; /* setup's scratch: batch x SL_MAX_DIMS */
+    bool *viewed;    /* per output: this batch's is the source's views (not filled) */
 } src_state;
 
+/* A batch slot's memory of the source's views (io->batch_state): released when the slot is set up
+ * again or freed. */
+typedef struct src_batch {
+    sl_source src;
+    int64_t iteration;
+    bool held;
+} src_batch;
+
+static void src_batch_free(void *batch_state) {
+    src_batch *sb = batch_state;
+    if (sb && sb->held) sb->src.release(sb->src.user, sb->iteration);
+    free(sb);
+}
+
 static int src_num_outputs(const sl__args *a) {
-    return sl__args_given(a, "num_outputs") ? (int)sl__args_int(a, "num_outputs") : 1;
+    int64_t n = sl__args_given(a, "num_outputs") ? sl__args_int(a, "num_outputs") : 1;
+    return n < 1 || n > INT_MAX ? -1 : (int)n;
 }
 
 static void src_destroy(void *state) {
     src_state *s = state;
     if (s) free(s->shapes);
+    if (s) free(s->layout);
+    if (s) free(s->viewed);
     free(s);
 }
 
@@ -60,9 +84,12 @@ static sl_status src_create(const sl__args *a, const sl__op_init *init, void **o
     s->ndim = sl__args_given(a, "ndim") ? (int)sl__args_int(a, "ndim") : -1;
     const char *name = sl__args_str(a, "source");
     sl_status st = SL_OK;
-    if (s->nout < 1 || s->nout > SL_MAX_OUTPUTS)
-        st = sl_err_set(err, SL_EINVAL, "%s: num_outputs %d (1..%d)", s->name, s->nout,
-                        SL_MAX_OUTPUTS);
+    if (s->nout < 1)
+        st = sl_err_set(err, SL_EINVAL, "%s: num_outputs %lld (at least 1)", s->name,
+                        (long long)sl__args_int(a, "num_outputs"));
+    else if (!(s->layout = sl__calloc((size_t)s->nout, sizeof *s->layout, err)) ||
+             !(s->viewed = sl__calloc((size_t)s->nout, sizeof *s->viewed, err)))
+        st = SL_ENOMEM;
     else if (s->ndim < -1 || s->ndim > SL_MAX_DIMS)
         st = sl_err_set(err, SL_EINVAL, "%s: ndim %d (0..%d)", s->name, s->ndim, SL_MAX_DIMS);
     else if (!name || !name[0] || strlen(name) >= sizeof s->source)
@@ -124,11 +151,53 @@ static sl_status src_fail(const src_state *s, const sl__op_io *io, int i, int o,
                       (long long)(io->sample_base / s->batch_size), i, out, msg);
 }
 
+/* Output o as the source's views of its samples (sizes set by sl_tlist_reset's caller), if the
+ * source gives one for every sample; *all false (nothing changed) when it does not. */
+static sl_status try_views(src_state *s, sl__op_io *io, int o, int nd, bool *all, sl_err *err) {
+    *all = false;
+    const void **ptr = sl__malloc((size_t)(io->batch ? io->batch : 1) * sizeof *ptr, err);
+    if (!ptr) return SL_ENOMEM;
+    bool every = true;
+    for (int i = 0; i < io->batch && every; i++) {
+        sl_source_info f = info_of(s, io, i, o);
+        sl_err e;
+        e.status = SL_OK;
+        e.msg[0] = '\0';
+        ptr[i] = NULL;
+        sl_status st = s->src.view(s->src.user, &f, &ptr[i], &e);
+        if (st != SL_OK) {
+            free(ptr);
+            return src_fail(s, io, i, o, st, e.msg, err);
+        }
+        every = ptr[i] != NULL;
+    }
+    if (every) {
+        for (int i = 0; i < io->batch; i++)
+            sl_tlist_set_external(io->out[o], i, (void *)ptr[i], s->shapes + (size_t)i * nd);
+        *all = true;
+    }
+    free(ptr);
+    return SL_OK;
+}
+
 static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
     src_state *s = state;
+    if (s->src.view && s->src.release) { /* the slot's last batch is done with: say so */
+        src_batch *sb = *io->batch_state;
+        if (!sb) {
+            sb = sl__calloc(1, sizeof *sb, err);
+            if (!sb) return SL_ENOMEM;
+            sb->src = s->src;
+            *io->batch_state = sb;
+        }
+        if (sb->held) sb->src.release(sb->src.user, sb->iteration);
+        sb->iteration = io->sample_base / s->batch_size;
+        sb->held = true;
+    }
     for (int o = 0; o < s->nout; o++) {
-        sl_dtype dt0 = SL_DTYPE_U8;
-        int nd0 = 0;
+        /* an empty batch (a source's count of 0) has the op's dtype and ndim where given */
+        sl_dtype dt0 = s->dtype >= 0 ? (sl_dtype)s->dtype : SL_DTYPE_U8;
+        int nd0 = s->ndim >= 0 ? s->ndim : (int)strlen(s->layout[o]);
         for (int i = 0; i < io->batch; i++) {
             sl_source_info f = info_of(s, io, i, o);
             sl_dtype dt = (sl_dtype)-1;
@@ -168,9 +237,33 @@ static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
                     (size_t)nd0 * sizeof *s->shapes);
         sl_tlist *out = io->out[o];
         SL_TRY(sl_tlist_reset(out, io->batch, dt0, nd0, sl_cpu(), err));
-        SL_TRY(sl_tlist_alloc(out, s->shapes, err));
+        s->viewed[o] = false;
+        if (s->src.view && s->src.release) SL_TRY(try_views(s, io, o, nd0, &s->viewed[o], err));
+        if (!s->viewed[o]) SL_TRY(sl_tlist_alloc(out, s->shapes, err));
         memcpy(out->layout, s->layout[o], sizeof out->layout);
     }
+    return SL_OK;
+}
+
+/* How many samples batch `iteration` has: the source's count, else a full batch. */
+static sl_status src_count(void *state, int64_t iteration, int max, int *n, sl_err *err) {
+    src_state *s = state;
+    *n = max;
+    if (!s->src.count) return SL_OK;
+    sl_err e;
+    e.status = SL_OK;
+    e.msg[0] = '\0';
+    int got = -1;
+    sl_status st = s->src.count(s->src.user, iteration, max, &got, &e);
+    if (st != SL_OK)
+        return sl_err_set(err, st, "%s: source '%s': batch %lld: %s", s->name, s->source,
+                          (long long)iteration, e.msg[0] ? e.msg : sl_status_str(st));
+    if (got < 0 || got > max)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: source '%s': batch %lld has %d samples, but the batch size is at "
+                          "most %d (the pipeline's batch_size)",
+                          s->name, s->source, (long long)iteration, got, max);
+    *n = got;
     return SL_OK;
 }
 
@@ -178,6 +271,7 @@ static sl_status src_run(void *state, sl__op_io *io, int i, int worker, sl_err *
     (void)worker;
     src_state *s = state;
     for (int o = 0; o < s->nout; o++) {
+        if (s->viewed[o]) continue;
         sl_source_info f = info_of(s, io, i, o);
         sl_err e;
         e.status = SL_OK;
@@ -201,5 +295,7 @@ const sl__op_def sl__external_source_op = {
     .create = src_create,
     .setup = src_setup,
     .run_cpu = src_run,
+    .count = src_count,
     .destroy = src_destroy,
+    .free_batch_state = src_batch_free,
 };

@@ -267,19 +267,16 @@ static sl_status filt_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 #define FILT_DEVICES .devices = SL_OPDEV_CPU,
 #endif
 
-#define FILT_OP(sym, opname)                                                                       \
-    const sl__op_def sym = {                                                                       \
-        .name = opname,                                                                            \
-        .doc = "Correlates each image with its own 2D filter (input 2; input 3: the constant "     \
-               "border's value).",                                                                 \
-        .min_inputs = 2,                                                                           \
-        .max_inputs = 3,                                                                           \
-        .args = filt_args,                                                                         \
-        FILT_DEVICES.create = filt_create,                                                         \
-        .setup = filt_setup,                                                                       \
-        .run_cpu = filt_run_cpu,                                                                   \
-        .destroy = filt_destroy,                                                                   \
-    }
-
-FILT_OP(sl__filter_op, "experimental.filter");
-FILT_OP(sl__filter_plain_op, "filter");
+const sl__op_def sl__filter_op = {
+    .name = "filter",
+    .aliases = "experimental.filter",
+    .doc = "Correlates each image with its own 2D filter (input 2; input 3: the constant "
+           "border's value).",
+    .min_inputs = 2,
+    .max_inputs = 3,
+    .args = filt_args,
+    FILT_DEVICES.create = filt_create,
+    .setup = filt_setup,
+    .run_cpu = filt_run_cpu,
+    .destroy = filt_destroy,
+};

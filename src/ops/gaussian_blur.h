@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* gaussian_blur (gaussian_blur.c): two separable passes, shared by the CPU run and the CUDA run
- * (ops/gaussian_blur.cu) so that both give the same bits: each output sums its taps in order in
- * float, every product and sum rounded on its own (SL__FMUL, SL__FADD), with DALI's border,
- * reflect-101
- * (... 2 1 | 0 1 2 ... n-1 | n-2 n-3 ...). */
+/* gaussian_blur (gaussian_blur.c): one separable pass per spatial axis, innermost first, shared by
+ * the CPU run and the CUDA run (ops/gaussian_blur.cu) so that both give the same bits. A pass
+ * reads the input (the first pass) or a float scratch and writes a float scratch or the output
+ * (the last pass); each output element sums its taps in order in float, every product and sum
+ * rounded on its own (SL__FMUL, SL__FADD), with DALI's border, reflect-101
+ * (... 2 1 | 0 1 2 ... n-1 | n-2 n-3 ...). An axis is given by its extent and its element stride,
+ * so the dimensions around the spatial ones (channels first or last, frames) ride along. */
 #ifndef SLUICE_OPS_GAUSSIAN_BLUR_H
 #define SLUICE_OPS_GAUSSIAN_BLUR_H
 
@@ -13,9 +15,14 @@
 
 #include <stdint.h>
 
+#define SL__BLUR_MAX_AXES 3
+
 typedef struct sl__blur {
-    int64_t h, w, c; /* extents (c 1 for an HW image) */
-    int ry, rx;      /* the windows' radii: 2r + 1 taps each */
+    int64_t n;                         /* elements of the sample */
+    int naxes;                         /* spatial axes (1 to 3), outermost first */
+    int64_t ext[SL__BLUR_MAX_AXES];    /* their extents */
+    int64_t stride[SL__BLUR_MAX_AXES]; /* their element strides */
+    int r[SL__BLUR_MAX_AXES];          /* their windows' radii: 2r + 1 taps */
 } sl__blur;
 
 static inline SL__HD int64_t sl__reflect101(int64_t i, int64_t n) {
@@ -24,29 +31,21 @@ static inline SL__HD int64_t sl__reflect101(int64_t i, int64_t n) {
     return i;
 }
 
-/* the horizontal pass: element e (y, x, channel) of the float scratch; wx: 2 rx + 1 weights */
-static inline SL__HD float sl__blur_h(const sl__blur *b, const float *wx, const void *in,
-                                      sl_dtype it, int64_t e) {
-    int64_t ch = e % b->c, p = e / b->c, x = p % b->w, y = p / b->w;
+/* The pass along spatial axis a at element e: the 2 r[a] + 1 weights w over src (of type st;
+ * float scratch when st is SL_DTYPE_F32). */
+static inline SL__HD float sl__blur_pass(const sl__blur *b, int a, const float *w, const void *src,
+                                         sl_dtype st, int64_t e) {
+    int64_t n = b->ext[a], s = b->stride[a];
+    int64_t x = (e / s) % n, base = e - x * s;
+    int r = b->r[a];
     float acc = 0;
-    for (int k = -b->rx; k <= b->rx; k++) {
-        int64_t xx = sl__reflect101(x + k, b->w);
-        float v = (float)sl__dtype_conv_load(in, it, (y * b->w + xx) * b->c + ch);
-        acc = SL__FADD(acc, SL__FMUL(wx[k + b->rx], v));
+    for (int k = -r; k <= r; k++) {
+        int64_t at = base + sl__reflect101(x + k, n) * s;
+        float v =
+            st == SL_DTYPE_F32 ? ((const float *)src)[at] : (float)sl__dtype_conv_load(src, st, at);
+        acc = SL__FADD(acc, SL__FMUL(w[k + r], v));
     }
     return acc;
-}
-
-/* the vertical pass: element e of the output, from the scratch; wy: 2 ry + 1 weights */
-static inline SL__HD void sl__blur_v(const sl__blur *b, const float *wy, const float *tmp,
-                                     void *out, sl_dtype ot, int64_t e) {
-    int64_t ch = e % b->c, p = e / b->c, x = p % b->w, y = p / b->w;
-    float acc = 0;
-    for (int k = -b->ry; k <= b->ry; k++) {
-        int64_t yy = sl__reflect101(y + k, b->h);
-        acc = SL__FADD(acc, SL__FMUL(wy[k + b->ry], tmp[(yy * b->w + x) * b->c + ch]));
-    }
-    sl__dtype_conv_store(out, ot, e, acc);
 }
 
 /* ---- the CUDA run (gaussian_blur.cu) ---- */
@@ -54,16 +53,20 @@ static inline SL__HD void sl__blur_v(const sl__blur *b, const float *wy, const f
 extern "C" {
 #endif
 
-/* gaussian_blur (gaussian_blur.c, ops/gaussian_blur.h): per sample its extents and radii, its
- * weights' byte offsets in the params block, and its float offset in the scratch block */
+/* gaussian_blur (gaussian_blur.c, ops/gaussian_blur.h): per sample its axes and radii, its
+ * weights' byte offsets in the params block (one per axis), and the float offsets of its two
+ * scratch buffers */
 typedef struct sl__cuda_blur_desc {
     const void *in;
     void *out;
     sl__blur b;
-    int64_t wx, wy, tmp;
+    int64_t w[SL__BLUR_MAX_AXES];
+    int64_t tmp[2];
 } sl__cuda_blur_desc;
-sl_status sl__cuda_blur(const sl__cuda_blur_desc *d, const void *params, int n, int64_t max_elems,
-                        float *scratch, int in_dtype, int out_dtype, void *stream, sl_err *err);
+/* passes: the most axes of any sample */
+sl_status sl__cuda_blur(const sl__cuda_blur_desc *d, const void *params, int n, int passes,
+                        int64_t max_elems, float *scratch, int in_dtype, int out_dtype,
+                        void *stream, sl_err *err);
 
 #ifdef __cplusplus
 }

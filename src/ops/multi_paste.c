@@ -5,9 +5,11 @@
  * the batch; without, several inputs: sample i gets sample i of each input, in the inputs' order.
  * Each paste k takes the region at in_anchors[k] (default 0, 0) of shapes[k] (default: the rest of
  * the image from the anchor) to out_anchors[k] (default 0, 0); every region must lie inside its
- * image and the canvas. Values are converted to dtype (default: the input's) as DALI's ConvertSat
- * does (round half to even, saturate). The per-paste arguments are per-sample inputs, (K, 2) or
- * flattened. */
+ * image and the canvas. Each of the three may be given relative instead (*_rel, fractions in
+ * [0, 1]): of the pasted image's size for in_anchors_rel (rounded down) and shapes_rel (rounded
+ * up, so that an anchor and a shape of 0.5 fit), of the canvas for out_anchors_rel (down). Values
+ * are converted to dtype (default: the input's) as DALI's ConvertSat does (round half to even,
+ * saturate). The per-paste arguments are per-sample inputs, (K, 2) or flattened. */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
 #include "operator/op.h"
@@ -15,12 +17,12 @@
 #include "core/alloc.h"
 #include "core/log.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MP     "multi_paste"
-#define MAX_IN 64
 
 static const sl__arg_schema mp_args[] = {
     {"in_ids", SL_ARG_INTS, "None", "per output sample, the batch's samples to paste (one input)",
@@ -38,17 +40,24 @@ static const sl__arg_schema mp_args[] = {
      "output type: UINT8, INT16, INT32 or FLOAT (default: the "
      "input's)",
      0, NULL},
-    {"in_anchors_rel", SL_ARG_FLOATS, "None", "not supported: refused", SL_ARGF_PER_SAMPLE, NULL},
-    {"shapes_rel", SL_ARG_FLOATS, "None", "not supported: refused", SL_ARGF_PER_SAMPLE, NULL},
-    {"out_anchors_rel", SL_ARG_FLOATS, "None", "not supported: refused", SL_ARGF_PER_SAMPLE, NULL},
+    {"in_anchors_rel", SL_ARG_FLOATS, "None",
+     "per paste, the region's (y, x) as fractions of its image's size (rounded down)",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"shapes_rel", SL_ARG_FLOATS, "None",
+     "per paste, the region's (h, w) as fractions of its image's size (rounded up)",
+     SL_ARGF_PER_SAMPLE, NULL},
+    {"out_anchors_rel", SL_ARG_FLOATS, "None",
+     "per paste, where it goes as fractions of the canvas's size (rounded down)",
+     SL_ARGF_PER_SAMPLE, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
-/* an int list argument: the literal's values, or a per-sample input */
+/* a list argument: the literal's values (ints, or floats for a *_rel one), or a per-sample input */
 typedef struct list_arg {
     bool has;
     int node, n;
     const int64_t *v;
+    const double *f; /* a *_rel argument's literal */
 } list_arg;
 
 typedef struct paste {
@@ -58,7 +67,8 @@ typedef struct paste {
 
 typedef struct mp_state {
     list_arg ids, in_anc, shapes, out_anc, size;
-    int dtype; /* -1: the input's */
+    list_arg rel[3]; /* in_anchors_rel, shapes_rel, out_anchors_rel */
+    int dtype;       /* -1: the input's */
     double *tmp;
     int64_t tmp_cap;
     paste *p;
@@ -84,13 +94,20 @@ static void la_init(list_arg *l, const sl__args *a, const char *name) {
     l->n = l->has && l->node < 0 ? sl__args_ints(a, name, &l->v) : 0;
 }
 
+static void la_init_rel(list_arg *l, const sl__args *a, const char *name) {
+    l->node = sl__args_node(a, name);
+    l->has = l->node >= 0 || sl__args_get(a, name)->kind != SL_VAL_NONE;
+    l->n = l->has && l->node < 0 ? sl__args_floats(a, name, &l->f) : 0;
+}
+
+static const char *const REL[3] = {"in_anchors_rel", "shapes_rel", "out_anchors_rel"};
+
 static sl_status mp_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
     (void)init;
-    static const char *const rel[] = {"in_anchors_rel", "shapes_rel", "out_anchors_rel"};
+    static const char *const abs_name[3] = {"in_anchors", "shapes", "out_anchors"};
     for (int k = 0; k < 3; k++)
-        if (sl__args_given(a, rel[k]))
-            return sl_err_set(err, SL_ENOTSUP,
-                              MP ": %s is not supported (give absolute coordinates)", rel[k]);
+        if (sl__args_given(a, abs_name[k]) && sl__args_given(a, REL[k]))
+            return sl_err_set(err, SL_EINVAL, MP ": give %s or %s, not both", abs_name[k], REL[k]);
     mp_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     la_init(&s->ids, a, "in_ids");
@@ -98,6 +115,7 @@ static sl_status mp_create(const sl__args *a, const sl__op_init *init, void **ou
     la_init(&s->shapes, a, "shapes");
     la_init(&s->out_anc, a, "out_anchors");
     la_init(&s->size, a, "output_size");
+    for (int k = 0; k < 3; k++) la_init_rel(&s->rel[k], a, REL[k]);
     s->dtype = sl__args_given(a, "dtype") ? (int)sl__args_dtype(a, "dtype") : -1;
     if (s->dtype >= 0 && s->dtype != SL_DTYPE_U8 && s->dtype != SL_DTYPE_I16 &&
         s->dtype != SL_DTYPE_I32 && s->dtype != SL_DTYPE_F32) {
@@ -141,6 +159,29 @@ static int64_t la_get(mp_state *s, const list_arg *l, const sl__op_io *io, int i
     return n;
 }
 
+/* sample i's values of a *_rel argument l into s->tmp (grown); their count, -2 out of memory */
+static int64_t la_get_rel(mp_state *s, const list_arg *l, const sl__op_io *io, int i,
+                          const double **out, sl_err *err) {
+    if (l->node < 0) {
+        *out = l->f;
+        return l->n;
+    }
+    int64_t n = sl__argin_values(io, l->node, i, NULL, 0);
+    if (n < 0) return -1;
+    if (n > s->tmp_cap) {
+        double *t = realloc(s->tmp, (size_t)n * sizeof(double) * 2);
+        if (!t) {
+            sl_err_set(err, SL_ENOMEM, MP ": out of memory");
+            return -2;
+        }
+        s->tmp = t;
+        s->tmp_cap = n;
+    }
+    sl__argin_values(io, l->node, i, s->tmp, (int)n);
+    *out = s->tmp;
+    return n;
+}
+
 /* the HWC image a paste reads: sample src of input 0 (in_ids) or sample i of input src */
 static const sl_tlist *source(const mp_state *s, const sl__op_io *io, const paste *p, int i,
                               int *sample) {
@@ -160,6 +201,38 @@ static sl_status pairs(mp_state *s, const list_arg *l, const char *name, sl__op_
                            "%s must give 2 integers (y, x) for each of the %lld pastes", name,
                            (long long)n);
     for (int64_t k = 0; k < n; k++) memcpy((char *)&p[k] + off, v + 2 * k, 2 * sizeof *v);
+    return SL_OK;
+}
+
+/* The k-th pair of a *_rel argument, as fractions in [0, 1] of base(k) (the pasted image's size,
+ * or the canvas's when base is NULL), rounded up (up) or down, into dst at off. */
+static sl_status rel_pairs(mp_state *s, int which, sl__op_io *io, int i, int64_t n, paste *p,
+                           size_t off, const int64_t *canvas, bool up, sl_err *err) {
+    const list_arg *l = &s->rel[which];
+    if (!l->has) return SL_OK;
+    const double *f;
+    int64_t got = la_get_rel(s, l, io, i, &f, err);
+    if (got == -2) return SL_ENOMEM;
+    if (got != 2 * n)
+        return sl__op_fail(err, SL_EINVAL, io, i, MP,
+                           "%s must give 2 numbers (y, x) for each of the %lld pastes", REL[which],
+                           (long long)n);
+    for (int64_t k = 0; k < n; k++) {
+        int j;
+        const sl_tlist *t = source(s, io, &p[k], i, &j);
+        const int64_t *base = canvas ? canvas : t->shapes + 3 * j;
+        int64_t *dst = (int64_t *)(void *)((char *)&p[k] + off);
+        for (int d = 0; d < 2; d++) {
+            double v = f[2 * k + d];
+            if (!(v >= 0.0 && v <= 1.0))
+                return sl__op_fail(err, SL_EINVAL, io, i, MP,
+                                   "%s[%lld] = %g: a fraction in [0, 1] (paste %lld)", REL[which],
+                                   (long long)(2 * k + d), v, (long long)k);
+            /* in float, as DALI scales */
+            float x = (float)base[d] * (float)v;
+            dst[d] = (int64_t)(up ? ceilf(x) : floorf(x));
+        }
+    }
     return SL_OK;
 }
 
@@ -187,7 +260,7 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
         p[k].src = s->ids.has ? (int)v[k] : (int)k;
     }
     SL_TRY(pairs(s, &s->in_anc, "in_anchors", io, i, n, p, offsetof(paste, in), err));
-    SL_TRY(pairs(s, &s->out_anc, "out_anchors", io, i, n, p, offsetof(paste, out), err));
+    SL_TRY(rel_pairs(s, 0, io, i, n, p, offsetof(paste, in), NULL, false, err));
     for (int64_t k = 0; k < n; k++) {
         int j;
         const sl_tlist *t = source(s, io, &p[k], i, &j);
@@ -195,6 +268,7 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
         p[k].shape[1] = t->shapes[3 * j + 1] - p[k].in[1];
     }
     SL_TRY(pairs(s, &s->shapes, "shapes", io, i, n, p, offsetof(paste, shape), err));
+    SL_TRY(rel_pairs(s, 1, io, i, n, p, offsetof(paste, shape), NULL, true, err));
     /* the canvas */
     int64_t *o = s->oshape + 3 * i;
     const sl_tlist *own = io->in[0];
@@ -218,6 +292,8 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
             return sl__op_fail(err, SL_EINVAL, io, i, MP,
                                "nothing is pasted and no output_size is given");
     }
+    SL_TRY(pairs(s, &s->out_anc, "out_anchors", io, i, n, p, offsetof(paste, out), err));
+    SL_TRY(rel_pairs(s, 2, io, i, n, p, offsetof(paste, out), o, false, err));
     for (int64_t k = 0; k < n; k++) {
         int j;
         const sl_tlist *t = source(s, io, &p[k], i, &j);
@@ -310,7 +386,7 @@ const sl__op_def sl__multi_paste_op = {
            "from in_anchors and shapes, placed at out_anchors (per-paste (y, x) pairs, per "
            "sample); dtype converts as DALI's ConvertSat.",
     .min_inputs = 1,
-    .max_inputs = MAX_IN,
+    .max_inputs = INT_MAX,
     .args = mp_args,
     .devices = SL_OPDEV_CPU,
     .create = mp_create,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* noise.gaussian, noise.salt_and_pepper and noise.shot (DALI's fn.noise.*), on any numeric input,
  * its type kept (results converted with cast's rules: rounded and saturated for integers).
- * gaussian adds mean + stddev * N(0, 1) to every element; salt_and_pepper replaces an element, or
- * with per_channel=False a whole pixel (the channels of a layout ending in 'C'), with probability
+ * gaussian adds mean + stddev * N(0, 1) to every element, drawn as random.normal draws it;
+ * salt_and_pepper replaces an element, or with per_channel=False a whole pixel (the channels
+ * along the layout's 'C', first, last or between), with probability
  * `prob`, by salt_val (chance salt_vs_pepper) or pepper_val (defaults: the type's largest and
  * smallest value, 1.0 and -1.0 for floating types); shot gives Poisson(x / factor) * factor. All
  * their arguments may be per sample. Every element draws from its own Philox blocks keyed by the
@@ -154,9 +155,12 @@ static sl_status noise_setup(void *state, sl__op_io *io, sl_err *err) {
     SL_TRY(sl_tlist_alloc(out, in->shapes, err));
     memcpy(out->layout, in->layout, sizeof out->layout);
     s->batch_seed = io->seed ? io->seed : s->seed;
-    size_t ll = strlen(in->layout);
-    bool pixels = s->kind == SL__NOISE_SALT_PEPPER && !s->per_channel && in->ndim > 0 &&
-                  ll == (size_t)in->ndim && in->layout[ll - 1] == 'C';
+    /* per_channel=False: one draw for the channels of a pixel, the layout's 'C' wherever it is */
+    const char *c = strchr(in->layout, 'C');
+    int cdim = s->kind == SL__NOISE_SALT_PEPPER && !s->per_channel && c && in->layout[0] &&
+                       strlen(in->layout) == (size_t)in->ndim
+                   ? (int)(c - in->layout)
+                   : -1;
     for (int i = 0; i < io->batch; i++) {
         sl__noise_desc *d = &s->desc[i];
         memset(d, 0, sizeof *d);
@@ -164,8 +168,13 @@ static sl_status noise_setup(void *state, sl__op_io *io, sl_err *err) {
         d->out = out->data[i];
         d->n = (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype));
         d->stream = (uint64_t)(io->sample_base + i);
-        d->group = pixels ? sl_tlist_shape(in, i)[in->ndim - 1] : 1;
-        if (d->group < 1) d->group = 1;
+        d->group = d->inner = 1;
+        if (cdim >= 0) {
+            const int64_t *sh = sl_tlist_shape(in, i);
+            d->group = sh[cdim];
+            for (int k = cdim + 1; k < in->ndim; k++) d->inner *= sh[k];
+        }
+        if (d->group < 1 || d->inner < 1) d->group = d->inner = 1; /* an empty sample */
         for (int k = 0; k < 4; k++) {
             d->p[k] = s->p[k];
             if (s->node[k] >= 0 && sl__argin_values(io, s->node[k], i, &d->p[k], 1) != 1)

@@ -3,7 +3,10 @@
  * by the CPU run and the CUDA run (noise.cu). Every element draws from its own Philox4x32-10
  * blocks (core/rng.c's generator): key = the op's seed, counter = (element << 8 | draw, the
  * sample's global index), so the noise depends on the seed and the sample's place in the epoch
- * only -- not on threads, devices or batch boundaries. */
+ * only -- not on threads, devices or batch boundaries. noise.gaussian draws as random.normal
+ * does (ops/random.c: element k of a sample from block k of the stream core/rng.c's
+ * sl__rng_philox_normal reads), so that, as in DALI, noise.gaussian(x, seed=s) equals
+ * x + random.normal(x, seed=s). */
 #ifndef SLUICE_OPS_NOISE_H
 #define SLUICE_OPS_NOISE_H
 
@@ -26,7 +29,9 @@ typedef struct sl__noise_desc {
     const void *in;
     void *out;
     int64_t n;       /* elements */
-    int64_t group;   /* salt and pepper: elements that share one draw (a pixel's channels), or 1 */
+    int64_t group;   /* salt and pepper: the channels that share one draw (the extent of the
+                        layout's 'C'), or 1 */
+    int64_t inner;   /* the elements after the channel dimension (1 for channel-last) */
     uint64_t stream; /* the sample's global index */
     double p[4];     /* gaussian: mean, stddev; salt and pepper: prob, salt_vs_pepper, salt,
                         pepper; shot: factor */
@@ -87,12 +92,6 @@ static inline SL__HD double sl__noise_uniform(sl__noise_rng *r) {
     return ((double)bits + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-/* N(0, 1) by Box-Muller (the cosine branch) */
-static inline SL__HD double sl__noise_normal(sl__noise_rng *r) {
-    double u = sl__noise_uniform(r), v = sl__noise_uniform(r);
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-
 /* Poisson(lambda): multiplication of uniforms below 30, else Hormann's PTRS (transformed
  * rejection with squeeze); a stream that runs out of blocks (never in practice) gives
  * round(lambda) */
@@ -125,18 +124,36 @@ static inline SL__HD double sl__noise_poisson(sl__noise_rng *r, double lambda) {
     return nearbyint(lambda);
 }
 
+/* N(0, 1) for element e of a sample, as random.normal draws it (core/rng.c's
+ * sl__rng_philox_normal on its stream's block e): two 53-bit uniforms from the block's words,
+ * Box-Muller's cosine branch. */
+static inline SL__HD double sl__noise_normal_at(uint64_t seed, uint64_t stream, uint64_t e) {
+    uint32_t b[4];
+    sl__noise_philox((uint32_t)e, (uint32_t)(e >> 32), (uint32_t)stream, (uint32_t)(stream >> 32),
+                     (uint32_t)seed, (uint32_t)(seed >> 32), b);
+    double u1 = (double)((((uint64_t)b[0] << 32) | b[1]) >> 11) * (1.0 / 9007199254740992.0);
+    double u2 = (double)((((uint64_t)b[2] << 32) | b[3]) >> 11) * (1.0 / 9007199254740992.0);
+    if (u1 < 1e-300) u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925286766559 * u2);
+}
+
 /* Element e of sample d, of type t (input and output). */
 static inline SL__HD void sl__noise_elem(const sl__noise_desc *d, int kind, sl_dtype t,
                                          uint64_t seed, int64_t e) {
     sl__noise_rng r;
     double x = sl__dtype_conv_load(d->in, t, e), y;
     switch (kind) {
-    case SL__NOISE_GAUSSIAN:
-        sl__noise_rng_init(&r, seed, d->stream, (uint64_t)e);
-        y = x + d->p[0] + d->p[1] * sl__noise_normal(&r);
+    case SL__NOISE_GAUSSIAN: {
+        /* the noise rounded to float, as random.normal's float32 output is, and added in float
+         * (in double for a double input), as DALI adds it */
+        float n = (float)(d->p[0] + d->p[1] * sl__noise_normal_at(seed, d->stream, (uint64_t)e));
+        y = t == SL_DTYPE_F64 ? x + (double)n : (double)((float)x + n);
         break;
+    }
     case SL__NOISE_SALT_PEPPER: {
-        sl__noise_rng_init(&r, seed, d->stream, (uint64_t)(e / d->group));
+        /* one draw per pixel: the element's index with the channel dimension taken out */
+        int64_t pix = e / (d->group * d->inner) * d->inner + e % d->inner;
+        sl__noise_rng_init(&r, seed, d->stream, (uint64_t)pix);
         double u = sl__noise_uniform(&r), w = sl__noise_uniform(&r);
         y = u < d->p[0] ? (w < d->p[1] ? d->p[2] : d->p[3]) : x;
         break;

@@ -73,9 +73,7 @@ extern const sl__op_def sl__python_function_op;
 extern const sl__op_def sl__torch_python_function_op;
 extern const sl__op_def sl__dl_tensor_python_function_op;
 extern const sl__op_def sl__filter_op;
-extern const sl__op_def sl__filter_plain_op;
 extern const sl__op_def sl__equalize_op;
-extern const sl__op_def sl__equalize_plain_op;
 extern const sl__op_def sl__peek_image_shape_op;
 extern const sl__op_def sl__copy_op;
 extern const sl__op_def sl__element_extract_op;
@@ -158,9 +156,7 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__torch_python_function_op,
     &sl__dl_tensor_python_function_op,
     &sl__filter_op,
-    &sl__filter_plain_op,
     &sl__equalize_op,
-    &sl__equalize_plain_op,
     &sl__peek_image_shape_op,
     &sl__copy_op,
     &sl__element_extract_op,

@@ -58,6 +58,7 @@ static void fill_op(const sl__op_def *d, sl_op_info *o) {
     o->is_random = (d->flags & SL_OPF_RANDOM) != 0;
     o->no_copy = (d->flags & SL_OPF_NOCOPY) != 0;
     o->num_args = num_args(d);
+    o->aliases = d->aliases ? d->aliases : "";
     o->sequences = (d->flags & SL_OPF_SEQUENCE) != 0;
 }
 

@@ -18,6 +18,7 @@
 #include "core/cuda.h"
 #include "core/log.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ typedef struct pf_state {
     sl_function fn;
     int nout;
     int nlayouts;
-    char layouts[SL_MAX_OUTPUTS][SL_LAYOUT_MAX + 1];
+    char (*layouts)[SL_LAYOUT_MAX + 1]; /* nlayouts */
     sl_tensor *ins, *outs;
     size_t ins_cap, outs_cap;
 } pf_state;
@@ -48,12 +49,13 @@ static void pf_destroy(void *state) {
     if (!s) return;
     free(s->ins);
     free(s->outs);
+    free(s->layouts);
     free(s);
 }
 
 static int pf_num_outputs(const sl__args *a) {
     int64_t n = sl__args_int(a, "num_outputs");
-    return n < 0 || n > SL_MAX_OUTPUTS ? -1 : (int)n;
+    return n < 0 || n > INT_MAX ? -1 : (int)n;
 }
 
 static sl_status pf_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
@@ -71,14 +73,16 @@ static sl_status pf_create(const sl__args *a, const sl__op_init *init, void **ou
     if (st == SL_OK) s->fn = *(const sl_function *)src.user;
     s->nout = pf_num_outputs(a);
     if (st == SL_OK && s->nout < 0)
-        st = sl_err_set(err, SL_EINVAL, "%s: num_outputs %lld (0 to %d)", s->opname,
-                        (long long)sl__args_int(a, "num_outputs"), SL_MAX_OUTPUTS);
+        st = sl_err_set(err, SL_EINVAL, "%s: num_outputs %lld (at least 0)", s->opname,
+                        (long long)sl__args_int(a, "num_outputs"));
     if (st == SL_OK && sl__args_get(a, "output_layouts")->kind != SL_VAL_NONE) {
         const char *const *l;
         s->nlayouts = sl__args_strs(a, "output_layouts", &l);
         if (s->nlayouts != 1 && s->nlayouts != s->nout)
             st = sl_err_set(err, SL_EINVAL, "%s: %d output_layouts for %d outputs", s->opname,
                             s->nlayouts, s->nout);
+        else if (!(s->layouts = sl__calloc((size_t)s->nlayouts, sizeof *s->layouts, err)))
+            st = SL_ENOMEM;
         for (int k = 0; st == SL_OK && k < s->nlayouts; k++) {
             if (strlen(l[k]) > SL_LAYOUT_MAX)
                 st = sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" is too long", s->opname, l[k]);
@@ -211,7 +215,7 @@ static sl_status pf_run_gpu(void *state, sl__op_io *io, sl_err *err) {
         .name = nm,                                                                                \
         .doc = doc_,                                                                               \
         .min_inputs = 0,                                                                           \
-        .max_inputs = 8,                                                                           \
+        .max_inputs = INT_MAX,                                                                     \
         .args = pf_args,                                                                           \
         PF_DEVICES.num_outputs = pf_num_outputs,                                                   \
         .create = pf_create,                                                                       \

@@ -257,6 +257,7 @@ static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
 
 const sl__op_def sl__coin_flip_op = {
     .name = "random.coin_flip",
+    .aliases = "coin_flip",
     .doc = "Per-sample Bernoulli draws: 1 with `probability`, else 0 (scalars by default).",
     .min_inputs = 0,
     .max_inputs = 1,
@@ -270,6 +271,7 @@ const sl__op_def sl__coin_flip_op = {
 
 const sl__op_def sl__uniform_op = {
     .name = "random.uniform",
+    .aliases = "uniform",
     .doc = "Per-sample uniform draws from [lo, hi) or from a list of values.",
     .min_inputs = 0,
     .max_inputs = 1,
@@ -283,6 +285,7 @@ const sl__op_def sl__uniform_op = {
 
 const sl__op_def sl__normal_op = {
     .name = "random.normal",
+    .aliases = "normal_distribution",
     .doc = "Per-sample normal draws: mean + stddev * N(0, 1) (scalars by default).",
     .min_inputs = 0,
     .max_inputs = 1,

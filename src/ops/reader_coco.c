@@ -320,6 +320,7 @@ static sl_status coco_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_
 const sl__op_def sl__reader_coco_op = {
     SL__READER_OP_COMMON,
     .name = "readers.coco",
+    .aliases = "coco_reader",
     .doc = "Reads a COCO data set (file_root + annotations_file, or DALI's "
            "preprocessed_annotations): the encoded images as uint8 bytes, their boxes (N, 4) "
            "float, labels (N,) int32, with polygon_masks the polygons (P, 3) int32 and vertices "

@@ -377,6 +377,7 @@ static sl_status caffe2_setup(void *state, sl__op_io *io, sl_err *err) {
 const sl__op_def sl__reader_caffe2_op = {
     SL__READER_OP_COMMON,
     .name = "readers.caffe2",
+    .aliases = "caffe2_reader",
     .doc = "Reads Caffe2 TensorProtos records from LMDB: encoded image bytes (uint8 1-D, views "
            "into the map) or raw images (H, W, C), labels, additional inputs, bounding boxes.",
     .args = caffe2_args,
@@ -493,6 +494,7 @@ static sl_status caffe_setup(void *state, sl__op_io *io, sl_err *err) {
 const sl__op_def sl__reader_caffe_op = {
     SL__READER_OP_COMMON,
     .name = "readers.caffe",
+    .aliases = "caffe_reader",
     .doc = "Reads Caffe Datum records from LMDB: encoded image bytes (uint8 1-D, views into the "
            "map) or raw images (H, W, C), and int32 labels (1,).",
     .args = caffe_args,

@@ -250,6 +250,7 @@ static sl_status nemo_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_
 const sl__op_def sl__reader_nemo_asr_op = {
     SL__READER_OP_COMMON,
     .name = "readers.nemo_asr",
+    .aliases = "nemo_asr_reader",
     .doc = "Reads NeMo ASR manifests (JSON lines: audio_filepath, duration, offset, text) and "
            "decodes the audio (WAV, FLAC, OGG; libsndfile): audio, sample rate, text bytes, "
            "entry index (DALI's fn.readers.nemo_asr).",

@@ -32,8 +32,10 @@ static const sl__arg_schema wds_args[] = {
      "(drop the sample), \"error\"",
      0, NULL},
     {"case_sensitive_extensions", SL_ARG_BOOL, "True", "match extensions with their case", 0, NULL},
-    {"index_paths", SL_ARG_STRS, "[]", "accepted; no effect (the tar files are indexed at open)", 0,
-     NULL},
+    {"index_paths", SL_ARG_STRS, "[]",
+     "per tar file, its index (DALI's wds2idx format): how its members form samples, checked "
+     "against the tar",
+     0, NULL},
     SL__READER_ARGS("accepted; no effect (the tar files are mapped: members are read when touched)",
                     "accepted; no effect (the tar files are always mapped)",
                     "accepted; no effect (outputs are views into the mapped tar files)"),
@@ -69,8 +71,9 @@ static sl_status wds_create(const sl__args *a, const sl__op_init *init, void **s
     sl__reader *r = &f->r;
     r->fmt = SL__READER_WDS;
     r->opname = "readers.webdataset";
-    const char *const *paths, *const *ext;
+    const char *const *paths, *const *ext, *const *idx;
     int np = sl__args_strs(a, "paths", &paths);
+    int ni = sl__args_strs(a, "index_paths", &idx);
     f->nout = sl__args_strs(a, "ext", &ext);
     f->case_sensitive = sl__args_bool(a, "case_sensitive_extensions");
     const char *miss = sl__args_str(a, "missing_component_behavior");
@@ -83,6 +86,11 @@ static sl_status wds_create(const sl__args *a, const sl__op_init *init, void **s
                         miss);
     if (!st && (np < 1 || f->nout < 1))
         st = sl_err_set(err, SL_EINVAL, "readers.webdataset: give paths and ext");
+    if (!st && ni && ni != np)
+        st = sl_err_set(err, SL_EINVAL,
+                        "readers.webdataset: %d index_paths for %d paths (one index per tar file, "
+                        "or none)",
+                        ni, np);
     if (!st) {
         f->ext = sl__calloc((size_t)f->nout, sizeof *f->ext, err);
         if (!f->ext) st = SL_ENOMEM;
@@ -92,7 +100,7 @@ static sl_status wds_create(const sl__args *a, const sl__op_init *init, void **s
     }
     if (!st) {
         r->path0 = strdup(paths[0]);
-        st = sl__wds_open(np, paths, &r->wds, err);
+        st = sl__wds_open(np, paths, ni ? idx : NULL, &r->wds, err);
         if (st) st = sl_err_prefix(err, "readers.webdataset: ");
     }
     if (!st && !strcmp(miss, "skip")) {
@@ -492,6 +500,7 @@ static sl_status tfrec_setup(void *state, sl__op_io *io, sl_err *err) {
 const sl__op_def sl__reader_tfrecord_op = {
     SL__READER_OP_COMMON,
     .name = "readers.tfrecord",
+    .aliases = "tfrecord_reader",
     .doc = "Reads TFRecord files of tf.train.Example records (framing and CRC-32Cs checked): one "
            "output per feature, in the order of features -- tfrec.string as uint8 1-D views into "
            "the mapped file, tfrec.int64 as int64, tfrec.float32 as float32; the key is the "

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The operator table: every area's list joined and sorted by name, looked up by DALI's op name
- * (with or without the "fn." prefix), with edit-distance suggestions for unknown names. */
-#include "ops/registry.h"
+ * or one of its aliases (with or without the "fn." prefix), with edit-distance suggestions for
+ * unknown names. */
 #include "ops/registry.h"
 
 #include "core/log.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,12 +38,26 @@ const sl__op_def *const *sl__registry_all(int *count) {
     return table;
 }
 
+/* name is one of the '|'-separated names of list (NULL: none) */
+static bool listed(const char *list, const char *name) {
+    size_t len = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, '|');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, name, n) == 0) return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
 const sl__op_def *sl__registry_find(const char *name) {
     int n;
     const sl__op_def *const *all = sl__registry_all(&n);
     if (strncmp(name, "fn.", 3) == 0) name += 3;
     for (int i = 0; i < n; i++)
         if (strcmp(all[i]->name, name) == 0) return all[i];
+    for (int i = 0; i < n; i++)
+        if (listed(all[i]->aliases, name)) return all[i];
     return NULL;
 }
 

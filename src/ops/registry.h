@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-/* The operator of that name (with or without the "fn." prefix), or NULL. */
+/* The operator of that name or alias (with or without the "fn." prefix), or NULL. */
 const sl__op_def *sl__registry_find(const char *name);
 /* Every operator, NULL-terminated, sorted by name. */
 const sl__op_def *const *sl__registry_all(int *count);

@@ -234,10 +234,24 @@ static sl_status dims_create_as(const sl__args *a, bool expand, void **out, sl_e
     int n = sl__args_ints(a, "axes", &v);
     const char *names = sl__args_str(a, expand ? "new_axis_names" : "axis_names");
     sl_status st = SL_OK;
-    if (n > SL_MAX_DIMS || (names && strlen(names) > SL_MAX_DIMS))
+    /* (expand_dims's messages end with DALI's own sentence, which DALI's users' tests match) */
+    if (expand && names && names[0] && (int)strlen(names) != n)
+        st = sl_err_set(err, SL_EINVAL,
+                        "%s: new_axis_names \"%s\" for %d axes: Specified %d new dimensions, but "
+                        "layout contains only %d new dimension names",
+                        s->name, names, n, n, (int)strlen(names));
+    else if (n > SL_MAX_DIMS || (names && strlen(names) > SL_MAX_DIMS))
         st = sl_err_set(err, SL_EINVAL, "%s: more than %d axes", s->name, SL_MAX_DIMS);
     for (int k = 0; k < n && st == SL_OK; k++) {
-        if (v[k] < 0 || v[k] >= SL_MAX_DIMS)
+        if (expand && v[k] < 0)
+            st = sl_err_set(err, SL_EINVAL, "%s: axes: axis %lld: Axis value can't be negative",
+                            s->name, (long long)v[k]);
+        else if (expand && v[k] >= SL_MAX_DIMS)
+            st = sl_err_set(err, SL_EINVAL,
+                            "%s: axes: axis %lld, past the most dims a tensor has (%d): Data has "
+                            "not enough dimensions to add new axes at specified indices.",
+                            s->name, (long long)v[k], SL_MAX_DIMS);
+        else if (v[k] < 0 || v[k] >= SL_MAX_DIMS)
             st = sl_err_set(err, SL_EINVAL, "%s: axis %lld", s->name, (long long)v[k]);
         for (int j = 0; j < k && st == SL_OK; j++)
             if (v[j] == v[k])
@@ -249,9 +263,6 @@ static sl_status dims_create_as(const sl__args *a, bool expand, void **out, sl_e
     if (st == SL_OK && names) snprintf(s->names, sizeof s->names, "%s", names);
     if (st == SL_OK && !expand && (n > 0) == (s->names[0] != 0))
         st = sl_err_set(err, SL_EINVAL, "%s: give axes or axis_names (one of them)", s->name);
-    if (st == SL_OK && expand && s->names[0] && (int)strlen(s->names) != n)
-        st = sl_err_set(err, SL_EINVAL, "%s: %d new_axis_names for %d axes", s->name,
-                        (int)strlen(s->names), n);
     if (st != SL_OK) {
         free(s);
         return st;
@@ -293,7 +304,8 @@ static sl_status dims_setup(void *state, sl__op_io *io, sl_err *err) {
             if (s->axes[k] >= (s->expand ? on : nd))
                 return sl_err_set(err, SL_EINVAL, "%s: axis %d, but the %s has %d dims%s", s->name,
                                   s->axes[k], s->expand ? "output" : "input", s->expand ? on : nd,
-                                  s->expand ? " (the input has too few to add new axes there)"
+                                  s->expand ? ": Data has not enough dimensions to add new axes at "
+                                              "specified indices."
                                             : "");
             mark[s->axes[k]] = true;
         }
@@ -328,7 +340,8 @@ static sl_status dims_setup(void *state, sl__op_io *io, sl_err *err) {
     if (s->expand && s->names[0] && ll != (size_t)nd)
         return sl_err_set(err, SL_EINVAL,
                           "%s: new_axis_names \"%s\" needs an input with a layout of its %d dims "
-                          "(it has \"%s\")",
+                          "(it has \"%s\"): Specifying ``new_axis_names`` requires an input with "
+                          "a proper layout.",
                           s->name, s->names, nd, in->layout);
     if (ll == (size_t)nd && (nd > 0 || (s->expand && s->names[0]))) {
         if (s->expand && s->names[0]) { /* the k-th name goes to the k-th axis given */

@@ -29,12 +29,23 @@
 #endif
 
 /* the filter arguments, shared by resize and random_resized_crop */
+#define INTERP_CHOICES                                                                             \
+    "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_TRIANGULAR|INTERP_GAUSSIAN|INTERP_LANCZOS3"
 // clang-format off
 #define RESIZE_FILTER_ARGS                                                                         \
-    {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR", "filter", 0,                               \
-     "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_TRIANGULAR|INTERP_GAUSSIAN|INTERP_LANCZOS3"},    \
+    {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR",                                            \
+     "filter (both ways; min_filter / mag_filter override it)", 0, INTERP_CHOICES},                \
+    {"min_filter", SL_ARG_ENUM, "None", "filter of an axis scaled down (default: interp_type)", 0, \
+     INTERP_CHOICES},                                                                              \
+    {"mag_filter", SL_ARG_ENUM, "None", "filter of an axis scaled up (default: interp_type)", 0,   \
+     INTERP_CHOICES},                                                                              \
     {"antialias", SL_ARG_BOOL, "True", "widen the filter when downscaling", 0, NULL},              \
-    {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL}
+    {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},                \
+    {"minibatch_size", SL_ARG_INT, "32",                                                           \
+     "DALI's GPU batching hint: accepted (positive); the CUDA run takes the batch in one launch",   \
+     0, NULL},                                                                                     \
+    {"temp_buffer_hint", SL_ARG_INT, "0",                                                          \
+     "DALI's scratch-size hint: accepted (non-negative); scratch grows as needed", 0, NULL}
 // clang-format on
 
 static const sl__arg_schema resize_args[] = {
@@ -62,6 +73,14 @@ static const sl__arg_schema resize_args[] = {
      0, NULL},
     {"roi_relative", SL_ARG_BOOL, "False", "roi_start and roi_end as fractions of the input's size",
      0, NULL},
+    {"max_size", SL_ARG_FLOATS, "None",
+     "the largest output [h, w], or one for both: keeps the aspect ratio where the size does "
+     "(resize_shorter/longer, not_larger/not_smaller), else clamps each extent",
+     0, NULL},
+    {"subpixel_scale", SL_ARG_BOOL, "True",
+     "a fractional output size scales exactly: the input window is scaled about its centre by "
+     "the rounding",
+     0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -82,7 +101,10 @@ typedef struct resize_state {
     int mode;
     /* the size arguments given as op outputs (per-sample argument inputs), else -1 */
     int node_rx, node_ry, node_shorter, node_longer, node_size;
-    int filter;
+    int min_filter, mag_filter;
+    bool keep_aspect;   /* resize_shorter / resize_longer, or a mode that keeps the aspect ratio */
+    double max_size[2]; /* 0: none */
+    bool subpixel;
     bool has_dtype;
     sl_dtype dtype;
     int64_t *out_hw; /* per sample: (out_h, out_w) */
@@ -108,6 +130,35 @@ static void resize_destroy(void *state) {
     free(s->out_hw);
     free(s->roi);
     free(s);
+}
+
+static int filter_of(const char *f) {
+    return !strcmp(f, "INTERP_NN")           ? F_NN
+           : !strcmp(f, "INTERP_CUBIC")      ? F_CUBIC
+           : !strcmp(f, "INTERP_TRIANGULAR") ? F_TRI
+           : !strcmp(f, "INTERP_GAUSSIAN")   ? F_GAUSS
+           : !strcmp(f, "INTERP_LANCZOS3")   ? F_LANCZOS
+                                             : F_LINEAR;
+}
+
+/* resize's max_size and subpixel_scale */
+static sl_status limits(resize_state *s, const sl__args *a, sl_err *err) {
+    s->subpixel = sl__args_bool(a, "subpixel_scale");
+    s->keep_aspect = s->mode == MODE_NOT_LARGER || s->mode == MODE_NOT_SMALLER || s->shorter > 0 ||
+                     s->node_shorter >= 0 || s->longer > 0 || s->node_longer >= 0;
+    if (sl__args_get(a, "max_size")->kind == SL_VAL_NONE) return SL_OK;
+    const double *v;
+    int k = sl__args_floats(a, "max_size", &v);
+    if (k != 1 && k != 2)
+        return sl_err_set(err, SL_EINVAL, "%s: max_size wants [h, w] or one limit for both",
+                          s->name);
+    for (int d = 0; d < 2; d++) {
+        s->max_size[d] = v[k == 2 ? d : 0];
+        if (!(s->max_size[d] >= 0 && s->max_size[d] <= 1e7))
+            return sl_err_set(err, SL_EINVAL, "%s: max_size = %g: a size from 0 (none) to 1e7",
+                              s->name, s->max_size[d]);
+    }
+    return SL_OK;
 }
 
 static sl_status create_as(const sl__args *a, const sl__op_init *init, bool random, void **out,
@@ -182,15 +233,20 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
             st = sl_err_set(err, SL_EINVAL, "%s: roi_end wants [y, x]", s->name);
         else if (st == SL_OK && re)
             s->roi_end[0] = v[0], s->roi_end[1] = v[1];
+        if (st == SL_OK) st = limits(s, a, err);
     }
-    const char *f = sl__args_str(a, "interp_type");
-    s->filter = !strcmp(f, "INTERP_NN")           ? F_NN
-                : !strcmp(f, "INTERP_CUBIC")      ? F_CUBIC
-                : !strcmp(f, "INTERP_TRIANGULAR") ? F_TRI
-                : !strcmp(f, "INTERP_GAUSSIAN")   ? F_GAUSS
-                : !strcmp(f, "INTERP_LANCZOS3")   ? F_LANCZOS
-                                                  : F_LINEAR;
-    s->antialias = sl__args_bool(a, "antialias") || s->filter == F_TRI;
+    int interp = filter_of(sl__args_str(a, "interp_type"));
+    s->min_filter =
+        sl__args_given(a, "min_filter") ? filter_of(sl__args_str(a, "min_filter")) : interp;
+    s->mag_filter =
+        sl__args_given(a, "mag_filter") ? filter_of(sl__args_str(a, "mag_filter")) : interp;
+    s->antialias = sl__args_bool(a, "antialias");
+    if (st == SL_OK && sl__args_int(a, "minibatch_size") < 1)
+        st = sl_err_set(err, SL_EINVAL, "%s: minibatch_size = %lld: a positive count", s->name,
+                        (long long)sl__args_int(a, "minibatch_size"));
+    if (st == SL_OK && sl__args_int(a, "temp_buffer_hint") < 0)
+        st = sl_err_set(err, SL_EINVAL, "%s: temp_buffer_hint = %lld: a byte count", s->name,
+                        (long long)sl__args_int(a, "temp_buffer_hint"));
     s->has_dtype = sl__args_get(a, "dtype")->kind != SL_VAL_NONE;
     if (s->has_dtype) s->dtype = sl__args_dtype(a, "dtype");
     if (st == SL_OK) st = sl__worker_scratch_init(&s->scratch, init->threads, err);
@@ -260,21 +316,46 @@ static sl_status targets(const resize_state *s, const sl__op_io *io, int i, doub
     return SL_OK;
 }
 
-/* The output size of an h x w window for targets (ty, tx), 0 = not given, under s->mode. */
-static void out_size(const resize_state *s, double h, double w, double ty, double tx, int64_t *oh,
-                     int64_t *ow) {
+/* The output size of an h x w window for targets (ty, tx), 0 = not given, under s->mode and
+ * max_size: exact in f (h, w), rounded in o. */
+static void out_size(const resize_state *s, double h, double w, double ty, double tx, double *f,
+                     int64_t *o) {
     if (ty > 0 && tx > 0 && (s->mode == MODE_NOT_LARGER || s->mode == MODE_NOT_SMALLER)) {
         double sy = ty / h, sx = tx / w;
         double sc = s->mode == MODE_NOT_LARGER ? (sy < sx ? sy : sx) : (sy > sx ? sy : sx);
-        *oh = rnd(h * sc), *ow = rnd(w * sc);
+        f[0] = h * sc, f[1] = w * sc;
     } else if (ty > 0 && tx > 0) {
-        *oh = rnd(ty), *ow = rnd(tx);
+        f[0] = ty, f[1] = tx;
     } else if (s->mode == MODE_STRETCH) { /* the missing extent is kept */
-        *oh = rnd(ty > 0 ? ty : h), *ow = rnd(tx > 0 ? tx : w);
+        f[0] = ty > 0 ? ty : h, f[1] = tx > 0 ? tx : w;
     } else if (ty > 0) {
-        *oh = rnd(ty), *ow = rnd(ty * w / h);
+        f[0] = ty, f[1] = ty * w / h;
     } else {
-        *ow = rnd(tx), *oh = rnd(tx * h / w);
+        f[1] = tx, f[0] = tx * h / w;
+    }
+    const double in[2] = {h, w}, *mx = s->max_size;
+    if (s->keep_aspect) { /* the one scale, lowered to keep every extent within its limit */
+        double sc = f[0] / h;
+        for (int d = 0; d < 2; d++)
+            if (mx[d] > 0 && mx[d] / in[d] < sc) sc = mx[d] / in[d];
+        f[0] = h * sc, f[1] = w * sc;
+    } else {
+        for (int d = 0; d < 2; d++)
+            if (mx[d] > 0 && f[d] > mx[d]) f[d] = mx[d];
+    }
+    o[0] = rnd(f[0]), o[1] = rnd(f[1]);
+}
+
+/* subpixel_scale: the window r (y0, x0, h, w) scaled about its centre by the rounding of the
+ * output size, so that the output's scale is the one asked for, as DALI does. */
+static void subpixel_window(double *r, const double *f, const int64_t *o) {
+    for (int d = 0; d < 2; d++) {
+        if ((double)o[d] == f[d]) continue;
+        double adj = (double)o[d] / f[d];
+        adj = adj > 10 ? 10 : adj;
+        double centre = r[d] + r[2 + d] * 0.5;
+        r[2 + d] *= adj;
+        r[d] = centre - r[2 + d] * 0.5;
     }
 }
 
@@ -336,7 +417,9 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
             free(shapes);
             return st;
         }
-        out_size(s, r[2], r[3], ty, tx, &s->out_hw[2 * i], &s->out_hw[2 * i + 1]);
+        double exact[2];
+        out_size(s, r[2], r[3], ty, tx, exact, &s->out_hw[2 * i]);
+        if (s->subpixel) subpixel_window(r, exact, &s->out_hw[2 * i]);
         shapes[3 * i] = s->out_hw[2 * i], shapes[3 * i + 1] = s->out_hw[2 * i + 1];
         shapes[3 * i + 2] = sh[2];
     }
@@ -377,14 +460,15 @@ static double support_of(int f) {
 static int axis_taps(const resize_state *s, int64_t in, double r0, double len, int64_t out,
                      int64_t *first, float *w, int max_taps) {
     double scale = len / (double)out;
-    double support = support_of(s->filter);
-    double fs = s->antialias && scale > 1 && s->filter != F_NN ? scale : 1;
-    int taps = s->filter == F_NN ? 1 : (int)ceil(support * fs) * 2 + 1;
+    int filter = scale > 1 ? s->min_filter : s->mag_filter; /* antialias: only when shrinking */
+    double support = support_of(filter);
+    double fs = s->antialias && scale > 1 && filter != F_NN ? scale : 1;
+    int taps = filter == F_NN ? 1 : (int)ceil(support * fs) * 2 + 1;
     if (taps > max_taps) taps = max_taps;
     for (int64_t o = 0; o < out; o++) {
         double c = r0 + ((double)o + 0.5) * scale - 0.5;
         float *wo = w + o * taps;
-        if (s->filter == F_NN) {
+        if (filter == F_NN) {
             int64_t k = (int64_t)floor(r0 + ((double)o + 0.5) * scale);
             first[o] = k < 0 ? 0 : k >= in ? in - 1 : k;
             wo[0] = 1;
@@ -394,7 +478,7 @@ static int axis_taps(const resize_state *s, int64_t in, double r0, double len, i
         double sum = 0;
         double ws[512];
         for (int k = 0; k < taps; k++) {
-            ws[k] = kernel(s->filter, ((double)(lo + k) - c) / fs);
+            ws[k] = kernel(filter, ((double)(lo + k) - c) / fs);
             sum += ws[k];
         }
         /* taps outside the image are folded onto the edge (clamp) */

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* slice: a window of each sample, as DALI's fn.slice. The window is given per sample either by two
- * extra inputs, anchor and shape (normalized to the extent unless normalized_anchor /
- * normalized_shape say otherwise), or by the named arguments start / rel_start and one of end /
- * rel_end / shape / rel_shape (each a list or a per-sample input); they apply to the dimensions
- * `axis_names` names in the input's layout (default "WH"), or, when only `axes` is given, to those
- * dimensions (negative ones count from the back). Dimensions not named keep their whole extent.
- * Coordinates are rounded as DALI rounds them: with both anchor and shape normalized, end =
- * round((anchor + shape) * extent) and start = round(anchor * extent); otherwise each is scaled
- * first and rounded. A window that leaves the input is an error (out_of_bounds_policy="error"),
- * is padded with fill_values ("pad": one value, or one per channel along the layout's 'C', else
- * the last dimension), or is cut to the input ("trim_to_shape"). `dtype` converts the result
- * (ConvertSat rules). CPU and CUDA runs share the element rule of ops/slice.h. */
+ * extra inputs, anchor and shape of one type (floating ones normalized to the extent unless
+ * normalized_anchor / normalized_shape say otherwise; integer ones always absolute), or by the
+ * named arguments start / rel_start and one of end / rel_end / shape / rel_shape (each a list or a
+ * per-sample input); they apply to the dimensions `axis_names` names in the input's layout (default
+ * "WH"), or, when only `axes` is given, to those dimensions (negative ones count from the back).
+ * Dimensions not named keep their whole extent. Coordinates are rounded as DALI rounds them: with
+ * both anchor and shape normalized, end = round((anchor + shape) * extent) and start = round(anchor
+ * * extent); otherwise each is scaled first and rounded. A window that leaves the input is an error
+ * (out_of_bounds_policy="error"), is padded with fill_values ("pad": one value, or one per channel
+ * along the layout's 'C', else the last dimension), or is cut to the input ("trim_to_shape").
+ * `dtype` converts the result (ConvertSat rules). CPU and CUDA runs share the element rule of
+ * ops/slice.h. */
 #include "ops/slice.h"
 #include "ops/slice_window.h"
 #include "operator/argin.h"
@@ -209,6 +210,13 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_
     }
     double a[SL_MAX_DIMS], b[SL_MAX_DIMS];
     if (io->num_inputs == 3) {
+        /* DALI: integer anchors and shapes are absolute whatever normalized_* say */
+        if (io->in[1]->dtype != io->in[2]->dtype)
+            return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
+                               "the anchor (%s) and shape (%s) inputs must have the same type",
+                               sl_dtype_name(io->in[1]->dtype), sl_dtype_name(io->in[2]->dtype));
+        bool fl = sl_dtype_is_float(io->in[1]->dtype);
+        bool norm_anchor = fl && s->norm_anchor, norm_shape = fl && s->norm_shape;
         for (int j = 1; j < 3; j++) {
             const sl_tlist *l = io->in[j];
             int64_t n = (int64_t)(sl_tlist_sample_nbytes(l, i) / sl_dtype_size(l->dtype));
@@ -222,14 +230,23 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_
         for (int k = 0; k < s->naxes; k++) {
             double ext = (double)sh[dims[k]], av = a[k], bv = b[k];
             int64_t end;
-            if (s->norm_anchor && s->norm_shape) {
-                end = llround((av + bv) * ext);
+            double endv;
+            if (norm_anchor && norm_shape) {
+                endv = (av + bv) * ext;
                 av *= ext;
             } else {
-                if (s->norm_anchor) av *= ext;
-                if (s->norm_shape) bv *= ext;
-                end = llround(av + bv);
+                if (norm_anchor) av *= ext;
+                if (norm_shape) bv *= ext;
+                endv = av + bv;
             }
+            if (!isfinite(av) || !isfinite(endv) || fabs(av) > 9e18 || fabs(endv) > 9e18)
+                return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
+                                   "the window of axis %d is not finite", dims[k]);
+            if (endv < av)
+                return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
+                                   "the window of dimension %d ends (%g) before it starts (%g)",
+                                   dims[k], endv, av);
+            end = llround(endv);
             d->anchor[dims[k]] = llround(av);
             d->out_shape[dims[k]] = end - d->anchor[dims[k]];
         }
@@ -242,11 +259,16 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_
             double start = s->given[N_START]       ? v[N_START][k]
                            : s->given[N_REL_START] ? v[N_REL_START][k] * ext
                                                    : 0;
-            double end = s->given[N_END]         ? v[N_END][k]
-                         : s->given[N_REL_END]   ? v[N_REL_END][k] * ext
-                         : s->given[N_SHAPE]     ? start + v[N_SHAPE][k]
-                         : s->given[N_REL_SHAPE] ? start + v[N_REL_SHAPE][k] * ext
-                                                 : ext;
+            /* rel_start with rel_shape: one product of the sum, as DALI rounds it */
+            double end =
+                s->given[N_END]       ? v[N_END][k]
+                : s->given[N_REL_END] ? v[N_REL_END][k] * ext
+                : s->given[N_SHAPE]   ? start + v[N_SHAPE][k]
+                : s->given[N_REL_SHAPE]
+                    ? (s->given[N_REL_START] ? (v[N_REL_START][k] + v[N_REL_SHAPE][k]) * ext
+                                             : start + v[N_REL_SHAPE][k] * ext)
+                    : ext;
+
             if (!isfinite(start) || !isfinite(end) || fabs(start) > 9e18 || fabs(end) > 9e18)
                 return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
                                    "the window of axis %d is not finite", dims[k]);

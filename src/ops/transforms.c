@@ -18,6 +18,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -434,7 +435,7 @@ TR_OP(sl__tr_shear_op, "transforms.shear", 0, 1, shear_args, shear_create,
       "A shear matrix, from factors or angles, about center.");
 TR_OP(sl__tr_crop_op, "transforms.crop", 0, 1, crop_args, crop_create,
       "The matrix mapping the box [from_start, from_end] onto [to_start, to_end].");
-TR_OP(sl__tr_combine_op, "transforms.combine", 2, 8, combine_args, combine_create,
+TR_OP(sl__tr_combine_op, "transforms.combine", 2, INT_MAX, combine_args, combine_create,
       "Chains affine transforms, the first input applied first.");
 
 /* ---- coord_transform ------------------------------------------------------------------------ */
@@ -444,7 +445,8 @@ static const sl__arg_schema ct_args[] = {
      SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"T", SL_ARG_FLOATS, "None", "the translation (one value: the same for every coordinate)",
      SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
-    {"MT", SL_ARG_FLOATS, "None", "matrix and translation together, [M | T]",
+    {"MT", SL_ARG_FLOATS, "None",
+     "matrix and translation together, [M | T] (one value: that value as M, no T)",
      SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
@@ -550,7 +552,9 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
         for (int k = 0; k < 3 && st == SL_OK; k++) st = ct_values(s, io, k, i, &v[k], &n[k], err);
         int rows = (int)d;
         if (st == SL_OK) {
-            if (n[2] >= 0) {
+            if (n[2] == 1) {
+                rows = (int)d; /* DALI: a scalar MT is that scalar as M, with no T */
+            } else if (n[2] >= 0) {
                 if (d + 1 < 1 || n[2] % (d + 1))
                     st = SL_EINVAL;
                 else
@@ -579,7 +583,9 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
         for (int r = 0; st == SL_OK && r < rows; r++)
             for (int64_t c = 0; c <= d; c++) {
                 double x;
-                if (n[2] >= 0)
+                if (n[2] == 1)
+                    x = c < d && r == c ? v[2][0] : 0;
+                else if (n[2] >= 0)
                     x = v[2][r * (d + 1) + c];
                 else if (c < d)
                     x = n[0] < 0 ? (r == c) : n[0] == 1 ? (r == c) * v[0][0] : v[0][r * d + c];
@@ -596,6 +602,7 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
     if (st == SL_OK) st = sl_tlist_reset(out, io->batch, s->dtype, in->ndim, sl_cpu(), err);
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     free(shapes);
+    if (st == SL_OK) memcpy(out->layout, in->layout, sizeof out->layout); /* kept, as DALI */
     return st;
 }
 

@@ -130,23 +130,28 @@ static const sl__arg_schema ee_args[] = {
 
 typedef struct ee_state {
     int n;
-    int64_t map[SL_MAX_OUTPUTS];
+    int64_t *map; /* n */
 } ee_state;
 
 static int ee_outputs(const sl__args *a) {
     const int64_t *m;
     int n = sl__args_ints(a, "element_map", &m);
-    return n >= 1 && n <= 8 ? n : -1;
+    return n >= 1 ? n : -1;
+}
+
+static void ee_free(void *state) {
+    ee_state *s = state;
+    if (s) free(s->map);
+    free(s);
 }
 
 static sl_status ee_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
     (void)init;
     const int64_t *m;
     int n = sl__args_ints(a, "element_map", &m);
-    if (n < 1 || n > 8)
+    if (n < 1)
         return sl_err_set(err, SL_EINVAL,
-                          "element_extract: element_map has %d indices (1 to 8: one output each)",
-                          n);
+                          "element_extract: element_map has no indices (one per output)");
     for (int k = 0; k < n; k++)
         if (m[k] < 0)
             return sl_err_set(err, SL_EINVAL,
@@ -156,6 +161,10 @@ static sl_status ee_create(const sl__args *a, const sl__op_init *init, void **ou
     ee_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     s->n = n;
+    if (!(s->map = sl__malloc((size_t)n * sizeof *m, err))) {
+        free(s);
+        return SL_ENOMEM;
+    }
     memcpy(s->map, m, (size_t)n * sizeof *m);
     *out = s;
     return SL_OK;
@@ -207,7 +216,7 @@ const sl__op_def sl__element_extract_op = {
     .num_outputs = ee_outputs,
     .create = ee_create,
     .setup = ee_setup,
-    .destroy = views_free,
+    .destroy = ee_free,
 };
 
 /* ---- permute_batch ------------------------------------------------------------------------- */

@@ -182,6 +182,13 @@ sl_status sl__parse_check_text(const char *text, size_t len, const char *filenam
                            len);
 }
 
+void sl_pipeline_decorator_clear(sl_pipeline_decorator *d) {
+    for (int k = 0; d->output_map && k < d->num_outputs; k++) free(d->output_map[k]);
+    free(d->output_map);
+    d->output_map = NULL;
+    d->num_outputs = 0;
+}
+
 static void deco_init(sl_pipeline_decorator *d) {
     memset(d, 0, sizeof *d);
     d->size = -1;
@@ -196,6 +203,11 @@ void sl__parse_prog_free(sl__parse_prog *prog) {
     for (int i = 0; i < prog->num_stmts; i++) sl__parse_stmt_clear(&prog->stmts[i]);
     free(prog->stmts);
     free(prog->text);
+    sl_pipeline_decorator_clear(&prog->deco);
+    for (int k = 0; prog->output_names && k < prog->num_outputs; k++) free(prog->output_names[k]);
+    free(prog->output_names);
+    free(prog->outputs);
+    free(prog->output_pos);
     free(prog);
 }
 
@@ -271,7 +283,11 @@ sl_status sl__parse_header(const char *text, const char *filename, const char *f
     if (!prog) return SL_ENOMEM;
     deco_init(&prog->deco);
     sl_status st = run_parser(text, filename, function, 0, NULL, 0, NULL, true, prog, err);
-    if (st == SL_OK) *out = prog->deco;
+    if (st == SL_OK) {
+        *out = prog->deco; /* its names are the caller's now */
+        prog->deco.output_map = NULL;
+        prog->deco.num_outputs = 0;
+    }
     sl__parse_prog_free(prog);
     return st;
 }

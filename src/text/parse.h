@@ -74,9 +74,9 @@ typedef struct sl__parse_prog {
     sl__parse_stmt *stmts;
     int num_nodes;
     int num_outputs;
-    int outputs[SL_MAX_OUTPUTS];                           /* program nodes */
-    char output_names[SL_MAX_OUTPUTS][SL__PARSE_NAME_MAX]; /* output_map, else return-line names */
-    sl__parse_pos output_pos[SL_MAX_OUTPUTS];
+    int *outputs;              /* num_outputs program nodes */
+    char **output_names;       /* output_map, else return-line names */
+    sl__parse_pos *output_pos; /* where each is returned */
 } sl__parse_prog;
 
 /* A name bound to a typed value: a number the caller holds as one (a shard id) is handed over as

@@ -72,8 +72,8 @@ static sl_status apply_op(applier *a, const sl__parse_stmt *s) {
             st = sl__pipeline_op_arg_val(op, arg->name, &arg->val);
         }
     }
-    int outs[SL_MAX_OUTPUTS], count = 0;
-    sl_status end = sl_pipeline_op_end(op, outs, SL_MAX_OUTPUTS, &count);
+    int count = 0;
+    sl_status end = sl_pipeline_op_end(op, NULL, 0, &count);
     if (st != SL_OK) return builder_error(a, st, at);
     if (end != SL_OK) {
         const sl__parse_arg *arg = arg_named(s, sl__pipeline_failed_arg(a->p));
@@ -88,7 +88,8 @@ static sl_status apply_op(applier *a, const sl__parse_stmt *s) {
                                "%s gives %d output%s, not %d", s->written, count,
                                count == 1 ? "" : "s", s->num_outputs);
     }
-    for (int k = 0; k < count; k++) a->map[s->first_output + k] = outs[k];
+    for (int k = 0; k < count; k++)
+        a->map[s->first_output + k] = sl_pipeline_last_op_output(a->p, k);
     return SL_OK;
 }
 
@@ -121,13 +122,12 @@ static sl_status apply(applier *a) {
         }
         if (st != SL_OK) return builder_error(a, st, s->pos);
     }
-    int nodes[SL_MAX_OUTPUTS];
-    const char *names[SL_MAX_OUTPUTS];
-    for (int k = 0; k < prog->num_outputs; k++) {
-        nodes[k] = a->map[prog->outputs[k]];
-        names[k] = prog->output_names[k];
-    }
-    sl_status st = sl_pipeline_set_outputs(a->p, prog->num_outputs, nodes, names);
+    int *nodes = sl__calloc((size_t)prog->num_outputs + 1, sizeof *nodes, a->err);
+    if (!nodes) return SL_ENOMEM;
+    for (int k = 0; k < prog->num_outputs; k++) nodes[k] = a->map[prog->outputs[k]];
+    sl_status st = sl_pipeline_set_outputs(a->p, prog->num_outputs, nodes,
+                                           (const char *const *)prog->output_names);
+    free(nodes);
     if (st != SL_OK)
         return builder_error(a, st, prog->num_outputs ? prog->output_pos[0] : prog->stmts[0].pos);
     return SL_OK;

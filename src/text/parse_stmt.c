@@ -7,9 +7,11 @@
  * settings. */
 #include "text/parse_int.h"
 
+#include "core/alloc.h"
 #include "core/log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- statements: running --------------------------------------------------------------------- */
@@ -183,9 +185,20 @@ static sl_status set_outputs(parser *ps, frame *fr) {
     if (n == 0)
         return sl__parse_perr(ps, SL_EINVAL, re->pos,
                               "the pipeline must return at least one output");
-    if (n > SL_MAX_OUTPUTS)
-        return sl__parse_perr(ps, SL_EINVAL, re->pos, "at most %d outputs are supported",
-                              SL_MAX_OUTPUTS);
+    for (int k = 0; prog->output_names && k < prog->num_outputs; k++) free(prog->output_names[k]);
+    free(prog->outputs);
+    free(prog->output_pos);
+    free(prog->output_names);
+    prog->outputs = sl__calloc((size_t)n, sizeof *prog->outputs, ps->err);
+    prog->output_pos = sl__calloc((size_t)n, sizeof *prog->output_pos, ps->err);
+    prog->output_names = sl__calloc((size_t)n, sizeof *prog->output_names, ps->err);
+    if (!prog->outputs || !prog->output_pos || !prog->output_names) return SL_ENOMEM;
+    prog->num_outputs = n;
+    const sl_pipeline_decorator *d = &prog->deco;
+    if (d->num_outputs && d->num_outputs != n)
+        return sl__parse_perr(ps, SL_EINVAL, re->pos,
+                              "output_map names %d output%s but the pipeline returns %d",
+                              d->num_outputs, d->num_outputs == 1 ? "" : "s", n);
     for (int k = 0; k < n; k++) {
         const expr *at = literal ? re->items[k] : re;
         if (items[k].kind != SL_VAL_NODE || fr->ret.dict)
@@ -193,20 +206,11 @@ static sl_status set_outputs(parser *ps, frame *fr) {
                                   sl__parse_has_node(&items[k]) ? "a list of them" : "constants");
         prog->outputs[k] = items[k].node;
         prog->output_pos[k] = at->pos;
-        if (at->kind == E_NAME)
-            snprintf(prog->output_names[k], sizeof prog->output_names[k], "%s", at->s);
-        else
-            snprintf(prog->output_names[k], sizeof prog->output_names[k], "out%d", k);
-    }
-    prog->num_outputs = n;
-    const sl_pipeline_decorator *d = &prog->deco;
-    if (d->num_outputs) {
-        if (d->num_outputs != n)
-            return sl__parse_perr(ps, SL_EINVAL, re->pos,
-                                  "output_map names %d output%s but the pipeline returns %d",
-                                  d->num_outputs, d->num_outputs == 1 ? "" : "s", n);
-        for (int k = 0; k < n; k++)
-            snprintf(prog->output_names[k], sizeof prog->output_names[k], "%s", d->output_map[k]);
+        char dflt[24];
+        snprintf(dflt, sizeof dflt, "out%d", k);
+        const char *name = d->num_outputs ? d->output_map[k] : at->kind == E_NAME ? at->s : dflt;
+        if (!(prog->output_names[k] = strdup(name)))
+            return sl_err_set(ps->err, SL_ENOMEM, "out of memory");
     }
     return SL_OK;
 }
@@ -336,20 +340,20 @@ static sl_status decorator_arg(parser *ps, const char *key, sl__parse_pos kpos, 
         SL_TRY(sl__parse_eval_const(ps, e, &v, key));
         if (v.kind != SL_VAL_LIST) {
             st = sl__parse_perr(ps, SL_EINVAL, e->pos, "output_map must be a list of names");
-        } else if (v.n > SL_MAX_OUTPUTS) {
-            st = sl__parse_perr(ps, SL_EINVAL, e->pos, "output_map: at most %d outputs",
-                                SL_MAX_OUTPUTS);
         } else {
+            sl_pipeline_decorator_clear(d);
+            if (v.n && !(d->output_map = sl__calloc((size_t)v.n, sizeof *d->output_map, ps->err)))
+                st = SL_ENOMEM;
+            else
+                d->num_outputs = v.n;
             for (int k = 0; k < v.n && st == SL_OK; k++) {
                 if (v.items[k].kind != SL_VAL_STR)
                     st = sl__parse_perr(ps, SL_EINVAL, e->items ? e->items[k]->pos : e->pos,
                                         "output_map must be a list of strings");
-                else if (strlen(v.items[k].s) >= sizeof d->output_map[k])
-                    st = sl__parse_perr(ps, SL_EINVAL, e->pos, "output_map: name too long");
-                else
-                    snprintf(d->output_map[k], sizeof d->output_map[k], "%s", v.items[k].s);
+                else if (!(d->output_map[k] = strdup(v.items[k].s)))
+                    st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
             }
-            if (st == SL_OK) d->num_outputs = v.n;
+            if (st != SL_OK) sl_pipeline_decorator_clear(d);
         }
     } else if (!strcmp(key, "reader_name")) {
         SL_TRY(sl__parse_eval_const(ps, e, &v, key));

@@ -240,7 +240,6 @@ static sl_status check_targets(parser *ps, const expr *lhs, const char *what) {
         n = lhs->n;
     }
     if (n == 0) return sl__parse_perr(ps, SL_ESYNTAX, lhs->pos, "cannot assign to ()");
-    if (n > SL_MAX_OUTPUTS) return sl__parse_perr(ps, SL_EINVAL, lhs->pos, "too many names");
     for (int k = 0; k < n; k++) {
         if (targets[k]->kind != E_NAME)
             return sl__parse_perr(ps, SL_ESYNTAX, targets[k]->pos,

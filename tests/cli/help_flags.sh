@@ -22,7 +22,7 @@ shared=$(sed -n '/^static const sl_cli_option shared\[\]/,/^};/p' "$tools/option
     grep -oE '^ *\{"--[a-z0-9-]+"' | grep -oE -- '--[a-z0-9-]+')
 [ "$(wc -w <<< "$shared")" -ge 5 ] || fail "tools/options.c: no shared option table found"
 "$tool" --help > "$work/main.help"
-commands=$(sed -n 's/^  \([a-z]\+\) .*/\1/p' "$work/main.help")
+commands=$(sed -n 's/^  \([a-z][a-z0-9]*\) .*/\1/p' "$work/main.help")
 [ "$(wc -w <<< "$commands")" -ge 7 ] || fail "sluice --help lists: $commands"
 check() { # check HELPFILE SOURCE NAME
     local n=0

@@ -54,6 +54,17 @@ assert [o["name"] for o in d["ops"]] == ["decoders.image"], d["ops"]
 assert any(a["name"] == "output_type" and a["type"] == "enum" for a in d["ops"][0]["args"])
 assert len(d["common_args"]) == 5' || fail "ops --json fn.decoders.image"
 
+# an alias (DALI's other name) shows its op, which lists its aliases; listings name it once
+"$tool" ops --json experimental.equalize | "$py" -c '
+import json, sys
+d = json.load(sys.stdin)
+assert [(o["name"], o["aliases"]) for o in d["ops"]] == [("equalize", ["experimental.equalize"])]
+' || fail "ops --json experimental.equalize"
+"$tool" ops image_decoder > "$work/alias.txt"
+sed -n 2p "$work/alias.txt" | grep -x "  also named: image_decoder" > /dev/null ||
+    fail "ops image_decoder: $(head -2 "$work/alias.txt")"
+if grep -x "experimental.equalize" "$work/names.txt" > /dev/null; then fail "alias listed"; fi
+
 # unknown names: a suggestion on stderr, exit status 1
 if "$tool" ops --json decoders.imag > "$work/out" 2> "$work/err"; then fail "unknown op accepted"; fi
 grep -q "did you mean 'decoders.image'" "$work/err" || fail "suggestion: $(cat "$work/err")"

@@ -9,6 +9,7 @@
 #   convert   an image folder into a new LMDB, into an LMDB folder that is there already (empty),
 #             and into a TFRecord file (with its labels file) where older ones are;
 #   index     a TFRecord's index over an older one;
+#   wds2idx   a WebDataset tar file's index over an older one;
 #   run       --dump, --trace and --checkpoint (over older ones) and --json to standard output;
 #   train     --checkpoint (one file per epoch) and --metrics, two epochs;
 # and the one file the library writes that the tool does not: a model, by sl_mlp_save
@@ -48,6 +49,8 @@ cp "$SL_FIXTURES"/dali_extra/jpeg/swan-3584559_640.jpg "$in/imgs/dog/b.jpg"
 cp "$SL_FIXTURES"/dali_extra/png/cat-111793_640.png "$in/imgs/dog/c.png"
 "$tool" convert --from folder --in "$in/imgs" --to tfrecord --out "$in/f.tfrecord" > /dev/null ||
     { echo "FAIL: the input TFRecord"; exit 1; }
+tar -cf "$in/w.tar" -C "$in/imgs" cat/a.jpg dog/b.jpg dog/c.png ||
+    { echo "FAIL: the input tar"; exit 1; }
 ln -s "$SL_FIXTURES/caffe2-fmnist-256" "$in/data/training"
 ln -s "$SL_FIXTURES/caffe2-fmnist-256" "$in/data/testing"
 cat > "$in/p.py" << 'PY'
@@ -106,6 +109,10 @@ pair_convert_tfrecord() {
 setup_index() { echo old > "$o/f.idx"; }
 cmd_index() { "$tool" index "$in/f.tfrecord" "$o/f.idx" > /dev/null; }
 verify_index() { [ "$(wc -l < "$o/f.idx")" -eq 3 ]; }
+
+setup_wds2idx() { echo old > "$o/w.idx"; }
+cmd_wds2idx() { "$tool" wds2idx "$in/w.tar" "$o/w.idx"; }
+verify_wds2idx() { [ "$(head -1 "$o/w.idx")" = "v1.2 3" ] && [ "$(wc -l < "$o/w.idx")" -eq 4 ]; }
 
 setup_run() {
     echo old > "$o/t"
@@ -221,7 +228,7 @@ run_once() {
 
 runs=0
 t0=$SECONDS
-for name in convert_lmdb convert_into convert_tfrecord index run train mlp_save; do
+for name in convert_lmdb convert_into convert_tfrecord index wds2idx run train mlp_save; do
     # the clean run: the reference, and how many calls of each kind it makes
     rm -rf "$work/old/$name" "$work/ref/$name"
     mkdir -p "$work/old" "$work/ref" "$o" && rm -rf "$o" && mkdir "$o" && "setup_$name" &&

@@ -10,7 +10,8 @@
  * wrap-around, mixed types), cat and stack (strided rows, empty samples), normalize (every axis,
  * per channel, per batch, ddof/epsilon/scale/shift, given and per-sample statistics), color_twist
  * and hsv (per-sample arguments; uint8, float and float16), rotate and warp_affine (per-sample
- * angles and matrices, both filters, filled or clamped), gaussian_blur (per-sample sigma, windows,
+ * angles and matrices, both filters, filled or clamped), gaussian_blur (per-sample sigma and
+ * windows, volumes, sequences, channels first, no layout;
  * uint8 and float), pad (named axes, alignment, least shapes, empty samples): equal element for
  * element (FLOAT16: within one ulp; arithmetic, cat, stack, colour, warps, blur and pad: the same
  * bits); resize (also of a fractional window) and random_resized_crop: within 1 for uint8 (float
@@ -383,13 +384,38 @@ static void test_blur(void) {
     make_list(&fimg, n, SL_DTYPE_F32, 3, lo, hi, "HWC");
     make_list(&sig, n, SL_DTYPE_F32, 1, lo1, hi1, NULL);
     for (int i = 0; i < n; i++)
-        for (int d = 0; d < 2; d++) ((float *)sig.data[i])[d] = (float)(rnd() % 400) / 100.0f;
+        for (int d = 0; d < 2; d++) ((float *)sig.data[i])[d] = (float)(1 + rnd() % 399) / 100.0f;
     const char *b1[] = {"sigma=@0", NULL};
     case_("gaussian_blur u8 per-sample sigma [y, x]", "gaussian_blur", b1, &img, &sig, 1, 0);
     const char *b2[] = {"window_size=[7, 3]", "dtype=types.FLOAT", NULL};
     case_("gaussian_blur u8 -> f32, windows 7 x 3", "gaussian_blur", b2, &img, NULL, 0, 0);
     const char *b3[] = {"sigma=1.7", NULL};
     case_("gaussian_blur f32 sigma 1.7", "gaussian_blur", b3, &fimg, NULL, 0, 0);
+    /* volumes, sequences, channels first, no layout (3 spatial axes), per-sample windows */
+    sl_tlist vol, seq, cf, plain, win;
+    int64_t vlo[4] = {1, 1, 1, 1}, vhi[4] = {6, 20, 22, 3}, clo[5] = {1, 1, 1, 1, 1},
+            chi[5] = {2, 3, 5, 12, 9}, plo[3] = {1, 1, 1}, phi[3] = {5, 16, 18}, wlo[1] = {2},
+            whi[1] = {2};
+    make_list(&vol, n, SL_DTYPE_U8, 4, vlo, vhi, "DHWC");
+    make_list(&seq, n, SL_DTYPE_F32, 4, vlo, vhi, "FCHW");
+    make_list(&cf, n, SL_DTYPE_U8, 5, clo, chi, "CFDHW");
+    make_list(&plain, n, SL_DTYPE_F32, 3, plo, phi, NULL);
+    make_list(&win, n, SL_DTYPE_I32, 1, wlo, whi, NULL);
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < 2; d++) ((int32_t *)win.data[i])[d] = 1 + 2 * (int32_t)(rnd() % 5);
+    const char *b4[] = {"sigma=[1.0, 0.8, 1.3]", NULL};
+    case_("gaussian_blur u8 DHWC per-axis sigma", "gaussian_blur", b4, &vol, NULL, 0, 0);
+    const char *b5[] = {"window_size=@0", NULL};
+    case_("gaussian_blur f32 FCHW per-sample windows", "gaussian_blur", b5, &seq, &win, 1, 0);
+    const char *b6[] = {"sigma=1.2", "dtype=types.FLOAT", NULL};
+    case_("gaussian_blur u8 -> f32 CFDHW", "gaussian_blur", b6, &cf, NULL, 0, 0);
+    const char *b7[] = {"window_size=[3, 5, 7]", "sigma=[0.0, 1.1, 0.0]", NULL};
+    case_("gaussian_blur f32 layout-less DHW", "gaussian_blur", b7, &plain, NULL, 0, 0);
+    sl_tlist_free(&vol);
+    sl_tlist_free(&seq);
+    sl_tlist_free(&cf);
+    sl_tlist_free(&plain);
+    sl_tlist_free(&win);
     sl_tlist_free(&img);
     sl_tlist_free(&fimg);
     sl_tlist_free(&sig);

@@ -10,7 +10,7 @@ is reused while a view of it -- or a framework array made from it through DLPack
 import ctypes
 import enum
 import threading
-from ctypes import byref, c_void_p
+from ctypes import byref, c_char_p, c_void_p
 
 from .. import _c, errors
 from .._owner import Owner, drain_deferred, guarded
@@ -132,14 +132,10 @@ class SlIterator(Owner):
                 c_text(x, "output_map")
             if len(set(names)) != len(names):
                 raise errors.InvalidArgumentError("output_map has a name twice: %r" % (names,))
-            if len(names) > _c.MAX_OUTPUTS:
-                raise errors.InvalidArgumentError("output_map: at most %d outputs"
-                                                  % _c.MAX_OUTPUTS)
             self._names = names
-            self._cnames = [_c.s(x) for x in names]
+            self._cnames = (c_char_p * len(names))(*[_c.s(x) for x in names])  # kept alive here
             c.num_outputs = len(names)
-            for i, x in enumerate(self._cnames):
-                c.output_map[i] = x
+            c.output_map = self._cnames
         self._reader = _c.s(reader_name) if reader_name else None
         c.reader_name = self._reader
         c.size = size
@@ -328,6 +324,9 @@ class SlIterator(Owner):
             # a Python source ended the epoch: the pipelines start again from scratch
             self.close()
             consumed(self._sources())  # the sources start again from their beginning
+            for src in self._sources():
+                if hasattr(src, "next_epoch"):
+                    src.next_epoch()  # (their SampleInfo and BatchInfo say the next epoch)
             self._graphs = {}
             self._resume = None
             self._cfg.resume_bytes = None

@@ -81,6 +81,17 @@ def _import(x, dev):
     return jax.dlpack.from_dlpack(x)
 
 
+def _full_shards(name, shards, batch_size, axis):
+    """A sharded or stacked global array is made of full parts: a short batch (an external source
+    that gave fewer samples, DALI's variable batch size) is refused there."""
+    for d, x in enumerate(shards):
+        if x.shape[axis] != batch_size:
+            raise errors.InvalidArgumentError(
+                "output %r: device %d's part has %d samples, but the batch size is %d: a sharded "
+                "or stacked array needs full batches (variable batch size works with one "
+                "pipeline and no sharding)" % (name, d, x.shape[axis], batch_size))
+
+
 class _Retry(Exception):
     """The fast import failed after taking the capsule: the batch goes the public way."""
 
@@ -217,6 +228,8 @@ class DALIGenericIterator(BaseIterator):
                 shards = [_import(part(o, d), devs[d]) for d in range(n)]
             else:
                 shards = [_to_jax(part(o, d), devs[d] if devs else None) for d in range(n)]
+            if self._sharding is not None or self._stack:
+                _full_shards(name, shards, self.batch_size, 1 if self._stack else 0)
             if self._sharding is not None:
                 shape = (self.batch_size * _mesh_size(self._sharding),) + tuple(shards[0].shape[1:])
                 out[name] = jax.make_array_from_single_device_arrays(shape, self._sharding, shards)

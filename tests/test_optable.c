@@ -85,7 +85,15 @@ static void test_ops(void) {
             CHECK_EQ_INT(!strcmp(arg.type, "enum"), s->type == SL_ARG_ENUM);
             CHECK_EQ_INT(arg.required, (s->flags & SL_ARGF_REQUIRED) != 0);
             CHECK_EQ_INT(arg.per_sample, (s->flags & SL_ARGF_PER_SAMPLE) != 0);
+            CHECK_EQ_INT(arg.per_frame, (s->flags & SL_ARGF_PER_FRAME) != 0);
+            /* a per-frame argument is a per-sample one, of an op that takes sequences */
+            CHECK_MSG(!arg.per_frame || (arg.per_sample && op.sequences), "%s.%s", op.name,
+                      arg.name);
         }
+        CHECK_EQ_INT(op.sequences, (all[i]->flags & SL_OPF_SEQUENCE) != 0);
+        /* frames run as samples of one batch: an op drawing per sample would draw per frame */
+        CHECK_MSG(!(op.sequences && op.is_random), "%s", op.name);
+        CHECK_MSG(!(op.sequences && op.is_reader), "%s", op.name);
         CHECK_FAILS(sl_op_get_arg(op.name, op.num_args, &(sl_op_arg_info){0}, &e), SL_EINVAL, &e,
                     op.name);
         CHECK_FAILS(sl_op_get_arg(op.name, -1, &(sl_op_arg_info){0}, &e), SL_EINVAL, &e, op.name);

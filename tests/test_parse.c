@@ -395,8 +395,26 @@ static void test_errors(void) {
           "return x[::0]\n"
           "           ^");
     FAILS("x = fn.readers.caffe2()\nreturn x[0.5]\n", SL_EINVAL,
-          "t.py:2:10: error: an op output's subscripts are ints and slices of ints\n"
+          "t.py:2:10: error: an op output's subscripts are ints and slices of ints, newaxis or "
+          "...\n"
           "return x[0.5]\n"
+          "         ^");
+    /* new dims (DALI's newaxis, None; a named one) and an ellipsis */
+    PARSES(
+        "x = fn.readers.caffe2()\nreturn x[dali.newaxis, ..., None, 0], x[sluice.newaxis(\"F\")]\n",
+        "op readers.caffe2() -> 0\n"
+        "op tensor_subscript(0) -> 1 | mode=[16, 32, 16, 4] lo=[0, 0, 0, 0] hi=[0, 0, 0, 0] "
+        "step=[1, 1, 1, 1]\n"
+        "op tensor_subscript(0) -> 2 | mode=[16] lo=[0] hi=[0] step=[1] names=\"F\"\n"
+        "return out0=1 out1=2");
+    FAILS("x = fn.readers.caffe2()\nreturn x[..., 0, ...]\n", SL_EINVAL,
+          "t.py:2:18: error: an index can only have a single ellipsis ('...')\n"
+          "return x[..., 0, ...]\n"
+          "                 ^");
+    FAILS("x = fn.readers.caffe2()\nreturn x[dali.newaxis(\"FH\")]\n", SL_EINVAL,
+          "t.py:2:10: error: newaxis takes one layout letter for the new dim: "
+          "dali.newaxis(\"F\")\n"
+          "return x[dali.newaxis(\"FH\")]\n"
           "         ^");
     FAILS("x = fn.readers.caffe2(n=[1, 2][0:1])\n", SL_EINVAL,
           "t.py:1:31: error: slices and several subscripts are for op outputs (DALI's tensor "

@@ -26,6 +26,7 @@ static void print_arg(const sl_op_arg_info *a) {
     else
         printf(" = %s", a->def ? a->def : "None");
     if (a->per_sample) printf(", per-sample");
+    if (a->per_frame) printf(", per-frame");
     printf("\n      %s\n", a->doc);
 }
 
@@ -37,6 +38,7 @@ static void print_op(const sl_op_info *op) {
         printf(" or more");
     else if (op->max_inputs != op->min_inputs)
         printf("-%d", op->max_inputs);
+    if (op->sequences) printf("; sequences: frame by frame");
     printf(")\n");
     if (op->aliases[0]) printf("  also named: %s\n", op->aliases);
     if (op->doc[0]) printf("  %s\n", op->doc);
@@ -65,8 +67,9 @@ static void json_arg(const sl_op_arg_info *a) {
         sl_cli_json_str(stdout, a->choices);
     else
         printf("null");
-    printf(", \"required\": %s, \"per_sample\": %s}", a->required ? "true" : "false",
-           a->per_sample ? "true" : "false");
+    printf(", \"required\": %s, \"per_sample\": %s, \"per_frame\": %s}",
+           a->required ? "true" : "false", a->per_sample ? "true" : "false",
+           a->per_frame ? "true" : "false");
 }
 
 static void json_op(const sl_op_info *op) {
@@ -96,9 +99,10 @@ static void json_op(const sl_op_info *op) {
             sep = ", ";
         }
     printf("], \"min_inputs\": %d, \"max_inputs\": %d, \"reader\": %s, \"random\": %s, "
-           "\"no_copy\": %s, \"args\": [",
+           "\"no_copy\": %s, \"sequences\": %s, \"args\": [",
            op->min_inputs, op->max_inputs, op->is_reader ? "true" : "false",
-           op->is_random ? "true" : "false", op->no_copy ? "true" : "false");
+           op->is_random ? "true" : "false", op->no_copy ? "true" : "false",
+           op->sequences ? "true" : "false");
     for (int i = 0; i < op->num_args; i++) {
         sl_op_arg_info a;
         if (sl_op_get_arg(op->name, i, &a, NULL) != SL_OK) continue;

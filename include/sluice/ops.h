@@ -40,6 +40,9 @@ typedef struct sl_op_info {
      * decoders.image) and the experimental.* name of an op since promoted; "" when none.
      * sl_op_find finds the op by each. */
     const char *aliases;
+    /* takes sequences frame by frame (DALI's sequence operators): an input whose layout starts
+     * with F, or an argument given per frame (fn.per_frame), runs it once per frame */
+    bool sequences;
 } sl_op_info;
 
 typedef struct sl_op_arg_info {
@@ -56,6 +59,7 @@ typedef struct sl_op_arg_info {
     /* "enum" (and the common argument device): "RGB|BGR|GRAY|..."; else NULL */
     const char *choices;
     bool required, per_sample;
+    bool per_frame; /* may be given per frame (fn.per_frame): one value per frame of a sequence */
 } sl_op_arg_info;
 
 int sl_op_count(void);

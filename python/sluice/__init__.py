@@ -24,7 +24,7 @@ from . import _c
 from .errors import (ArgumentTypeError, ChecksumError, DeviceError, Error, FormatError,
                      InvalidArgumentError, NotFoundError, NotSupportedError, OutOfMemoryError,
                      PipelineSyntaxError, ReadError, SourceError, StateError)
-from .data_node import DataNode
+from .data_node import DataNode, newaxis
 from .pipeline import Pipeline, pipeline_def
 from .tensors import Tensor, TensorCPU, TensorGPU, TensorList, TensorListCPU, TensorListGPU
 from . import types  # noqa: F401 -- sluice.types
@@ -53,7 +53,7 @@ def build_info() -> str:
     `sluice --version` prints it. Also says where the library was loaded from."""
     return "%s; library: %s" % (_c.u(_c.lib.sl_build_info()), _c.lib._name)
 
-__all__ = ["pipeline_def", "Pipeline", "DataNode", "Tensor", "TensorCPU", "TensorGPU",
+__all__ = ["pipeline_def", "Pipeline", "DataNode", "newaxis", "Tensor", "TensorCPU", "TensorGPU",
            "TensorList", "TensorListCPU", "TensorListGPU", "Error", "ArgumentTypeError",
            "InvalidArgumentError", "NotFoundError", "ReadError", "FormatError", "ChecksumError",
            "NotSupportedError", "OutOfMemoryError", "DeviceError", "StateError", "SourceError",

@@ -142,13 +142,14 @@ class OpInfo(Structure):
     _fields_ = [("name", c_char_p), ("doc", c_char_p), ("min_inputs", c_int),
                 ("max_inputs", c_int), ("devices", c_uint), ("is_reader", c_bool),
                 ("is_random", c_bool), ("no_copy", c_bool), ("num_args", c_int),
-                ("aliases", c_char_p)]
+                ("aliases", c_char_p),
+                ("sequences", c_bool)]
 
 
 class OpArgInfo(Structure):
     _fields_ = [("name", c_char_p), ("type", c_char_p), ("type_doc", c_char_p),
                 ("default", c_char_p), ("doc", c_char_p), ("choices", c_char_p),
-                ("required", c_bool), ("per_sample", c_bool)]
+                ("required", c_bool), ("per_sample", c_bool), ("per_frame", c_bool)]
 
 
 LOG_FN = CFUNCTYPE(None, c_int, c_char_p, c_void_p)

@@ -7,6 +7,28 @@ from . import _c
 from ._values import is_int
 
 
+class NewAxis:
+    """A new dim of extent 1 in a subscript: `x[sluice.newaxis]` (DALI's `dali.newaxis`, numpy's
+    `None`); called with a layout letter it names the dim, `image[sluice.newaxis("F")]` (layout
+    FHWC)."""
+
+    __slots__ = ("layout",)
+
+    def __init__(self, layout: typing.Optional[str] = None):
+        if layout is not None and (not isinstance(layout, str) or len(layout) != 1):
+            raise ValueError("newaxis(%r): a new dim's layout name is one character" % (layout,))
+        self.layout = layout
+
+    def __call__(self, layout: typing.Optional[str] = None) -> "NewAxis":
+        return NewAxis(layout)
+
+    def __repr__(self):
+        return "newaxis" if self.layout is None else "newaxis(%r)" % self.layout
+
+
+newaxis = NewAxis()
+
+
 class DataNode:
     """A symbolic output of an op in a pipeline being defined (DALI's DataNode)."""
 
@@ -55,10 +77,11 @@ class DataNode:
     def __getitem__(self, index):
         """Per-sample indexing and slicing, as DALI's (`x[1:, :-1, 2]`): the tensor_subscript
         op. Indices and bounds are Python ints; one index may be an op output (`table[idx]`: an
-        integer per sample); `...` and `None` are not supported."""
+        integer per sample); `sluice.newaxis` (or None) adds a dim of extent 1, `...` stands for
+        the dims the other subscripts leave."""
         from . import fn
         items = index if isinstance(index, tuple) else (index,)
-        mode, lo, hi, step = [], [], [], []
+        mode, lo, hi, step, names = [], [], [], [], ""
         per_sample = None
         for k, x in enumerate(items):
             what = "%s[...]: subscript %d" % (self.name, k)
@@ -73,24 +96,32 @@ class DataNode:
                 lo.append(0 if x.start is None else int(x.start))
                 hi.append(0 if x.stop is None else int(x.stop))
                 step.append(1 if x.step is None else int(x.step))
-            elif is_int(x):
+                continue
+            lo.append(0)
+            hi.append(0)
+            step.append(1)
+            if is_int(x):
                 mode.append(4)
-                lo.append(int(x))
-                hi.append(0)
-                step.append(1)
+                lo[-1] = int(x)
+            elif x is None or isinstance(x, NewAxis):
+                mode.append(16)
+                names += "*" if x is None or x.layout is None else x.layout
+            elif x is Ellipsis:
+                if 32 in mode:
+                    raise IndexError("%s: an index can only have a single ellipsis ('...')"
+                                     % what)
+                mode.append(32)
             elif isinstance(x, DataNode) and per_sample is None:
                 per_sample = x
                 mode.append(8)
-                lo.append(0)
-                hi.append(0)
-                step.append(1)
             else:
-                raise TypeError("%s: an int or a slice of ints (not supported: %s)"
+                raise TypeError("%s: an int, a slice of ints, newaxis or ... (not supported: %s)"
                                 % (what, "a second op output" if isinstance(x, DataNode)
                                    else type(x).__name__))
+        extra = {"names": names} if names.strip("*") else {}
         if per_sample is not None:
-            return fn.tensor_subscript(self, mode=mode, lo=lo, hi=hi, step=step, index=per_sample)
-        return fn.tensor_subscript(self, mode=mode, lo=lo, hi=hi, step=step)
+            extra["index"] = per_sample
+        return fn.tensor_subscript(self, mode=mode, lo=lo, hi=hi, step=step, **extra)
 
     __hash__ = object.__hash__
 

@@ -25,7 +25,8 @@ from .data_node import DataNode
 
 
 class _Arg:
-    __slots__ = ("name", "type", "type_doc", "default", "doc", "choices", "required", "per_sample")
+    __slots__ = ("name", "type", "type_doc", "default", "doc", "choices", "required", "per_sample",
+                 "per_frame")
 
     def __init__(self, a):
         self.name = _c.u(a.name)
@@ -36,6 +37,7 @@ class _Arg:
         self.choices = _c.u(a.choices)
         self.required = bool(a.required)
         self.per_sample = bool(a.per_sample)
+        self.per_frame = bool(a.per_frame)
 
 
 class OpSchema:
@@ -48,6 +50,7 @@ class OpSchema:
         self.devices = [d for bit, d in ((_c_bits[0], "cpu"), (_c_bits[1], "mixed"),
                                          (_c_bits[2], "gpu")) if info.devices & bit]
         self.is_reader, self.is_random = bool(info.is_reader), bool(info.is_random)
+        self.sequences = bool(info.sequences)
         # DALI's other names for it (fn.image_decoder for fn.decoders.image): the same function
         self.aliases = [a for a in (_c.u(info.aliases) or "").split("|") if a]
         self.args = {a.name: a for a in args}
@@ -241,14 +244,19 @@ def _make(schema):
     op.__name__ = short
     op.__qualname__ = schema.name
     op.__module__ = __name__
-    lines = [schema.doc, "", "Runs on: %s." % ", ".join(schema.devices), "", "Arguments:"]
+    lines = [schema.doc, "", "Runs on: %s." % ", ".join(schema.devices)]
+    if schema.sequences:
+        lines.append("Takes sequences (layout F...) frame by frame; a per-frame argument "
+                     "(fn.per_frame) has one value per frame.")
+    lines += ["", "Arguments:"]
     params = [inspect.Parameter("inputs", inspect.Parameter.VAR_POSITIONAL, annotation=DataNode)]
     extra = [a for k, a in schema.common.items() if k not in schema.args]
     for a in list(schema.args.values()) + extra:
         default = "required" if a.required else "default %s" % (a.default or "None")
-        lines.append("  %s (%s%s; %s): %s" % (a.name, a.type_doc,
-                                               ", per-sample" if a.per_sample else "", default,
-                                               a.doc))
+        lines.append("  %s (%s%s%s; %s): %s" % (a.name, a.type_doc,
+                                                 ", per-sample" if a.per_sample else "",
+                                                 ", per-frame" if a.per_frame else "", default,
+                                                 a.doc))
         params.append(inspect.Parameter(a.name, inspect.Parameter.KEYWORD_ONLY,
                                         default=inspect.Parameter.empty if a.required else None,
                                         annotation=_hint(a) if a.required else

@@ -11,6 +11,8 @@
 #include "graph/pipeline_exec.h"
 #include "ops/registry.h"
 
+#include "operator/sequence.h"
+
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/rng.h"
@@ -663,6 +665,11 @@ void sl_pipeline_free(sl_pipeline *p) {
             if (b->op_state[k] && p->ops[k].def->free_batch_state)
                 p->ops[k].def->free_batch_state(b->op_state[k]);
         free(b->op_state);
+        for (int k = 0; b->frames && k < p->nops; k++) {
+            sl__seq_free(b->frames[k]);
+            free(b->frames[k]);
+        }
+        free(b->frames);
         free(b->dense);
         free(b->use_dense);
         for (int i = 0; b->keys && i < p->cfg.batch_size; i++) free(b->keys[i]);

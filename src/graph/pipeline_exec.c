@@ -16,6 +16,8 @@
 #include "graph/pipeline_checkpoint.h"
 #include "graph/pipeline_int.h"
 
+#include "operator/sequence.h"
+
 #include "core/alloc.h"
 #include "core/log.h"
 #ifdef SLUICE_HAVE_CUDA
@@ -189,24 +191,36 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     io.batch_state = &b->op_state[k];
     double t0 = now_s();
     sl_status st = SL_OK;
-    if (gpu_half) {
-        if (op->on_gpu && op->def->setup) st = op->def->setup(op->state, &io, err);
-        if (st == SL_OK && op->def->run_gpu) st = op->def->run_gpu(op->state, &io, err);
-    } else {
-        if (op->def->setup) st = op->def->setup(op->state, &io, err);
+    /* an op that takes sequences runs on their frames (operator/sequence.h) */
+    sl__op_io *rio = &io;
+    bool expand = false;
+    if (!gpu_half || op->on_gpu)
+        st = sl__seq_check(op->def, &op->args, op->name, &io, &expand, err);
+    if (st == SL_OK && expand) {
+        if (!b->frames[k] && !(b->frames[k] = sl__calloc(1, sizeof *b->frames[k], err)))
+            st = SL_ENOMEM;
+        if (st == SL_OK) st = sl__seq_expand(b->frames[k], op->def, &op->args, op->name, &io, err);
+        if (st == SL_OK) rio = &b->frames[k]->io;
+    }
+    if (st == SL_OK && gpu_half) {
+        if (op->on_gpu && op->def->setup) st = op->def->setup(op->state, rio, err);
+        if (st == SL_OK && op->def->run_gpu) st = op->def->run_gpu(op->state, rio, err);
+    } else if (st == SL_OK) {
+        if (op->def->setup) st = op->def->setup(op->state, rio, err);
         if (st == SL_OK && k == p->reader_op) st = copy_keys(b, io.keys, err);
         io.keys = k == p->reader_op ? (const char *const *)b->keys : keys;
-        int n = io.run_index ? io.run_count : io.batch; /* setup may leave samples out */
-        if (st == SL_OK && op->def->run_cpu && (n > 0 || io.batch_job)) {
-            run_ctx c = {op, &io};
+        int n = rio->run_index ? rio->run_count : rio->batch; /* setup may leave samples out */
+        if (st == SL_OK && op->def->run_cpu && (n > 0 || rio->batch_job)) {
+            run_ctx c = {op, rio};
             st = sl__pool_parallel_for_beside(p->pool, n, run_sample, &c,
-                                              io.batch_job ? run_batch_job : NULL, &c, err);
+                                              rio->batch_job ? run_batch_job : NULL, &c, err);
             pthread_mutex_lock(&p->stats_mu);
             op->pool_jobs++;
             op->pool_samples += n;
             pthread_mutex_unlock(&p->stats_mu);
         }
     }
+    if (st == SL_OK && rio != &io) st = sl__seq_fold(b->frames[k], op->name, &io, err);
     if (st == SL_OK) {
         for (int i = 0; i < op->nout; i++) {
             int want = b->scope_n[p->nodes[op->first_node + i].scope];
@@ -447,7 +461,8 @@ static sl_status alloc_slots(sl_pipeline *p) {
         b->dense = sl__calloc((size_t)p->nout, sizeof *b->dense, &p->err);
         b->use_dense = sl__calloc((size_t)p->nout, sizeof *b->use_dense, &p->err);
         b->op_state = sl__calloc((size_t)p->nops, sizeof *b->op_state, &p->err);
-        if (!b->dense || !b->use_dense || !b->op_state) return SL_ENOMEM;
+        b->frames = sl__calloc((size_t)p->nops, sizeof *b->frames, &p->err);
+        if (!b->dense || !b->use_dense || !b->op_state || !b->frames) return SL_ENOMEM;
         b->keys = sl__calloc((size_t)bs, sizeof *b->keys, &p->err);
         b->key_cap = sl__calloc((size_t)bs, sizeof *b->key_cap, &p->err);
         if (!b->nodes || !b->keys || !b->key_cap) return SL_ENOMEM;

@@ -76,11 +76,13 @@ struct sl_batch {
     int slot;
     int64_t seq;
     int size;
-    sl_tlist *nodes; /* one sample list per node */
-    sl_tlist *dense; /* per output: a packed copy when the node's samples are scattered */
-    void **op_state; /* per op: what an op keeps for this batch between its stages */
-    bool *use_dense; /* per output: whether this batch's output is the packed copy */
-    char **keys;     /* per-sample keys (copied from the reader) */
+    sl_tlist *nodes;         /* one sample list per node */
+    sl_tlist *dense;         /* per output: a packed copy when the node's samples are scattered */
+    void **op_state;         /* per op: what an op keeps for this batch between its stages */
+    struct sl__seq **frames; /* per op: its batch of frames, when it took sequences (made when
+                              * first needed; operator/sequence.h) */
+    bool *use_dense;         /* per output: whether this batch's output is the packed copy */
+    char **keys;             /* per-sample keys (copied from the reader) */
     /* per conditional scope (pipeline_cond.c): its sample count and, for scope s > 0, its
      * samples' keys at scope_keys[s * batch_size + i] (scope 0: keys) */
     int *scope_n;

@@ -48,8 +48,8 @@ static const abi_field source_info_fields[] = {
     F(sl_source_info, iteration), F(sl_source_info, idx_in_batch), F(sl_source_info, sample),
     F(sl_source_info, output)};
 static const abi_field source_fields[] = {F(sl_source, shape), F(sl_source, fill),
-                                          F(sl_source, user), F(sl_source, count),
-                                          F(sl_source, view), F(sl_source, release)};
+                                          F(sl_source, user),  F(sl_source, count),
+                                          F(sl_source, view),  F(sl_source, release)};
 static const abi_field function_io_fields[] = {
     F(sl_function_io, iteration),   F(sl_function_io, batch),  F(sl_function_io, num_inputs),
     F(sl_function_io, num_outputs), F(sl_function_io, inputs), F(sl_function_io, outputs)};
@@ -87,15 +87,15 @@ static const abi_field iter_config_fields[] = {F(sl_iter_config, text),
                                                F(sl_iter_config, caller_releases),
                                                F(sl_iter_config, global_order),
                                                F(sl_iter_config, device_seeds)};
-static const abi_field op_info_fields[] = {F(sl_op_info, name),       F(sl_op_info, doc),
-                                           F(sl_op_info, min_inputs), F(sl_op_info, max_inputs),
-                                           F(sl_op_info, devices),    F(sl_op_info, is_reader),
-                                           F(sl_op_info, is_random),  F(sl_op_info, no_copy),
-                                           F(sl_op_info, num_args),   F(sl_op_info, aliases)};
+static const abi_field op_info_fields[] = {
+    F(sl_op_info, name),       F(sl_op_info, doc),      F(sl_op_info, min_inputs),
+    F(sl_op_info, max_inputs), F(sl_op_info, devices),  F(sl_op_info, is_reader),
+    F(sl_op_info, is_random),  F(sl_op_info, no_copy),  F(sl_op_info, num_args),
+    F(sl_op_info, aliases),    F(sl_op_info, sequences)};
 static const abi_field op_arg_info_fields[] = {
-    F(sl_op_arg_info, name),     F(sl_op_arg_info, type),      F(sl_op_arg_info, type_doc),
-    F(sl_op_arg_info, def),      F(sl_op_arg_info, doc),       F(sl_op_arg_info, choices),
-    F(sl_op_arg_info, required), F(sl_op_arg_info, per_sample)};
+    F(sl_op_arg_info, name),     F(sl_op_arg_info, type),       F(sl_op_arg_info, type_doc),
+    F(sl_op_arg_info, def),      F(sl_op_arg_info, doc),        F(sl_op_arg_info, choices),
+    F(sl_op_arg_info, required), F(sl_op_arg_info, per_sample), F(sl_op_arg_info, per_frame)};
 #undef F
 
 #define ABI(t, fields)                                                                             \

@@ -97,6 +97,9 @@ typedef enum sl__arg_type {
 enum {
     SL_ARGF_REQUIRED = 1u << 0,
     SL_ARGF_PER_SAMPLE = 1u << 1, /* may be the output of another op, one value per sample */
+    SL_ARGF_PER_FRAME = 1u << 2,  /* (with PER_SAMPLE, on an SL_OPF_SEQUENCE op) may be given per
+                                   * frame: a node whose layout starts with F (fn.per_frame), one
+                                   * value per frame of the sample (operator/sequence.h) */
 };
 
 typedef struct sl__arg_schema {
@@ -158,14 +161,18 @@ enum {
 };
 
 enum {
-    SL_OPF_READER = 1u << 0,  /* no inputs; produces records; has reader meta */
-    SL_OPF_RANDOM = 1u << 1,  /* draws random numbers: takes a seed */
-    SL_OPF_NOCOPY = 1u << 2,  /* outputs are views of inputs */
-    SL_OPF_DECODER = 1u << 3, /* a decoder (decoders.*): its time is the stats' decode_s */
-    SL_OPF_SPLIT = 1u << 4,   /* _conditional.split: its outputs are the samples of the two
-                               * branches of a conditional (the executor sizes their batches) */
-    SL_OPF_MERGE = 1u << 5,   /* _conditional.merge: a branch's two parts back in sample order */
-    SL_OPF_SHAPES = 1u << 6,  /* reads only its inputs' shapes: a CPU instance may take GPU data */
+    SL_OPF_READER = 1u << 0,   /* no inputs; produces records; has reader meta */
+    SL_OPF_RANDOM = 1u << 1,   /* draws random numbers: takes a seed */
+    SL_OPF_NOCOPY = 1u << 2,   /* outputs are views of inputs */
+    SL_OPF_DECODER = 1u << 3,  /* a decoder (decoders.*): its time is the stats' decode_s */
+    SL_OPF_SPLIT = 1u << 4,    /* _conditional.split: its outputs are the samples of the two
+                                * branches of a conditional (the executor sizes their batches) */
+    SL_OPF_MERGE = 1u << 5,    /* _conditional.merge: a branch's two parts back in sample order */
+    SL_OPF_SHAPES = 1u << 6,   /* reads only its inputs' shapes: a CPU instance may take GPU data */
+    SL_OPF_SEQUENCE = 1u << 7, /* takes sequences frame by frame: an input whose layout starts
+                                * with F, or an argument given per frame, runs it once per frame
+                                * (operator/sequence.h); its SL_ARGF_PER_FRAME arguments may be
+                                * per frame */
 };
 
 /* What an op instance learns when it is created. */

@@ -30,36 +30,38 @@
 #endif
 
 static const sl__arg_schema bc_args[] = {
-    {"brightness", SL_ARG_FLOAT, "1.0", "brightness multiplier", SL_ARGF_PER_SAMPLE, NULL},
+    {"brightness", SL_ARG_FLOAT, "1.0", "brightness multiplier",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"brightness_shift", SL_ARG_FLOAT, "0.0",
      "brightness shift, in units of the output type's range (1.0: its largest value)",
-     SL_ARGF_PER_SAMPLE, NULL},
-    {"contrast", SL_ARG_FLOAT, "1.0", "contrast multiplier (0.0: uniform grey)", SL_ARGF_PER_SAMPLE,
-     NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
+    {"contrast", SL_ARG_FLOAT, "1.0", "contrast multiplier (0.0: uniform grey)",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"contrast_center", SL_ARG_FLOAT, "None",
      "the level contrast leaves alone (default: half the input type's positive range, 0.5 for "
      "floats)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 static const sl__arg_schema brightness_args[] = {
-    {"brightness", SL_ARG_FLOAT, "1.0", "brightness multiplier", SL_ARGF_PER_SAMPLE, NULL},
+    {"brightness", SL_ARG_FLOAT, "1.0", "brightness multiplier",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"brightness_shift", SL_ARG_FLOAT, "0.0",
      "brightness shift, in units of the output type's range (1.0: its largest value)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 static const sl__arg_schema contrast_args[] = {
-    {"contrast", SL_ARG_FLOAT, "1.0", "contrast multiplier (0.0: uniform grey)", SL_ARGF_PER_SAMPLE,
-     NULL},
+    {"contrast", SL_ARG_FLOAT, "1.0", "contrast multiplier (0.0: uniform grey)",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"contrast_center", SL_ARG_FLOAT, "None",
      "the level contrast leaves alone (default: half the input type's positive range, 0.5 for "
      "floats)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
@@ -239,6 +241,7 @@ const sl__op_def sl__brightness_contrast_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = bc_args,
+    .flags = SL_OPF_SEQUENCE,
     BC_DEVICES.create = bc_create,
     .setup = bc_setup,
     .run_cpu = bc_run_cpu,
@@ -252,6 +255,7 @@ const sl__op_def sl__brightness_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = brightness_args,
+    .flags = SL_OPF_SEQUENCE,
     BC_DEVICES.create = bc_create,
     .setup = bc_setup,
     .run_cpu = bc_run_cpu,
@@ -265,6 +269,7 @@ const sl__op_def sl__contrast_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = contrast_args,
+    .flags = SL_OPF_SEQUENCE,
     BC_DEVICES.create = bc_create,
     .setup = bc_setup,
     .run_cpu = bc_run_cpu,

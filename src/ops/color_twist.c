@@ -32,40 +32,48 @@ static const char *const arg_names[T_NARGS] = {"hue", "saturation", "value", "br
                                                "contrast"};
 
 #define TWIST_HUE_SAT                                                                              \
-    {"hue", SL_ARG_FLOAT, "0.0", "hue rotation, in degrees", SL_ARGF_PER_SAMPLE, NULL}, {          \
+    {                                                                                              \
+        "hue",                                                                                     \
+        SL_ARG_FLOAT,                                                                              \
+        "0.0",                                                                                     \
+        "hue rotation, in degrees",                                                                \
+        SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME,                                                    \
+        NULL},                                                                                     \
+    {                                                                                              \
         "saturation", SL_ARG_FLOAT, "1.0", "saturation multiplier (0.0: grey)",                    \
-            SL_ARGF_PER_SAMPLE, NULL                                                               \
+            SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL                                           \
     }
 #define TWIST_DTYPE                                                                                \
     { "dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL }
 
 static const sl__arg_schema ct_args[] = {
     TWIST_HUE_SAT,
-    {"brightness", SL_ARG_FLOAT, "1.0", "brightness multiplier (0.0: black)", SL_ARGF_PER_SAMPLE,
-     NULL},
+    {"brightness", SL_ARG_FLOAT, "1.0", "brightness multiplier (0.0: black)",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"contrast", SL_ARG_FLOAT, "1.0", "contrast multiplier (0.0: a uniform grey at half the range)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     TWIST_DTYPE,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 static const sl__arg_schema hsv_args[] = {
     TWIST_HUE_SAT,
-    {"value", SL_ARG_FLOAT, "1.0", "value multiplier (scales Y, I and Q alike)", SL_ARGF_PER_SAMPLE,
-     NULL},
+    {"value", SL_ARG_FLOAT, "1.0", "value multiplier (scales Y, I and Q alike)",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     TWIST_DTYPE,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 static const sl__arg_schema hue_args[] = {
-    {"hue", SL_ARG_FLOAT, "0.0", "hue rotation, in degrees", SL_ARGF_PER_SAMPLE, NULL},
+    {"hue", SL_ARG_FLOAT, "0.0", "hue rotation, in degrees", SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME,
+     NULL},
     TWIST_DTYPE,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 static const sl__arg_schema sat_args[] = {
-    {"saturation", SL_ARG_FLOAT, "1.0", "saturation multiplier (0.0: grey)", SL_ARGF_PER_SAMPLE,
-     NULL},
+    {"saturation", SL_ARG_FLOAT, "1.0", "saturation multiplier (0.0: grey)",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     TWIST_DTYPE,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
@@ -259,6 +267,7 @@ const sl__op_def sl__color_twist_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = ct_args,
+    .flags = SL_OPF_SEQUENCE,
     TW_GPU.create = ct_create,
     .setup = tw_setup,
     .run_cpu = tw_run_cpu,
@@ -272,6 +281,7 @@ const sl__op_def sl__hsv_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = hsv_args,
+    .flags = SL_OPF_SEQUENCE,
     TW_GPU.create = hsv_create,
     .setup = tw_setup,
     .run_cpu = tw_run_cpu,
@@ -284,6 +294,7 @@ const sl__op_def sl__hue_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = hue_args,
+    .flags = SL_OPF_SEQUENCE,
     TW_GPU.create = hue_create,
     .setup = tw_setup,
     .run_cpu = tw_run_cpu,
@@ -297,6 +308,7 @@ const sl__op_def sl__saturation_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = sat_args,
+    .flags = SL_OPF_SEQUENCE,
     TW_GPU.create = sat_create,
     .setup = tw_setup,
     .run_cpu = tw_run_cpu,

@@ -20,9 +20,12 @@
 #endif
 
 static const sl__arg_schema flip_args[] = {
-    {"horizontal", SL_ARG_INT, "1", "nonzero: flip along W", SL_ARGF_PER_SAMPLE, NULL},
-    {"vertical", SL_ARG_INT, "0", "nonzero: flip along H", SL_ARGF_PER_SAMPLE, NULL},
-    {"depthwise", SL_ARG_INT, "0", "nonzero: flip along D (volumes)", SL_ARGF_PER_SAMPLE, NULL},
+    {"horizontal", SL_ARG_INT, "1", "nonzero: flip along W", SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME,
+     NULL},
+    {"vertical", SL_ARG_INT, "0", "nonzero: flip along H", SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME,
+     NULL},
+    {"depthwise", SL_ARG_INT, "0", "nonzero: flip along D (volumes)",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -174,6 +177,7 @@ const sl__op_def sl__flip_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = flip_args,
+    .flags = SL_OPF_SEQUENCE,
 #ifdef SLUICE_HAVE_CUDA
     .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
     .run_gpu = flip_run_gpu,

@@ -59,6 +59,7 @@ static void fill_op(const sl__op_def *d, sl_op_info *o) {
     o->no_copy = (d->flags & SL_OPF_NOCOPY) != 0;
     o->num_args = num_args(d);
     o->aliases = d->aliases ? d->aliases : "";
+    o->sequences = (d->flags & SL_OPF_SEQUENCE) != 0;
 }
 
 static void fill_arg(const sl__arg_schema *a, sl_op_arg_info *o) {
@@ -71,6 +72,7 @@ static void fill_arg(const sl__arg_schema *a, sl_op_arg_info *o) {
     o->choices = a->choices;
     o->required = (a->flags & SL_ARGF_REQUIRED) != 0;
     o->per_sample = (a->flags & SL_ARGF_PER_SAMPLE) != 0;
+    o->per_frame = (a->flags & SL_ARGF_PER_FRAME) != 0;
 }
 
 int sl_op_count(void) {

@@ -662,6 +662,7 @@ const sl__op_def sl__resize_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = resize_args,
+    .flags = SL_OPF_SEQUENCE,
     RESIZE_DEVICES.create = resize_create,
     .setup = resize_setup,
     .run_cpu = resize_run_cpu,

@@ -6,7 +6,10 @@
  * in), or before it with reverse_order (in @ T); combine chains its inputs, the first applied
  * first. Angles are in degrees; `center` makes scale, rotation and shear act about that point.
  * crop maps the box [from_start, from_end] onto [to_start, to_end] (with `absolute`, a start above
- * its end is swapped first). Every argument may be per sample. Also coord_transform: points
+ * its end is swapped first). Every argument may be per sample, and per frame (fn.per_frame):
+ * then each sample is a sequence of matrices, (F, ndim, ndim + 1) with layout F**, one per frame
+ * (operator/sequence.h; an input transform that is a sequence gives one too). Also coord_transform:
+ * points
  * (..., D) mapped by M (or MT = [M | T]) and T, out = M x + T, as float32 or `dtype`. */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
@@ -28,44 +31,49 @@
     }
 
 static const sl__arg_schema translation_args[] = {
-    {"offset", SL_ARG_FLOATS, NULL, "the translation vector", SL_ARGF_REQUIRED | SL_ARGF_PER_SAMPLE,
-     NULL},
+    {"offset", SL_ARG_FLOATS, NULL, "the translation vector",
+     SL_ARGF_REQUIRED | SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     ORDER_ARG,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 static const sl__arg_schema scale_args[] = {
     {"scale", SL_ARG_FLOATS, NULL, "the scale factor of each dimension",
-     SL_ARGF_REQUIRED | SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_REQUIRED | SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"center", SL_ARG_FLOATS, "None", "the point that stays (default: the origin)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"ndim", SL_ARG_INT, "None", "dimensions, when scale is one value for all", 0, NULL},
     ORDER_ARG,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 static const sl__arg_schema rotation_args[] = {
-    {"angle", SL_ARG_FLOAT, NULL, "the angle, in degrees", SL_ARGF_REQUIRED | SL_ARGF_PER_SAMPLE,
-     NULL},
-    {"axis", SL_ARG_FLOATS, "None", "the axis of a 3D rotation", SL_ARGF_PER_SAMPLE, NULL},
+    {"angle", SL_ARG_FLOAT, NULL, "the angle, in degrees",
+     SL_ARGF_REQUIRED | SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
+    {"axis", SL_ARG_FLOATS, "None", "the axis of a 3D rotation",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"center", SL_ARG_FLOATS, "None", "the point that stays (default: the origin)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     ORDER_ARG,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 static const sl__arg_schema shear_args[] = {
     {"shear", SL_ARG_FLOATS, "None", "shear factors: [sx, sy] in 2D, 6 values in 3D",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"angles", SL_ARG_FLOATS, "None", "shear angles in degrees (factors tan(angle))",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"center", SL_ARG_FLOATS, "None", "the point that stays (default: the origin)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     ORDER_ARG,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 static const sl__arg_schema crop_args[] = {
-    {"from_start", SL_ARG_FLOATS, "[0.0]", "the source box's start", SL_ARGF_PER_SAMPLE, NULL},
-    {"from_end", SL_ARG_FLOATS, "[1.0]", "the source box's end", SL_ARGF_PER_SAMPLE, NULL},
-    {"to_start", SL_ARG_FLOATS, "[0.0]", "the destination box's start", SL_ARGF_PER_SAMPLE, NULL},
-    {"to_end", SL_ARG_FLOATS, "[1.0]", "the destination box's end", SL_ARGF_PER_SAMPLE, NULL},
+    {"from_start", SL_ARG_FLOATS, "[0.0]", "the source box's start",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
+    {"from_end", SL_ARG_FLOATS, "[1.0]", "the source box's end",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
+    {"to_start", SL_ARG_FLOATS, "[0.0]", "the destination box's start",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
+    {"to_end", SL_ARG_FLOATS, "[1.0]", "the destination box's end",
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"absolute", SL_ARG_BOOL, "False", "swap a start above its end", 0, NULL},
     ORDER_ARG,
     {NULL, 0, NULL, NULL, 0, NULL},
@@ -410,6 +418,7 @@ static sl_status tr_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
         .max_inputs = nin_max,                                                                     \
         .args = schema,                                                                            \
         .devices = SL_OPDEV_CPU,                                                                   \
+        .flags = SL_OPF_SEQUENCE,                                                                  \
         .create = create_,                                                                         \
         .setup = tr_setup,                                                                         \
         .run_cpu = tr_run_cpu,                                                                     \
@@ -433,12 +442,12 @@ TR_OP(sl__tr_combine_op, "transforms.combine", 2, INT_MAX, combine_args, combine
 
 static const sl__arg_schema ct_args[] = {
     {"M", SL_ARG_FLOATS, "None", "the matrix (row-major; one value: a scaled identity)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"T", SL_ARG_FLOATS, "None", "the translation (one value: the same for every coordinate)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"MT", SL_ARG_FLOATS, "None",
      "matrix and translation together, [M | T] (one value: that value as M, no T)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
@@ -623,6 +632,7 @@ const sl__op_def sl__coord_transform_op = {
     .max_inputs = 1,
     .args = ct_args,
     .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_SEQUENCE,
     .create = ct_create,
     .setup = ct_setup,
     .run_cpu = ct_run_cpu,

@@ -8,7 +8,11 @@
  *   with the input's remaining dims and layout.
  * - permute_batch: samples of the batch in another order (DALI's fn.permute_batch): output sample
  *   i is input sample indices[i], `indices` a list of one index per sample or a per-sample
- *   value (batch_permutation's output). */
+ *   value (batch_permutation's output).
+ * - per_frame: the input marked as sequences (DALI's fn.per_frame): its layout starts with F
+ *   (no layout: F padded with '*'; one not starting with F: refused, or its first letter
+ *   replaced with `replace`), so that an op taking sequences frame by frame reads it as one value
+ *   per frame (operator/sequence.c). */
 #include "operator/argin.h"
 #include "operator/op.h"
 
@@ -44,6 +48,64 @@ static sl_status copy_setup(void *state, sl__op_io *io, sl_err *err) {
 static void views_free(void *state) {
     free(state);
 }
+
+/* ---- per_frame ------------------------------------------------------------------------------ */
+
+static const sl__arg_schema pf_args[] = {
+    {"replace", SL_ARG_BOOL, "False",
+     "an input whose layout does not start with F gets F as its first letter (else it is refused)",
+     0, NULL},
+    {NULL, 0, NULL, NULL, 0, NULL},
+};
+
+static sl_status pf_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
+    (void)init;
+    bool *replace = sl__calloc(1, sizeof *replace, err);
+    if (!replace) return SL_ENOMEM;
+    *replace = sl__args_bool(a, "replace");
+    *out = replace;
+    return SL_OK;
+}
+
+static sl_status pf_setup(void *state, sl__op_io *io, sl_err *err) {
+    const sl_tlist *in = io->in[0];
+    if (in->ndim < 1)
+        return sl_err_set(err, SL_EINVAL,
+                          "per_frame: the input's samples are scalars; a sequence has its frames "
+                          "as the outermost dim (give each sample a leading dim, x[newaxis])");
+    char layout[SL_LAYOUT_MAX + 1];
+    memset(layout, 0, sizeof layout);
+    if (!in->layout[0]) {
+        for (int d = 0; d < in->ndim && d < SL_LAYOUT_MAX; d++) layout[d] = d ? '*' : 'F';
+    } else if (in->layout[0] != 'F' && !*(const bool *)state) {
+        return sl_err_set(err, SL_EINVAL,
+                          "per_frame: the input's layout \"%s\" does not start with F (frames); "
+                          "replace=True makes its first letter F",
+                          in->layout);
+    } else {
+        memcpy(layout, in->layout, sizeof layout);
+        layout[0] = 'F';
+    }
+    SL_TRY(sl_tlist_reset(io->out[0], io->batch, in->dtype, in->ndim, in->device, err));
+    for (int i = 0; i < io->batch; i++)
+        sl_tlist_set_external(io->out[0], i, in->data[i], sl_tlist_shape(in, i));
+    memcpy(io->out[0]->layout, layout, sizeof layout);
+    return SL_OK;
+}
+
+const sl__op_def sl__per_frame_op = {
+    .name = "per_frame",
+    .doc = "Marks the input as sequences, the outermost dim as frames (layout F...; a view: no "
+           "bytes move): an argument given so has one value per frame.",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .args = pf_args,
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .flags = SL_OPF_NOCOPY,
+    .create = pf_create,
+    .setup = pf_setup,
+    .destroy = views_free,
+};
 
 const sl__op_def sl__copy_op = {
     .name = "copy",

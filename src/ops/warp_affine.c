@@ -9,7 +9,10 @@
  * through ops/warp_affine.h, shared with the CUDA run, so the two give the same bits. An angle that
  * is a whole multiple of 90 degrees uses exact sines and cosines, so such turns move pixels
  * exactly. warp_affine's matrix may also come as a second input (one 2x3 or 6-value sample per
- * image, on the CPU), as DALI allows. */
+ * image, on the CPU), as DALI allows. Both take sequences (FHWC) frame by frame, and the matrix
+ * or angle per frame (fn.per_frame, or a matrix input of layout F**, what transforms.* make from
+ * per-frame arguments): an HWC image with a per-frame matrix becomes a sequence, one frame per
+ * matrix (operator/sequence.h). */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
 #include "operator/gpu_args.h"
@@ -29,7 +32,7 @@
 
 // clang-format off
 #define WARP_COMMON_ARGS                                                                           \
-    {"size", SL_ARG_FLOATS, "None", "output (height, width)", 0, NULL},                            \
+    {"size", SL_ARG_FLOATS, "None", "output (height, width)", SL_ARGF_PER_SAMPLE, NULL},           \
     {"fill_value", SL_ARG_FLOAT, "None",                                                           \
      "the value outside the source (default: the nearest border pixel)", 0, NULL},                 \
     {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR", "filter", 0, "INTERP_NN|INTERP_LINEAR"}
@@ -38,7 +41,7 @@
 static const sl__arg_schema wa_args[] = {
     {"matrix", SL_ARG_FLOATS, "None",
      "the 2x3 affine map, row-major (6 values); or give it as the op's second input",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"inverse_map", SL_ARG_BOOL, "True",
      "matrix maps destination points to source points (False: source to destination)", 0, NULL},
     WARP_COMMON_ARGS,
@@ -47,7 +50,7 @@ static const sl__arg_schema wa_args[] = {
 
 static const sl__arg_schema rot_args[] = {
     {"angle", SL_ARG_FLOAT, NULL, "degrees, counter-clockwise",
-     SL_ARGF_REQUIRED | SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_REQUIRED | SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"keep_size", SL_ARG_BOOL, "False", "keep the input's size instead of the bounding box", 0,
      NULL},
     WARP_COMMON_ARGS,
@@ -59,6 +62,7 @@ typedef struct wa_state {
     bool rotate, inverse, keep, has_size, has_fill, nn;
     double size[2], fill, matrix[6], angle;
     int node;        /* the per-sample matrix or angle, or -1 */
+    int size_node;   /* the per-sample size, or -1 */
     bool has_matrix; /* warp_affine: matrix given as an argument (else the second input) */
     sl__warp *t;
     int cap;
@@ -94,7 +98,9 @@ static sl_status create_as(const sl__args *a, bool rotate, void **out, sl_err *e
         else if (s->node < 0 && s->has_matrix)
             memcpy(s->matrix, v, sizeof s->matrix);
     }
-    if (st == SL_OK && sl__args_get(a, "size")->kind != SL_VAL_NONE) {
+    s->size_node = sl__args_node(a, "size");
+    s->has_size = s->size_node >= 0;
+    if (st == SL_OK && s->size_node < 0 && sl__args_get(a, "size")->kind != SL_VAL_NONE) {
         const double *v;
         if (sl__args_floats(a, "size", &v) != 2 || !(v[0] >= 1 && v[0] <= 1e7) ||
             !(v[1] >= 1 && v[1] <= 1e7))
@@ -142,8 +148,14 @@ static sl_status plan(wa_state *s, const sl__op_io *io, int i, int64_t H, int64_
                       sl__warp *t, sl_err *err) {
     memset(t, 0, sizeof *t);
     t->h = H, t->w = W, t->c = C, t->nn = s->nn, t->fill = s->has_fill, t->fill_value = s->fill;
-    t->oh = s->has_size ? llround(s->size[0]) : H;
-    t->ow = s->has_size ? llround(s->size[1]) : W;
+    double size[2] = {s->size[0], s->size[1]};
+    if (s->size_node >= 0 &&
+        (sl__argin_values(io, s->size_node, i, size, 2) != 2 || !(size[0] >= 1 && size[0] <= 1e7) ||
+         !(size[1] >= 1 && size[1] <= 1e7)))
+        return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                           "size must be (height, width) per sample, each from 1 to 1e7");
+    t->oh = s->has_size ? llround(size[0]) : H;
+    t->ow = s->has_size ? llround(size[1]) : W;
     if (s->rotate) {
         double deg = s->angle;
         if (s->node >= 0 && sl__argin_values(io, s->node, i, &deg, 1) != 1)
@@ -270,6 +282,7 @@ const sl__op_def sl__warp_affine_op = {
     .min_inputs = 1,
     .max_inputs = 2,
     .args = wa_args,
+    .flags = SL_OPF_SEQUENCE,
     WA_DEVICES.create = wa_create,
     .setup = wa_setup,
     .run_cpu = wa_run_cpu,
@@ -282,6 +295,7 @@ const sl__op_def sl__rotate_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = rot_args,
+    .flags = SL_OPF_SEQUENCE,
     WA_DEVICES.create = rot_create,
     .setup = wa_setup,
     .run_cpu = wa_run_cpu,

@@ -172,9 +172,9 @@ static sl_status ints_arg(parser *ps, sl__parse_arg *a, const char *name, sl__pa
     return SL_OK;
 }
 
-sl_status sl__parse_subscript_op(parser *ps, const expr *e, int node, int k, const int64_t *mode,
-                                 const int64_t *lo, const int64_t *hi, const int64_t *step,
-                                 result *r) {
+static sl_status subscript_op(parser *ps, const expr *e, int node, int k, const int64_t *mode,
+                              const int64_t *lo, const int64_t *hi, const int64_t *step,
+                              const char *names, result *r) {
     if (ps->no_ops)
         return sl__parse_perr(ps, SL_EINVAL, e->pos, "an operator cannot be called here");
     sl__parse_stmt s;
@@ -185,23 +185,110 @@ sl_status sl__parse_subscript_op(parser *ps, const expr *e, int node, int k, con
     snprintf(s.written, sizeof s.written, "[] (tensor_subscript)");
     s.inputs = malloc(sizeof *s.inputs);
     s.input_pos = malloc(sizeof *s.input_pos);
-    s.args = calloc(4, sizeof *s.args);
+    s.args = calloc(5, sizeof *s.args);
     sl_status st =
         s.inputs && s.input_pos && s.args ? SL_OK : sl_err_set(ps->err, SL_ENOMEM, "out of memory");
     if (st == SL_OK) {
         s.inputs[0] = node;
         s.input_pos[0] = e->a->pos;
         s.num_inputs = 1;
-        const char *names[4] = {"mode", "lo", "hi", "step"};
+        const char *argnames[4] = {"mode", "lo", "hi", "step"};
         const int64_t *vals[4] = {mode, lo, hi, step};
         for (int i = 0; i < 4 && st == SL_OK; i++, s.num_args++)
-            st = ints_arg(ps, &s.args[i], names[i], e->pos, k, vals[i]);
+            st = ints_arg(ps, &s.args[i], argnames[i], e->pos, k, vals[i]);
+    }
+    if (st == SL_OK && names[0]) {
+        sl__parse_arg *a = &s.args[s.num_args++];
+        snprintf(a->name, sizeof a->name, "names");
+        a->pos = e->pos;
+        a->val.kind = SL_VAL_STR;
+        if (!(a->val.s = strdup(names))) st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
     }
     if (st != SL_OK) {
         sl__parse_stmt_clear(&s);
         return st;
     }
     return emit(ps, &s, 1, r);
+}
+
+/* One int of a subscript (a slice's part, or an index) into *v; NULL part: *v unchanged. */
+static sl_status subscript_int(parser *ps, const expr *part, int64_t *v) {
+    if (!part) return SL_OK;
+    sl__val x;
+    SL_TRY(sl__parse_eval_const(ps, part, &x, "a subscript"));
+    sl_status st = SL_OK;
+    if (x.kind == SL_VAL_INT || x.kind == SL_VAL_BOOL)
+        *v = sl__parse_as_i(&x);
+    else
+        st = sl__parse_perr(ps, SL_EINVAL, part->pos,
+                            "an op output's subscripts are ints and slices of ints, newaxis or ...");
+    sl__val_free(&x);
+    return st;
+}
+
+/* x is DALI's newaxis (dali.newaxis, sluice.newaxis, nvidia.dali.newaxis; None, numpy's), or
+ * newaxis("F") naming the new dim: its letter in *name ('*' unnamed) */
+static sl_status newaxis_of(parser *ps, const expr *x, bool *is, char *name) {
+    *is = false;
+    *name = '*';
+    if (x->kind == E_NONE) return (*is = true), SL_OK;
+    const expr *f = x->kind == E_CALL ? x->a : x;
+    char dotted[64];
+    if (f->kind != E_ATTR || !sl__parse_dotted(f, dotted, sizeof dotted)) return SL_OK;
+    if (strcmp(dotted, "dali.newaxis") && strcmp(dotted, "sluice.newaxis") &&
+        strcmp(dotted, "nvidia.dali.newaxis"))
+        return SL_OK;
+    *is = true;
+    if (x->kind != E_CALL) return SL_OK;
+    if (x->n != 1 || x->nkw || x->items[0]->kind != E_STR || strlen(x->items[0]->s) != 1)
+        return sl__parse_perr(ps, SL_EINVAL, x->pos,
+                              "newaxis takes one layout letter for the new dim: %s(\"F\")", dotted);
+    *name = x->items[0]->s[0];
+    return SL_OK;
+}
+
+/* node[...]: DALI's tensor indexing, the tensor_subscript op (indices and slices of ints, newaxis
+ * and ...) */
+sl_status sl__parse_node_subscript(parser *ps, const expr *e, int node, result *r) {
+    const expr *const *items = (const expr *const *)&e->b;
+    int k = 1;
+    if (e->b->kind == E_TUPLE) items = (const expr *const *)e->b->items, k = e->b->n;
+    if (k > 2 * SL_MAX_DIMS)
+        return sl__parse_perr(ps, SL_EINVAL, e->b->pos, "%d subscripts (at most %d)", k,
+                              2 * SL_MAX_DIMS);
+    int64_t mode[2 * SL_MAX_DIMS], lo[2 * SL_MAX_DIMS], hi[2 * SL_MAX_DIMS], step[2 * SL_MAX_DIMS];
+    char names[2 * SL_MAX_DIMS + 1];
+    int nnew = 0, ells = 0;
+    bool named = false;
+    for (int d = 0; d < k; d++) {
+        const expr *x = items[d];
+        lo[d] = hi[d] = 0, step[d] = 1;
+        bool is_new;
+        char letter;
+        SL_TRY(newaxis_of(ps, x, &is_new, &letter));
+        if (is_new) {
+            mode[d] = 16;
+            names[nnew++] = letter;
+            named |= letter != '*';
+        } else if (x->kind == E_ELLIPSIS) {
+            if (ells++)
+                return sl__parse_perr(ps, SL_EINVAL, x->pos,
+                                      "an index can only have a single ellipsis ('...')");
+            mode[d] = 32;
+        } else if (x->kind == E_SLICE) {
+            mode[d] = (x->a == NULL) * 1 + (x->b == NULL) * 2;
+            SL_TRY(subscript_int(ps, x->a, &lo[d]));
+            SL_TRY(subscript_int(ps, x->b, &hi[d]));
+            SL_TRY(subscript_int(ps, x->c, &step[d]));
+            if (step[d] == 0)
+                return sl__parse_perr(ps, SL_EINVAL, x->c->pos, "a slice's step cannot be 0");
+        } else {
+            mode[d] = 4;
+            SL_TRY(subscript_int(ps, x, &lo[d]));
+        }
+    }
+    names[named ? nnew : 0] = '\0';
+    return subscript_op(ps, e, node, k, mode, lo, hi, step, names, r);
 }
 
 /* DALI's expressions with an op output on either side, or unary - or ~ of one (b NULL): an

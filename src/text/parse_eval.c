@@ -589,48 +589,6 @@ static sl_status eval_attr(parser *ps, const expr *e, result *r) {
         "unsupported attribute '.%s': only types.* and tfrec.* constants can be used here", e->s);
 }
 
-/* One int of a subscript (a slice's part, or an index) into *v; NULL part: *v unchanged. */
-static sl_status subscript_int(parser *ps, const expr *part, int64_t *v) {
-    if (!part) return SL_OK;
-    sl__val x;
-    SL_TRY(sl__parse_eval_const(ps, part, &x, "a subscript"));
-    sl_status st = SL_OK;
-    if (x.kind == SL_VAL_INT || x.kind == SL_VAL_BOOL)
-        *v = sl__parse_as_i(&x);
-    else
-        st = sl__parse_perr(ps, SL_EINVAL, part->pos,
-                            "an op output's subscripts are ints and slices of ints");
-    sl__val_free(&x);
-    return st;
-}
-
-/* node[...]: DALI's tensor indexing, the tensor_subscript op (indices and slices of ints) */
-static sl_status node_subscript(parser *ps, const expr *e, int node, result *r) {
-    const expr *const *items = (const expr *const *)&e->b;
-    int k = 1;
-    if (e->b->kind == E_TUPLE) items = (const expr *const *)e->b->items, k = e->b->n;
-    if (k > SL_MAX_DIMS)
-        return sl__parse_perr(ps, SL_EINVAL, e->b->pos, "%d subscripts (at most %d)", k,
-                              SL_MAX_DIMS);
-    int64_t mode[SL_MAX_DIMS], lo[SL_MAX_DIMS], hi[SL_MAX_DIMS], step[SL_MAX_DIMS];
-    for (int d = 0; d < k; d++) {
-        const expr *x = items[d];
-        lo[d] = hi[d] = 0, step[d] = 1;
-        if (x->kind == E_SLICE) {
-            mode[d] = (x->a == NULL) * 1 + (x->b == NULL) * 2;
-            SL_TRY(subscript_int(ps, x->a, &lo[d]));
-            SL_TRY(subscript_int(ps, x->b, &hi[d]));
-            SL_TRY(subscript_int(ps, x->c, &step[d]));
-            if (step[d] == 0)
-                return sl__parse_perr(ps, SL_EINVAL, x->c->pos, "a slice's step cannot be 0");
-        } else {
-            mode[d] = 4;
-            SL_TRY(subscript_int(ps, x, &lo[d]));
-        }
-    }
-    return sl__parse_subscript_op(ps, e, node, k, mode, lo, hi, step, r);
-}
-
 /* a[b]: a dict's value for a string key (readers.tfrecord's outputs by feature name), or a list's
  * or a tuple's item (a negative index counts from the end) */
 static sl_status eval_index(parser *ps, const expr *e, result *r) {
@@ -641,7 +599,7 @@ static sl_status eval_index(parser *ps, const expr *e, result *r) {
     sl_status st = SL_OK;
     const sl__val *found = NULL;
     if (sl__parse_is_node(&a)) {
-        st = node_subscript(ps, e, a.val.node, r);
+        st = sl__parse_node_subscript(ps, e, a.val.node, r);
         sl__parse_result_free(&a);
         return st;
     }
@@ -786,6 +744,8 @@ sl_status sl__parse_eval(parser *ps, const expr *e, int want, result *r) {
         return eval_index(ps, e, r);
     case E_SLICE:
         return sl__parse_perr(ps, SL_EINVAL, e->pos, "a slice is only a subscript (x[1:3])");
+    case E_ELLIPSIS:
+        return sl__parse_perr(ps, SL_EINVAL, e->pos, "'...' is only a subscript (x[..., 0])");
     case E_CALL:
         break;
     }

@@ -316,8 +316,14 @@ static sl_status parse_subscripts(parser *ps, sl__parse_pos pos, expr **out) {
         if (sl__parse_is_op(t, "]"))
             return sl__parse_perr(ps, SL_ESYNTAX, t->pos, "an empty subscript");
         expr *item;
-        SL_TRY(slice_part(ps, &item));
-        if (sl__parse_is_op(sl__parse_tok(ps), ":")) { /* a slice */
+        if (sl__parse_is_op(t, "...")) { /* x[..., 0]: the dims the other subscripts leave */
+            if (!(item = sl__parse_new_expr(ps, E_ELLIPSIS, t->pos))) return SL_ENOMEM;
+            sl__parse_next(ps);
+            several = true;
+        } else {
+            SL_TRY(slice_part(ps, &item));
+        }
+        if ((!item || item->kind != E_ELLIPSIS) && sl__parse_is_op(sl__parse_tok(ps), ":")) {
             expr *sl = sl__parse_new_expr(ps, E_SLICE, item ? item->pos : t->pos);
             if (!sl) return SL_ENOMEM;
             sl->a = item;

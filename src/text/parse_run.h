@@ -99,11 +99,9 @@ sl_status sl__parse_truth(parser *ps, const expr *at, const result *v, const cha
 
 /* e (E_CALL): an op, a transfer, a helper function, range() or len(), a tfrec feature */
 sl_status sl__parse_eval_call(parser *ps, const expr *e, int want, result *r);
-/* node[...]: a tensor_subscript op statement on program node `node` with k subscripts (mode,
- * lo, hi, step as the op takes them); r: its output */
-sl_status sl__parse_subscript_op(parser *ps, const expr *e, int node, int k, const int64_t *mode,
-                                 const int64_t *lo, const int64_t *hi, const int64_t *step,
-                                 result *r);
+/* node[...]: DALI's tensor indexing of program node `node` (indices and slices of ints, newaxis,
+ * ...): a tensor_subscript op statement; r: its output */
+sl_status sl__parse_node_subscript(parser *ps, const expr *e, int node, result *r);
 /* An operator (sym: "+", "==", "&", ...) with an op output on either side (a at apos, b at
  * bpos), or unary - or ~ of one (b NULL; sym "-" or "~"): an arithmetic op, at pos */
 sl_status sl__parse_arith_op(parser *ps, sl__parse_pos pos, const char *sym, const result *a,

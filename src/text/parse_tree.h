@@ -21,23 +21,24 @@ typedef enum ekind {
     E_TRUE,
     E_FALSE,
     E_NONE,
-    E_NAME,  /* s */
-    E_ATTR,  /* a.s */
-    E_CALL,  /* a(items..., kw...) */
-    E_BIN,   /* a op b */
-    E_NEG,   /* -a */
-    E_POS,   /* +a */
-    E_INV,   /* ~a */
-    E_LIST,  /* [items] */
-    E_TUPLE, /* (items) or a, b */
-    E_DICT,  /* {items[k]: kwvals[k]}, n pairs */
-    E_AND,   /* a and b */
-    E_OR,    /* a or b */
-    E_NOT,   /* not a */
-    E_CMP,   /* items[0] cops[0] items[1] cops[1] ... (a chain: a < b <= c) */
-    E_IFEXP, /* a if c else b */
-    E_INDEX, /* a[b]; b an E_TUPLE of the subscripts when there are several (x[1:, 2]) */
-    E_SLICE  /* a:b:c inside a subscript, each part NULL when left out */
+    E_NAME,    /* s */
+    E_ATTR,    /* a.s */
+    E_CALL,    /* a(items..., kw...) */
+    E_BIN,     /* a op b */
+    E_NEG,     /* -a */
+    E_POS,     /* +a */
+    E_INV,     /* ~a */
+    E_LIST,    /* [items] */
+    E_TUPLE,   /* (items) or a, b */
+    E_DICT,    /* {items[k]: kwvals[k]}, n pairs */
+    E_AND,     /* a and b */
+    E_OR,      /* a or b */
+    E_NOT,     /* not a */
+    E_CMP,     /* items[0] cops[0] items[1] cops[1] ... (a chain: a < b <= c) */
+    E_IFEXP,   /* a if c else b */
+    E_INDEX,   /* a[b]; b an E_TUPLE of the subscripts when there are several (x[1:, 2]) */
+    E_SLICE,   /* a:b:c inside a subscript, each part NULL when left out */
+    E_ELLIPSIS /* ... inside a subscript */
 } ekind;
 
 /* comparison operators (E_CMP) */

@@ -31,7 +31,11 @@ for o in d["ops"]:
         assert a["type"] in types, a
         assert (a["choices"] is not None) == (a["type"] == "enum"), a
         assert isinstance(a["required"], bool) and isinstance(a["per_sample"], bool)
+        assert isinstance(a["per_frame"], bool) and (not a["per_frame"] or o["sequences"]), a
         assert a["default"] is None or isinstance(a["default"], str)
+wa = next(o for o in d["ops"] if o["name"] == "warp_affine")
+assert wa["sequences"] and next(a for a in wa["args"] if a["name"] == "matrix")["per_frame"], wa
+assert not next(o for o in d["ops"] if o["name"] == "readers.caffe2")["sequences"]
 c2 = next(o for o in d["ops"] if o["name"] == "readers.caffe2")
 assert c2["reader"] and c2["min_inputs"] == 0
 path = next(a for a in c2["args"] if a["name"] == "path")
@@ -74,4 +78,10 @@ import json, sys
 d = json.load(sys.stdin)
 assert list(d) == ['names'] and 'readers.caffe2' in d['names'] and len(d['names']) > 20, d
 " || fail "--names --json"
+# the sequence trait in the text listing: the op's line and its per-frame arguments
+"$tool" ops warp_affine > "$work/wa.txt"
+grep "^warp_affine .*sequences: frame by frame" "$work/wa.txt" > /dev/null || fail "warp_affine: $(head -1 "$work/wa.txt")"
+grep "^  matrix .*per-sample, per-frame" "$work/wa.txt" > /dev/null || fail "warp_affine matrix: $(cat "$work/wa.txt")"
+"$tool" ops cast > "$work/cast.txt"
+if grep "sequences\|per-frame" "$work/cast.txt" > /dev/null; then fail "cast: $(cat "$work/cast.txt")"; fi
 echo "ops_json: ok"

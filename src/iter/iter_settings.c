@@ -1,14 +1,82 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The settings a pipeline's decorator may carry and a caller may give over it, resolved in one
  * place (sl_iter_settle_devices, sl_iter_settle): the devices (with mpirun's one GPU per
- * process), the shards of this process, the global batch, threads, seed and prefetch depth. */
+ * process), the shards of this process, the global batch, threads, seed and prefetch depth; and
+ * the iterator's configuration's defaults and its device list (sl_iter_config_init,
+ * sl_iter_parse_devices). */
 #include "sluice/iterator.h"
 
+#include "core/alloc.h"
 #include "core/log.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+void sl_iter_config_init(sl_iter_config *c) {
+    memset(c, 0, sizeof *c);
+    c->filename = "<pipeline>";
+    c->ndevices = 1;
+    c->devices[0] = sl_cpu();
+    c->batch_size = 200;
+    c->num_threads = SL_NUM_THREADS_AUTO;
+    c->prefetch_cpu = 2;
+    c->prefetch_gpu = 2;
+    c->num_outputs = -1;
+    c->size = -1;
+    c->last_batch_policy = -1;
+    c->last_batch_padded = -1;
+    c->prepare_first_batch = -1;
+    c->auto_reset = -1;
+    c->layout = -1;
+    c->caller_releases = 0;
+}
+
+sl_status sl_iter_parse_devices(const char *spec, sl_iter_config *c, sl_err *err) {
+    if (!strcmp(spec, "cpu")) {
+        c->ndevices = 1;
+        c->devices[0] = sl_cpu();
+        return SL_OK;
+    }
+    if (!strncmp(spec, "cpu:", 4)) {
+        char *end;
+        long k = strtol(spec + 4, &end, 10);
+        if (*end || k < 1 || k > SL_MAX_DEVICES)
+            return sl_err_set(err, SL_EINVAL, "devices \"%s\": cpu:K with K in 1..%d", spec,
+                              SL_MAX_DEVICES);
+        c->ndevices = (int)k;
+        for (int i = 0; i < k; i++) c->devices[i] = sl_cpu();
+        return SL_OK;
+    }
+    int ngpu = sl__cuda_device_count();
+    if (!strcmp(spec, "all")) {
+        if (ngpu == 0) {
+            c->ndevices = 1;
+            c->devices[0] = sl_cpu();
+            return SL_OK;
+        }
+        c->ndevices = ngpu < SL_MAX_DEVICES ? ngpu : SL_MAX_DEVICES;
+        for (int i = 0; i < c->ndevices; i++) c->devices[i] = sl_cuda(i);
+        return SL_OK;
+    }
+    c->ndevices = 0;
+    for (const char *p = spec; *p;) {
+        char *end;
+        long id = strtol(p, &end, 10);
+        if (end == p || id < 0 || c->ndevices == SL_MAX_DEVICES)
+            return sl_err_set(err, SL_EINVAL,
+                              "devices \"%s\": expected cpu, cpu:K, all or GPU ids like 0,1", spec);
+        if (id >= ngpu)
+            return sl_err_set(err, SL_EINVAL, "devices \"%s\": GPU %ld does not exist (%d found)",
+                              spec, id, ngpu);
+        c->devices[c->ndevices++] = sl_cuda((int)id);
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return sl_err_set(err, SL_EINVAL, "devices \"%s\": unexpected '%c'", spec, *end);
+    }
+    return c->ndevices ? SL_OK : sl_err_set(err, SL_EINVAL, "devices \"%s\": none", spec);
+}
 
 void sl_iter_settings_init(sl_iter_settings *s) {
     memset(s, 0, sizeof *s);

@@ -597,13 +597,16 @@ _ES_ARGS = ("source", "num_outputs", "batch", "batch_info", "cycle", "dtype", "n
 def _per_output_wants(where, nout, dtype, ndim):
     """Per output, the (dtype, ndim) a list form of those arguments asks for (None: unchecked
     here; a single value is the library's to check)."""
-    want = [[None, None] for _ in range(nout)]
-    for j, (arg, v) in enumerate((("dtype", dtype), ("ndim", ndim))):
-        if not isinstance(v, (list, tuple)):
-            continue
-        if len(v) != nout:
+    if not isinstance(dtype, (list, tuple)) and not isinstance(ndim, (list, tuple)):
+        return ()  # (nothing per output: nout is not yet checked, and may be absurd)
+    for arg, v in (("dtype", dtype), ("ndim", ndim)):
+        if isinstance(v, (list, tuple)) and len(v) != nout:
             raise errors.InvalidArgumentError("%s: %s has %d entries for %d outputs"
                                               % (where, arg, len(v), nout))
+    want = [[None, None] for _ in range(nout)]
+    for j, v in enumerate((dtype, ndim)):
+        if not isinstance(v, (list, tuple)):
+            continue
         for k, x in enumerate(v):
             if j == 0 and x is not None and not isinstance(x, _types.DALIDataType):
                 raise errors.ArgumentTypeError("%s: dtype[%d] = %r (a DALIDataType)"

@@ -7,7 +7,6 @@ an argument it does not take, or a value of the wrong type, raises TypeError nam
 value the op refuses raises ValueError, at the line that called it."""
 
 import difflib
-import os
 import inspect
 import os
 import sys
@@ -147,7 +146,7 @@ def _call(schema, inputs, kwargs):
     flat = list(inputs)
     for k, x in enumerate(flat):
         # a number, a list of numbers or an array as an input is a constant, as DALI makes it
-        # (types.Constant: Python's ints int32, floats float32; an array keeps its type)
+        # (types.Constant: Python's ints int32, floats float32; an array its type, 32-bit for 64)
         if not isinstance(x, DataNode) and (isinstance(x, (bool, int, float, list, tuple)) or
                                             hasattr(x, "__array_interface__")):
             flat[k] = x = resolve(_types.Constant(x))

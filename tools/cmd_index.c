@@ -24,23 +24,10 @@ static int usage(FILE *f) {
 }
 
 int sl_cli_index(int argc, char **argv) {
-    const char *in = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout);
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "sluice index: unknown option '%s'\n", argv[i]);
-            return usage(stderr);
-        }
-        if (!in)
-            in = argv[i];
-        else if (!out)
-            out = argv[i];
-        else {
-            fprintf(stderr, "sluice index: one TFRecord file and one output, not '%s'\n", argv[i]);
-            return usage(stderr);
-        }
-    }
-    if (!in) return usage(stderr);
+    const char *in, *out;
+    int rc =
+        sl_cli_in_out(argc, argv, "index", "one TFRecord file and one output", usage, &in, &out);
+    if (rc >= 0) return rc;
     sl_err e = {0};
     sl_tfrecord_entry *idx;
     int64_t n;

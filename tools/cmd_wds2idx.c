@@ -25,23 +25,9 @@ static int usage(FILE *f) {
 }
 
 int sl_cli_wds2idx(int argc, char **argv) {
-    const char *in = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout);
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "sluice wds2idx: unknown option '%s'\n", argv[i]);
-            return usage(stderr);
-        }
-        if (!in)
-            in = argv[i];
-        else if (!out)
-            out = argv[i];
-        else {
-            fprintf(stderr, "sluice wds2idx: one tar file and one index, not '%s'\n", argv[i]);
-            return usage(stderr);
-        }
-    }
-    if (!in) return usage(stderr);
+    const char *in, *out;
+    int rc = sl_cli_in_out(argc, argv, "wds2idx", "one tar file and one index", usage, &in, &out);
+    if (rc >= 0) return rc;
     char def[4096];
     if (!out) { /* as wds2idx: up to the first '.' after the file name's first character */
         const char *slash = strrchr(in, '/'), *base = slash ? slash + 1 : in;

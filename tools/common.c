@@ -126,6 +126,27 @@ static bool in_place_target(const char *path) {
     return !S_ISREG(st.st_mode);
 }
 
+int sl_cli_in_out(int argc, char **argv, const char *cmd, const char *what, int (*usage)(FILE *),
+                  const char **in, const char **out) {
+    *in = *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout);
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "sluice %s: unknown option '%s'\n", cmd, argv[i]);
+            return usage(stderr);
+        }
+        if (!*in) {
+            *in = argv[i];
+        } else if (!*out) {
+            *out = argv[i];
+        } else {
+            fprintf(stderr, "sluice %s: %s, not '%s'\n", cmd, what, argv[i]);
+            return usage(stderr);
+        }
+    }
+    return *in ? -1 : usage(stderr);
+}
+
 int sl_cli_out_open(sl_cli_out *o, const char *cmd, const char *path, bool append) {
     memset(o, 0, sizeof *o);
     if (snprintf(o->path, sizeof o->path, "%s", path) >= (int)sizeof o->path)

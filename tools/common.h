@@ -35,6 +35,11 @@ typedef struct sl_cli_out {
     char path[4096];
     char tmp[4112]; /* "" when written in place */
 } sl_cli_out;
+/* The command line of a command taking INPUT [OUTPUT] (and --help / -h): *in and *out (NULL when
+ * not given). -1 to go on, else the exit status, usage printed (to stdout for --help). `what`
+ * names the two in the error for a third ("one tar file and one index"). */
+int sl_cli_in_out(int argc, char **argv, const char *cmd, const char *what, int (*usage)(FILE *),
+                  const char **in, const char **out);
 /* Opens PATH for writing; append: the new file starts with PATH's present bytes. */
 int sl_cli_out_open(sl_cli_out *o, const char *cmd, const char *path, bool append);
 /* Nonzero (with the message) once a write to o has failed; call after writing. */

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MP     "multi_paste"
+#define MP "multi_paste"
 
 static const sl__arg_schema mp_args[] = {
     {"in_ids", SL_ARG_INTS, "None", "per output sample, the batch's samples to paste (one input)",

@@ -101,7 +101,8 @@ static sl_status reshape_create(const sl__args *a, const sl__op_init *init, void
     bool has_src = sl__args_get(a, "src_dims")->kind != SL_VAL_NONE;
     const char *lay = sl__args_str(a, "layout");
     if (has_shape + has_rel + has_src > 1)
-        return sl_err_set(err, SL_EINVAL, "%s: give at most one of shape, rel_shape and src_dims", NAME);
+        return sl_err_set(err, SL_EINVAL, "%s: give at most one of shape, rel_shape and src_dims",
+                          NAME);
     if (has_shape + has_rel + has_src == 0 && !lay)
         return sl_err_set(err, SL_EINVAL,
                           "%s: give shape, rel_shape, src_dims or layout (alone: the data keeps "

@@ -220,8 +220,9 @@ static sl_status subscript_int(parser *ps, const expr *part, int64_t *v) {
     if (x.kind == SL_VAL_INT || x.kind == SL_VAL_BOOL)
         *v = sl__parse_as_i(&x);
     else
-        st = sl__parse_perr(ps, SL_EINVAL, part->pos,
-                            "an op output's subscripts are ints and slices of ints, newaxis or ...");
+        st =
+            sl__parse_perr(ps, SL_EINVAL, part->pos,
+                           "an op output's subscripts are ints and slices of ints, newaxis or ...");
     sl__val_free(&x);
     return st;
 }

@@ -116,6 +116,7 @@ def _batch_np(paths):
 
 def scipy_side(paths, batch, threads):
     import multiprocessing as mp
+    import soundfile  # noqa: F401 (the workers read with it: skip this side where it is missing)
     pool = mp.get_context("fork").Pool(threads, initializer=_init_np)
     batches = [paths[k:k + batch] for k in range(0, len(paths), batch)]
 
@@ -126,6 +127,16 @@ def scipy_side(paths, batch, threads):
     return epoch, pool
 
 
+def _load_wav(path):
+    """torchaudio.load's (channels, frames) float32 tensor and rate, for 16-bit PCM WAV."""
+    import torch
+    import wave
+    with wave.open(path, "rb") as w:
+        assert w.getsampwidth() == 2, path
+        x = np.frombuffer(w.readframes(w.getnframes()), "<i2").reshape(-1, w.getnchannels())
+        return torch.from_numpy(x.T.astype(np.float32) / 32768.0), w.getframerate()
+
+
 def torchaudio_side(paths, batch, device):
     import torch
     import torchaudio
@@ -133,11 +144,19 @@ def torchaudio_side(paths, batch, device):
     melfb = torchaudio.functional.melscale_fbanks(NFFT // 2 + 1, 0.0, SR / 2, NMEL, SR,
                                                   norm="slaney", mel_scale="slaney").to(device)
 
+    load = torchaudio.load
+    try:
+        load(paths[0])
+    except (ImportError, RuntimeError) as e:  # torchaudio 2.9+ reads through torchcodec
+        print("torchaudio.load unusable (%s): reading the WAV files with Python's wave" % e,
+              file=sys.stderr)
+        load = _load_wav
+
     def epoch():
         for k in range(0, len(paths), batch):
             feats = []
             for p in paths[k:k + batch]:
-                x, rate = torchaudio.load(p)
+                x, rate = load(p)
                 x = x.to(device).mean(dim=0)
                 if rate != SR:
                     x = torchaudio.functional.resample(x, rate, SR)

@@ -67,7 +67,7 @@ def pipeline(imgs, threads, device, augment=True):
     for _ in range(len(imgs) // B - 1):
         out = p.run()
     if gpu:
-        out.as_cpu()  # the last batch done
+        out[0].as_cpu()  # the last batch done
     rate = (len(imgs) - B) / (time.perf_counter() - t)
     p.close()
     return rate
@@ -104,7 +104,7 @@ def each_augmentation(imgs, threads, device):
         for _ in range(len(imgs) // B - 1):
             o = p.run()
         if gpu:
-            o.as_cpu()
+            o[0].as_cpu()
         out[name] = (len(imgs) - B) / (time.perf_counter() - t)
         p.close()
     # the conditionals alone: TrivialAugment's select over 14 identities
@@ -125,7 +125,7 @@ def each_augmentation(imgs, threads, device):
     for _ in range(len(imgs) // B - 1):
         o = p.run()
     if gpu:
-        o.as_cpu()
+        o[0].as_cpu()
     out["select over 14 identities"] = (len(imgs) - B) / (time.perf_counter() - t)
     p.close()
     return out

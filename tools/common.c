@@ -300,6 +300,17 @@ int sl_cli_probe(const char *cmd, const char *opt, const char *path, bool in_pla
 }
 
 int sl_cli_write_npy(const char *cmd, const char *path, const sl_tensor *t) {
+    if (t->device.kind != SL_DEVICE_CPU) { /* a GPU output: its bytes through a host copy */
+        sl_tensor h;
+        sl_err e;
+        if (sl_tensor_alloc(&h, t->dtype, sl_cpu(), t->ndim, t->shape, t->layout, &e) != SL_OK)
+            return sl_cli_fail(cmd, "%s: %s", path, e.msg);
+        int rc = sl_tensor_copy(&h, t, NULL, &e) == SL_OK
+                     ? sl_cli_write_npy(cmd, path, &h)
+                     : sl_cli_fail(cmd, "%s: copying the output from the GPU: %s", path, e.msg);
+        sl_tensor_free(&h);
+        return rc;
+    }
     char shape[256];
     int n = snprintf(shape, sizeof shape, "(");
     for (int i = 0; i < t->ndim; i++)

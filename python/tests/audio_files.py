@@ -1,15 +1,21 @@
 # SPDX-License-Identifier: Apache-2.0
 """Audio files made here for the audio tests, with numpy and soundfile (libsndfile): tones,
 chirps and noise with known silences, in WAV 16-bit and float, FLAC and OGG/Vorbis, mono and
-stereo, at several sample rates, and a NeMo manifest that lists them. Also a command line:
+stereo, at several sample rates, and a NeMo manifest that lists them. Where soundfile is not
+installed, only the 16-bit WAV files are written (with Python's wave module). Also a command line:
 `python3 audio_files.py DIR [N]` writes the files (and N more utterances for a benchmark)."""
 
 import json
 import os
 import sys
+import wave
 
 import numpy as np
-import soundfile as sf
+
+try:
+    import soundfile as sf
+except ImportError:
+    sf = None
 
 # name: (rate, channels, subtype, seconds, silence before, silence after, kind, text)
 FILES = {
@@ -43,21 +49,43 @@ def signal(rate, channels, seconds, before, after, kind, seed=0):
     return out
 
 
+def write_pcm16(path, x, rate):
+    """A 16-bit PCM WAV of the (frames, channels) float signal x, without soundfile."""
+    q = np.clip(np.rint(x * 32768), -32768, 32767).astype("<i2")
+    with wave.open(path, "wb") as w:
+        w.setnchannels(x.shape[1])
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(q.tobytes())
+
+
+def write(path, x, rate, subtype="PCM_16", fmt="WAV"):
+    if sf is not None:
+        sf.write(path, x, rate, subtype=subtype, format=fmt)
+    elif (fmt, subtype) == ("WAV", "PCM_16"):
+        write_pcm16(path, x, rate)
+    else:
+        raise ImportError("writing %s %s needs soundfile" % (fmt, subtype))
+
+
 def write_all(folder, extra=0):
-    """Writes FILES, a manifest.json (relative paths) and `extra` more 16 kHz utterances."""
+    """Writes FILES, a manifest.json (relative paths) and `extra` more 16 kHz utterances;
+    without soundfile, only the files of FILES that are 16-bit WAV."""
     os.makedirs(folder, exist_ok=True)
     lines = []
     for i, (name, (rate, ch, sub, secs, before, after, kind, text)) in enumerate(FILES.items()):
         x = signal(rate, ch, secs, before, after, kind, seed=i)
         fmt = {"wav": "WAV", "flac": "FLAC", "ogg": "OGG"}[name.rsplit(".", 1)[1]]
-        sf.write(os.path.join(folder, name), x, rate, subtype=sub, format=fmt)
+        if sf is None and (fmt, sub) != ("WAV", "PCM_16"):
+            continue
+        write(os.path.join(folder, name), x, rate, sub, fmt)
         lines.append({"audio_filepath": name, "duration": secs, "text": text})
     rng = np.random.default_rng(7)
     for k in range(extra):
         secs = float(rng.uniform(1.0, 4.0))
         name = "utt%05d.wav" % k
         x = signal(16000, 1, secs, 0.1, 0.1, ["tone", "chirp", "noise"][k % 3], seed=100 + k)
-        sf.write(os.path.join(folder, name), x, 16000, subtype="PCM_16")
+        write(os.path.join(folder, name), x, 16000)
         lines.append({"audio_filepath": name, "duration": round(secs, 4), "text": "utterance %d" % k})
     with open(os.path.join(folder, "manifest.json"), "w") as f:
         for e in lines:

@@ -338,8 +338,8 @@ def test_schemes_on_the_gpu():
             return make(x)
 
         p = pipe()
-        for _ in range(2):
+        for k in range(2):
             (out,) = p.run()
             out = out.as_cpu()
             for i in range(8):
-                assert np.array(out.at(i)).shape == xs[i].shape
+                assert np.array(out.at(i)).shape == xs[8 * k + i].shape

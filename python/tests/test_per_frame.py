@@ -220,6 +220,33 @@ def test_per_frame_rotation_of_a_sequence():
     np.testing.assert_array_equal(rot[0][1], ref1[0])
 
 
+def dali_canvas(h, w, degs):
+    """DALI's rotated canvas for the frames of one sequence (one angle per frame): each frame's
+    bounding box (its angle a float in radians, 0.01 trimmed before rounding up) with the parity
+    of the side it mostly comes from; the sequence takes the largest of each side, made odd or
+    even as most frames want."""
+    side, odd = np.zeros(2, np.int64), np.zeros(2, np.int64)
+    for d in degs:
+        r = float(np.float32(d) * np.float32(np.pi / 180))
+        c, s = abs(np.cos(r)), abs(np.sin(r))
+        box = [int(np.ceil(c * h + s * w - 1e-2)), int(np.ceil(c * w + s * h - 1e-2))]
+        odd += [h % 2, w % 2] if s <= c else [w % 2, h % 2]
+        side = np.maximum(side, box)
+    return tuple(int(v + ((v % 2) ^ (2 * k > len(degs)))) for v, k in zip(side, odd))
+
+
+def test_rotated_sequences_share_dali_canvas():
+    seq = RNG.integers(0, 255, (3, 9, 7, 3), dtype=np.uint8)
+    angles = np.float32([10, -35, 120])
+    (rot, one), _ = run(lambda: (
+        fn.rotate(feed(seq, seq[:2], layout="FHWC"), angle=fn.per_frame(feed(angles, angles[:2]))),
+        fn.rotate(feed(seq[0], seq[1], layout="HWC"), angle=feed(angles[1:2], angles[2:3]))))
+    assert rot[0].shape == (3,) + dali_canvas(9, 7, angles) + (3,)
+    assert rot[1].shape == (2,) + dali_canvas(9, 7, angles[:2]) + (3,)
+    assert one[0].shape == dali_canvas(9, 7, angles[1:2]) + (3,)
+    assert one[1].shape == dali_canvas(9, 7, angles[2:3]) + (3,)
+
+
 def test_per_frame_brightness_of_a_sequence():
     seq = RNG.integers(0, 100, (3, 4, 5, 3), dtype=np.uint8)
     gains = np.float32([0.5, 1.0, 2.0])

@@ -223,6 +223,12 @@ typedef struct sl__op_io {
      * is then called once with sample -1 and worker -1, on the stage's own thread, while the pool
      * runs the samples. */
     bool batch_job;
+    /* when an SL_OPF_SEQUENCE op runs on the frames of sequences (operator/sequence.h): the
+     * frame counts of the num_sequences sequences, whose frames are this batch's samples in
+     * order; NULL otherwise (an op that gives every frame of a sequence one output shape, as
+     * rotate does, reads them) */
+    const int64_t *seq_frames;
+    int num_sequences;
 } sl__op_io;
 
 typedef struct sl__op_def {

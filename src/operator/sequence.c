@@ -188,6 +188,8 @@ sl_status sl__seq_expand(sl__seq *s, const sl__op_def *def, const sl__args *a, c
     s->io.run_index = NULL;
     s->io.run_count = 0;
     s->io.batch_job = false;
+    s->io.seq_frames = s->frames;
+    s->io.num_sequences = io->batch;
     return SL_OK;
 }
 

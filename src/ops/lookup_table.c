@@ -2,8 +2,13 @@
 /* lookup_table: maps each element of an integer input through a table (DALI's fn.lookup_table):
  * the element equal to keys[k] becomes values[k], any other default_value; the output has the
  * input's shape and layout, of `dtype` (FLOAT by default; values stored with cast's rules). Keys
- * are in [0, 65535], as DALI's; the table is built once, dense, at creation. */
+ * are in [0, 65535], as DALI's; the table is built once, dense, at creation. On the GPU the
+ * table, converted to the output type, is copied to the device at the first batch there. */
+#include "ops/lookup_table.h"
+
+#include "core/cuda.h"
 #include "operator/dtype_conv.h"
+#include "operator/gpu_args.h"
 #include "operator/op.h"
 
 #include "core/alloc.h"
@@ -13,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LUT_KEYS 65536
+#define LUT_KEYS SL__LUT_KEYS
 
 static const sl__arg_schema lut_args[] = {
     {"keys", SL_ARG_INTS, "[]", "input values to map (0 to 65535)", 0, NULL},
@@ -26,12 +31,21 @@ static const sl__arg_schema lut_args[] = {
 typedef struct lut_state {
     sl_dtype dtype;
     double dflt;
-    double *table; /* LUT_KEYS values */
+    double *table;    /* LUT_KEYS values */
+    void *typed;      /* LUT_KEYS + 1 values of dtype, the last default_value (the CUDA run's) */
+    sl__gpu_args gpu; /* the CUDA run's descriptors */
+    sl__gpu_scratch dev_table;
+    const void *sent; /* where dev_table's copy of typed was made, or NULL */
 } lut_state;
 
 static void lut_destroy(void *state) {
     lut_state *s = state;
-    if (s) free(s->table);
+    if (s) {
+        sl__gpu_args_free(&s->gpu);
+        sl__gpu_scratch_free(&s->dev_table);
+        free(s->table);
+        free(s->typed);
+    }
     free(s);
 }
 
@@ -56,6 +70,15 @@ static sl_status lut_create(const sl__args *a, const sl__op_init *init, void **o
     }
     for (int i = 0; i < LUT_KEYS; i++) s->table[i] = s->dflt;
     for (int i = 0; i < nk; i++) s->table[k[i]] = v[i];
+#ifdef SLUICE_HAVE_CUDA
+    s->typed = sl__malloc((LUT_KEYS + 1) * sl_dtype_size(s->dtype), err);
+    if (!s->typed) {
+        lut_destroy(s);
+        return SL_ENOMEM;
+    }
+    for (int i = 0; i <= LUT_KEYS; i++)
+        sl__dtype_conv_store(s->typed, s->dtype, i, i < LUT_KEYS ? s->table[i] : s->dflt);
+#endif
     *out = s;
     return SL_OK;
 }
@@ -91,13 +114,46 @@ static sl_status lut_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status lut_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+    lut_state *s = state;
+    const sl_tlist *in = io->in[0];
+    size_t tbytes = (LUT_KEYS + 1) * sl_dtype_size(s->dtype);
+    void *table = sl__gpu_scratch_get(&s->dev_table, io->device.id, tbytes, io->stream, err);
+    if (!table) return err->status;
+    if (table != s->sent) { /* the first batch on this device (or a new block) */
+        SL_TRY(sl__cuda_memcpy(table, true, s->typed, false, tbytes, io->stream, err));
+        s->sent = table;
+    }
+    sl__cuda_lut_desc *d =
+        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
+    if (!d) return err->status;
+    int64_t maxn = 0;
+    for (int i = 0; i < io->batch; i++) {
+        d[i].in = in->data[i];
+        d[i].out = io->out[0]->data[i];
+        d[i].n = (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype));
+        if (d[i].n > maxn) maxn = d[i].n;
+    }
+    void *dd;
+    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
+    return sl__cuda_lookup_table(dd, io->batch, maxn, in->dtype, table,
+                                 (int64_t)sl_dtype_size(s->dtype), io->stream, err);
+}
+#endif
+
 const sl__op_def sl__lookup_table_op = {
     .name = "lookup_table",
     .doc = "Maps integer elements through keys -> values (default_value for any other).",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = lut_args,
+#ifdef SLUICE_HAVE_CUDA
+    .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
+    .run_gpu = lut_run_gpu,
+#else
     .devices = SL_OPDEV_CPU,
+#endif
     .create = lut_create,
     .setup = lut_setup,
     .run_cpu = lut_run_cpu,

@@ -65,6 +65,10 @@ typedef struct wa_state {
     int size_node;   /* the per-sample size, or -1 */
     bool has_matrix; /* warp_affine: matrix given as an argument (else the second input) */
     sl__warp *t;
+    struct rot_canvas { /* rotate's per-sample canvas before its sequence's rule */
+        double sn, cs;
+        int64_t parity[2]; /* the height's and width's wanted parity */
+    } * rc;
     int cap;
     sl__gpu_args gpu;
 } wa_state;
@@ -74,6 +78,7 @@ static void wa_destroy(void *state) {
     if (s) {
         sl__gpu_args_free(&s->gpu);
         free(s->t);
+        free(s->rc);
     }
     free(s);
 }
@@ -161,19 +166,20 @@ static sl_status plan(wa_state *s, const sl__op_io *io, int i, int64_t H, int64_
         if (s->node >= 0 && sl__argin_values(io, s->node, i, &deg, 1) != 1)
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
                                "angle must be one value per sample");
-        double sn, cs;
-        sincos_deg(deg, &sn, &cs);
-        if (!s->has_size && !s->keep) { /* the rotated image's bounding box, in whole pixels */
-            double bw = fabs((double)W * cs) + fabs((double)H * sn);
-            double bh = fabs((double)W * sn) + fabs((double)H * cs);
-            t->ow = (int64_t)ceil(bw - 1e-6), t->oh = (int64_t)ceil(bh - 1e-6);
+        struct rot_canvas *rc = &s->rc[i];
+        sincos_deg(deg, &rc->sn, &rc->cs);
+        if (!s->has_size && !s->keep) { /* the rotated image's bounding box (DALI's rule) */
+            /* DALI's angle is a float in radians; its box trims 0.01 before rounding up */
+            double r = (double)((float)deg * (float)(3.14159265358979323846 / 180));
+            double ac = fabs(cos(r)), as = fabs(sin(r));
+            t->ow = (int64_t)ceil(ac * (double)W + as * (double)H - 1e-2);
+            t->oh = (int64_t)ceil(ac * (double)H + as * (double)W - 1e-2);
             if (t->ow < 1) t->ow = 1;
             if (t->oh < 1) t->oh = 1;
+            /* the parity of the side it mostly comes from (less blur near the centre) */
+            rc->parity[0] = (as <= ac ? H : W) % 2;
+            rc->parity[1] = (as <= ac ? W : H) % 2;
         }
-        /* source = R(-angle) (destination - its centre) + the source's centre; y points down */
-        double ox = (double)t->ow / 2, oy = (double)t->oh / 2;
-        t->m[0] = cs, t->m[1] = -sn, t->m[2] = (double)W / 2 - cs * ox + sn * oy;
-        t->m[3] = sn, t->m[4] = cs, t->m[5] = (double)H / 2 - sn * ox - cs * oy;
         return SL_OK;
     }
     double m[6];
@@ -202,6 +208,30 @@ static sl_status plan(wa_state *s, const sl__op_io *io, int i, int64_t H, int64_
     return SL_OK;
 }
 
+/* rotate's map once the canvas is known: source = R(-angle) (destination - its centre) + the
+ * source's centre; y points down */
+static void rotate_map(sl__warp *t, const struct rot_canvas *rc) {
+    double ox = (double)t->ow / 2, oy = (double)t->oh / 2, sn = rc->sn, cs = rc->cs;
+    t->m[0] = cs, t->m[1] = -sn, t->m[2] = (double)t->w / 2 - cs * ox + sn * oy;
+    t->m[3] = sn, t->m[4] = cs, t->m[5] = (double)t->h / 2 - sn * ox - cs * oy;
+}
+
+/* DALI's canvas for rotated samples [first, first + n) that make one sequence (or one image):
+ * each side the largest of theirs, then made even or odd as most of them want */
+static void rotate_canvas(wa_state *s, int first, int64_t n) {
+    if (n <= 0) return;
+    int64_t side[2] = {0, 0}, odd[2] = {0, 0};
+    for (int64_t f = first; f < first + n; f++) {
+        int64_t v[2] = {s->t[f].oh, s->t[f].ow};
+        for (int d = 0; d < 2; d++) {
+            if (v[d] > side[d]) side[d] = v[d];
+            odd[d] += s->rc[f].parity[d];
+        }
+    }
+    for (int d = 0; d < 2; d++) side[d] += (side[d] % 2) ^ (2 * odd[d] > n);
+    for (int64_t f = first; f < first + n; f++) s->t[f].oh = side[0], s->t[f].ow = side[1];
+}
+
 static sl_status wa_setup(void *state, sl__op_io *io, sl_err *err) {
     wa_state *s = state;
     const sl_tlist *in = io->in[0];
@@ -215,8 +245,10 @@ static sl_status wa_setup(void *state, sl__op_io *io, sl_err *err) {
         return sl_err_set(err, SL_EINVAL, "%s: the matrix input must be on the CPU", s->name);
     if (io->batch > s->cap) {
         sl__warp *t = realloc(s->t, (size_t)io->batch * sizeof *t);
-        if (!t) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
-        s->t = t;
+        if (t) s->t = t;
+        struct rot_canvas *rc = t ? realloc(s->rc, (size_t)io->batch * sizeof *rc) : NULL;
+        if (!rc) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
+        s->rc = rc;
         s->cap = io->batch;
     }
     int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
@@ -230,6 +262,19 @@ static sl_status wa_setup(void *state, sl__op_io *io, sl_err *err) {
             free(shapes);
             return st;
         }
+    }
+    if (s->rotate) {
+        if (!s->has_size && !s->keep) {
+            if (io->seq_frames) /* the frames of a sequence share one canvas */
+                for (int k = 0, f = 0; k < io->num_sequences; f += (int)io->seq_frames[k++])
+                    rotate_canvas(s, f, io->seq_frames[k]);
+            else
+                for (int i = 0; i < io->batch; i++) rotate_canvas(s, i, 1);
+        }
+        for (int i = 0; i < io->batch; i++) rotate_map(&s->t[i], &s->rc[i]);
+    }
+    for (int i = 0; i < io->batch; i++) {
+        const int64_t *sh = sl_tlist_shape(in, i);
         shapes[3 * i] = s->t[i].oh, shapes[3 * i + 1] = s->t[i].ow, shapes[3 * i + 2] = sh[2];
     }
     sl_tlist *out = io->out[0];

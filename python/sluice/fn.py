@@ -163,14 +163,16 @@ def _call(schema, inputs, kwargs):
         raise errors.InvalidArgumentError("%s: device=%r (cpu, mixed or gpu)" % (where, device))
     # a placement DALI has not (a reader or a decoder on "gpu", "mixed" for a plain op) is
     # refused here; one DALI has but sluice runs on the CPU only (coord_flip on "gpu") is the
-    # library's to decide: on a CPU pipeline it runs there, as every gpu op does
+    # library's to decide: on a CPU pipeline it runs there, as every gpu op does, and on a CUDA
+    # one it runs on the CPU with its outputs copied to the GPU, given CPU inputs
     dali_has = device is None or device in schema.devices or (
         device == "gpu" and not (schema.is_reader and schema.name != "readers.numpy") and
         "mixed" not in schema.devices)
     if not dali_has:
         raise errors.InvalidArgumentError("%s: device=%r, but it runs on %s" % (
             where, device, ", ".join(schema.devices)))
-    if device == "gpu" or (device is None and any(x._gpu for x in flat)):
+    to_gpu = device == "gpu" and "gpu" in schema.devices
+    if to_gpu or (device is None and any(x._gpu for x in flat)):
         # a CPU input of an op on the GPU goes there first, as DALI does it
         flat = [x.gpu() if not x._gpu else x for x in flat]
     instance = kwargs.pop("name", None)

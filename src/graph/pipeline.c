@@ -407,6 +407,12 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     bool supported =
         (def->devices & placement) ||
         (dali_has && !cuda_pipeline(p) && (def->devices & (SL_OPDEV_CPU | SL_OPDEV_MIXED)));
+    /* an op DALI has on the GPU and sluice on the CPU alone, given no GPU data (a random
+     * generator, say): it runs on the CPU (in a CUDA pipeline's CPU stage, its outputs then
+     * copied to the GPU), and its outputs count as GPU data, as written */
+    bool hosted = placement == SL_OPDEV_GPU && dali_has && !(def->devices & SL_OPDEV_GPU) &&
+                  (def->devices & SL_OPDEV_CPU) && !any_gpu;
+    if (hosted) placement = SL_OPDEV_CPU, supported = true;
     if (!supported) {
         bool cpu_only = placement == SL_OPDEV_GPU && (def->devices & SL_OPDEV_CPU);
         st = sl__pipeline_fail(p, SL_EINVAL, "%s cannot run on device \"%s\"%s", def->name,
@@ -496,11 +502,12 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     inst.first_node = p->nnodes;
     inst.scope = p->cur_scope;
     inst.seed = op->seed >= 0 ? (uint64_t)op->seed : sl__rng_mix(p->cfg.seed, (uint64_t)p->nops);
+    bool moved = (mixed_on_cpu || hosted) && cuda_pipeline(p); /* made on the host, then copied */
+    inst.moved = moved;
     p->ops[p->nops] = inst;
-    bool moved = mixed_on_cpu && cuda_pipeline(p); /* decoded on the host, then copied */
     for (int k = 0; k < nout && st == SL_OK; k++) {
         int id;
-        st = add_node(p, p->nops, k, -1, placement != SL_OPDEV_CPU && !moved, &id);
+        st = add_node(p, p->nops, k, -1, (placement != SL_OPDEV_CPU || hosted) && !moved, &id);
         if (st == SL_OK && moved) st = add_node(p, SL__NODE_TRANSFER, 0, id, true, &id);
         if (st == SL_OK && k < max_out) out_nodes[k] = id;
     }
@@ -515,8 +522,7 @@ done:
 int sl_pipeline_last_op_output(const sl_pipeline *p, int k) {
     const sl__opinst *op = p->nops ? &p->ops[p->nops - 1] : NULL;
     if (!op || k < 0 || k >= op->nout) return -1;
-    bool moved = op->placement == SL_OPDEV_MIXED && !op->def->run_gpu && cuda_pipeline(p);
-    return op->first_node + (moved ? 2 * k + 1 : k); /* (a transfer follows each output) */
+    return op->first_node + (op->moved ? 2 * k + 1 : k); /* (a transfer follows each output) */
 }
 
 sl_status sl_pipeline_transfer(sl_pipeline *p, int node, sl_device_kind to, int *out_node) {

@@ -43,6 +43,8 @@ typedef struct sl__opinst {
     bool split;         /* a mixed op with a GPU run on a CUDA pipeline: setup and run_cpu in the
                          * CPU stage (outputs already on the device), then run_gpu in the GPU
                          * stage -- e.g. small images decoded on the CPU, large ones by nvJPEG */
+    bool moved;         /* runs in the CPU stage, and a transfer to the GPU follows each output: a
+                         * mixed op without a GPU run, or a gpu op that sluice runs on the CPU */
     /* its input nodes and per-sample argument nodes (arrays it owns) */
     int ninputs, *inputs;
     int narg_inputs, *arg_inputs;

@@ -154,7 +154,7 @@ int main(void) {
     const char *keys[3] = {"r0", "r1", "r2"};
     CHECK_OK(oph_create(&h, "pad", p6, 2, 3, 1, &e), &e);
     CHECK_FAILS(oph_run(&h, 3, ins, 1, args, 2, keys, 0, &e), SL_EINVAL, &e,
-                "pad: record r2: align 0 (1 to 2^40)");
+                "pad: record r2: align 0 (Values of `align` argument must be positive.)");
     oph_destroy(&h);
     sl_tlist_free(&ps);
     sl_tlist_free(&pa);

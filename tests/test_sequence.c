@@ -238,6 +238,21 @@ static void test_refusals(void) {
     make_f32(&ang, 1, 1, &ash[0][0], "F", pixel);
     CHECK_OK(run(rot, &a, &rio, &s, &e), &e);
     CHECK_EQ_INT(sl_tlist_shape(&out, 0)[0], 3);
+    /* as DALI: a per-frame angle needs a sequence input (an HWC image has no frames) */
+    memcpy(seq.layout, "HWCD", 5);
+    CHECK_FAILS(sl__seq_check(rot, &a, "rot", &rio, &expand, &e), SL_EINVAL, &e,
+                "rot: argument angle is given per frame, but input 0 has no frames: Tensor input "
+                "for argument angle is specified per frame (got F layout). In that case, samples "
+                "in the input 0 must contain frames too. Got layout `HWCD` that does not contain "
+                "frames.");
+    sl__args_free(&a);
+    /* transforms.* take the frame count from the argument: their input is repeated per frame */
+    const sl__op_def *ts = sl__registry_find("transforms.scale");
+    CHECK((ts->flags & SL_OPF_ARG_FRAMES) && !(rot->flags & SL_OPF_ARG_FRAMES));
+    const char *sn[] = {"scale"};
+    a = args_of(ts, 1, sn, vals);
+    CHECK_OK(sl__seq_check(ts, &a, "ts", &rio, &expand, &e), &e);
+    CHECK(expand);
     sl__seq_free(&s);
     sl__args_free(&a);
     sl_tlist_free(&x), sl_tlist_free(&out), sl_tlist_free(&seq), sl_tlist_free(&ang);

@@ -238,8 +238,22 @@ def test_errors():
         run(lambda x: fn.jpeg_compression_distortion(x, quality=0), xs)
     with pytest.raises(errors.Error, match="paste: fill_value has 2 values for n_channels 3"):
         run(lambda x: fn.paste(x, ratio=2.0, fill_value=[1, 2]), xs)
-    with pytest.raises(errors.Error, match="paste: sample 0: ratio 0.5 must be >= 1"):
+    # DALI's own sentences, which DALI's tests match, after sluice's naming of the op and sample
+    with pytest.raises(errors.Error, match="paste: sample 0: ratio 0.5: ratio of less than 1 is "
+                                           "not supported"):
         run(lambda x: fn.paste(x, ratio=0.5, fill_value=[1, 2, 3]), xs)
+    for arg in ("paste_x", "paste_y"):
+        for v in (-0.1, 1.1):
+            with pytest.raises(RuntimeError, match="paste: sample 0: %s %g: %s must be in range "
+                                                   r"\[0, 1\]" % (arg, v, arg)):
+                run(lambda x: fn.paste(x, ratio=2.0, fill_value=0, **{arg: v}), xs)
+    with pytest.raises(RuntimeError, match="paste: sample 0: min_canvas_size -1: "
+                                           "min_canvas_size_ of less than 0 is not supported"):
+        run(lambda x: fn.paste(x, ratio=1.1, fill_value=0, min_canvas_size=-1.0), xs)
+    with pytest.raises(ValueError, match="paste: the input is 4-d, not HWC images: The number of "
+                                         "dimensions 4 does not match any of the allowed layouts"):
+        run(lambda x: fn.paste(x, ratio=2, fill_value=0), [np.zeros((5, 6, 7, 8), np.uint8)],
+            layout="")
     with pytest.raises(errors.Error, match="color_space_conversion: sample 0: 3 channels; the "
                                            "image_type has 1"):
         run(lambda x: fn.color_space_conversion(x, image_type=types.GRAY,

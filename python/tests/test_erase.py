@@ -103,3 +103,28 @@ def test_errors():
         run(lambda a: fn.erase(a, shape=[1, 1], fill_value=[1, 2]), xs)
     with pytest.raises(errors.Error, match="erase: give normalized, or normalized_anchor"):
         run(lambda a: fn.erase(a, shape=[1, 1], normalized=True, normalized_shape=True), xs)
+
+
+def test_fill_value_per_sample():
+    """fill_value as another op's output (DALI's tensor argument): one value, or one per channel,
+    chosen per sample; with the ops API form too (the argument given at the call)."""
+    rng = np.random.default_rng(5)
+    xs = [rng.integers(1, 100, (6, 7, 3)).astype(np.int16) for _ in range(3)]
+    fills = [np.float32([-5]), np.float32([1, 2, 3]), np.float32([250.5, 0, -1])]
+    got = run(lambda x, f: fn.erase(x, anchor=[1, 2], shape=[3, 4], fill_value=f), xs, "HWC",
+              fills)
+    for x, g, f in zip(xs, got, fills):
+        np.testing.assert_array_equal(g, ref(x, [0, 1], [((1, 2), (3, 4))], f.tolist(), 2))
+    from sluice import ops
+    erase = ops.Erase(anchor=[0, 0], shape=[2, 2], fill_value=None)
+    got = run(lambda x, f: erase(x, fill_value=f), xs, "HWC", fills)
+    for x, g, f in zip(xs, got, fills):
+        np.testing.assert_array_equal(g, ref(x, [0, 1], [((0, 0), (2, 2))], f.tolist(), 2))
+    # a sample with too few values for its channels, or none, is named
+    with pytest.raises(errors.Error, match="erase: sample 1: fill_value has 2 values for 3 "
+                                           "channels"):
+        run(lambda x, f: fn.erase(x, shape=[1, 1], fill_value=f), xs[:2], "HWC",
+            [np.float32([1]), np.float32([1, 2])])
+    with pytest.raises(errors.Error, match="erase: sample 0: fill_value has 0 values"):
+        run(lambda x, f: fn.erase(x, shape=[1, 1], fill_value=f), xs[:1], "HWC",
+            [np.zeros(0, np.float32)])

@@ -148,3 +148,86 @@ def test_errors(shape, layout, kw, match):
     x = np.zeros(shape, np.uint8)
     with pytest.raises(errors.Error, match="gaussian_blur: .*" + match):
         run([x], layout, **kw)
+
+
+@pytest.mark.parametrize("shape,layout,kw,sentence", [
+    ((4, 5, 6, 3), "DHCW", {"sigma": 1.0},
+     r"Only channel-first or channel-last layouts are supported, got: DHCW\."),
+    ((4, 5, 6, 3), "HFWC", {"sigma": 1.0},
+     r"For sequences, layout should begin with 'F' or 'C', got: HFWC\."),
+    ((3, 2, 4, 5, 5), "FCCHW", {"sigma": 1.0},
+     r"Found more the one occurrence of 'F' or 'C' axes in layout: FCCHW\."),
+    ((2, 3, 3, 3, 3, 3), "FWXYZC", {"sigma": 1.0},
+     r"Too many dimensions, found: 4 data axes, maximum supported is: 3\."),
+    ((9, 8, 3), "HWC", {"sigma": -1.0},
+     r"`sigma` must have non-negative values, got -1 for sample: 0, axis: 0\."),
+    ((9, 8, 3), "HWC", {"window_size": -11},
+     r"`window_size` must have non-negative values, got -11 for sample: 0, axis : 0\."),
+    ((9, 8, 3), "HWC", {"sigma": 0.0},
+     r"`sigma` and `window_size` shouldn't be 0 at the same time for sample: 0, axis: 0\."),
+    ((9, 8, 3), "HWC", {"window_size": 2}, r"Kernel window should have odd length, got: 2\."),
+    ((9, 8, 3), "HWC", {"window_size": 2},
+     r"Even or non-centered windows are not supported yet, got window with even length: 2 for "
+     r"sample 0\."),
+])
+def test_errors_carry_dalis_sentences(shape, layout, kw, sentence):
+    """Each error names the op (and sample) and ends with DALI's own sentence, which DALI's tests
+    match; both devices refuse alike."""
+    x = np.zeros(shape, np.uint8)
+    for device in ("cpu", "gpu"):
+        @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+        def pipe():
+            src = fn.external_source(source=lambda: [x], layout=layout)
+            return fn.gaussian_blur(src.gpu() if device == "gpu" else src, **kw)
+
+        with pytest.raises(RuntimeError, match="gaussian_blur: .*" + sentence):
+            pipe().run()
+
+
+def test_per_frame_sigma_and_window_size_on_sequences():
+    """fn.per_frame: one sigma (or window) per frame of each FHWC sequence, or one for all of a
+    sample's frames (a frame count of 1); each frame is blurred as an image with its own value."""
+    rng = np.random.default_rng(21)
+    seqs = [rng.uniform(0, 255, (3, 9, 11, 3)).astype(np.float32),
+            rng.uniform(0, 255, (2, 7, 12, 3)).astype(np.float32)]
+    sigmas = [np.float32([0.7, 1.5, 2.5]), np.float32([3.0])]
+    windows = [np.int32([[3, 5], [5, 3], [9, 1]]), np.int32([[3, 7], [5, 1]])]  # [y, x] per frame
+
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None)
+    def pipe():
+        x = fn.external_source(source=lambda: seqs, layout="FHWC")
+        s = fn.external_source(source=lambda: sigmas)
+        w = fn.external_source(source=lambda: windows)
+        return (fn.gaussian_blur(x, sigma=fn.per_frame(s)),
+                fn.gaussian_blur(x, window_size=fn.per_frame(w)))
+
+    a, b = pipe().run()
+    assert a.layout() == "FHWC" and b.layout() == "FHWC"
+    for i, x in enumerate(seqs):
+        got_a, got_b = np.array(a.at(i)), np.array(b.at(i))
+        assert got_a.shape == x.shape and got_b.shape == x.shape
+        for f in range(x.shape[0]):
+            s = float(sigmas[i][f if len(sigmas[i]) > 1 else 0])
+            np.testing.assert_allclose(got_a[f], reference(x[f], s, None, 0, 2), atol=2e-3)
+            w = windows[i][f].tolist()
+            np.testing.assert_allclose(got_b[f], reference(x[f], None, w, 0, 2), atol=2e-3)
+    # the frames differ in blur: frame 0 is not blurred as frame 2 (sigma 2.5) is
+    assert not np.allclose(np.array(a.at(0))[0], reference(seqs[0][0], 2.5, None, 0, 2),
+                           atol=1e-2)
+
+
+def test_a_per_frame_argument_needs_frames_in_the_input():
+    """As DALI: a per-frame argument on an input without frames is refused, in DALI's words."""
+    x = np.zeros((3, 8, 8), np.uint8)
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pipe():
+        src = fn.external_source(source=lambda: [x], layout="CHW")
+        w = fn.external_source(source=lambda: [np.int32([3, 5])])
+        return fn.gaussian_blur(src, window_size=fn.per_frame(w))
+
+    with pytest.raises(RuntimeError, match="gaussian_blur: argument window_size is given per "
+                                           "frame, but input 0 has no frames: Tensor input for "
+                                           "argument window_size is specified per frame .*"
+                                           "Got layout `CHW` that does not contain frames"):
+        pipe().run()

@@ -173,6 +173,10 @@ enum {
                                 * with F, or an argument given per frame, runs it once per frame
                                 * (operator/sequence.h); its SL_ARGF_PER_FRAME arguments may be
                                 * per frame */
+    SL_OPF_ARG_FRAMES = 1u << 8, /* (with SEQUENCE) per-frame arguments alone may make the frames,
+                                  * the inputs then repeated per frame (transforms.*, as DALI's);
+                                  * without it, as DALI's other ops, an op given a per-frame
+                                  * argument needs a sequence input */
 };
 
 /* What an op instance learns when it is created. */

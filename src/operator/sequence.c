@@ -29,6 +29,7 @@ sl_status sl__seq_check(const sl__op_def *def, const sl__args *a, const char *op
                         const sl__op_io *io, bool *expand, sl_err *err) {
     *expand = false;
     bool seq_op = (def->flags & SL_OPF_SEQUENCE) != 0;
+    int per_frame = -1; /* an argument input given per frame */
     for (int j = 0; j < io->num_arg_inputs; j++) {
         if (!is_seq(io->arg_in[j])) continue;
         int k = arg_of_slot(def, a, j);
@@ -45,9 +46,23 @@ sl_status sl__seq_check(const sl__op_def *def, const sl__args *a, const char *op
                               "but it takes one value per sample, not per frame",
                               opname, name, io->arg_in[j]->layout);
         *expand = true;
+        per_frame = j;
     }
+    bool seq_input = false;
     for (int j = 0; seq_op && j < io->num_inputs; j++)
-        if (is_seq(io->in[j])) *expand = true;
+        if (is_seq(io->in[j])) seq_input = *expand = true;
+    if (per_frame >= 0 && io->num_inputs > 0 && !seq_input &&
+        !(def->flags & SL_OPF_ARG_FRAMES)) { /* as DALI: the input has frames */
+        int k = arg_of_slot(def, a, per_frame);
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: argument %s is given per frame, but input 0 has no frames: Tensor "
+                          "input for argument %s is specified per frame (got %s layout). In that "
+                          "case, samples in the input 0 must contain frames too. Got layout `%s` "
+                          "that does not contain frames.",
+                          opname, k >= 0 ? def->args[k].name : "?",
+                          k >= 0 ? def->args[k].name : "?", io->arg_in[per_frame]->layout,
+                          io->in[0]->layout);
+    }
     if (*expand && (io->num_inputs > SL__SEQ_MAX_LISTS || io->num_arg_inputs > SL__SEQ_MAX_LISTS ||
                     io->num_outputs > SL__SEQ_MAX_LISTS))
         return sl_err_set(err, SL_EINVAL, "%s: too many inputs or outputs to take sequences",

@@ -5,8 +5,9 @@
  * alone); absolute, or fractions of the extent with normalized_anchor / normalized_shape
  * (`normalized` sets both); `centered_anchor` puts the anchor at the region's centre. A region's
  * start and end (start + shape) are rounded half away from zero and clipped to the sample.
- * fill_value is one value, or one per channel (the layout's 'C', else the last dimension). Every
- * dtype. CPU and CUDA runs share ops/erase.h's rule. */
+ * fill_value is one value, or one per channel (the layout's 'C', else the last dimension), as a
+ * list or per sample (another op's output of one value or one per channel). Every dtype. CPU and
+ * CUDA runs share ops/erase.h's rule. */
 #include "ops/erase.h"
 #include "operator/argin.h"
 #include "operator/gpu_args.h"
@@ -29,7 +30,8 @@ static const sl__arg_schema erase_args[] = {
     {"axis_names", SL_ARG_STR, "\"HW\"", "layout names of those dimensions (wins over axes)", 0,
      NULL},
     {"centered_anchor", SL_ARG_BOOL, "False", "the anchor is the region's centre", 0, NULL},
-    {"fill_value", SL_ARG_FLOATS, "[0.0]", "value of erased elements, or one per channel", 0, NULL},
+    {"fill_value", SL_ARG_FLOATS, "[0.0]", "value of erased elements, or one per channel",
+     SL_ARGF_PER_SAMPLE, NULL},
     {"normalized", SL_ARG_BOOL, "False", "anchor and shape are fractions of the extent", 0, NULL},
     {"normalized_anchor", SL_ARG_BOOL, "False", "the anchor is a fraction of the extent", 0, NULL},
     {"normalized_shape", SL_ARG_BOOL, "False", "the shape is a fraction of the extent", 0, NULL},
@@ -41,9 +43,9 @@ typedef struct erase_state {
     int axes[SL_MAX_DIMS];
     char axis_names[SL_MAX_DIMS + 1];
     bool centered, norm_anchor, norm_shape;
-    int nfill;
+    int nfill; /* the literal's values (fill_value not per sample) */
     double fill[SL__ERASE_MAX_FILL];
-    int node_anchor, node_shape;
+    int node_anchor, node_shape, node_fill;
     double *lit_anchor, *lit_shape;
     int n_lit_anchor, n_lit_shape;
     sl__erase_desc *desc;
@@ -102,8 +104,11 @@ static sl_status erase_create(const sl__args *a, const sl__op_init *init, void *
     s->norm_anchor = norm || sl__args_bool(a, "normalized_anchor");
     s->norm_shape = norm || sl__args_bool(a, "normalized_shape");
     const double *fv;
-    s->nfill = sl__args_floats(a, "fill_value", &fv);
-    if (st == SL_OK && (s->nfill < 1 || s->nfill > SL__ERASE_MAX_FILL))
+    s->node_fill = sl__args_node(a, "fill_value");
+    s->nfill = s->node_fill >= 0 ? 1 : sl__args_floats(a, "fill_value", &fv);
+    if (s->node_fill >= 0)
+        s->fill[0] = 0;
+    else if (st == SL_OK && (s->nfill < 1 || s->nfill > SL__ERASE_MAX_FILL))
         st = sl_err_set(err, SL_EINVAL, "erase: fill_value: %d values (1 to %d)", s->nfill,
                         SL__ERASE_MAX_FILL);
     else if (st == SL_OK)
@@ -187,11 +192,8 @@ static sl_status erase_setup(void *state, sl__op_io *io, sl_err *err) {
             dims[k] = ax;
         }
     }
-    int chan = -1;
-    if (s->nfill > 1) {
-        const char *c = in->layout[0] ? strchr(in->layout, 'C') : NULL;
-        chan = c ? (int)(c - in->layout) : nd - 1;
-    }
+    const char *c = in->layout[0] ? strchr(in->layout, 'C') : NULL;
+    int chan = c ? (int)(c - in->layout) : nd - 1; /* where fill values of one per channel run */
     /* the boxes of every sample, laid out one after another */
     s->nboxes = 0;
     size_t *first = sl__malloc((size_t)(io->batch ? io->batch : 1) * sizeof *first, err);
@@ -205,12 +207,21 @@ static sl_status erase_setup(void *state, sl__op_io *io, sl_err *err) {
         memcpy(d->shape, sh, (size_t)nd * sizeof *sh);
         d->n = 1;
         for (int k = 0; k < nd; k++) d->n *= sh[k];
-        d->chan = chan;
         d->nfill = s->nfill;
         memcpy(d->fill, s->fill, (size_t)s->nfill * sizeof *s->fill);
-        if (chan >= 0 && sh[chan] > s->nfill) {
+        if (s->node_fill >= 0) {
+            d->nfill = sl__argin_values(io, s->node_fill, i, d->fill, SL__ERASE_MAX_FILL);
+            if (d->nfill < 1 || d->nfill > SL__ERASE_MAX_FILL) {
+                st = sl__op_fail(err, SL_EINVAL, io, i, "erase",
+                                 "fill_value has %d values (1 to %d: one, or one per channel)",
+                                 d->nfill, SL__ERASE_MAX_FILL);
+                break;
+            }
+        }
+        d->chan = d->nfill > 1 ? chan : -1;
+        if (d->chan >= 0 && sh[chan] > d->nfill) {
             st = sl__op_fail(err, SL_EINVAL, io, i, "erase",
-                             "fill_value has %d values for %lld channels", s->nfill,
+                             "fill_value has %d values for %lld channels", d->nfill,
                              (long long)sh[chan]);
             break;
         }

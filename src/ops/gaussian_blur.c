@@ -5,7 +5,8 @@
  * (frames, channels first: FHWC, CHW, FCHW, CFDHW ...) are not blurred and the 1 to 3 axes
  * between them are; another 'C' or 'F' is an error. `sigma` and `window_size` (odd) are one value
  * for every spatial axis or one per axis, outermost first ([y, x], [z, y, x]), as lists or per
- * sample (another op's output of one value or one per axis). Per axis, as DALI: with a window of
+ * sample (another op's output of one value or one per axis) or per frame (fn.per_frame: sequences
+ * run frame by frame, operator/sequence.h). Per axis, as DALI: with a window of
  * 0 (not given) it is 2 * ceil(3 sigma) + 1 taps, with a sigma of 0 (not given) that is
  * 0.3 * ((window_size - 1) / 2 - 1) + 0.8; both 0 is an error. The weights are
  * exp(-k^2 / (2 sigma^2)) normalised to sum 1, computed in double and kept as float; the border is
@@ -21,16 +22,17 @@
 #include "core/log.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const sl__arg_schema gb_args[] = {
     {"sigma", SL_ARG_FLOATS, "None",
      "standard deviation in pixels: one value or one per spatial axis, outermost first",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"window_size", SL_ARG_INTS, "None",
      "taps, odd: one or one per spatial axis, outermost first (default: from sigma)",
-     SL_ARGF_PER_SAMPLE, NULL},
+     SL_ARGF_PER_SAMPLE | SL_ARGF_PER_FRAME, NULL},
     {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
@@ -113,7 +115,12 @@ static void weights(double sigma, int r, float *w) {
 }
 
 /* The spatial axes of a layout, as DALI decides them: [*first, *first + *count). */
-static sl_status spatial_axes(const char *layout, int ndim, int *first, int *count, sl_err *err) {
+static sl_status spatial_axes(const char *layout, int ndim, bool seq, int *first, int *count,
+                              sl_err *err) {
+    /* frames of a sequence (the executor runs them one by one): errors name the sequence's layout
+     */
+    char shown[SL_MAX_DIMS + 2];
+    snprintf(shown, sizeof shown, "%s%s", seq ? "F" : "", layout);
     if (!layout[0]) {
         if (ndim < 1 || ndim > NA)
             return sl_err_set(err, SL_EINVAL,
@@ -125,23 +132,37 @@ static sl_status spatial_axes(const char *layout, int ndim, int *first, int *cou
     }
     int len = (int)strlen(layout);
     if (len != ndim)
-        return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for %d dims", NAME, layout, ndim);
+        return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for %d dims", NAME, shown, ndim + seq);
     int lo = 0, hi = len;
     if (layout[len - 1] == 'C') hi--;
     while (lo < hi && (layout[lo] == 'C' || layout[lo] == 'F')) lo++;
-    if (lo > 2)
+    /* DALI's sentences, which its users' tests match, after the layout */
+    if (lo > 2 || (lo == 2 && layout[0] == layout[1]))
         return sl_err_set(err, SL_EINVAL,
-                          "%s: layout \"%s\": more than two leading 'F' or 'C' dimensions", NAME,
-                          layout);
+                          "%s: layout \"%s\": more than two leading 'F' or 'C' dimensions: "
+                          "Found more the one occurrence of 'F' or 'C' axes in layout: %s.",
+                          NAME, shown, shown);
     for (int k = lo; k < hi; k++)
-        if (layout[k] == 'C' || layout[k] == 'F')
+        if (layout[k] == 'F')
             return sl_err_set(err, SL_EINVAL,
-                              "%s: layout \"%s\": '%c' between the spatial axes (channels go "
-                              "first or last, frames first)",
-                              NAME, layout, layout[k]);
-    if (hi - lo < 1 || hi - lo > NA)
-        return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" has %d spatial axes (1 to %d)", NAME,
-                          layout, hi - lo, NA);
+                              "%s: layout \"%s\": 'F' between the spatial axes (frames go "
+                              "first): For sequences, layout should begin with 'F' or 'C', "
+                              "got: %s.",
+                              NAME, shown, shown);
+        else if (layout[k] == 'C')
+            return sl_err_set(err, SL_EINVAL,
+                              "%s: layout \"%s\": 'C' between the spatial axes (channels go "
+                              "first or last): Only channel-first or channel-last layouts are "
+                              "supported, got: %s.",
+                              NAME, shown, shown);
+    if (hi - lo > NA)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: layout \"%s\" has %d spatial axes (1 to %d): Too many dimensions, "
+                          "found: %d data axes, maximum supported is: %d.",
+                          NAME, shown, hi - lo, NA, hi - lo, NA);
+    if (hi - lo < 1)
+        return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" has no spatial axes (1 to %d)", NAME,
+                          shown, NA);
     *first = lo, *count = hi - lo;
     return SL_OK;
 }
@@ -167,15 +188,25 @@ static sl_status sample_params(gb_state *s, const sl__op_io *io, int i, int k, d
     for (int a = 0; a < k; a++) {
         double sigma = v[0][a], win = v[1][a];
         if (!(sigma >= 0))
-            return sl__op_fail(err, SL_EINVAL, io, i, NAME, "sigma %g of axis %d is negative",
-                               sigma, a);
-        if (win < 0 || win != floor(win) || win > 2 * MAX_RADIUS + 1)
+            return sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                               "sigma %g of axis %d is negative: `sigma` must have non-negative "
+                               "values, got %g for sample: %d, axis: %d.",
+                               sigma, a, sigma, i, a);
+        if (win < 0)
+            return sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                               "window_size %g of axis %d is negative: `window_size` must have "
+                               "non-negative values, got %g for sample: %d, axis : %d.",
+                               win, a, win, i, a);
+        if (win != floor(win) || win > 2 * MAX_RADIUS + 1)
             return sl__op_fail(err, SL_EINVAL, io, i, NAME,
                                "window_size %g of axis %d: odd sizes from 1 to %d", win, a,
                                2 * MAX_RADIUS + 1);
         if (sigma == 0 && win == 0)
             return sl__op_fail(err, SL_EINVAL, io, i, NAME,
-                               "sigma and window_size of axis %d are both 0 (give one)", a);
+                               "sigma and window_size of axis %d are both 0 (give one): `sigma` "
+                               "and `window_size` shouldn't be 0 at the same time for sample: %d, "
+                               "axis: %d.",
+                               a, i, a);
         if (win == 0) { /* DALI: 2 * ceil(3 sigma) + 1, in float */
             float r = ceilf((float)sigma * 3.0f);
             if (!(r <= MAX_RADIUS))
@@ -185,7 +216,11 @@ static sl_status sample_params(gb_state *s, const sl__op_io *io, int i, int k, d
             win = 2 * (double)r + 1;
         } else if (fmod(win, 2) == 0) {
             return sl__op_fail(err, SL_EINVAL, io, i, NAME,
-                               "window_size %g of axis %d is even: the window must be odd", win, a);
+                               "window_size %g of axis %d is even: the window must be odd: Kernel "
+                               "window should have odd length, got: %g. Even or non-centered "
+                               "windows are not supported yet, got window with even length: %g "
+                               "for sample %d.",
+                               win, a, win, win, i);
         }
         int r = (int)((win - 1) / 2);
         if (sigma == 0) sigma = 0.3 * (r - 1) + 0.8;
@@ -199,7 +234,7 @@ static sl_status gb_setup(void *state, sl__op_io *io, sl_err *err) {
     gb_state *s = state;
     const sl_tlist *in = io->in[0];
     int first = 0, k = 0;
-    SL_TRY(spatial_axes(in->layout, in->ndim, &first, &k, err));
+    SL_TRY(spatial_axes(in->layout, in->ndim, io->seq_frames != NULL, &first, &k, err));
     if (in->dtype == SL_DTYPE_BOOL)
         return sl_err_set(err, SL_EINVAL, "%s: bool images are not supported", NAME);
     if (io->batch > s->cap) {
@@ -332,6 +367,7 @@ const sl__op_def sl__gaussian_blur_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = gb_args,
+    .flags = SL_OPF_SEQUENCE,
     GB_DEVICES.create = gb_create,
     .setup = gb_setup,
     .run_cpu = gb_run_cpu,

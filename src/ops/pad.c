@@ -83,7 +83,10 @@ static sl_status check_values(const sl__op_io *io, int i, const int64_t *axes, i
         if (shape[k] == 0 || shape[k] < -1 || shape[k] > ((int64_t)1 << 40))
             return bad_value(io, i, "shape value", shape[k], "1 to 2^40, or -1", err);
     for (int k = 0; k < nalign; k++)
-        if (align[k] < 1 || align[k] > ((int64_t)1 << 40))
+        if (align[k] < 1) /* DALI's sentence */
+            return bad_value(io, i, "align", align[k],
+                             "Values of `align` argument must be positive.", err);
+        else if (align[k] > ((int64_t)1 << 40))
             return bad_value(io, i, "align", align[k], "1 to 2^40", err);
     return SL_OK;
 }
@@ -145,7 +148,8 @@ static sl_status sample_plan(const pad_state *s, const sl__op_io *io, int i, int
         for (int k = 0; k < naxes; k++) {
             if (axes[k] < -nd || axes[k] >= nd) /* negative: from the end, as DALI */
                 return sl__op_fail(err, SL_EINVAL, io, i, NAME,
-                                   "axis %lld out of range: [%d, %d] for a %d-d input",
+                                   "axes: Axis %lld out of range. Expected range is [%d, %d] "
+                                   "for a %dD input",
                                    (long long)axes[k], -nd, nd - 1, nd);
             ax[(*na)++] = (int)(axes[k] < 0 ? axes[k] + nd : axes[k]);
         }

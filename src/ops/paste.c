@@ -78,7 +78,10 @@ static sl_status paste_setup(void *state, sl__op_io *io, sl_err *err) {
     paste_state *s = state;
     const sl_tlist *in = io->in[0];
     if (in->ndim != 3)
-        return sl_err_set(err, SL_EINVAL, "paste: the input is %d-d (HWC images)", in->ndim);
+        return sl_err_set(err, SL_EINVAL,
+                          "paste: the input is %d-d, not HWC images: The number of dimensions %d "
+                          "does not match any of the allowed layouts",
+                          in->ndim, in->ndim);
     if (io->batch > s->cap) {
         sl__paste_desc *d = realloc(s->desc, (size_t)io->batch * sizeof *d);
         if (!d) return sl_err_set(err, SL_ENOMEM, "paste: out of memory");
@@ -102,14 +105,24 @@ static sl_status paste_setup(void *state, sl__op_io *io, sl_err *err) {
                              (long long)sh[2], s->nch);
             break;
         }
-        if (!(v[0] >= 1) || v[0] > 1e6 || !(v[1] >= 0 && v[1] <= 1) || !(v[2] >= 0 && v[2] <= 1) ||
-            !(v[3] >= 0) || v[3] > 1e9) {
+        /* DALI's sentences after each, which its users' tests match */
+        if (!(v[0] >= 1))
             st = sl__op_fail(err, SL_EINVAL, io, i, "paste",
-                             "ratio %g must be >= 1, paste_x %g and paste_y %g in [0, 1], "
-                             "min_canvas_size %g >= 0",
-                             v[0], v[1], v[2], v[3]);
-            break;
-        }
+                             "ratio %g: ratio of less than 1 is not supported", v[0]);
+        else if (v[0] > 1e6)
+            st = sl__op_fail(err, SL_EINVAL, io, i, "paste", "ratio %g: at most 1e6", v[0]);
+        for (int k = 1; k < 3 && st == SL_OK; k++)
+            if (!(v[k] >= 0 && v[k] <= 1))
+                st = sl__op_fail(err, SL_EINVAL, io, i, "paste",
+                                 "%s %g: %s must be in range [0, 1]", pn[k], v[k], pn[k]);
+        if (st == SL_OK && !(v[3] >= 0))
+            st = sl__op_fail(err, SL_EINVAL, io, i, "paste",
+                             "min_canvas_size %g: min_canvas_size_ of less than 0 is not supported",
+                             v[3]);
+        else if (st == SL_OK && v[3] > 1e9)
+            st = sl__op_fail(err, SL_EINVAL, io, i, "paste", "min_canvas_size %g: at most 1e9",
+                             v[3]);
+        if (st != SL_OK) break;
         sl__paste_desc *d = &s->desc[i];
         memset(d, 0, sizeof *d);
         d->h = sh[0], d->w = sh[1], d->c = sh[2];

@@ -418,7 +418,7 @@ static sl_status tr_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
         .max_inputs = nin_max,                                                                     \
         .args = schema,                                                                            \
         .devices = SL_OPDEV_CPU,                                                                   \
-        .flags = SL_OPF_SEQUENCE,                                                                  \
+        .flags = SL_OPF_SEQUENCE | SL_OPF_ARG_FRAMES,                                              \
         .create = create_,                                                                         \
         .setup = tr_setup,                                                                         \
         .run_cpu = tr_run_cpu,                                                                     \
@@ -632,7 +632,7 @@ const sl__op_def sl__coord_transform_op = {
     .max_inputs = 1,
     .args = ct_args,
     .devices = SL_OPDEV_CPU,
-    .flags = SL_OPF_SEQUENCE,
+    .flags = SL_OPF_SEQUENCE | SL_OPF_ARG_FRAMES,
     .create = ct_create,
     .setup = ct_setup,
     .run_cpu = ct_run_cpu,

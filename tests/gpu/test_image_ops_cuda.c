@@ -717,6 +717,14 @@ static void test_generic_ops(void) {
     const char *er[] = {"anchor=@0", "shape=@1", "axis_names=\"WH\"", "fill_value=[5.0, 6.0, 7.0]",
                         NULL};
     case_("erase u8 HWC per-sample region, per channel", "erase", er, &img, win, 2, 0);
+    sl_tlist fv; /* a per-sample fill_value: one per channel */
+    int64_t lo3[1] = {3}, hi3[1] = {3};
+    make_list(&fv, n, SL_DTYPE_F32, 1, lo3, hi3, NULL);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) ((float *)fv.data[i])[k] = (float)(rnd() % 300) - 20.0f;
+    const char *ef[] = {"anchor=[2.0, 3.0]", "shape=[10.0, 8.0]", "fill_value=@0", NULL};
+    case_("erase u8 HWC per-sample fill_value", "erase", ef, &img, &fv, 1, 0);
+    sl_tlist_free(&fv);
     const char *wa[] = {"ampl_x=3.0", "freq_y=0.3", "fill_value=9.0", NULL};
     case_("water u8 nearest", "water", wa, &img, NULL, 0, 0);
     const char *wl[] = {"interp_type=types.INTERP_LINEAR", NULL};

@@ -316,6 +316,9 @@ sl_status sl__raw_image_decode(const uint8_t *d, size_t n, const sl__decode_imag
 #ifdef SLUICE_HAVE_TIFF
     if (info->format == SL__IMG_TIFF) return sl__tiff_decode(d, n, info, out, why, why_size);
 #endif
+#ifdef SLUICE_HAVE_OPENJPEG
+    if (info->format == SL__IMG_JP2) return sl__jp2_decode(d, n, info, out, why, why_size);
+#endif
     if (info->format == SL__IMG_BMP) return bmp_decode(d, n, info, out, why, why_size);
     if (info->format == SL__IMG_PNM) return pnm_decode(d, n, info, out, why, why_size);
     FAIL("not a BMP or PNM image");

@@ -59,12 +59,13 @@ typedef struct spec {
     int h, w, comps, prec;
     bool sgnd, jp2;
     int sub; /* components 1 and 2 sampled every sub pixels (1: none) */
+    int ycc; /* 1: the JP2's colour space says sYCC */
 } spec;
 
 /* px: (h, w, comps) values of the image (within prec bits, signed when sgnd), each component at
  * its own sampling; returns the encoded bytes (malloc'd), lossless (reversible 5/3 wavelet) */
 static uint8_t *encode(const spec *s, const int32_t *px, size_t *len) {
-    opj_image_cmptparm_t cp[4];
+    opj_image_cmptparm_t cp[8];
     memset(cp, 0, sizeof cp);
     for (int c = 0; c < s->comps; c++) {
         int d = (c == 1 || c == 2) ? s->sub : 1;
@@ -72,7 +73,9 @@ static uint8_t *encode(const spec *s, const int32_t *px, size_t *len) {
         cp[c].w = (OPJ_UINT32)((s->w + d - 1) / d), cp[c].h = (OPJ_UINT32)((s->h + d - 1) / d);
         cp[c].prec = (OPJ_UINT32)s->prec, cp[c].sgnd = s->sgnd;
     }
-    OPJ_COLOR_SPACE cs = s->comps >= 3 ? OPJ_CLRSPC_SRGB : OPJ_CLRSPC_GRAY;
+    OPJ_COLOR_SPACE cs = s->ycc          ? OPJ_CLRSPC_SYCC
+                         : s->comps >= 3 ? OPJ_CLRSPC_SRGB
+                                         : OPJ_CLRSPC_GRAY;
     opj_image_t *img = opj_image_create((OPJ_UINT32)s->comps, cp, cs);
     CHECK(img != NULL);
     img->x0 = img->y0 = 0, img->x1 = (OPJ_UINT32)s->w, img->y1 = (OPJ_UINT32)s->h;
@@ -81,12 +84,12 @@ static uint8_t *encode(const spec *s, const int32_t *px, size_t *len) {
         for (uint32_t y = 0; y < k->h; y++)
             for (uint32_t x = 0; x < k->w; x++)
                 k->data[y * k->w + x] = px[((y * k->dy) * s->w + x * k->dx) * s->comps + c];
-        if (s->comps % 2 == 0 && c == s->comps - 1) k->alpha = 1;
+        if ((s->comps == 2 || s->comps == 4) && c == s->comps - 1) k->alpha = 1;
     }
     opj_cparameters_t p;
     opj_set_default_encoder_parameters(&p);
     p.tcp_numlayers = 1, p.tcp_rates[0] = 0, p.cp_disto_alloc = 1; /* lossless */
-    p.tcp_mct = s->comps >= 3 && s->sub == 1 ? 1 : 0;
+    p.tcp_mct = s->comps == 3 && s->sub == 1 && !s->ycc ? 1 : 0;
     p.numresolution = 3;
     opj_codec_t *codec = opj_create_compress(s->jp2 ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K);
     CHECK(opj_setup_encoder(codec, &p, img));
@@ -186,13 +189,13 @@ static void check_decode(sl__decode_image_worker *w, const uint8_t *data, size_t
 }
 
 static const spec specs[] = {
-    {13, 17, 1, 8, false, true, 1},  {13, 17, 2, 8, false, true, 1},
-    {13, 17, 3, 8, false, true, 1},  {13, 17, 4, 8, false, true, 1},
-    {9, 21, 3, 8, false, false, 1},  {9, 21, 1, 16, false, true, 1},
-    {9, 21, 3, 16, false, false, 1}, {9, 21, 4, 16, false, true, 1},
-    {11, 6, 3, 12, false, true, 1},  {11, 6, 1, 12, false, false, 1},
-    {8, 8, 3, 8, true, false, 1},    {10, 12, 3, 8, false, false, 2},
-    {40, 33, 3, 8, false, true, 1},
+    {13, 17, 1, 8, false, true, 1, 0},  {13, 17, 2, 8, false, true, 1, 0},
+    {13, 17, 3, 8, false, true, 1, 0},  {13, 17, 4, 8, false, true, 1, 0},
+    {9, 21, 3, 8, false, false, 1, 0},  {9, 21, 1, 16, false, true, 1, 0},
+    {9, 21, 3, 16, false, false, 1, 0}, {9, 21, 4, 16, false, true, 1, 0},
+    {11, 6, 3, 12, false, true, 1, 0},  {11, 6, 1, 12, false, false, 1, 0},
+    {8, 8, 3, 8, true, false, 1, 0},    {10, 12, 3, 8, false, false, 2, 0},
+    {40, 33, 3, 8, false, true, 1, 0},
 };
 
 /* every spec, every output type, a window of each */
@@ -222,7 +225,7 @@ static void decode_cases(sl__decode_image_worker *w) {
 
 /* decoders.image_crop and decoders.image_slice, the ROI decoders, on a batch of two */
 static void roi_ops(void) {
-    spec s = {20, 30, 3, 8, false, true, 1};
+    spec s = {20, 30, 3, 8, false, true, 1, 0};
     uint32_t seed = 99;
     int32_t *px = random_pixels(&s, &seed);
     size_t len[2];
@@ -278,6 +281,119 @@ static void roi_ops(void) {
     free(px);
 }
 
+/* a JP2 of palette indices (4 bits), its jp2h box given a pclr box of 16 RGB colours and a cmap
+ * box mapping them to 3 channels: decoded to the colours */
+static void palette(sl__decode_image_worker *w) {
+    spec s = {7, 9, 1, 4, false, true, 1, 0};
+    uint32_t seed = 11;
+    int32_t *px = random_pixels(&s, &seed);
+    size_t len;
+    uint8_t *data = encode(&s, px, &len);
+    uint8_t boxes[8 + 3 + 3 + 48 + 8 + 12], *b = boxes;
+    memcpy(b, "\0\0\0\076pclr", 8);
+    b[8] = 0, b[9] = 16, b[10] = 3, b[11] = b[12] = b[13] = 7; /* 16 entries, 3 of 8 bits */
+    uint8_t colours[16][3];
+    for (int i = 0; i < 16; i++)
+        for (int c = 0; c < 3; c++)
+            colours[i][c] = b[14 + i * 3 + c] = (uint8_t)(i * 16 + c * 85 + 3);
+    b += 62;
+    memcpy(b, "\0\0\0\024cmap", 8);
+    for (int c = 0; c < 3; c++)
+        b[8 + c * 4] = 0, b[9 + c * 4] = 0, b[10 + c * 4] = 1, b[11 + c * 4] = (uint8_t)c;
+    /* the jp2h box follows the signature (12 bytes) and ftyp boxes: append to it */
+    size_t at = 12 + (size_t)(data[12] << 24 | data[13] << 16 | data[14] << 8 | data[15]);
+    CHECK(!memcmp(data + at + 4, "jp2h", 4));
+    size_t hl = (size_t)(data[at] << 24 | data[at + 1] << 16 | data[at + 2] << 8 | data[at + 3]);
+    uint8_t *pal = malloc(len + sizeof boxes);
+    memcpy(pal, data, at + hl);
+    memcpy(pal + at + hl, boxes, sizeof boxes);
+    memcpy(pal + at + hl + sizeof boxes, data + at + hl, len - at - hl);
+    size_t nl = hl + sizeof boxes;
+    pal[at] = (uint8_t)(nl >> 24), pal[at + 1] = (uint8_t)(nl >> 16),
+    pal[at + 2] = (uint8_t)(nl >> 8), pal[at + 3] = (uint8_t)nl;
+    spec rgb = s;
+    rgb.comps = 3, rgb.prec = 8;
+    uint8_t *want = malloc((size_t)s.h * s.w * 3);
+    for (int i = 0; i < s.h * s.w; i++) memcpy(want + i * 3, colours[px[i]], 3);
+    check_decode(w, pal, len + sizeof boxes, &rgb, want, SL__IMG_ANY, NULL, "JP2 palette");
+    check_decode(w, pal, len + sizeof boxes, &rgb, want, SL__IMG_GRAY, NULL, "JP2 palette");
+    free(want);
+    free(pal);
+    free(data);
+    free(px);
+}
+
+/* a JP2 whose colr box says sYCC: its Y, Cb, Cr (here 4:2:0, as such files usually are)
+ * converted to RGB with the full-range BT.601 matrix */
+static void sycc(sl__decode_image_worker *w) {
+    spec s = {10, 12, 3, 8, false, true, 2, 1};
+    uint32_t seed = 17;
+    int32_t *px = random_pixels(&s, &seed);
+    size_t len;
+    uint8_t *data = encode(&s, px, &len);
+    uint8_t *want = expected(&s, px);
+    for (int i = 0; i < s.h * s.w; i++) {
+        uint8_t *p = want + i * 3;
+        double y = p[0], cb = p[1] - 128.0, cr = p[2] - 128.0,
+               rgb[3] = {y + 1.402 * cr, y - 0.344136 * cb - 0.714136 * cr, y + 1.772 * cb};
+        for (int c = 0; c < 3; c++)
+            p[c] = (uint8_t)(rgb[c] < 0 ? 0 : rgb[c] > 255 ? 255 : rgb[c] + 0.5);
+    }
+    check_decode(w, data, len, &s, want, SL__IMG_RGB, NULL, "JP2 sYCC 4:2:0");
+    check_decode(w, data, len, &s, want, SL__IMG_BGR, NULL, "JP2 sYCC 4:2:0");
+    free(want);
+    free(data);
+    free(px);
+}
+
+/* what sluice refuses, by name: more than 4 components, more than 16 bits, e-YCC and CMYK */
+static void refused(sl__decode_image_worker *w) {
+    static const struct {
+        spec s;
+        const char *why;
+    } cases[] = {{{4, 4, 5, 8, false, false, 1, 0}, "JPEG 2000 image of 5 components"},
+                 {{4, 4, 1, 20, false, true, 1, 0}, "component 0 has 20 bits"}};
+    uint32_t seed = 13;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        spec s = cases[k].s;
+        int32_t *px = random_pixels(&s, &seed);
+        size_t len;
+        uint8_t *data = encode(&s, px, &len);
+        sl__decode_image_info info;
+        char why[256] = "";
+        CHECK_EQ_INT(sl__decode_image_peek(data, len, SL__IMG_RGB, true, 0, &info, why, sizeof why),
+                     SL_EFORMAT);
+        CHECK_MSG(strstr(why, cases[k].why) != NULL, "'%s' lacks '%s'", why, cases[k].why);
+        free(data);
+        free(px);
+    }
+    /* colour spaces the decode finds (OpenJPEG reads the colr box there) */
+    for (int k = 0; k < 2; k++) {
+        spec s = {4, 4, 3 + k, 8, false, true, 1, 0};
+        int32_t *px = random_pixels(&s, &seed);
+        size_t len;
+        uint8_t *data = encode(&s, px, &len);
+        /* the colr box's enumerated colour space (after METH, PREC, APPROX): 24 e-YCC, 12 CMYK */
+        uint8_t *colr = NULL;
+        for (size_t i = 0; i + 11 < len && !colr; i++)
+            if (!memcmp(data + i, "colr", 4) && data[i + 4] == 1) colr = data + i + 7;
+        CHECK(colr != NULL);
+        if (colr) colr[3] = k ? 12 : 24;
+        sl__decode_image_info info;
+        char why[256] = "";
+        CHECK_OK(sl__decode_image_peek(data, len, SL__IMG_RGB, true, 0, &info, why, sizeof why),
+                 NULL);
+        uint8_t out[4 * 4 * 3];
+        CHECK_EQ_INT(sl__decode_image_run(w, data, len, &info, SL__IMG_RGB, NULL, false, out, why,
+                                          sizeof why),
+                     SL_EFORMAT);
+        const char *want = k ? "colour space CMYK is not supported" : "e-YCC is not supported";
+        CHECK_MSG(strstr(why, want) != NULL, "'%s' lacks '%s'", why, want);
+        free(data);
+        free(px);
+    }
+}
+
 /* one peek and decode of a damaged record: SL_OK, or an error with its reason */
 static int try_decode(sl__decode_image_worker *w, const uint8_t *d, size_t n) {
     sl__decode_image_info info;
@@ -299,7 +415,7 @@ static int try_decode(sl__decode_image_worker *w, const uint8_t *d, size_t n) {
 static void damaged(sl__decode_image_worker *w) {
     uint32_t seed = 3;
     for (int k = 0; k < 2; k++) {
-        spec s = {24, 20, 3, 8, false, k == 0, 1};
+        spec s = {24, 20, 3, 8, false, k == 0, 1, 0};
         int32_t *px = random_pixels(&s, &seed);
         size_t len;
         uint8_t *data = encode(&s, px, &len);
@@ -361,10 +477,10 @@ static int write_files(const char *dir, bool npy) {
     static const struct {
         const char *name;
         spec s;
-    } files[] = {{"jp2_rgb_8bit", {6, 7, 3, 8, false, true, 1}},
-                 {"jp2_gray_alpha_16bit", {5, 4, 2, 16, false, true, 1}},
-                 {"j2k_rgba_12bit", {4, 6, 4, 12, false, false, 1}},
-                 {"j2k_subsampled_signed", {6, 6, 3, 8, true, false, 2}}};
+    } files[] = {{"jp2_rgb_8bit", {6, 7, 3, 8, false, true, 1, 0}},
+                 {"jp2_gray_alpha_16bit", {5, 4, 2, 16, false, true, 1, 0}},
+                 {"j2k_rgba_12bit", {4, 6, 4, 12, false, false, 1, 0}},
+                 {"j2k_subsampled_signed", {6, 6, 3, 8, true, false, 2, 0}}};
     uint32_t seed = 5;
     for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
         const spec *s = &files[k].s;
@@ -393,6 +509,9 @@ int main(int argc, char **argv) {
     CHECK_OK(sl__decode_image_worker_create(true, &w, &e), &e);
     decode_cases(w);
     roi_ops();
+    palette(w);
+    sycc(w);
+    refused(w);
     damaged(w);
     sl__decode_image_worker_free(w);
     return check_done();

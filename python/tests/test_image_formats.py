@@ -255,3 +255,72 @@ def test_jpeg2000_without_openjpeg_is_refused_by_name(tmp_path):
     else:
         with pytest.raises(sluice.Error, match="img.jp2.*JPEG 2000 images are not supported"):
             decode(tmp_path, "img.jp2", data, output_type=types.RGB)
+
+
+@pytest.mark.skipif(not HAVE_OPENJPEG, reason="built without OpenJPEG")
+def test_jpeg2000_random_crop_is_a_window(tmp_path):
+    """decoders.image_random_crop of JPEG 2000 files: each output is a window of the image"""
+    files = jpeg2000_files(tmp_path)
+    root = tmp_path / "random_crop"
+    os.makedirs(root / "0")
+    for name, (data, _) in files.items():
+        (root / "0" / (name + ".jp2")).write_bytes(data)
+    names = sorted(files)
+    pipe = sluice.Pipeline(batch_size=len(names), num_threads=2, device_id=None, seed=5)
+    with pipe:
+        enc, _ = fn.readers.file(file_root=str(root))
+        pipe.set_outputs(fn.decoders.image_random_crop(enc, output_type=types.ANY_DATA,
+                                                       random_area=[0.3, 0.6]))
+    pipe.build()
+    for _ in range(3):
+        (out,) = pipe.run()
+        for i, name in enumerate(names):
+            full, win = files[name][1], np.asarray(out.at(i))
+            h, w = win.shape[:2]
+            assert win.shape[2] == full.shape[2] and h <= full.shape[0] and w <= full.shape[1], name
+            found = [(y, x) for y in range(full.shape[0] - h + 1)
+                     for x in range(full.shape[1] - w + 1)
+                     if np.array_equal(full[y:y + h, x:x + w], win)]
+            assert found, "%s: the %dx%d output is no window of the image" % (name, w, h)
+    pipe.close()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAVE_OPENJPEG, reason="built without OpenJPEG")
+def test_jpeg2000_mixed_decoder_on_gpu(tmp_path):
+    """device="mixed" on GPU 0: JPEG 2000 files decoded on the CPU pool, beside a JPEG large
+    enough for nvJPEG, in one batch; the JPEG 2000 images exactly as written"""
+    try:
+        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        found = False
+    if not found:
+        if os.environ.get("SL_REQUIRE_GPU") == "1":
+            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
+        pytest.skip("needs a GPU")
+    from conftest import FIXTURES
+    files = jpeg2000_files(tmp_path)
+    root = tmp_path / "gpu"
+    os.makedirs(root / "0")
+    for name, (data, _) in files.items():
+        (root / "0" / (name + ".jp2")).write_bytes(data)
+    photo = os.path.join(FIXTURES, "dali_extra", "jpeg", "snail-4291306_1280.jpg")
+    with open(photo, "rb") as f:
+        (root / "0" / "zz_photo.jpg").write_bytes(f.read())
+    names = sorted(files)
+    outs = {}
+    for dev, device_id in (("mixed", 0), ("cpu", None)):
+        pipe = sluice.Pipeline(batch_size=len(names) + 1, num_threads=2, device_id=device_id)
+        with pipe:
+            enc, _ = fn.readers.file(file_root=str(root))
+            pipe.set_outputs(fn.decoders.image(enc, device=dev, output_type=types.RGB))
+        pipe.build()
+        (out,) = pipe.run()
+        out = out.as_cpu() if dev == "mixed" else out
+        outs[dev] = [np.asarray(out.at(i)) for i in range(len(names) + 1)]
+        pipe.close()
+    for i, name in enumerate(names):
+        full = files[name][1]
+        want = full[..., :3] if full.shape[2] >= 3 else np.repeat(full[..., :1], 3, 2)
+        np.testing.assert_array_equal(outs["mixed"][i], want, err_msg=name)
+    assert outs["mixed"][-1].shape == outs["cpu"][-1].shape

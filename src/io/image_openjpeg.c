@@ -66,11 +66,6 @@ static void on_quiet(const char *msg, void *user) {
     (void)msg, (void)user;
 }
 
-bool sl__jp2_magic(const uint8_t *d, size_t n) {
-    return (n >= 12 && !memcmp(d, "\0\0\0\x0cjP  \r\n\x87\n", 12)) ||
-           (n >= 4 && !memcmp(d, "\xff\x4f\xff\x51", 4));
-}
-
 /* the codec and stream over the record, its header read into *img; false with the reason */
 static bool open_mem(mem *m, opj_codec_t **codec, opj_stream_t **stream, opj_image_t **img) {
     *codec = NULL, *stream = NULL, *img = NULL;

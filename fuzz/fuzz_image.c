@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* JPEG, PNG, BMP, PNM and (with libtiff) TIFF headers (peek) and, when they pass, a full CPU decode
- * into a buffer of the size the header says -- as the decoders do, with their pixel limit -- in
- * four output types (ANY_DATA keeps the file's channels, the others convert them). */
+/* JPEG, PNG, BMP, PNM, (with libtiff) TIFF and (with OpenJPEG) JPEG 2000 headers (peek) and, when
+ * they pass, a full CPU decode into a buffer of the size the header says -- as the decoders do,
+ * with their pixel limit -- in four output types (ANY_DATA keeps the file's channels, the others
+ * convert them). */
 #include "fuzz.h"
 #include "io/image_info.h"
 #include "ops/decode_image_cpu.h"

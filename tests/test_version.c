@@ -43,7 +43,8 @@ int main(void) {
         const char *name, *have;
     } backs[] = {{"CUDA", STR(SLUICE_HAVE_CUDA)},          {"nvJPEG", STR(SLUICE_HAVE_NVJPEG)},
                  {"NCCL", STR(SLUICE_HAVE_NCCL)},          {"MPI", STR(SLUICE_HAVE_MPI)},
-                 {"libsndfile", STR(SLUICE_HAVE_SNDFILE)}, {"libtiff", STR(SLUICE_HAVE_TIFF)}};
+                 {"libsndfile", STR(SLUICE_HAVE_SNDFILE)}, {"libtiff", STR(SLUICE_HAVE_TIFF)},
+                 {"OpenJPEG", STR(SLUICE_HAVE_OPENJPEG)}};
     for (size_t i = 0; i < sizeof backs / sizeof backs[0]; i++)
         CHECK_MSG(side(info, backs[i].name) == !strcmp(backs[i].have, "1"), "%s (have: %s): '%s'",
                   backs[i].name, backs[i].have, info);

@@ -2,9 +2,12 @@
 """decoders.image and peek_image_shape on BMP, PNM and TIFF files (written by image_writers.py
 from numpy arrays): every header and pixel layout the decoder reads, in RGB, GRAY, BGR and
 ANY_DATA, compared with the arrays; malformed files are errors naming the record; TIFF without
-libtiff in the build, and JPEG 2000, are refused by name."""
+libtiff in the build, and JPEG 2000 without OpenJPEG, are refused by name. JPEG 2000 files (JP2
+and J2K, written by OpenJPEG's encoder through the C test test_jpeg2000, with the images they
+hold) through the CPU and mixed decoders and the ROI decoders."""
 
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -124,7 +127,7 @@ BAD = [
     ("noheight.pgm", b"P5\n12\n", "no valid width and height"),
     ("bigmax.pgm", b"P5 2 2 70000\n....", "no valid maxval"),
     ("ascii.pbm", b"P1 4 1\n0 1 2 1\n", "PBM raster is cut or invalid at value 2"),
-    ("img.jp2", b"\0\0\0\x0cjP  \r\n\x87\n" + bytes(60), "JPEG 2000 images are not supported"),
+    ("img.jp2", b"\0\0\0\x0cjP  \r\n\x87\n" + bytes(60), "JPEG 2000"),
 ]
 
 
@@ -181,3 +184,143 @@ def test_tiff_without_libtiff_is_refused_by_name(tmp_path):
     else:
         with pytest.raises(sluice.Error, match="img.tiff.*TIFF images are not supported"):
             decode(tmp_path, "img.tiff", data, output_type=types.RGB)
+
+
+HAVE_OPENJPEG = "OpenJPEG" in sluice.build_info().split(";")[0]
+J2K_WRITER = os.path.join(os.path.dirname(os.environ.get("SLUICE_LIBRARY", "")), "test_jpeg2000")
+
+
+def jpeg2000_files(tmp_path):
+    """{name: (bytes, the (h, w, c) image it holds)}, written by the C test's OpenJPEG encoder"""
+    if not os.path.exists(J2K_WRITER):
+        pytest.skip("no test_jpeg2000 in this build (it writes the files)")
+    out = tmp_path / "j2k_files"
+    os.makedirs(out)
+    subprocess.run([J2K_WRITER, str(out), "npy"], check=True, capture_output=True)
+    names = sorted(f for f in os.listdir(out) if not f.endswith(".npy"))
+    assert len(names) == 4, names
+    return {n: ((out / n).read_bytes(), np.load(out / (n + ".npy"))) for n in names}
+
+
+@pytest.mark.skipif(not HAVE_OPENJPEG, reason="built without OpenJPEG (see the next test)")
+def test_jpeg2000_decodes_as_written(tmp_path):
+    for name, (data, full) in jpeg2000_files(tmp_path).items():
+        c = full.shape[2]
+        want = full[..., :3] if c >= 3 else np.repeat(full[..., :1], 3, 2)
+        ext = name + ".jp2"  # (the format comes from the bytes: a J2K codestream too)
+        img, shape = decode(tmp_path, ext, data, output_type=types.RGB)
+        np.testing.assert_array_equal(img, want, err_msg=name)
+        assert list(shape) == list(want.shape), name
+        img, shape = decode(tmp_path, "a_" + ext, data, output_type=types.ANY_DATA)
+        np.testing.assert_array_equal(img, full, err_msg=name)
+        assert list(shape) == list(full.shape), name
+        img, _ = decode(tmp_path, "g_" + ext, data, output_type=types.GRAY)
+        np.testing.assert_array_equal(img, full[..., :1] if c <= 2 else gray(want), err_msg=name)
+        img, _ = decode(tmp_path, "b_" + ext, data, output_type=types.BGR)
+        np.testing.assert_array_equal(img, want[..., ::-1], err_msg=name)
+
+
+@pytest.mark.skipif(not HAVE_OPENJPEG, reason="built without OpenJPEG")
+def test_jpeg2000_mixed_and_roi_decoders(tmp_path):
+    files = jpeg2000_files(tmp_path)
+    root = tmp_path / "mixed"
+    os.makedirs(root / "0")
+    for name, (data, _) in files.items():  # (readers.file lists .jp2, not .j2k, as DALI's does)
+        (root / "0" / (name + ".jp2")).write_bytes(data)
+    names = sorted(files)
+    pipe = sluice.Pipeline(batch_size=len(names), num_threads=2, device_id=None)
+    with pipe:
+        enc, _ = fn.readers.file(file_root=str(root))
+        pipe.set_outputs(fn.decoders.image(enc, device="mixed", output_type=types.ANY_DATA),
+                         fn.decoders.image_crop(enc, crop=[2, 3], crop_pos_x=1.0, crop_pos_y=0.0,
+                                                output_type=types.ANY_DATA),
+                         fn.decoders.image_slice(enc, start=[1, 2], end=[4, 4],
+                                                 output_type=types.ANY_DATA))
+    pipe.build()
+    whole, crop, sliced = pipe.run()
+    pipe.close()
+    for i, name in enumerate(names):
+        full = files[name][1]
+        np.testing.assert_array_equal(np.asarray(whole.as_cpu().at(i)), full, err_msg=name)
+        w = full.shape[1]
+        np.testing.assert_array_equal(np.asarray(crop.at(i)), full[0:2, w - 3:w], err_msg=name)
+        np.testing.assert_array_equal(np.asarray(sliced.at(i)), full[2:4, 1:4], err_msg=name)
+
+
+def test_jpeg2000_without_openjpeg_is_refused_by_name(tmp_path):
+    data = b"\0\0\0\x0cjP  \r\n\x87\n\0\0\0\x14ftypjp2 \0\0\0\0jp2 "
+    if HAVE_OPENJPEG:  # a cut one instead: OpenJPEG's reason, the record named
+        with pytest.raises(sluice.Error, match="cut.jp2.*JPEG 2000"):
+            decode(tmp_path, "cut.jp2", data, output_type=types.RGB)
+    else:
+        with pytest.raises(sluice.Error, match="img.jp2.*JPEG 2000 images are not supported"):
+            decode(tmp_path, "img.jp2", data, output_type=types.RGB)
+
+
+@pytest.mark.skipif(not HAVE_OPENJPEG, reason="built without OpenJPEG")
+def test_jpeg2000_random_crop_is_a_window(tmp_path):
+    """decoders.image_random_crop of JPEG 2000 files: each output is a window of the image"""
+    files = jpeg2000_files(tmp_path)
+    root = tmp_path / "random_crop"
+    os.makedirs(root / "0")
+    for name, (data, _) in files.items():
+        (root / "0" / (name + ".jp2")).write_bytes(data)
+    names = sorted(files)
+    pipe = sluice.Pipeline(batch_size=len(names), num_threads=2, device_id=None, seed=5)
+    with pipe:
+        enc, _ = fn.readers.file(file_root=str(root))
+        pipe.set_outputs(fn.decoders.image_random_crop(enc, output_type=types.ANY_DATA,
+                                                       random_area=[0.3, 0.6]))
+    pipe.build()
+    for _ in range(3):
+        (out,) = pipe.run()
+        for i, name in enumerate(names):
+            full, win = files[name][1], np.asarray(out.at(i))
+            h, w = win.shape[:2]
+            assert win.shape[2] == full.shape[2] and h <= full.shape[0] and w <= full.shape[1], name
+            found = [(y, x) for y in range(full.shape[0] - h + 1)
+                     for x in range(full.shape[1] - w + 1)
+                     if np.array_equal(full[y:y + h, x:x + w], win)]
+            assert found, "%s: the %dx%d output is no window of the image" % (name, w, h)
+    pipe.close()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAVE_OPENJPEG, reason="built without OpenJPEG")
+def test_jpeg2000_mixed_decoder_on_gpu(tmp_path):
+    """device="mixed" on GPU 0: JPEG 2000 files decoded on the CPU pool, beside a JPEG large
+    enough for nvJPEG, in one batch; the JPEG 2000 images exactly as written"""
+    try:
+        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        found = False
+    if not found:
+        if os.environ.get("SL_REQUIRE_GPU") == "1":
+            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
+        pytest.skip("needs a GPU")
+    from conftest import FIXTURES
+    files = jpeg2000_files(tmp_path)
+    root = tmp_path / "gpu"
+    os.makedirs(root / "0")
+    for name, (data, _) in files.items():
+        (root / "0" / (name + ".jp2")).write_bytes(data)
+    photo = os.path.join(FIXTURES, "dali_extra", "jpeg", "snail-4291306_1280.jpg")
+    with open(photo, "rb") as f:
+        (root / "0" / "zz_photo.jpg").write_bytes(f.read())
+    names = sorted(files)
+    outs = {}
+    for dev, device_id in (("mixed", 0), ("cpu", None)):
+        pipe = sluice.Pipeline(batch_size=len(names) + 1, num_threads=2, device_id=device_id)
+        with pipe:
+            enc, _ = fn.readers.file(file_root=str(root))
+            pipe.set_outputs(fn.decoders.image(enc, device=dev, output_type=types.RGB))
+        pipe.build()
+        (out,) = pipe.run()
+        out = out.as_cpu() if dev == "mixed" else out
+        outs[dev] = [np.asarray(out.at(i)) for i in range(len(names) + 1)]
+        pipe.close()
+    for i, name in enumerate(names):
+        full = files[name][1]
+        want = full[..., :3] if full.shape[2] >= 3 else np.repeat(full[..., :1], 3, 2)
+        np.testing.assert_array_equal(outs["mixed"][i], want, err_msg=name)
+    assert outs["mixed"][-1].shape == outs["cpu"][-1].shape

@@ -37,6 +37,9 @@
 #ifdef SLUICE_HAVE_TIFF
 #include <tiffvers.h>
 #endif
+#ifdef SLUICE_HAVE_OPENJPEG
+#include <opj_config.h>
+#endif
 
 #define SL__STR_(x) #x
 #define SL__STR(x)  SL__STR_(x)
@@ -88,6 +91,13 @@ static const part parts[] = {
      0, 0},
 #else
     {"libtiff", NULL, 0, 0},
+#endif
+#ifdef SLUICE_HAVE_OPENJPEG
+    {"OpenJPEG",
+     SL__STR(OPJ_VERSION_MAJOR) "." SL__STR(OPJ_VERSION_MINOR) "." SL__STR(OPJ_VERSION_BUILD), 0,
+     0},
+#else
+    {"OpenJPEG", NULL, 0, 0},
 #endif
 #if defined(SLUICE_HAVE_MPI) && defined(OMPI_MAJOR_VERSION)
     {"MPI",

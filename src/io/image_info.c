@@ -156,18 +156,21 @@ static sl_status peek_png(const uint8_t *d, size_t n, bool orient, sl__decode_im
     return SL_OK;
 }
 
-#ifdef SLUICE_HAVE_TIFF
+/* the formats this build decodes besides JPEG, PNG and BMP, for the refusal's message */
+#if defined(SLUICE_HAVE_TIFF) && defined(SLUICE_HAVE_OPENJPEG)
+#define TIFF_TOO ", PNM, TIFF and JPEG 2000"
+#elif defined(SLUICE_HAVE_TIFF)
 #define TIFF_TOO ", PNM and TIFF"
+#elif defined(SLUICE_HAVE_OPENJPEG)
+#define TIFF_TOO ", PNM and JPEG 2000"
 #else
 #define TIFF_TOO " and PNM"
 #endif
 
 /* the name of an image format DALI reads and sluice does not, from its magic bytes; else NULL */
 static const char *other_format(const uint8_t *d, size_t n) {
-    if (sl__tiff_magic(d, n)) return "TIFF"; /* (a build without libtiff) */
-    if ((n >= 12 && !memcmp(d, "\0\0\0\x0cjP  \r\n\x87\n", 12)) ||
-        (n >= 4 && !memcmp(d, "\xff\x4f\xff\x51", 4)))
-        return "JPEG 2000";
+    if (sl__tiff_magic(d, n)) return "TIFF";     /* (a build without libtiff) */
+    if (sl__jp2_magic(d, n)) return "JPEG 2000"; /* (a build without OpenJPEG) */
     if (n >= 12 && !memcmp(d, "RIFF", 4) && !memcmp(d + 8, "WEBP", 4)) return "WebP";
     if (n >= 4 && !memcmp(d, "GIF8", 4)) return "GIF";
     return NULL;
@@ -198,6 +201,11 @@ sl_status sl__decode_image_peek(const uint8_t *d, size_t n, sl__img_type type, b
     } else if (sl__tiff_magic(d, n)) {
         info->format = SL__IMG_TIFF;
         st = sl__tiff_peek(d, n, info, why, why_size);
+#endif
+#ifdef SLUICE_HAVE_OPENJPEG
+    } else if (sl__jp2_magic(d, n)) {
+        info->format = SL__IMG_JP2;
+        st = sl__jp2_peek(d, n, info, why, why_size);
 #endif
     } else {
         const char *known = other_format(d, n);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Image header facts without a decoder: a JPEG's, PNG's, BMP's or PNM's format (from the magic
+/* Image header facts: a JPEG's, PNG's, BMP's, PNM's, TIFF's or JPEG 2000's format (from the magic
  * bytes), extents,
  * channels, EXIF orientation and, for JPEG, the sampling factors, frame process, libjpeg's guess of
  * the colour space and whether the stream is complete. A small marker and chunk scanner, pure
@@ -28,10 +28,17 @@ typedef enum sl__img_type {
     SL__IMG_ANY = 4
 } sl__img_type;
 
-enum { SL__IMG_JPEG = 1, SL__IMG_PNG = 2, SL__IMG_BMP = 3, SL__IMG_PNM = 4, SL__IMG_TIFF = 5 };
+enum {
+    SL__IMG_JPEG = 1,
+    SL__IMG_PNG = 2,
+    SL__IMG_BMP = 3,
+    SL__IMG_PNM = 4,
+    SL__IMG_TIFF = 5,
+    SL__IMG_JP2 = 6 /* JPEG 2000: a JP2 file or a J2K codestream */
+};
 
 typedef struct sl__decode_image_info {
-    int format;      /* SL__IMG_JPEG, SL__IMG_PNG, SL__IMG_BMP, SL__IMG_PNM, SL__IMG_TIFF */
+    int format;      /* SL__IMG_JPEG, ..., SL__IMG_JP2 */
     int64_t h, w;    /* stored extents */
     int comps;       /* channels in the file (JPEG components; PNG: 1 gray, 2 GA, 3 RGB, 4 RGBA; BMP
                         and PNM: io/image_raw.h) */

@@ -311,10 +311,18 @@ bool sl__tiff_magic(const uint8_t *d, size_t n) {
     return n >= 4 && (!memcmp(d, "II*\0", 4) || !memcmp(d, "MM\0*", 4));
 }
 
+bool sl__jp2_magic(const uint8_t *d, size_t n) {
+    return (n >= 12 && !memcmp(d, "\0\0\0\x0cjP  \r\n\x87\n", 12)) ||
+           (n >= 4 && !memcmp(d, "\xff\x4f\xff\x51", 4));
+}
+
 sl_status sl__raw_image_decode(const uint8_t *d, size_t n, const sl__decode_image_info *info,
                                uint8_t *out, char *why, size_t why_size) {
 #ifdef SLUICE_HAVE_TIFF
     if (info->format == SL__IMG_TIFF) return sl__tiff_decode(d, n, info, out, why, why_size);
+#endif
+#ifdef SLUICE_HAVE_OPENJPEG
+    if (info->format == SL__IMG_JP2) return sl__jp2_decode(d, n, info, out, why, why_size);
 #endif
     if (info->format == SL__IMG_BMP) return bmp_decode(d, n, info, out, why, why_size);
     if (info->format == SL__IMG_PNM) return pnm_decode(d, n, info, out, why, why_size);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* decoders.image: JPEG, PNG, BMP, PNM, TIFF to HWC uint8, with DALI's output_type (RGB, BGR, GRAY =
- * the JPEG luma plane, YCbCr BT.601, ANY_DATA) and EXIF orientation; the format comes from the
- * magic bytes. setup peeks at the headers (io/image_info.h, no decoder needed) to learn every
- * output shape, or takes them from the decoded-image cache (decode_image_cache.c), then plans the
- * batch (decode_image_plan.c); run_cpu decodes sample i straight into its output with the pool
+/* decoders.image: JPEG, PNG, BMP, PNM, TIFF, JPEG 2000 to HWC uint8, with DALI's output_type (RGB,
+ * BGR, GRAY = the JPEG luma plane, YCbCr BT.601, ANY_DATA) and EXIF orientation; the format comes
+ * from the magic bytes. setup peeks at the headers (io/image_info.h, no decoder needed) to learn
+ * every output shape, or takes them from the decoded-image cache (decode_image_cache.c), then plans
+ * the batch (decode_image_plan.c); run_cpu decodes sample i straight into its output with the pool
  * thread's decoder (decode_image_cpu.c); on a GPU pipeline of an nvJPEG build the GPU stage decodes
  * the rest (decode_image_gpu_nvjpeg.c). Bad data is an SL_EFORMAT naming the record, never an exit.
  * The decoder's state, create and destroy are shared with decoders.image_random_crop
@@ -197,8 +197,9 @@ static sl_status decode_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 const sl__op_def sl__decode_image_op = {
     .name = "decoders.image",
     .aliases = "image_decoder",
-    .doc = "Decodes JPEG, PNG, BMP, PNM and (with libtiff) TIFF images to HWC uint8 (format from "
-           "the magic bytes).",
+    .doc = "Decodes JPEG, PNG, BMP, PNM, (with libtiff) TIFF and (with OpenJPEG) JPEG 2000 images "
+           "to HWC uint8 (format from the magic bytes; mixed: JPEG 2000 and the formats other than "
+           "JPEG are decoded on the CPU pool).",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = decode_args,

@@ -77,6 +77,18 @@ extern "C" {
          NULL},                                                                                    \
         {"device_memory_padding", SL_ARG_INT, "16777216", "mixed: accepted, unused", 0, NULL},     \
         {"host_memory_padding", SL_ARG_INT, "8388608", "mixed: accepted, unused", 0, NULL},        \
+        {"device_memory_padding_jpeg2k",                                                           \
+         SL_ARG_INT,                                                                               \
+         "0",                                                                                      \
+         "mixed: accepted, unused (JPEG 2000 is decoded on the CPU pool, with OpenJPEG)",          \
+         0,                                                                                        \
+         NULL},                                                                                    \
+        {"host_memory_padding_jpeg2k",                                                             \
+         SL_ARG_INT,                                                                               \
+         "0",                                                                                      \
+         "mixed: accepted, unused (as device_memory_padding_jpeg2k)",                              \
+         0,                                                                                        \
+         NULL},                                                                                    \
         {"affine", SL_ARG_BOOL, "True", "mixed: pin the pipeline's CPU workers to CPUs", 0, NULL}, \
         {"jpeg_fancy_upsampling",                                                                  \
          SL_ARG_BOOL,                                                                              \

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The image decoders' CPU decoder (decode_image_cpu.h): JPEG through libjpeg-turbo's libjpeg API
  * (baseline, progressive, gray, 4:2:0, 4:4:4, CMYK/YCCK), whole or a window of it, PNG through
- * libspng, and BMP and PNM through io/image_raw.c, to HWC uint8 in DALI's output types (RGB, BGR,
- * GRAY = the JPEG luma plane, YCbCr BT.601, ANY_DATA) and the EXIF orientation, with the pixel
- * conversions and the orientation done here. A worker, created once per pool thread, keeps its
- * decompressor and scratch across images. libjpeg's error_exit longjmps back here, so bad data is
- * an SL_EFORMAT with the reason, never an exit. */
+ * libspng, and BMP, PNM, TIFF and JPEG 2000 through io/image_raw.c, to HWC uint8 in DALI's output
+ * types (RGB, BGR, GRAY = the JPEG luma plane, YCbCr BT.601, ANY_DATA) and the EXIF orientation,
+ * with the pixel conversions and the orientation done here. A worker, created once per pool thread,
+ * keeps its decompressor and scratch across images. libjpeg's error_exit longjmps back here, so bad
+ * data is an SL_EFORMAT with the reason, never an exit. */
 #include "ops/decode_image_cpu.h"
 
 #include "io/image_raw.h"
@@ -368,9 +368,8 @@ done:
     return st;
 }
 
-/* BMP, PNM and TIFF (io/image_raw.h): the file's channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA)
- * into scratch, then
- * to the output type's channels */
+/* BMP, PNM, TIFF and JPEG 2000 (io/image_raw.h): the file's channels (1 gray, 2 gray+alpha, 3 RGB,
+ * 4 RGBA) into scratch, then to the output type's channels */
 static sl_status decode_raw(sl__decode_image_worker *w, const uint8_t *data, size_t size,
                             const sl__decode_image_info *info, sl__img_type type,
                             const sl__decode_image_roi *roi, uint8_t *out, char *why,
@@ -403,7 +402,8 @@ sl_status sl__decode_image_run(sl__decode_image_worker *w, const uint8_t *data, 
     if (!roi) roi = &whole;
     if (info->format == SL__IMG_JPEG)
         return decode_jpeg(w, data, size, info, type, roi, fast_idct, out, why, why_size);
-    if (info->format == SL__IMG_BMP || info->format == SL__IMG_PNM || info->format == SL__IMG_TIFF)
+    if (info->format == SL__IMG_BMP || info->format == SL__IMG_PNM ||
+        info->format == SL__IMG_TIFF || info->format == SL__IMG_JP2)
         return decode_raw(w, data, size, info, type, roi, out, why, why_size);
     return decode_png(w, data, size, info, type, roi, out, why, why_size);
 }

@@ -265,7 +265,8 @@ static sl_status roi_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 const sl__op_def sl__image_slice_op = {
     .name = "decoders.image_slice",
     .aliases = "image_decoder_slice",
-    .doc = "Decodes a window of each JPEG, PNG, BMP or PNM, given as slice takes it (HWC uint8).",
+    .doc = "Decodes a window of each JPEG, PNG, BMP, PNM, TIFF or JPEG 2000, given as slice takes "
+           "it (HWC uint8).",
     .min_inputs = 1,
     .max_inputs = 3,
     .args = slice_args,
@@ -281,7 +282,8 @@ const sl__op_def sl__image_slice_op = {
 const sl__op_def sl__image_crop_op = {
     .name = "decoders.image_crop",
     .aliases = "image_decoder_crop",
-    .doc = "Decodes a window of each JPEG, PNG, BMP or PNM, given as crop takes it (HWC uint8).",
+    .doc = "Decodes a window of each JPEG, PNG, BMP, PNM, TIFF or JPEG 2000, given as crop takes "
+           "it (HWC uint8).",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = crop_args,

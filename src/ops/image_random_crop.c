@@ -149,7 +149,8 @@ static sl_status rc_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 const sl__op_def sl__image_random_crop_op = {
     .name = "decoders.image_random_crop",
     .aliases = "image_decoder_random_crop",
-    .doc = "Decodes a random area/aspect-ratio window of each JPEG, PNG, BMP or PNM (HWC uint8).",
+    .doc = "Decodes a random area/aspect-ratio window of each JPEG, PNG, BMP, PNM, TIFF or JPEG "
+           "2000 (HWC uint8).",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = rc_args,

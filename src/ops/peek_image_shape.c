@@ -2,9 +2,9 @@
 /* peek_image_shape (DALI's fn.peek_image_shape): each encoded image's shape, [height, width,
  * channels], from its headers alone (io/image_info.h, the decoders' own peek), as the decoder
  * would give it: after the EXIF orientation (adjust_orientation, default True) and with the
- * channels of `image_type` (RGB: 3, GRAY: 1, ANY_DATA: the file's). JPEG, PNG, BMP, PNM, TIFF;
- * anything else is an error naming the record. `dtype`: INT64 (default), INT32, UINT32, UINT64,
- * FLOAT or DOUBLE. CPU only, as DALI's. */
+ * channels of `image_type` (RGB: 3, GRAY: 1, ANY_DATA: the file's). JPEG, PNG, BMP, PNM, TIFF,
+ * JPEG 2000 (the last two where the build reads them); anything else is an error naming the record.
+ * `dtype`: INT64 (default), INT32, UINT32, UINT64, FLOAT or DOUBLE. CPU only, as DALI's. */
 #include "io/image_info.h"
 #include "operator/dtype_conv.h"
 #include "operator/op.h"

@@ -70,6 +70,13 @@ typedef struct sl_source {
      * batch, which the consumer's release of it allows, or the pipeline was freed). Called once
      * per batch that asked view. */
     void (*release)(void *user, int64_t iteration);
+    /* Optional (NULL: the op's `layout` argument, or none). The layout of batch `iteration`'s
+     * output `output` (DALI's feed_input(..., layout=)): up to SL_LAYOUT_MAX letters into
+     * layout (which has SL_LAYOUT_MAX + 1 bytes), "" for none. Asked in the CPU stage after the
+     * output's sample shapes, for a batch of at least one sample. As in DALI, a layout that
+     * differs from the op's `layout` argument, or (without one) from the previous batch's, is
+     * an error naming the source and batch; "" takes the argument's (else the previous one). */
+    sl_status (*layout)(void *user, int64_t iteration, int output, char *layout, sl_err *err);
 } sl_source;
 
 /* One batch through a registered function (fn.python_function): every sample's inputs, and the

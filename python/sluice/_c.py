@@ -221,6 +221,7 @@ _API = {
     "sl_batch_output": (POINTER(TList), [c_void_p, c_int]),
     "sl_batch_tensor": (c_int, [c_void_p, c_int, POINTER(Tensor), POINTER(Err)]),
     "sl_batch_key": (c_char_p, [c_void_p, c_int]),
+    "sl_batch_source_info": (c_char_p, [c_void_p, c_int, c_int]),
     # iterators
     "sl_iter_config_init": (None, [POINTER(IterConfig)]),
     "sl_iter_parse_devices": (c_int, [c_char_p, POINTER(IterConfig), POINTER(Err)]),

@@ -431,6 +431,9 @@ class PySource:
     def _per_output(self, data, what):
         if self.nout == 1 and not self.listed:
             return [data]
+        shape = getattr(data, "shape", None)  # an array's first axis: the outputs, as in DALI
+        if shape and not isinstance(data, (list, tuple)) and shape[0] == self.nout:
+            return [data[k] for k in range(self.nout)]
         if not isinstance(data, (list, tuple)) or len(data) != self.nout:
             raise errors.InvalidArgumentError("%s: num_outputs=%d, but the source returned %s"
                                               % (what, self.nout, type(data).__name__))

@@ -106,3 +106,28 @@ def test_get_property_refuses_an_unknown_key(files):
 
     with pytest.raises(sluice.Error, match='get_property: unsupported property key "size"'):
         p().build()
+
+
+@pytest.mark.gpu
+def test_on_a_cuda_pipeline_get_property_of_gpu_data(files):
+    import os
+    import subprocess
+    try:
+        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        found = False
+    if not found:
+        if os.environ.get("SL_REQUIRE_GPU") == "1":
+            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
+        pytest.skip("needs a GPU")
+
+    @pipeline_def(batch_size=3, num_threads=1, device_id=0)
+    def p():
+        data, _ = fn.readers.file(files=files)
+        g = fn.reshape(data.gpu(), layout="B")
+        return g, fn.get_property(g, key="source_info"), fn.get_property(g, key="layout")
+
+    g, info, lay = p().run()
+    assert g.source_info() == files
+    assert info.device == "gpu" and [text(t) for t in info.as_cpu()] == files
+    assert [text(t) for t in lay.as_cpu()] == ["B"] * 3

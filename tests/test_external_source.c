@@ -12,8 +12,9 @@
  *   failing shape without a message, a dtype that changes within an output, a dtype other than
  *   the op's `dtype`; an unknown source lists the registered ones; bad registrations are refused.
  * - A source's `layout` gives each batch's layout (DALI's feed_input(layout=)): pad's axis_names
- *   reads it per batch; "" keeps the one given before; a change, a layout other than the op's
- *   `layout` argument, or one of the wrong length is an error naming the source and batch.
+ *   reads it per batch; "" takes the op's `layout` argument; a layout other than that, a change
+ *   (to "" too) from one given before, or one of the wrong length is an error naming the source
+ *   and batch.
  * - The iterator's prepare hook registers one source per shard (2 CPU devices, size 40), and a
  *   checkpoint taken after one step resumes at the second step's samples. */
 #include "check.h"
@@ -209,9 +210,9 @@ static void test_c_api(void) {
 }
 
 /* ---- a layout per batch ------------------------------------------------------------------- */
-/* batches 0-1: "HWC", then none (the one before), batch 2 "WHC", 3 "CHW" */
+/* batches 0-1: "HWC", then none, then "CHW" */
 static sl_status feed_layout(void *user, int64_t iteration, int output, char *layout, sl_err *err) {
-    static const char *const per[] = {"HWC", "", "WHC", "CHW"};
+    static const char *const per[] = {"HWC", "HWC", "", "CHW"};
     (void)user, (void)err;
     if (output != 0 || iteration < 0 || iteration > 3) return SL_EINVAL;
     strcpy(layout, per[iteration]);
@@ -237,14 +238,15 @@ static void test_layouts(void) {
                               "    x = fn.external_source(source=ramp)\n"
                               "    return x, fn.pad(x, axis_names='W', align=8)\n";
     static const char *declared = "def pipe():\n"
-                                  "    x = fn.external_source(source=ramp, layout='WHC')\n"
+                                  "    x = fn.external_source(source=ramp, layout='HWC')\n"
                                   "    return x, fn.pad(x, axis_names='W', align=8)\n";
     make_layout = feed_layout;
     ramp r = {0, -1, -1, false};
     sl_err e;
-    sl_pipeline *p = make(text, 2, "ramp", &r, &e);
-    CHECK_MSG(p != NULL, "%s", e.msg);
-    if (p) {
+    for (int d = 0; d < 2; d++) {
+        sl_pipeline *p = make(d ? declared : text, 2, "ramp", &r, &e);
+        CHECK_MSG(p != NULL, "%s", e.msg);
+        if (!p) continue;
         int64_t h = 0, w = 0;
         char lay[SL_LAYOUT_MAX + 1];
         CHECK_EQ_INT(pad_batch(p, 0, &h, &w, lay), SL_OK);
@@ -252,27 +254,26 @@ static void test_layouts(void) {
         CHECK_EQ_INT(h, img_h(0));
         CHECK_EQ_INT(w, 8);
         CHECK_EQ_INT(pad_batch(p, 1, &h, &w, lay), SL_OK);
-        CHECK_STR(lay, "HWC"); /* none given: the one before */
-        CHECK_EQ_INT(pad_batch(p, 2, &h, &w, lay), SL_EINVAL);
+        CHECK_STR(lay, "HWC");
+        /* none: the op's layout; without one, a change from the layout given before */
+        sl_status st = pad_batch(p, 2, &h, &w, lay);
         const char *msg = sl_pipeline_errmsg(p);
-        CHECK_MSG(!check_needle_missing(msg, "source 'ramp': batch 2: the layout of the data fed "
-                                             "changed from the previous batch's \"HWC\" to "
-                                             "\"WHC\""),
-                  "%s", msg);
-        sl_pipeline_free(p);
-    }
-    /* the op's own layout: a batch without one gets it, a batch with another is refused */
-    p = make(declared, 2, "ramp", &r, &e);
-    CHECK_MSG(p != NULL, "%s", e.msg);
-    if (p) {
-        int64_t h = 0, w = 0;
-        char lay[SL_LAYOUT_MAX + 1];
-        sl_status st = pad_batch(p, 0, &h, &w, lay);
-        CHECK_EQ_INT(st, SL_EINVAL);
-        const char *msg = sl_pipeline_errmsg(p);
-        CHECK_MSG(!check_needle_missing(msg, "batch 0: expected data with layout: \"WHC\" and "
-                                             "got: \"HWC\""),
-                  "%s", msg);
+        if (!d) {
+            CHECK_EQ_INT(st, SL_EINVAL);
+            CHECK_MSG(!check_needle_missing(msg, "source 'ramp': batch 2: the layout of the data "
+                                                 "fed changed from the previous batch's \"HWC\" "
+                                                 "to \"\""),
+                      "%s", msg);
+        } else {
+            CHECK_MSG(st == SL_OK, "%s", msg);
+            CHECK_STR(lay, "HWC");
+            st = pad_batch(p, 3, &h, &w, lay); /* another than the op's */
+            CHECK_EQ_INT(st, SL_EINVAL);
+            msg = sl_pipeline_errmsg(p);
+            CHECK_MSG(!check_needle_missing(msg, "batch 3: expected data with layout: \"HWC\" "
+                                                 "and got: \"CHW\""),
+                      "%s", msg);
+        }
         sl_pipeline_free(p);
     }
     make_layout = NULL;

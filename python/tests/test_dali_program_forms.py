@@ -141,13 +141,17 @@ def test_feed_input_layout_reaches_the_ops_of_a_pipeline_built_before_the_first_
 
 def test_feed_input_layout_per_feed_where_the_source_declares_none():
     x = [np.ones((2, 3, 1), np.uint8)] * 2
-    p = _FedPad([(x, "WHC"), (x, None), (x, "HWC")])
+    p = _FedPad([(x, "WHC"), (x, "WHC"), (x, "HWC")])
     p.build()
     assert p.run()[1].at(0).shape == (4, 3, 1)  # W is axis 0 in this feed's layout
-    src, out = p.run()  # no layout: the one fed before
+    src, out = p.run()
     assert src.layout() == "WHC" and out.at(0).shape == (4, 3, 1)
     with pytest.raises(sluice.Error, match='changed from the previous batch.s "WHC" to "HWC"'):
         p.run()  # as in DALI, a feed may not change it
+    q = _FedPad([(x, "WHC"), (x, None)])
+    q.run()
+    with pytest.raises(sluice.Error, match='changed from the previous batch.s "WHC" to ""'):
+        q.run()  # none is a change too
 
 
 def test_feed_input_layout_agrees_with_the_declared_one_or_is_refused():

@@ -160,7 +160,8 @@ static sl_status src_fail(const src_state *s, const sl__op_io *io, int i, int o,
 }
 
 /* Output o's layout for this batch (nd: its samples' dimensions) into lay: the source's, checked
- * as DALI checks a fed batch's, else the op's `layout` argument. */
+ * as DALI checks a fed batch's ("" takes the op's `layout` argument; without one, once a layout
+ * was given every later batch must give it again), else the op's `layout` argument. */
 static sl_status batch_layout(src_state *s, const sl__op_io *io, int o, int nd, char *lay,
                               sl_err *err) {
     memcpy(lay, s->layout[o], SL_LAYOUT_MAX + 1);
@@ -178,7 +179,7 @@ static sl_status batch_layout(src_state *s, const sl__op_io *io, int o, int nd, 
     else if (s->layout[o][0] && got[0] && strcmp(got, s->layout[o]))
         snprintf(bad, sizeof bad, "expected data with layout: \"%s\" and got: \"%s\"", s->layout[o],
                  got);
-    else if (!s->layout[o][0] && s->fed_set[o] && got[0] && strcmp(got, s->fed_layout[o]))
+    else if (!s->layout[o][0] && s->fed_set[o] && strcmp(got, s->fed_layout[o]))
         snprintf(bad, sizeof bad,
                  "the layout of the data fed changed from the previous batch's \"%s\" to \"%s\"",
                  s->fed_layout[o], got);
@@ -194,10 +195,7 @@ static sl_status batch_layout(src_state *s, const sl__op_io *io, int o, int nd, 
         memcpy(s->fed_layout[o], got, SL_LAYOUT_MAX + 1);
         s->fed_set[o] = true;
     }
-    if (got[0])
-        memcpy(lay, got, SL_LAYOUT_MAX + 1);
-    else if (s->fed_set[o])
-        memcpy(lay, s->fed_layout[o], SL_LAYOUT_MAX + 1);
+    if (got[0]) memcpy(lay, got, SL_LAYOUT_MAX + 1);
     return SL_OK;
 }
 

@@ -82,7 +82,7 @@ static void bytes_of(const sl_batch *b, int o, int i, char *out, size_t size) {
     size_t n = (size_t)l->shapes[i];
     CHECK(n < size);
     if (n >= size) return;
-    memcpy(out, l->data[i], n);
+    if (n) memcpy(out, l->data[i], n); /* (an empty sample may have no memory) */
     out[n] = '\0';
 }
 

@@ -66,8 +66,9 @@ static sl_status prop_setup(void *state, sl__op_io *io, sl_err *err) {
     io->run_index = none;
     io->run_count = 0;
     if (io->device.kind == SL_DEVICE_CUDA) return SL_OK; /* run_gpu sends them */
-    for (int i = 0; i < io->batch; i++)
-        memcpy(out->data[i], prop_of(s, io, i), sl_tlist_sample_nbytes(out, i));
+    for (int i = 0; i < io->batch; i++) /* (an empty sample may have no memory at all) */
+        if (sl_tlist_sample_nbytes(out, i))
+            memcpy(out->data[i], prop_of(s, io, i), sl_tlist_sample_nbytes(out, i));
     return SL_OK;
 }
 

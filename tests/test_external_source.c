@@ -11,6 +11,10 @@
  * - Errors name the source, batch and sample and keep the source's message: a failing fill, a
  *   failing shape without a message, a dtype that changes within an output, a dtype other than
  *   the op's `dtype`; an unknown source lists the registered ones; bad registrations are refused.
+ * - A source's `layout` gives each batch's layout (DALI's feed_input(layout=)): pad's axis_names
+ *   reads it per batch; "" takes the op's `layout` argument; a layout other than that, a change
+ *   (to "" too) from one given before, or one of the wrong length is an error naming the source
+ *   and batch.
  * - The iterator's prepare hook registers one source per shard (2 CPU devices, size 40), and a
  *   checkpoint taken after one step resumes at the second step's samples. */
 #include "check.h"
@@ -89,6 +93,9 @@ static const char *TEXT = "def pipe():\n"
                           "    floats = fn.cast(images, dtype=types.FLOAT)\n"
                           "    return images, floats, labels\n";
 
+/* the `layout` the next make() registers its source with (NULL: none) */
+static sl_status (*make_layout)(void *, int64_t, int, char *, sl_err *);
+
 /* A pipeline with `name` -> r registered, from text; NULL with e set on failure. */
 static sl_pipeline *make(const char *text, int threads, const char *name, ramp *r, sl_err *e) {
     sl_pipeline_config c;
@@ -97,7 +104,7 @@ static sl_pipeline *make(const char *text, int threads, const char *name, ramp *
     c.num_threads = threads;
     sl_pipeline *p = NULL;
     if (sl_pipeline_create(&c, &p, e)) return NULL;
-    sl_source src = {ramp_shape, ramp_fill, r, NULL, NULL, NULL};
+    sl_source src = {ramp_shape, ramp_fill, r, NULL, NULL, NULL, make_layout};
     sl_status st = sl_pipeline_add_source(p, name, &src);
     if (st == SL_OK) st = sl_pipeline_parse(p, text, "source.py", 0, NULL, e);
     if (st == SL_OK) st = sl_pipeline_build(p);
@@ -173,7 +180,7 @@ static void test_c_api(void) {
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
     ramp r = {0, -1, -1, false};
-    sl_source src = {ramp_shape, ramp_fill, &r, NULL, NULL, NULL};
+    sl_source src = {ramp_shape, ramp_fill, &r, NULL, NULL, NULL, NULL};
     CHECK_OK(sl_pipeline_add_source(p, "ramp", &src), NULL);
     int outs[3], n = 0;
     sl_pipeline_op *op = sl_pipeline_op_begin(p, "external_source");
@@ -200,6 +207,76 @@ static void test_c_api(void) {
         sl_pipeline_release(p, b);
     }
     sl_pipeline_free(p);
+}
+
+/* ---- a layout per batch ------------------------------------------------------------------- */
+/* batches 0-1: "HWC", then none, then "CHW" */
+static sl_status feed_layout(void *user, int64_t iteration, int output, char *layout, sl_err *err) {
+    static const char *const per[] = {"HWC", "HWC", "", "CHW"};
+    (void)user, (void)err;
+    if (output != 0 || iteration < 0 || iteration > 3) return SL_EINVAL;
+    strcpy(layout, per[iteration]);
+    return SL_OK;
+}
+
+/* batch k's pad output: sample 0's padded shape and the layout */
+static sl_status pad_batch(sl_pipeline *p, int k, int64_t *h, int64_t *w, char *layout) {
+    sl_batch *b = NULL;
+    sl_status st = sl_pipeline_next(p, &b);
+    if (st != SL_OK) return st;
+    const sl_tlist *in = sl_batch_output(b, 0), *out = sl_batch_output(b, 1);
+    CHECK_STR(in->layout, out->layout);
+    strcpy(layout, out->layout);
+    *h = out->shapes[0], *w = out->shapes[1];
+    CHECK_EQ_INT(sl_batch_index(b), k);
+    sl_pipeline_release(p, b);
+    return SL_OK;
+}
+
+static void test_layouts(void) {
+    static const char *text = "def pipe():\n"
+                              "    x = fn.external_source(source=ramp)\n"
+                              "    return x, fn.pad(x, axis_names='W', align=8)\n";
+    static const char *declared = "def pipe():\n"
+                                  "    x = fn.external_source(source=ramp, layout='HWC')\n"
+                                  "    return x, fn.pad(x, axis_names='W', align=8)\n";
+    make_layout = feed_layout;
+    ramp r = {0, -1, -1, false};
+    sl_err e;
+    for (int d = 0; d < 2; d++) {
+        sl_pipeline *p = make(d ? declared : text, 2, "ramp", &r, &e);
+        CHECK_MSG(p != NULL, "%s", e.msg);
+        if (!p) continue;
+        int64_t h = 0, w = 0;
+        char lay[SL_LAYOUT_MAX + 1];
+        CHECK_EQ_INT(pad_batch(p, 0, &h, &w, lay), SL_OK);
+        CHECK_STR(lay, "HWC"); /* W (axis 1, 2..4 wide) to 8; H as it was */
+        CHECK_EQ_INT(h, img_h(0));
+        CHECK_EQ_INT(w, 8);
+        CHECK_EQ_INT(pad_batch(p, 1, &h, &w, lay), SL_OK);
+        CHECK_STR(lay, "HWC");
+        /* none: the op's layout; without one, a change from the layout given before */
+        sl_status st = pad_batch(p, 2, &h, &w, lay);
+        const char *msg = sl_pipeline_errmsg(p);
+        if (!d) {
+            CHECK_EQ_INT(st, SL_EINVAL);
+            CHECK_MSG(!check_needle_missing(msg, "source 'ramp': batch 2: the layout of the data "
+                                                 "fed changed from the previous batch's \"HWC\" "
+                                                 "to \"\""),
+                      "%s", msg);
+        } else {
+            CHECK_MSG(st == SL_OK, "%s", msg);
+            CHECK_STR(lay, "HWC");
+            st = pad_batch(p, 3, &h, &w, lay); /* another than the op's */
+            CHECK_EQ_INT(st, SL_EINVAL);
+            msg = sl_pipeline_errmsg(p);
+            CHECK_MSG(!check_needle_missing(msg, "batch 3: expected data with layout: \"HWC\" "
+                                                 "and got: \"CHW\""),
+                      "%s", msg);
+        }
+        sl_pipeline_free(p);
+    }
+    make_layout = NULL;
 }
 
 /* ---- view and release -------------------------------------------------------------------- */
@@ -238,7 +315,7 @@ static void test_views(void) {
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
     ramp r = {0, -1, -1, false};
-    sl_source src = {ramp_shape, ramp_fill, &r, NULL, ramp_view, ramp_release};
+    sl_source src = {ramp_shape, ramp_fill, &r, NULL, ramp_view, ramp_release, NULL};
     CHECK_OK(sl_pipeline_add_source(p, "ramp", &src), NULL);
     CHECK_OK(sl_pipeline_parse(p, TEXT, "source.py", 0, NULL, &e), &e);
     sl_status st = sl_pipeline_build(p);
@@ -339,8 +416,8 @@ static void test_errors(void) {
     sl_pipeline *p = NULL;
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
-    sl_source src = {ramp_shape, ramp_fill, &ok, NULL, NULL, NULL},
-              half = {ramp_shape, NULL, &ok, NULL, NULL, NULL};
+    sl_source src = {ramp_shape, ramp_fill, &ok, NULL, NULL, NULL, NULL},
+              half = {ramp_shape, NULL, &ok, NULL, NULL, NULL, NULL};
     CHECK_OK(sl_pipeline_add_source(p, "a", &src), NULL);
     CHECK_EQ_INT(sl_pipeline_add_source(p, "a", &src), SL_EINVAL);
     CHECK(!check_needle_missing(sl_pipeline_errmsg(p), "'a' is already registered"));
@@ -353,7 +430,7 @@ static void test_errors(void) {
 static sl_status prepare(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err) {
     ramp *r = (ramp *)user + shard_id;
     (void)num_shards, (void)err;
-    sl_source src = {ramp_shape, ramp_fill, r, NULL, NULL, NULL};
+    sl_source src = {ramp_shape, ramp_fill, r, NULL, NULL, NULL, NULL};
     return sl_pipeline_add_source(p, "ramp", &src);
 }
 
@@ -416,6 +493,7 @@ int main(void) {
     test_c_api();
     test_views();
     test_errors();
+    test_layouts();
     test_iterator();
     CHECK_EQ_INT(atomic_load(&bad_info), 0);
     return check_done();

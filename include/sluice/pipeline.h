@@ -298,6 +298,11 @@ const sl_tlist *sl_batch_output(const sl_batch *b, int i);
 sl_status sl_batch_tensor(const sl_batch *b, int i, sl_tensor *out, sl_err *err);
 /* The record key of sample i (from the pipeline's reader). */
 const char *sl_batch_key(const sl_batch *b, int i);
+/* Sample i's source info in output `output` (DALI's source_info: where it came from, as its
+ * reader says: a file's path for readers.file, numpy and coco, "FILE at index OFFSET" for
+ * readers.tfrecord, the manifest's audio file for readers.nemo; ops pass on their first input's):
+ * "" where there is none, or for an output or sample out of range. Valid until the release. */
+const char *sl_batch_source_info(const sl_batch *b, int output, int i);
 
 /* Reader meta of the reader named `name` (its `name=` argument), or the only reader when NULL. */
 /* The pipeline's readers, in graph order, by their names (NULL for i out of range). */

@@ -70,6 +70,13 @@ typedef struct sl_source {
      * batch, which the consumer's release of it allows, or the pipeline was freed). Called once
      * per batch that asked view. */
     void (*release)(void *user, int64_t iteration);
+    /* Optional (NULL: the op's `layout` argument, or none). The layout of batch `iteration`'s
+     * output `output` (DALI's feed_input(..., layout=)): up to SL_LAYOUT_MAX letters into
+     * layout (which has SL_LAYOUT_MAX + 1 bytes), "" for none. Asked in the CPU stage after the
+     * output's sample shapes, for a batch of at least one sample. As in DALI, "" takes the op's
+     * `layout` argument, and a layout that differs from it is an error naming the source and
+     * batch; without the argument, once a batch gave a layout every later one must give it. */
+    sl_status (*layout)(void *user, int64_t iteration, int output, char *layout, sl_err *err);
 } sl_source;
 
 /* One batch through a registered function (fn.python_function): every sample's inputs, and the

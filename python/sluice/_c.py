@@ -86,11 +86,12 @@ CALL_FN = CFUNCTYPE(c_int, c_void_p, POINTER(FunctionIO), POINTER(Err))
 
 VIEW_FN = CFUNCTYPE(c_int, c_void_p, POINTER(SourceInfo), POINTER(c_void_p), POINTER(Err))
 RELEASE_FN = CFUNCTYPE(None, c_void_p, c_int64)
+LAYOUT_FN = CFUNCTYPE(c_int, c_void_p, c_int64, c_int, c_void_p, POINTER(Err))
 
 
 class Source(Structure):
     _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p), ("count", COUNT_FN),
-                ("view", VIEW_FN), ("release", RELEASE_FN)]
+                ("view", VIEW_FN), ("release", RELEASE_FN), ("layout", LAYOUT_FN)]
 
 
 class Function(Structure):
@@ -220,6 +221,7 @@ _API = {
     "sl_batch_output": (POINTER(TList), [c_void_p, c_int]),
     "sl_batch_tensor": (c_int, [c_void_p, c_int, POINTER(Tensor), POINTER(Err)]),
     "sl_batch_key": (c_char_p, [c_void_p, c_int]),
+    "sl_batch_source_info": (c_char_p, [c_void_p, c_int, c_int]),
     # iterators
     "sl_iter_config_init": (None, [POINTER(IterConfig)]),
     "sl_iter_parse_devices": (c_int, [c_char_p, POINTER(IterConfig), POINTER(Err)]),

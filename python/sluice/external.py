@@ -95,6 +95,12 @@ def _split_batch(data, n, what):
     return samples
 
 
+class _Fed(list):
+    """A fed batch's outputs (lists of samples) and the layout feed_input gave with it."""
+
+    layout = ""
+
+
 def _same_count(cols, what):
     """The outputs of one batch of a source have as many samples each."""
     counts = [len(c) for c in cols]
@@ -178,6 +184,9 @@ class PySource:
                                      self._view_cb, self._release_cb)
         else:
             self._struct = _c.Source(self._shape_cb, self._fill_cb, None, self._count_cb)
+        if self.kind == "feed":  # each fed batch's own layout (feed_input's layout=)
+            self._layout_cb = _c.LAYOUT_FN(self._layout)
+            self._struct.layout = self._layout_cb
         self._batches = {}
         # until a consumer has taken a batch, what the source gave (or raised) for each batch is
         # kept: a pipeline built ahead of time prefetches, and when its definition then goes to an
@@ -346,9 +355,13 @@ class PySource:
             if self._recording:
                 self._recorded[it] = got
 
-    def feed(self, data):
-        """Pipeline.feed_input: the next batch of this source (its outputs when it has several)."""
+    def feed(self, data, layout=None):
+        """Pipeline.feed_input: the next batch of this source (its outputs when it has several),
+        and its layout (None: the external_source's, else the one fed before)."""
         what = "feed_input: batch %d" % self._fed_count
+        if layout is not None and (len(layout) > _c.LAYOUT_MAX or not layout.isascii()):
+            raise errors.InvalidArgumentError("%s: layout=%r (at most %d ASCII letters)"
+                                              % (what, layout, _c.LAYOUT_MAX))
         for k, o in enumerate(self._per_output(data, what)):
             shape = getattr(o, "shape", None)  # (anything else is checked when it is used)
             n = len(o) if isinstance(o, (list, tuple)) else shape[0] if shape else 0
@@ -357,7 +370,7 @@ class PySource:
                     "%s%s: %d samples, but the batch size is at most %d (the pipeline's "
                     "batch_size)" % (what, self._out(k), n, self._batch_size))
         with self._cond:
-            self._fed.append(data)
+            self._fed.append((data, layout or ""))
             self._fed_count += 1
             self._cond.notify_all()
 
@@ -386,7 +399,10 @@ class PySource:
         if self.parallel:
             return self._make_parallel(it, bs)
         if self.kind == "feed":
-            return self._batch_columns(self._take_fed(), bs, what)
+            data, layout = self._take_fed()
+            got = _Fed(self._batch_columns(data, bs, what))
+            got.layout = layout
+            return got
         if self.batch:
             if self.kind == "callable":
                 if self._nargs == 0:
@@ -415,6 +431,9 @@ class PySource:
     def _per_output(self, data, what):
         if self.nout == 1 and not self.listed:
             return [data]
+        shape = getattr(data, "shape", None)  # an array's first axis: the outputs, as in DALI
+        if shape and not isinstance(data, (list, tuple)) and shape[0] == self.nout:
+            return [data[k] for k in range(self.nout)]
         if not isinstance(data, (list, tuple)) or len(data) != self.nout:
             raise errors.InvalidArgumentError("%s: num_outputs=%d, but the source returned %s"
                                               % (what, self.nout, type(data).__name__))
@@ -511,6 +530,16 @@ class PySource:
             return self._fail(e, err)
         finally:
             _state.local.in_callback = None
+
+    def _layout(self, user, iteration, output, buf, err):
+        """The layout feed_input gave with batch `iteration` ("" for none)."""
+        try:
+            entry = self._batches.get(iteration)
+            lay = getattr(entry[0], "layout", "") if entry else ""
+            ctypes.memmove(buf, lay.encode("ascii"), len(lay))
+            return _c.OK
+        except BaseException as e:  # noqa: B902
+            return self._fail(e, err)
 
     def _view(self, user, info_p, data_p, err):
         """no_copy: the sample's own memory for the batch to point at (NULL: copy it), when it

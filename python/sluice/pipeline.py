@@ -333,14 +333,17 @@ class Pipeline(PipelineAPI, Owner):
         outs = []
         n = _c.lib.sl_pipeline_num_outputs(self._p)
         keys = _BatchKeys(b.value, hold)
+        infos = [_BatchKeys(b.value, hold, i) for i in range(n)]
         for i in range(n):
             outs.append(_batch_output(b, i, hold))
-            outs[-1]._keys = keys
+            outs[-1]._keys, outs[-1]._info = keys, infos[i]
         if copy:
             keys.fetch()
+            for x in infos:
+                x.fetch()
             outs = [o.copy() for o in outs]
-            for o in outs:
-                o._keys = keys
+            for o, x in zip(outs, infos):
+                o._keys, o._info = keys, x
         outs = tuple(outs)
         if copy:
             # the copies stay pending, the batch goes back at once (views stay pending as their
@@ -463,17 +466,22 @@ def _batch_output(b, i, hold):
 
 
 class _BatchKeys:
-    """The record keys of a batch's samples, read from the library when first asked for."""
+    """The record keys of a batch's samples (or, given an output, the source info of its
+    samples), read from the library when first asked for."""
 
-    __slots__ = ("_b", "_hold", "_keys")
+    __slots__ = ("_b", "_hold", "_keys", "_output")
 
-    def __init__(self, b, hold):
-        self._b, self._hold, self._keys = b, hold, None
+    def __init__(self, b, hold, output=None):
+        self._b, self._hold, self._keys, self._output = b, hold, None, output
 
     def fetch(self):
         if self._keys is None:
             n = _c.lib.sl_batch_size(self._b)
-            self._keys = [_c.u(_c.lib.sl_batch_key(self._b, i)) for i in range(n)]
+            if self._output is None:
+                self._keys = [_c.u(_c.lib.sl_batch_key(self._b, i)) for i in range(n)]
+            else:
+                self._keys = [_c.u(_c.lib.sl_batch_source_info(self._b, self._output, i))
+                              for i in range(n)]
             self._hold = None
         return self._keys
 

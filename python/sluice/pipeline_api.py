@@ -9,7 +9,6 @@ docs/pipelines.md, not DALI's protobuf)."""
 import typing
 
 from . import errors
-from ._values import literal
 
 
 class PipelineAPI:
@@ -83,28 +82,9 @@ class PipelineAPI:
                                            "CPU)")
         self._define_from_subclass()
         src = self._feed_source(data_node)
-        if layout is not None:
-            self._feed_layout(src, layout)
-        src.feed(data)
-
-    def _feed_layout(self, src, layout):
-        """feed_input's layout: the external_source's own, given before the pipeline is built
-        (iter_setup runs before the first build); it cannot change later."""
-        if not isinstance(layout, str):
+        if layout is not None and not isinstance(layout, str):
             raise errors.ArgumentTypeError("feed_input: layout=%r (a string)" % (layout,))
-        lit = literal(layout, "feed_input: layout")
-        name = literal(src.name, "feed_input")
-        rec = next(r for r in self._graph.records if not isinstance(r, tuple) and
-                   r.name == "external_source" and ("source", name) in r.args)
-        got = [v for k, v in rec.args if k == "layout"]
-        if not got and not self._built:
-            rec.args.append(("layout", lit))
-        elif not got or got[0] not in (lit, "[%s]" % lit):
-            raise errors.InvalidArgumentError(
-                "feed_input: layout %r, but the external_source's layout is %s%s" % (
-                    layout, got[0] if got else "none", "" if got else
-                    " (a layout is given before the pipeline is built: with the first "
-                    "batch, or to fn.external_source)"))
+        src.feed(data, layout)
 
     def _check_fed(self):
         """Refuses a run() that would wait for ever on feed_input data that never comes."""

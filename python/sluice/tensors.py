@@ -217,7 +217,7 @@ class Tensor:
     """One dense array on the CPU or a GPU: a sample, or a whole (batch, ...) output."""
 
     __slots__ = ("_ptr", "_dtype", "_shape", "_device", "_layout", "_owner", "_export",
-                 "__weakref__")
+                 "_source", "__weakref__")
 
     def __init__(self, ptr, dtype, shape, device, layout, owner, export=None):
         self._ptr = ptr or 0
@@ -227,6 +227,7 @@ class Tensor:
         self._layout = layout or ""
         self._owner = owner  # keeps the memory alive
         self._export = export  # (batch, output, device, flags): an iterator shard, exported by C
+        self._source = None  # (its TensorList, its index there): a batch's sample
 
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and len(args) >= 4:
@@ -297,10 +298,18 @@ class Tensor:
                 return cap
         return _dlpack_capsule(self)
 
+    def source_info(self) -> str:
+        """Where the sample came from (DALI's source_info): the file its reader read (readers.file,
+        numpy, coco), "FILE at index OFFSET" (readers.tfrecord), ..., passed on by the ops after
+        the reader; "" where there is none (and for a tensor that is no batch's sample)."""
+        return self._source[0]._source_info(self._source[1]) if self._source else ""
+
     def copy(self) -> "Tensor":
         """A copy in memory of its own (same device)."""
         owned = _copy(self._ptr, self._dtype, self._shape, self._device)
-        return Tensor(owned.ptr, self._dtype, self._shape, self._device, self._layout, owned)
+        t = Tensor(owned.ptr, self._dtype, self._shape, self._device, self._layout, owned)
+        t._source = self._source
+        return t
 
     def as_cpu(self) -> "Tensor":
         """This tensor on the CPU (itself when already there, else a copy)."""
@@ -308,7 +317,9 @@ class Tensor:
             return self
         cpu = _device_struct(_c.DEVICE_CPU, 0)
         owned = _copy(self._ptr, self._dtype, self._shape, self._device, cpu)
-        return Tensor(owned.ptr, self._dtype, self._shape, cpu, self._layout, owned)
+        t = Tensor(owned.ptr, self._dtype, self._shape, cpu, self._layout, owned)
+        t._source = self._source
+        return t
 
     def as_tensor(self) -> "Tensor":
         """The tensor itself (a TensorList's as_tensor gives its dense batch; a tensor is one)."""
@@ -356,6 +367,7 @@ class TensorList:
 
     def __init__(self, samples, dtype, device, layout, owner, dense=None):
         self._keys = None  # the batch's record keys (set by the pipeline)
+        self._info = None  # its samples' source info (set by the pipeline)
         self._samples = samples  # [(ptr, shape)]
         self._dtype = _types.DALIDataType(dtype)
         self._device = device
@@ -379,7 +391,9 @@ class TensorList:
         if not 0 <= i < len(self):
             raise IndexError("sample %d of a batch of %d" % (i, len(self)))
         ptr, shape = self._samples[i]
-        return Tensor(ptr, self._dtype, shape, self._device, self._layout, self)
+        t = Tensor(ptr, self._dtype, shape, self._device, self._layout, self)
+        t._source = (self, i)
+        return t
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -387,6 +401,13 @@ class TensorList:
     def keys(self) -> list:
         """The record key of each sample (e.g. the LMDB key), as the reader gave it."""
         return list(self._keys.fetch()) if self._keys is not None else [None] * len(self)
+
+    def source_info(self) -> list:
+        """Each sample's source info (Tensor.source_info), "" where there is none."""
+        return [self._source_info(i) for i in range(len(self))]
+
+    def _source_info(self, i):
+        return self._info.fetch()[i] if self._info is not None else ""
 
     def at(self, i: int) -> "numpy.ndarray":
         """Sample i as a numpy array (DALI's TensorListCPU.at)."""
@@ -452,11 +473,11 @@ class TensorList:
         """This batch output on the CPU: itself when already there, else a host copy."""
         if self._device.kind == _c.DEVICE_CPU:
             return self
-        return _copy_list(self, _device_struct(_c.DEVICE_CPU, 0))
+        return _carry(self, _copy_list(self, _device_struct(_c.DEVICE_CPU, 0)))
 
     def copy(self) -> "TensorList":
         """A copy in memory of its own (same device), which outlives the batch."""
-        return _copy_list(self, self._device)
+        return _carry(self, _copy_list(self, self._device))
 
     def __dlpack__(self, *args, **kwargs):
         return self.as_tensor().__dlpack__(*args, **kwargs)
@@ -489,6 +510,16 @@ class _ListShape(Shape):
 
     def __call__(self):
         return [list(s) for s in self._samples]
+
+
+def _carry(src, dst):
+    """dst (a copy of src) with src's record keys and source info, read while src's batch is
+    held."""
+    for x in (src._keys, src._info):
+        if x is not None:
+            x.fetch()
+    dst._keys, dst._info = src._keys, src._info
+    return dst
 
 
 def _copy_list(tl, device):

@@ -102,8 +102,71 @@ def test_feed_input_layout_cannot_change():
         def iter_setup(self):
             self.feed_input(self.data, [np.zeros((2, 2), np.uint8)], layout="WH")
 
-    with pytest.raises(sluice.Error, match="layout 'WH', but the external_source's layout"):
+    with pytest.raises(sluice.Error, match='expected data with layout: "HW" and got: "WH"'):
         P().run()
+
+
+class _FedPad(Pipeline):
+    """DALI's test form: built before anything is fed, a layout with every feed, an op reading it."""
+
+    def __init__(self, feeds, device="cpu", **src):
+        super().__init__(2, 1, None, seed=1)
+        self.feeds = iter(feeds)
+        self.src = ops.ExternalSource(**src)
+        self.pad = ops.Pad(device=device, axis_names="W", align=4)
+        self.device = device
+
+    def define_graph(self):
+        self.data = self.src()
+        d = self.data.gpu() if self.device == "gpu" else self.data
+        return self.data, self.pad(d)
+
+    def iter_setup(self):
+        data, layout = next(self.feeds)
+        self.feed_input(self.data, data, layout=layout)
+
+
+def test_feed_input_layout_reaches_the_ops_of_a_pipeline_built_before_the_first_feed():
+    hwc = [np.ones((2, 3, 1), np.uint8), np.ones((1, 5, 1), np.uint8)]
+    whc = [np.ones((3, 2, 1), np.uint8), np.ones((5, 1, 1), np.uint8)]
+    for dev in ("cpu", "gpu"):
+        p = _FedPad([(hwc, "HWC"), (whc, "HWC")], dev)
+        p.build()
+        src, out = p.run()
+        assert src.layout() == "HWC" and out.as_cpu().layout() == "HWC"
+        assert out.as_cpu().at(0).shape == (2, 8, 1)  # W (axis 1) padded to 5, aligned to 8
+        src, out = p.run()
+        assert out.as_cpu().at(0).shape == (3, 4, 1)  # the next feed: its widest W is 2, to 4
+
+
+def test_feed_input_layout_per_feed_where_the_source_declares_none():
+    x = [np.ones((2, 3, 1), np.uint8)] * 2
+    p = _FedPad([(x, "WHC"), (x, "WHC"), (x, "HWC")])
+    p.build()
+    assert p.run()[1].at(0).shape == (4, 3, 1)  # W is axis 0 in this feed's layout
+    src, out = p.run()
+    assert src.layout() == "WHC" and out.at(0).shape == (4, 3, 1)
+    with pytest.raises(sluice.Error, match='changed from the previous batch.s "WHC" to "HWC"'):
+        p.run()  # as in DALI, a feed may not change it
+    q = _FedPad([(x, "WHC"), (x, None)])
+    q.run()
+    with pytest.raises(sluice.Error, match='changed from the previous batch.s "WHC" to ""'):
+        q.run()  # none is a change too
+
+
+def test_feed_input_layout_agrees_with_the_declared_one_or_is_refused():
+    x = [np.ones((2, 3, 1), np.uint8)] * 2
+    p = _FedPad([(x, "HWC"), (x, None), (x, "CHW")], layout="HWC")
+    p.build()
+    assert p.run()[1].at(0).shape == (2, 4, 1)
+    assert p.run()[0].layout() == "HWC"  # none fed: the declared one
+    with pytest.raises(sluice.Error, match='expected data with layout: "HWC" and got: "CHW"'):
+        p.run()
+    q = _FedPad([(x, "HW")])
+    with pytest.raises(sluice.Error, match='3 dimensions, but the fed layout "HW"'):
+        q.run()
+    with pytest.raises(sluice.Error, match="at most 8"):
+        _FedPad([(x, "ABCDEFGHI")]).run()
 
 
 def test_gpu_placement_of_a_cpu_only_op_runs_on_the_cpu_pipeline():

@@ -676,6 +676,14 @@ void sl_pipeline_free(sl_pipeline *p) {
             free(b->frames[k]);
         }
         free(b->frames);
+        for (int k = 0; b->infos && k < p->nops; k++) {
+            for (int i = 0; b->infos[k] && i < p->cfg.batch_size; i++) free(b->infos[k][i]);
+            free(b->infos[k]);
+            if (b->info_cap) free(b->info_cap[k]);
+        }
+        free(b->infos);
+        free(b->info_cap);
+        free(b->node_info);
         free(b->dense);
         free(b->use_dense);
         for (int i = 0; b->keys && i < p->cfg.batch_size; i++) free(b->keys[i]);

@@ -76,6 +76,43 @@ static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
     return SL_OK;
 }
 
+/* Node id's per-sample source info in batch b (aliases resolved), or NULL. */
+static const char *const *node_info(const sl_pipeline *p, const sl_batch *b, int id) {
+    while (p->nodes[id].op == SL__NODE_ALIAS) id = p->nodes[id].src;
+    return b->node_info[id];
+}
+
+/* After op k ran on batch b: its outputs' source info. A reader's (n samples) is copied into the
+ * batch; other ops pass on their first input's, except the conditional splits and merges, whose
+ * samples are not their input's in order. */
+static sl_status set_info(sl_pipeline *p, int k, sl_batch *b, const char *const *info, int n,
+                          sl_err *err) {
+    const sl__opinst *op = &p->ops[k];
+    const char *const *to = NULL;
+    if (op->def->flags & SL_OPF_READER && info) {
+        if (!b->infos[k] &&
+            (!(b->infos[k] = sl__calloc((size_t)p->cfg.batch_size, sizeof *b->infos[k], err)) ||
+             !(b->info_cap[k] =
+                   sl__calloc((size_t)p->cfg.batch_size, sizeof *b->info_cap[k], err))))
+            return SL_ENOMEM;
+        for (int i = 0; i < n && i < p->cfg.batch_size; i++) {
+            size_t len = strlen(info[i] ? info[i] : "") + 1;
+            if (len > b->info_cap[k][i]) {
+                char *s = realloc(b->infos[k][i], len < 64 ? 64 : len);
+                if (!s) return sl_err_set(err, SL_ENOMEM, "out of memory copying source info");
+                b->infos[k][i] = s;
+                b->info_cap[k][i] = len < 64 ? 64 : len;
+            }
+            memcpy(b->infos[k][i], info[i] ? info[i] : "", len);
+        }
+        to = (const char *const *)b->infos[k];
+    } else if (!(op->def->flags & (SL_OPF_READER | SL_OPF_SPLIT | SL_OPF_MERGE))) {
+        to = info;
+    }
+    for (int i = 0; i < op->nout; i++) b->node_info[op->first_node + i] = to;
+    return SL_OK;
+}
+
 /* Where the pipeline's records come from, for messages about one of them: the first reader's
  * store, folder or file list as given, or NULL. */
 static const char *reader_source(const sl_pipeline *p) {
@@ -181,6 +218,7 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
                                   ? b->scope_keys + (size_t)op->scope * (size_t)p->cfg.batch_size
                                   : (const char *const *)b->keys;
     io.keys = keys;
+    io.source_info = op->ninputs > 0 ? node_info(p, b, op->inputs[0]) : NULL;
     io.source = k == p->reader_op ? NULL : reader_source(p);
     io.seed = op->seed;
     io.sample_base = sample_base(p, b);
@@ -221,6 +259,7 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
         }
     }
     if (st == SL_OK && rio != &io) st = sl__seq_fold(b->frames[k], op->name, &io, err);
+    if (st == SL_OK) st = set_info(p, k, b, io.source_info, io.batch, err);
     if (st == SL_OK) {
         for (int i = 0; i < op->nout; i++) {
             int want = b->scope_n[p->nodes[op->first_node + i].scope];
@@ -463,6 +502,10 @@ static sl_status alloc_slots(sl_pipeline *p) {
         b->op_state = sl__calloc((size_t)p->nops, sizeof *b->op_state, &p->err);
         b->frames = sl__calloc((size_t)p->nops, sizeof *b->frames, &p->err);
         if (!b->dense || !b->use_dense || !b->op_state || !b->frames) return SL_ENOMEM;
+        b->node_info = sl__calloc((size_t)p->nnodes, sizeof *b->node_info, &p->err);
+        b->infos = sl__calloc((size_t)p->nops, sizeof *b->infos, &p->err);
+        b->info_cap = sl__calloc((size_t)p->nops, sizeof *b->info_cap, &p->err);
+        if (!b->node_info || !b->infos || !b->info_cap) return SL_ENOMEM;
         b->keys = sl__calloc((size_t)bs, sizeof *b->keys, &p->err);
         b->key_cap = sl__calloc((size_t)bs, sizeof *b->key_cap, &p->err);
         if (!b->nodes || !b->keys || !b->key_cap) return SL_ENOMEM;
@@ -608,6 +651,13 @@ int64_t sl_batch_index(const sl_batch *b) {
 }
 const char *sl_batch_key(const sl_batch *b, int i) {
     return i >= 0 && i < b->size && b->keys[i] ? b->keys[i] : "";
+}
+
+const char *sl_batch_source_info(const sl_batch *b, int output, int i) {
+    if (output < 0 || output >= b->pipe->nout || i < 0 || i >= b->size) return "";
+    const char *const *info = node_info(b->pipe, b, b->pipe->outputs[output]);
+    const sl_tlist *l = sl_batch_output(b, output);
+    return info && l && i < l->count && info[i] ? info[i] : "";
 }
 
 const sl_tlist *sl_batch_output(const sl_batch *b, int i) {

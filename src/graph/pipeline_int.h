@@ -90,6 +90,12 @@ struct sl_batch {
     int *scope_n;
     const char **scope_keys;
     size_t *key_cap;
+    /* DALI's source_info: per node, its samples' (NULL: none), pointing into infos (per op: the
+     * copy of what a reader's setup gave, batch_size strings of info_cap bytes each) or at the
+     * first input's of the op that made it (pipeline_exec.c) */
+    const char *const **node_info;
+    char ***infos;
+    size_t **info_cap;
     sl_mem_budget mem; /* host bytes of this batch's op outputs, against max_batch_bytes */
     sl_status status;
     sl_err err;

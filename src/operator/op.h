@@ -29,7 +29,7 @@
  * ahead of the GPU stage and of the consumer.
  *
  * Readers (SL_OPF_READER) take no inputs; their setup reads the batch's records (or sizes the
- * outputs, for run_cpu to fill on the pool) and sets io->keys.
+ * outputs, for run_cpu to fill on the pool) and sets io->keys and io->source_info.
  * Errors name the record: ops use io->keys[i] in messages (see sl__op_fail). */
 // clang-format on
 #ifndef SLUICE_OPERATOR_OP_H
@@ -210,6 +210,10 @@ typedef struct sl__op_io {
     uint64_t seed;           /* the instance's seed */
     int64_t sample_base;     /* global sequence number of sample 0 (RNG stream = base + i) */
     int64_t iteration;       /* batches this instance has run */
+    /* per-sample source info (DALI's source_info: where each sample came from, "" for none):
+     * a reader's setup sets it for its outputs (valid until its next setup); for any other op
+     * it is its first input's (NULL: none), which the executor passes on to its outputs */
+    const char *const *source_info;
     sl_device device;
     void *stream;       /* cudaStream_t for run_gpu */
     void **batch_state; /* this op's slot for this batch: data its setup/run_cpu leave for

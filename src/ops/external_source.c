@@ -10,7 +10,9 @@
  * (src_count) before the batch's first op runs, and every op then works on that many. A source
  * with a `view` (DALI's no_copy) may give its own memory instead: an output whose every sample it
  * gives is those views, not filled, and the source hears (release) when the batch no longer reads
- * them: when the batch's slot is set up for a later batch (the consumer released it) or freed. */
+ * them: when the batch's slot is set up for a later batch (the consumer released it) or freed. A
+ * source with a `layout` gives each batch's layout (DALI's feed_input(..., layout=)): checked as
+ * DALI does against the op's `layout` argument, else against the previous batch's (fed_layout). */
 #include "operator/op.h"
 
 #include "core/alloc.h"
@@ -42,6 +44,10 @@ typedef struct src_state {
     int nout;
     int dtype, ndim;                   /* what every sample must have; -1: anything */
     char (*layout)[SL_LAYOUT_MAX + 1]; /* per output */
+    /* per output, without a `layout` argument: the layout the source gave for an earlier batch
+     * (fed_set: it gave one), which later batches must keep, as in DALI */
+    char (*fed_layout)[SL_LAYOUT_MAX + 1];
+    bool *fed_set;
     int batch_size;
     int64_t *shapes; /* setup's scratch: batch x SL_MAX_DIMS */
     bool *viewed;    /* per output: this batch's is the source's views (not filled) */
@@ -69,7 +75,7 @@ static int src_num_outputs(const sl__args *a) {
 static void src_destroy(void *state) {
     src_state *s = state;
     if (s) free(s->shapes);
-    if (s) free(s->layout);
+    if (s) free(s->layout), free(s->fed_layout), free(s->fed_set);
     if (s) free(s->viewed);
     free(s);
 }
@@ -88,7 +94,9 @@ static sl_status src_create(const sl__args *a, const sl__op_init *init, void **o
         st = sl_err_set(err, SL_EINVAL, "%s: num_outputs %lld (at least 1)", s->name,
                         (long long)sl__args_int(a, "num_outputs"));
     else if (!(s->layout = sl__calloc((size_t)s->nout, sizeof *s->layout, err)) ||
-             !(s->viewed = sl__calloc((size_t)s->nout, sizeof *s->viewed, err)))
+             !(s->viewed = sl__calloc((size_t)s->nout, sizeof *s->viewed, err)) ||
+             !(s->fed_layout = sl__calloc((size_t)s->nout, sizeof *s->fed_layout, err)) ||
+             !(s->fed_set = sl__calloc((size_t)s->nout, sizeof *s->fed_set, err)))
         st = SL_ENOMEM;
     else if (s->ndim < -1 || s->ndim > SL_MAX_DIMS)
         st = sl_err_set(err, SL_EINVAL, "%s: ndim %d (0..%d)", s->name, s->ndim, SL_MAX_DIMS);
@@ -149,6 +157,46 @@ static sl_status src_fail(const src_state *s, const sl__op_io *io, int i, int o,
     if (s->nout > 1) snprintf(out, sizeof out, " output %d", o);
     return sl_err_set(err, st, "%s: source '%s': batch %lld sample %d%s: %s", s->name, s->source,
                       (long long)(io->sample_base / s->batch_size), i, out, msg);
+}
+
+/* Output o's layout for this batch (nd: its samples' dimensions) into lay: the source's, checked
+ * as DALI checks a fed batch's ("" takes the op's `layout` argument; without one, once a layout
+ * was given every later batch must give it again), else the op's `layout` argument. */
+static sl_status batch_layout(src_state *s, const sl__op_io *io, int o, int nd, char *lay,
+                              sl_err *err) {
+    memcpy(lay, s->layout[o], SL_LAYOUT_MAX + 1);
+    if (!s->src.layout || io->batch == 0) return SL_OK;
+    char got[SL_LAYOUT_MAX + 2];
+    memset(got, 0, sizeof got);
+    sl_err e;
+    e.status = SL_OK;
+    e.msg[0] = '\0';
+    sl_status st = s->src.layout(s->src.user, io->sample_base / s->batch_size, o, got, &e);
+    if (st != SL_OK) return src_fail(s, io, 0, o, st, e.msg, err);
+    char bad[200] = "";
+    if (got[SL_LAYOUT_MAX])
+        snprintf(bad, sizeof bad, "layout gave more than %d letters", SL_LAYOUT_MAX);
+    else if (s->layout[o][0] && got[0] && strcmp(got, s->layout[o]))
+        snprintf(bad, sizeof bad, "expected data with layout: \"%s\" and got: \"%s\"", s->layout[o],
+                 got);
+    else if (!s->layout[o][0] && s->fed_set[o] && strcmp(got, s->fed_layout[o]))
+        snprintf(bad, sizeof bad,
+                 "the layout of the data fed changed from the previous batch's \"%s\" to \"%s\"",
+                 s->fed_layout[o], got);
+    else if (got[0] && (int)strlen(got) != nd)
+        snprintf(bad, sizeof bad, "%d dimensions, but the fed layout \"%s\"", nd, got);
+    if (bad[0]) {
+        char out[24] = "";
+        if (s->nout > 1) snprintf(out, sizeof out, " output %d", o);
+        return sl_err_set(err, SL_EINVAL, "%s: source '%s': batch %lld%s: %s", s->name, s->source,
+                          (long long)(io->sample_base / s->batch_size), out, bad);
+    }
+    if (!s->layout[o][0] && got[0]) {
+        memcpy(s->fed_layout[o], got, SL_LAYOUT_MAX + 1);
+        s->fed_set[o] = true;
+    }
+    if (got[0]) memcpy(lay, got, SL_LAYOUT_MAX + 1);
+    return SL_OK;
 }
 
 /* Output o as the source's views of its samples (sizes set by sl_tlist_reset's caller), if the
@@ -240,7 +288,7 @@ static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
         s->viewed[o] = false;
         if (s->src.view && s->src.release) SL_TRY(try_views(s, io, o, nd0, &s->viewed[o], err));
         if (!s->viewed[o]) SL_TRY(sl_tlist_alloc(out, s->shapes, err));
-        memcpy(out->layout, s->layout[o], sizeof out->layout);
+        SL_TRY(batch_layout(s, io, o, nd0, out->layout, err));
     }
     return SL_OK;
 }

@@ -9,6 +9,7 @@ extern const sl__op_def sl__slice_op;
 extern const sl__op_def sl__image_slice_op;
 extern const sl__op_def sl__image_crop_op;
 extern const sl__op_def sl__shapes_op;
+extern const sl__op_def sl__get_property_op;
 extern const sl__op_def sl__cast_like_op;
 extern const sl__op_def sl__reinterpret_op;
 extern const sl__op_def sl__constant_op;
@@ -92,6 +93,7 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__image_slice_op,
     &sl__image_crop_op,
     &sl__shapes_op,
+    &sl__get_property_op,
     &sl__cast_like_op,
     &sl__reinterpret_op,
     &sl__constant_op,

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #define KEY_MAX          512
+#define INFO_MAX         4096
 #define DALI_LOADER_SEED 524287 /* kDaliDataloaderSeed: the shuffle_after_epoch default seed */
 
 const char *sl__reader_path(const sl__reader *r, int64_t rec) {
@@ -61,6 +62,27 @@ static const char *rec_key(const sl__reader *r, int64_t rec, char *buf, size_t n
     }
 }
 
+/* Record rec's source info, as DALI's readers give it: a file's path (readers.file, numpy,
+ * coco), "FILE at index OFFSET" (readers.tfrecord), the audio file as the manifest names it
+ * (readers.nemo); "" where DALI gives none (the LMDB and MNIST readers, webdataset). */
+static void rec_info(const sl__reader *r, int64_t rec, char *buf, size_t n) {
+    switch (r->fmt) {
+    case SL__READER_TFREC:
+        snprintf(buf, n, "%s at index %llu", sl__tfrec_path(r->tfrec, rec),
+                 (unsigned long long)sl__tfrec_offset(r->tfrec, rec));
+        break;
+    case SL__READER_NEMO:
+        snprintf(buf, n, "%s", sl__nemo_get(r->nemo, rec)->name);
+        break;
+    case SL__READER_FILE:
+    case SL__READER_NUMPY:
+        sl__folder_path(r->folder, rec, buf, n);
+        break;
+    default:
+        buf[0] = '\0';
+    }
+}
+
 /* "readers.caffe2: /data/train at key 00000003: <what>" */
 sl_status sl__reader_fail(const sl__reader *r, int i, sl_status st, sl_err *err, const char *fmt,
                           ...) {
@@ -88,6 +110,8 @@ void sl__reader_free(void *state) {
     free(r->recs);
     free(r->keys);
     free(r->keybuf);
+    free(r->info);
+    free(r->infobuf);
     free(r->c2);
     free(r->nlab);
     free(r->lab0);
@@ -147,8 +171,11 @@ sl_status sl__reader_start(sl__reader *r, const sl__args *a, const sl__op_init *
     r->recs = sl__calloc((size_t)b, sizeof *r->recs, err);
     r->keys = sl__calloc((size_t)b, sizeof *r->keys, err);
     r->keybuf = sl__calloc((size_t)b, KEY_MAX, err);
-    if (!r->recs || !r->keys || !r->keybuf) return SL_ENOMEM;
+    r->info = sl__calloc((size_t)b, sizeof *r->info, err);
+    r->infobuf = sl__calloc((size_t)b, INFO_MAX, err);
+    if (!r->recs || !r->keys || !r->keybuf || !r->info || !r->infobuf) return SL_ENOMEM;
     for (int i = 0; i < b; i++) r->keys[i] = r->keybuf + (size_t)i * KEY_MAX;
+    for (int i = 0; i < b; i++) r->info[i] = r->infobuf + (size_t)i * INFO_MAX;
     return SL_OK;
 }
 
@@ -163,7 +190,9 @@ sl_status sl__reader_next(sl__reader *r, sl__op_io *io, sl_err *err) {
         sl__lmdb_prefetch(r->db, r->recs, io->batch, 1);
     }
     for (int i = 0; i < io->batch; i++) rec_key(r, r->recs[i], r->keys[i], KEY_MAX);
+    for (int i = 0; i < io->batch; i++) rec_info(r, r->recs[i], r->info[i], INFO_MAX);
     io->keys = (const char *const *)r->keys;
+    io->source_info = (const char *const *)r->info;
     return SL_OK;
 }
 

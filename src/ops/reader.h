@@ -110,6 +110,8 @@ typedef struct sl__reader {
     int64_t *recs; /* batch: record indices */
     char **keys;   /* batch: pointers into keybuf */
     char *keybuf;  /* batch * KEY_MAX (reader.c) */
+    char **info;   /* batch: each record's source info (DALI's source_info), into infobuf */
+    char *infobuf; /* batch * INFO_MAX (reader.c) */
     /* stores */
     sl__lmdb *db;
     sl__idx *img, *lab;

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Source info, as DALI's: each sample's source_info() (where its reader read it), passed on by the
+ops after the reader, and fn.get_property(x, key="source_info" / "layout") as a graph op giving
+uint8 arrays -- for readers.file, readers.numpy and readers.tfrecord over files made here, and
+for external_source data (no source info; its layouts)."""
+
+import numpy as np
+import pytest
+
+import sluice
+import sluice.fn as fn
+import sluice.tfrecord as tfrec
+import sluice.types as types
+import tfrecord_writer as w
+from sluice import pipeline_def
+
+
+def text(a):
+    return np.asarray(a).tobytes().decode()
+
+
+@pytest.fixture
+def files(tmp_path):
+    paths = []
+    for i, name in enumerate(["cat/one.jpg", "cat/two.jpg", "dog/x y.jpg"]):
+        p = tmp_path / name
+        p.parent.mkdir(exist_ok=True)
+        p.write_bytes(bytes([i]) * (3 + i))
+        paths.append(str(p))
+    return paths
+
+
+def test_readers_file_source_info_on_outputs_and_through_ops(files):
+    @pipeline_def(batch_size=3, num_threads=2, device_id=None)
+    def p():
+        data, label = fn.readers.file(files=files, labels=[0, 1, 2])
+        x = fn.cast(data, dtype=types.INT32) * 2
+        g = data.gpu()  # (sluice's CPU device runs it on the CPU)
+        return (data, x, label, fn.get_property(x, key="source_info"),
+                fn.get_property(g, key="source_info"),
+                fn.get_property(fn.reshape(data, layout="B"), key="layout"))
+
+    data, x, label, info, ginfo, lay = p().run()
+    assert data.source_info() == files and x.source_info() == files
+    assert [t.source_info() for t in label] == files
+    assert data[2].source_info() == files[2] and data[2].as_cpu().source_info() == files[2]
+    assert [text(t) for t in info] == files
+    assert [text(t) for t in ginfo.as_cpu()] == files
+    assert info.at(0).dtype == np.uint8 and info.at(0).shape == (len(files[0]),)
+    assert [text(t) for t in lay] == ["B"] * 3
+    kept = data.copy()  # a copy keeps it after the batch goes back
+    assert kept.source_info() == files
+
+
+def test_readers_file_from_a_folder_gives_the_root_joined_path(files, tmp_path):
+    @pipeline_def(batch_size=3, num_threads=1, device_id=None)
+    def p():
+        data, _ = fn.readers.file(file_root=str(tmp_path))
+        return data
+
+    (data,) = p().run()
+    assert data.source_info() == [str(tmp_path / "cat/one.jpg"), str(tmp_path / "cat/two.jpg"),
+                                  str(tmp_path / "dog/x y.jpg")]
+
+
+def test_readers_numpy_and_tfrecord(tmp_path):
+    for i in range(2):
+        np.save(tmp_path / ("a%d.npy" % i), np.full((2, 2), i, np.float32))
+    path = str(tmp_path / "t.tfrecord")
+    spans = w.write(path, [{"v": ("int64", [i])} for i in range(4)])
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        arr = fn.readers.numpy(file_root=str(tmp_path), files=["a0.npy", "a1.npy"])
+        rec = fn.readers.tfrecord(path=path, features={"v": tfrec.FixedLenFeature([1],
+                                                                                 tfrec.int64, 0)})
+        return arr, fn.get_property(arr, key="source_info"), rec["v"], \
+            fn.get_property(rec["v"], key="source_info")
+
+    arr, ainfo, v, vinfo = p().run()
+    want = [str(tmp_path / "a0.npy"), str(tmp_path / "a1.npy")]
+    assert arr.source_info() == want and [text(t) for t in ainfo] == want
+    want = ["%s at index %d" % (path, off) for off, _ in spans[:2]]
+    assert v.source_info() == want and [text(t) for t in vinfo] == want
+
+
+def test_external_source_has_no_source_info_and_gives_its_layouts():
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        a, b = fn.external_source(source=lambda: np.zeros((2, 3, 4, 5), np.uint8), num_outputs=2,
+                                  layout=["ABC", "XYZ"], batch=False)
+        return a, fn.get_property(a, key="source_info"), fn.get_property(a, key="layout"), \
+            fn.get_property(b, key="layout")
+
+    a, info, la, lb = p().run()
+    assert a.source_info() == ["", ""] and a[0].source_info() == ""
+    assert [text(t) for t in info] == ["", ""] and info.at(0).shape == (0,)
+    assert [text(t) for t in la] == ["ABC"] * 2 and [text(t) for t in lb] == ["XYZ"] * 2
+
+
+def test_get_property_refuses_an_unknown_key(files):
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def p():
+        data, _ = fn.readers.file(files=files)
+        return fn.get_property(data, key="size")
+
+    with pytest.raises(sluice.Error, match='get_property: unsupported property key "size"'):
+        p().build()
+
+
+@pytest.mark.gpu
+def test_on_a_cuda_pipeline_get_property_of_gpu_data(files):
+    import os
+    import subprocess
+    try:
+        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        found = False
+    if not found:
+        if os.environ.get("SL_REQUIRE_GPU") == "1":
+            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
+        pytest.skip("needs a GPU")
+
+    @pipeline_def(batch_size=3, num_threads=1, device_id=0)
+    def p():
+        data, _ = fn.readers.file(files=files)
+        g = fn.reshape(data.gpu(), layout="B")
+        return g, fn.get_property(g, key="source_info"), fn.get_property(g, key="layout")
+
+    g, info, lay = p().run()
+    assert g.source_info() == files
+    assert info.device == "gpu" and [text(t) for t in info.as_cpu()] == files
+    assert [text(t) for t in lay.as_cpu()] == ["B"] * 3

@@ -407,9 +407,8 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
     bool supported =
         (def->devices & placement) ||
         (dali_has && !cuda_pipeline(p) && (def->devices & (SL_OPDEV_CPU | SL_OPDEV_MIXED)));
-    /* an op DALI has on the GPU and sluice on the CPU alone, given no GPU data (a random
-     * generator, say): it runs on the CPU (in a CUDA pipeline's CPU stage, its outputs then
-     * copied to the GPU), and its outputs count as GPU data, as written */
+    /* an op DALI has on the GPU and sluice on the CPU alone, given no GPU data: it runs on the
+     * CPU (a CUDA pipeline then copies its outputs over) and they count as GPU data */
     bool hosted = placement == SL_OPDEV_GPU && dali_has && !(def->devices & SL_OPDEV_GPU) &&
                   (def->devices & SL_OPDEV_CPU) && !any_gpu;
     if (hosted) placement = SL_OPDEV_CPU, supported = true;

@@ -67,20 +67,10 @@ static sl_status cl_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
 #ifdef SLUICE_HAVE_CUDA
 static sl_status cl_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     cl_state *s = state;
-    const sl_tlist *in = io->in[0];
-    sl__cuda_cast_desc *d =
-        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
-    if (!d) return err->status;
-    int64_t maxn = 0;
-    for (int i = 0; i < io->batch; i++) {
-        d[i].in = in->data[i];
-        d[i].out = io->out[0]->data[i];
-        d[i].n = (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype));
-        if (d[i].n > maxn) maxn = d[i].n;
-    }
     void *dd;
-    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
-    return sl__cuda_cast(dd, io->batch, maxn, in->dtype, io->out[0]->dtype, io->stream, err);
+    int64_t maxn;
+    SL_TRY(sl__cuda_cast_descs(&s->gpu, io, &dd, &maxn, err));
+    return sl__cuda_cast(dd, io->batch, maxn, io->in[0]->dtype, io->out[0]->dtype, io->stream, err);
 }
 #endif
 

@@ -140,16 +140,13 @@ static sl_status const_run_cpu(void *state, sl__op_io *io, int i, int worker, sl
 }
 
 #ifdef SLUICE_HAVE_CUDA
+static const void *const_bytes(const void *state, const sl__op_io *io, int i) {
+    (void)io, (void)i;
+    return ((const const_state *)state)->bytes;
+}
+
 static sl_status const_run_gpu(void *state, sl__op_io *io, sl_err *err) {
-    const_state *s = state;
-    const void **src = sl__malloc((size_t)(io->batch ? io->batch : 1) * sizeof *src, err);
-    size_t *bytes = sl__malloc((size_t)(io->batch ? io->batch : 1) * sizeof *bytes, err);
-    sl_status st = src && bytes ? SL_OK : SL_ENOMEM;
-    for (int i = 0; st == SL_OK && i < io->batch; i++) src[i] = s->bytes, bytes[i] = s->size;
-    if (st == SL_OK) st = sl__upload_samples(&s->gpu, io, src, bytes, err);
-    free(src);
-    free(bytes);
-    return st;
+    return sl__upload_samples(&((const_state *)state)->gpu, io, const_bytes, state, err);
 }
 #endif
 

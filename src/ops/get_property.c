@@ -79,19 +79,12 @@ static sl_status prop_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_
 }
 
 #ifdef SLUICE_HAVE_CUDA
+static const void *prop_bytes(const void *state, const sl__op_io *io, int i) {
+    return prop_of(state, io, i);
+}
+
 static sl_status prop_run_gpu(void *state, sl__op_io *io, sl_err *err) {
-    prop_state *s = state;
-    const void **src = sl__malloc((size_t)(io->batch ? io->batch : 1) * sizeof *src, err);
-    size_t *bytes = sl__malloc((size_t)(io->batch ? io->batch : 1) * sizeof *bytes, err);
-    sl_status st = src && bytes ? SL_OK : SL_ENOMEM;
-    for (int i = 0; st == SL_OK && i < io->batch; i++) {
-        src[i] = prop_of(s, io, i);
-        bytes[i] = sl_tlist_sample_nbytes(io->out[0], i);
-    }
-    if (st == SL_OK) st = sl__upload_samples(&s->gpu, io, src, bytes, err);
-    free(src);
-    free(bytes);
-    return st;
+    return sl__upload_samples(&((prop_state *)state)->gpu, io, prop_bytes, state, err);
 }
 #endif
 

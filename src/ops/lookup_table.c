@@ -4,6 +4,7 @@
  * input's shape and layout, of `dtype` (FLOAT by default; values stored with cast's rules). Keys
  * are in [0, 65535], as DALI's; the table is built once, dense, at creation. On the GPU the
  * table, converted to the output type, is copied to the device at the first batch there. */
+#include "ops/cast.h"
 #include "ops/lookup_table.h"
 
 #include "core/cuda.h"
@@ -125,18 +126,9 @@ static sl_status lut_run_gpu(void *state, sl__op_io *io, sl_err *err) {
         SL_TRY(sl__cuda_memcpy(table, true, s->typed, false, tbytes, io->stream, err));
         s->sent = table;
     }
-    sl__cuda_lut_desc *d =
-        sl__gpu_args_host(&s->gpu, io->device.id, (size_t)io->batch * sizeof *d, err);
-    if (!d) return err->status;
-    int64_t maxn = 0;
-    for (int i = 0; i < io->batch; i++) {
-        d[i].in = in->data[i];
-        d[i].out = io->out[0]->data[i];
-        d[i].n = (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype));
-        if (d[i].n > maxn) maxn = d[i].n;
-    }
     void *dd;
-    SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
+    int64_t maxn;
+    SL_TRY(sl__cuda_cast_descs(&s->gpu, io, &dd, &maxn, err));
     return sl__cuda_lookup_table(dd, io->batch, maxn, in->dtype, table,
                                  (int64_t)sl_dtype_size(s->dtype), io->stream, err);
 }

@@ -8,7 +8,7 @@
 #include "operator/dtype_conv.h"
 
 template <typename E>
-__global__ static void lut_kernel(const sl__cuda_lut_desc *d, int n, int it, const E *table) {
+__global__ static void lut_kernel(const sl__cuda_cast_desc *d, int n, int it, const E *table) {
     SL__CUDA_FOR_SAMPLES(s, n) {
         E *out = (E *)d[s].out;
         SL__CUDA_FOR_ELEMS(e, d[s].n) {
@@ -18,7 +18,7 @@ __global__ static void lut_kernel(const sl__cuda_lut_desc *d, int n, int it, con
     }
 }
 
-extern "C" sl_status sl__cuda_lookup_table(const sl__cuda_lut_desc *d, int n, int64_t max_elems,
+extern "C" sl_status sl__cuda_lookup_table(const sl__cuda_cast_desc *d, int n, int64_t max_elems,
                                            int in_dtype, const void *table, int64_t elem,
                                            void *stream, sl_err *err) {
     if (n < 1 || max_elems < 1) return SL_OK;

@@ -4,6 +4,7 @@
 #ifndef SLUICE_OPS_LOOKUP_TABLE_H
 #define SLUICE_OPS_LOOKUP_TABLE_H
 
+#include "ops/cast.h"
 #include "sluice/status.h"
 
 #include <stdint.h>
@@ -14,15 +15,10 @@ extern "C" {
 
 #define SL__LUT_KEYS 65536
 
-/* lookup_table: n integer elements per sample; out[k] = table[in[k]] for in[k] in [0, keys),
- * else table[keys] (default_value); the table holds keys + 1 values already of the output
- * type, elem bytes each, on the device */
-typedef struct sl__cuda_lut_desc {
-    const void *in;
-    void *out;
-    int64_t n;
-} sl__cuda_lut_desc;
-sl_status sl__cuda_lookup_table(const sl__cuda_lut_desc *d, int n, int64_t max_elems, int in_dtype,
+/* lookup_table, over cast's per-sample descriptors (ops/cast.h: n integer elements each):
+ * out[k] = table[in[k]] for in[k] in [0, keys), else table[keys] (default_value); the table holds
+ * keys + 1 values already of the output type, elem bytes each, on the device */
+sl_status sl__cuda_lookup_table(const sl__cuda_cast_desc *d, int n, int64_t max_elems, int in_dtype,
                                 const void *table, int64_t elem, void *stream, sl_err *err);
 
 #ifdef __cplusplus

@@ -83,19 +83,13 @@ static sl_status shapes_run_cpu(void *state, sl__op_io *io, int i, int worker, s
 }
 
 #ifdef SLUICE_HAVE_CUDA
+static const void *shapes_host(const void *state, const sl__op_io *io, int i) {
+    (void)io;
+    return ((const shapes_state *)state)->host + (size_t)i * SL_MAX_DIMS * 8;
+}
+
 static sl_status shapes_run_gpu(void *state, sl__op_io *io, sl_err *err) {
-    shapes_state *s = state;
-    const void **src = sl__malloc((size_t)(io->batch ? io->batch : 1) * sizeof *src, err);
-    size_t *bytes = sl__malloc((size_t)(io->batch ? io->batch : 1) * sizeof *bytes, err);
-    sl_status st = src && bytes ? SL_OK : SL_ENOMEM;
-    for (int i = 0; st == SL_OK && i < io->batch; i++) {
-        src[i] = s->host + (size_t)i * SL_MAX_DIMS * 8;
-        bytes[i] = sl_tlist_sample_nbytes(io->out[0], i);
-    }
-    if (st == SL_OK) st = sl__upload_samples(&s->gpu, io, src, bytes, err);
-    free(src);
-    free(bytes);
-    return st;
+    return sl__upload_samples(&((shapes_state *)state)->gpu, io, shapes_host, state, err);
 }
 #endif
 

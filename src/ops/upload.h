@@ -11,10 +11,12 @@
 extern "C" {
 #endif
 
-/* src[i]: bytes[i] bytes for io->out[0]->data[i] (device memory), for every sample of the batch;
- * asynchronous on io->stream (the params block stays valid until the GPU stage's next batch). */
-sl_status sl__upload_samples(sl__gpu_args *g, const sl__op_io *io, const void *const *src,
-                             const size_t *bytes, sl_err *err);
+/* The host bytes sample(ctx, io, i) points at into io->out[0]->data[i] (device memory, allocated:
+ * as many bytes as that sample holds), for every sample of the batch; asynchronous on io->stream
+ * (the params block stays valid until the GPU stage's next batch). */
+typedef const void *(*sl__upload_src)(const void *ctx, const sl__op_io *io, int i);
+sl_status sl__upload_samples(sl__gpu_args *g, const sl__op_io *io, sl__upload_src sample,
+                             const void *ctx, sl_err *err);
 
 #ifdef __cplusplus
 }

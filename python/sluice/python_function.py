@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """fn.python_function, fn.torch_python_function and fn.dl_tensor_python_function: a Python
 callable run on op outputs, as DALI's are. The library's op of that name calls back here once per
-batch with every sample's inputs (views of the pipeline's memory, no copies); a per-sample
-function (batch_processing=False, the default) is called for the samples from a thread pool of
-the pipeline's num_threads workers, so functions that release the GIL (numpy's array code, most
-of torch) run side by side, and a batch_processing function once with lists. The results are kept
-until the next batch, and the pipeline's workers copy them into its outputs. python_function
-gives numpy arrays (read-only views), torch_python_function torch tensors, and
-dl_tensor_python_function DLPack capsules; each may return numpy arrays, torch tensors, or
+batch with every sample's inputs (views of the pipeline's memory); a per-sample function
+(batch_processing=False, the default) is called from a thread pool of the pipeline's num_threads
+workers, each taking a run of the batch's samples (fewer hand-offs of the GIL than a task per
+sample), so functions that release the GIL (numpy's array code, most of torch) run side by side;
+a batch_processing function is called once with lists. The results are kept until the next
+batch, and the pipeline's workers copy them into its outputs. python_function gives numpy copies
+the function may write into, torch_python_function torch tensors and dl_tensor_python_function
+DLPack capsules (views: not to be written); each may return numpy arrays, torch tensors, or
 anything with the buffer protocol or __dlpack__.
 
 On the GPU (device="gpu", DALI's GPU python functions) the inputs are views of the pipeline's
@@ -21,7 +22,7 @@ import itertools
 import os
 import threading
 import typing
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 from . import _c, errors
 from . import types as _types
@@ -212,15 +213,26 @@ class PyFunction:
                     per.append(list(r))
                 outs = [[per[k][i] for k in range(nout)] for i in range(B)]
             else:
-                def one(i):
-                    return self._results(f(*ins[i]), "the function (sample %d)" % i)
-                if B > 1 and self.workers > 1:
+                def run(lo, hi):
+                    return [self._results(f(*ins[i]), "the function (sample %d)" % i)
+                            for i in range(lo, hi)]
+                W = min(self.workers, B)
+                if W > 1:
                     if self._pool is None:
                         self._pool = ThreadPoolExecutor(self.workers,
                                                         thread_name_prefix="sluice-pyfunc")
-                    outs = list(self._pool.map(one, range(B)))
+                    # a run of samples per worker, not a task per sample: fewer hand-offs of
+                    # the GIL; every run ends before the call returns (they read its inputs)
+                    cut = [B * w // W for w in range(W + 1)]
+                    runs = [self._pool.submit(run, cut[w], cut[w + 1]) for w in range(1, W)]
+                    try:
+                        outs = run(cut[0], cut[1])
+                    finally:
+                        wait(runs)
+                    for r in runs:
+                        outs += r.result()
                 else:
-                    outs = [one(i) for i in range(B)]
+                    outs = run(0, B)
             keep = []
             synced = set()
             for i in range(B):

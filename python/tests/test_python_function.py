@@ -148,6 +148,30 @@ def test_errors_name_the_op_and_batch():
         run(lambda x: fn.python_function(x, function=3), data(2))
 
 
+def test_a_failing_sample_ends_every_run_before_the_error():
+    """The first failing sample in batch order is the one named, and the other workers' runs of
+    samples (views of the batch's inputs for the torch and DLPack forms) have all ended by the
+    time the pipeline reports it."""
+    ended = []
+
+    def f(x):
+        if x[0, 0, 0] == 1:
+            raise ValueError("sample one")
+        if x[0, 0, 0] == 2:
+            time.sleep(0.2)  # still running when sample one fails
+            ended.append(True)
+            raise ValueError("sample two")
+        return x
+
+    xs = [np.full((2, 2, 3), v, np.uint8) for v in (0, 1, 0, 0, 0, 0, 0, 2)]
+    for form in (fn.python_function, fn.torch_python_function):
+        ended.clear()
+        g = (lambda x: x) if form is fn.python_function else (lambda t: t.numpy())
+        with pytest.raises(errors.Error, match="ValueError: sample one"):
+            run(lambda x: form(x, function=lambda a: f(g(a))), xs, threads=4)
+        assert ended == [True]
+
+
 class LegacyPipe(__import__("sluice").Pipeline):
     """DALI's legacy form: ops.PythonFunction (and the torch and DLPack classes) made in
     __init__, called in define_graph."""

@@ -26,79 +26,17 @@ are taken in turn by the sluice runs, so the splits alternate within one run of 
 import argparse
 import collections
 import faulthandler
-import functools
 import json
 import sys
 import time
 
-import flax.linen as nn
-import jax
-import jax.numpy as jnp
 import numpy as np
-import optax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+# JAX, Flax and the model are imported where they are used, not here: the DataLoader's workers are
+# spawned, and a spawned worker imports this script (as __mp_main__) and needs none of them
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
-
-
-class Bottleneck(nn.Module):
-    """1x1, 3x3 (strided, as torchvision's ResNet-50), 1x1 x4; a projection where shapes differ."""
-    width: int
-    strides: int = 1
-
-    @nn.compact
-    def __call__(self, x, train):
-        conv = functools.partial(nn.Conv, use_bias=False, dtype=jnp.bfloat16)
-        norm = functools.partial(nn.BatchNorm, use_running_average=not train, momentum=0.9,
-                                 epsilon=1e-5, dtype=jnp.bfloat16)
-        y = nn.relu(norm()(conv(self.width, (1, 1))(x)))
-        y = nn.relu(norm()(conv(self.width, (3, 3), self.strides)(y)))
-        # the last norm's scale starts at zero: each block starts as the identity
-        y = norm(scale_init=nn.initializers.zeros)(conv(4 * self.width, (1, 1))(y))
-        if x.shape != y.shape:
-            x = norm()(conv(4 * self.width, (1, 1), self.strides)(x))
-        return nn.relu(x + y)
-
-
-class ResNet50(nn.Module):
-    """ResNet-50 on NHWC images: bf16 compute, float32 parameters (Flax's default param_dtype)."""
-    num_classes: int = 1000
-
-    @nn.compact
-    def __call__(self, x, train):
-        x = nn.Conv(64, (7, 7), (2, 2), padding=[(3, 3), (3, 3)], use_bias=False,
-                    dtype=jnp.bfloat16)(x)
-        x = nn.BatchNorm(use_running_average=not train, momentum=0.9, epsilon=1e-5,
-                         dtype=jnp.bfloat16)(x)
-        x = nn.max_pool(nn.relu(x), (3, 3), strides=(2, 2), padding="SAME")
-        for stage, blocks in enumerate((3, 4, 6, 3)):
-            for b in range(blocks):
-                x = Bottleneck(width=64 * 2 ** stage,
-                               strides=2 if stage > 0 and b == 0 else 1)(x, train)
-        x = jnp.mean(x, axis=(1, 2))
-        return nn.Dense(self.num_classes, dtype=jnp.bfloat16)(x)
-
-
-def make_step(model, tx):
-    """The jitted training step: (params, batch_stats, opt_state), images, labels -> the next
-    state, the loss. No in_shardings given: jit takes the arguments' own (the batch split by rows,
-    the state replicated), so the batch stays where the feed put it. The state is donated."""
-    def loss_fn(params, batch_stats, x, y):
-        logits, changed = model.apply({"params": params, "batch_stats": batch_stats}, x,
-                                      train=True, mutable=["batch_stats"])
-        loss = optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), y)
-        return loss.mean(), changed["batch_stats"]
-
-    def step(state, x, y):
-        params, batch_stats, opt_state = state
-        y = y.reshape(-1) % 1000  # the reader's labels are (batch, 1)
-        (loss, batch_stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            params, batch_stats, x, y)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        return (optax.apply_updates(params, updates), batch_stats, opt_state), loss
-
-    return jax.jit(step, donate_argnums=0)
 
 
 def sluice_batches(args, sharding):
@@ -142,6 +80,8 @@ def sluice_batches(args, sharding):
 
 
 def synthetic_batches(args, sharding):
+    import jax
+    import jax.numpy as jnp
     kx, ky = jax.random.split(jax.random.PRNGKey(1))
     x = jax.device_put(jax.random.normal(kx, (args.batch, 224, 224, 3), jnp.float16), sharding)
     y = jax.device_put(jax.random.randint(ky, (args.batch, 1), 0, 1000, jnp.int32), sharding)
@@ -156,7 +96,12 @@ def hwc_half(x):
     return x.permute(1, 2, 0).half()
 
 
-def dataloader_batches(args, sharding):
+def make_dataloader(args):
+    """The peer's torch DataLoader: torchvision's RandomResizedCrop, flip and normalisation in
+    --workers spawned processes, batches of NHWC float16 images and int64 labels. Spawned, not
+    forked: this process runs JAX's threads, and forking it (the default on Linux) can deadlock a
+    child; a spawned worker imports this script, whose top level imports no JAX. No pin_memory:
+    jax.device_put copies from any host memory."""
     import torch
     import torchvision
     import torchvision.transforms as T
@@ -165,11 +110,15 @@ def dataloader_batches(args, sharding):
                     T.Normalize([m / 255 for m in MEAN], [s / 255 for s in STD]),
                     T.Lambda(hwc_half)])
     ds = torchvision.datasets.ImageFolder(args.dir, transform=tf)
-    # spawned workers: this process runs JAX's threads, and forking it (the default on Linux)
-    # can deadlock a child; no pin_memory: jax.device_put copies from any host memory
-    dl = torch.utils.data.DataLoader(ds, batch_size=args.batch, shuffle=True,
-                                     num_workers=args.workers, drop_last=True,
-                                     persistent_workers=True, multiprocessing_context="spawn")
+    return torch.utils.data.DataLoader(ds, batch_size=args.batch, shuffle=True,
+                                       num_workers=args.workers, drop_last=True,
+                                       persistent_workers=args.workers > 0,
+                                       multiprocessing_context="spawn" if args.workers else None)
+
+
+def dataloader_batches(args, sharding):
+    import jax
+    dl = make_dataloader(args)
     while True:
         for x, y in dl:
             yield (jax.device_put(x.numpy(), sharding),
@@ -226,6 +175,12 @@ def main():
     ap.add_argument("--inflight", type=int, default=2,
                     help="steps queued on the GPU at most (0: no bound)")
     args = ap.parse_args()
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    from flax_resnet50 import ResNet50, make_step
     loads = [float(x) for x in args.hw_load.split(",")] if args.hw_load else [None]
     if args.steps < 1:
         ap.error("--steps must be at least 1")

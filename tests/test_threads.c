@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Thread pool and queue: parallel-for covers every index once, errors come back (lowest index),
- * a side task runs on the caller's thread beside the workers,
+ * a side task runs on the caller's thread beside the workers, the caller's thread hooks run first
+ * and last on each worker,
  * several callers share a pool, and a stress test of many producers and consumers with a close
  * while consumers are blocked; workers are named, and a pinned pool ties each worker to one CPU of
  * the process's set (distinct ones while there are enough). Run under ThreadSanitizer by
@@ -9,6 +10,7 @@
 #include "check.h"
 #include "core/pool.h"
 #include "core/queue.h"
+#include "sluice/reader.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -295,6 +297,74 @@ static void test_pinned(bool pin) {
 }
 #endif
 
+/* sl_thread_hooks: start runs on each library thread before anything else, stop last on the same
+ * thread; threads started before the hooks were set call neither, and clearing them keeps
+ * threads that end afterwards from calling stop. */
+static atomic_int starts, stops, bad;
+static _Thread_local int started_here;
+
+static void on_start(void *user) {
+    if (user != &starts) atomic_fetch_add(&bad, 1);
+    started_here = 1;
+    atomic_fetch_add(&starts, 1);
+}
+
+static void on_stop(void *user) {
+    if (user != &starts || !started_here) atomic_fetch_add(&bad, 1);
+    started_here = 0;
+    atomic_fetch_add(&stops, 1);
+}
+
+/* Each of a pool's n workers takes one of n indices and waits for the others: when it returns,
+ * every worker is running. */
+typedef struct {
+    atomic_int arrived;
+    int n, want_started;
+} all_ctx;
+
+static sl_status all_fn(void *ctx_, int64_t i, int worker, sl_err *err) {
+    (void)i, (void)worker, (void)err;
+    all_ctx *c = ctx_;
+    if (started_here != c->want_started) atomic_fetch_add(&bad, 1);
+    atomic_fetch_add(&c->arrived, 1);
+    while (atomic_load(&c->arrived) < c->n) sched_yield();
+    return SL_OK;
+}
+
+static void run_all(sl__pool *p, int n, int want_started) {
+    sl_err e;
+    all_ctx c = {0, n, want_started};
+    CHECK_OK(sl__pool_parallel_for(p, n, all_fn, &c, &e), &e);
+}
+
+static void test_thread_hooks(void) {
+    sl_err e;
+    sl__pool *p;
+    sl_thread_hooks h = {on_start, on_stop, &starts};
+    sl_set_thread_hooks(&h);
+    CHECK_OK(sl__pool_create(4, &p, &e), &e);
+    run_all(p, 4, 1);
+    sl__pool_free(p);
+    CHECK_EQ_INT(atomic_load(&starts), 4);
+    CHECK_EQ_INT(atomic_load(&stops), 4);
+    /* cleared while the threads run: they started, and end without stop */
+    CHECK_OK(sl__pool_create(3, &p, &e), &e);
+    run_all(p, 3, 1);
+    sl_set_thread_hooks(NULL);
+    sl__pool_free(p);
+    CHECK_EQ_INT(atomic_load(&starts), 7);
+    CHECK_EQ_INT(atomic_load(&stops), 4);
+    /* set while the threads run: they call neither */
+    CHECK_OK(sl__pool_create(2, &p, &e), &e);
+    run_all(p, 2, 0);
+    sl_set_thread_hooks(&h);
+    sl__pool_free(p);
+    sl_set_thread_hooks(NULL);
+    CHECK_EQ_INT(atomic_load(&starts), 7);
+    CHECK_EQ_INT(atomic_load(&stops), 4);
+    CHECK_EQ_INT(atomic_load(&bad), 0);
+}
+
 int main(void) {
 #ifdef __linux__
     test_pinned(false);
@@ -307,6 +377,7 @@ int main(void) {
     test_shared_pool();
     test_queue_stress();
     test_close_while_blocked();
+    test_thread_hooks();
     sl_err e;
     sl__pool *p;
     CHECK_FAILS(sl__pool_create(0, &p, &e), SL_EINVAL, &e, "0 threads");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Where a pipeline's samples come from: sl_reader_meta, what a reader reports about its data set
  * and shard (DALI's reader meta), and sl_source and sl_function, the caller's code behind
- * fn.external_source and fn.python_function. The
+ * fn.external_source and fn.python_function (and sl_thread_hooks, for that code's runtime). The
  * record loader and the operators, below the pipeline, fill and call them, so they have a header of
  * their own; sluice/pipeline.h includes it (sl_pipeline_reader_meta, sl_pipeline_add_source). */
 #ifndef SLUICE_READER_H
@@ -100,6 +100,23 @@ typedef struct sl_function {
     sl_status (*call)(void *user, sl_function_io *io, sl_err *err);
     void *user;
 } sl_function;
+
+/* The caller's code for every thread the library starts: start(user) first, before the thread
+ * runs anything else, and stop(user) last, on that thread. For a language runtime whose callbacks
+ * (sl_source, sl_function) need state per thread: sluice's Python package makes a thread's
+ * interpreter state once, in start, instead of at every callback, and ends it in stop. Threads
+ * started before the hooks were set call neither. stop is read when a thread ends: clearing the
+ * hooks (NULL) keeps threads that end afterwards from calling it, as a runtime that is shutting
+ * down needs. Set them once, from one thread, before the pipelines whose threads should call
+ * them are made; either function may be NULL. */
+typedef struct sl_thread_hooks {
+    void (*start)(void *user);
+    void (*stop)(void *user);
+    void *user;
+} sl_thread_hooks;
+
+/* hooks is copied; NULL clears them. */
+void sl_set_thread_hooks(const sl_thread_hooks *hooks);
 
 #ifdef __cplusplus
 }

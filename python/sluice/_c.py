@@ -98,6 +98,13 @@ class Function(Structure):
     _fields_ = [("call", CALL_FN), ("user", c_void_p)]
 
 
+HOOK_FN = CFUNCTYPE(None, c_void_p)
+
+
+class ThreadHooks(Structure):
+    _fields_ = [("start", HOOK_FN), ("stop", HOOK_FN), ("user", c_void_p)]
+
+
 class PipelineBind(Structure):
     _fields_ = [("name", c_char_p), ("value", c_char_p)]
 
@@ -208,6 +215,7 @@ _API = {
     "sl_pipeline_build": (c_int, [c_void_p]),
     "sl_pipeline_add_source": (c_int, [c_void_p, c_char_p, POINTER(Source)]),
     "sl_pipeline_add_function": (c_int, [c_void_p, c_char_p, POINTER(Function)]),
+    "sl_set_thread_hooks": (None, [POINTER(ThreadHooks)]),
     "sl_pipeline_next": (c_int, [c_void_p, POINTER(c_void_p)]),
     "sl_pipeline_release": (None, [c_void_p, c_void_p]),
     "sl_pipeline_max_held": (c_int, [c_void_p]),
@@ -263,7 +271,8 @@ _API = {
 STRUCTS = {"sl_err": Err, "sl_device": Device, "sl_tensor": Tensor, "sl_tlist": TList,
            "sl_pipeline_config": PipelineConfig, "sl_reader_meta": ReaderMeta,
            "sl_source_info": SourceInfo, "sl_source": Source, "sl_function_io": FunctionIO,
-           "sl_function": Function, "sl_pipeline_bind": PipelineBind,
+           "sl_function": Function, "sl_thread_hooks": ThreadHooks,
+           "sl_pipeline_bind": PipelineBind,
            "sl_iter_config": IterConfig, "sl_op_info": OpInfo, "sl_op_arg_info": OpArgInfo}
 # fields named otherwise here than in the header: (struct, C name) -> name here (`def` is a
 # Python keyword, so `info.def` could not be written)

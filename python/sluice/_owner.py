@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 import weakref
+import ctypes
 from ctypes import c_void_p
 
 from . import _c, errors
@@ -276,6 +277,34 @@ def drain_deferred():
 _drain_lock = threading.Lock()
 
 
+# Every thread the library starts keeps one interpreter state for its life. A ctypes callback on
+# a thread without one (the sources' and python_function's callbacks run on the library's
+# threads) makes one and ends it again, which costs a page-faulted allocation each time: most of
+# what a per-sample callback cost. The start hook, itself a callback, takes the thread's state a
+# second time, so the callback's own release leaves it in place; the stop hook gives it back, and
+# the thread's last callback ends it.
+_gil_ensure = ctypes.pythonapi.PyGILState_Ensure
+_gil_ensure.restype = ctypes.c_int
+_gil_ensure.argtypes = []
+_gil_release = ctypes.pythonapi.PyGILState_Release
+_gil_release.restype = None
+_gil_release.argtypes = [ctypes.c_int]
+_GIL_LOCKED = 0  # PyGILState_LOCKED: what Ensure gives on a thread that holds the GIL already
+
+
+@_c.HOOK_FN
+def _thread_start(user):
+    _gil_ensure()
+
+
+@_c.HOOK_FN
+def _thread_stop(user):
+    _gil_release(_GIL_LOCKED)
+
+
+_c.lib.sl_set_thread_hooks(ctypes.byref(_c.ThreadHooks(_thread_start, _thread_stop, None)))
+
+
 @atexit.register
 def _exit_stop():
     """Ends every pipeline thread while the interpreter can still run their Python sources'
@@ -289,6 +318,9 @@ def _exit_stop():
             owner._cancel_feeds()  # (a source waiting for feed_input data returns)
     for owner in list(owners):
         owner._stop_for_exit(deadline)
+    # a thread that outlived that (its source still running) must not call Python once the
+    # interpreter is finalizing: it keeps its state instead
+    _c.lib.sl_set_thread_hooks(None)
 
 
 def _after_fork_in_child():

@@ -148,6 +148,41 @@ def test_errors_name_the_op_and_batch():
         run(lambda x: fn.python_function(x, function=3), data(2))
 
 
+def test_a_pipeline_thread_keeps_its_thread_locals_across_calls():
+    """The library's threads keep one interpreter state each for their lives, so what a function
+    or source keeps in threading.local (a per-thread cache, a per-thread generator) is still
+    there at the thread's next call, as on any Python thread."""
+    tl = threading.local()
+    seen = []
+
+    def f(x):
+        tl.n = getattr(tl, "n", 0) + 1
+        seen.append((threading.get_ident(), tl.n))
+        return x
+
+    src_tl = threading.local()
+    src_seen = []
+
+    def source(info):
+        src_tl.n = getattr(src_tl, "n", 0) + 1
+        src_seen.append((threading.get_ident(), src_tl.n))
+        return np.full((2, 2, 3), info.idx_in_epoch, np.uint8)
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def pipe():
+        return fn.python_function(fn.external_source(source=source, batch=False), function=f)
+
+    p = pipe()
+    for _ in range(4):
+        p.run()
+    for calls in (seen, src_seen):
+        counts = {}
+        for ident, n in calls:
+            counts[ident] = counts.get(ident, 0) + 1
+            assert n == counts[ident]  # the thread's n-th call saw the n-1 before it
+        assert max(counts.values()) >= 4  # one library thread made the calls of several batches
+
+
 def test_a_failing_sample_ends_every_run_before_the_error():
     """The first failing sample in batch order is the one named, and the other workers' runs of
     samples (views of the batch's inputs for the torch and DLPack forms) have all ended by the

@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "sluice/reader.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -74,7 +75,7 @@ static void *worker_main(void *arg_) {
     int id = arg->id;
     bool pin = arg->pin;
     free(arg);
-    sl__thread_name("sluice-pool");
+    sl__thread_begin("sluice-pool");
     if (pin) pin_self();
     pthread_mutex_lock(&p->mu);
     for (;;) {
@@ -106,15 +107,48 @@ static void *worker_main(void *arg_) {
         if (++j->done == j->n) pthread_cond_signal(&j->finished);
     }
     pthread_mutex_unlock(&p->mu);
+    sl__thread_end();
     return NULL;
 }
 
-void sl__thread_name(const char *name) {
+static pthread_mutex_t hooks_mu = PTHREAD_MUTEX_INITIALIZER;
+static sl_thread_hooks hooks;
+
+void sl_set_thread_hooks(const sl_thread_hooks *h) {
+    pthread_mutex_lock(&hooks_mu);
+    if (h)
+        hooks = *h;
+    else
+        memset(&hooks, 0, sizeof hooks);
+    pthread_mutex_unlock(&hooks_mu);
+}
+
+static sl_thread_hooks current_hooks(void) {
+    pthread_mutex_lock(&hooks_mu);
+    sl_thread_hooks h = hooks;
+    pthread_mutex_unlock(&hooks_mu);
+    return h;
+}
+
+/* whether this thread ran a start hook: only such a thread runs the stop hook */
+static _Thread_local bool hooked;
+
+void sl__thread_begin(const char *name) {
 #ifdef __linux__
     pthread_setname_np(pthread_self(), name);
 #else
     (void)name;
 #endif
+    sl_thread_hooks h = current_hooks();
+    if (h.start) h.start(h.user);
+    hooked = h.start || h.stop;
+}
+
+void sl__thread_end(void) {
+    if (!hooked) return;
+    hooked = false;
+    sl_thread_hooks h = current_hooks();
+    if (h.stop) h.stop(h.user);
 }
 
 sl_status sl__pool_create(int threads, sl__pool **out, sl_err *err) {

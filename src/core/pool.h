@@ -34,9 +34,11 @@ sl_status sl__pool_parallel_for_beside(sl__pool *p, int64_t n, sl__pool_fn fn, v
                                        sl__pool_side_fn side, void *side_ctx, sl_err *err);
 void sl__pool_free(sl__pool *p);
 
-/* Names the calling thread (at most 15 characters; shown by top -H, perf, gdb) where the system
- * can; the library's threads are named sluice-pool, sluice-read, sluice-cpu and sluice-gpu. */
-void sl__thread_name(const char *name);
+/* Every thread the library starts calls sl__thread_begin first and sl__thread_end last (the
+ * caller's sl_thread_hooks). begin also names the thread (at most 15 characters; shown by top -H,
+ * perf, gdb) where the system can: sluice-pool, sluice-read, sluice-cpu, sluice-gpu, ... */
+void sl__thread_begin(const char *name);
+void sl__thread_end(void);
 
 #ifdef __cplusplus
 }

@@ -373,7 +373,7 @@ static sl_status produce(sl_pipeline *p, sl_batch *b, int k0, int k1) {
 /* The read stage (only when read_ops > 0): numbers the batches and runs the readers. */
 static void *read_stage(void *arg) {
     sl_pipeline *p = arg;
-    sl__thread_name("sluice-read");
+    sl__thread_begin("sluice-read");
     sl_err why;
     sl_err_clear(&why);
     for (;;) {
@@ -387,13 +387,14 @@ static void *read_stage(void *arg) {
         if (st < 0) break; /* the error travels with its batch; the stage stops */
     }
     sl__pipeline_checkpoint_end(p, &why);
+    sl__thread_end();
     return NULL;
 }
 
 /* The CPU stage: the CPU ops after the read stage's, or all of them when there is none. */
 static void *cpu_stage(void *arg) {
     sl_pipeline *p = arg;
-    sl__thread_name("sluice-cpu");
+    sl__thread_begin("sluice-cpu");
     sl_err why;
     sl_err_clear(&why);
     for (;;) {
@@ -412,6 +413,7 @@ static void *cpu_stage(void *arg) {
         if (st < 0) break; /* the error travels with its batch; the stage stops */
     }
     if (!p->read_ops) sl__pipeline_checkpoint_end(p, &why);
+    sl__thread_end();
     return NULL;
 }
 
@@ -470,7 +472,7 @@ static sl_status gpu_produce(sl_pipeline *p, sl_batch *b) {
 
 static void *gpu_stage(void *arg) {
     sl_pipeline *p = arg;
-    sl__thread_name("sluice-gpu");
+    sl__thread_begin("sluice-gpu");
     sl_err e;
     sl__cuda_set_device(p->cfg.device.id, &e);
     for (;;) {
@@ -481,6 +483,7 @@ static void *gpu_stage(void *arg) {
         if (sl__queue_push(p->ready_q, b) != SL_OK) break;
         if (st < 0) break;
     }
+    sl__thread_end();
     return NULL;
 }
 #endif

@@ -54,6 +54,8 @@ static const abi_field function_io_fields[] = {
     F(sl_function_io, iteration),   F(sl_function_io, batch),  F(sl_function_io, num_inputs),
     F(sl_function_io, num_outputs), F(sl_function_io, inputs), F(sl_function_io, outputs)};
 static const abi_field function_fields[] = {F(sl_function, call), F(sl_function, user)};
+static const abi_field thread_hooks_fields[] = {F(sl_thread_hooks, start), F(sl_thread_hooks, stop),
+                                                F(sl_thread_hooks, user)};
 static const abi_field bind_fields[] = {F(sl_pipeline_bind, name), F(sl_pipeline_bind, value)};
 static const abi_field iter_config_fields[] = {F(sl_iter_config, text),
                                                F(sl_iter_config, filename),
@@ -116,6 +118,7 @@ static const struct {
     ABI(sl_source, source_fields),
     ABI(sl_function_io, function_io_fields),
     ABI(sl_function, function_fields),
+    ABI(sl_thread_hooks, thread_hooks_fields),
     ABI(sl_pipeline_bind, bind_fields),
     ABI(sl_iter_config, iter_config_fields),
     ABI(sl_op_info, op_info_fields),

@@ -184,7 +184,7 @@ static void free_job(engine_job *j) {
 
 static void *engine_thread(void *arg) {
     sl__nvjpeg *d = arg;
-    sl__thread_name("sluice-nvjpeg");
+    sl__thread_begin("sluice-nvjpeg");
     cudaSetDevice(d->device);
     pthread_mutex_lock(&d->mu);
     for (;;) {
@@ -203,6 +203,7 @@ static void *engine_thread(void *arg) {
         pthread_cond_broadcast(&d->cv);
     }
     pthread_mutex_unlock(&d->mu);
+    sl__thread_end();
     return NULL;
 }
 

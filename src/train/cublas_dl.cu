@@ -3,6 +3,8 @@
 // were built against is dlopen'ed by its soname (the loader's usual search: LD_LIBRARY_PATH,
 // ld.so.cache), else from the directory the CUDA runtime was loaded from.
 #include "train/cublas_dl.h"
+
+#include "core/pool.h"
 #include "train/mlp.h"
 
 #include <cuda_runtime.h>
@@ -75,7 +77,9 @@ extern "C" sl_status sl__cuda_blas_load(sl_err *err) {
 
 static void *preload(void *arg) {
     (void)arg;
+    sl__thread_begin("sluice-cublas");
     pthread_once(&once, load);
+    sl__thread_end();
     return NULL;
 }
 

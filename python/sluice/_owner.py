@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """What pipelines and iterators share: the C object's lifetime, the batches handed to Python and
-given back, and what happens at a fork and at the interpreter's exit."""
+given back, the Python thread state each library thread keeps, and what happens at a fork and at
+the interpreter's exit."""
 
 import atexit
+import ctypes
 import functools
 import os
 import sys
 import threading
 import time
 import weakref
-import ctypes
 from ctypes import c_void_p
 
 from . import _c, errors

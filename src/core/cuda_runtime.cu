@@ -2,6 +2,7 @@
 // CUDA runtime entry points for C code: device selection and the pipeline stages' streams.
 #include "core/cuda_check.h"
 #include "core/cuda.h"
+#include "core/pool.h"
 
 #include <thread>
 #include <vector>
@@ -33,8 +34,10 @@ extern "C" sl_status sl__cuda_init_devices(const int *ids, int n, sl_err *err) {
     std::vector<std::thread> threads;
     for (int i = 0; i < n; i++)
         threads.emplace_back([&r, ids, i] {
+            sl__thread_begin("sluice-init");
             r[(size_t)i] = cudaSetDevice(ids[i]);
             if (r[(size_t)i] == cudaSuccess) r[(size_t)i] = cudaFree(nullptr);
+            sl__thread_end();
         });
     for (auto &t : threads) t.join();
     for (int i = 0; i < n; i++)

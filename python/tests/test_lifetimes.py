@@ -84,6 +84,28 @@ def test_exit_with_an_iterator_and_its_arrays_alive():
     assert rc == 0 and out.strip() == "end 0.0", err
 
 
+def test_exit_while_per_sample_callbacks_run_on_every_worker():
+    # per-sample sources and a python_function call back on the pool's workers and the stage
+    # threads, each of which keeps its Python thread state for its life: at exit every one of
+    # them ends (its state given back) before the interpreter stops running Python
+    for _ in range(3):
+        rc, out, err = child("""
+            def f(x):
+                time.sleep(0.001)
+                return x * 2
+            @pipeline_def(batch_size=16, num_threads=4, device_id=None)
+            def pipe():
+                x = fn.external_source(source=lambda info: np.full((8, 3), info.idx_in_epoch,
+                                                                   np.float32), batch=False)
+                return fn.python_function(x, function=f)
+            p = pipe()
+            for k in range(3):
+                assert p.run()[0].as_array()[5, 0, 0] == 2 * (16 * k + 5)
+            print("end")
+        """)
+        assert rc == 0 and out.strip() == "end", err
+
+
 def test_exit_while_a_source_never_returns():
     rc, out, err = child("""
         stuck = threading.Event()

@@ -76,9 +76,11 @@ static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
     return SL_OK;
 }
 
-/* Node id's per-sample source info in batch b (aliases resolved), or NULL. */
+/* Node id's per-sample source info in batch b, or NULL: an alias's or a transfer's is that of the
+ * node it copies (set_info sets only ops' outputs). */
 static const char *const *node_info(const sl_pipeline *p, const sl_batch *b, int id) {
-    while (p->nodes[id].op == SL__NODE_ALIAS) id = p->nodes[id].src;
+    while (p->nodes[id].op == SL__NODE_ALIAS || p->nodes[id].op == SL__NODE_TRANSFER)
+        id = p->nodes[id].src;
     return b->node_info[id];
 }
 

@@ -256,3 +256,29 @@ def test_on_a_cuda_pipeline_shapes_of_decoded_images_and_cpu_only_gpu_ops():
             y = fn.flip(fn.decoders.image(fn.readers.file(files=files)[0], device="mixed"))
             late.set_outputs(y.shape())
         late.build()
+
+
+@pytest.mark.gpu
+def test_on_a_cuda_pipeline_a_cpu_only_gpu_op_gives_each_of_its_outputs():
+    """An op of two outputs that sluice runs on the CPU alone, placed on "gpu": on a CUDA pipeline
+    each output is followed by its copy to the GPU, and each must hold its own values."""
+    _gpu_or_skip()
+    audio = [np.float32([0] * 20 + [0.5, 0.9, -0.7, 0.8] + [0] * 30),
+             np.float32([0.8, -0.6] + [0] * 40 + [0.7] + [0] * 5)]
+
+    def run(device_id):
+        pipe = Pipeline(batch_size=2, num_threads=1, device_id=device_id, seed=3)
+        with pipe:
+            a = fn.external_source(source=lambda: audio)
+            begin, length = fn.nonsilent_region(a, window_length=4, cutoff_db=-20.0,
+                                                device="gpu")
+            pipe.set_outputs(begin, length, fn.random.coin_flip(device="gpu"))
+        outs = pipe.run()
+        assert device_id is None or [o.device for o in outs] == ["gpu"] * 3
+        return [[np.array(t) for t in o.as_cpu()] for o in outs]
+
+    gpu, cpu = run(0), run(None)
+    assert [int(b) for b in cpu[0]] == [17, 0] and [int(n) for n in cpu[1]] == [10, 46]
+    for k in range(3):
+        for i in range(2):
+            np.testing.assert_array_equal(gpu[k][i], cpu[k][i])

@@ -316,17 +316,25 @@ def test_on_the_gpu_sequences_match_the_cpu():
     seq = RNG.integers(0, 255, (3, 9, 7, 3), dtype=np.uint8)
     angles = np.float32([10, -35, 120])
     gains = np.float32([0.25, 1.5, 1.0])
+    sigmas = [np.float32([0.6, 2.0, 1.2]), np.float32([1.5])]  # per frame; one for all frames
+    windows = np.int32([[3, 5], [1, 7], [5, 1]])  # [y, x] per frame
 
     def build(dev):
         s = feed(seq, seq[::-1], layout="FHWC")
         s = s.gpu() if dev == "gpu" else s
         return (fn.rotate(s, angle=fn.per_frame(feed(angles, angles)), device=dev),
-                fn.brightness(s, brightness=fn.per_frame(feed(gains, gains)), device=dev))
+                fn.brightness(s, brightness=fn.per_frame(feed(gains, gains)), device=dev),
+                fn.gaussian_blur(s, sigma=fn.per_frame(feed(*sigmas)), device=dev),
+                fn.gaussian_blur(s, window_size=fn.per_frame(feed(windows, windows)),
+                                 dtype=types.FLOAT, device=dev))
     gpu, _ = run(lambda: build("gpu"), device_id=0)
     cpu, _ = run(lambda: build("cpu"))
-    for k in range(2):
+    for k in range(4):
         for i in range(2):
             np.testing.assert_array_equal(gpu[k][i], cpu[k][i])
+    # each frame blurred with its own sigma: frame 0 (0.6) keeps more of its detail than frame 1
+    assert np.abs(np.diff(cpu[2][0][0].astype(float), axis=1)).mean() > \
+        np.abs(np.diff(cpu[2][0][1].astype(float), axis=1)).mean()
 
 
 # ---- in pipeline text --------------------------------------------------------------------------

@@ -76,9 +76,11 @@ static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
     return SL_OK;
 }
 
-/* Node id's per-sample source info in batch b (aliases resolved), or NULL. */
+/* Node id's per-sample source info in batch b, or NULL: an alias's or a transfer's is that of the
+ * node it copies (set_info sets only ops' outputs). */
 static const char *const *node_info(const sl_pipeline *p, const sl_batch *b, int id) {
-    while (p->nodes[id].op == SL__NODE_ALIAS) id = p->nodes[id].src;
+    while (p->nodes[id].op == SL__NODE_ALIAS || p->nodes[id].op == SL__NODE_TRANSFER)
+        id = p->nodes[id].src;
     return b->node_info[id];
 }
 
@@ -109,7 +111,7 @@ static sl_status set_info(sl_pipeline *p, int k, sl_batch *b, const char *const 
     } else if (!(op->def->flags & (SL_OPF_READER | SL_OPF_SPLIT | SL_OPF_MERGE))) {
         to = info;
     }
-    for (int i = 0; i < op->nout; i++) b->node_info[op->first_node + i] = to;
+    for (int i = 0; i < op->nout; i++) b->node_info[sl__opinst_out_node(op, i)] = to;
     return SL_OK;
 }
 
@@ -204,7 +206,7 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     sl_tlist **in = lists, **arg_in = lists + op->ninputs, **out = arg_in + op->narg_inputs;
     for (int i = 0; i < op->ninputs; i++) in[i] = node_list(p, b, op->inputs[i]);
     for (int i = 0; i < op->narg_inputs; i++) arg_in[i] = node_list(p, b, op->arg_inputs[i]);
-    for (int i = 0; i < op->nout; i++) out[i] = &b->nodes[op->first_node + i];
+    for (int i = 0; i < op->nout; i++) out[i] = &b->nodes[sl__opinst_out_node(op, i)];
     sl__op_io io;
     memset(&io, 0, sizeof io);
     io.batch = b->scope_n[op->scope]; /* its branch's samples (pipeline_cond.c) */
@@ -262,7 +264,7 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
     if (st == SL_OK) st = set_info(p, k, b, io.source_info, io.batch, err);
     if (st == SL_OK) {
         for (int i = 0; i < op->nout; i++) {
-            int want = b->scope_n[p->nodes[op->first_node + i].scope];
+            int want = b->scope_n[p->nodes[sl__opinst_out_node(op, i)].scope];
             if (out[i]->count != want)
                 st = sl_err_set(err, SL_EINVAL, "%s: output %d has %d samples, batch is %d",
                                 op->name, i, out[i]->count, want);

@@ -59,6 +59,11 @@ typedef struct sl__opinst {
     int64_t pool_jobs, pool_samples; /* batches whose run_cpu went to the pool; samples it ran */
 } sl__opinst;
 
+/* The node op's output k is (its transfer, where it is moved, is the node after it). */
+static inline int sl__opinst_out_node(const sl__opinst *op, int k) {
+    return op->first_node + (op->moved ? 2 * k : k);
+}
+
 struct sl_pipeline_op {
     sl_pipeline *p;
     const sl__op_def *def;

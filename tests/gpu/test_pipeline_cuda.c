@@ -4,9 +4,10 @@
  * normalize and one_hot on the GPU, labels through .gpu()) over the Caffe2 Fashion-MNIST fixture,
  * 10 batches of 64 (two and a half epochs, shuffled), and an augmenting pipeline (random mirror
  * from coin_flip, flip, nearest-neighbour resize, cast on the GPU), and arithmetic in pipeline text
- * with cat and stack after the mixed decoder, and conditionals (if/elif/else) on GPU data.
- * Outputs live on the GPU and equal the CPU's outputs byte for byte (resize: within 1), with the
- * same record keys in the same order. */
+ * with cat and stack after the mixed decoder, conditionals (if/elif/else) on GPU data, and gpu
+ * ops that sluice runs on the CPU alone (outputs copied over). Outputs live on the GPU and equal
+ * the CPU's outputs byte for byte (resize: within 1), with the same record keys and source info
+ * in the same order. */
 #include "check.h"
 #include "gpu.h"
 
@@ -45,6 +46,8 @@ static void *host_copy(const sl_batch *b, int i, size_t *n, sl_device *where) {
     return out;
 }
 
+static int infos_seen; /* samples of the CPU runs' outputs with source info */
+
 static void compare_runs(const char *what, const char *text, int batch, int batches, int nbind,
                          const sl_pipeline_bind *binds, int u8_tol_output) {
     sl_pipeline *c = make(text, sl_cpu(), batch, nbind, binds);
@@ -68,6 +71,12 @@ static void compare_runs(const char *what, const char *text, int batch, int batc
             break;
         }
         for (int k = 0; k < batch; k++) CHECK_STR(sl_batch_key(bc, k), sl_batch_key(bg, k));
+        for (int o = 0; o < nout; o++) /* where each sample came from, also past a .gpu() */
+            for (int k = 0; k < batch; k++) {
+                const char *ic = sl_batch_source_info(bc, o, k);
+                CHECK_STR(ic, sl_batch_source_info(bg, o, k));
+                infos_seen += ic[0] != '\0';
+            }
         for (int o = 0; o < nout; o++) {
             size_t nc, ng;
             sl_device dc, dg;
@@ -153,5 +162,18 @@ int main(void) {
         "    out = fn.cast(images, dtype=types.FLOAT) * scale.gpu()\n"
         "    return out, (labels > 4).gpu()\n";
     compare_runs("conditionals on GPU data", cond, 32, 4, 1, binds, -1);
+    /* gpu ops that sluice runs on the CPU alone: run in the CPU stage, each output copied over
+     * (nonsilent_region has two); source info through .gpu() */
+    const char *hosted =
+        "def hosted(data_path):\n"
+        "    raw, labels = fn.readers.file(file_root=data_path, random_shuffle=True)\n"
+        "    audio = fn.cast(raw, dtype=types.FLOAT)\n"
+        "    begin, length = fn.nonsilent_region(audio, window_length=4, device=\"gpu\")\n"
+        "    coin = fn.random.coin_flip(probability=0.5, device=\"gpu\")\n"
+        "    return begin, length, coin, fn.shapes(raw.gpu())\n";
+    sl_pipeline_bind files[1] = {{"data_path", fixture("dali_extra")}};
+    infos_seen = 0;
+    compare_runs("gpu ops run on the CPU, with two outputs", hosted, 4, 3, 1, files, -1);
+    CHECK_MSG(infos_seen > 0, "readers.file gave no source info");
     return check_done();
 }

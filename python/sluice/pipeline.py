@@ -22,7 +22,7 @@ from ._values import INT_MAX, UINT64_MAX, checkpoint_bytes, is_int
 from ._conditionals import do_not_convert  # noqa: F401 -- sluice.pipeline.do_not_convert
 from .data_node import DataNode  # noqa: F401 -- sluice.pipeline.DataNode, as DALI has it
 from .pipeline_api import PipelineAPI
-from .tensors import from_c_list
+from .tensors import from_c_list, logical_gpu
 
 # ---- pipelines -----------------------------------------------------------------------------------
 
@@ -344,7 +344,9 @@ class Pipeline(PipelineAPI, Owner):
             outs = [o.copy() for o in outs]
             for o, x in zip(outs, infos):
                 o._keys, o._info = keys, x
-        outs = tuple(outs)
+        placed = self._graph.output_gpu or []
+        outs = tuple(logical_gpu(o) if k < len(placed) and placed[k] and o.device == "cpu" else o
+                     for k, o in enumerate(outs))
         if copy:
             # the copies stay pending, the batch goes back at once (views stay pending as their
             # hold alone: see SlIterator.hand_over)

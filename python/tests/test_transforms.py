@@ -158,6 +158,23 @@ def test_coord_transform_scalar_mt_and_layout():
         assert 2 <= k.min() and k.max() < 3 and np.ptp(k) < 1e-5
 
 
+def test_warp_dtype():
+    # DALI's dtype: interpolation in float, the result rounded and clamped to the output type
+    img = np.arange(4 * 6 * 3, dtype=np.uint8).reshape(4, 6, 3) * 3
+    f = np.linspace(-50, 300, 5 * 4 * 1, dtype=np.float32).reshape(5, 4, 1)
+    ident = [1, 0, 0, 0, 1, 0]
+    r90, wf, wu, n = run(lambda a, b: (fn.rotate(a, angle=90, dtype=types.FLOAT),
+                                       fn.warp_affine(a, matrix=ident, dtype=types.FLOAT),
+                                       fn.warp_affine(b, matrix=ident, dtype=types.UINT8),
+                                       fn.rotate(a, angle=90)),
+                         batch=1, srcs=([img], [f]))
+    assert r90[0].dtype == np.float32 and wf[0].dtype == np.float32 and wu[0].dtype == np.uint8
+    np.testing.assert_array_equal(r90[0], np.rot90(img).astype(np.float32))
+    np.testing.assert_array_equal(r90[0], n[0].astype(np.float32))
+    np.testing.assert_array_equal(wf[0], img.astype(np.float32))
+    np.testing.assert_array_equal(wu[0], np.clip(np.round(f), 0, 255).astype(np.uint8))
+
+
 def test_errors():
     def fails(make, match, srcs=()):
         with pytest.raises(errors.Error, match=match):

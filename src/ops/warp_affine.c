@@ -5,7 +5,8 @@
  * images of any channel count. The output is `size` (height, width), else for warp_affine the
  * input's size and for rotate the rotated image's bounding box rounded up to whole pixels
  * (keep_size=True keeps the input's). Outside the source a sample is fill_value, or without one
- * the nearest border pixel. interp_type INTERP_LINEAR (default) or INTERP_NN. Each element goes
+ * the nearest border pixel. The output has the input's type, or `dtype` (values rounded and
+ * clamped to it, as DALI's). interp_type INTERP_LINEAR (default) or INTERP_NN. Each element goes
  * through ops/warp_affine.h, shared with the CUDA run, so the two give the same bits. An angle that
  * is a whole multiple of 90 degrees uses exact sines and cosines, so such turns move pixels
  * exactly. warp_affine's matrix may also come as a second input (one 2x3 or 6-value sample per
@@ -35,7 +36,8 @@
     {"size", SL_ARG_FLOATS, "None", "output (height, width)", SL_ARGF_PER_SAMPLE, NULL},           \
     {"fill_value", SL_ARG_FLOAT, "None",                                                           \
      "the value outside the source (default: the nearest border pixel)", 0, NULL},                 \
-    {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR", "filter", 0, "INTERP_NN|INTERP_LINEAR"}
+    {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR", "filter", 0, "INTERP_NN|INTERP_LINEAR"},   \
+    {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL}
 // clang-format on
 
 static const sl__arg_schema wa_args[] = {
@@ -59,7 +61,8 @@ static const sl__arg_schema rot_args[] = {
 
 typedef struct wa_state {
     const char *name;
-    bool rotate, inverse, keep, has_size, has_fill, nn;
+    bool rotate, inverse, keep, has_size, has_fill, nn, has_dtype;
+    sl_dtype dtype;
     double size[2], fill, matrix[6], angle;
     int node;        /* the per-sample matrix or angle, or -1 */
     int size_node;   /* the per-sample size, or -1 */
@@ -117,6 +120,8 @@ static sl_status create_as(const sl__args *a, bool rotate, void **out, sl_err *e
     s->has_fill = sl__args_get(a, "fill_value")->kind != SL_VAL_NONE;
     if (s->has_fill) s->fill = sl__args_float(a, "fill_value");
     s->nn = !strcmp(sl__args_str(a, "interp_type"), "INTERP_NN");
+    s->has_dtype = sl__args_get(a, "dtype")->kind != SL_VAL_NONE;
+    if (s->has_dtype) s->dtype = sl__args_dtype(a, "dtype");
     if (st != SL_OK) {
         wa_destroy(s);
         return st;
@@ -278,7 +283,8 @@ static sl_status wa_setup(void *state, sl__op_io *io, sl_err *err) {
         shapes[3 * i] = s->t[i].oh, shapes[3 * i + 1] = s->t[i].ow, shapes[3 * i + 2] = sh[2];
     }
     sl_tlist *out = io->out[0];
-    sl_status st = sl_tlist_reset(out, io->batch, in->dtype, 3, io->device, err);
+    sl_status st =
+        sl_tlist_reset(out, io->batch, s->has_dtype ? s->dtype : in->dtype, 3, io->device, err);
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     if (st == SL_OK) memcpy(out->layout, in->layout, sizeof out->layout);
     free(shapes);
@@ -292,7 +298,7 @@ static sl_status wa_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     const sl_tlist *in = io->in[0];
     int64_t n = t->oh * t->ow * t->c;
     for (int64_t e = 0; e < n; e++)
-        sl__warp_elem(t, in->data[i], in->dtype, io->out[0]->data[i], in->dtype, e);
+        sl__warp_elem(t, in->data[i], in->dtype, io->out[0]->data[i], io->out[0]->dtype, e);
     return SL_OK;
 }
 
@@ -313,7 +319,7 @@ static sl_status wa_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     }
     void *dd;
     SL_TRY(sl__gpu_args_send(&s->gpu, (size_t)io->batch * sizeof *d, io->stream, &dd, err));
-    return sl__cuda_warp(dd, io->batch, most, in->dtype, in->dtype, io->stream, err);
+    return sl__cuda_warp(dd, io->batch, most, in->dtype, io->out[0]->dtype, io->stream, err);
 }
 #define WA_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = wa_run_gpu,
 #else

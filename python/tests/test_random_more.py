@@ -152,3 +152,15 @@ def test_errors():
                                                "positive float32 values")
     fails(lambda: fn.random.beta(types.Constant(np.zeros(3)), shape=[3]),
           r"random.beta: give `shape` or an input whose shape to take \(shape_like\), not both")
+
+
+def test_uniform_stays_below_hi():
+    # DALI's floating draws lie in [lo, hi): a range one float32 step wide gives lo only, even
+    # where lo + u * (hi - lo) rounds up to hi
+    lo = np.float32(10.0)
+    hi = np.nextafter(lo, np.float32(11.0))
+    (x,) = run(lambda: fn.random.uniform(range=[lo, hi], shape=[100000]), batch=2)
+    assert all((s == lo).all() for s in x)
+    (y,) = run(lambda: fn.random.uniform(range=[0.0, 1.0], shape=[100000], dtype=types.FLOAT64),
+               batch=1)
+    assert y[0].dtype == np.float64 and (y[0] < 1).all() and (y[0] >= 0).all()

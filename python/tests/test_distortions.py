@@ -252,6 +252,24 @@ def test_jpeg_compression_distortion_is_libjpegs_round_trip(tmp_path, channels):
         assert (g != x).any()
 
 
+def test_jpeg_compression_distortion_of_sequences():
+    # FHWC: every frame as that frame alone, at its sample's quality (as DALI's test checks it,
+    # against the distortion of each frame sliced out)
+    rng = np.random.default_rng(5)
+    seqs = [rng.integers(0, 255, (4, 24, 32, 3)).astype(np.uint8) for _ in range(2)]
+    frames = [f for s in seqs for f in s]
+    qs = [np.array(q, np.int32) for q in (15, 70)]
+    (got,) = run(lambda x, q: fn.jpeg_compression_distortion(x, quality=q), seqs, layout="FHWC",
+                 extra=(qs,))
+    fq = [q for q in qs for _ in range(4)]
+    (alone,) = run(lambda x, q: fn.jpeg_compression_distortion(x, quality=q), frames,
+                   extra=(fq,))
+    for k, g in enumerate(got):
+        assert g.shape == seqs[k].shape
+        for f in range(4):
+            np.testing.assert_array_equal(g[f], alone[4 * k + f])
+
+
 def test_errors():
     xs = images(1)
     with pytest.raises(errors.Error, match="jpeg_compression_distortion: quality 0"):

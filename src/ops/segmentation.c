@@ -102,8 +102,10 @@ static sl_status rrc_create(const sl__args *a, const sl__op_init *init, void **o
     if (!st) st = va_init(&s->shape, a, "roi_random_crop", "roi_shape", err);
     if (!st) st = va_init(&s->in, a, "roi_random_crop", "in_shape", err);
     if (!st && s->end.has == s->shape.has)
-        st = sl_err_set(err, SL_EINVAL, "roi_random_crop: give either roi_end or roi_shape, not %s",
-                        s->end.has ? "both" : "neither");
+        st = sl_err_set(
+            err, SL_EINVAL, "roi_random_crop: give either roi_end or roi_shape, not %s%s",
+            s->end.has ? "both" : "neither",
+            s->end.has ? ": Either ROI end or ROI shape should be defined, but not both" : "");
     if (st) {
         free(s);
         return st;
@@ -121,7 +123,8 @@ static sl_status rrc_setup(void *state, sl__op_io *io, sl_err *err) {
     rrc_state *s = state;
     if (io->num_inputs == 1 && s->in.has)
         return sl_err_set(err, SL_EINVAL,
-                          "roi_random_crop: in_shape and an input exclude each other");
+                          "roi_random_crop: in_shape and an input exclude each other: "
+                          "``in_shape`` argument is incompatible with providing an input.");
     int nd = -1;
     for (int i = 0; i < io->batch; i++) {
         int64_t crop[SL_MAX_DIMS], start[SL_MAX_DIMS], x[SL_MAX_DIMS], in[SL_MAX_DIMS];
@@ -155,18 +158,30 @@ static sl_status rrc_setup(void *state, sl__op_io *io, sl_err *err) {
         int64_t *o = io->out[0]->data[i];
         for (int d = 0; d < nd; d++) {
             int64_t ext = s->end.has ? x[d] - start[d] : x[d];
+            /* (each error ends in DALI's own sentence, which DALI's tests match) */
+            if (bounded && in[d] < 0)
+                return sl__op_fail(err, SL_EINVAL, io, i, "roi_random_crop",
+                                   "axis %d: the input's extent is %lld: Input shape can't be "
+                                   "negative.",
+                                   d, (long long)in[d]);
             if (crop[d] < 0 || ext < 0 || llabs(start[d]) > ((int64_t)1 << 53) ||
                 crop[d] > ((int64_t)1 << 53) || ext > ((int64_t)1 << 53))
                 return sl__op_fail(err, SL_EINVAL, io, i, "roi_random_crop",
                                    "axis %d: crop %lld, ROI start %lld extent %lld (need "
-                                   "non-negative sizes within 2^53)",
-                                   d, (long long)crop[d], (long long)start[d], (long long)ext);
-            if (bounded && (crop[d] > in[d] || start[d] < 0 || start[d] + ext > in[d]))
+                                   "non-negative sizes within 2^53)%s",
+                                   d, (long long)crop[d], (long long)start[d], (long long)ext,
+                                   crop[d] < 0 ? ": Crop shape can't be negative" : "");
+            if (bounded && (start[d] < 0 || start[d] + ext > in[d]))
                 return sl__op_fail(err, SL_EINVAL, io, i, "roi_random_crop",
-                                   "axis %d: the crop (%lld) or the ROI [%lld, %lld) is out of "
-                                   "the input's bounds (%lld)",
-                                   d, (long long)crop[d], (long long)start[d],
-                                   (long long)(start[d] + ext), (long long)in[d]);
+                                   "axis %d: the ROI [%lld, %lld) is out of the input's bounds "
+                                   "(%lld): ROI can't be out of bounds.",
+                                   d, (long long)start[d], (long long)(start[d] + ext),
+                                   (long long)in[d]);
+            if (bounded && crop[d] > in[d])
+                return sl__op_fail(err, SL_EINVAL, io, i, "roi_random_crop",
+                                   "axis %d: the crop (%lld) is larger than the input (%lld): "
+                                   "Cropping shape can't be bigger than the input shape.",
+                                   d, (long long)crop[d], (long long)in[d]);
             if (ext == crop[d]) {
                 o[d] = start[d];
             } else if (ext > crop[d]) { /* inside the ROI */

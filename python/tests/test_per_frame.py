@@ -372,3 +372,11 @@ def test_pipeline_text_refuses_a_second_ellipsis_at_its_column(tmp_path):
     r = subprocess.run([TOOL, "run", str(text), "--devices", "cpu", "--steps", "1"],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "p.py:5:" in r.stderr and "single ellipsis" in r.stderr, r.stderr
+
+
+def test_per_frame_errors_end_in_dalis_sentences():
+    with pytest.raises(sluice.Error, match="Cannot mark zero-dimensional input as a sequence"):
+        run(lambda: fn.per_frame(feed(np.float32(1), np.float32(2))))
+    with pytest.raises(sluice.Error, match="Per-frame argument input must be a sequence. The input "
+                                           "layout should start with 'F'"):
+        run(lambda: fn.per_frame(feed(np.zeros((2, 3)), np.zeros((2, 3)), layout="XY")))

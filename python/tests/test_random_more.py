@@ -150,6 +150,17 @@ def test_errors():
                                                "to 0.5, not 1.0")
     fails(lambda: fn.random.beta(alpha=1e100), "random.beta: alpha 1e.100 and beta 1 must be "
                                                "positive float32 values")
+    # DALI's own sentences end the messages, which DALI's tests match
+    fails(lambda: fn.random.beta(alpha=1.0, beta=0.0), "The `beta` must be a positive float32")
+    fails(lambda: fn.random.beta(dtype=types.FLOAT16), "Data type float16 is not supported")
+    fails(lambda: fn.random.choice(1, p=1.5), r"Probabilities must be in range \[0, 1\], but got: "
+                                              r"1.5 for sample: 0 at index 0.")
+    fails(lambda: fn.random.choice(2, p=0.25), "Sum of probabilities must be 1.0, but got 0.5 for "
+                                               "sample: 0.")
+    fails(lambda: fn.random.choice(-5), "Expected positive number of elements for sampling, got: "
+                                        "-5 for sample: 0.")
+    fails(lambda: fn.random.choice(5, p=np.float32([0.25, 0.5, 0.25])),
+          r'Unexpected shape for argument "p". Expected \{5\}, but got \{3\}')
     fails(lambda: fn.random.beta(types.Constant(np.zeros(3)), shape=[3]),
           r"random.beta: give `shape` or an input whose shape to take \(shape_like\), not both")
 

@@ -97,19 +97,25 @@ static sl_status rc_create(const sl__args *a, const sl__op_init *init, void **ou
     if (beta) {
         s->dtype = sl__args_dtype(a, "dtype");
         if (st == SL_OK && s->dtype != SL_DTYPE_F32 && s->dtype != SL_DTYPE_F64)
-            st = sl_err_set(err, SL_EINVAL, "random.beta: dtype %s (FLOAT or FLOAT64)",
-                            sl_dtype_name(s->dtype));
+            st = sl_err_set(err, SL_EINVAL,
+                            "random.beta: dtype %s (FLOAT or FLOAT64): Data type %s is not "
+                            "supported",
+                            sl_dtype_name(s->dtype), sl_dtype_name(s->dtype));
         s->alpha = sl__args_float(a, "alpha");
         s->b = sl__args_float(a, "beta");
         s->node_a = sl__args_node(a, "alpha");
         s->node_b = sl__args_node(a, "beta");
-        if (st == SL_OK && ((s->node_a < 0 && !(s->alpha > 0)) || (s->node_b < 0 && !(s->b > 0))))
-            st = sl_err_set(err, SL_EINVAL, "random.beta: alpha %g and beta %g must be > 0",
-                            s->alpha, s->b);
-        else if (st == SL_OK && (!(s->alpha <= FLT_MAX) || !(s->b <= FLT_MAX)))
+        /* (the messages end in DALI's sentence, which DALI's tests match) */
+        bool bad_a = s->node_a < 0 && !(s->alpha > 0 && s->alpha <= FLT_MAX);
+        bool bad_b = s->node_b < 0 && !(s->b > 0 && s->b <= FLT_MAX);
+        if (st == SL_OK && (bad_a || bad_b))
             st = sl_err_set(err, SL_EINVAL,
-                            "random.beta: alpha %g and beta %g must be positive float32 values",
-                            s->alpha, s->b);
+                            "random.beta: alpha %g and beta %g must be %s: The `%s` must be a "
+                            "positive float32",
+                            s->alpha, s->b,
+                            (bad_a ? !(s->alpha > 0) : !(s->b > 0)) ? "> 0"
+                                                                    : "positive float32 values",
+                            bad_a ? "alpha" : "beta");
     } else {
         s->node_p = sl__args_node(a, "p");
         if (s->node_p < 0 && sl__args_get(a, "p")->kind != SL_VAL_NONE) {
@@ -217,18 +223,24 @@ static sl_status rc_probs(rc_state *s, sl__op_io *io, int i, int64_t choices, co
         p = s->scratch, np = (int)choices;
     }
     if (np != choices)
-        return sl__op_fail(err, SL_EINVAL, io, i, s->name, "p has %d values for %lld choices", np,
-                           (long long)choices);
+        return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                           "p has %d values for %lld choices: Unexpected shape for argument \"p\". "
+                           "Expected {%lld}, but got {%d}",
+                           np, (long long)choices, (long long)choices, np);
     double total = 0;
     for (int k = 0; k < np; k++) {
         if (!(p[k] >= 0) || !(p[k] <= 1))
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
-                               "p[%d] = %g is not a probability (in [0, 1])", k, p[k]);
+                               "p[%d] = %g is not a probability (in [0, 1]): Probabilities must "
+                               "be in range [0, 1], but got: %g for sample: %d at index %d.",
+                               k, p[k], p[k], i, k);
         total += p[k];
     }
     if (!(fabs(total - 1) <= 1e-4))
-        return sl__op_fail(err, SL_EINVAL, io, i, s->name, "the probabilities p sum to %g, not 1.0",
-                           total);
+        return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                           "the probabilities p sum to %g, not 1.0: Sum of probabilities must be "
+                           "1.0, but got %g for sample: %d.",
+                           total, total, i);
     *pp = p;
     return SL_OK;
 }
@@ -249,7 +261,9 @@ static sl_status rc_choose(rc_state *s, sl__op_io *io, int i, const sl_tlist *in
         double v = sl__dtype_conv_load(in->data[i], t, 0);
         if (!(v >= 1) || v > 0x1p62)
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
-                               "the count of choices is %.0f (at least 1)", v);
+                               "the count of choices is %.0f (at least 1): Expected positive "
+                               "number of elements for sampling, got: %.0f for sample: %d.",
+                               v, v, i);
         choices = (int64_t)v;
     } else {
         choices = sl_tlist_shape(in, i)[0];
@@ -332,7 +346,9 @@ static sl_status rc_setup(void *state, sl__op_io *io, sl_err *err) {
         }
         if (!(a > 0) || !(b > 0) || !(a <= FLT_MAX) || !(b <= FLT_MAX)) {
             st = sl__op_fail(err, SL_EINVAL, io, i, s->name,
-                             "alpha %g and beta %g must be positive float32 values", a, b);
+                             "alpha %g and beta %g must be positive float32 values: The `%s` must "
+                             "be a positive float32",
+                             a, b, !(a > 0 && a <= FLT_MAX) ? "alpha" : "beta");
             break;
         }
         for (int64_t k = 0; k < counts[i]; k++) {

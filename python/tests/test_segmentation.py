@@ -227,7 +227,12 @@ def test_select_masks_as_the_reference(reindex):
 
 @pytest.mark.parametrize("ids,msg", [([1, 1], "mask id 1 is asked for twice"),
                                      ([5], "mask id 5 is not in the polygons"),
-                                     ([2], "polygon 2 of mask 2 has vertices \\[3, 9\\)")])
+                                     ([2], "polygon 2 of mask 2 has vertices \\[3, 9\\)"),
+                                     # DALI's sentences end them, which DALI's tests match
+                                     ([5], "Selected mask_id 5 is not present in the input\\."),
+                                     ([2], "Vertex index range for mask id 2 is out of bounds\\. "
+                                           "Expected to be within the range of available "
+                                           "vertices \\[0, 6\\)\\.")])
 def test_select_masks_refuses(ids, msg):
     polys = [np.int32([[1, 0, 3], [0, 0, 2], [2, 3, 9]])]
     verts = [np.float32(np.zeros((6, 2)))]

@@ -450,16 +450,20 @@ static sl_status sm_count(const sl__op_io *io, int i, int64_t *np, int64_t *nv, 
             if (q[3 * j + 1] < 0 || q[3 * j + 2] < q[3 * j + 1] || q[3 * j + 2] > nvert)
                 return sl__op_fail(err, SL_EINVAL, io, i, SM,
                                    "polygon %lld of mask %d has vertices [%d, %d), outside the "
-                                   "%lld there are",
+                                   "%lld there are: Vertex index range for mask id %d is out of "
+                                   "bounds. Expected to be within the range of available "
+                                   "vertices [0, %lld).",
                                    (long long)j, id[a], q[3 * j + 1], q[3 * j + 2],
-                                   (long long)nvert);
+                                   (long long)nvert, id[a], (long long)nvert);
             found = true;
             ++*np;
             *nv += q[3 * j + 2] - q[3 * j + 1];
         }
         if (!found)
-            return sl__op_fail(err, SL_EINVAL, io, i, SM, "mask id %d is not in the polygons",
-                               id[a]);
+            return sl__op_fail(err, SL_EINVAL, io, i, SM,
+                               "mask id %d is not in the polygons: Selected mask_id %d is not "
+                               "present in the input.",
+                               id[a], id[a]);
     }
     return SL_OK;
 }
@@ -486,7 +490,9 @@ static sl_status sm_setup(void *state, sl__op_io *io, sl_err *err) {
         if (pol->shapes[2 * i + 1] != 3)
             return sl__op_fail(err, SL_EINVAL, io, i, SM,
                                "polygons must have 3 columns (mask id, first and end vertex), "
-                               "not %lld",
+                               "not %lld: ``polygons`` is expected to contain 2D tensors with 3 "
+                               "columns: ``mask_id, start_idx, end_idx``. Got %lld columns.",
+                               (long long)pol->shapes[2 * i + 1],
                                (long long)pol->shapes[2 * i + 1]);
         SL_TRY(sm_count(io, i, &ps[2 * i], &vs[2 * i], err));
         ps[2 * i + 1] = 3;

@@ -175,3 +175,10 @@ def test_uniform_stays_below_hi():
     (y,) = run(lambda: fn.random.uniform(range=[0.0, 1.0], shape=[100000], dtype=types.FLOAT64),
                batch=1)
     assert y[0].dtype == np.float64 and (y[0] < 1).all() and (y[0] >= 0).all()
+
+
+def test_an_array_for_a_scalar_argument_cannot_be_converted():
+    # DALI's test_random_beta matches "cannot be converted" for an array where one float goes
+    with pytest.raises(errors.ArgumentTypeError, match="argument 'alpha' takes float, got ndarray "
+                                                       "(.|\n)*: it cannot be converted to float"):
+        run(lambda: fn.random.beta(alpha=np.full((2, 2), 1.0)), batch=1)

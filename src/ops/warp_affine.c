@@ -6,15 +6,15 @@
  * input's size and for rotate the rotated image's bounding box rounded up to whole pixels
  * (keep_size=True keeps the input's). DHWC volumes go the same way in three dims: a 3x4 matrix, or
  * rotate's angle about `axis` (x, y, z), and a (depth, height, width) size. Outside the source
- * a sample is fill_value, or without one the nearest border pixel. The output has the input's type, or `dtype` (values rounded and
- * clamped to it, as DALI's). interp_type INTERP_LINEAR (default) or INTERP_NN. Each element goes
- * through ops/warp_affine.h, shared with the CUDA run, so the two give the same bits. An angle that
- * is a whole multiple of 90 degrees uses exact sines and cosines, so such turns move pixels
- * exactly. warp_affine's matrix may also come as a second input (one 2x3 or 6-value sample per
- * image, on the CPU), as DALI allows. Both take sequences (FHWC) frame by frame, and the matrix
- * or angle per frame (fn.per_frame, or a matrix input of layout F**, what transforms.* make from
- * per-frame arguments): an HWC image with a per-frame matrix becomes a sequence, one frame per
- * matrix (operator/sequence.h). */
+ * a sample is fill_value, or without one the nearest border pixel. The output has the input's type,
+ * or `dtype` (values rounded and clamped to it, as DALI's). interp_type INTERP_LINEAR (default) or
+ * INTERP_NN. Each element goes through ops/warp_affine.h, shared with the CUDA run, so the two give
+ * the same bits. An angle that is a whole multiple of 90 degrees uses exact sines and cosines, so
+ * such turns move pixels exactly. warp_affine's matrix may also come as a second input (one 2x3 or
+ * 6-value sample per image, on the CPU), as DALI allows. Both take sequences (FHWC) frame by frame,
+ * and the matrix or angle per frame (fn.per_frame, or a matrix input of layout F**, what
+ * transforms.* make from per-frame arguments): an HWC image with a per-frame matrix becomes a
+ * sequence, one frame per matrix (operator/sequence.h). */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
 #include "operator/gpu_args.h"

@@ -78,6 +78,10 @@ def test_reshape_src_dims_with_rel_shape_and_to_a_scalar():
     with pytest.raises(Exception, match="``src_dims`` and ``rel_shape`` have different lengths: "
                                         "3 vs 2"):
         run(lambda: fn.reshape(source([x, x]), src_dims=[2, 0, 1], rel_shape=[1, -1]))
+    # rel_shape per sample (an op output, as DALI's fn.constant) with src_dims
+    (b,) = run(lambda: fn.reshape(source([x, x]), src_dims=[2, 0, 1],
+                                  rel_shape=types.Constant(np.float32([0.5, 0.5, -1]))))
+    np.testing.assert_array_equal(b.at(1), x.reshape(5, 10, 120))
 
 
 def test_reshape_errors_end_in_dalis_sentences():

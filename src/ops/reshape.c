@@ -53,7 +53,8 @@ typedef struct reshape_state {
     bool per_sample;
     int n; /* output rank (of the literal) */
     int64_t src_dims[SL_MAX_DIMS];
-    bool src_rel; /* BY_SRC: rel_shape scales the picked extents */
+    bool src_rel;      /* BY_SRC: rel_shape scales the picked extents */
+    bool src_rel_node; /* ... rel_shape given per sample (an op output) */
     int64_t shape[SL_MAX_DIMS];
     double rel_shape[SL_MAX_DIMS];
     bool has_layout;
@@ -130,17 +131,16 @@ static sl_status reshape_create(const sl__args *a, const sl__op_init *init, void
             s->src_dims[i] = v[i];
         }
         if (st == SL_OK && has_rel) {
-            const double *r;
-            int nr = sl__args_node(a, "rel_shape") >= 0 ? -1 : sl__args_floats(a, "rel_shape", &r);
-            if (nr < 0)
-                st = sl_err_set(err, SL_EINVAL, "%s: rel_shape with src_dims must be a list", NAME);
-            else if (nr != s->n)
+            const double *r = NULL;
+            s->src_rel_node = sl__args_node(a, "rel_shape") >= 0; /* (then checked per sample) */
+            int nr = s->src_rel_node ? s->n : sl__args_floats(a, "rel_shape", &r);
+            if (!s->src_rel_node && nr != s->n)
                 st = sl_err_set(err, SL_EINVAL,
                                 "%s: src_dims has %d values, rel_shape %d: ``src_dims`` and "
                                 "``rel_shape`` have different lengths: %d vs %d",
                                 NAME, s->n, nr, s->n, nr);
-            for (int i = 0; st == SL_OK && i < nr; i++) s->rel_shape[i] = r[i];
-            if (st == SL_OK) st = check_shape(NULL, -1, NULL, r, nr, err);
+            for (int i = 0; st == SL_OK && !s->src_rel_node && i < nr; i++) s->rel_shape[i] = r[i];
+            if (st == SL_OK && !s->src_rel_node) st = check_shape(NULL, -1, NULL, r, nr, err);
             s->src_rel = true;
         }
     } else if (has_shape || has_rel) {
@@ -200,12 +200,21 @@ static sl_status requested(const reshape_state *s, const sl__op_io *io, int i, i
         for (int d = 0; d < n; d++) sh[d] = shape[d];
         return SL_OK;
     }
-    if (s->per_sample && s->how == BY_SHAPE)
-        SL_TRY(sl__args_sample_ints(s->a, io, NAME, "shape", i, shape, SL_MAX_DIMS, &got, err));
-    else if (s->per_sample)
+    if (s->how == BY_SRC && s->src_rel_node) {
         SL_TRY(sl__args_sample_floats(s->a, io, NAME, "rel_shape", i, rel, SL_MAX_DIMS, &got, err));
-    else
+        if (got != n)
+            return fail(io, i, err,
+                        "src_dims has %d values, rel_shape %d: ``src_dims`` and ``rel_shape`` "
+                        "have different lengths: %d vs %d",
+                        n, got, n, got);
+        SL_TRY(check_shape(io, i, NULL, rel, n, err));
+    } else if (s->per_sample && s->how == BY_SHAPE) {
+        SL_TRY(sl__args_sample_ints(s->a, io, NAME, "shape", i, shape, SL_MAX_DIMS, &got, err));
+    } else if (s->per_sample) {
+        SL_TRY(sl__args_sample_floats(s->a, io, NAME, "rel_shape", i, rel, SL_MAX_DIMS, &got, err));
+    } else {
         memcpy(shape, s->shape, sizeof shape), memcpy(rel, s->rel_shape, sizeof rel);
+    }
     if (got != n)
         return fail(io, i, err, "%s has %d values, sample 0's %d (every sample has one rank)",
                     s->how == BY_SHAPE ? "shape" : "rel_shape", got, n);
@@ -225,10 +234,10 @@ static sl_status requested(const reshape_state *s, const sl__op_io *io, int i, i
                             "is out of bounds)",
                             d, (long long)s->src_dims[d], in->ndim, (long long)s->src_dims[d]);
             sh[d] = s->src_dims[d] < 0 ? 1 : ish[s->src_dims[d]];
-            if (s->src_rel && s->rel_shape[d] < 0)
+            if (s->src_rel && rel[d] < 0)
                 sh[d] = -1;
             else if (s->src_rel)
-                sh[d] = llround(s->rel_shape[d] * (double)sh[d]);
+                sh[d] = llround(rel[d] * (double)sh[d]);
         } else if (s->how == BY_REL && rel[d] >= 0) {
             double x = rel[d] * (double)ish[d];
             if (!(x < 0x1p62))

@@ -22,6 +22,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
@@ -465,7 +466,8 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
         sl_tlist_reset(out, io->batch, s->has_dtype ? s->dtype : in->dtype, nd, io->device, err);
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     if (st == SL_OK)
-        memcpy(out->layout, in->ndim == 3 && !s->hpos ? "HWC" : in->layout, sizeof out->layout);
+        snprintf(out->layout, sizeof out->layout, "%s",
+                 in->ndim == 3 && !s->hpos ? "HWC" : in->layout);
     free(shapes);
     return st;
 }

@@ -95,6 +95,7 @@ class Graph:
         self.feeds = {}  # node id -> the python source behind it (for feed_input)
         self.outputs = None
         self.output_names = None
+        self.output_gpu = None
         self.nodes = 0
         self.readers = []  # (instance name, record)
         self._gpu = {}
@@ -204,6 +205,7 @@ class Graph:
         emit_outputs(self._scratch, [self._map[n._id] for n in nodes], names)
         self.outputs = [n._id for n in nodes]
         self.output_names = list(names)
+        self.output_gpu = [bool(n._gpu) for n in nodes]  # where the definition placed each
 
     def replay(self, p):
         """Makes the same graph in the C pipeline p (sources registered, not built)."""

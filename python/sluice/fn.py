@@ -205,8 +205,9 @@ def _call(schema, inputs, kwargs):
         if a.type in ("str", "strs"):
             v = _fspath(v)
         if not type_ok(a.type, v):
-            raise errors.ArgumentTypeError("%s takes %s, got %s %r" % (
-                what, a.type_doc, type(v).__name__, v))
+            # (DALI's words "cannot be converted" close it: its tests match them)
+            raise errors.ArgumentTypeError("%s takes %s, got %s %r: it cannot be converted to %s"
+                                           % (what, a.type_doc, type(v).__name__, v, a.type_doc))
         args.append((key, literal(v, what)))
     given = set(kwargs)
     for a in schema.args.values():

@@ -22,7 +22,7 @@ from ._values import INT_MAX, UINT64_MAX, checkpoint_bytes, is_int
 from ._conditionals import do_not_convert  # noqa: F401 -- sluice.pipeline.do_not_convert
 from .data_node import DataNode  # noqa: F401 -- sluice.pipeline.DataNode, as DALI has it
 from .pipeline_api import PipelineAPI
-from .tensors import from_c_list
+from .tensors import from_c_list, logical_gpu
 
 # ---- pipelines -----------------------------------------------------------------------------------
 
@@ -181,10 +181,11 @@ class Pipeline(PipelineAPI, Owner):
 
     def set_outputs(self, *outputs: typing.Any) -> None:
         """The pipeline's outputs, in order: DataNodes of its ops (lists and tuples of them are
-        flattened), ops made outside a definition, or numbers and arrays (made constants)."""
+        flattened), ops made outside a definition, or numbers, arrays and lists of numbers (each
+        made one constant output, as DALI makes them)."""
         flat = []
         for o in outputs:
-            if isinstance(o, (list, tuple)):
+            if isinstance(o, (list, tuple)) and not _all_data(o):
                 flat.extend(o)
             else:
                 flat.append(o)
@@ -344,7 +345,9 @@ class Pipeline(PipelineAPI, Owner):
             outs = [o.copy() for o in outs]
             for o, x in zip(outs, infos):
                 o._keys, o._info = keys, x
-        outs = tuple(outs)
+        placed = self._graph.output_gpu or []
+        outs = tuple(logical_gpu(o) if k < len(placed) and placed[k] and o.device == "cpu" else o
+                     for k, o in enumerate(outs))
         if copy:
             # the copies stay pending, the batch goes back at once (views stay pending as their
             # hold alone: see SlIterator.hand_over)
@@ -447,12 +450,20 @@ class Pipeline(PipelineAPI, Owner):
             pass
 
 
+def _all_data(seq):
+    """True for a (nested) list of numbers and arrays: one constant output, not several."""
+    return all(_all_data(x) if isinstance(x, (list, tuple)) else
+               isinstance(x, (bool, int, float)) or hasattr(x, "__array_interface__")
+               for x in seq)
+
+
 def _as_node(o):
     """A pipeline output as a node: an op made outside the definition is made here, and a number
     or an array is a constant, as DALI makes them."""
     from . import types
     o = resolve(o)
-    if isinstance(o, (bool, int, float)) or hasattr(o, "__array_interface__"):
+    if (isinstance(o, (bool, int, float)) or hasattr(o, "__array_interface__")
+            or isinstance(o, (list, tuple)) and o and _all_data(o)):
         o = resolve(types.Constant(o))
     return o
 

@@ -314,6 +314,11 @@ class Tensor:
     def as_cpu(self) -> "Tensor":
         """This tensor on the CPU (itself when already there, else a copy)."""
         if self._device.kind == _c.DEVICE_CPU:
+            if isinstance(self, TensorGPU):  # a CPU pipeline's "gpu" sample: a view, no copy
+                t = TensorCPU(self._ptr, self._dtype, self._shape, self._device, self._layout,
+                              self._owner)
+                t._source = self._source
+                return t
             return self
         cpu = _device_struct(_c.DEVICE_CPU, 0)
         owned = _copy(self._ptr, self._dtype, self._shape, self._device, cpu)
@@ -391,7 +396,8 @@ class TensorList:
         if not 0 <= i < len(self):
             raise IndexError("sample %d of a batch of %d" % (i, len(self)))
         ptr, shape = self._samples[i]
-        t = Tensor(ptr, self._dtype, shape, self._device, self._layout, self)
+        cls = TensorGPU if isinstance(self, TensorListGPU) else Tensor
+        t = cls(ptr, self._dtype, shape, self._device, self._layout, self)
         t._source = (self, i)
         return t
 
@@ -410,7 +416,10 @@ class TensorList:
         return self._info.fetch()[i] if self._info is not None else ""
 
     def at(self, i: int) -> "numpy.ndarray":
-        """Sample i as a numpy array (DALI's TensorListCPU.at)."""
+        """Sample i as a numpy array (DALI's TensorListCPU.at); of a TensorListGPU, as DALI's,
+        the sample's TensorGPU (its as_cpu() or numpy.array() give the data)."""
+        if isinstance(self, TensorListGPU):
+            return self[i]
         return self[i].as_array()
 
     @property
@@ -472,7 +481,7 @@ class TensorList:
     def as_cpu(self) -> "TensorList":
         """This batch output on the CPU: itself when already there, else a host copy."""
         if self._device.kind == _c.DEVICE_CPU:
-            return self
+            return getattr(self, "_host_of", None) or self
         return _carry(self, _copy_list(self, _device_struct(_c.DEVICE_CPU, 0)))
 
     def copy(self) -> "TensorList":
@@ -499,7 +508,18 @@ class TensorListCPU(TensorList):
 
 
 class TensorListGPU(TensorList):
-    """A TensorList in a GPU's memory (DALI's TensorListGPU); as_cpu() copies it to the host."""
+    """A TensorList in a GPU's memory (DALI's TensorListGPU); as_cpu() copies it to the host.
+    On a CPU pipeline (device_id=None), an output the definition placed on the GPU (.gpu(), a
+    "gpu" op) is one too, over the host memory: at(i) gives a TensorGPU and as_cpu() the
+    TensorListCPU, without a copy, so DALI code written for the GPU runs unchanged."""
+
+
+def logical_gpu(tl: TensorList) -> TensorList:
+    """tl (a CPU pipeline's output in host memory) as the TensorListGPU the definition asked for."""
+    g = TensorListGPU.__new__(TensorListGPU)
+    g.__dict__.update(tl.__dict__)
+    g._host_of = tl
+    return g
 
 
 class _ListShape(Shape):

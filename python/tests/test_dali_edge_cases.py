@@ -33,6 +33,15 @@ def test_transpose_default_perm_on_0d_samples():
     assert [float(out.at(i)) for i in range(2)] == [3.0, 4.0]
 
 
+def test_transpose_empty_perm_of_0d_samples():
+    # DALI's test_transpose_default writes perm out as the dims reversed: [] for a scalar
+    (out,) = one_batch(lambda: fn.transpose(scalars(3), perm=[]))
+    assert [float(out.at(i)) for i in range(2)] == [3.0, 4.0]
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(sluice.Error, match="perm has 0 entries, the input 2 dimensions"):
+        one_batch(lambda: fn.transpose(fn.external_source(source=lambda: [x, x]), perm=[]))
+
+
 def test_transpose_default_perm_reverses_the_dims():
     x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
     (out,) = one_batch(lambda: fn.transpose(fn.external_source(source=lambda: [x, x])))

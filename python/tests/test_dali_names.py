@@ -84,6 +84,28 @@ def test_backend_and_tensors_classes():
     assert isinstance(x[0], TensorCPU) and not isinstance(x[0], TensorGPU)
 
 
+def test_gpu_placed_output_on_a_cpu_pipeline():
+    # DALI code written for the GPU (out.at(i).as_cpu(), out.as_cpu().at(i)) runs on a CPU
+    # pipeline: an output the definition placed on the GPU is a TensorListGPU over host memory
+    from sluice.backend import TensorCPU, TensorGPU, TensorListCPU, TensorListGPU
+    p = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with p:
+        x = fn.external_source(source=lambda: [np.arange(3, dtype=np.uint8)] * 2, layout="A")
+        p.set_outputs(x, x.gpu(), fn.copy(x.gpu()))
+    cpu, gpu, op = p.run()
+    assert isinstance(cpu, TensorListCPU) and isinstance(cpu.at(0), np.ndarray)
+    for g in (gpu, op):
+        assert isinstance(g, TensorListGPU) and g.layout() == "A" and len(g) == 2
+        s = g.at(1)
+        assert isinstance(s, TensorGPU) and isinstance(g[1], TensorGPU)
+        host = s.as_cpu()
+        assert isinstance(host, TensorCPU) and np.array_equal(host, [0, 1, 2])
+        lst = g.as_cpu()
+        assert isinstance(lst, TensorListCPU) and not isinstance(lst, TensorListGPU)
+        assert isinstance(lst.at(0), np.ndarray) and lst.at(0).tolist() == [0, 1, 2]
+        assert np.array_equal(g.as_array(), [[0, 1, 2], [0, 1, 2]])
+
+
 def test_sample_and_batch_info():
     seen = []
 

@@ -282,3 +282,20 @@ def test_on_a_cuda_pipeline_a_cpu_only_gpu_op_gives_each_of_its_outputs():
     for k in range(3):
         for i in range(2):
             np.testing.assert_array_equal(gpu[k][i], cpu[k][i])
+
+
+def test_set_outputs_list_of_numbers_is_one_constant():
+    # DALI makes a pipeline output that is not a DataNode a types.Constant: a list of numbers is
+    # one output of that array (DALI's test_roi_random_crop returns its ROI start so), while a
+    # list of DataNodes is flattened into several outputs
+    pipe = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        x = fn.external_source(source=lambda: [np.arange(3, dtype=np.int32)] * 2)
+        nodes = [x, x + 1]
+    pipe.set_outputs([35, 36], nodes, np.float32(2.5), [[1, 2], [3, 4]])
+    out = pipe.run()
+    assert len(out) == 5
+    assert np.array(out[0].at(1)).tolist() == [35, 36]
+    assert np.array(out[2].at(0)).tolist() == [1, 2, 3]
+    assert float(np.array(out[3].at(0))) == 2.5
+    assert np.array(out[4].at(0)).tolist() == [[1, 2], [3, 4]]

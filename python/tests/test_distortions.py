@@ -82,7 +82,7 @@ def test_water(linear):
     (got,) = run(lambda x: fn.water(x, **kw), xs)
     for x, g in zip(xs, got):
         h, w, _ = x.shape
-        yy, xx = np.mgrid[0:h, 0:w].astype(np.float64) + 0.5
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float64)  # DALI: at the integer coordinates
         sx = (xx + 3.0 * np.sin(0.3 * yy + 0.5)).astype(np.float32)
         sy = (yy + 2.0 * np.cos(0.2 * xx + 1.0)).astype(np.float32)
         want = to_type(sample(x, sx, sy, linear, 7.0), np.uint8)
@@ -90,6 +90,26 @@ def test_water(linear):
             assert np.abs(g.astype(int) - want.astype(int)).max() <= 1
         else:
             np.testing.assert_array_equal(g, want)
+
+
+def test_water_as_dalis_test_checks_it():
+    # DALI's test_water compares fn.water with OpenCV's remap at x + dx(y) - 0.5 (OpenCV's
+    # pixel centres are whole numbers); on a noise image half a pixel off is far off
+    cv2 = pytest.importorskip("cv2")
+    x = np.random.default_rng(3).integers(0, 255, (43, 101, 3)).astype(np.uint8)
+    ax, ay, fx, fy, px, py = 2.0, 3.0, 0.06, 0.08, 0.2, 0.5
+    (got,) = run(lambda a: fn.water(a, ampl_x=ax, ampl_y=ay, freq_x=fx, freq_y=fy, phase_x=px,
+                                    phase_y=py, interp_type=types.INTERP_LINEAR), [x])
+    h, w, _ = x.shape
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    mx = (xx + ax * np.sin(fx * yy + px) - 0.5).astype(np.float32)
+    my = (yy + ay * np.cos(fy * xx + py) - 0.5).astype(np.float32)
+    want = cv2.remap(x, mx, my, cv2.INTER_LINEAR)
+    inner = (slice(4, -4), slice(4, -4))  # OpenCV fills outside with 0, sluice repeats edges
+    d = np.abs(got[0][inner].astype(int) - want[inner].astype(int))
+    # OpenCV's remap weighs in steps of 1/32 of a pixel: a few levels apart at most; at the
+    # pixel centre (half a pixel off) the mean alone was about 40
+    assert d.mean() < 1.5 and d.max() <= 8, (d.mean(), d.max())
 
 
 def test_sphere_and_mask():
@@ -230,6 +250,24 @@ def test_jpeg_compression_distortion_is_libjpegs_round_trip(tmp_path, channels):
         want = np.frombuffer(pnm[-h * w * c:], np.uint8).reshape(h, w, c)
         np.testing.assert_array_equal(g, want)
         assert (g != x).any()
+
+
+def test_jpeg_compression_distortion_of_sequences():
+    # FHWC: every frame as that frame alone, at its sample's quality (as DALI's test checks it,
+    # against the distortion of each frame sliced out)
+    rng = np.random.default_rng(5)
+    seqs = [rng.integers(0, 255, (4, 24, 32, 3)).astype(np.uint8) for _ in range(2)]
+    frames = [f for s in seqs for f in s]
+    qs = [np.array(q, np.int32) for q in (15, 70)]
+    (got,) = run(lambda x, q: fn.jpeg_compression_distortion(x, quality=q), seqs, layout="FHWC",
+                 extra=(qs,))
+    fq = [q for q in qs for _ in range(4)]
+    (alone,) = run(lambda x, q: fn.jpeg_compression_distortion(x, quality=q), frames,
+                   extra=(fq,))
+    for k, g in enumerate(got):
+        assert g.shape == seqs[k].shape
+        for f in range(4):
+            np.testing.assert_array_equal(g[f], alone[4 * k + f])
 
 
 def test_errors():

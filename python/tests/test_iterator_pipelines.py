@@ -73,3 +73,29 @@ def test_global_batch_is_the_librarys():
     with pytest.raises(sluice.errors.InvalidArgumentError,
                        match="batch_size=1073741824 over 4 devices is too large"):
         global_batch(2**30, 4, 4, LAYOUT_SHARDED)
+
+
+class _ShardPipe(sluice.pipeline.Pipeline):
+    """The legacy form DALI's PyTorch example uses: a Pipeline subclass with define_graph, one
+    per shard, handed to the iterator without build()."""
+
+    def __init__(self, shard_id, num_shards):
+        super().__init__(batch_size=4, num_threads=2, device_id=None, seed=3)
+        self.input = sluice.ops.readers.Caffe2(path=LMDB, shard_id=shard_id,
+                                               num_shards=num_shards)
+
+    def define_graph(self):
+        jpegs, labels = self.input(name="Reader")
+        return labels
+
+
+def test_unbuilt_subclass_pipelines_are_traced():
+    pipes = [_ShardPipe(d, 2) for d in range(2)]
+    pipes[0].build()  # as the example: only the first is built (for epoch_size)
+    it = DALIGenericIterator(pipes, ["label"], reader_name="Reader")
+    steps = [np.array(step["label"]).ravel() for step in it]
+    assert len(steps) > 1
+    alone = [_ShardPipe(d, 2) for d in range(2)]
+    for got in steps:  # the global batch: shard 0's 4 samples, then shard 1's
+        want = np.concatenate([np.array(p.run()[0].as_array()).ravel() for p in alone])
+        np.testing.assert_array_equal(got, want)

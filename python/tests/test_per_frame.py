@@ -74,7 +74,8 @@ def test_newaxis_of_a_scalar_and_named_new_dims():
         [:, sluice.newaxis, :, 0]))
     assert [x.tolist() for x in n] == [[3], [4]]
     assert img[1].shape == (1, 2, 3, 1) and tl[1].layout() == "FHWC"
-    assert frames[0].shape == (2, 1, 3) and tl[2].layout() == "H*W"
+    # as DALI: an unnamed new dim leaves the layout empty
+    assert frames[0].shape == (2, 1, 3) and tl[2].layout() == ""
     with pytest.raises(ValueError, match="one character"):
         sluice.newaxis("FH")
     with pytest.raises(IndexError, match="single ellipsis"):
@@ -82,7 +83,7 @@ def test_newaxis_of_a_scalar_and_named_new_dims():
 
 
 def test_subscripts_past_the_rank_are_refused():
-    with pytest.raises(sluice.Error, match="3 subscripts for samples of 2 dims"):
+    with pytest.raises(sluice.Error, match="3 subscripts for samples of 2 dims: Too many indices"):
         run(lambda: feed(np.zeros((2, 2)), np.zeros((2, 2)))[0, None, 0, ..., 1])
 
 
@@ -380,3 +381,11 @@ def test_pipeline_text_refuses_a_second_ellipsis_at_its_column(tmp_path):
     r = subprocess.run([TOOL, "run", str(text), "--devices", "cpu", "--steps", "1"],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "p.py:5:" in r.stderr and "single ellipsis" in r.stderr, r.stderr
+
+
+def test_per_frame_errors_end_in_dalis_sentences():
+    with pytest.raises(sluice.Error, match="Cannot mark zero-dimensional input as a sequence"):
+        run(lambda: fn.per_frame(feed(np.float32(1), np.float32(2))))
+    with pytest.raises(sluice.Error, match="Per-frame argument input must be a sequence. The input "
+                                           "layout should start with 'F'"):
+        run(lambda: fn.per_frame(feed(np.zeros((2, 3)), np.zeros((2, 3)), layout="XY")))

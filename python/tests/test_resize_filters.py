@@ -155,3 +155,34 @@ def test_subpixel_scale():
 def test_resize_refuses(kw, msg):
     with pytest.raises(Exception, match="resize: " + msg):
         run_resize(np.zeros((4, 4, 1), np.uint8), **kw)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_random_resized_crop_layouts_share_one_window(dtype):
+    # DALI's random_resized_crop takes HWC, CHW and sequences (FHWC, FCHW, CFHW); every frame and
+    # channel plane of a sample is cut by that sample's one window, so each layout's output is
+    # the HWC output rearranged
+    rng = np.random.default_rng(4)
+    hwc = [(rng.random((60 + 10 * i, 80 - 5 * i, 3)) * 255).astype(dtype) for i in range(2)]
+    lay = {"HWC": lambda x: x, "CHW": lambda x: x.transpose(2, 0, 1),
+           "FHWC": lambda x: np.stack([x, x[::-1, ::-1]]),
+           "FCHW": lambda x: np.stack([x, x[::-1, ::-1]]).transpose(0, 3, 1, 2),
+           "CFHW": lambda x: np.stack([x, x[::-1, ::-1]]).transpose(3, 0, 1, 2)}
+    pipe = Pipeline(batch_size=2, num_threads=2, device_id=None, seed=5)
+    with pipe:
+        outs = []
+        for name, f in lay.items():
+            x = fn.external_source(source=lambda f=f: [f(a) for a in hwc], layout=name)
+            outs.append(fn.random_resized_crop(x, size=(32, 24), seed=123, antialias=False))
+        pipe.set_outputs(*outs)
+    res = dict(zip(lay, pipe.run()))
+    for k, out in res.items():
+        assert out.layout() == k
+    for i in range(2):
+        base = np.array(res["HWC"].at(i))
+        assert base.shape == (32, 24, 3) and base.dtype == dtype
+        np.testing.assert_array_equal(np.array(res["CHW"].at(i)), base.transpose(2, 0, 1))
+        seq = np.array(res["FHWC"].at(i))
+        np.testing.assert_array_equal(seq[0], base)
+        np.testing.assert_array_equal(np.array(res["FCHW"].at(i)), seq.transpose(0, 3, 1, 2))
+        np.testing.assert_array_equal(np.array(res["CFHW"].at(i)), seq.transpose(3, 0, 1, 2))

@@ -9,6 +9,7 @@ class, every blob reached, thresholds, k_largest, classes, weights and backgroun
 across type conversions. The random draws are the same for any thread count and resume exactly
 from a checkpoint."""
 
+import glob
 import os
 
 import numpy as np
@@ -99,13 +100,45 @@ def test_roi_random_crop_bounded_by_its_input():
     (dict(crop_shape=[4, 4], roi_start=[0, 0], roi_end=[1, 1], roi_shape=[1, 1]), "not both"),
     (dict(crop_shape=[4, 4], roi_start=[0], roi_shape=[1, 1]), "roi_start and roi_shape"),
     (dict(crop_shape=[40, 4], roi_start=[0, 0], roi_shape=[1, 1], in_shape=[10, 10]),
-     "axis 0.*out of the input's bounds"),
+     "axis 0.*the crop .40. is larger than the input .10."),
     (dict(crop_shape=[4, 4], roi_start=[-1, 0], roi_shape=[1, 1], in_shape=[10, 10]),
      "axis 0.*out of the input's bounds"),
+    # DALI's own sentences end the messages, which DALI's tests match
+    (dict(crop_shape=[2, 2], roi_start=[1, 1], roi_shape=[1, 1], in_shape=[-4, 4]),
+     "Input shape can't be negative."),
+    (dict(crop_shape=[1, -1], roi_start=[1, 1], roi_shape=[1, 1], in_shape=[4, 4]),
+     "Crop shape can't be negative"),
+    (dict(crop_shape=[2, 2], roi_start=[1, 1], roi_end=[5, 5], in_shape=[4, 4]),
+     "ROI can't be out of bounds."),
+    (dict(crop_shape=[10, 10], roi_start=[1, 1], roi_shape=[1, 1], in_shape=[4, 4]),
+     "Cropping shape can't be bigger than the input shape."),
+    (dict(crop_shape=[4, 4], roi_start=[0, 0], roi_end=[1, 1], roi_shape=[1, 1]),
+     "Either ROI end or ROI shape should be defined, but not both"),
 ])
 def test_roi_random_crop_refuses(kw, msg):
     with pytest.raises(sluice.Error, match="roi_random_crop: .*" + msg):
         run(lambda: fn.roi_random_crop(**kw), 2)
+
+
+def test_random_crop_generator_is_image_random_crops_window():
+    # DALI's fn.random_crop_generator: from a shape, the window decoders.image_random_crop draws
+    # with the same seed; sliced out of the whole image it gives that decoder's output
+    jpegs = sorted(glob.glob(os.path.join(FIXTURES, "dali_extra", "jpeg", "*.jpg")))[:6]
+    assert jpegs
+    data = [np.fromfile(f, np.uint8) for f in jpegs]
+
+    def make(enc):
+        shapes = fn.peek_image_shape(enc)
+        anchor, shape = fn.random_crop_generator(shapes, seed=77, random_area=[0.1, 0.9])
+        whole = fn.decoders.image(enc)
+        return (fn.decoders.image_random_crop(enc, seed=77, random_area=[0.1, 0.9]),
+                fn.slice(whole, start=anchor, shape=shape, axes=[0, 1]), anchor, shape)
+
+    (crop, sliced, anchor, shape), = run(make, len(data), lambda: data)
+    for i in range(len(data)):
+        assert anchor[i].dtype == np.int64 and anchor[i].shape == (2,) and shape[i].shape == (2,)
+        assert crop[i].shape[:2] == tuple(shape[i])
+        np.testing.assert_array_equal(crop[i], sliced[i])
 
 
 def masks(rng, n):
@@ -194,7 +227,12 @@ def test_select_masks_as_the_reference(reindex):
 
 @pytest.mark.parametrize("ids,msg", [([1, 1], "mask id 1 is asked for twice"),
                                      ([5], "mask id 5 is not in the polygons"),
-                                     ([2], "polygon 2 of mask 2 has vertices \\[3, 9\\)")])
+                                     ([2], "polygon 2 of mask 2 has vertices \\[3, 9\\)"),
+                                     # DALI's sentences end them, which DALI's tests match
+                                     ([5], "Selected mask_id 5 is not present in the input\\."),
+                                     ([2], "Vertex index range for mask id 2 is out of bounds\\. "
+                                           "Expected to be within the range of available "
+                                           "vertices \\[0, 6\\)\\.")])
 def test_select_masks_refuses(ids, msg):
     polys = [np.int32([[1, 0, 3], [0, 0, 2], [2, 3, 9]])]
     verts = [np.float32(np.zeros((6, 2)))]

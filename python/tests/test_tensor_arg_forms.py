@@ -51,8 +51,68 @@ def test_reshape_layout_only_of_another_rank_is_refused():
 
 
 def test_reshape_without_shape_or_layout_is_refused():
-    with pytest.raises(Exception, match="give shape, rel_shape, src_dims or layout"):
+    with pytest.raises(Exception, match="give shape, rel_shape, src_dims, a second input with the "
+                                        "shape, or layout"):
         run(lambda: fn.reshape(source([A, B])))
+
+
+def test_reshape_shape_as_the_second_input():
+    # DALI's reshape takes the shape as an optional second input (ops.Reshape(layout=...)(x, s))
+    shapes = [np.int32([2, 10]), np.int32([-1, 3])]
+    (a, b) = run(lambda: (sluice.ops.Reshape(layout="ab")(source([A, B]), source(shapes)),
+                          fn.reshape(source([A, B]), source(shapes))))
+    assert a.layout() == "ab" and b.layout() == ""
+    for out in (a, b):
+        np.testing.assert_array_equal(out.at(0), A.reshape(2, 10))
+        np.testing.assert_array_equal(out.at(1), B.reshape(-1, 3))
+    with pytest.raises(Exception, match="give the shape as the second input or as shape"):
+        run(lambda: fn.reshape(source([A, B]), source(shapes), shape=[20]))
+
+
+def test_reshape_src_dims_with_rel_shape_and_to_a_scalar():
+    x = np.arange(20 * 30 * 10, dtype=np.int16).reshape(20, 30, 10)
+    (a, s) = run(lambda: (fn.reshape(source([x, x]), src_dims=[2, 0, 1], rel_shape=[0.5, 0.5, -1]),
+                          fn.reshape(source([np.int16([[7]])] * 2), src_dims=[])))
+    np.testing.assert_array_equal(a.at(0), x.reshape(5, 10, 120))  # extents (10, 20, 30) scaled
+    assert s.at(1).shape == () and int(s.at(1)) == 7
+    with pytest.raises(Exception, match="``src_dims`` and ``rel_shape`` have different lengths: "
+                                        "3 vs 2"):
+        run(lambda: fn.reshape(source([x, x]), src_dims=[2, 0, 1], rel_shape=[1, -1]))
+    # rel_shape per sample (an op output, as DALI's fn.constant) with src_dims
+    (b,) = run(lambda: fn.reshape(source([x, x]), src_dims=[2, 0, 1],
+                                  rel_shape=types.Constant(np.float32([0.5, 0.5, -1]))))
+    np.testing.assert_array_equal(b.at(1), x.reshape(5, 10, 120))
+
+
+def test_reshape_errors_end_in_dalis_sentences():
+    with pytest.raises(Exception, match=r"The volume of the new shape should match the one of the "
+                                        r"original shape\. Requested a shape with 21 elements but "
+                                        r"the original shape has 20 elements\."):
+        run(lambda: fn.reshape(source([A, A]), shape=[3, 7]))
+    with pytest.raises(Exception, match="is out of bounds"):
+        run(lambda: fn.reshape(source([A, A]), src_dims=[0, 1, 3]))
+    with pytest.raises(Exception, match="Cannot infer the size of dimension 0 when the volume of "
+                                        "the other dimensions is 0. Input shape: 3 x 0"):
+        run(lambda: fn.reshape(source([np.zeros((3, 0), np.uint8)] * 2), rel_shape=[-1, 1]))
+
+
+def test_squeeze_as_dali():
+    # a dim of any extent goes when the sample has no elements either way; DALI's sentences end
+    # the errors
+    (a,) = run(lambda: fn.squeeze(source([np.zeros((100, 0, 0), np.uint8)] * 2, layout="XYZ"),
+                                  axes=[1]))
+    assert a.at(0).shape == (100, 0) and a.layout() == "XZ"
+    with pytest.raises(Exception, match="Requested a shape with 100 elements but the original "
+                                        "shape has 1000 elements."):
+        run(lambda: fn.squeeze(source([np.zeros((10, 10, 10), np.uint8)] * 2), axes=[1]))
+    with pytest.raises(Exception, match="Specified at least twice same dimension to remove."):
+        run(lambda: fn.squeeze(source([np.zeros((3, 1), np.uint8)] * 2), axes=[1, 1]))
+    with pytest.raises(Exception, match="Provided both ``axes`` and ``axis_names`` arguments"):
+        run(lambda: fn.squeeze(source([np.zeros((3, 1), np.uint8)] * 2, layout="AB"), axes=[1],
+                               axis_names="B"))
+    with pytest.raises(Exception, match="Axis 'C' is not present in the input layout"):
+        run(lambda: fn.squeeze(source([np.zeros((3, 1), np.uint8)] * 2, layout="AB"),
+                               axis_names="C"))
 
 
 def test_reshape_to_a_scalar():

@@ -158,6 +158,70 @@ def test_coord_transform_scalar_mt_and_layout():
         assert 2 <= k.min() and k.max() < 3 and np.ptp(k) < 1e-5
 
 
+def test_warp_dtype():
+    # DALI's dtype: interpolation in float, the result rounded and clamped to the output type
+    img = np.arange(4 * 6 * 3, dtype=np.uint8).reshape(4, 6, 3) * 3
+    f = np.linspace(-50, 300, 5 * 4 * 1, dtype=np.float32).reshape(5, 4, 1)
+    ident = [1, 0, 0, 0, 1, 0]
+    r90, wf, wu, n = run(lambda a, b: (fn.rotate(a, angle=90, dtype=types.FLOAT),
+                                       fn.warp_affine(a, matrix=ident, dtype=types.FLOAT),
+                                       fn.warp_affine(b, matrix=ident, dtype=types.UINT8),
+                                       fn.rotate(a, angle=90)),
+                         batch=1, srcs=([img], [f]))
+    assert r90[0].dtype == np.float32 and wf[0].dtype == np.float32 and wu[0].dtype == np.uint8
+    np.testing.assert_array_equal(r90[0], np.rot90(img).astype(np.float32))
+    np.testing.assert_array_equal(r90[0], n[0].astype(np.float32))
+    np.testing.assert_array_equal(wf[0], img.astype(np.float32))
+    np.testing.assert_array_equal(wu[0], np.clip(np.round(f), 0, 255).astype(np.uint8))
+
+
+def warp3_reference(vol, m, out, fill):
+    """vol (D, H, W, C) through the 3x4 destination-to-source map m, trilinear, voxel centres at
+    +0.5, each tap outside the volume fill."""
+    D, H, W, C = vol.shape
+    z, y, x = np.meshgrid(*[np.arange(n) + 0.5 for n in out], indexing="ij")
+    p = np.stack([x, y, z, np.ones_like(x)], -1) @ np.asarray(m, np.float64).reshape(3, 4).T
+    f = p - 0.5
+    i0 = np.floor(f).astype(np.int64)
+    a = f - i0
+    res = np.zeros(tuple(out) + (C,))
+    for dz in (0, 1):
+        for dy in (0, 1):
+            for dx in (0, 1):
+                ix, iy, iz = i0[..., 0] + dx, i0[..., 1] + dy, i0[..., 2] + dz
+                inside = (ix >= 0) & (ix < W) & (iy >= 0) & (iy < H) & (iz >= 0) & (iz < D)
+                v = np.full(tuple(out) + (C,), float(fill))
+                v[inside] = vol[iz[inside], iy[inside], ix[inside]]
+                w = ((a[..., 0] if dx else 1 - a[..., 0]) * (a[..., 1] if dy else 1 - a[..., 1]) *
+                     (a[..., 2] if dz else 1 - a[..., 2]))
+                res += w[..., None] * v
+    return res
+
+
+def test_warp_affine_and_rotate_of_volumes():
+    # DHWC volumes: warp_affine with a 3x4 map (and size (D, H, W)) against a numpy trilinear
+    # reference; rotate about the z axis by 90 degrees is the slices' 2D rotation by -90 (DALI's
+    # 3D rotation is positive about its axis; its 2D one counter-clockwise on the screen)
+    rng = np.random.default_rng(8)
+    vol = (rng.random((6, 7, 9, 2)) * 200).astype(np.float32)
+    m = [0.9, 0.1, 0.0, 0.4, -0.2, 1.1, 0.05, -0.3, 0.0, 0.1, 0.8, 0.6]
+    w, inv, r3 = run(lambda a: (
+        fn.warp_affine(a, matrix=m, size=[5, 8, 10], fill_value=3.0),
+        fn.warp_affine(a, matrix=[1, 0, 0, 2, 0, 1, 0, -1, 0, 0, 1, 0.5], inverse_map=False,
+                       fill_value=0.0),
+        fn.rotate(a, angle=90, axis=[0, 0, 1], fill_value=0.0)),
+        batch=1, srcs=([vol],))
+    assert w[0].shape == (5, 8, 10, 2)
+    np.testing.assert_allclose(w[0], warp3_reference(vol, m, (5, 8, 10), 3.0), atol=1e-3)
+    shifted = warp3_reference(vol, [1, 0, 0, -2, 0, 1, 0, 1, 0, 0, 1, -0.5], (6, 7, 9), 0.0)
+    np.testing.assert_allclose(inv[0], shifted, atol=1e-3)
+    assert r3[0].shape == (6, 9, 7, 2)
+    for z in range(6):
+        want = run(lambda a: fn.rotate(a, angle=-90, fill_value=0.0), batch=1,
+                   srcs=([np.ascontiguousarray(vol[z])],))[0][0]
+        np.testing.assert_array_equal(r3[0][z], want)
+
+
 def test_errors():
     def fails(make, match, srcs=()):
         with pytest.raises(errors.Error, match=match):

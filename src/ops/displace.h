@@ -45,8 +45,11 @@ static inline SL__HD void sl__displace_point(const sl__displace_desc *d,
                                              const sl__displace_params *p, int64_t y, int64_t x,
                                              float *sx, float *sy) {
     if (p->kind == SL__DISP_WATER) {
-        /* in double: CUDA's and the C library's sin and cos then agree but for the last bit */
-        double fx = (double)x + 0.5, fy = (double)y + 0.5;
+        /* as DALI: the displacement of pixel (x, y) taken at its integer coordinates, the point
+         * x + dx (not the centre x + 0.5 + dx), which DALI's own test checks against OpenCV's
+         * remap of x + dx - 0.5; in double: CUDA's and the C library's sin and cos then agree
+         * but for the last bit */
+        double fx = (double)x, fy = (double)y;
         *sx = (float)SL__DADD(
             fx, SL__DMUL(p->ampl_x, sin(SL__DADD(SL__DMUL(p->freq_x, fy), p->phase_x))));
         *sy = (float)SL__DADD(

@@ -2,7 +2,8 @@
 /* jpeg_compression_distortion (DALI's fn.jpeg_compression_distortion): each uint8 HWC image (3
  * channels, or 1) encoded as a baseline JPEG at `quality` (1-100, per sample; libjpeg's defaults:
  * 4:2:0 chroma for colour) and decoded again (libjpeg's defaults: the accurate integer IDCT and
- * fancy upsampling), so it carries the JPEG artefacts of that quality. The shape is kept. CPU
+ * fancy upsampling), so it carries the JPEG artefacts of that quality. The shape is kept.
+ * Sequences (FHWC) go frame by frame, every frame at its sample's quality, as DALI's. CPU
  * only here: the CUDA run (DALI's uses nvJPEG's encoder) is not written. */
 #include "operator/argin.h"
 #include "operator/op.h"
@@ -159,6 +160,7 @@ const sl__op_def sl__jpeg_compression_distortion_op = {
     .max_inputs = 1,
     .args = jd_args,
     .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_SEQUENCE,
     .create = jd_create,
     .setup = jd_setup,
     .run_cpu = jd_run_cpu,

@@ -74,6 +74,7 @@ extern const sl__op_def sl__random_bbox_crop_op;
 extern const sl__op_def sl__bbox_paste_op;
 extern const sl__op_def sl__coord_flip_op;
 extern const sl__op_def sl__roi_random_crop_op;
+extern const sl__op_def sl__random_crop_generator_op;
 extern const sl__op_def sl__random_mask_pixel_op;
 extern const sl__op_def sl__select_masks_op;
 extern const sl__op_def sl__multi_paste_op;
@@ -131,6 +132,7 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__bbox_paste_op,
     &sl__coord_flip_op,
     &sl__roi_random_crop_op,
+    &sl__random_crop_generator_op,
     &sl__random_mask_pixel_op,
     &sl__select_masks_op,
     &sl__multi_paste_op,

@@ -173,6 +173,21 @@ static sl_status sample_shape(const rand_state *s, const sl__op_io *io, int i, c
 }
 
 /* out: per sample `shape` (or a scalar, ndim 0) of dtype; all drawn here, in setup */
+
+/* v, a draw in [lo, hi), as the output type stores it: DALI's floating draws stay below hi, so a
+ * value that rounds up to hi in float32 (or float64) becomes the largest one below it (range
+ * [10, nextafter(10)) gives 10 only). Integer types round, and may reach hi, as in DALI. */
+static double below_hi(double v, double lo, double hi, sl_dtype t) {
+    if (!(hi > lo)) return v;
+    if (t == SL_DTYPE_F32 && (float)v >= (float)hi) {
+        float b = nextafterf((float)hi, -INFINITY);
+        return b >= (float)lo ? b : (float)lo;
+    }
+    if (t == SL_DTYPE_F64 && v >= hi)
+        return nextafter(hi, -INFINITY) >= lo ? nextafter(hi, -INFINITY) : lo;
+    return v;
+}
+
 static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
     rand_state *s = state;
     const char *name = s->kind == R_COIN      ? "random.coin_flip"
@@ -247,7 +262,7 @@ static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
                 else if (s->values)
                     v = s->values[sl__rng_philox_below(&r, (uint64_t)s->nvalues)];
                 else
-                    v = lo + u * (hi - lo);
+                    v = below_hi(lo + u * (hi - lo), lo, hi, s->dtype);
             }
             sl__dtype_conv_store(out->data[i], s->dtype, k, v);
         }

@@ -5,11 +5,15 @@
  * (kept when the rank is unchanged and none is given, else cleared). (1, 28, 28) -> (784,).
  * src_dims instead takes the output's extents from the input's dims it lists, in its order, -1
  * inserting a dim of extent 1 (dims left out must have extent 1; the layout's letters follow
- * the dims, where the input has one and no dim is inserted).
+ * the dims, where the input has one and no dim is inserted); with rel_shape too, its factors
+ * scale the extents src_dims picks; src_dims=[] makes a scalar of a one-element sample. The
+ * shape may also come as the op's second input (a list of integers per sample, on the CPU), as
+ * DALI's.
  * squeeze and expand_dims (DALI's fn.squeeze, fn.expand_dims) are views too: dims of extent 1
  * removed (`axes` or `axis_names`) or inserted (`axes`, positions in the output, with
  * `new_axis_names` for the layout). */
 #include "operator/argin.h"
+#include "operator/dtype_conv.h"
 #include "operator/op.h"
 
 #include "core/alloc.h"
@@ -39,7 +43,9 @@ static const sl__arg_schema reshape_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
-typedef enum reshape_how { BY_SHAPE, BY_REL, BY_SRC, BY_LAYOUT } reshape_how;
+/* BY_SRC with rel_shape: the extents src_dims picks, times rel_shape's factors (DALI's
+ * combination); BY_INPUT: nothing but (maybe) a layout given, the shape is the second input */
+typedef enum reshape_how { BY_SHAPE, BY_REL, BY_SRC, BY_LAYOUT, BY_INPUT } reshape_how;
 
 typedef struct reshape_state {
     const sl__args *a; /* shape or rel_shape per sample: read in setup */
@@ -47,6 +53,8 @@ typedef struct reshape_state {
     bool per_sample;
     int n; /* output rank (of the literal) */
     int64_t src_dims[SL_MAX_DIMS];
+    bool src_rel;      /* BY_SRC: rel_shape scales the picked extents */
+    bool src_rel_node; /* ... rel_shape given per sample (an op output) */
     int64_t shape[SL_MAX_DIMS];
     double rel_shape[SL_MAX_DIMS];
     bool has_layout;
@@ -100,13 +108,10 @@ static sl_status reshape_create(const sl__args *a, const sl__op_init *init, void
     bool has_rel = sl__args_get(a, "rel_shape")->kind != SL_VAL_NONE;
     bool has_src = sl__args_get(a, "src_dims")->kind != SL_VAL_NONE;
     const char *lay = sl__args_str(a, "layout");
-    if (has_shape + has_rel + has_src > 1)
-        return sl_err_set(err, SL_EINVAL, "%s: give at most one of shape, rel_shape and src_dims",
-                          NAME);
-    if (has_shape + has_rel + has_src == 0 && !lay)
+    if (has_shape + has_rel + has_src > 1 && !(has_src && has_rel && !has_shape))
         return sl_err_set(err, SL_EINVAL,
-                          "%s: give shape, rel_shape, src_dims or layout (alone: the data keeps "
-                          "its shape, the layout is set)",
+                          "%s: give at most one of shape, rel_shape and src_dims (src_dims may go "
+                          "with rel_shape)",
                           NAME);
     reshape_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
@@ -116,14 +121,27 @@ static sl_status reshape_create(const sl__args *a, const sl__op_init *init, void
         const int64_t *v;
         s->how = BY_SRC;
         s->n = sl__args_ints(a, "src_dims", &v);
-        if (s->n < 1 || s->n > SL_MAX_DIMS)
-            st = sl_err_set(err, SL_EINVAL, "%s: src_dims has %d dims (1..%d)", NAME, s->n,
+        if (s->n < 0 || s->n > SL_MAX_DIMS) /* [] makes a scalar of a one-element sample */
+            st = sl_err_set(err, SL_EINVAL, "%s: src_dims has %d dims (0..%d)", NAME, s->n,
                             SL_MAX_DIMS);
         for (int i = 0; i < s->n && i < SL_MAX_DIMS && st == SL_OK; i++) {
             if (v[i] < -1 || v[i] >= SL_MAX_DIMS)
                 st = sl_err_set(err, SL_EINVAL, "%s: src_dims[%d] = %lld (a dim, or -1)", NAME, i,
                                 (long long)v[i]);
             s->src_dims[i] = v[i];
+        }
+        if (st == SL_OK && has_rel) {
+            const double *r = NULL;
+            s->src_rel_node = sl__args_node(a, "rel_shape") >= 0; /* (then checked per sample) */
+            int nr = s->src_rel_node ? s->n : sl__args_floats(a, "rel_shape", &r);
+            if (!s->src_rel_node && nr != s->n)
+                st = sl_err_set(err, SL_EINVAL,
+                                "%s: src_dims has %d values, rel_shape %d: ``src_dims`` and "
+                                "``rel_shape`` have different lengths: %d vs %d",
+                                NAME, s->n, nr, s->n, nr);
+            for (int i = 0; st == SL_OK && !s->src_rel_node && i < nr; i++) s->rel_shape[i] = r[i];
+            if (st == SL_OK && !s->src_rel_node) st = check_shape(NULL, -1, NULL, r, nr, err);
+            s->src_rel = true;
         }
     } else if (has_shape || has_rel) {
         s->how = has_shape ? BY_SHAPE : BY_REL;
@@ -140,10 +158,11 @@ static sl_status reshape_create(const sl__args *a, const sl__op_init *init, void
             st = check_shape(NULL, -1, NULL, v, s->n, err);
         }
     } else {
-        s->how = BY_LAYOUT;
+        s->how = lay ? BY_LAYOUT : BY_INPUT; /* checked in setup, which knows the inputs */
     }
     if (st == SL_OK && lay) {
-        if (*lay && s->how != BY_LAYOUT && !s->per_sample && (int)strlen(lay) != s->n)
+        if (*lay && s->how != BY_LAYOUT && s->how != BY_INPUT && !s->per_sample &&
+            (int)strlen(lay) != s->n)
             st = sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for %d dims", NAME, lay, s->n);
         else if (strlen(lay) > SL_LAYOUT_MAX)
             st = sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" is too long", NAME, lay);
@@ -167,26 +186,58 @@ static sl_status requested(const reshape_state *s, const sl__op_io *io, int i, i
     int64_t shape[SL_MAX_DIMS];
     double rel[SL_MAX_DIMS];
     int got = n;
-    if (s->per_sample && s->how == BY_SHAPE)
-        SL_TRY(sl__args_sample_ints(s->a, io, NAME, "shape", i, shape, SL_MAX_DIMS, &got, err));
-    else if (s->per_sample)
+    if (io->num_inputs > 1) {
+        const sl_tlist *si = io->in[1];
+        got = (int)(sl_tlist_sample_nbytes(si, i) / sl_dtype_size(si->dtype));
+        if (got != n)
+            return fail(io, i, err,
+                        "the shape input has %d values, sample 0's %d (every sample "
+                        "has one rank)",
+                        got, n);
+        for (int d = 0; d < n; d++)
+            shape[d] = (int64_t)sl__dtype_conv_load(si->data[i], si->dtype, d);
+        SL_TRY(check_shape(io, i, shape, NULL, n, err));
+        for (int d = 0; d < n; d++) sh[d] = shape[d];
+        return SL_OK;
+    }
+    if (s->how == BY_SRC && s->src_rel_node) {
         SL_TRY(sl__args_sample_floats(s->a, io, NAME, "rel_shape", i, rel, SL_MAX_DIMS, &got, err));
-    else
+        if (got != n)
+            return fail(io, i, err,
+                        "src_dims has %d values, rel_shape %d: ``src_dims`` and ``rel_shape`` "
+                        "have different lengths: %d vs %d",
+                        n, got, n, got);
+        SL_TRY(check_shape(io, i, NULL, rel, n, err));
+    } else if (s->per_sample && s->how == BY_SHAPE) {
+        SL_TRY(sl__args_sample_ints(s->a, io, NAME, "shape", i, shape, SL_MAX_DIMS, &got, err));
+    } else if (s->per_sample) {
+        SL_TRY(sl__args_sample_floats(s->a, io, NAME, "rel_shape", i, rel, SL_MAX_DIMS, &got, err));
+    } else {
         memcpy(shape, s->shape, sizeof shape), memcpy(rel, s->rel_shape, sizeof rel);
+    }
     if (got != n)
         return fail(io, i, err, "%s has %d values, sample 0's %d (every sample has one rank)",
                     s->how == BY_SHAPE ? "shape" : "rel_shape", got, n);
     if (s->per_sample) SL_TRY(check_shape(io, i, shape, s->how == BY_REL ? rel : NULL, n, err));
     if (s->how == BY_REL && n > in->ndim)
-        return fail(io, i, err, "rel_shape has %d dims, input %d", n, in->ndim);
+        return fail(io, i, err,
+                    "rel_shape has %d dims, the input %d: ``rel_shape`` has more elements (%d) "
+                    "than there are dimensions in the input (%d); use ``src_dims`` to add dims",
+                    n, in->ndim, n, in->ndim);
     for (int d = 0; d < n; d++) {
         if (s->how == BY_LAYOUT) {
             sh[d] = ish[d];
         } else if (s->how == BY_SRC) {
             if (s->src_dims[d] >= in->ndim)
-                return fail(io, i, err, "src_dims[%d] = %lld, but the input has %d dims", d,
-                            (long long)s->src_dims[d], in->ndim);
+                return fail(io, i, err,
+                            "src_dims[%d] = %lld, but the input has %d dims (index %lld "
+                            "is out of bounds)",
+                            d, (long long)s->src_dims[d], in->ndim, (long long)s->src_dims[d]);
             sh[d] = s->src_dims[d] < 0 ? 1 : ish[s->src_dims[d]];
+            if (s->src_rel && rel[d] < 0)
+                sh[d] = -1;
+            else if (s->src_rel)
+                sh[d] = llround(rel[d] * (double)sh[d]);
         } else if (s->how == BY_REL && rel[d] >= 0) {
             double x = rel[d] * (double)ish[d];
             if (!(x < 0x1p62))
@@ -204,6 +255,17 @@ static sl_status requested(const reshape_state *s, const sl__op_io *io, int i, i
 /* the output rank: the literal's, the input's (layout alone), or sample 0's per-sample value */
 static sl_status out_rank(const reshape_state *s, const sl__op_io *io, int *n, sl_err *err) {
     *n = s->how == BY_LAYOUT ? io->in[0]->ndim : s->n;
+    if (io->num_inputs > 1) { /* the shape input: sample 0's length */
+        const sl_tlist *si = io->in[1];
+        *n = io->batch ? (int)(sl_tlist_sample_nbytes(si, 0) / sl_dtype_size(si->dtype)) : 0;
+        if (si->device.kind != SL_DEVICE_CPU || sl_dtype_is_float(si->dtype) || si->ndim > 1 ||
+            *n > SL_MAX_DIMS)
+            return sl_err_set(err, SL_EINVAL,
+                              "%s: the shape input must be a CPU list of at most %d integers per "
+                              "sample",
+                              NAME, SL_MAX_DIMS);
+        return SL_OK;
+    }
     if (!s->per_sample || io->batch == 0) return SL_OK;
     int64_t shape[SL_MAX_DIMS];
     double rel[SL_MAX_DIMS];
@@ -217,6 +279,16 @@ static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
     const sl_tlist *in = io->in[0];
     sl_tlist *out = io->out[0];
     int n;
+    if (io->num_inputs > 1 && s->how != BY_LAYOUT && s->how != BY_INPUT)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: give the shape as the second input or as shape, rel_shape or "
+                          "src_dims, not both",
+                          NAME);
+    if (io->num_inputs < 2 && s->how == BY_INPUT)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: give shape, rel_shape, src_dims, a second input with the shape, or "
+                          "layout (alone: the data keeps its shape, the layout is set)",
+                          NAME);
     SL_TRY(out_rank(s, io, &n, err));
     if (s->has_layout && s->layout[0] && (int)strlen(s->layout) != n)
         return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for %d dims", NAME, s->layout, n);
@@ -239,7 +311,18 @@ static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
                                    d, (long long)sh[d], (long long)vol);
         }
         if (wild >= 0) {
-            if (known == 0 || vol % known)
+            if (known == 0 || (vol == 0 && s->how == BY_REL)) {
+                char dims[SL_MAX_DIMS * 24] = "";
+                for (int d = 0, o = 0; d < in->ndim && o < (int)sizeof dims; d++)
+                    o += snprintf(dims + o, sizeof dims - (size_t)o, "%s%lld", d ? " x " : "",
+                                  (long long)ish[d]);
+                return sl__op_fail(err, SL_EINVAL, io, i, NAME,
+                                   "cannot infer the -1 extent (dim %d) of a sample with no "
+                                   "elements: Cannot infer the size of dimension %d when the "
+                                   "volume of the other dimensions is 0. Input shape: %s",
+                                   wild, wild, dims);
+            }
+            if (vol % known)
                 return sl__op_fail(err, SL_EINVAL, io, i, NAME,
                                    "cannot infer the -1 extent: %lld elements over %lld",
                                    (long long)vol, (long long)known);
@@ -248,9 +331,13 @@ static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
         }
         if (known != vol)
             return sl__op_fail(
-                err, SL_EINVAL, io, i, NAME, "input has %lld elements, the requested shape %lld%s",
+                err, SL_EINVAL, io, i, NAME,
+                "input has %lld elements, the requested shape %lld%s: The volume of the new shape "
+                "should match the one of the original shape. Requested a shape with %lld elements "
+                "but the original shape has %lld elements.",
                 (long long)vol, (long long)known,
-                s->how == BY_SRC ? " (src_dims may leave out only dims of extent 1)" : "");
+                s->how == BY_SRC ? " (src_dims may leave out only dims of extent 1)" : "",
+                (long long)known, (long long)vol);
         sl_tlist_set_external(out, i, in->data[i], sh);
     }
     if (s->has_layout) {
@@ -268,9 +355,10 @@ static sl_status reshape_setup(void *state, sl__op_io *io, sl_err *err) {
 
 const sl__op_def sl__reshape_op = {
     .name = "reshape",
-    .doc = "Views each sample with another shape and/or layout; the data is not copied.",
+    .doc = "Views each sample with another shape and/or layout; the data is not copied. The shape "
+           "may come as a second input (a list of integers per sample), as DALI's.",
     .min_inputs = 1,
-    .max_inputs = 1,
+    .max_inputs = 2,
     .args = reshape_args,
     .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
     .flags = SL_OPF_NOCOPY,
@@ -333,14 +421,16 @@ static sl_status dims_create_as(const sl__args *a, bool expand, void **out, sl_e
             st = sl_err_set(err, SL_EINVAL, "%s: axis %lld", s->name, (long long)v[k]);
         for (int j = 0; j < k && st == SL_OK; j++)
             if (v[j] == v[k])
-                st = sl_err_set(err, SL_EINVAL, "%s: axis %lld given twice", s->name,
-                                (long long)v[k]);
+                st = sl_err_set(
+                    err, SL_EINVAL, "%s: axis %lld given twice%s", s->name, (long long)v[k],
+                    expand ? "" : ": Specified at least twice same dimension to remove.");
         s->axes[k] = (int)v[k];
     }
     s->naxes = n;
     if (st == SL_OK && names) snprintf(s->names, sizeof s->names, "%s", names);
     if (st == SL_OK && !expand && (n > 0) == (s->names[0] != 0))
-        st = sl_err_set(err, SL_EINVAL, "%s: give axes or axis_names (one of them)", s->name);
+        st = sl_err_set(err, SL_EINVAL, "%s: give axes or axis_names (one of them)%s", s->name,
+                        n > 0 ? ": Provided both ``axes`` and ``axis_names`` arguments" : "");
     if (st != SL_OK) {
         free(s);
         return st;
@@ -373,8 +463,10 @@ static sl_status dims_setup(void *state, sl__op_io *io, sl_err *err) {
         for (const char *c = s->names; *c; c++) {
             const char *at = strchr(in->layout, *c);
             if (!at)
-                return sl_err_set(err, SL_EINVAL, "%s: axis '%c' is not in the layout \"%s\"",
-                                  s->name, *c, in->layout);
+                return sl_err_set(err, SL_EINVAL,
+                                  "%s: axis '%c' is not in the layout \"%s\": Axis '%c' is not "
+                                  "present in the input layout",
+                                  s->name, *c, in->layout, *c);
             mark[at - in->layout] = true;
         }
     } else {
@@ -400,14 +492,21 @@ static sl_status dims_setup(void *state, sl__op_io *io, sl_err *err) {
         if (s->expand) {
             for (int j = 0; o < on; o++) sh[o] = mark[o] ? 1 : ish[j++];
         } else {
+            /* as DALI: a removed dim has extent 1, or the sample has no elements either way */
+            int64_t vin = 1, vout = 1;
+            int bad = -1;
             for (int d = 0; d < nd; d++) {
-                if (!mark[d]) {
-                    sh[o++] = ish[d];
-                } else if (ish[d] != 1) {
-                    return sl__op_fail(err, SL_EINVAL, io, i, s->name,
-                                       "dim %d has extent %lld, not 1", d, (long long)ish[d]);
-                }
+                vin *= ish[d];
+                if (!mark[d])
+                    vout *= (sh[o++] = ish[d]);
+                else if (ish[d] != 1 && bad < 0)
+                    bad = d;
             }
+            if (bad >= 0 && vin != vout)
+                return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                                   "dim %d has extent %lld, not 1: Requested a shape with %lld "
+                                   "elements but the original shape has %lld elements.",
+                                   bad, (long long)ish[bad], (long long)vout, (long long)vin);
         }
         sl_tlist_set_external(io->out[0], i, in->data[i], sh);
     }

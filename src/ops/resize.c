@@ -22,6 +22,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #ifdef SLUICE_HAVE_CUDA
@@ -113,6 +114,11 @@ typedef struct resize_state {
     bool has_roi, roi_rel; /* resize: roi_start / roi_end given */
     double roi_start[2], roi_end[2];
     bool random; /* random_resized_crop: the window drawn per sample */
+    /* the batch's geometry: H at dim hpos, W after it, then C (clast) or nothing; the dims before
+     * H are planes (frames, channels) that share the window (random_resized_crop only; resize
+     * takes HWC, sequences frame by frame) */
+    int hpos;
+    bool clast;
     sl__crop_window_cfg win;
     uint64_t seed;
     const char *name;
@@ -386,11 +392,41 @@ static sl_status window(resize_state *s, const sl__op_io *io, int i, int64_t H, 
     return SL_OK;
 }
 
+/* The batch's geometry (s->hpos, s->clast). resize: HWC (or 3-d without a layout). As DALI's
+ * random_resized_crop: HWC, CHW, FHWC, FCHW, CFHW (any layout with H, W adjacent and C last or
+ * absent): every dim before H is a plane cropped by the sample's one window. */
+static sl_status geometry(resize_state *s, const sl__op_io *io, sl_err *err) {
+    const sl_tlist *in = io->in[0];
+    s->hpos = 0, s->clast = true;
+    if (in->ndim == 3 && (!in->layout[0] || !strcmp(in->layout, "HWC"))) return SL_OK;
+    const char *h = s->random && in->layout[0] ? strchr(in->layout, 'H') : NULL;
+    if (h && h[1] == 'W' && (!h[2] || (h[2] == 'C' && !h[3])) && !strchr(h + 1, 'H') &&
+        (int)strlen(in->layout) == in->ndim) {
+        if (io->device.kind != SL_DEVICE_CPU)
+            return sl_err_set(err, SL_EINVAL,
+                              "%s: on the GPU the input must be HWC (\"%s\" runs on the CPU)",
+                              s->name, in->layout);
+        s->hpos = (int)(h - in->layout), s->clast = h[2] == 'C';
+        return SL_OK;
+    }
+    return sl_err_set(err, SL_EINVAL, "%s: input must be HWC%s, not \"%s\" (%d dims)", s->name,
+                      s->random ? ", CHW, FHWC, FCHW or CFHW" : "", in->layout, in->ndim);
+}
+
+/* sample i's planes, height, width and channels */
+static void planes(const resize_state *s, const sl_tlist *in, int i, int64_t *P, int64_t *H,
+                   int64_t *W, int64_t *C) {
+    const int64_t *sh = sl_tlist_shape(in, i);
+    *P = 1;
+    for (int d = 0; d < s->hpos; d++) *P *= sh[d];
+    *H = sh[s->hpos], *W = sh[s->hpos + 1], *C = s->clast ? sh[s->hpos + 2] : 1;
+}
+
 static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
     resize_state *s = state;
     const sl_tlist *in = io->in[0];
-    if (in->ndim != 3 || (in->layout[0] && strcmp(in->layout, "HWC")))
-        return sl_err_set(err, SL_EINVAL, "%s: input must be HWC", s->name);
+    SL_TRY(geometry(s, io, err));
+    int nd = in->ndim;
     if (io->batch > s->cap) {
         int64_t *n = realloc(s->out_hw, (size_t)io->batch * 2 * sizeof *n);
         if (n) s->out_hw = n;
@@ -399,14 +435,15 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
         if (!n || !r) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
         s->cap = io->batch;
     }
-    int64_t *shapes = sl__malloc((size_t)io->batch * 3 * sizeof *shapes, err);
+    int64_t *shapes = sl__malloc((size_t)io->batch * (size_t)nd * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     for (int i = 0; i < io->batch; i++) {
         const int64_t *sh = sl_tlist_shape(in, i);
+        int64_t P, H, W, C;
+        planes(s, in, i, &P, &H, &W, &C);
         double *r = s->roi + 4 * i;
-        sl_status st = sh[0] < 1 || sh[1] < 1
-                           ? sl__op_fail(err, SL_EINVAL, io, i, s->name, "empty image")
-                           : window(s, io, i, sh[0], sh[1], r, err);
+        sl_status st = H < 1 || W < 1 ? sl__op_fail(err, SL_EINVAL, io, i, s->name, "empty image")
+                                      : window(s, io, i, H, W, r, err);
         if (st != SL_OK) {
             free(shapes);
             return st;
@@ -420,14 +457,17 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
         double exact[2];
         out_size(s, r[2], r[3], ty, tx, exact, &s->out_hw[2 * i]);
         if (s->subpixel) subpixel_window(r, exact, &s->out_hw[2 * i]);
-        shapes[3 * i] = s->out_hw[2 * i], shapes[3 * i + 1] = s->out_hw[2 * i + 1];
-        shapes[3 * i + 2] = sh[2];
+        int64_t *o = shapes + (size_t)i * (size_t)nd;
+        memcpy(o, sh, (size_t)nd * sizeof *o);
+        o[s->hpos] = s->out_hw[2 * i], o[s->hpos + 1] = s->out_hw[2 * i + 1];
     }
     sl_tlist *out = io->out[0];
     sl_status st =
-        sl_tlist_reset(out, io->batch, s->has_dtype ? s->dtype : in->dtype, 3, io->device, err);
+        sl_tlist_reset(out, io->batch, s->has_dtype ? s->dtype : in->dtype, nd, io->device, err);
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
-    if (st == SL_OK) memcpy(out->layout, "HWC", 4);
+    if (st == SL_OK)
+        snprintf(out->layout, sizeof out->layout, "%s",
+                 in->ndim == 3 && !s->hpos ? "HWC" : in->layout);
     free(shapes);
     return st;
 }
@@ -510,11 +550,10 @@ static int64_t rows_read(const int64_t *fy, int ty, int64_t OH, int64_t H, int64
 /* out: (out_h, out_w, C). Two separable passes, rows into a float scratch then columns; each
  * output sums its taps in order. The taps' clamped offsets are worked out once per image, and
  * uint8 (the decoders' output) is read and written directly. */
-static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
-    resize_state *s = state;
+static sl_status resize_plane(resize_state *s, sl__op_io *io, int i, int worker, const void *src,
+                              void *dst, int64_t H, int64_t W, int64_t C, sl_err *err) {
     const sl_tlist *in = io->in[0];
-    const int64_t *sh = sl_tlist_shape(in, i);
-    int64_t H = sh[0], W = sh[1], C = sh[2], OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
+    int64_t OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
     const double *r = s->roi + 4 * i;
     int tx_max = max_taps(r[3], OW), ty_max = max_taps(r[2], OH);
     size_t need = sizeof(float) * (size_t)((H + 1) * OW * C + OW * tx_max + OH * ty_max) +
@@ -528,7 +567,6 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
     int64_t y0, rows = rows_read(fy, ty, OH, H, &y0);
     for (int64_t x = 0; x < OW; x++) /* taps outside the image are folded onto the edge */
         for (int k = 0; k < tx; k++) xoff[x * tx + k] = (int64_t)clampi(fx[x] + k, W) * C;
-    const void *src = in->data[i];
     sl_dtype it = in->dtype, ot = io->out[0]->dtype;
     for (int64_t y = y0; y < y0 + rows; y++) {
         float *t = tmp + y * OW * C;
@@ -560,7 +598,6 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
             }
         }
     }
-    void *dst = io->out[0]->data[i];
     int64_t n = OW * C;
     float *acc = tmp + H * n; /* one output row's sums, tap by tap (each still in tap order) */
     for (int64_t y = 0; y < OH; y++) {
@@ -578,6 +615,20 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
                 sl__dtype_conv_store(dst, ot, y * n + j, acc[j]);
         }
     }
+    return SL_OK;
+}
+
+static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+    resize_state *s = state;
+    const sl_tlist *in = io->in[0];
+    int64_t P, H, W, C;
+    planes(s, in, i, &P, &H, &W, &C);
+    size_t ib = (size_t)(H * W * C) * sl_dtype_size(in->dtype);
+    size_t ob =
+        (size_t)(s->out_hw[2 * i] * s->out_hw[2 * i + 1] * C) * sl_dtype_size(io->out[0]->dtype);
+    for (int64_t p = 0; p < P; p++) /* the planes (frames, channels) share the window */
+        SL_TRY(resize_plane(s, io, i, worker, (const char *)in->data[i] + (size_t)p * ib,
+                            (char *)io->out[0]->data[i] + (size_t)p * ob, H, W, C, err));
     return SL_OK;
 }
 
@@ -645,8 +696,9 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 
 const sl__op_def sl__random_resized_crop_op = {
     .name = "random_resized_crop",
-    .doc = "Resamples a random area / aspect-ratio window of each HWC image to `size` (DALI's "
-           "fn.random_resized_crop).",
+    .doc = "Resamples a random area / aspect-ratio window of each image to `size` (DALI's "
+           "fn.random_resized_crop); HWC, CHW and sequences (FHWC, FCHW, CFHW) share a window per "
+           "sample.",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = rrc_args,

@@ -102,8 +102,10 @@ static sl_status rrc_create(const sl__args *a, const sl__op_init *init, void **o
     if (!st) st = va_init(&s->shape, a, "roi_random_crop", "roi_shape", err);
     if (!st) st = va_init(&s->in, a, "roi_random_crop", "in_shape", err);
     if (!st && s->end.has == s->shape.has)
-        st = sl_err_set(err, SL_EINVAL, "roi_random_crop: give either roi_end or roi_shape, not %s",
-                        s->end.has ? "both" : "neither");
+        st = sl_err_set(
+            err, SL_EINVAL, "roi_random_crop: give either roi_end or roi_shape, not %s%s",
+            s->end.has ? "both" : "neither",
+            s->end.has ? ": Either ROI end or ROI shape should be defined, but not both" : "");
     if (st) {
         free(s);
         return st;
@@ -121,7 +123,8 @@ static sl_status rrc_setup(void *state, sl__op_io *io, sl_err *err) {
     rrc_state *s = state;
     if (io->num_inputs == 1 && s->in.has)
         return sl_err_set(err, SL_EINVAL,
-                          "roi_random_crop: in_shape and an input exclude each other");
+                          "roi_random_crop: in_shape and an input exclude each other: "
+                          "``in_shape`` argument is incompatible with providing an input.");
     int nd = -1;
     for (int i = 0; i < io->batch; i++) {
         int64_t crop[SL_MAX_DIMS], start[SL_MAX_DIMS], x[SL_MAX_DIMS], in[SL_MAX_DIMS];
@@ -155,18 +158,30 @@ static sl_status rrc_setup(void *state, sl__op_io *io, sl_err *err) {
         int64_t *o = io->out[0]->data[i];
         for (int d = 0; d < nd; d++) {
             int64_t ext = s->end.has ? x[d] - start[d] : x[d];
+            /* (each error ends in DALI's own sentence, which DALI's tests match) */
+            if (bounded && in[d] < 0)
+                return sl__op_fail(err, SL_EINVAL, io, i, "roi_random_crop",
+                                   "axis %d: the input's extent is %lld: Input shape can't be "
+                                   "negative.",
+                                   d, (long long)in[d]);
             if (crop[d] < 0 || ext < 0 || llabs(start[d]) > ((int64_t)1 << 53) ||
                 crop[d] > ((int64_t)1 << 53) || ext > ((int64_t)1 << 53))
                 return sl__op_fail(err, SL_EINVAL, io, i, "roi_random_crop",
                                    "axis %d: crop %lld, ROI start %lld extent %lld (need "
-                                   "non-negative sizes within 2^53)",
-                                   d, (long long)crop[d], (long long)start[d], (long long)ext);
-            if (bounded && (crop[d] > in[d] || start[d] < 0 || start[d] + ext > in[d]))
+                                   "non-negative sizes within 2^53)%s",
+                                   d, (long long)crop[d], (long long)start[d], (long long)ext,
+                                   crop[d] < 0 ? ": Crop shape can't be negative" : "");
+            if (bounded && (start[d] < 0 || start[d] + ext > in[d]))
                 return sl__op_fail(err, SL_EINVAL, io, i, "roi_random_crop",
-                                   "axis %d: the crop (%lld) or the ROI [%lld, %lld) is out of "
-                                   "the input's bounds (%lld)",
-                                   d, (long long)crop[d], (long long)start[d],
-                                   (long long)(start[d] + ext), (long long)in[d]);
+                                   "axis %d: the ROI [%lld, %lld) is out of the input's bounds "
+                                   "(%lld): ROI can't be out of bounds.",
+                                   d, (long long)start[d], (long long)(start[d] + ext),
+                                   (long long)in[d]);
+            if (bounded && crop[d] > in[d])
+                return sl__op_fail(err, SL_EINVAL, io, i, "roi_random_crop",
+                                   "axis %d: the crop (%lld) is larger than the input (%lld): "
+                                   "Cropping shape can't be bigger than the input shape.",
+                                   d, (long long)crop[d], (long long)in[d]);
             if (ext == crop[d]) {
                 o[d] = start[d];
             } else if (ext > crop[d]) { /* inside the ROI */
@@ -435,16 +450,20 @@ static sl_status sm_count(const sl__op_io *io, int i, int64_t *np, int64_t *nv, 
             if (q[3 * j + 1] < 0 || q[3 * j + 2] < q[3 * j + 1] || q[3 * j + 2] > nvert)
                 return sl__op_fail(err, SL_EINVAL, io, i, SM,
                                    "polygon %lld of mask %d has vertices [%d, %d), outside the "
-                                   "%lld there are",
+                                   "%lld there are: Vertex index range for mask id %d is out of "
+                                   "bounds. Expected to be within the range of available "
+                                   "vertices [0, %lld).",
                                    (long long)j, id[a], q[3 * j + 1], q[3 * j + 2],
-                                   (long long)nvert);
+                                   (long long)nvert, id[a], (long long)nvert);
             found = true;
             ++*np;
             *nv += q[3 * j + 2] - q[3 * j + 1];
         }
         if (!found)
-            return sl__op_fail(err, SL_EINVAL, io, i, SM, "mask id %d is not in the polygons",
-                               id[a]);
+            return sl__op_fail(err, SL_EINVAL, io, i, SM,
+                               "mask id %d is not in the polygons: Selected mask_id %d is not "
+                               "present in the input.",
+                               id[a], id[a]);
     }
     return SL_OK;
 }
@@ -471,7 +490,9 @@ static sl_status sm_setup(void *state, sl__op_io *io, sl_err *err) {
         if (pol->shapes[2 * i + 1] != 3)
             return sl__op_fail(err, SL_EINVAL, io, i, SM,
                                "polygons must have 3 columns (mask id, first and end vertex), "
-                               "not %lld",
+                               "not %lld: ``polygons`` is expected to contain 2D tensors with 3 "
+                               "columns: ``mask_id, start_idx, end_idx``. Got %lld columns.",
+                               (long long)pol->shapes[2 * i + 1],
                                (long long)pol->shapes[2 * i + 1]);
         SL_TRY(sm_count(io, i, &ps[2 * i], &vs[2 * i], err));
         ps[2 * i + 1] = 3;

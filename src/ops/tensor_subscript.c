@@ -10,8 +10,8 @@
  * None) takes no input dim; `names` gives each new dim's layout letter in order ('*' unnamed,
  * DALI's `newaxis("F")`). One entry may be an ellipsis (mode 32, Python's `...`): whole slices of
  * as many dims as the other entries leave. The layout keeps the letters of the dims that stay
- * (when the input has a layout or a new dim is named). run_cpu copies the kept trailing dims as
- * blocks; new dims move no data. */
+ * and has the new dims' names (none, as DALI, when a letter is unknown: an unnamed new dim).
+ * run_cpu copies the kept trailing dims as blocks; new dims move no data. */
 #include "operator/argin.h"
 #include "operator/op.h"
 
@@ -137,8 +137,10 @@ static sl_status ts_create(const sl__args *a, const sl__op_init *init, void **ou
  * in *ond. */
 static sl_status ts_map(ts_state *s, int ndim, int *ond, sl_err *err) {
     if (s->consumed > ndim)
-        return sl_err_set(err, SL_EINVAL, "%s: %d subscripts for samples of %d dims", NAME,
-                          s->consumed, ndim);
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: %d subscripts for samples of %d dims: Too many "
+                          "indices",
+                          NAME, s->consumed, ndim);
     int rank = ndim;
     for (int e = 0; e < s->k; e++)
         rank += (s->mode[e] == NEWAXIS) - (s->mode[e] == INDEX || s->mode[e] == INDEX_IN);
@@ -234,17 +236,14 @@ static sl_status ts_setup(void *state, sl__op_io *io, sl_err *err) {
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     free(shapes);
     if (st != SL_OK) return st;
-    /* the kept dims' letters and the new dims' names; none when the input has no layout and no
-     * new dim is named */
+    /* the kept dims' letters and the new dims' names; as DALI, none unless every letter is known
+     * (an unnamed new dim, or a kept dim of an input without a layout, leaves it empty) */
     memset(out->layout, 0, sizeof out->layout);
-    bool has = in->ndim > 0 && (int)strlen(in->layout) == in->ndim, named = false;
+    bool has = (int)strlen(in->layout) == in->ndim, known = true;
     for (int o = 0; o < ond; o++)
-        if (s->out_of[o] < 0 && s->names[-1 - s->out_of[o]] != '*') named = true;
-    if (has || named)
-        for (int o = 0; o < ond; o++)
-            out->layout[o] = s->out_of[o] < 0 ? s->names[-1 - s->out_of[o]]
-                             : has            ? in->layout[s->out_of[o]]
-                                              : '*';
+        known = known && (s->out_of[o] < 0 ? s->names[-1 - s->out_of[o]] != '*' : has);
+    for (int o = 0; o < ond && known; o++)
+        out->layout[o] = s->out_of[o] < 0 ? s->names[-1 - s->out_of[o]] : in->layout[s->out_of[o]];
     return SL_OK;
 }
 

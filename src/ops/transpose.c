@@ -29,7 +29,7 @@ static const sl__arg_schema tr_args[] = {
 };
 
 typedef struct tr_state {
-    int nperm; /* 0: reverse */
+    int nperm; /* -1: not given (the dimensions reversed); 0: a scalar's empty perm */
     int perm[SL_MAX_DIMS];
     bool transpose_layout;
     char out_layout[SL_LAYOUT_MAX + 1];
@@ -49,12 +49,13 @@ static sl_status tr_create(const sl__args *a, const sl__op_init *init, void **ou
     tr_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     sl_status st = SL_OK;
+    s->nperm = -1;
     if (sl__args_get(a, "perm")->kind != SL_VAL_NONE) {
         const int64_t *p;
         int n = sl__args_ints(a, "perm", &p);
         bool seen[SL_MAX_DIMS] = {false};
-        if (n < 1 || n > SL_MAX_DIMS)
-            st = sl_err_set(err, SL_EINVAL, "transpose: perm has %d entries (1..%d)", n,
+        if (n < 0 || n > SL_MAX_DIMS) /* [] is a scalar's */
+            st = sl_err_set(err, SL_EINVAL, "transpose: perm has %d entries (0..%d)", n,
                             SL_MAX_DIMS);
         for (int d = 0; d < n && st == SL_OK; d++) {
             if (p[d] < 0 || p[d] >= n || seen[p[d]])
@@ -86,10 +87,10 @@ static sl_status tr_setup(void *state, sl__op_io *io, sl_err *err) {
     tr_state *s = state;
     const sl_tlist *in = io->in[0];
     int nd = in->ndim;
-    if (s->nperm && s->nperm != nd)
+    if (s->nperm >= 0 && s->nperm != nd)
         return sl_err_set(err, SL_EINVAL, "transpose: perm has %d entries, the input %d dimensions",
                           s->nperm, nd);
-    for (int d = 0; d < nd; d++) s->p[d] = s->nperm ? s->perm[d] : nd - 1 - d;
+    for (int d = 0; d < nd; d++) s->p[d] = s->nperm >= 0 ? s->perm[d] : nd - 1 - d;
     if (s->has_out_layout && s->out_layout[0] && (int)strlen(s->out_layout) != nd)
         return sl_err_set(err, SL_EINVAL, "transpose: output_layout \"%s\" for %d dimensions",
                           s->out_layout, nd);

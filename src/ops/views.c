@@ -72,7 +72,8 @@ static sl_status pf_setup(void *state, sl__op_io *io, sl_err *err) {
     if (in->ndim < 1)
         return sl_err_set(err, SL_EINVAL,
                           "per_frame: the input's samples are scalars; a sequence has its frames "
-                          "as the outermost dim (give each sample a leading dim, x[newaxis])");
+                          "as the outermost dim (give each sample a leading dim, x[newaxis]): "
+                          "Cannot mark zero-dimensional input as a sequence");
     char layout[SL_LAYOUT_MAX + 1];
     memset(layout, 0, sizeof layout);
     if (!in->layout[0]) {
@@ -80,7 +81,8 @@ static sl_status pf_setup(void *state, sl__op_io *io, sl_err *err) {
     } else if (in->layout[0] != 'F' && !*(const bool *)state) {
         return sl_err_set(err, SL_EINVAL,
                           "per_frame: the input's layout \"%s\" does not start with F (frames); "
-                          "replace=True makes its first letter F",
+                          "replace=True makes its first letter F: Per-frame argument input must "
+                          "be a sequence. The input layout should start with 'F'",
                           in->layout);
     } else {
         memcpy(layout, in->layout, sizeof layout);

@@ -72,6 +72,9 @@ class BaseIterator:
             if not isinstance(p, Pipeline):
                 raise errors.ArgumentTypeError("pipelines[%d] is a %s, not a sluice Pipeline"
                                                % (i, type(p).__name__))
+            # a Pipeline subclass (define_graph) that was not built is traced here, as DALI's
+            # iterators build every pipeline they are given
+            p._define_from_subclass()
             p._require_graph()
             if p._restore is not None:
                 raise errors.InvalidArgumentError(

@@ -98,8 +98,10 @@ static sl_status rc_create(const sl__args *a, const sl__op_init *init, void **ou
         s->node_a = sl__args_node(a, "alpha");
         s->node_b = sl__args_node(a, "beta");
         if (st == SL_OK && ((s->node_a < 0 && !(s->alpha > 0)) || (s->node_b < 0 && !(s->b > 0))))
-            st = sl_err_set(err, SL_EINVAL, "random.beta: alpha %g and beta %g must be > 0",
-                            s->alpha, s->b);
+            st = sl__op_at_run(init, /* DALI checks them as it runs */
+                               sl_err_set(err, SL_EINVAL,
+                                          "random.beta: alpha %g and beta %g must be > 0", s->alpha,
+                                          s->b));
     } else {
         s->node_p = sl__args_node(a, "p");
         if (s->node_p < 0 && sl__args_get(a, "p")->kind != SL_VAL_NONE) {

@@ -118,11 +118,11 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
         if (st == SL_OK && s->nvalues < 1)
             st = sl_err_set(err, SL_EINVAL, "%s: empty values", name);
     } else if (s->node_range < 0) {
-        const double *r;
-        if (st == SL_OK && (sl__args_floats(a, "range", &r) != 2 || !(r[0] < r[1])))
-            at_run = sl_err_set(err, SL_EINVAL, "%s: range must be [lo, hi] with lo < hi", name);
-        else
+        const double *r = NULL;
+        if (sl__args_floats(a, "range", &r) == 2 && r[0] < r[1])
             s->lo = r[0], s->hi = r[1];
+        else if (st == SL_OK)
+            at_run = sl_err_set(err, SL_EINVAL, "%s: range must be [lo, hi] with lo < hi", name);
     }
     if (st != SL_OK || at_run != SL_OK) { /* (DALI checks the values it takes per sample as it
                                            * runs: at_run) */

@@ -181,7 +181,7 @@ static void test_source_and_errors(void) {
              "    return fn.get_property(files, key='size')\n",
              &e);
     CHECK(p == NULL);
-    CHECK_MSG(!check_needle_missing(e.msg, "get_property: unsupported property key \"size\""), "%s",
+    CHECK_MSG(!check_needle_missing(e.msg, "get_property: Unsupported property key: size"), "%s",
               e.msg);
     sl_pipeline_free(p);
 }

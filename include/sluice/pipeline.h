@@ -136,10 +136,11 @@ sl_status sl_pipeline_op_input(sl_pipeline_op *op, int node);
 sl_status sl_pipeline_op_device(sl_pipeline_op *op, const char *device);
 /* A keyword argument, as written in a pipeline: "255.0", "[0.485, 0.456]", "types.FLOAT",
  * "\"CHW\"", "True"; text that is not a literal ("[1, 2") is an SL_EINVAL naming the op and the
- * argument (a string is quoted). `name` and `device` are accepted here too. readers.tfrecord's
- * features (a dict in pipeline text) is given as the list of [name, feature] pairs that the dict
- * stands for, each feature a list [tfrec.FixedLenFeature, shape, dtype, default_value] or
- * [tfrec.VarLenFeature, (partial_shape,) dtype, default_value]:
+ * argument (a string is quoted, in ' or "; within it \\, \' and \" stand for \, ' and ").
+ * `name` and `device` are accepted here too. readers.tfrecord's features (a dict in pipeline
+ * text) is given as the list of [name, feature] pairs that the dict stands for, each feature a
+ * list [tfrec.FixedLenFeature, shape, dtype, default_value] or [tfrec.VarLenFeature,
+ * (partial_shape,) dtype, default_value]:
  * "[[\"image/encoded\", [tfrec.FixedLenFeature, [], tfrec.string, \"\"]],
  *   [\"image/class/label\", [tfrec.FixedLenFeature, [1], tfrec.int64, -1]]]". */
 sl_status sl_pipeline_op_arg(sl_pipeline_op *op, const char *name, const char *value);

@@ -50,11 +50,11 @@ def literal(v, what):
         return repr(v)
     if isinstance(v, str):
         c_text(v, what)
-        if '"' not in v:
+        if "\\" not in v and '"' not in v:
             return '"%s"' % v
-        if "'" not in v:
+        if "\\" not in v and "'" not in v:
             return "'%s'" % v
-        raise errors.InvalidArgumentError("%s: a string with both kinds of quote" % what)
+        return '"%s"' % v.replace("\\", "\\\\").replace('"', '\\"')  # (the library's escapes)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(literal(x, what) for x in v) + "]"
     if isinstance(v, dict):  # readers.tfrecord's features: a list of [key, value] pairs

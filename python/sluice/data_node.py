@@ -62,6 +62,16 @@ class DataNode:
         from . import fn
         return fn.shapes(self, device=device, **({} if dtype is None else {"dtype": dtype}))
 
+    def property(self, key: str, *, device: str = "cpu") -> "DataNode":
+        """A property of each sample as uint8 bytes, as a node (DALI's DataNode.property():
+        fn.get_property): key "source_info" (where the sample came from) or "layout"."""
+        from . import fn
+        return fn.get_property(self, key=key, device=device)
+
+    def source_info(self, *, device: str = "cpu") -> "DataNode":
+        """Each sample's source info as uint8 bytes, as a node: self.property("source_info")."""
+        return self.property("source_info", device=device)
+
     def __repr__(self):
         return "DataNode(name=%r, device=%r)" % (self.name, self.device)
 

@@ -252,6 +252,19 @@ class PySource:
             self._it = iter(self.source)
         self._cancelled = False
 
+    def forget(self):
+        """Its pipeline definition was closed: no pipeline of it asks again, so what was kept for
+        one that might (batches prefetched but never taken, to give again) goes now, not when
+        the garbage collector finds the source (the definition and its sources refer to each
+        other). The batches being made go too where the pipeline copied what it took; those a
+        live batch still points at (no_copy) stay until it is released."""
+        with self._lock:
+            self._recording = False
+            self._recorded = {}
+            self._replay = {}
+            if not self.no_copy:
+                self._batches = {}
+
     def next_epoch(self):
         """reset() after StopIteration: the next start is the next epoch (epoch_idx + 1)."""
         self._epoch_base += 1

@@ -204,6 +204,8 @@ def _call(schema, inputs, kwargs):
         v = _enum_value(a, v, what)
         if a.type in ("str", "strs"):
             v = _fspath(v)
+        if a.type == "str" and not isinstance(v, str):
+            v = str(v)  # as DALI's Python layer converts it: the op judges what it names
         if not type_ok(a.type, v):
             # (DALI's words "cannot be converted" close it: its tests match them)
             raise errors.ArgumentTypeError("%s takes %s, got %s %r: it cannot be converted to %s"

@@ -17,7 +17,7 @@ from . import _c, _conditionals, errors
 from ._graph import Graph, pipeline_error
 from ._deferred import resolve
 from ._owner import Owner, drain_deferred, guarded
-from ._state import stack
+from ._state import local, stack
 from ._values import INT_MAX, UINT64_MAX, checkpoint_bytes, is_int
 from ._conditionals import do_not_convert  # noqa: F401 -- sluice.pipeline.do_not_convert
 from .data_node import DataNode  # noqa: F401 -- sluice.pipeline.DataNode, as DALI has it
@@ -424,13 +424,20 @@ class Pipeline(PipelineAPI, Owner):
             self._graph.start_pool()
 
     def close(self) -> None:
-        """Stops the pipeline's threads and frees it. While views of its batches are alive the
-        C pipeline's memory stays, and is freed with the Pipeline object after the last of
-        them. run() is refused from then on."""
+        """Stops the pipeline's threads and frees it, and what its Python sources kept of batches
+        it had prefetched. While views of its batches are alive the C pipeline's memory stays,
+        and is freed with the Pipeline object after the last of them. run() is refused from
+        then on."""
         self._closed = True
         self._shut()
         if self._graph is not None:
             self._graph.close_pool()
+            # (not while an iterator's pipeline may still replay them, nor from inside a source,
+            # where the stopping waits: its threads may still ask for them)
+            if self._feeding() is None and getattr(local, "in_callback", None) is None:
+                for src in self._sources():
+                    if hasattr(src, "forget"):
+                        src.forget()
 
     @guarded("close()")
     def _shut(self):

@@ -349,6 +349,40 @@ def test_no_copy_batches_held_across_a_reset_keep_their_arrays():
     assert [np.asarray(held.at(i)).tolist() for i in range(2)] == [[0], [1, 1]]
     del held
     pipe.close()
+    # what was prefetched for epoch 2 goes with close(), by reference count: no collection
+    # of cycles is needed (another thread's collection may be running, and gc.collect() then
+    # does nothing)
+    assert [k for k, r in refs.items() if r() is not None and k[0] == 2] == []
     del pipe  # (the first C pipeline, whose batch was held, goes with the Pipeline object)
-    gc.collect()
+    for _ in range(200):  # (as above: until a collection of this thread's has run)
+        gc.collect()
+        if all(r() is None for r in refs.values()):
+            break
+        time.sleep(0.01)
     assert [k for k, r in refs.items() if r() is not None] == []
+
+
+@pytest.mark.parametrize("no_copy", [False, True])
+def test_close_drops_what_the_source_kept_of_batches_never_taken(no_copy):
+    """A built pipeline prefetches; what its source made for batches nobody took goes with
+    close(), by reference count, not at a later garbage collection."""
+    import weakref
+    refs = []
+
+    def cb(info):
+        a = np.full((3,), info.idx_in_epoch, np.int64)
+        refs.append(weakref.ref(a))
+        return a
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        return fn.external_source(cb, batch=False, no_copy=no_copy)
+    pipe = p()
+    pipe.build()
+    deadline = time.monotonic() + 30
+    while len(refs) < 4 and time.monotonic() < deadline:  # (it prefetches: two batches at least)
+        time.sleep(0.01)
+    assert len(refs) >= 4
+    pipe.close()
+    assert [r for r in refs if r() is not None] == []
+

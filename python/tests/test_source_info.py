@@ -2,7 +2,9 @@
 """Source info, as DALI's: each sample's source_info() (where its reader read it), passed on by the
 ops after the reader, and fn.get_property(x, key="source_info" / "layout") as a graph op giving
 uint8 arrays -- for readers.file, readers.numpy and readers.tfrecord over files made here, and
-for external_source data (no source info; its layouts)."""
+for external_source data (no source info; its layouts); DataNode.property() and source_info();
+an unknown key, also given as a list, refused with DALI's words; strings with both quotes and
+backslashes carried whole."""
 
 import numpy as np
 import pytest
@@ -104,8 +106,50 @@ def test_get_property_refuses_an_unknown_key(files):
         data, _ = fn.readers.file(files=files)
         return fn.get_property(data, key="size")
 
-    with pytest.raises(sluice.Error, match='get_property: unsupported property key "size"'):
+    with pytest.raises(sluice.Error, match="get_property: Unsupported property key: size"):
         p().build()
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def q():
+        data, _ = fn.readers.file(files=files)
+        return fn.get_property(data, key=["this key doesn't exist"])
+
+    # a string argument takes str() of another value, as DALI's Python layer does: no key
+    with pytest.raises(RuntimeError) as e:
+        q().build()
+    assert """Unsupported property key: ["this key doesn't exist"]""" in str(e.value)
+
+
+def test_data_node_property_and_source_info(files):
+    """DALI's DataNode.property(key) and DataNode.source_info(): get_property, on the CPU."""
+    @pipeline_def(batch_size=3, num_threads=1, device_id=None)
+    def p():
+        data, _ = fn.readers.file(files=files)
+        x = fn.reshape(data, layout="B")
+        return x.source_info(), x.property("layout"), x.gpu().source_info(device="cpu"), \
+            x.property("source_info")
+
+    info, lay, ginfo, info2 = p().run()
+    assert [text(t) for t in info] == files and [text(t) for t in info2] == files
+    assert [text(t) for t in ginfo] == files and ginfo.device == "cpu"
+    assert [text(t) for t in lay] == ["B"] * 3
+
+
+def test_strings_with_both_quotes_and_backslashes_reach_the_library(tmp_path):
+    """A path with ', " and \\ in it is carried whole to the reader (and back as source info)."""
+    d = tmp_path / "it's \"quoted\" \\ here"
+    d.mkdir()
+    f = d / "a\\b\\\\c'd.bin"  # (one backslash, then two)
+    f.write_bytes(b"xyz")
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def p():
+        data, _ = fn.readers.file(files=[str(f)])
+        return data, data.source_info()
+
+    data, info = p().run()
+    assert bytes(np.asarray(data.at(0))) == b"xyz"
+    assert text(info.at(0)) == str(f) and data.source_info() == [str(f)]
 
 
 @pytest.mark.gpu

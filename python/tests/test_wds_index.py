@@ -164,3 +164,54 @@ def test_reader_refuses_a_bad_index(tmp_path, text, needle):
     assert needle in str(e.value) and "readers.webdataset" in str(e.value)
     with pytest.raises(SluiceError, match="2 index_paths for 1 paths"):
         read_all([a], [tmp_path / "a.idx", tmp_path / "a.idx"], n=1)
+
+
+def test_index_creator_writes_the_same_index(tmp_path, monkeypatch, capsys):
+    """DALI's `from wds2idx import IndexCreator`, as its webdataset tests and examples use it."""
+    monkeypatch.setenv("SLUICE_TOOL", TOOL)
+    from wds2idx import IndexCreator
+    tar = tmp_path / "shard-0.tar"
+    make_tar(tar, tarfile.GNU_FORMAT)
+    idx = tmp_path / "made.idx"
+    with IndexCreator(str(tar), str(idx)) as ic:
+        assert not idx.exists()  # (DALI's opens it here: sluice writes it whole, later)
+        ic.create_index()
+    assert idx.read_text() == expected_index(tar)
+    assert "wrote the index of 5 samples" in capsys.readouterr().err
+    quiet = tmp_path / "quiet.idx"
+    IndexCreator(tar, quiet, verbose=False).create_index()  # (path objects too)
+    assert quiet.read_text() == expected_index(tar) and capsys.readouterr().err == ""
+    assert IndexCreator.split_name("a/b.seg.png") == ("a/b", "seg.png")
+    bad = tmp_path / "bad.tar"
+    bad.write_bytes(b"\x01" * 1024)
+    with pytest.raises(ValueError, match="bad.tar: bad tar header at offset 0"):
+        IndexCreator(bad, tmp_path / "bad.idx", verbose=False).create_index()
+    assert not (tmp_path / "bad.idx").exists()
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_webdataset_source_info_names_the_tar_the_offset_and_the_member(tmp_path, indexed):
+    """As DALI's: "TAR:OFFSET:NAME" of the member, its data's offset in the tar as tarfile gives
+    it; sluice gives every output the member of the first output (jpg here)."""
+    tar = tmp_path / "shard-0.tar"
+    make_tar(tar, tarfile.GNU_FORMAT)
+    with tarfile.open(tar) as t:
+        want = ["%s:%d:%s" % (tar, m.offset_data, m.name) for m in t if m.name.endswith(".jpg")]
+    assert len(want) == 5 and any(len(w.split(":")[2]) > 100 for w in want)  # (a GNU long name)
+    kw = {}
+    if indexed:
+        assert console_script(tar, tmp_path / "i.idx").returncode == 0
+        kw = {"index_paths": [str(tmp_path / "i.idx")]}
+
+    @pipeline_def(batch_size=5, num_threads=1, device_id=None)
+    def p():
+        jpg, cls = fn.readers.webdataset(paths=[str(tar)], ext=["jpg", "cls"], **kw)
+        return jpg, cls, jpg.source_info(), fn.get_property(cls, key="source_info"), \
+            jpg.gpu().source_info()
+
+    jpg, cls, info, cls_info, gpu_info = p().run()
+    text = [np.asarray(t).tobytes().decode() for t in info]
+    assert text == want
+    assert [np.asarray(t).tobytes().decode() for t in cls_info] == want
+    assert [np.asarray(t).tobytes().decode() for t in gpu_info.as_cpu()] == want
+    assert jpg.source_info() == want and cls.source_info() == want

@@ -38,7 +38,7 @@ whl, src = sys.argv[1], sys.argv[2]
 z = zipfile.ZipFile(whl)
 names = set(z.namelist())
 for need in ["sluice/__init__.py", "sluice/__main__.py", "sluice/py.typed", "sluice/_lib/libsluice.so",
-             "sluice/_lib/sluice", "sluice/plugin/pytorch.py", "sluice/plugin/jax.py"]:
+             "sluice/_lib/sluice", "sluice/plugin/pytorch.py", "sluice/plugin/jax.py", "wds2idx.py"]:
     assert need in names, "the wheel lacks " + need
 info = [n for n in names if n.endswith(".dist-info/METADATA")]
 assert len(info) == 1, info
@@ -111,7 +111,13 @@ with tarfile.open(sys.argv[1], "w") as t:
 "$work/venv/bin/wds2idx" "$work/w.tar" 2> /dev/null || fail "the wds2idx console script failed"
 [ "$(cat "$work/w.idx")" = "v1.2 1
 cls 512 1 k.cls" ] || fail "wds2idx wrote: $(cat "$work/w.idx")"
-echo "wheel: the sluice and wds2idx console scripts and python -m sluice run"
+rm -f "$work/w.idx"
+"$vpy" -c 'import sys; from wds2idx import IndexCreator
+with IndexCreator(sys.argv[1], sys.argv[2], verbose=False) as ic:
+    ic.create_index()' "$work/w.tar" "$work/w.idx" || fail "wds2idx.IndexCreator failed"
+[ "$(cat "$work/w.idx")" = "v1.2 1
+cls 512 1 k.cls" ] || fail "IndexCreator wrote: $(cat "$work/w.idx")"
+echo "wheel: the sluice and wds2idx console scripts, wds2idx.IndexCreator and python -m sluice run"
 
 "$vpy" -m pip uninstall -y -q sluice || fail "pip uninstall failed"
 left=$(find "$work/venv" -iname '*sluice*' | head -5)

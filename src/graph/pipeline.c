@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The pipeline's graph: creation, the sources fn.external_source reads, the builder that adds op
  * instances and nodes one op at a time (by C calls or the text parser) under DALI's device rules,
- * and sl_pipeline_build, which checks the graph, creates every op instance (opening every store,
- * checking every argument), applies a checkpoint given before it (pipeline_checkpoint.c) and hands
+ * and sl_pipeline_build, which checks the graph, creates every op instance (pipeline_ops.c),
+ * applies a checkpoint given before it (pipeline_checkpoint.c) and hands
  * the graph to the executor (pipeline_exec.c). Also the pipeline's own accessors and its teardown,
  * which frees what the executor and the checkpoints hold too. */
 #include "graph/pipeline_int.h"
 
 #include "graph/pipeline_checkpoint.h"
 #include "graph/pipeline_exec.h"
+#include "graph/pipeline_ops.h"
 #include "ops/registry.h"
 
 #include "operator/sequence.h"
@@ -136,26 +137,6 @@ sl_status sl_pipeline_add_function(sl_pipeline *p, const char *name, const sl_fu
     sl_status st = add_entry(p, "sl_pipeline_add_function", name, &entry);
     if (st != SL_OK) free(copy);
     return st;
-}
-
-/* sl__op_init's find_source */
-static sl_status find_source(const void *ctx, const char *name, sl_source *out, sl_err *err) {
-    const sl_pipeline *p = ctx;
-    for (int i = 0; i < p->nsources; i++)
-        if (!strcmp(p->sources[i].name, name)) {
-            *out = p->sources[i].src;
-            return SL_OK;
-        }
-    if (p->nsources == 0)
-        return sl_err_set(err, SL_ENOENT,
-                          "no source named '%s': none is registered (sl_pipeline_add_source)",
-                          name);
-    char list[256] = "";
-    size_t used = 0;
-    for (int i = 0; i < p->nsources && used + 1 < sizeof list; i++)
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s'%s'", i ? ", " : "",
-                                 p->sources[i].name);
-    return sl_err_set(err, SL_ENOENT, "no source named '%s' (registered: %s)", name, list);
 }
 
 /* ---- builder --------------------------------------------------------------------------------- */
@@ -601,29 +582,7 @@ sl_status sl_pipeline_build(sl_pipeline *p) {
     SL_ASSERT(!p->gpu_stage); /* a CUDA pipeline cannot be created without CUDA */
 #endif
     SL_TRY(sl__pipeline_resolve_batch_limit(p));
-    /* create the op instances: opens every store, checks every argument */
-    for (int k = 0; k < p->nops; k++) {
-        sl__opinst *op = &p->ops[k];
-        sl__op_init init;
-        memset(&init, 0, sizeof init);
-        init.name = op->name;
-        init.device = sl_cpu();
-        init.batch_size = p->cfg.batch_size;
-        init.threads = p->cfg.num_threads;
-        init.seed = op->seed;
-        init.global_shards = p->cfg.global_shards;
-        init.global_shard = p->cfg.global_shard;
-        init.global_drop = p->cfg.global_drop != 0;
-        init.find_source = find_source;
-        init.source_ctx = p;
-        sl_status st =
-            op->def->create ? op->def->create(&op->args, &init, &op->state, &p->err) : SL_OK;
-        if (st) {
-            if (!strstr(p->err.msg, op->name)) sl_err_prefix(&p->err, "%s: ", op->name);
-            return st;
-        }
-        snprintf(p->stats.ops[k < 32 ? k : 31].name, sizeof p->stats.ops[0].name, "%s", op->name);
-    }
+    SL_TRY(sl__pipeline_create_ops(p));
     p->stats.num_ops = p->nops < 32 ? p->nops : 32;
     SL_TRY(sl__pipeline_checkpoint_apply(p));
     SL_TRY(sl__pipeline_exec_start(p));
@@ -655,6 +614,7 @@ void sl_pipeline_free(sl_pipeline *p) {
 #endif
     for (int k = 0; k < p->nops; k++) {
         if (p->ops[k].state && p->ops[k].def->destroy) p->ops[k].def->destroy(p->ops[k].state);
+        free(p->ops[k].at_run);
         sl__args_free(&p->ops[k].args);
         free(p->ops[k].inputs);
         free(p->ops[k].arg_inputs);

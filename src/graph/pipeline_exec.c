@@ -197,6 +197,7 @@ static sl_status batch_count(sl_pipeline *p, sl_batch *b, sl_err *err) {
  * run_gpu alone, on the stage's stream. */
 static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_err *err) {
     sl__opinst *op = &p->ops[k];
+    if (op->at_run) return sl_err_copy(err, op->at_run); /* create's, which DALI gives here */
     /* the op's lists: inputs, per-sample arguments, outputs (on the heap past a few dozen; not
      * kept in the op, whose two halves may run at once on different batches) */
     sl_tlist *few[32], **lists = few;

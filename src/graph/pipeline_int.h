@@ -54,6 +54,7 @@ typedef struct sl__opinst {
     int scope; /* the branch it runs in (its batch: that branch's samples) */
     sl__args args;
     void *state;
+    sl_err *at_run; /* create's error, which each batch gives at this op (sl__op_at_run) */
     uint64_t seed;
     double seconds;
     int64_t pool_jobs, pool_samples; /* batches whose run_cpu went to the pool; samples it ran */

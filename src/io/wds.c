@@ -466,6 +466,22 @@ bool sl__wds_find(const sl__wds *w, int64_t i, const char *exts, bool case_sensi
     return false;
 }
 
+void sl__wds_source_info(const sl__wds *w, int64_t i, const char *exts, bool case_sensitive,
+                         char *buf, size_t n) {
+    const uint8_t *d;
+    size_t len;
+    buf[0] = '\0';
+    if (!sl__wds_find(w, i, exts, case_sensitive, &d, &len)) return;
+    const sample *s = &w->s[i];
+    for (int32_t k = 0; k < s->count; k++) {
+        const member *m = &w->m[s->first + k];
+        if (w->files[m->file].map + m->off == d) {
+            snprintf(buf, n, "%s:%zu:%s", w->files[m->file].path, m->off, w->names + m->name);
+            return;
+        }
+    }
+}
+
 void sl__wds_filter(sl__wds *w, bool (*keep)(const sl__wds *w, int64_t i, void *user), void *user) {
     int64_t n = 0;
     for (int64_t i = 0; i < w->ns; i++) {

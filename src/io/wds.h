@@ -38,6 +38,11 @@ const char *sl__wds_path(const sl__wds *w, int64_t i); /* the tar file sample i 
  * as a view into the map; false when it has none. */
 bool sl__wds_find(const sl__wds *w, int64_t i, const char *exts, bool case_sensitive,
                   const uint8_t **data, size_t *len);
+/* DALI's source info of sample i's member with one of exts (as sl__wds_find picks it): "TAR:OFFSET:
+ * NAME", the tar file as given, its data's offset in it and its path in the tar; "" when it has
+ * none. */
+void sl__wds_source_info(const sl__wds *w, int64_t i, const char *exts, bool case_sensitive,
+                         char *buf, size_t n);
 /* Keeps only the samples for which keep(i) is true (missing_component_behavior="skip"). */
 void sl__wds_filter(sl__wds *w, bool (*keep)(const sl__wds *w, int64_t i, void *user), void *user);
 

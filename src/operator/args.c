@@ -113,13 +113,20 @@ static sl_status parse_value(lit *l, sl__val *out) {
     skip_ws(l);
     const char *p = l->p;
     if (*p == '[' || *p == '(') return parse_list(l, out, *p == '[' ? ']' : ')');
-    if (*p == '"' || *p == '\'') {
+    if (*p == '"' || *p == '\'') { /* \\, \' and \" stand for \, ' and " (any other \ for itself) */
         char q = *p++;
-        const char *end = strchr(p, q);
-        if (!end) return sl_err_set(l->err, SL_ESYNTAX, "unterminated string in \"%s\"", l->text);
+        const char *end = p;
+        size_t n = 0;
+        for (; *end && *end != q; end++, n++)
+            if (*end == '\\' && (end[1] == '\\' || end[1] == '\'' || end[1] == '"')) end++;
+        if (!*end) return sl_err_set(l->err, SL_ESYNTAX, "unterminated string in \"%s\"", l->text);
         out->kind = SL_VAL_STR;
-        out->s = strndup(p, (size_t)(end - p));
-        if (!out->s) return sl_err_set(l->err, SL_ENOMEM, "out of memory");
+        if (!(out->s = malloc(n + 1))) return sl_err_set(l->err, SL_ENOMEM, "out of memory");
+        for (n = 0; p < end; p++) {
+            if (*p == '\\' && (p[1] == '\\' || p[1] == '\'' || p[1] == '"')) p++;
+            out->s[n++] = *p;
+        }
+        out->s[n] = '\0';
         l->p = end + 1;
         return SL_OK;
     }

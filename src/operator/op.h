@@ -194,7 +194,17 @@ typedef struct sl__op_init {
      * error that lists those registered */
     sl_status (*find_source)(const void *ctx, const char *name, sl_source *out, sl_err *err);
     const void *source_ctx;
+    /* set through sl__op_at_run (NULL: nobody asks) */
+    bool *at_run;
 } sl__op_init;
+
+/* For create, returning an error about a value that DALI checks only when its op runs (one of an
+ * argument it takes per sample, given as a literal): the pipeline still builds, and each batch
+ * fails at this op with the error, as DALI's run() raises it. Returns st. */
+static inline sl_status sl__op_at_run(const sl__op_init *init, sl_status st) {
+    if (st != SL_OK && init && init->at_run) *init->at_run = true;
+    return st;
+}
 
 /* One batch through one op instance. */
 typedef struct sl__op_io {

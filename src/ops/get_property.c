@@ -36,7 +36,7 @@ static sl_status prop_create(const sl__args *a, const sl__op_init *init, void **
     const char *key = sl__args_str(a, "key");
     if (!key || (strcmp(key, "source_info") && strcmp(key, "layout")))
         return sl_err_set(err, SL_EINVAL,
-                          "%s: unsupported property key \"%s\" (\"source_info\" or \"layout\")",
+                          "%s: Unsupported property key: %s (\"source_info\" or \"layout\")",
                           init->name, key ? key : "");
     prop_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
@@ -92,7 +92,8 @@ const sl__op_def sl__get_property_op = {
     .name = "get_property",
     .doc = "A property of each sample as uint8 bytes: key \"source_info\" (where it came from: "
            "the file path readers.file, numpy and coco give, \"FILE at index OFFSET\" of "
-           "readers.tfrecord, ...; ops pass on their first input's; empty where none) or "
+           "readers.tfrecord, \"TAR:OFFSET:NAME\" of readers.webdataset, ...; ops pass on "
+           "their first input's; empty where none) or "
            "\"layout\" (its layout).",
     .min_inputs = 1,
     .max_inputs = 1,

@@ -38,7 +38,6 @@ static void jd_destroy(void *state) {
 }
 
 static sl_status jd_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
-    (void)init;
     jd_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     s->quality = (int)sl__args_int(a, "quality");
@@ -46,7 +45,9 @@ static sl_status jd_create(const sl__args *a, const sl__op_init *init, void **ou
     if (s->node < 0 && (s->quality < 1 || s->quality > 100)) {
         int q = s->quality;
         free(s);
-        return sl_err_set(err, SL_EINVAL, "jpeg_compression_distortion: quality %d (1 to 100)", q);
+        return sl__op_at_run(init,
+                             sl_err_set(err, SL_EINVAL, /* DALI checks it when it runs */
+                                        "jpeg_compression_distortion: quality %d (1 to 100)", q));
     }
     *out = s;
     return SL_OK;

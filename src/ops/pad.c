@@ -92,7 +92,6 @@ static sl_status check_values(const sl__op_io *io, int i, const int64_t *axes, i
 }
 
 static sl_status pad_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
-    (void)init;
     pad_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     s->a = a;
@@ -105,7 +104,9 @@ static sl_status pad_create(const sl__args *a, const sl__op_init *init, void **o
     if (s->naxes > SL_MAX_DIMS || s->nshape > SL_MAX_DIMS || s->nalign > SL_MAX_DIMS)
         st = sl_err_set(err, SL_EINVAL, "%s: axes, shape and align have at most %d values", NAME,
                         SL_MAX_DIMS);
-    if (st == SL_OK) st = check_values(NULL, -1, ax, s->naxes, sh, s->nshape, al, s->nalign, err);
+    if (st == SL_OK) /* DALI reads them per sample: a bad one is an error when the op runs */
+        st = sl__op_at_run(init,
+                           check_values(NULL, -1, ax, s->naxes, sh, s->nshape, al, s->nalign, err));
     const char *names = sl__args_str(a, "axis_names");
     if (st == SL_OK && names && names[0]) {
         if (s->naxes || node_axes)

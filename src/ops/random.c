@@ -81,7 +81,7 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
     s->seed = init->seed;
     s->dtype = sl__args_dtype(a, "dtype");
     s->shape_given = sl__args_get(a, "shape")->kind != SL_VAL_NONE || s->node_shape >= 0;
-    sl_status st = SL_OK;
+    sl_status st = SL_OK, at_run = SL_OK;
     if (s->node_shape < 0 && sl__args_get(a, "shape")->kind != SL_VAL_NONE) {
         const int64_t *sh;
         s->ndim = sl__args_ints(a, "shape", &sh);
@@ -101,12 +101,12 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
         s->stddev = sl__args_float(a, "stddev");
         s->node_mean = sl__args_node(a, "mean");
         s->node_std = sl__args_node(a, "stddev");
-        if (s->node_std < 0 && !(s->stddev >= 0))
-            st = sl_err_set(err, SL_EINVAL, "%s: stddev %g is negative", name, s->stddev);
+        if (st == SL_OK && s->node_std < 0 && !(s->stddev >= 0))
+            at_run = sl_err_set(err, SL_EINVAL, "%s: stddev %g is negative", name, s->stddev);
     } else if (kind == R_COIN) {
         s->p = sl__args_float(a, "probability");
-        if (s->node_p < 0 && !(s->p >= 0 && s->p <= 1))
-            st = sl_err_set(err, SL_EINVAL, "%s: probability %g outside [0, 1]", name, s->p);
+        if (st == SL_OK && s->node_p < 0 && !(s->p >= 0 && s->p <= 1))
+            at_run = sl_err_set(err, SL_EINVAL, "%s: probability %g outside [0, 1]", name, s->p);
     } else if (sl__args_get(a, "values")->kind != SL_VAL_NONE) {
         const double *v;
         s->nvalues = sl__args_floats(a, "values", &v);
@@ -118,15 +118,16 @@ static sl_status rand_create(const sl__args *a, const sl__op_init *init, void **
         if (st == SL_OK && s->nvalues < 1)
             st = sl_err_set(err, SL_EINVAL, "%s: empty values", name);
     } else if (s->node_range < 0) {
-        const double *r;
-        if (sl__args_floats(a, "range", &r) != 2 || !(r[0] < r[1]))
-            st = sl_err_set(err, SL_EINVAL, "%s: range must be [lo, hi] with lo < hi", name);
-        else
+        const double *r = NULL;
+        if (sl__args_floats(a, "range", &r) == 2 && r[0] < r[1])
             s->lo = r[0], s->hi = r[1];
+        else if (st == SL_OK)
+            at_run = sl_err_set(err, SL_EINVAL, "%s: range must be [lo, hi] with lo < hi", name);
     }
-    if (st != SL_OK) {
+    if (st != SL_OK || at_run != SL_OK) { /* (DALI checks the values it takes per sample as it
+                                           * runs: at_run) */
         rand_destroy(s);
-        return st;
+        return st != SL_OK ? st : sl__op_at_run(init, at_run);
     }
     *out = s;
     return SL_OK;

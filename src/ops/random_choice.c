@@ -105,17 +105,20 @@ static sl_status rc_create(const sl__args *a, const sl__op_init *init, void **ou
         s->b = sl__args_float(a, "beta");
         s->node_a = sl__args_node(a, "alpha");
         s->node_b = sl__args_node(a, "beta");
-        /* (the messages end in DALI's sentence, which DALI's tests match) */
+        /* (the messages end in DALI's sentence, which DALI's tests match; DALI checks them as
+         * it runs) */
         bool bad_a = s->node_a < 0 && !(s->alpha > 0 && s->alpha <= FLT_MAX);
         bool bad_b = s->node_b < 0 && !(s->b > 0 && s->b <= FLT_MAX);
         if (st == SL_OK && (bad_a || bad_b))
-            st = sl_err_set(err, SL_EINVAL,
-                            "random.beta: alpha %g and beta %g must be %s: The `%s` must be a "
-                            "positive float32",
-                            s->alpha, s->b,
-                            (bad_a ? !(s->alpha > 0) : !(s->b > 0)) ? "> 0"
-                                                                    : "positive float32 values",
-                            bad_a ? "alpha" : "beta");
+            st = sl__op_at_run(
+                init,
+                sl_err_set(err, SL_EINVAL,
+                           "random.beta: alpha %g and beta %g must be %s: The `%s` must be a "
+                           "positive float32",
+                           s->alpha, s->b,
+                           (bad_a ? !(s->alpha > 0) : !(s->b > 0)) ? "> 0"
+                                                                   : "positive float32 values",
+                           bad_a ? "alpha" : "beta"));
     } else {
         s->node_p = sl__args_node(a, "p");
         if (s->node_p < 0 && sl__args_get(a, "p")->kind != SL_VAL_NONE) {

@@ -64,7 +64,9 @@ static const char *rec_key(const sl__reader *r, int64_t rec, char *buf, size_t n
 
 /* Record rec's source info, as DALI's readers give it: a file's path (readers.file, numpy,
  * coco), "FILE at index OFFSET" (readers.tfrecord), the audio file as the manifest names it
- * (readers.nemo); "" where DALI gives none (the LMDB and MNIST readers, webdataset). */
+ * (readers.nemo), "TAR:OFFSET:NAME" of the member a webdataset sample's first output takes (DALI
+ * gives each output its own member's: sluice one per sample); "" where DALI gives none (the LMDB
+ * and MNIST readers). */
 static void rec_info(const sl__reader *r, int64_t rec, char *buf, size_t n) {
     switch (r->fmt) {
     case SL__READER_TFREC:
@@ -77,6 +79,9 @@ static void rec_info(const sl__reader *r, int64_t rec, char *buf, size_t n) {
     case SL__READER_FILE:
     case SL__READER_NUMPY:
         sl__folder_path(r->folder, rec, buf, n);
+        break;
+    case SL__READER_WDS:
+        sl__wds_source_info(r->wds, rec, r->wds_exts, r->wds_case, buf, n);
         break;
     default:
         buf[0] = '\0';

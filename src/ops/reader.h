@@ -117,6 +117,8 @@ typedef struct sl__reader {
     sl__idx *img, *lab;
     sl__folder *folder;
     sl__wds *wds;
+    const char *wds_exts; /* the first output's extensions: its member gives the source info */
+    bool wds_case;
     sl__tfrec *tfrec;
     sl__nemo *nemo;
     /* caffe2 / caffe options */

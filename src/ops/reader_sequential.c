@@ -103,6 +103,10 @@ static sl_status wds_create(const sl__args *a, const sl__op_init *init, void **s
         st = sl__wds_open(np, paths, ni ? idx : NULL, &r->wds, err);
         if (st) st = sl_err_prefix(err, "readers.webdataset: ");
     }
+    if (!st) {
+        r->wds_exts = f->ext[0];
+        r->wds_case = f->case_sensitive;
+    }
     if (!st && !strcmp(miss, "skip")) {
         sl__wds_filter(r->wds, wds_complete, f);
         if (sl__wds_count(r->wds) == 0)

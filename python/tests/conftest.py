@@ -29,6 +29,19 @@ def run_tool(*args, **kw):
     return r.stdout
 
 
+def gpu_or_skip():
+    """Skips the calling test where nvidia-smi finds no GPU; fails it there instead when
+    SL_REQUIRE_GPU=1 (the GPU machine's runs, where a missing GPU is an error, not a skip)."""
+    try:
+        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        found = False
+    if not found:
+        if os.environ.get("SL_REQUIRE_GPU") == "1":
+            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
+        pytest.skip("needs a GPU")
+
+
 def thread_count():
     return len(os.listdir("/proc/self/task"))
 

@@ -23,15 +23,8 @@ def test_asr_pipeline_on_gpu_matches_cpu(audio_dir, tmp_path):
     """examples/asr_pipeline.py with device="gpu" on GPU 0 (cuFFT, the mel/decibel/normalise/pad
     kernels) against the same text on the CPU."""
     import subprocess
-    from conftest import ROOT, TOOL
-    try:
-        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except FileNotFoundError:
-        found = False
-    if not found:
-        if os.environ.get("SL_REQUIRE_GPU") == "1":
-            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
-        pytest.skip("needs a GPU")
+    from conftest import ROOT, TOOL, gpu_or_skip
+    gpu_or_skip()
     man = os.path.join(audio_dir, "manifest.json")
     dumps = {}
     for dev, devices in (("cpu", "cpu"), ("gpu", "0")):

@@ -15,7 +15,7 @@ import sluice
 import sluice.fn as fn
 import sluice.ops as ops
 import sluice.types as types
-from conftest import FIXTURES
+from conftest import FIXTURES, gpu_or_skip
 from sluice import pipeline_def
 from sluice.pipeline import Pipeline
 
@@ -218,21 +218,9 @@ def test_readers_file_lists_audio_files(tmp_path):
     assert float(rate.at(0)) == 8000 and int(label.at(0)) == 0
 
 
-def _gpu_or_skip():
-    import subprocess
-    try:
-        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except FileNotFoundError:
-        found = False
-    if not found:
-        if os.environ.get("SL_REQUIRE_GPU") == "1":
-            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
-        pytest.skip("needs a GPU")
-
-
 @pytest.mark.gpu
 def test_on_a_cuda_pipeline_shapes_of_decoded_images_and_cpu_only_gpu_ops():
-    _gpu_or_skip()
+    gpu_or_skip()
     files = sorted(os.path.join(JPEGS, f) for f in os.listdir(JPEGS) if f.endswith(".jpg"))[:2]
     pipe = Pipeline(batch_size=2, num_threads=1, device_id=0)
     with pipe:
@@ -262,7 +250,7 @@ def test_on_a_cuda_pipeline_shapes_of_decoded_images_and_cpu_only_gpu_ops():
 def test_on_a_cuda_pipeline_a_cpu_only_gpu_op_gives_each_of_its_outputs():
     """An op of two outputs that sluice runs on the CPU alone, placed on "gpu": on a CUDA pipeline
     each output is followed by its copy to the GPU, and each must hold its own values."""
-    _gpu_or_skip()
+    gpu_or_skip()
     audio = [np.float32([0] * 20 + [0.5, 0.9, -0.7, 0.8] + [0] * 30),
              np.float32([0.8, -0.6] + [0] * 40 + [0.7] + [0] * 5)]
 

@@ -290,15 +290,8 @@ def test_jpeg2000_random_crop_is_a_window(tmp_path):
 def test_jpeg2000_mixed_decoder_on_gpu(tmp_path):
     """device="mixed" on GPU 0: JPEG 2000 files decoded on the CPU pool, beside a JPEG large
     enough for nvJPEG, in one batch; the JPEG 2000 images exactly as written"""
-    try:
-        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except FileNotFoundError:
-        found = False
-    if not found:
-        if os.environ.get("SL_REQUIRE_GPU") == "1":
-            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
-        pytest.skip("needs a GPU")
-    from conftest import FIXTURES
+    from conftest import FIXTURES, gpu_or_skip
+    gpu_or_skip()
     files = jpeg2000_files(tmp_path)
     root = tmp_path / "gpu"
     os.makedirs(root / "0")

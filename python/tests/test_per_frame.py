@@ -5,7 +5,6 @@ warp_affine broadcasting an image into a sequence of crops, per-frame rotation a
 sequence, and the errors (frame counts that do not match, an argument given per frame to an op
 that takes none)."""
 
-import os
 import subprocess
 
 import numpy as np
@@ -15,7 +14,7 @@ import sluice
 import sluice.fn as fn
 import sluice.types as types
 from sluice import pipeline_def
-from conftest import TOOL, run_tool
+from conftest import TOOL, gpu_or_skip, run_tool
 
 RNG = np.random.default_rng(7)
 
@@ -300,20 +299,9 @@ def test_the_operator_table_shows_the_trait():
 
 # ---- on the GPU --------------------------------------------------------------------------------
 
-def _gpu_or_skip():
-    try:
-        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except FileNotFoundError:
-        found = False
-    if not found:
-        if os.environ.get("SL_REQUIRE_GPU") == "1":
-            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
-        pytest.skip("needs a GPU")
-
-
 @pytest.mark.gpu
 def test_on_the_gpu_sequences_match_the_cpu():
-    _gpu_or_skip()
+    gpu_or_skip()
     seq = RNG.integers(0, 255, (3, 9, 7, 3), dtype=np.uint8)
     angles = np.float32([10, -35, 120])
     gains = np.float32([0.25, 1.5, 1.0])

@@ -14,6 +14,7 @@ import sluice.fn as fn
 import sluice.tfrecord as tfrec
 import sluice.types as types
 import tfrecord_writer as w
+from conftest import gpu_or_skip
 from sluice import pipeline_def
 
 
@@ -154,16 +155,7 @@ def test_strings_with_both_quotes_and_backslashes_reach_the_library(tmp_path):
 
 @pytest.mark.gpu
 def test_on_a_cuda_pipeline_get_property_of_gpu_data(files):
-    import os
-    import subprocess
-    try:
-        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except FileNotFoundError:
-        found = False
-    if not found:
-        if os.environ.get("SL_REQUIRE_GPU") == "1":
-            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
-        pytest.skip("needs a GPU")
+    gpu_or_skip()
 
     @pipeline_def(batch_size=3, num_threads=1, device_id=0)
     def p():

@@ -13,6 +13,7 @@ import sluice
 import sluice.fn as fn
 import sluice.ops as ops
 import sluice.types as types
+from conftest import gpu_or_skip
 from sluice import pipeline_def
 from sluice.pipeline import Pipeline
 
@@ -357,16 +358,7 @@ def test_conditionals_on_short_batches():
 def test_gpu_ops_on_short_batches():
     """The same DALI forms on a CUDA pipeline: lookup_table, arithmetic, resize and a random op
     on the GPU, short batches of 1..max, against numpy and the CPU pipeline."""
-    import os
-    import subprocess
-    try:
-        found = subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except FileNotFoundError:
-        found = False
-    if not found:
-        if os.environ.get("SL_REQUIRE_GPU") == "1":
-            raise RuntimeError("SL_REQUIRE_GPU=1, but nvidia-smi finds no GPU")
-        pytest.skip("needs a GPU")
+    gpu_or_skip()
     keys = list(range(0, 256, 5))
     values = [float(k) / 3 for k in keys]
     table = np.zeros(256, np.float32)

@@ -8,8 +8,8 @@ float32 parameters, BatchNorm statistics updated every step, SGD with momentum, 
 so the GPU is busy with the model's work while the pipeline decodes.
 
     python3 bench/soak_jax.py DIR [--feeds sluice,synthetic,dataloader] [--runs 1] [--steps 60]
-        [--warmup 10] [--batch 256] [--threads N] [--hw-load X[,Y...]] [--workers 15] [--stall 120]
-        [--inflight 2]
+        [--warmup 10] [--batch 256] [--threads N] [--hw-load X[,Y...]] [--priority P[,Q...]] [--workers 15]
+        [--stall 120] [--inflight 2]
 
 DIR holds one folder of JPEGs per class (bench/make_photos writes them). Each run of a feed builds
 its iterator (or loader) afresh and trains --warmup steps (the first compiles the step), then
@@ -50,6 +50,8 @@ def sluice_batches(args, sharding):
     it_args = {"batch_size": args.batch}
     if args.threads:
         it_args["num_threads"] = args.threads
+    if args.priority is not None:
+        it_args["default_cuda_stream_priority"] = args.priority
 
     @data_iterator(output_map=["images", "labels"], reader_name="Reader", sharding=sharding,
                    auto_reset=True)
@@ -152,6 +154,7 @@ def train(step, state, batches, args, feed, run):
     faulthandler.cancel_dump_traceback_later()
     dt = time.perf_counter() - t0
     print(json.dumps({"feed": feed, "run": run, "hw_load": args.hw_load if feed == "sluice" else None,
+                      "priority": args.priority if feed == "sluice" else None,
                       "steps": args.steps, "batch": args.batch,
                       "images_per_s": round(args.steps * args.batch / dt, 1),
                       "waited_s": round(waited, 3), "seconds": round(dt, 3),
@@ -170,6 +173,9 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="sluice's num_threads (0: its default)")
     ap.add_argument("--hw-load", default=None,
                     help="sluice's hw_decoder_load; a comma list: one per run, in turn")
+    ap.add_argument("--priority", default=None,
+                    help="sluice's default_cuda_stream_priority (lower is more urgent); a comma "
+                         "list: taken in turn after each round of --hw-load's values")
     ap.add_argument("--workers", type=int, default=15, help="the DataLoader's worker processes")
     ap.add_argument("--stall", type=float, default=120, help="seconds without a step = a hang")
     ap.add_argument("--inflight", type=int, default=2,
@@ -182,6 +188,7 @@ def main():
 
     from flax_resnet50 import ResNet50, make_step
     loads = [float(x) for x in args.hw_load.split(",")] if args.hw_load else [None]
+    prios = [int(x) for x in args.priority.split(",")] if args.priority else [None]
     if args.steps < 1:
         ap.error("--steps must be at least 1")
     # a hang prints every thread's stack and exits (the stall timer is re-armed each step)
@@ -199,6 +206,7 @@ def main():
         for run in range(args.runs if feed == "sluice" else 1):
             faulthandler.dump_traceback_later(args.stall * 2, exit=True)  # start-up included
             args.hw_load = loads[run % len(loads)]
+            args.priority = prios[run // len(loads) % len(prios)]
             batches = FEEDS[feed](args, sharding)
             state = train(step, state, batches, args, feed, run)
             batches.close()

@@ -6,7 +6,7 @@ already on the GPU (the loop's ceiling), and by a torch DataLoader with torchvis
 SGD with momentum, so the GPU is busy with the model's work while the pipeline decodes.
 
     python3 bench/soak_torch.py DIR [--feeds sluice,synthetic,dataloader] [--runs 1] [--steps 60]
-        [--warmup 10] [--batch 256] [--threads N] [--hw-load X[,Y...]]
+        [--warmup 10] [--batch 256] [--threads N] [--hw-load X[,Y...]] [--priority P[,Q...]]
         [--decoder-arg NAME=VALUE ...] [--workers 15] [--stall 120]
 
 DIR holds one folder of JPEGs per class (bench/make_photos writes them). sluice's feed runs --runs
@@ -46,6 +46,8 @@ def sluice_batches(args):
     pipe_args = {"batch_size": args.batch, "device_id": 0}
     if args.threads:
         pipe_args["num_threads"] = args.threads
+    if args.priority is not None:
+        pipe_args["default_cuda_stream_priority"] = args.priority
 
     @pipeline_def(**pipe_args)
     def rn50_train():
@@ -118,6 +120,7 @@ def train(model, opt, batches, args, feed, run):
     faulthandler.cancel_dump_traceback_later()
     dt = time.perf_counter() - t0
     print(json.dumps({"feed": feed, "run": run, "hw_load": args.hw_load if feed == "sluice" else None,
+                      "priority": args.priority if feed == "sluice" else None,
                       "steps": args.steps, "batch": args.batch,
                       "images_per_s": round(args.steps * args.batch / dt, 1),
                       "waited_s": round(waited, 3), "seconds": round(dt, 3),
@@ -135,12 +138,16 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="sluice's num_threads (0: its default)")
     ap.add_argument("--hw-load", default=None,
                     help="sluice's hw_decoder_load; a comma list: one per run, in turn")
+    ap.add_argument("--priority", default=None,
+                    help="sluice's default_cuda_stream_priority (lower is more urgent); a comma "
+                         "list: taken in turn after each round of --hw-load's values")
     ap.add_argument("--decoder-arg", action="append", default=[], metavar="NAME=VALUE",
                     help="another argument of the decoder (a Python literal)")
     ap.add_argument("--workers", type=int, default=15, help="the DataLoader's worker processes")
     ap.add_argument("--stall", type=float, default=120, help="seconds without a step = a hang")
     args = ap.parse_args()
     loads = [float(x) for x in args.hw_load.split(",")] if args.hw_load else [None]
+    prios = [int(x) for x in args.priority.split(",")] if args.priority else [None]
     # a hang prints every thread's stack and exits (the stall timer is re-armed each step)
     faulthandler.enable()
     torch.backends.cudnn.benchmark = True
@@ -150,6 +157,7 @@ def main():
         for run in range(args.runs if feed == "sluice" else 1):
             faulthandler.dump_traceback_later(args.stall * 2, exit=True)  # start-up included
             args.hw_load = loads[run % len(loads)]
+            args.priority = prios[run // len(loads) % len(prios)]
             batches = FEEDS[feed](args)
             train(model, opt, batches, args, feed, run)
             batches.close()

@@ -106,6 +106,9 @@ typedef struct sl_iter_config {
      * device order, as DALI's pipelines each have their own (a binding given pipelines with
      * different seeds); they must be equal in global order, whose permutation is one for all. */
     const uint64_t *device_seeds;
+    /* every pipeline's sl_pipeline_config.stream_priority (CUDA's, lower is more urgent; 0 the
+     * default) */
+    int stream_priority;
 } sl_iter_config;
 
 void sl_iter_config_init(sl_iter_config *c);

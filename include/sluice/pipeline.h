@@ -97,6 +97,13 @@ typedef struct sl_pipeline_config {
      * pipeline's batch slots (2 * prefetch_cpu + 2), so that all of them at the limit fit. The
      * limit also bounds batch_size: a batch's per-sample bookkeeping must fit it too. */
     size_t max_batch_bytes;
+    /* The CUDA priority of the streams the pipeline makes on its GPU (its GPU stage's, the
+     * mixed decoder's): CUDA's convention, lower is more urgent, from the device's greatest
+     * priority (on recent GPUs -5) to 0; DALI's default_cuda_stream_priority. A more urgent
+     * stream's kernels are started first when the GPU is busy with other work (a model's
+     * training step). 0 (the default, as DALI's): the normal priority. A value outside the
+     * device's range fails sl_pipeline_build; unused by a CPU pipeline. */
+    int stream_priority;
 } sl_pipeline_config;
 
 /* num_threads "choose for me" (sl_pipeline_config_init's default): sl_pipeline_create takes

@@ -56,7 +56,7 @@ class PipelineConfig(Structure):
     _fields_ = [("batch_size", c_int), ("num_threads", c_int), ("device", Device),
                 ("seed", c_uint64), ("prefetch_cpu", c_int), ("prefetch_gpu", c_int),
                 ("global_shards", c_int), ("global_shard", c_int), ("global_drop", c_int),
-                ("max_batch_bytes", c_size_t)]
+                ("max_batch_bytes", c_size_t), ("stream_priority", c_int)]
 
 
 class ReaderMeta(Structure):
@@ -124,7 +124,7 @@ class IterConfig(Structure):
                 ("prepare_first_batch", c_int), ("auto_reset", c_int), ("layout", c_int),
                 ("resume", c_char_p), ("resume_bytes", c_void_p), ("resume_size", c_size_t),
                 ("caller_releases", c_int), ("global_order", c_int),
-                ("device_seeds", POINTER(c_uint64))]
+                ("device_seeds", POINTER(c_uint64)), ("stream_priority", c_int)]
 
 
 class PipelineDecorator(Structure):

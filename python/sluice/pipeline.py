@@ -131,6 +131,11 @@ class Pipeline(PipelineAPI, Owner):
         if output_dtype is not None or output_ndim is not None:
             raise errors.NotSupportedError("Pipeline: output_dtype/output_ndim (check the outputs "
                                            "with their .dtype and .shape)")
+        if not is_int(default_cuda_stream_priority) or \
+                not -INT_MAX <= default_cuda_stream_priority <= INT_MAX:
+            raise errors.InvalidArgumentError(
+                "Pipeline: default_cuda_stream_priority=%r (an int: CUDA's stream priority, lower "
+                "is more urgent; 0 the normal one)" % (default_cuda_stream_priority,))
         if seed is None:
             seed = -1
         elif not is_int(seed) or seed > UINT64_MAX:
@@ -147,6 +152,7 @@ class Pipeline(PipelineAPI, Owner):
         self.device_id = device_id
         self.seed = int(seed)
         self.prefetch_queue_depth = prefetch_queue_depth
+        self.default_cuda_stream_priority = int(default_cuda_stream_priority)
         self.py_num_workers, self.py_start_method = int(py_num_workers), py_start_method
         # exec_async=False: DALI's run() waits for the batch it asks for, which is what run()
         # does here too (the stages run on their own threads either way)
@@ -214,6 +220,7 @@ class Pipeline(PipelineAPI, Owner):
             cfg.device.kind, cfg.device.id = _c.DEVICE_CUDA, dev
         cfg.seed = self.resolved_seed()
         cfg.prefetch_cpu, cfg.prefetch_gpu = self._prefetch
+        cfg.stream_priority = self.default_cuda_stream_priority
         return cfg
 
     def resolved_seed(self) -> int:

@@ -96,3 +96,44 @@ def test_read_only_properties():
     p.run()
     q = Pipeline(batch_size=6, num_threads=1, device_id=None, seed=3, checkpoint=p.checkpoint())
     assert q.is_restored_from_checkpoint()
+
+
+def test_default_cuda_stream_priority_is_checked_and_kept():
+    """DALI's default_cuda_stream_priority: an int, kept on the pipeline (a CPU pipeline makes no
+    stream, so any int builds there); anything else is refused where it is given."""
+    p = Pipeline(batch_size=2, num_threads=1, device_id=None, default_cuda_stream_priority=-3)
+    assert p.default_cuda_stream_priority == -3
+    with p:
+        p.set_outputs(fn.random.uniform())
+    p.build()
+    assert len(p.run()[0]) == 2
+    for bad in ("high", 1.5, None, 2**40):
+        with pytest.raises(sluice.errors.InvalidArgumentError, match="default_cuda_stream_priority"):
+            Pipeline(batch_size=2, device_id=None, default_cuda_stream_priority=bad)
+
+
+@pytest.mark.gpu
+def test_default_cuda_stream_priority_on_the_gpu():
+    """On a GPU pipeline the priority reaches its stream: -1 (within every recent GPU's range)
+    runs, through an iterator too; one far outside the device's range fails the build, naming
+    the argument."""
+    from conftest import gpu_or_skip
+    gpu_or_skip()
+    from sluice.plugin.numpy import DALIGenericIterator
+
+    def make(prio):
+        p = Pipeline(batch_size=4, num_threads=2, device_id=0, seed=3,
+                     default_cuda_stream_priority=prio)
+        with p:
+            jpegs, labels = fn.readers.caffe2(path=LMDB)
+            p.set_outputs(fn.decoders.image(jpegs, device="mixed"), labels)
+        return p
+
+    p = make(-1)
+    p.build()
+    images, labels = p.run()
+    assert len(images) == 4 and len(labels) == 4
+    out = next(iter(DALIGenericIterator(make(-1), ["images", "labels"])))
+    assert out["images"].shape[0] == 4
+    with pytest.raises(sluice.errors.Error, match="default_cuda_stream_priority"):
+        make(-1000).build()

@@ -31,7 +31,9 @@ sl_status sl__cuda_set_device(int device, sl_err *err);
 /* Creates the CUDA contexts of n GPUs at once, a thread each (each takes a fraction of a second;
  * made one after the other by the first calls on each device, they add up at start-up). */
 sl_status sl__cuda_init_devices(const int *ids, int n, sl_err *err);
-sl_status sl__cuda_stream_create(int device, void **stream, sl_err *err);
+/* A non-blocking stream on device at CUDA priority `priority` (lower is more urgent); a priority
+ * outside the device's range is an SL_EINVAL naming the range. */
+sl_status sl__cuda_stream_create(int device, int priority, void **stream, sl_err *err);
 sl_status sl__cuda_stream_sync(void *stream, sl_err *err);
 void sl__cuda_stream_destroy(void *stream);
 

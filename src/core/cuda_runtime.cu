@@ -12,10 +12,18 @@ extern "C" sl_status sl__cuda_set_device(int device, sl_err *err) {
     return SL_OK;
 }
 
-extern "C" sl_status sl__cuda_stream_create(int device, void **stream, sl_err *err) {
+extern "C" sl_status sl__cuda_stream_create(int device, int priority, void **stream,
+                                            sl_err *err) {
     SL_CUDA_TRY(err, cudaSetDevice(device));
+    int least = 0, greatest = 0;
+    SL_CUDA_TRY(err, cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    if (priority < greatest || priority > least)
+        return sl_err_set(err, SL_EINVAL,
+                          "stream priority %d: GPU %d takes %d (the most urgent) to %d (the "
+                          "least; DALI's default_cuda_stream_priority)",
+                          priority, device, greatest, least);
     cudaStream_t s;
-    SL_CUDA_TRY(err, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    SL_CUDA_TRY(err, cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
     *stream = (void *)s;
     return SL_OK;
 }

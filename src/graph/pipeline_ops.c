@@ -46,6 +46,7 @@ sl_status sl__pipeline_create_ops(sl_pipeline *p) {
         init.global_shards = p->cfg.global_shards;
         init.global_shard = p->cfg.global_shard;
         init.global_drop = p->cfg.global_drop != 0;
+        init.stream_priority = p->cfg.stream_priority;
         init.find_source = find_source;
         init.source_ctx = p;
         bool at_run = false;

@@ -39,7 +39,8 @@ static const abi_field pipeline_config_fields[] = {
     F(sl_pipeline_config, device),        F(sl_pipeline_config, seed),
     F(sl_pipeline_config, prefetch_cpu),  F(sl_pipeline_config, prefetch_gpu),
     F(sl_pipeline_config, global_shards), F(sl_pipeline_config, global_shard),
-    F(sl_pipeline_config, global_drop),   F(sl_pipeline_config, max_batch_bytes)};
+    F(sl_pipeline_config, global_drop),   F(sl_pipeline_config, max_batch_bytes),
+    F(sl_pipeline_config, stream_priority)};
 static const abi_field reader_meta_fields[] = {
     F(sl_reader_meta, epoch_size),       F(sl_reader_meta, epoch_size_padded),
     F(sl_reader_meta, number_of_shards), F(sl_reader_meta, shard_id),
@@ -88,7 +89,8 @@ static const abi_field iter_config_fields[] = {F(sl_iter_config, text),
                                                F(sl_iter_config, resume_size),
                                                F(sl_iter_config, caller_releases),
                                                F(sl_iter_config, global_order),
-                                               F(sl_iter_config, device_seeds)};
+                                               F(sl_iter_config, device_seeds),
+                                               F(sl_iter_config, stream_priority)};
 static const abi_field op_info_fields[] = {
     F(sl_op_info, name),       F(sl_op_info, doc),      F(sl_op_info, min_inputs),
     F(sl_op_info, max_inputs), F(sl_op_info, devices),  F(sl_op_info, is_reader),

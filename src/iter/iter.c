@@ -42,6 +42,7 @@ static sl_status make_pipeline(sl_iter *it, const sl_iter_config *c, const sl_pi
     pc.seed = c->device_seeds ? c->device_seeds[dev] : c->seed;
     pc.prefetch_cpu = c->prefetch_cpu;
     pc.prefetch_gpu = c->prefetch_gpu;
+    pc.stream_priority = c->stream_priority;
     int shard_id = c->shard_offset + dev, num_shards = it->S;
     if (it->global) {
         pc.global_shards = num_shards;

@@ -190,6 +190,7 @@ typedef struct sl__op_init {
      * this pipeline's shard, and whether a last partial global batch is dropped */
     int global_shards, global_shard;
     bool global_drop;
+    int stream_priority; /* the CUDA priority of streams the op makes (sl_pipeline_config) */
     /* the pipeline's registered sources (fn.external_source): *out = the one named name, else an
      * error that lists those registered */
     sl_status (*find_source)(const void *ctx, const char *name, sl_source *out, sl_err *err);

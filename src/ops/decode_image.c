@@ -61,6 +61,7 @@ sl_status sl__decode_image_create(const sl__args *a, const sl__op_init *init, vo
     int64_t pw = sl__args_int(a, "preallocate_width_hint");
     int64_t ph = sl__args_int(a, "preallocate_height_hint");
     s->batch_size = init->batch_size;
+    s->stream_priority = init->stream_priority;
     s->engines = -1;
     s->cpu_max_pixels = sl__args_int(a, "cpu_decode_max_pixels");
     sl_status st = SL_OK;

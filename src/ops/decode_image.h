@@ -128,6 +128,7 @@ typedef struct sl__decode_image_state {
     double hw_load;             /* hw_decoder_load */
     int prealloc_w, prealloc_h; /* preallocate_width_hint, preallocate_height_hint */
     int batch_size;             /* the pipeline's */
+    int stream_priority;        /* the pipeline's, for nvJPEG's stream */
     int engines;            /* the GPU has hardware JPEG engines: -1 not known yet, 0, 1 (atomic) */
     int64_t cpu_max_pixels; /* cpu_decode_max_pixels */
     void *nvjpeg;           /* sl__nvjpeg, made on the GPU stage's thread (nvJPEG builds) */

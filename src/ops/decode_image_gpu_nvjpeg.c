@@ -167,7 +167,7 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
     while (b->on_gpu[first] != 1) first++;
     if (!s->nvjpeg) {
         sl__nvjpeg *nvj = NULL;
-        sl_status st = sl__nvjpeg_create(&nvj, s->name, err);
+        sl_status st = sl__nvjpeg_create(&nvj, s->name, s->stream_priority, err);
         if (st != SL_OK) {
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err->msg);

@@ -104,6 +104,7 @@ struct sl__nvjpeg {
     nvjpegJpegState_t ahead_state;
     nvjpegJpegStream_t ahead_parse;
     cudaStream_t ahead_stream;
+    int priority; /* ahead_stream's CUDA priority (the pipeline's) */
     int pre_n, pre_w, pre_h; /* preallocate_*_hint: for the engines' states (0: none) */
     bool pre_gray;
     int said_hw;               /* the engines' failure was logged (atomic) */
@@ -426,10 +427,11 @@ void sl__nvjpeg_preallocate(sl__nvjpeg *d, int n, int w, int h, bool gray) {
     preallocate(d, d->hw_state);
 }
 
-sl_status sl__nvjpeg_create(sl__nvjpeg **out, const char *name, sl_err *err) {
+sl_status sl__nvjpeg_create(sl__nvjpeg **out, const char *name, int priority, sl_err *err) {
     *out = NULL;
     sl__nvjpeg *d = sl__calloc(1, sizeof *d, err);
     if (!d) return SL_ENOMEM;
+    d->priority = priority;
     snprintf(d->name, sizeof d->name, "%s", name);
     sl_status st = create(d, err);
     if (st != SL_OK) {
@@ -681,7 +683,8 @@ sl_status sl__nvjpeg_ahead_run(sl__nvjpeg *d, sl__nvjpeg_ahead **slot, int n,
     if (cudaSetDevice(d->device) != cudaSuccess)
         return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot use GPU %d", d->device);
     if (!d->ahead_stream) { /* once, on the first batch decoded ahead (the CPU stage's thread) */
-        if (cudaStreamCreateWithFlags(&d->ahead_stream, cudaStreamNonBlocking) != cudaSuccess) {
+        if (cudaStreamCreateWithPriority(&d->ahead_stream, cudaStreamNonBlocking, d->priority) !=
+            cudaSuccess) {
             d->ahead_stream = NULL;
             return sl_err_set(err, SL_ECUDA, "nvJPEG: cannot make a stream on GPU %d", d->device);
         }

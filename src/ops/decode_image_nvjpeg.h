@@ -30,8 +30,9 @@ typedef struct sl__nvjpeg sl__nvjpeg;
  * decoder's own and waited for at most SL__NVJPEG_TIMEOUT_S: a call that does not come back by
  * then is a stall, logged as a warning that names the op; its images are decoded elsewhere and the
  * decoder does not use the engines again. (SLUICE_NVJPEG_TEST_STALL=N, for tests: the decoder's
- * Nth engine call stalls.) */
-sl_status sl__nvjpeg_create(sl__nvjpeg **out, const char *name, sl_err *err);
+ * Nth engine call stalls.) priority: the CUDA priority of the stream it decodes ahead on (the
+ * pipeline's). */
+sl_status sl__nvjpeg_create(sl__nvjpeg **out, const char *name, int priority, sl_err *err);
 /* The hardware engines are in use (the GPU has them, and they have not stalled). */
 bool sl__nvjpeg_has_engines(const sl__nvjpeg *d);
 /* A call on the engines stalled: they are off for this decoder. */

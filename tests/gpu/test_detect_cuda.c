@@ -227,7 +227,7 @@ static void test_box_encoder(void) {
 int main(void) {
     gpu_require(1);
     sl_err e;
-    CHECK_OK(sl__cuda_stream_create(0, &stream, &e), &e);
+    CHECK_OK(sl__cuda_stream_create(0, 0, &stream, &e), &e);
     test_bb_flip();
     test_box_encoder();
     sl__cuda_stream_destroy(stream);

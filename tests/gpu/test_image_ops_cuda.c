@@ -853,7 +853,7 @@ static void test_audio(void) {
 int main(void) {
     gpu_require(1);
     sl_err e;
-    CHECK_OK(sl__cuda_stream_create(0, &stream, &e), &e);
+    CHECK_OK(sl__cuda_stream_create(0, 0, &stream, &e), &e);
     test_cmn();
     test_one_hot_cast_flip();
     test_brightness_contrast();

@@ -7,12 +7,14 @@
  * with cat and stack after the mixed decoder, conditionals (if/elif/else) on GPU data, and gpu
  * ops that sluice runs on the CPU alone (outputs copied over). Outputs live on the GPU and equal
  * the CPU's outputs byte for byte (resize: within 1), with the same record keys and source info
- * in the same order. */
+ * in the same order. And the pipeline's stream priority (DALI's default_cuda_stream_priority). */
 #include "check.h"
 #include "gpu.h"
 
+#include "graph/pipeline_int.h"
 #include "sluice/pipeline.h"
 
+#include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,46 @@ static void compare_runs(const char *what, const char *text, int batch, int batc
     sl_pipeline_free(g);
 }
 
+/* The GPU stage's stream has the pipeline's priority (here the device's most urgent), its batches
+ * come as without one; a priority outside the device's range fails the build, naming it. */
+static void stream_priority(const sl_pipeline_bind *binds) {
+    int least = 0, greatest = 0;
+    CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest) == cudaSuccess);
+    const char *text = "def p(data_path):\n"
+                       "    jpegs, labels = fn.readers.caffe2(path=data_path)\n"
+                       "    return fn.decoders.image(jpegs, device=\"mixed\"), labels\n";
+    for (int k = 0; k < 2; k++) {
+        sl_pipeline_config cfg;
+        sl_pipeline_config_init(&cfg);
+        cfg.batch_size = 16;
+        cfg.num_threads = 2;
+        cfg.device = sl_cuda(0);
+        cfg.stream_priority = k == 0 ? greatest : least + 1;
+        sl_err e;
+        sl_pipeline *p = check_pipeline(&cfg, text, "priority.py", 1, binds, &e);
+        if (k == 1) {
+            CHECK_MSG(p == NULL, "priority %d (range %d..%d) was taken", least + 1, greatest,
+                      least);
+            CHECK_MSG(strstr(e.msg, "stream priority") != NULL, "message: %s", e.msg);
+            sl_pipeline_free(p);
+            continue;
+        }
+        CHECK_MSG(p != NULL, "%s", e.msg);
+        if (!p) continue;
+        for (int it = 0; it < 3; it++) {
+            sl_batch *b = NULL;
+            CHECK_MSG(sl_pipeline_next(p, &b) == SL_OK, "%s", sl_pipeline_errmsg(p));
+            sl_pipeline_release(p, b);
+        }
+        int got = 1;
+        CHECK(p->stream && cudaStreamGetPriority((cudaStream_t)p->stream, &got) == cudaSuccess);
+        CHECK_EQ_INT(got, greatest);
+        sl_pipeline_free(p);
+    }
+    printf("stream priority %d (range %d..%d) taken, %d refused\n", greatest, greatest, least,
+           least + 1);
+}
+
 int main(void) {
     gpu_require(1);
     char *seed = check_read_text(tool_pipeline("seed_training_sharding.py"));
@@ -118,6 +160,7 @@ int main(void) {
                                  {"shard_id", "0"}};
     if (seed) compare_runs("seed_training_sharding.py", seed, 64, 10, 5, binds, -1);
     free(seed);
+    stream_priority(binds);
 
     const char *aug =
         "def aug(data_path):\n"

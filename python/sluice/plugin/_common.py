@@ -115,7 +115,8 @@ class BaseIterator:
         # Pipelines given no thread count get the library's choice for as many pipelines as
         # there are here, all running at once (sl_iter_config.num_threads), set below.
         chosen = all(p._threads_chosen for p in pipelines)
-        for attr, name in (("num_threads", "num_threads"), ("_prefetch", "prefetch_queue_depth")):
+        for attr, name in (("num_threads", "num_threads"), ("_prefetch", "prefetch_queue_depth"),
+                           ("default_cuda_stream_priority", "default_cuda_stream_priority")):
             if attr == "num_threads" and chosen:
                 continue
             values = [getattr(p, attr) for p in pipelines]
@@ -143,7 +144,8 @@ class BaseIterator:
             None if chosen else p0.num_threads, p0.seed,
             p0.prefetch_queue_depth, offset, total, output_map, reader_name, size,
             last_batch_policy, last_batch_padded, prepare_first_batch, auto_reset, layout,
-            checkpoint, global_order, device_seeds=seeds)
+            checkpoint, global_order, device_seeds=seeds,
+            stream_priority=p0.default_cuda_stream_priority)
         if chosen:
             threads = self._it.num_threads
             for p in pipelines:

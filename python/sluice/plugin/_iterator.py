@@ -70,7 +70,8 @@ class SlIterator(Owner):
                  prefetch_queue_depth=2, shard_offset=0, total_shards=0, output_map=None,
                  reader_name=None, size=-1, last_batch_policy=LastBatchPolicy.FILL,
                  last_batch_padded=False, prepare_first_batch=True, auto_reset=False,
-                 layout=LAYOUT_SHARDED, checkpoint=None, global_order=False, device_seeds=None):
+                 layout=LAYOUT_SHARDED, checkpoint=None, global_order=False, device_seeds=None,
+                 stream_priority=0):
         try:
             policy = LastBatchPolicy(last_batch_policy)
         except ValueError:
@@ -120,6 +121,7 @@ class SlIterator(Owner):
         else:
             c.prefetch_cpu = c.prefetch_gpu = prefetch_queue_depth
         c.shard_offset, c.total_shards = shard_offset, total_shards
+        c.stream_priority = stream_priority
         self._names = None
         if output_map is not None:
             names = list(output_map)

@@ -264,7 +264,8 @@ def data_iterator(pipeline_fn: typing.Callable | None = None,
                   prepare_first_batch: bool = True, sharding: typing.Any = None,
                   devices: typing.Any = None, global_order: bool = False) -> typing.Callable:
     """DALI's decorator: the decorated pipeline function, called with ``batch_size`` (global) and
-    its own arguments (plus num_threads, seed, prefetch_queue_depth, device_id, checkpoints),
+    its own arguments (plus num_threads, seed, prefetch_queue_depth, device_id, checkpoints,
+    default_cuda_stream_priority),
     returns an iterator of jax.Array dicts. ``global_order=True`` (a sluice extension): one order
     of the whole data set per epoch, the same global batches on any device or process count."""
     if sharding is not None and devices is not None:
@@ -276,7 +277,7 @@ def data_iterator(pipeline_fn: typing.Callable | None = None,
     def decorate(func):
         @functools.wraps(func)
         def create(*args, batch_size, num_threads=None, seed=-1, prefetch_queue_depth=2,
-                   device_id=None, checkpoints=None, **kwargs):
+                   device_id=None, checkpoints=None, default_cuda_stream_priority=0, **kwargs):
             if not isinstance(batch_size, int) or batch_size < 1:
                 raise errors.InvalidArgumentError("batch_size=%r (a positive int)" % (batch_size,))
             nglobal = jax.device_count()
@@ -314,6 +315,11 @@ def data_iterator(pipeline_fn: typing.Callable | None = None,
             elif not is_int(num_threads) or not 1 <= num_threads <= INT_MAX:
                 raise errors.InvalidArgumentError("num_threads=%r (a positive int; None or -1: "
                                                   "chosen from the machine)" % (num_threads,))
+            if not is_int(default_cuda_stream_priority) or \
+                    not -INT_MAX <= default_cuda_stream_priority <= INT_MAX:
+                raise errors.InvalidArgumentError(
+                    "default_cuda_stream_priority=%r (an int: CUDA's stream priority, lower is "
+                    "more urgent)" % (default_cuda_stream_priority,))
 
             def graph_for(i, shard_id, num_shards):
                 fk = dict(kwargs)
@@ -335,7 +341,7 @@ def data_iterator(pipeline_fn: typing.Callable | None = None,
                               reader_name, size, last_batch_policy, last_batch_padded,
                               prepare_first_batch, auto_reset,
                               LAYOUT_SHARDED if layout != LAYOUT_NONE else LAYOUT_NONE, ckpt,
-                              global_order)
+                              global_order, stream_priority=int(default_cuda_stream_priority))
             names = list(output_map) or slit.output_names
             return DALIGenericIterator(None, names, auto_reset=auto_reset, sharding=sharding,
                                        _devices=local if layout == LAYOUT_STACKED else None,

@@ -229,7 +229,9 @@ def test_broadcasting_as_dalis():
     rng = np.random.default_rng(5)
     cases = [((2, 1, 3), (4, 1)), ((1, 2), (3, 2)), ((1, 2), (3, 1)), ((480 // 40, 640 // 40, 3),
                                                                          (3,)), ((), (2, 2)),
-             ((5,), (1,))]
+             ((5,), (1,)),
+             # rows longer than the CPU run's chunk (256), with a repeated last dim or middle dim
+             ((2, 3, 600), (3, 1)), ((1, 700), (3, 1)), ((2, 1, 515), (1, 4, 515))]
     for sa, sb in cases:
         a = rng.integers(-50, 50, sa).astype(np.int16)
         b = rng.random(sb).astype(np.float32)
@@ -243,6 +245,13 @@ def test_broadcasting_as_dalis():
             np.testing.assert_array_equal(g, w)
     with pytest.raises(errors.Error, match="do not broadcast"):
         run(lambda x, y: x + y, np.zeros((2, 3), np.float32), np.zeros((4,), np.float32))
+    # the integer path over the same shapes: uint8 wraps in uint8, & and - as numpy's
+    for sa, sb in cases[-3:]:
+        a = rng.integers(0, 256, sa).astype(np.uint8)
+        b = rng.integers(0, 256, sb).astype(np.uint8)
+        d, m = run(lambda x, y: (x - y, y & x), a, b)
+        np.testing.assert_array_equal(d, a - b)
+        np.testing.assert_array_equal(m, a & b)
 
 
 def test_per_sample_shapes_and_empty_samples():

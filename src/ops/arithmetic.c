@@ -254,11 +254,157 @@ static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
     return SL_OK;
 }
 
+/* The CPU run goes a row (the output's last dim) at a time, in chunks of CHUNK elements: the
+ * operands' offsets are found once per row, not per element, and each step below is a loop over
+ * the chunk for one fixed type or op. The steps call arithmetic.h's rules for one element with
+ * the type or op a constant (the compiler drops their switch), so the bits are those of
+ * sl__arith_elem, which the CUDA run uses. */
+#define CHUNK 256
+
+/* the cases the loops are specialised for; other types and ops take the generic loop */
+#define AR_ALL_TYPES(X)                                                                            \
+    X(SL_DTYPE_U8) X(SL_DTYPE_BOOL) X(SL_DTYPE_I8) X(SL_DTYPE_U16) X(SL_DTYPE_I16)                \
+        X(SL_DTYPE_I32) X(SL_DTYPE_U32) X(SL_DTYPE_I64) X(SL_DTYPE_U64) X(SL_DTYPE_F32)          \
+            X(SL_DTYPE_F64)
+#define AR_FAST_OPS(X)                                                                             \
+    X(SL__AR_ADD) X(SL__AR_SUB) X(SL__AR_MUL) X(SL__AR_FDIV) X(SL__AR_EQ) X(SL__AR_NE)          \
+        X(SL__AR_LT) X(SL__AR_LE) X(SL__AR_GT) X(SL__AR_GE) X(SL__AR_AND) X(SL__AR_OR)          \
+            X(SL__AR_XOR) X(SL__AR_MINUS)
+
+/* m values of operand j from element offset off, step st (in elements), as the computation
+ * type's values: doubles (a floating computation) or integer bits */
+static void load_float(const sl__arith *a, int j, const void *p, int64_t off, int64_t st, int m,
+                       double *v) {
+    if (a->konst == j) {
+        double c = sl__arith_float(a, j, p, 0);
+        for (int k = 0; k < m; k++) v[k] = c;
+        return;
+    }
+    switch (a->t[j]) {
+#define LOAD(T)                                                                                    \
+    case T:                                                                                        \
+        for (int k = 0; k < m; k++) v[k] = sl__dtype_conv_load(p, T, off + k * st);              \
+        break;
+        AR_ALL_TYPES(LOAD)
+#undef LOAD
+    default:
+        for (int k = 0; k < m; k++) v[k] = sl__dtype_conv_load(p, a->t[j], off + k * st);
+    }
+    if (a->ct == SL_DTYPE_F32)
+        for (int k = 0; k < m; k++) v[k] = (double)(float)v[k];
+    else if (a->ct != SL_DTYPE_F64)
+        for (int k = 0; k < m; k++) v[k] = sl__arith_round(v[k], a->ct);
+}
+
+static void load_int(const sl__arith *a, int j, const void *p, int64_t off, int64_t st, int m,
+                     uint64_t *v) {
+    if (a->konst == j) {
+        uint64_t c = sl__arith_int(a, j, p, 0);
+        for (int k = 0; k < m; k++) v[k] = c;
+        return;
+    }
+    switch (a->t[j]) {
+#define LOAD(T)                                                                                    \
+    case T:                                                                                        \
+        for (int k = 0; k < m; k++) v[k] = sl__math_int_as(p, T, off + k * st, a->ct);           \
+        break;
+        AR_ALL_TYPES(LOAD)
+#undef LOAD
+    default:
+        for (int k = 0; k < m; k++) v[k] = sl__math_int_as(p, a->t[j], off + k * st, a->ct);
+    }
+}
+
+static void op_float(int op, const double *x, const double *y, int m, double *r) {
+    switch (op) {
+#define OP(O)                                                                                      \
+    case O:                                                                                        \
+        for (int k = 0; k < m; k++) r[k] = sl__arith_float_op(O, x[k], y[k]);                    \
+        break;
+        AR_FAST_OPS(OP)
+#undef OP
+    default:
+        for (int k = 0; k < m; k++) r[k] = sl__arith_float_op(op, x[k], y[k]);
+    }
+}
+
+static void op_int(int op, sl_dtype ct, const uint64_t *x, const uint64_t *y, int m, uint64_t *r) {
+    switch (op) {
+#define OP(O)                                                                                      \
+    case O:                                                                                        \
+        for (int k = 0; k < m; k++) r[k] = sl__arith_int_op(O, x[k], y[k], ct);                  \
+        break;
+        AR_FAST_OPS(OP)
+#undef OP
+    default:
+        for (int k = 0; k < m; k++) r[k] = sl__arith_int_op(op, x[k], y[k], ct);
+    }
+}
+
+static void store_float(void *out, sl_dtype t, int64_t e, int m, const double *r) {
+    switch (t) {
+#define STORE(T)                                                                                   \
+    case T:                                                                                        \
+        for (int k = 0; k < m; k++) sl__dtype_conv_store(out, T, e + k, r[k]);                   \
+        break;
+        AR_ALL_TYPES(STORE)
+#undef STORE
+    default:
+        for (int k = 0; k < m; k++) sl__dtype_conv_store(out, t, e + k, r[k]);
+    }
+}
+
+static void store_int(void *out, sl_dtype t, int64_t e, int m, const uint64_t *r) {
+    switch (t) {
+#define STORE(T)                                                                                   \
+    case T:                                                                                        \
+        for (int k = 0; k < m; k++) sl__dtype_conv_store_bits(out, T, e + k, r[k]);              \
+        break;
+        AR_ALL_TYPES(STORE)
+#undef STORE
+    default:
+        for (int k = 0; k < m; k++) sl__dtype_conv_store_bits(out, t, e + k, r[k]);
+    }
+}
+
 static sl_status ar_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     (void)io, (void)worker, (void)err;
     ar_state *s = state;
+    const sl__arith *a = &s->ar;
     const sl__math_desc *d = &s->desc[i];
-    for (int64_t e = 0; e < d->n; e++) sl__arith_elem(&s->ar, d, e);
+    int nd = d->ndim;
+    int64_t row = nd > 0 ? d->shape[nd - 1] : 1;
+    int64_t st0 = nd > 0 ? d->stride[0][nd - 1] : 0, st1 = nd > 0 ? d->stride[1][nd - 1] : 0;
+    bool unary = a->op >= SL__AR_MINUS, flt = sl__math_is_float(a->ct);
+    union {
+        double f[CHUNK];
+        uint64_t u[CHUNK];
+    } x, y, r;
+    memset(&y, 0, sizeof y); /* a unary op's second operand */
+    if (row < 1) return SL_OK;
+    for (int64_t e0 = 0; e0 < d->n; e0 += row) {
+        int64_t off[2] = {0, 0}, rem = e0 / row; /* the row's first element in each operand */
+        for (int k = nd - 2; k >= 0; k--) {
+            int64_t ix = rem % d->shape[k];
+            rem /= d->shape[k];
+            off[0] += ix * d->stride[0][k];
+            off[1] += ix * d->stride[1][k];
+        }
+        for (int64_t c = 0; c < row; c += CHUNK) {
+            int m = (int)(row - c < CHUNK ? row - c : CHUNK);
+            if (flt) {
+                load_float(a, 0, d->in[0], off[0] + c * st0, st0, m, x.f);
+                if (!unary) load_float(a, 1, d->in[1], off[1] + c * st1, st1, m, y.f);
+                op_float(a->op, x.f, y.f, m, r.f);
+                store_float(d->out, a->out, e0 + c, m, r.f);
+            } else {
+                load_int(a, 0, d->in[0], off[0] + c * st0, st0, m, x.u);
+                if (!unary) load_int(a, 1, d->in[1], off[1] + c * st1, st1, m, y.u);
+                op_int(a->op, a->ct, x.u, y.u, m, r.u);
+                store_int(d->out, a->out, e0 + c, m, r.u);
+            }
+        }
+    }
     return SL_OK;
 }
 

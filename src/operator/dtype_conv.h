@@ -11,6 +11,9 @@
 
 #include <math.h>
 #include <stdint.h>
+#if !defined(__CUDA_ARCH__) && defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Double (and float) products and sums rounded one at a time, for arithmetic shared by a CPU run
  * and a CUDA run: a GPU compiler would otherwise fuse a * b + c into one multiply-add that rounds
@@ -58,10 +61,29 @@ static inline SL__HD double sl__dtype_conv_load(const void *p, sl_dtype t, int64
     }
 }
 
+/* v rounded to an integer in the current rounding mode (to nearest even by default) and
+ * saturated to [lo, hi] (integers within 2^51 of 0); NaN gives 0. Clamping first gives the same
+ * value (rounding is monotonic and the bounds are integers); on the CPU the rounding is then
+ * adding and taking away 1.5 x 2^52, which rounds as nearbyint does for |v| < 2^51 without a
+ * call into libm per element (so the loops around it vectorise). */
 static inline SL__HD double sl__dtype_conv_sat(double v, double lo, double hi) {
-    if (v != v) return 0;
-    v = nearbyint(v);
-    return v < lo ? lo : v > hi ? hi : v;
+#if !defined(__CUDA_ARCH__) && defined(__SSE2__)
+    /* without branches (a compiler keeps C's NaN-exact comparisons as branches, which random
+       pixels mispredict): NaN masked to 0, then max and min, which equal the C below on numbers */
+    __m128d x = _mm_set_sd(v);
+    x = _mm_and_pd(x, _mm_cmpord_sd(x, x));
+    x = _mm_min_sd(_mm_max_sd(x, _mm_set_sd(lo)), _mm_set_sd(hi));
+    v = _mm_cvtsd_f64(x);
+#else
+    v = v == v ? v : 0;
+    v = v < lo ? lo : v > hi ? hi : v;
+#endif
+#ifdef __CUDA_ARCH__
+    return nearbyint(v);
+#else
+    const double big = 6755399441055744.0; /* IEEE arithmetic: (v + big) - big is not folded */
+    return v + big - big;
+#endif
 }
 
 /* The low bits of v in integer type t (two's complement wrap). */
@@ -136,5 +158,11 @@ static inline SL__HD void sl__dtype_conv_store(void *p, sl_dtype t, int64_t k, d
         break;
     }
 }
+
+#ifndef __CUDACC__
+/* n elements of src (type from) into dst (type to) on the CPU, element k by the two rules above
+ * (the same bits), a loop per pair of types rather than two type switches per element. */
+void sl__dtype_conv_n(void *dst, sl_dtype to, const void *src, sl_dtype from, int64_t n);
+#endif
 
 #endif

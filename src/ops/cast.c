@@ -57,15 +57,7 @@ static sl_status cast_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_
         memcpy(io->out[0]->data[i], in->data[i], sl_tlist_sample_nbytes(in, i));
         return SL_OK;
     }
-    if (in->dtype == SL_DTYPE_U8 && s->dtype == SL_DTYPE_F32) { /* the common case, vectorisable */
-        const uint8_t *src = in->data[i];
-        float *dst = io->out[0]->data[i];
-        for (int64_t k = 0; k < n; k++) dst[k] = src[k];
-        return SL_OK;
-    }
-    for (int64_t k = 0; k < n; k++)
-        sl__dtype_conv_store(io->out[0]->data[i], s->dtype, k,
-                             sl__dtype_conv_load(in->data[i], in->dtype, k));
+    sl__dtype_conv_n(io->out[0]->data[i], s->dtype, in->data[i], in->dtype, n);
     return SL_OK;
 }
 

@@ -58,9 +58,7 @@ static sl_status cl_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
         return SL_OK;
     }
     int64_t n = (int64_t)(nb / sl_dtype_size(in->dtype));
-    for (int64_t k = 0; k < n; k++)
-        sl__dtype_conv_store(io->out[0]->data[i], ot, k,
-                             sl__dtype_conv_load(in->data[i], in->dtype, k));
+    sl__dtype_conv_n(io->out[0]->data[i], ot, in->data[i], in->dtype, n);
     return SL_OK;
 }
 

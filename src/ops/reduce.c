@@ -256,18 +256,59 @@ static sl_status red_setup(void *state, sl__op_io *io, sl_err *err) {
     return SL_OK;
 }
 
+/* Adds n elements from input offset off, step st, to a: for the common ops and types a loop with
+ * them constant (the compiler drops sl__reduce_add's switches; the rule is the same). */
+static void reduce_row(sl__reduce_acc *a, int op, const void *in, sl_dtype t, int64_t off,
+                       int64_t st, int64_t n, double m) {
+#define CASE(OP, T)                                                                                \
+    do {                                                                                           \
+        if (op == OP && t == T) {                                                                  \
+            for (int64_t k = 0; k < n; k++) sl__reduce_add(a, OP, in, T, off + k * st, m);         \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+    CASE(SL__RED_SUM, SL_DTYPE_U8);
+    CASE(SL__RED_SUM, SL_DTYPE_F32);
+    CASE(SL__RED_MEAN, SL_DTYPE_U8);
+    CASE(SL__RED_MEAN, SL_DTYPE_F32);
+    CASE(SL__RED_MIN, SL_DTYPE_U8);
+    CASE(SL__RED_MIN, SL_DTYPE_F32);
+    CASE(SL__RED_MAX, SL_DTYPE_U8);
+    CASE(SL__RED_MAX, SL_DTYPE_F32);
+#undef CASE
+    for (int64_t k = 0; k < n; k++) sl__reduce_add(a, op, in, t, off + k * st, m);
+}
+
+/* Adds the d->count reduced elements from base to a in sl__reduce_at's order (so that the sums
+ * round as the CUDA run's do), a row of the last reduced dim at a time, the rows' offsets kept
+ * by an odometer over the other reduced dims (no division per element). */
+static void reduce_span(const sl__reduce_desc *d, int op, sl_dtype t, int64_t base, double m,
+                        sl__reduce_acc *a) {
+    int nr = d->nred;
+    int64_t row = nr > 0 ? d->red_ext[nr - 1] : 1, st = nr > 0 ? d->red_stride[nr - 1] : 0;
+    int64_t idx[SL_MAX_DIMS] = {0}, off = base;
+    if (row < 1) return;
+    for (int64_t r = 0; r < d->count; r += row) {
+        reduce_row(a, op, d->in, t, off, st, row, m);
+        for (int k = nr - 2; k >= 0; k--) { /* the next row: carry through the outer dims */
+            off += d->red_stride[k];
+            if (++idx[k] < d->red_ext[k]) break;
+            off -= idx[k] * d->red_stride[k];
+            idx[k] = 0;
+        }
+    }
+}
+
 static sl_status red_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     red_state *s = state;
     (void)worker, (void)err;
     const sl__reduce_desc *d = &s->desc[i];
     sl_dtype it = io->in[0]->dtype, ot = io->out[0]->dtype;
     for (int64_t o = 0; o < d->nout; o++) {
-        int64_t base = sl__reduce_base(d, o);
         double m = d->mean ? ((const float *)d->mean)[o] : 0;
         sl__reduce_acc a;
         sl__reduce_acc_init(&a);
-        for (int64_t r = 0; r < d->count; r++)
-            sl__reduce_add(&a, s->op, d->in, it, base + sl__reduce_at(d, r), m);
+        reduce_span(d, s->op, it, sl__reduce_base(d, o), m, &a);
         sl__reduce_store(d, s->op, it, ot, s->ddof, o, &a);
     }
     return SL_OK;

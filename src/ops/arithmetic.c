@@ -263,13 +263,13 @@ static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
 
 /* the cases the loops are specialised for; other types and ops take the generic loop */
 #define AR_ALL_TYPES(X)                                                                            \
-    X(SL_DTYPE_U8) X(SL_DTYPE_BOOL) X(SL_DTYPE_I8) X(SL_DTYPE_U16) X(SL_DTYPE_I16)                \
-        X(SL_DTYPE_I32) X(SL_DTYPE_U32) X(SL_DTYPE_I64) X(SL_DTYPE_U64) X(SL_DTYPE_F32)          \
-            X(SL_DTYPE_F64)
+    X(SL_DTYPE_U8)                                                                                 \
+    X(SL_DTYPE_BOOL) X(SL_DTYPE_I8) X(SL_DTYPE_U16) X(SL_DTYPE_I16) X(SL_DTYPE_I32)                \
+        X(SL_DTYPE_U32) X(SL_DTYPE_I64) X(SL_DTYPE_U64) X(SL_DTYPE_F32) X(SL_DTYPE_F64)
 #define AR_FAST_OPS(X)                                                                             \
-    X(SL__AR_ADD) X(SL__AR_SUB) X(SL__AR_MUL) X(SL__AR_FDIV) X(SL__AR_EQ) X(SL__AR_NE)          \
-        X(SL__AR_LT) X(SL__AR_LE) X(SL__AR_GT) X(SL__AR_GE) X(SL__AR_AND) X(SL__AR_OR)          \
-            X(SL__AR_XOR) X(SL__AR_MINUS)
+    X(SL__AR_ADD)                                                                                  \
+    X(SL__AR_SUB) X(SL__AR_MUL) X(SL__AR_FDIV) X(SL__AR_EQ) X(SL__AR_NE) X(SL__AR_LT) X(SL__AR_LE) \
+        X(SL__AR_GT) X(SL__AR_GE) X(SL__AR_AND) X(SL__AR_OR) X(SL__AR_XOR) X(SL__AR_MINUS)
 
 /* m values of operand j from element offset off, step st (in elements), as the computation
  * type's values: doubles (a floating computation) or integer bits */
@@ -280,19 +280,28 @@ static void load_float(const sl__arith *a, int j, const void *p, int64_t off, in
         for (int k = 0; k < m; k++) v[k] = c;
         return;
     }
-    switch (a->t[j]) {
+    switch (a->t[j]) { /* a contiguous run (st 1, the common case) in a loop of its own */
 #define LOAD(T)                                                                                    \
     case T:                                                                                        \
-        for (int k = 0; k < m; k++) v[k] = sl__dtype_conv_load(p, T, off + k * st);              \
+        if (st == 1)                                                                               \
+            for (int k = 0; k < m; k++) v[k] = sl__dtype_conv_load(p, T, off + k);                 \
+        else                                                                                       \
+            for (int k = 0; k < m; k++) v[k] = sl__dtype_conv_load(p, T, off + k * st);            \
         break;
         AR_ALL_TYPES(LOAD)
 #undef LOAD
     default:
         for (int k = 0; k < m; k++) v[k] = sl__dtype_conv_load(p, a->t[j], off + k * st);
     }
-    if (a->ct == SL_DTYPE_F32)
+    /* rounded to the computation type, where that can change the value: float32 holds every
+     * value of the types up to 16 bits and of float32 itself exactly */
+    sl_dtype t = a->t[j];
+    bool exact32 = t == SL_DTYPE_U8 || t == SL_DTYPE_I8 || t == SL_DTYPE_U16 || t == SL_DTYPE_I16 ||
+                   t == SL_DTYPE_BOOL || t == SL_DTYPE_F16 || t == SL_DTYPE_BF16 ||
+                   t == SL_DTYPE_F32;
+    if (a->ct == SL_DTYPE_F32 && !exact32)
         for (int k = 0; k < m; k++) v[k] = (double)(float)v[k];
-    else if (a->ct != SL_DTYPE_F64)
+    else if (a->ct != SL_DTYPE_F32 && a->ct != SL_DTYPE_F64)
         for (int k = 0; k < m; k++) v[k] = sl__arith_round(v[k], a->ct);
 }
 
@@ -306,7 +315,7 @@ static void load_int(const sl__arith *a, int j, const void *p, int64_t off, int6
     switch (a->t[j]) {
 #define LOAD(T)                                                                                    \
     case T:                                                                                        \
-        for (int k = 0; k < m; k++) v[k] = sl__math_int_as(p, T, off + k * st, a->ct);           \
+        for (int k = 0; k < m; k++) v[k] = sl__math_int_as(p, T, off + k * st, a->ct);             \
         break;
         AR_ALL_TYPES(LOAD)
 #undef LOAD
@@ -319,7 +328,7 @@ static void op_float(int op, const double *x, const double *y, int m, double *r)
     switch (op) {
 #define OP(O)                                                                                      \
     case O:                                                                                        \
-        for (int k = 0; k < m; k++) r[k] = sl__arith_float_op(O, x[k], y[k]);                    \
+        for (int k = 0; k < m; k++) r[k] = sl__arith_float_op(O, x[k], y[k]);                      \
         break;
         AR_FAST_OPS(OP)
 #undef OP
@@ -332,7 +341,7 @@ static void op_int(int op, sl_dtype ct, const uint64_t *x, const uint64_t *y, in
     switch (op) {
 #define OP(O)                                                                                      \
     case O:                                                                                        \
-        for (int k = 0; k < m; k++) r[k] = sl__arith_int_op(O, x[k], y[k], ct);                  \
+        for (int k = 0; k < m; k++) r[k] = sl__arith_int_op(O, x[k], y[k], ct);                    \
         break;
         AR_FAST_OPS(OP)
 #undef OP
@@ -345,7 +354,7 @@ static void store_float(void *out, sl_dtype t, int64_t e, int m, const double *r
     switch (t) {
 #define STORE(T)                                                                                   \
     case T:                                                                                        \
-        for (int k = 0; k < m; k++) sl__dtype_conv_store(out, T, e + k, r[k]);                   \
+        for (int k = 0; k < m; k++) sl__dtype_conv_store(out, T, e + k, r[k]);                     \
         break;
         AR_ALL_TYPES(STORE)
 #undef STORE
@@ -358,7 +367,7 @@ static void store_int(void *out, sl_dtype t, int64_t e, int m, const uint64_t *r
     switch (t) {
 #define STORE(T)                                                                                   \
     case T:                                                                                        \
-        for (int k = 0; k < m; k++) sl__dtype_conv_store_bits(out, T, e + k, r[k]);              \
+        for (int k = 0; k < m; k++) sl__dtype_conv_store_bits(out, T, e + k, r[k]);                \
         break;
         AR_ALL_TYPES(STORE)
 #undef STORE

@@ -30,6 +30,8 @@ def data():
     (lambda: fn.random.beta(alpha=-1.0), "random.beta: alpha -1 and beta 1 must be > 0"),
     (lambda: fn.jpeg_compression_distortion(fn.cast(data(), dtype=types.UINT8), quality=101),
      "jpeg_compression_distortion: quality 101 (1 to 100)"),
+    (lambda: fn.reshape(data(), src_dims=[2, 0, 1], rel_shape=[1, -1]),
+     "``src_dims`` and ``rel_shape`` have different lengths: 3 vs 2"),
 ])
 def test_a_value_dali_checks_as_it_runs_fails_run_not_build(make, message):
     @pipeline_def(batch_size=2, num_threads=1, device_id=None)

@@ -134,11 +134,12 @@ static sl_status reshape_create(const sl__args *a, const sl__op_init *init, void
             const double *r = NULL;
             s->src_rel_node = sl__args_node(a, "rel_shape") >= 0; /* (then checked per sample) */
             int nr = s->src_rel_node ? s->n : sl__args_floats(a, "rel_shape", &r);
-            if (!s->src_rel_node && nr != s->n)
-                st = sl_err_set(err, SL_EINVAL,
-                                "%s: src_dims has %d values, rel_shape %d: ``src_dims`` and "
-                                "``rel_shape`` have different lengths: %d vs %d",
-                                NAME, s->n, nr, s->n, nr);
+            if (!s->src_rel_node && nr != s->n) /* DALI finds it when the op runs */
+                st = sl__op_at_run(
+                    init, sl_err_set(err, SL_EINVAL,
+                                     "%s: src_dims has %d values, rel_shape %d: ``src_dims`` and "
+                                     "``rel_shape`` have different lengths: %d vs %d",
+                                     NAME, s->n, nr, s->n, nr));
             for (int i = 0; st == SL_OK && !s->src_rel_node && i < nr; i++) s->rel_shape[i] = r[i];
             if (st == SL_OK && !s->src_rel_node) st = check_shape(NULL, -1, NULL, r, nr, err);
             s->src_rel = true;

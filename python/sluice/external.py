@@ -673,8 +673,20 @@ def external_source_call(schema):
                         use_copy_kernel: bool | None = None,
                         repeat_last: bool = False) -> typing.Any:
         """DALI's fn.external_source with a Python source (see sluice.external)."""
+        from . import _debug
         from ._state import current
         where = "fn.external_source"
+        run = _debug.active()
+        if run is not None:  # debug mode: a source of its own, run now (sluice._debug)
+            args = dict(batch=batch, batch_info=batch_info, cycle=cycle, dtype=dtype, ndim=ndim,
+                        layout=layout, name=name, device=device, no_copy=no_copy,
+                        parallel=parallel, prefetch_queue_depth=prefetch_queue_depth,
+                        blocking=blocking, cuda_stream=cuda_stream,
+                        use_copy_kernel=use_copy_kernel, repeat_last=repeat_last)
+            # (the source and num_outputs in the call's key, so that a changed one is noticed)
+            key = dict(args, _source=source, _num_outputs=num_outputs)
+            return run.call(where, lambda ins, kw: external_source(source, num_outputs, **args),
+                            [], key)
         pipe = current()
         if pipe is None:  # DALI allows it: made where its outputs are used
             from ._deferred import defer_call

@@ -12,7 +12,7 @@ import os
 import sys
 import typing
 
-from . import _c, errors
+from . import _c, _debug, errors
 from .external import external_source_call
 from .python_function import FORMS as _pyfunc_forms, python_function_call
 from . import types as _types
@@ -134,6 +134,9 @@ def _input_sets(schema, inputs, kwargs, where):
 
 def _call(schema, inputs, kwargs):
     where = "fn." + schema.name
+    run = _debug.active()
+    if run is not None:  # debug mode: the op runs now, on the batches (sluice._debug)
+        return run.call(where, lambda ins, kw: _call(schema, ins, kw), list(inputs), kwargs)
     pipe = current()
     if pipe is None:  # DALI allows it: the op is made where its outputs are used
         return defer_call(lambda: _call(schema, inputs, dict(kwargs)), where)

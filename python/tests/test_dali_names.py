@@ -68,8 +68,8 @@ def test_experimental_pipeline_def():
     pipe = p()
     (x,) = pipe.run()
     assert x.as_array().tolist() == [[1, 2], [1, 2]]
-    with pytest.raises(sluice.NotSupportedError):
-        pipeline_def(debug=True)
+    (x,) = p(debug=True).run()  # debug mode (test_debug_mode.py)
+    assert x.as_array().tolist() == [[1, 2], [1, 2]]
 
 
 def test_backend_and_tensors_classes():

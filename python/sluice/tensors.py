@@ -499,8 +499,15 @@ class TensorList:
         return a.astype(dtype) if dtype is not None else a
 
     def __repr__(self):
-        return "%s(%d samples, dtype=%s, shape=%s)" % (type(self).__name__, len(self),
-                                                        self._dtype.name, tuple(self.shape))
+        # the dense batch's shape, else the samples' shapes (DALI prints them), the first few
+        shapes = [s for _, s in self._samples]
+        shape = ("shape=%s" % (tuple(self.shape),) if self._dense is not None else
+                 "shapes=[%s%s]" % (", ".join(str(tuple(s)) for s in shapes[:4]),
+                                    ", ..." if len(shapes) > 4 else ""))
+        return "%s(%d samples, dtype=%s, %s%s)" % (type(self).__name__, len(self),
+                                                   self._dtype.name, shape,
+                                                   ", layout=%r" % self._layout
+                                                   if self._layout else "")
 
 
 class TensorListCPU(TensorList):

@@ -26,6 +26,7 @@ def test_dense_batch():
     p, tl = run(samples, layout="HWC")
     assert len(tl) == 3 and tl.dtype == types.UINT8 and tl.layout() == "HWC"
     assert tl.is_dense_tensor()
+    assert repr(tl) == "TensorListCPU(3 samples, dtype=UINT8, shape=(3, 4, 5, 3), layout='HWC')"
     np.testing.assert_array_equal(tl.as_array(), np.stack(samples))
     np.testing.assert_array_equal(np.asarray(tl.as_tensor()), np.stack(samples))
     assert tl.as_cpu() is tl
@@ -50,6 +51,7 @@ def test_ragged_batch():
     p, tl = run(samples)
     assert not tl.is_dense_tensor()
     assert tl.shape() == [[1, 2], [3, 2], [2, 2]]
+    assert repr(tl) == "TensorListCPU(3 samples, dtype=FLOAT, shapes=[(1, 2), (3, 2), (2, 2)])"
     for i in range(3):
         np.testing.assert_array_equal(tl.at(i), samples[i])
     with pytest.raises(ValueError, match="different shapes"):

@@ -35,11 +35,12 @@
 // clang-format off
 #define RESIZE_FILTER_ARGS                                                                         \
     {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR",                                            \
-     "filter (both ways; min_filter / mag_filter override it)", 0, INTERP_CHOICES},                \
-    {"min_filter", SL_ARG_ENUM, "None", "filter of an axis scaled down (default: interp_type)", 0, \
+     "filter (both ways; min_filter / mag_filter override it)", SL_ARGF_PER_SAMPLE,                \
      INTERP_CHOICES},                                                                              \
-    {"mag_filter", SL_ARG_ENUM, "None", "filter of an axis scaled up (default: interp_type)", 0,   \
-     INTERP_CHOICES},                                                                              \
+    {"min_filter", SL_ARG_ENUM, "None", "filter of an axis scaled down (default: interp_type)",    \
+     SL_ARGF_PER_SAMPLE, INTERP_CHOICES},                                                          \
+    {"mag_filter", SL_ARG_ENUM, "None", "filter of an axis scaled up (default: interp_type)",      \
+     SL_ARGF_PER_SAMPLE, INTERP_CHOICES},                                                          \
     {"antialias", SL_ARG_BOOL, "True", "widen the filter when downscaling", 0, NULL},              \
     {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},                \
     {"minibatch_size", SL_ARG_INT, "32",                                                           \
@@ -102,7 +103,8 @@ typedef struct resize_state {
     int mode;
     /* the size arguments given as op outputs (per-sample argument inputs), else -1 */
     int node_rx, node_ry, node_shorter, node_longer, node_size;
-    int min_filter, mag_filter;
+    const sl__args *args; /* interp_type, min_filter, mag_filter: read per sample in setup */
+    int *filters;         /* per sample: (min_filter, mag_filter) */
     bool keep_aspect;   /* resize_shorter / resize_longer, or a mode that keeps the aspect ratio */
     double max_size[2]; /* 0: none */
     bool subpixel;
@@ -135,6 +137,7 @@ static void resize_destroy(void *state) {
     sl__worker_scratch_free(&s->scratch);
     free(s->out_hw);
     free(s->roi);
+    free(s->filters);
     free(s);
 }
 
@@ -241,11 +244,7 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
             s->roi_end[0] = v[0], s->roi_end[1] = v[1];
         if (st == SL_OK) st = limits(s, a, err);
     }
-    int interp = filter_of(sl__args_str(a, "interp_type"));
-    s->min_filter =
-        sl__args_given(a, "min_filter") ? filter_of(sl__args_str(a, "min_filter")) : interp;
-    s->mag_filter =
-        sl__args_given(a, "mag_filter") ? filter_of(sl__args_str(a, "mag_filter")) : interp;
+    s->args = a;
     s->antialias = sl__args_bool(a, "antialias");
     if (st == SL_OK && sl__args_int(a, "minibatch_size") < 1)
         st = sl_err_set(err, SL_EINVAL, "%s: minibatch_size = %lld: a positive count", s->name,
@@ -271,6 +270,22 @@ static sl_status resize_create(const sl__args *a, const sl__op_init *init, void 
 
 static sl_status rrc_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
     return create_as(a, init, true, out, err);
+}
+
+/* sample i's (min_filter, mag_filter), each an op output or a literal (as DALI's, interp_type's
+ * where not given) */
+static sl_status sample_filters(resize_state *s, const sl__op_io *io, int i, sl_err *err) {
+    const sl__args *a = s->args;
+    const char *interp, *f;
+    SL_TRY(sl__args_sample_enum(a, io, s->name, "interp_type", i, &interp, err));
+    static const char *const which[2] = {"min_filter", "mag_filter"};
+    for (int k = 0; k < 2; k++) {
+        f = NULL;
+        if (sl__args_given(a, which[k]))
+            SL_TRY(sl__args_sample_enum(a, io, s->name, which[k], i, &f, err));
+        s->filters[2 * i + k] = filter_of(f ? f : interp);
+    }
+    return SL_OK;
 }
 
 static int64_t rnd(double v) {
@@ -432,7 +447,9 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
         if (n) s->out_hw = n;
         double *r = n ? realloc(s->roi, (size_t)io->batch * 4 * sizeof *r) : NULL;
         if (r) s->roi = r;
-        if (!n || !r) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
+        int *f = r ? realloc(s->filters, (size_t)io->batch * 2 * sizeof *f) : NULL;
+        if (f) s->filters = f;
+        if (!n || !r || !f) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
         s->cap = io->batch;
     }
     int64_t *shapes = sl__malloc((size_t)io->batch * (size_t)nd * sizeof *shapes, err);
@@ -444,6 +461,7 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
         double *r = s->roi + 4 * i;
         sl_status st = H < 1 || W < 1 ? sl__op_fail(err, SL_EINVAL, io, i, s->name, "empty image")
                                       : window(s, io, i, H, W, r, err);
+        if (st == SL_OK) st = sample_filters(s, io, i, err);
         if (st != SL_OK) {
             free(shapes);
             return st;
@@ -497,10 +515,11 @@ static double support_of(int f) {
 
 /* Filter taps of one axis, the window [r0, r0 + len) of in inputs resampled to out: for output o,
  * weights w[o*taps + k] on inputs first[o] + k (to be clamped into [0, in)). */
-static int axis_taps(const resize_state *s, int64_t in, double r0, double len, int64_t out,
+static int axis_taps(const resize_state *s, int i, int64_t in, double r0, double len, int64_t out,
                      int64_t *first, float *w, int max_taps) {
     double scale = len / (double)out;
-    int filter = scale > 1 ? s->min_filter : s->mag_filter; /* antialias: only when shrinking */
+    /* sample i's filters; antialias: only when shrinking */
+    int filter = scale > 1 ? s->filters[2 * i] : s->filters[2 * i + 1];
     double support = support_of(filter);
     double fs = s->antialias && scale > 1 && filter != F_NN ? scale : 1;
     int taps = filter == F_NN ? 1 : (int)ceil(support * fs) * 2 + 1;
@@ -562,8 +581,8 @@ static sl_status resize_plane(resize_state *s, sl__op_io *io, int i, int worker,
     if (!fx) return sl__op_fail(err, SL_ENOMEM, io, i, s->name, "out of memory");
     int64_t *fy = fx + OW, *xoff = fy + OH;
     float *wx = (float *)(xoff + OW * tx_max), *wy = wx + OW * tx_max, *tmp = wy + OH * ty_max;
-    int tx = axis_taps(s, W, r[1], r[3], OW, fx, wx, tx_max),
-        ty = axis_taps(s, H, r[0], r[2], OH, fy, wy, ty_max);
+    int tx = axis_taps(s, i, W, r[1], r[3], OW, fx, wx, tx_max),
+        ty = axis_taps(s, i, H, r[0], r[2], OH, fy, wy, ty_max);
     int64_t y0, rows = rows_read(fy, ty, OH, H, &y0);
     for (int64_t x = 0; x < OW; x++) /* taps outside the image are folded onto the edge */
         for (int k = 0; k < tx; k++) xoff[x * tx + k] = (int64_t)clampi(fx[x] + k, W) * C;
@@ -669,10 +688,10 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
         d[i].fy = (int64_t)off, off += sl__gpu_args_align((size_t)OH * sizeof(int64_t));
         d[i].wx = (int64_t)off, off += sl__gpu_args_align((size_t)OW * (size_t)txm * sizeof(float));
         d[i].wy = (int64_t)off, off += sl__gpu_args_align((size_t)OH * (size_t)tym * sizeof(float));
-        d[i].tx =
-            axis_taps(s, W, r[1], r[3], OW, (int64_t *)(h + d[i].fx), (float *)(h + d[i].wx), txm);
-        d[i].ty =
-            axis_taps(s, H, r[0], r[2], OH, (int64_t *)(h + d[i].fy), (float *)(h + d[i].wy), tym);
+        d[i].tx = axis_taps(s, i, W, r[1], r[3], OW, (int64_t *)(h + d[i].fx),
+                            (float *)(h + d[i].wx), txm);
+        d[i].ty = axis_taps(s, i, H, r[0], r[2], OH, (int64_t *)(h + d[i].fy),
+                            (float *)(h + d[i].wy), tym);
         d[i].rows = rows_read((const int64_t *)(h + d[i].fy), d[i].ty, OH, H, &d[i].y0);
         if (d[i].rows * OW * C > max_tmp) max_tmp = d[i].rows * OW * C;
         d[i].tmp = tmp;

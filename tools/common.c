@@ -94,6 +94,7 @@ static const char *npy_descr(sl_dtype t) {
     case SL_DTYPE_I16:
         return "<i2";
     case SL_DTYPE_I32:
+    case SL_DTYPE_INTERP: /* DALI's code of an interpolation type */
         return "<i4";
     case SL_DTYPE_I64:
         return "<i8";

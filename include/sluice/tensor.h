@@ -20,7 +20,10 @@
 extern "C" {
 #endif
 
-/* X(enum, name, bytes) -- names are DALI's type names where DALI has one */
+/* X(enum, name, bytes) -- names are DALI's type names where DALI has one. SL_DTYPE_INTERP is
+ * DALI's DALIInterpType as a tensor's element type (an int32 holding DALI's code: INTERP_NN 0,
+ * INTERP_LINEAR 1, INTERP_CUBIC 2, INTERP_LANCZOS3 3, INTERP_TRIANGULAR 4, INTERP_GAUSSIAN 5): a
+ * per-sample interp_type, e.g. fn.random.choice over interpolation types */
 #define SL_DTYPE_TABLE(X)                                                                          \
     X(SL_DTYPE_U8, "uint8", 1)                                                                     \
     X(SL_DTYPE_I8, "int8", 1)                                                                      \
@@ -34,7 +37,8 @@ extern "C" {
     X(SL_DTYPE_F64, "float64", 8)                                                                  \
     X(SL_DTYPE_BOOL, "bool", 1)                                                                    \
     X(SL_DTYPE_U32, "uint32", 4)                                                                   \
-    X(SL_DTYPE_U64, "uint64", 8)
+    X(SL_DTYPE_U64, "uint64", 8)                                                                   \
+    X(SL_DTYPE_INTERP, "DALIInterpType", 4)
 
 typedef enum sl_dtype {
 #define SL__DTYPE_ENUM(e, name, size) e,

@@ -23,6 +23,7 @@ class DALIDataType(enum.IntEnum):
     FLOAT = 9
     FLOAT64 = 10
     BOOL = 11
+    INTERP_TYPE = 22  # DALIInterpType values as a tensor's elements (fn.random.choice over them)
     BFLOAT16 = 25
 
     def __repr__(self):
@@ -122,7 +123,7 @@ HALF = DALIDataType.FLOAT16
 _SL_DTYPES = [DALIDataType.UINT8, DALIDataType.INT8, DALIDataType.UINT16, DALIDataType.INT16,
               DALIDataType.INT32, DALIDataType.INT64, DALIDataType.FLOAT16,
               DALIDataType.BFLOAT16, DALIDataType.FLOAT, DALIDataType.FLOAT64, DALIDataType.BOOL,
-              DALIDataType.UINT32, DALIDataType.UINT64]
+              DALIDataType.UINT32, DALIDataType.UINT64, DALIDataType.INTERP_TYPE]
 _SL_INDEX = {t: i for i, t in enumerate(_SL_DTYPES)}
 # (numpy-style name, DLPack type code, bits)
 _INFO = {
@@ -134,6 +135,10 @@ _INFO = {
     DALIDataType.BOOL: ("bool", 6, 8),
     DALIDataType.UINT32: ("uint32", 1, 32), DALIDataType.UINT64: ("uint64", 1, 64),
 }
+# the enum types as tensor elements: numpy and DLPack see DALI's int32 codes (kept out of _INFO,
+# whose numpy names map back to types)
+_ENUM_INFO = {DALIDataType.INTERP_TYPE: ("int32", 0, 32)}
+_ALL_INFO = {**_INFO, **_ENUM_INFO}
 # struct/memoryview format characters -> DALI types (for external_source data)
 _FORMATS = {"B": DALIDataType.UINT8, "b": DALIDataType.INT8, "H": DALIDataType.UINT16,
             "h": DALIDataType.INT16, "i": DALIDataType.INT32, "l": DALIDataType.INT64,
@@ -157,18 +162,18 @@ def to_sl(t: "DALIDataType | int") -> int:
 
 def np_name(t: "DALIDataType | int") -> str:
     """numpy's name of a DALI type ("float32")."""
-    return _INFO[DALIDataType(t)][0]
+    return _ALL_INFO[DALIDataType(t)][0]
 
 
 def dlpack_type(t: "DALIDataType | int") -> tuple[int, int]:
     """DLPack's (type code, bits) of a DALI type: (2, 32) for FLOAT."""
-    _, code, bits = _INFO[DALIDataType(t)]
+    _, code, bits = _ALL_INFO[DALIDataType(t)]
     return code, bits
 
 
 def itemsize(t: "DALIDataType | int") -> int:
     """Bytes per element of a DALI type."""
-    return _INFO[DALIDataType(t)][2] // 8
+    return _ALL_INFO[DALIDataType(t)][2] // 8
 
 
 _BY_NP_NAME = {v[0]: k for k, v in _INFO.items()}
@@ -202,7 +207,7 @@ def to_numpy_type(dali_type: "DALIDataType | int") -> type:
     t = DALIDataType(dali_type)
     names = {DALIDataType.FLOAT: "float32", DALIDataType.FLOAT64: "float64",
              DALIDataType.FLOAT16: "float16", DALIDataType.BOOL: "bool"}
-    if t in (DALIDataType.BFLOAT16, DALIDataType.NO_TYPE):
+    if t in (DALIDataType.BFLOAT16, DALIDataType.NO_TYPE, DALIDataType.INTERP_TYPE):
         raise TypeError("numpy has no type for %r" % (t,))
     return numpy.dtype(names.get(t, t.name.lower())).type
 
@@ -232,7 +237,11 @@ def Constant(value: typing.Any, dtype: "DALIDataType | None" = None,
     import numpy as np
 
     from ._state import current
-    arr = np.asarray(value)
+    interp = _all_interp(value)
+    if interp and dtype is None:  # as DALI's: interpolation types make a constant of them
+        dtype = DALIDataType.INTERP_TYPE
+    arr = np.asarray([int(v) for v in value] if interp and isinstance(value, (list, tuple))
+                     else int(value) if interp else value)
     if arr.dtype.kind not in "biuf":
         raise TypeError("types.Constant: %r is not a number or an array of numbers" % (value,))
     if dtype is None:
@@ -261,6 +270,14 @@ def Constant(value: typing.Any, dtype: "DALIDataType | None" = None,
         from ._deferred import Deferred
         return Deferred(lambda: _constant_node(arr, dtype, shape, kwargs), "types.Constant")
     return _constant_node(arr, dtype, shape, kwargs)
+
+
+def _all_interp(value):
+    """value is a DALIInterpType, or a non-empty list or tuple of them."""
+    if isinstance(value, DALIInterpType):
+        return True
+    return isinstance(value, (list, tuple)) and len(value) > 0 and \
+        all(isinstance(v, DALIInterpType) for v in value)
 
 
 from ._deferred import Deferred as _Deferred  # noqa: E402 (uses nothing of this module)

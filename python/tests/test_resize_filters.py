@@ -148,7 +148,8 @@ def test_subpixel_scale():
 
 
 @pytest.mark.parametrize("kw,msg", [
-    (dict(size=[8, 8], max_size=[1, 2, 3]), "max_size wants"),
+    (dict(size=[8, 8], max_size=[1, 2, 3, 4]), "max_size wants"),
+    (dict(size=[8, 8], max_size=[1, 2, 3]), "max_size of 3 values is for volumes"),
     (dict(size=[8, 8], max_size=-1.0), "max_size = -1"),
     (dict(size=[8, 8], minibatch_size=0), "minibatch_size = 0"),
 ])

@@ -41,16 +41,16 @@ sl_status sl_dtype_parse(const char *s, sl_dtype *out) {
         const char *alias;
         sl_dtype t;
     } aliases[] = {
-        {"FLOAT", SL_DTYPE_F32},     {"FLOAT32", SL_DTYPE_F32}, {"FLOAT16", SL_DTYPE_F16},
-        {"HALF", SL_DTYPE_F16},      {"FLOAT64", SL_DTYPE_F64}, {"DOUBLE", SL_DTYPE_F64},
-        {"BFLOAT16", SL_DTYPE_BF16}, {"UINT8", SL_DTYPE_U8},    {"INT8", SL_DTYPE_I8},
-        {"UINT16", SL_DTYPE_U16},    {"INT16", SL_DTYPE_I16},   {"INT32", SL_DTYPE_I32},
-        {"INT64", SL_DTYPE_I64},     {"BOOL", SL_DTYPE_BOOL},   {"F32", SL_DTYPE_F32},
-        {"F16", SL_DTYPE_F16},       {"BF16", SL_DTYPE_BF16},   {"F64", SL_DTYPE_F64},
-        {"U8", SL_DTYPE_U8},         {"I8", SL_DTYPE_I8},       {"U16", SL_DTYPE_U16},
-        {"I16", SL_DTYPE_I16},       {"I32", SL_DTYPE_I32},     {"I64", SL_DTYPE_I64},
-        {"UINT32", SL_DTYPE_U32},    {"UINT64", SL_DTYPE_U64},  {"U32", SL_DTYPE_U32},
-        {"U64", SL_DTYPE_U64}};
+        {"FLOAT", SL_DTYPE_F32},     {"FLOAT32", SL_DTYPE_F32},   {"FLOAT16", SL_DTYPE_F16},
+        {"HALF", SL_DTYPE_F16},      {"FLOAT64", SL_DTYPE_F64},   {"DOUBLE", SL_DTYPE_F64},
+        {"BFLOAT16", SL_DTYPE_BF16}, {"UINT8", SL_DTYPE_U8},      {"INT8", SL_DTYPE_I8},
+        {"UINT16", SL_DTYPE_U16},    {"INT16", SL_DTYPE_I16},     {"INT32", SL_DTYPE_I32},
+        {"INT64", SL_DTYPE_I64},     {"BOOL", SL_DTYPE_BOOL},     {"F32", SL_DTYPE_F32},
+        {"F16", SL_DTYPE_F16},       {"BF16", SL_DTYPE_BF16},     {"F64", SL_DTYPE_F64},
+        {"U8", SL_DTYPE_U8},         {"I8", SL_DTYPE_I8},         {"U16", SL_DTYPE_U16},
+        {"I16", SL_DTYPE_I16},       {"I32", SL_DTYPE_I32},       {"I64", SL_DTYPE_I64},
+        {"UINT32", SL_DTYPE_U32},    {"UINT64", SL_DTYPE_U64},    {"U32", SL_DTYPE_U32},
+        {"U64", SL_DTYPE_U64},       {"INTERP", SL_DTYPE_INTERP}, {"INTERP_TYPE", SL_DTYPE_INTERP}};
     for (int t = 0; t < SL_DTYPE_COUNT; t++) {
         if (strcmp(s, dtype_info[t].name) == 0) {
             *out = (sl_dtype)t;
@@ -333,6 +333,7 @@ static void encode_value(sl_dtype t, double v, unsigned char out[8]) {
         u.i16 = (int16_t)v;
         break;
     case SL_DTYPE_I32:
+    case SL_DTYPE_INTERP:
         u.i32 = (int32_t)v;
         break;
     case SL_DTYPE_I64:

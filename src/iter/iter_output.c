@@ -149,6 +149,7 @@ sl_status sl_iter_dlpack(const sl_iter_batch *b, int output, int dev, int flags,
         t = (DLDataType){kDLInt, 16, 1};
         break;
     case SL_DTYPE_I32:
+    case SL_DTYPE_INTERP: /* DALI's code of an interpolation type */
         t = (DLDataType){kDLInt, 32, 1};
         break;
     case SL_DTYPE_I64:

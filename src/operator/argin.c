@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Per-sample argument inputs: converts sample i of an argument input list to doubles, and reads a
- * list argument's values for one sample whether it was given as a literal or as an op output. */
+ * list argument's values, or an enum argument's choice, for one sample whether it was given as a
+ * literal or as an op output. */
 #include "operator/argin.h"
 
 #include "operator/dtype_conv.h"
@@ -66,4 +67,44 @@ sl_status sl__args_sample_floats(const sl__args *a, const sl__op_io *io, const c
                                  const char *name, int i, double *out, int max, int *n,
                                  sl_err *err) {
     return sample_values(a, io, opname, name, i, false, out, max, n, err);
+}
+
+sl_status sl__args_sample_enum(const sl__args *a, const sl__op_io *io, const char *opname,
+                               const char *name, int i, const char **out, sl_err *err) {
+    *out = NULL;
+    int node = sl__args_node(a, name);
+    if (node < 0) {
+        *out = sl__args_str(a, name);
+        return SL_OK;
+    }
+    const sl__arg_schema *sc = NULL;
+    for (int k = 0; a->op->args && a->op->args[k].name; k++)
+        if (!strcmp(a->op->args[k].name, name)) sc = &a->op->args[k];
+    SL_ASSERT(sc && sc->type == SL_ARG_ENUM);
+    const sl_tlist *l = node < io->num_arg_inputs && io->arg_in ? io->arg_in[node] : NULL;
+    if (l && (sl_dtype_is_float(l->dtype) || l->dtype == SL_DTYPE_BOOL))
+        return sl__op_fail(err, SL_EINVAL, io, i, opname,
+                           "argument %s: the per-sample input is %s, not DALIInterpType (or an "
+                           "integer holding DALI's code)",
+                           name, sl_dtype_name(l->dtype));
+    double v[2];
+    int n = sl__argin_values(io, node, i, v, 2);
+    if (n < 0)
+        return sl__op_fail(err, SL_EINVAL, io, i, opname,
+                           "argument %s: the per-sample input is not on the CPU", name);
+    if (n != 1)
+        return sl__op_fail(err, SL_EINVAL, io, i, opname,
+                           "argument %s: the per-sample value must be one value, not %d", name, n);
+    const char *s = v[0] >= 0 && v[0] < 1000 ? sl__enum_code_name(sc->choices, (int)v[0]) : NULL;
+    if (!s)
+        return sl__op_fail(err, SL_EINVAL, io, i, opname,
+                           "argument %s: %.0f is no interpolation type (DALI's codes: INTERP_NN 0, "
+                           "INTERP_LINEAR 1, INTERP_CUBIC 2, INTERP_LANCZOS3 3, INTERP_TRIANGULAR "
+                           "4, INTERP_GAUSSIAN 5)",
+                           name, v[0]);
+    if (!sl__enum_choice_ok(sc->choices, s))
+        return sl__op_fail(err, SL_EINVAL, io, i, opname, "argument %s: %s is not one of %s", name,
+                           s, sc->choices);
+    *out = s;
+    return SL_OK;
 }

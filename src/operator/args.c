@@ -259,7 +259,7 @@ const char *sl__arg_type_name(sl__arg_type t) {
     return "?";
 }
 
-static bool choice_ok(const char *choices, const char *s) {
+bool sl__enum_choice_ok(const char *choices, const char *s) {
     size_t n = strlen(s);
     for (const char *c = choices; c && *c;) {
         const char *bar = strchr(c, '|');
@@ -268,6 +268,24 @@ static bool choice_ok(const char *choices, const char *s) {
         c = bar ? bar + 1 : NULL;
     }
     return false;
+}
+
+/* DALI's codes of its interpolation types (DALIInterpType), by name */
+static const char *const interp_names[] = {"INTERP_NN",         "INTERP_LINEAR",
+                                           "INTERP_CUBIC",      "INTERP_LANCZOS3",
+                                           "INTERP_TRIANGULAR", "INTERP_GAUSSIAN"};
+
+int sl__enum_code(const char *name) {
+    for (int k = 0; k < (int)SL_ARRAY_LEN(interp_names); k++)
+        if (!strcmp(interp_names[k], name)) return k;
+    return -1;
+}
+
+const char *sl__enum_code_name(const char *choices, int code) {
+    if (!choices || strncmp(choices, "INTERP_", 7) || code < 0 ||
+        code >= (int)SL_ARRAY_LEN(interp_names))
+        return NULL;
+    return interp_names[code];
 }
 
 /* Converts v in place to schema type t. */
@@ -293,6 +311,14 @@ static sl_status convert(sl__val *v, const sl__arg_schema *a, const char *opname
             v->kind = SL_VAL_INT;
             return SL_OK;
         }
+        if (v->kind == SL_VAL_ENUM && sl__enum_code(v->s) >= 0) { /* an IntEnum: DALI's code */
+            int64_t code = sl__enum_code(v->s);
+            free(v->s);
+            v->s = NULL;
+            v->i = code;
+            v->kind = SL_VAL_INT;
+            return SL_OK;
+        }
         break;
     case SL_ARG_FLOAT:
         if (v->kind == SL_VAL_FLOAT) return SL_OK;
@@ -311,6 +337,11 @@ static sl_status convert(sl__val *v, const sl__arg_schema *a, const char *opname
             if (sl_dtype_parse(v->s, &t) != SL_OK)
                 return sl_err_set(err, SL_EINVAL, "%s: argument %s: unknown data type %s", opname,
                                   a->name, v->s);
+            if (t == SL_DTYPE_INTERP && !(a->flags & SL_ARGF_ENUM_DTYPE))
+                return sl_err_set(err, SL_EINVAL,
+                                  "%s: argument %s: %s is no type of numbers (it is for "
+                                  "constants of interpolation types)",
+                                  opname, a->name, v->s);
             v->kind = SL_VAL_INT;
             v->i = t;
             return SL_OK;
@@ -318,7 +349,7 @@ static sl_status convert(sl__val *v, const sl__arg_schema *a, const char *opname
         break;
     case SL_ARG_ENUM:
         if (v->kind == SL_VAL_ENUM || v->kind == SL_VAL_STR) {
-            if (a->choices && !choice_ok(a->choices, v->s))
+            if (a->choices && !sl__enum_choice_ok(a->choices, v->s))
                 return sl_err_set(err, SL_EINVAL, "%s: argument %s: %s is not one of %s", opname,
                                   a->name, v->s, a->choices);
             v->kind = SL_VAL_ENUM;

@@ -43,6 +43,7 @@ static inline SL__HD double sl__dtype_conv_load(const void *p, sl_dtype t, int64
     case SL_DTYPE_I16:
         return ((const int16_t *)p)[k];
     case SL_DTYPE_I32:
+    case SL_DTYPE_INTERP: /* DALI's code, an int32 */
         return ((const int32_t *)p)[k];
     case SL_DTYPE_I64:
         return (double)((const int64_t *)p)[k];
@@ -102,6 +103,7 @@ static inline SL__HD void sl__dtype_conv_store_bits(void *p, sl_dtype t, int64_t
         break;
     case SL_DTYPE_U32:
     case SL_DTYPE_I32:
+    case SL_DTYPE_INTERP:
         ((uint32_t *)p)[k] = (uint32_t)v;
         break;
     default:
@@ -128,6 +130,7 @@ static inline SL__HD void sl__dtype_conv_store(void *p, sl_dtype t, int64_t k, d
         ((int16_t *)p)[k] = (int16_t)sl__dtype_conv_sat(v, -32768, 32767);
         break;
     case SL_DTYPE_I32:
+    case SL_DTYPE_INTERP:
         ((int32_t *)p)[k] = (int32_t)sl__dtype_conv_sat(v, -2147483648.0, 2147483647.0);
         break;
     case SL_DTYPE_I64:

@@ -100,6 +100,8 @@ enum {
     SL_ARGF_PER_FRAME = 1u << 2,  /* (with PER_SAMPLE, on an SL_OPF_SEQUENCE op) may be given per
                                    * frame: a node whose layout starts with F (fn.per_frame), one
                                    * value per frame of the sample (operator/sequence.h) */
+    SL_ARGF_ENUM_DTYPE = 1u << 3, /* (SL_ARG_DTYPE) may be INTERP_TYPE, the element type of
+                                   * interpolation types (SL_DTYPE_INTERP); others refuse it */
 };
 
 typedef struct sl__arg_schema {
@@ -111,6 +113,14 @@ typedef struct sl__arg_schema {
     unsigned flags;
     const char *choices; /* SL_ARG_ENUM: "A|B|C" */
 } sl__arg_schema;
+
+/* choices ("A|B|C") has s */
+bool sl__enum_choice_ok(const char *choices, const char *s);
+/* DALI's code of an enum value name (INTERP_LINEAR: 1, as DALIInterpType), -1 for a name without
+ * one; and the name of code among choices' kind of enum (NULL: none). An enum argument given per
+ * sample, and an int argument given an enum constant (fn.constant's idata), take these codes. */
+int sl__enum_code(const char *name);
+const char *sl__enum_code_name(const char *choices, int code);
 
 /* "float or list of float", ... (for messages and `sluice ops`) */
 const char *sl__arg_type_name(sl__arg_type t);

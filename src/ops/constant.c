@@ -22,8 +22,10 @@ static const sl__arg_schema constant_args[] = {
     {"idata", SL_ARG_INTS, "None", "the values, as integers", 0, NULL},
     {"fdata", SL_ARG_FLOATS, "None", "the values, as floats", 0, NULL},
     {"shape", SL_ARG_INTS, "None", "the shape (default: 1-d, the values' count)", 0, NULL},
-    {"dtype", SL_ARG_DTYPE, "None", "output type (default: int32 for idata, float32 for fdata)", 0,
-     NULL},
+    {"dtype", SL_ARG_DTYPE, "None",
+     "output type (default: int32 for idata, float32 for fdata); types.INTERP_TYPE takes idata of "
+     "interpolation types (types.Constant([types.INTERP_NN, ...]))",
+     SL_ARGF_ENUM_DTYPE, NULL},
     {"layout", SL_ARG_STR, "\"\"", "the output's layout", 0, NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
@@ -63,6 +65,14 @@ static sl_status const_create(const sl__args *a, const sl__op_init *init, void *
                : hi                                          ? SL_DTYPE_I32
                                                              : SL_DTYPE_F32;
     sl_status st = SL_OK;
+    if (s->dtype == SL_DTYPE_INTERP && !hi)
+        st = sl_err_set(err, SL_EINVAL, "%s: dtype INTERP_TYPE takes idata, not fdata", NAME);
+    for (int k = 0; st == SL_OK && s->dtype == SL_DTYPE_INTERP && k < n; k++)
+        if (!sl__enum_code_name("INTERP_", (int)(iv[k] >= 0 && iv[k] < 1000 ? iv[k] : -1)))
+            st = sl_err_set(err, SL_EINVAL,
+                            "%s: idata[%d] = %lld is no interpolation type (DALI's codes: "
+                            "INTERP_NN 0 to INTERP_GAUSSIAN 5)",
+                            NAME, k, (long long)iv[k]);
     int64_t count = n;
     if (sl__args_get(a, "shape")->kind != SL_VAL_NONE) {
         const int64_t *sh;

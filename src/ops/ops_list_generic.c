@@ -75,6 +75,7 @@ extern const sl__op_def sl__torch_python_function_op;
 extern const sl__op_def sl__dl_tensor_python_function_op;
 extern const sl__op_def sl__filter_op;
 extern const sl__op_def sl__equalize_op;
+extern const sl__op_def sl__clahe_op;
 extern const sl__op_def sl__peek_image_shape_op;
 extern const sl__op_def sl__copy_op;
 extern const sl__op_def sl__element_extract_op;
@@ -159,6 +160,7 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__dl_tensor_python_function_op,
     &sl__filter_op,
     &sl__equalize_op,
+    &sl__clahe_op,
     &sl__peek_image_shape_op,
     &sl__copy_op,
     &sl__element_extract_op,

@@ -257,10 +257,14 @@ static sl_status rc_choose(rc_state *s, sl__op_io *io, int i, const sl_tlist *in
     int64_t choices;
     size_t es = sl_dtype_size(t);
     if (range) {
-        if (sl_dtype_is_float(t) || t == SL_DTYPE_BOOL)
+        if (sl_dtype_is_float(t) || t == SL_DTYPE_BOOL || t == SL_DTYPE_INTERP)
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
-                               "a 0-d input is a count of choices: an integer, not %s",
-                               sl_dtype_name(t));
+                               "a 0-d input is a count of choices, an integer: Data type %s is "
+                               "not supported for 0D inputs. Supported types are: uint8, uint16, "
+                               "uint32, uint64, int8, int16, int32, int64",
+                               t == SL_DTYPE_F32   ? "float"
+                               : t == SL_DTYPE_F64 ? "double"
+                                                   : sl_dtype_name(t));
         double v = sl__dtype_conv_load(in->data[i], t, 0);
         if (!(v >= 1) || v > 0x1p62)
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* resize: separable resampling of (H, W, C) HWC images, as DALI's fn.resize: output size from
+/* resize: separable resampling of (H, W, C) HWC images, as DALI's fn.resize (volumes, DHWC and
+ * CDHW, in resize_volume.c): output size from
  * resize_x / resize_y (one alone keeps the aspect ratio), resize_shorter, resize_longer or size;
  * interp_type INTERP_NN, INTERP_LINEAR (default), INTERP_CUBIC (Keys, a = -0.5), INTERP_TRIANGULAR,
  * INTERP_GAUSSIAN (sigma 0.5 px, cut at 1.5), INTERP_LANCZOS3 (sinc(x) sinc(x/3), |x| < 3);
@@ -12,6 +13,7 @@
  * fixes every window and output size; run_cpu does a horizontal pass over the rows the window's
  * filter reads into float scratch, then a vertical pass, rounding and saturating to dtype. */
 #include "ops/crop_window.h"
+#include "ops/resize_int.h"
 #include "operator/dtype_conv.h"
 #include "operator/argin.h"
 #include "operator/gpu_args.h"
@@ -35,11 +37,12 @@
 // clang-format off
 #define RESIZE_FILTER_ARGS                                                                         \
     {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR",                                            \
-     "filter (both ways; min_filter / mag_filter override it)", 0, INTERP_CHOICES},                \
-    {"min_filter", SL_ARG_ENUM, "None", "filter of an axis scaled down (default: interp_type)", 0, \
+     "filter (both ways; min_filter / mag_filter override it)", SL_ARGF_PER_SAMPLE,                \
      INTERP_CHOICES},                                                                              \
-    {"mag_filter", SL_ARG_ENUM, "None", "filter of an axis scaled up (default: interp_type)", 0,   \
-     INTERP_CHOICES},                                                                              \
+    {"min_filter", SL_ARG_ENUM, "None", "filter of an axis scaled down (default: interp_type)",    \
+     SL_ARGF_PER_SAMPLE, INTERP_CHOICES},                                                          \
+    {"mag_filter", SL_ARG_ENUM, "None", "filter of an axis scaled up (default: interp_type)",      \
+     SL_ARGF_PER_SAMPLE, INTERP_CHOICES},                                                          \
     {"antialias", SL_ARG_BOOL, "True", "widen the filter when downscaling", 0, NULL},              \
     {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},                \
     {"minibatch_size", SL_ARG_INT, "32",                                                           \
@@ -54,28 +57,33 @@ static const sl__arg_schema resize_args[] = {
      SL_ARGF_PER_SAMPLE, NULL},
     {"resize_y", SL_ARG_FLOAT, "0.0", "output height (0: from the other arguments)",
      SL_ARGF_PER_SAMPLE, NULL},
+    {"resize_z", SL_ARG_FLOAT, "0.0", "output depth of a volume (0: from the other arguments)",
+     SL_ARGF_PER_SAMPLE, NULL},
     {"resize_shorter", SL_ARG_FLOAT, "0.0", "the shorter side's length; aspect ratio kept",
      SL_ARGF_PER_SAMPLE, NULL},
     {"resize_longer", SL_ARG_FLOAT, "0.0", "the longer side's length; aspect ratio kept",
      SL_ARGF_PER_SAMPLE, NULL},
     {"size", SL_ARG_FLOATS, "None",
-     "(height, width), or one length for both; a 0 is left to the mode (as a missing extent)",
+     "(height, width), (depth, height, width) of a volume, or one length for all; a 0 is left "
+     "to the mode (as a missing extent)",
      SL_ARGF_PER_SAMPLE, NULL},
     {"mode", SL_ARG_ENUM, "\"default\"",
      "how sizes given for some or all axes are met, as DALI: default (a missing extent scales "
-     "by the given ones' scale), stretch (a missing extent is kept), not_larger (the aspect ratio "
+     "by the given ones' scale, their geometric mean), stretch (a missing extent is kept), "
+     "not_larger (the aspect ratio "
      "kept, no extent above the size asked), not_smaller (the aspect ratio kept, no extent below "
      "it)",
      0, "default|stretch|not_larger|not_smaller"},
     RESIZE_FILTER_ARGS,
-    {"roi_start", SL_ARG_FLOATS, "None", "the input window's origin [y, x] (default: [0, 0])", 0,
-     NULL},
-    {"roi_end", SL_ARG_FLOATS, "None", "the input window's end [y, x] (default: the input's size)",
-     0, NULL},
+    {"roi_start", SL_ARG_FLOATS, "None",
+     "the input window's origin [y, x], [z, y, x] of a volume (default: 0)", 0, NULL},
+    {"roi_end", SL_ARG_FLOATS, "None",
+     "the input window's end [y, x], [z, y, x] of a volume (default: the input's size)", 0, NULL},
     {"roi_relative", SL_ARG_BOOL, "False", "roi_start and roi_end as fractions of the input's size",
      0, NULL},
     {"max_size", SL_ARG_FLOATS, "None",
-     "the largest output [h, w], or one for both: keeps the aspect ratio where the size does "
+     "the largest output [h, w] ([d, h, w]), or one for all: keeps the aspect ratio where the size "
+     "does "
      "(resize_shorter/longer, not_larger/not_smaller), else clamps each extent",
      0, NULL},
     {"subpixel_scale", SL_ARG_BOOL, "True",
@@ -93,40 +101,6 @@ static const sl__arg_schema rrc_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
-enum { F_NN, F_LINEAR, F_CUBIC, F_TRI, F_GAUSS, F_LANCZOS };
-enum { MODE_DEFAULT, MODE_STRETCH, MODE_NOT_LARGER, MODE_NOT_SMALLER };
-
-typedef struct resize_state {
-    double rx, ry, shorter, longer, size[2];
-    bool has_size, antialias;
-    int mode;
-    /* the size arguments given as op outputs (per-sample argument inputs), else -1 */
-    int node_rx, node_ry, node_shorter, node_longer, node_size;
-    int min_filter, mag_filter;
-    bool keep_aspect;   /* resize_shorter / resize_longer, or a mode that keeps the aspect ratio */
-    double max_size[2]; /* 0: none */
-    bool subpixel;
-    bool has_dtype;
-    sl_dtype dtype;
-    int64_t *out_hw; /* per sample: (out_h, out_w) */
-    double *roi;     /* per sample: the input window (y0, x0, h, w) */
-    int cap;
-    bool has_roi, roi_rel; /* resize: roi_start / roi_end given */
-    double roi_start[2], roi_end[2];
-    bool random; /* random_resized_crop: the window drawn per sample */
-    /* the batch's geometry: H at dim hpos, W after it, then C (clast) or nothing; the dims before
-     * H are planes (frames, channels) that share the window (random_resized_crop only; resize
-     * takes HWC, sequences frame by frame) */
-    int hpos;
-    bool clast;
-    sl__crop_window_cfg win;
-    uint64_t seed;
-    const char *name;
-    sl__worker_scratch scratch; /* per worker: run_cpu's taps and rows */
-    sl__gpu_args gpu;           /* the CUDA run's descriptors and taps */
-    sl__gpu_scratch gpu_tmp;    /* its intermediate rows */
-} resize_state;
-
 static void resize_destroy(void *state) {
     resize_state *s = state;
     if (!s) return;
@@ -135,6 +109,9 @@ static void resize_destroy(void *state) {
     sl__worker_scratch_free(&s->scratch);
     free(s->out_hw);
     free(s->roi);
+    free(s->filters);
+    free(s->vol_out);
+    free(s->vol_roi);
     free(s);
 }
 
@@ -155,11 +132,12 @@ static sl_status limits(resize_state *s, const sl__args *a, sl_err *err) {
     if (sl__args_get(a, "max_size")->kind == SL_VAL_NONE) return SL_OK;
     const double *v;
     int k = sl__args_floats(a, "max_size", &v);
-    if (k != 1 && k != 2)
-        return sl_err_set(err, SL_EINVAL, "%s: max_size wants [h, w] or one limit for both",
-                          s->name);
-    for (int d = 0; d < 2; d++) {
-        s->max_size[d] = v[k == 2 ? d : 0];
+    if (k < 1 || k > 3)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: max_size wants [h, w], [d, h, w] or one limit for all", s->name);
+    s->nmax = k;
+    for (int d = 0; d < k; d++) {
+        s->max_size[d] = v[d];
         if (!(s->max_size[d] >= 0 && s->max_size[d] <= 1e7))
             return sl_err_set(err, SL_EINVAL, "%s: max_size = %g: a size from 0 (none) to 1e7",
                               s->name, s->max_size[d]);
@@ -187,11 +165,13 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
     } else {
         s->node_rx = sl__args_node(a, "resize_x");
         s->node_ry = sl__args_node(a, "resize_y");
+        s->node_rz = sl__args_node(a, "resize_z");
         s->node_shorter = sl__args_node(a, "resize_shorter");
         s->node_longer = sl__args_node(a, "resize_longer");
         s->node_size = sl__args_node(a, "size");
         s->rx = s->node_rx < 0 ? sl__args_float(a, "resize_x") : 0;
         s->ry = s->node_ry < 0 ? sl__args_float(a, "resize_y") : 0;
+        s->rz = s->node_rz < 0 ? sl__args_float(a, "resize_z") : 0;
         s->shorter = s->node_shorter < 0 ? sl__args_float(a, "resize_shorter") : 0;
         s->longer = s->node_longer < 0 ? sl__args_float(a, "resize_longer") : 0;
         const char *m = sl__args_str(a, "mode");
@@ -204,26 +184,34 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
         } else if (sl__args_get(a, "size")->kind != SL_VAL_NONE) {
             const double *v;
             int k = sl__args_floats(a, "size", &v);
-            if (k != 1 && k != 2)
-                st = sl_err_set(err, SL_EINVAL, "%s: size wants (height, width) or one length",
+            if (k < 1 || k > 3)
+                st = sl_err_set(err, SL_EINVAL,
+                                "%s: size wants (height, width), (depth, height, width) or one "
+                                "length",
                                 s->name);
             else
-                s->has_size = true, s->size[0] = v[0], s->size[1] = v[k - 1];
+                s->has_size = true, s->nsize = k;
+            for (int d = 0; d < 3 && st == SL_OK; d++) s->size[d] = v[k == 1 ? 0 : d < k ? d : 0];
+            if (k == 2) s->size[2] = 0;
         }
-        double sizes[6] = {s->rx, s->ry, s->shorter, s->longer, s->size[0], s->size[1]};
-        static const char *const size_args[6] = {"resize_x",      "resize_y", "resize_shorter",
-                                                 "resize_longer", "size[0]",  "size[1]"};
-        for (int k = 0; k < 6 && st == SL_OK; k++)
+        double sizes[8] = {s->rx,     s->ry,      s->rz,      s->shorter,
+                           s->longer, s->size[0], s->size[1], s->size[2]};
+        static const char *const size_args[8] = {"resize_x",       "resize_y",      "resize_z",
+                                                 "resize_shorter", "resize_longer", "size[0]",
+                                                 "size[1]",        "size[2]"};
+        for (int k = 0; k < 8 && st == SL_OK; k++)
             if (!(sizes[k] >= 0 && sizes[k] <= 1e7)) /* (also NaN) */
                 st = sl_err_set(err, SL_EINVAL, "%s: %s = %g: an output size from 0 to 1e7",
                                 s->name, size_args[k], sizes[k]);
-        int given = (s->rx > 0 || s->ry > 0 || s->node_rx >= 0 || s->node_ry >= 0) +
+        int given = (s->rx > 0 || s->ry > 0 || s->rz > 0 || s->node_rx >= 0 || s->node_ry >= 0 ||
+                     s->node_rz >= 0) +
                     (s->shorter > 0 || s->node_shorter >= 0) +
                     (s->longer > 0 || s->node_longer >= 0) + s->has_size;
         if (st == SL_OK && given != 1)
             st = sl_err_set(
                 err, SL_EINVAL,
-                "%s: give one of resize_x/resize_y, resize_shorter, resize_longer, size", s->name);
+                "%s: give one of resize_x/resize_y/resize_z, resize_shorter, resize_longer, size",
+                s->name);
         bool rs = sl__args_get(a, "roi_start")->kind != SL_VAL_NONE,
              re = sl__args_get(a, "roi_end")->kind != SL_VAL_NONE;
         s->roi_rel = sl__args_bool(a, "roi_relative");
@@ -231,21 +219,24 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
         s->roi_start[0] = s->roi_start[1] = 0;
         s->roi_end[0] = s->roi_end[1] = s->roi_rel ? 1 : -1; /* -1: the input's size */
         const double *v;
-        if (st == SL_OK && rs && sl__args_floats(a, "roi_start", &v) != 2)
-            st = sl_err_set(err, SL_EINVAL, "%s: roi_start wants [y, x]", s->name);
-        else if (rs)
-            s->roi_start[0] = v[0], s->roi_start[1] = v[1];
-        if (st == SL_OK && re && sl__args_floats(a, "roi_end", &v) != 2)
-            st = sl_err_set(err, SL_EINVAL, "%s: roi_end wants [y, x]", s->name);
-        else if (st == SL_OK && re)
-            s->roi_end[0] = v[0], s->roi_end[1] = v[1];
+        s->roi_start[2] = 0, s->roi_end[2] = s->roi_end[0];
+        s->nroi = 0;
+        static const char *const roi_args[2] = {"roi_start", "roi_end"};
+        double *roi_dst[2] = {s->roi_start, s->roi_end};
+        for (int e = 0; e < 2 && st == SL_OK; e++) {
+            if (!(e ? re : rs)) continue;
+            int k = sl__args_floats(a, roi_args[e], &v);
+            if ((k != 2 && k != 3) || (s->nroi && k != s->nroi))
+                st = sl_err_set(err, SL_EINVAL,
+                                "%s: %s wants [y, x], or [z, y, x] of a volume (as the other "
+                                "end)",
+                                s->name, roi_args[e]);
+            s->nroi = k;
+            for (int d = 0; d < k && st == SL_OK; d++) roi_dst[e][d] = v[d];
+        }
         if (st == SL_OK) st = limits(s, a, err);
     }
-    int interp = filter_of(sl__args_str(a, "interp_type"));
-    s->min_filter =
-        sl__args_given(a, "min_filter") ? filter_of(sl__args_str(a, "min_filter")) : interp;
-    s->mag_filter =
-        sl__args_given(a, "mag_filter") ? filter_of(sl__args_str(a, "mag_filter")) : interp;
+    s->args = a;
     s->antialias = sl__args_bool(a, "antialias");
     if (st == SL_OK && sl__args_int(a, "minibatch_size") < 1)
         st = sl_err_set(err, SL_EINVAL, "%s: minibatch_size = %lld: a positive count", s->name,
@@ -271,6 +262,22 @@ static sl_status resize_create(const sl__args *a, const sl__op_init *init, void 
 
 static sl_status rrc_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
     return create_as(a, init, true, out, err);
+}
+
+/* sample i's (min_filter, mag_filter), each an op output or a literal (as DALI's, interp_type's
+ * where not given) */
+sl_status sl__resize_sample_filters(resize_state *s, const sl__op_io *io, int i, sl_err *err) {
+    const sl__args *a = s->args;
+    const char *interp, *f;
+    SL_TRY(sl__args_sample_enum(a, io, s->name, "interp_type", i, &interp, err));
+    static const char *const which[2] = {"min_filter", "mag_filter"};
+    for (int k = 0; k < 2; k++) {
+        f = NULL;
+        if (sl__args_given(a, which[k]))
+            SL_TRY(sl__args_sample_enum(a, io, s->name, which[k], i, &f, err));
+        s->filters[2 * i + k] = filter_of(f ? f : interp);
+    }
+    return SL_OK;
 }
 
 static int64_t rnd(double v) {
@@ -339,7 +346,7 @@ static void out_size(const resize_state *s, double h, double w, double ty, doubl
     } else {
         f[1] = tx, f[0] = tx * h / w;
     }
-    const double in[2] = {h, w}, *mx = s->max_size;
+    const double in[2] = {h, w}, mx[2] = {s->max_size[0], s->max_size[s->nmax == 2 ? 1 : 0]};
     if (s->keep_aspect) { /* the one scale, lowered to keep every extent within its limit */
         double sc = f[0] / h;
         for (int d = 0; d < 2; d++)
@@ -422,19 +429,45 @@ static void planes(const resize_state *s, const sl_tlist *in, int i, int64_t *P,
     *H = sh[s->hpos], *W = sh[s->hpos + 1], *C = s->clast ? sh[s->hpos + 2] : 1;
 }
 
+sl_status sl__resize_grow(resize_state *s, int batch, sl_err *err) {
+    if (batch <= s->cap) return SL_OK;
+    int64_t *n = realloc(s->out_hw, (size_t)batch * 2 * sizeof *n);
+    if (n) s->out_hw = n;
+    double *r = n ? realloc(s->roi, (size_t)batch * 4 * sizeof *r) : NULL;
+    if (r) s->roi = r;
+    int *f = r ? realloc(s->filters, (size_t)batch * 2 * sizeof *f) : NULL;
+    if (f) s->filters = f;
+    int64_t *vo = f ? realloc(s->vol_out, (size_t)batch * 3 * sizeof *vo) : NULL;
+    if (vo) s->vol_out = vo;
+    double *vr = vo ? realloc(s->vol_roi, (size_t)batch * 6 * sizeof *vr) : NULL;
+    if (vr) s->vol_roi = vr;
+    if (!vr) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
+    s->cap = batch;
+    return SL_OK;
+}
+
+/* resize's arguments that only a volume takes, refused for images */
+static sl_status images_only(const resize_state *s, const sl_tlist *in, sl_err *err) {
+    const char *what = s->rz > 0 || s->node_rz >= 0 ? "resize_z"
+                       : s->nsize == 3              ? "size of 3 values"
+                       : s->nroi == 3               ? "roi_start/roi_end of 3 values"
+                       : s->nmax == 3               ? "max_size of 3 values"
+                                                    : NULL;
+    if (!what) return SL_OK;
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: %s is for volumes (DHWC, CDHW), not images of layout \"%s\" (%d dims)",
+                      s->name, what, in->layout, in->ndim);
+}
+
 static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
     resize_state *s = state;
     const sl_tlist *in = io->in[0];
+    s->vol = !s->random && sl__resize_is_volume(in);
+    if (s->vol) return sl__resize_volume_setup(s, io, err);
+    if (!s->random) SL_TRY(images_only(s, in, err));
     SL_TRY(geometry(s, io, err));
     int nd = in->ndim;
-    if (io->batch > s->cap) {
-        int64_t *n = realloc(s->out_hw, (size_t)io->batch * 2 * sizeof *n);
-        if (n) s->out_hw = n;
-        double *r = n ? realloc(s->roi, (size_t)io->batch * 4 * sizeof *r) : NULL;
-        if (r) s->roi = r;
-        if (!n || !r) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
-        s->cap = io->batch;
-    }
+    SL_TRY(sl__resize_grow(s, io->batch, err));
     int64_t *shapes = sl__malloc((size_t)io->batch * (size_t)nd * sizeof *shapes, err);
     if (!shapes) return SL_ENOMEM;
     for (int i = 0; i < io->batch; i++) {
@@ -444,6 +477,7 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
         double *r = s->roi + 4 * i;
         sl_status st = H < 1 || W < 1 ? sl__op_fail(err, SL_EINVAL, io, i, s->name, "empty image")
                                       : window(s, io, i, H, W, r, err);
+        if (st == SL_OK) st = sl__resize_sample_filters(s, io, i, err);
         if (st != SL_OK) {
             free(shapes);
             return st;
@@ -472,79 +506,8 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
     return st;
 }
 
-static double kernel(int f, double x) {
-    x = fabs(x);
-    if (f == F_CUBIC) {
-        const double a = -0.5;
-        if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
-        if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-        return 0;
-    }
-    if (f == F_GAUSS) return x < 1.5 ? exp(-2 * x * x) : 0; /* sigma 0.5, cut at 3 sigma */
-    if (f == F_LANCZOS) {                                   /* sinc(x) sinc(x / 3), |x| < 3 */
-        if (x < 1e-9) return 1;
-        if (x >= 3) return 0;
-        double px = M_PI * x;
-        return 3 * sin(px) * sin(px / 3) / (px * px);
-    }
-    return x < 1 ? 1 - x : 0; /* linear / triangular */
-}
-
-/* How far the filter reaches, in input pixels at scale 1 (the kernel is 0 beyond). */
-static double support_of(int f) {
-    return f == F_CUBIC ? 2 : f == F_NN ? 0.5 : f == F_GAUSS ? 1.5 : f == F_LANCZOS ? 3 : 1;
-}
-
-/* Filter taps of one axis, the window [r0, r0 + len) of in inputs resampled to out: for output o,
- * weights w[o*taps + k] on inputs first[o] + k (to be clamped into [0, in)). */
-static int axis_taps(const resize_state *s, int64_t in, double r0, double len, int64_t out,
-                     int64_t *first, float *w, int max_taps) {
-    double scale = len / (double)out;
-    int filter = scale > 1 ? s->min_filter : s->mag_filter; /* antialias: only when shrinking */
-    double support = support_of(filter);
-    double fs = s->antialias && scale > 1 && filter != F_NN ? scale : 1;
-    int taps = filter == F_NN ? 1 : (int)ceil(support * fs) * 2 + 1;
-    if (taps > max_taps) taps = max_taps;
-    for (int64_t o = 0; o < out; o++) {
-        double c = r0 + ((double)o + 0.5) * scale - 0.5;
-        float *wo = w + o * taps;
-        if (filter == F_NN) {
-            int64_t k = (int64_t)floor(r0 + ((double)o + 0.5) * scale);
-            first[o] = k < 0 ? 0 : k >= in ? in - 1 : k;
-            wo[0] = 1;
-            continue;
-        }
-        int64_t lo = (int64_t)floor(c - support * fs) + 1;
-        double sum = 0;
-        double ws[512];
-        for (int k = 0; k < taps; k++) {
-            ws[k] = kernel(filter, ((double)(lo + k) - c) / fs);
-            sum += ws[k];
-        }
-        /* taps outside the image are folded onto the edge (clamp) */
-        first[o] = lo;
-        for (int k = 0; k < taps; k++) wo[k] = (float)(sum != 0 ? ws[k] / sum : 0);
-    }
-    return taps;
-}
-
 static size_t clampi(int64_t v, int64_t n) {
     return (size_t)(v < 0 ? 0 : v >= n ? n - 1 : v);
-}
-
-/* The most taps per output of an axis from a window of len inputs to out (scratch sizing). */
-static int max_taps(double len, int64_t out) {
-    int t = (int)ceil(3 * (len / (double)out > 1 ? len / (double)out : 1)) * 2 + 1; /* Lanczos3's */
-    return t > 511 ? 511 : t;
-}
-
-/* The rows the vertical taps read, [*lo, *lo + rows): the only ones the horizontal pass needs. */
-static int64_t rows_read(const int64_t *fy, int ty, int64_t OH, int64_t H, int64_t *lo) {
-    int64_t a = fy[0], b = fy[OH - 1] + ty - 1; /* taps move forward with the output row */
-    a = a < 0 ? 0 : a >= H ? H - 1 : a;
-    b = b < 0 ? 0 : b >= H ? H - 1 : b;
-    *lo = a;
-    return b - a + 1;
 }
 
 /* out: (out_h, out_w, C). Two separable passes, rows into a float scratch then columns; each
@@ -555,16 +518,16 @@ static sl_status resize_plane(resize_state *s, sl__op_io *io, int i, int worker,
     const sl_tlist *in = io->in[0];
     int64_t OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
     const double *r = s->roi + 4 * i;
-    int tx_max = max_taps(r[3], OW), ty_max = max_taps(r[2], OH);
+    int tx_max = sl__resize_max_taps(r[3], OW), ty_max = sl__resize_max_taps(r[2], OH);
     size_t need = sizeof(float) * (size_t)((H + 1) * OW * C + OW * tx_max + OH * ty_max) +
                   sizeof(int64_t) * (size_t)(OW + OH + OW * tx_max);
     int64_t *fx = sl__worker_scratch_get(&s->scratch, worker, need);
     if (!fx) return sl__op_fail(err, SL_ENOMEM, io, i, s->name, "out of memory");
     int64_t *fy = fx + OW, *xoff = fy + OH;
     float *wx = (float *)(xoff + OW * tx_max), *wy = wx + OW * tx_max, *tmp = wy + OH * ty_max;
-    int tx = axis_taps(s, W, r[1], r[3], OW, fx, wx, tx_max),
-        ty = axis_taps(s, H, r[0], r[2], OH, fy, wy, ty_max);
-    int64_t y0, rows = rows_read(fy, ty, OH, H, &y0);
+    int tx = sl__resize_taps(s, i, W, r[1], r[3], OW, fx, wx, tx_max),
+        ty = sl__resize_taps(s, i, H, r[0], r[2], OH, fy, wy, ty_max);
+    int64_t y0, rows = sl__resize_rows_read(fy, ty, OH, H, &y0);
     for (int64_t x = 0; x < OW; x++) /* taps outside the image are folded onto the edge */
         for (int k = 0; k < tx; k++) xoff[x * tx + k] = (int64_t)clampi(fx[x] + k, W) * C;
     sl_dtype it = in->dtype, ot = io->out[0]->dtype;
@@ -620,6 +583,7 @@ static sl_status resize_plane(resize_state *s, sl__op_io *io, int i, int worker,
 
 static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     resize_state *s = state;
+    if (s->vol) return sl__resize_volume_run(s, io, i, worker, err);
     const sl_tlist *in = io->in[0];
     int64_t P, H, W, C;
     planes(s, in, i, &P, &H, &W, &C);
@@ -637,6 +601,7 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
  * then the two passes on the device (src/ops/resize.cu). */
 static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     resize_state *s = state;
+    if (s->vol) return sl__resize_volume_run_gpu(s, io, err);
     const sl_tlist *in = io->in[0];
     int n = io->batch;
     size_t bytes = sl__gpu_args_align((size_t)n * sizeof(sl__cuda_resize_desc));
@@ -646,8 +611,10 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
         const double *r = s->roi + 4 * i;
         int64_t OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
         bytes += sl__gpu_args_align((size_t)(OW + OH) * sizeof(int64_t));
-        bytes += sl__gpu_args_align((size_t)OW * (size_t)max_taps(r[3], OW) * sizeof(float));
-        bytes += sl__gpu_args_align((size_t)OH * (size_t)max_taps(r[2], OH) * sizeof(float));
+        bytes +=
+            sl__gpu_args_align((size_t)OW * (size_t)sl__resize_max_taps(r[3], OW) * sizeof(float));
+        bytes +=
+            sl__gpu_args_align((size_t)OH * (size_t)sl__resize_max_taps(r[2], OH) * sizeof(float));
         int64_t t = sh[0] * OW * sh[2], o = OH * OW * sh[2];
         tmp_total += t;
         if (o > max_out) max_out = o;
@@ -661,7 +628,7 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
         const int64_t *sh = sl_tlist_shape(in, i);
         int64_t H = sh[0], W = sh[1], C = sh[2], OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
         const double *r = s->roi + 4 * i;
-        int txm = max_taps(r[3], OW), tym = max_taps(r[2], OH);
+        int txm = sl__resize_max_taps(r[3], OW), tym = sl__resize_max_taps(r[2], OH);
         d[i].in = in->data[i];
         d[i].out = io->out[0]->data[i];
         d[i].h = H, d[i].w = W, d[i].c = C, d[i].oh = OH, d[i].ow = OW;
@@ -669,11 +636,11 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
         d[i].fy = (int64_t)off, off += sl__gpu_args_align((size_t)OH * sizeof(int64_t));
         d[i].wx = (int64_t)off, off += sl__gpu_args_align((size_t)OW * (size_t)txm * sizeof(float));
         d[i].wy = (int64_t)off, off += sl__gpu_args_align((size_t)OH * (size_t)tym * sizeof(float));
-        d[i].tx =
-            axis_taps(s, W, r[1], r[3], OW, (int64_t *)(h + d[i].fx), (float *)(h + d[i].wx), txm);
-        d[i].ty =
-            axis_taps(s, H, r[0], r[2], OH, (int64_t *)(h + d[i].fy), (float *)(h + d[i].wy), tym);
-        d[i].rows = rows_read((const int64_t *)(h + d[i].fy), d[i].ty, OH, H, &d[i].y0);
+        d[i].tx = sl__resize_taps(s, i, W, r[1], r[3], OW, (int64_t *)(h + d[i].fx),
+                                  (float *)(h + d[i].wx), txm);
+        d[i].ty = sl__resize_taps(s, i, H, r[0], r[2], OH, (int64_t *)(h + d[i].fy),
+                                  (float *)(h + d[i].wy), tym);
+        d[i].rows = sl__resize_rows_read((const int64_t *)(h + d[i].fy), d[i].ty, OH, H, &d[i].y0);
         if (d[i].rows * OW * C > max_tmp) max_tmp = d[i].rows * OW * C;
         d[i].tmp = tmp;
         tmp += H * OW * C;
@@ -710,7 +677,8 @@ const sl__op_def sl__random_resized_crop_op = {
 
 const sl__op_def sl__resize_op = {
     .name = "resize",
-    .doc = "Resizes HWC images (NN, linear, cubic, triangular; antialiased when shrinking).",
+    .doc = "Resizes HWC images and DHWC / CDHW volumes (NN, linear, cubic, triangular, Gaussian, "
+           "Lanczos3; antialiased when shrinking); sequences frame by frame.",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = resize_args,

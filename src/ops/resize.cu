@@ -68,3 +68,18 @@ extern "C" sl_status sl__cuda_resize(const sl__cuda_resize_desc *d, const void *
     SL_CUDA_TRY(err, cudaGetLastError());
     return SL_OK;
 }
+
+extern "C" sl_status sl__cuda_resize_pass(const sl__cuda_resize_desc *d, const void *params, int n,
+                                          int64_t max_elems, float *scratch, int dtype,
+                                          bool vertical, void *stream, sl_err *err) {
+    if (n < 1 || max_elems < 1) return SL_OK;
+    cudaStream_t st = (cudaStream_t)stream;
+    if (vertical)
+        resize_v<<<sl__cuda_batch_grid(max_elems, n), SL__CUDA_THREADS, 0, st>>>(
+            d, (const char *)params, n, scratch, dtype);
+    else
+        resize_h<<<sl__cuda_batch_grid(max_elems, n), SL__CUDA_THREADS, 0, st>>>(
+            d, (const char *)params, n, scratch, dtype);
+    SL_CUDA_TRY(err, cudaGetLastError());
+    return SL_OK;
+}

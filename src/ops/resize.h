@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* resize (resize.c): the CUDA run's per-sample descriptor and launcher (resize.cu). */
+/* resize (resize.c, resize_volume.c): the CUDA run's per-sample descriptor and launchers
+ * (resize.cu). */
 #ifndef SLUICE_OPS_RESIZE_H
 #define SLUICE_OPS_RESIZE_H
 
@@ -28,6 +29,13 @@ typedef struct sl__cuda_resize_desc {
 sl_status sl__cuda_resize(const sl__cuda_resize_desc *d, const void *params, int n, int64_t max_tmp,
                           int64_t max_out, float *scratch, int in_dtype, int out_dtype,
                           void *stream, sl_err *err);
+
+/* One of the two passes over n descriptors (resize of volumes chains three): horizontal (in ->
+ * tmp; dtype the input's) or vertical (tmp -> out; dtype the output's, float32 into scratch for
+ * a pass that follows); max_elems: the most elements a descriptor writes. */
+sl_status sl__cuda_resize_pass(const sl__cuda_resize_desc *d, const void *params, int n,
+                               int64_t max_elems, float *scratch, int dtype, bool vertical,
+                               void *stream, sl_err *err);
 
 #ifdef __cplusplus
 }

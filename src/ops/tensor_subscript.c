@@ -228,9 +228,9 @@ static sl_status ts_entries(const sl__args *a, const sl__op_init *init, ts_state
                               "but mode has %d subscripts",
                               NAME, last, last, last, last, last, s->k);
     } else {
-        const char *lists[4] = {"lo", "hi", "step", "names"};
+        const char *lists[4] = {"lo", "hi", "step", "names"}, *names = sl__args_str(a, "names");
         for (int l = 0; l < 4; l++)
-            if (sl__args_given(a, lists[l]) && (l < 3 || sl__args_str(a, "names")[0]))
+            if (sl__args_given(a, lists[l]) && (l < 3 || (names && names[0])))
                 return sl_err_set(err, SL_EINVAL, "%s: `%s` goes with `mode`", NAME, lists[l]);
         s->k = last + 1;
     }

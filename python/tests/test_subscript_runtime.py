@@ -74,6 +74,24 @@ def test_op_outputs_as_indices_bounds_and_steps_match_numpy():
     assert outs[4].layout() == "HWC" and outs[6].layout() == "WC" and outs[8].layout() == ""
 
 
+def test_bounds_computed_from_the_samples_own_shape():
+    """DALI's tutorial form: an element at a random position and halves of each sample, with
+    the index and bounds computed from x.shape() in the pipeline"""
+    def outputs():
+        x = fn.external_source(source=lambda: DATA)
+        length = x.shape()[0]
+        at = fn.cast(fn.math.floor(fn.random.uniform(range=(0, 1)) * length),
+                     dtype=sluice.types.INT64)
+        half = length // 2
+        return x[at], x[half:], x[:half, ::-1], x[half - 1::-1, half:], at
+    outs = run(outputs)
+    for i, x in enumerate(DATA):
+        at, half = int(outs[4].at(i)), len(x) // 2
+        assert 0 <= at < len(x)
+        for k, want in enumerate([x[at], x[half:], x[:half, ::-1], x[half - 1::-1, half:]]):
+            np.testing.assert_array_equal(outs[k].at(i), want, err_msg="output %d" % k)
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
                                    "int64", "uint64"])
 def test_any_integer_type_is_an_index(dtype):

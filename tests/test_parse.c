@@ -386,17 +386,31 @@ static void test_errors(void) {
            "op tensor_subscript(0) -> 2 | mode=[1] lo=[0] hi=[4] step=[1]\n"
            "op tensor_subscript(2) -> 3 | mode=[4] lo=[0] hi=[0] step=[1]\n"
            "return out0=1 out1=3");
+    /* op outputs as indices, bounds and steps (DALI's runtime indexing): argument inputs at_d,
+     * lo_d, hi_d, step_d of the entry, over the constants' placeholders */
+    PARSES("x = fn.readers.caffe2()\nn = fn.random.uniform(values=[1, 2])\n"
+           "return x[n:, :n, ::n, 1], x[n, n - 1:-1:-n]\n",
+           "op readers.caffe2() -> 0\n"
+           "op random.uniform() -> 1 | values=[1, 2]\n"
+           "op tensor_subscript(0) -> 2 | mode=[2, 1, 3, 4] lo=[0, 0, 0, 1] hi=[0, 0, 0, 0] "
+           "step=[1, 1, 1, 1] lo_0=<1> hi_1=<1> step_2=<1>\n"
+           "op arithmetic(1) -> 3 | op=\"sub\" constant=1 constant_type=\"int32\" "
+           "constant_left=False\n"
+           "op arithmetic(1) -> 4 | op=\"minus\"\n"
+           "op tensor_subscript(0) -> 5 | mode=[4, 0] lo=[0, 0] hi=[0, -1] step=[1, 1] at_0=<1> "
+           "lo_1=<3> step_1=<4>\n"
+           "return out0=2 out1=5");
     FAILS("x = fn.readers.caffe2()\nreturn x[]\n", SL_ESYNTAX,
           "t.py:2:10: error: an empty subscript\n"
           "return x[]\n"
           "         ^");
     FAILS("x = fn.readers.caffe2()\nreturn x[::0]\n", SL_EINVAL,
-          "t.py:2:12: error: a slice's step cannot be 0\n"
+          "t.py:2:12: error: a slice's step cannot be 0 (Step cannot be zero)\n"
           "return x[::0]\n"
           "           ^");
     FAILS("x = fn.readers.caffe2()\nreturn x[0.5]\n", SL_EINVAL,
-          "t.py:2:10: error: an op output's subscripts are ints and slices of ints, newaxis or "
-          "...\n"
+          "t.py:2:10: error: an op output's subscripts are ints, op outputs and slices of them, "
+          "newaxis or ...\n"
           "return x[0.5]\n"
           "         ^");
     /* new dims (DALI's newaxis, None; a named one) and an ellipsis */

@@ -86,33 +86,47 @@ class DataNode:
 
     def __getitem__(self, index):
         """Per-sample indexing and slicing, as DALI's (`x[1:, :-1, 2]`): the tensor_subscript
-        op. Indices and bounds are Python ints; one index may be an op output (`table[idx]`: an
-        integer per sample); `sluice.newaxis` (or None) adds a dim of extent 1, `...` stands for
-        the dims the other subscripts leave."""
+        op. Each index, slice start, stop and step is a Python int or an op output giving one
+        integer per sample (`table[idx]`, `x[lo:, ::step]`, as DALI's runtime indexing; as the
+        op's argument inputs at_k, lo_k, hi_k, step_k); `sluice.newaxis` (or None) adds a dim of
+        extent 1, `...` stands for the dims the other subscripts leave."""
         from . import fn
+        from ._deferred import Deferred
         items = index if isinstance(index, tuple) else (index,)
-        mode, lo, hi, step, names = [], [], [], [], ""
-        per_sample = None
+        mode, lo, hi, step, names, per_sample = [], [], [], [], "", {}
+
+        def part(x, k, which, what, none):
+            """x's constant (none when x is None), or a placeholder with x as `which`_k"""
+            if isinstance(x, Deferred):
+                x = x.node()
+            if isinstance(x, DataNode):
+                per_sample["%s_%d" % (which, k)] = x
+                return none if none is not None else 0
+            if x is None:
+                return none
+            if not is_int(x):
+                raise TypeError("%s: slice bounds are ints or op outputs (not supported: %s)"
+                                % (what, type(x).__name__))
+            return int(x)
+
         for k, x in enumerate(items):
             what = "%s[...]: subscript %d" % (self.name, k)
+            if isinstance(x, Deferred):
+                x = x.node()
             if isinstance(x, slice):
-                for part in (x.start, x.stop, x.step):
-                    if part is not None and not is_int(part):
-                        raise TypeError("%s: slice bounds are ints (not supported: %s)"
-                                        % (what, type(part).__name__))
-                if x.step is not None and int(x.step) == 0:
-                    raise ValueError("%s: a slice's step cannot be 0" % what)
-                mode.append((x.start is None) * 1 + (x.stop is None) * 2)
-                lo.append(0 if x.start is None else int(x.start))
-                hi.append(0 if x.stop is None else int(x.stop))
-                step.append(1 if x.step is None else int(x.step))
+                start = part(x.start, k, "lo", what, None)
+                stop = part(x.stop, k, "hi", what, None)
+                mode.append((start is None) * 1 + (stop is None) * 2)
+                lo.append(0 if start is None else start)
+                hi.append(0 if stop is None else stop)
+                step.append(part(x.step, k, "step", what, 1))
                 continue
             lo.append(0)
             hi.append(0)
             step.append(1)
-            if is_int(x):
+            if is_int(x) or isinstance(x, DataNode):
                 mode.append(4)
-                lo[-1] = int(x)
+                lo[-1] = part(x, k, "at", what, None)
             elif x is None or isinstance(x, NewAxis):
                 mode.append(16)
                 names += "*" if x is None or x.layout is None else x.layout
@@ -121,16 +135,11 @@ class DataNode:
                     raise IndexError("%s: an index can only have a single ellipsis ('...')"
                                      % what)
                 mode.append(32)
-            elif isinstance(x, DataNode) and per_sample is None:
-                per_sample = x
-                mode.append(8)
             else:
-                raise TypeError("%s: an int, a slice of ints, newaxis or ... (not supported: %s)"
-                                % (what, "a second op output" if isinstance(x, DataNode)
-                                   else type(x).__name__))
+                raise TypeError("%s: an int, an op output, a slice of them, newaxis or ... (not "
+                                "supported: %s)" % (what, type(x).__name__))
         extra = {"names": names} if names.strip("*") else {}
-        if per_sample is not None:
-            extra["index"] = per_sample
+        extra.update(per_sample)
         return fn.tensor_subscript(self, mode=mode, lo=lo, hi=hi, step=step, **extra)
 
     __hash__ = object.__hash__

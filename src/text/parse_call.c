@@ -172,9 +172,16 @@ static sl_status ints_arg(parser *ps, sl__parse_arg *a, const char *name, sl__pa
     return SL_OK;
 }
 
+/* a part of a subscript given per sample: the op output for argument name (lo_1, at_0, ...) */
+typedef struct sub_node {
+    char name[16];
+    int node;
+    sl__parse_pos pos;
+} sub_node;
+
 static sl_status subscript_op(parser *ps, const expr *e, int node, int k, const int64_t *mode,
                               const int64_t *lo, const int64_t *hi, const int64_t *step,
-                              const char *names, result *r) {
+                              const char *names, const sub_node *nodes, int nn, result *r) {
     if (ps->no_ops)
         return sl__parse_perr(ps, SL_EINVAL, e->pos, "an operator cannot be called here");
     sl__parse_stmt s;
@@ -185,7 +192,7 @@ static sl_status subscript_op(parser *ps, const expr *e, int node, int k, const 
     snprintf(s.written, sizeof s.written, "[] (tensor_subscript)");
     s.inputs = malloc(sizeof *s.inputs);
     s.input_pos = malloc(sizeof *s.input_pos);
-    s.args = calloc(5, sizeof *s.args);
+    s.args = calloc((size_t)(5 + nn), sizeof *s.args);
     sl_status st =
         s.inputs && s.input_pos && s.args ? SL_OK : sl_err_set(ps->err, SL_ENOMEM, "out of memory");
     if (st == SL_OK) {
@@ -204,6 +211,13 @@ static sl_status subscript_op(parser *ps, const expr *e, int node, int k, const 
         a->val.kind = SL_VAL_STR;
         if (!(a->val.s = strdup(names))) st = sl_err_set(ps->err, SL_ENOMEM, "out of memory");
     }
+    for (int i = 0; i < nn && st == SL_OK; i++) {
+        sl__parse_arg *a = &s.args[s.num_args++];
+        _Static_assert(sizeof a->name >= sizeof nodes[i].name, "an argument's name fits");
+        memcpy(a->name, nodes[i].name, sizeof nodes[i].name);
+        a->pos = nodes[i].pos;
+        sl__parse_set_node(&a->val, nodes[i].node);
+    }
     if (st != SL_OK) {
         sl__parse_stmt_clear(&s);
         return st;
@@ -211,19 +225,28 @@ static sl_status subscript_op(parser *ps, const expr *e, int node, int k, const 
     return emit(ps, &s, 1, r);
 }
 
-/* One int of a subscript (a slice's part, or an index) into *v; NULL part: *v unchanged. */
-static sl_status subscript_int(parser *ps, const expr *part, int64_t *v) {
+/* Part `which` (lo, hi, step, at) of subscript d: an int into *v, or an op output (an integer per
+ * sample) added to nodes as argument which_d, *v the placeholder 0; NULL part: *v unchanged. */
+static sl_status subscript_part(parser *ps, const expr *part, int64_t *v, const char *which, int d,
+                                sub_node *nodes, int *nn) {
     if (!part) return SL_OK;
-    sl__val x;
-    SL_TRY(sl__parse_eval_const(ps, part, &x, "a subscript"));
+    result x;
+    SL_TRY(sl__parse_eval(ps, part, 1, &x));
     sl_status st = SL_OK;
-    if (x.kind == SL_VAL_INT || x.kind == SL_VAL_BOOL)
-        *v = sl__parse_as_i(&x);
-    else
-        st =
-            sl__parse_perr(ps, SL_EINVAL, part->pos,
-                           "an op output's subscripts are ints and slices of ints, newaxis or ...");
-    sl__val_free(&x);
+    if (sl__parse_is_node(&x)) {
+        sub_node *n = &nodes[(*nn)++];
+        snprintf(n->name, sizeof n->name, "%s_%d", which, d);
+        n->node = x.val.node;
+        n->pos = part->pos;
+        *v = 0;
+    } else if (!x.dict && (x.val.kind == SL_VAL_INT || x.val.kind == SL_VAL_BOOL)) {
+        *v = sl__parse_as_i(&x.val);
+    } else {
+        st = sl__parse_perr(ps, SL_EINVAL, part->pos,
+                            "an op output's subscripts are ints, op outputs and slices of them, "
+                            "newaxis or ...");
+    }
+    sl__parse_result_free(&x);
     return st;
 }
 
@@ -248,8 +271,8 @@ static sl_status newaxis_of(parser *ps, const expr *x, bool *is, char *name) {
     return SL_OK;
 }
 
-/* node[...]: DALI's tensor indexing, the tensor_subscript op (indices and slices of ints, newaxis
- * and ...) */
+/* node[...]: DALI's tensor indexing, the tensor_subscript op (indices and slices of ints or of op
+ * outputs, newaxis and ...) */
 sl_status sl__parse_node_subscript(parser *ps, const expr *e, int node, result *r) {
     const expr *const *items = (const expr *const *)&e->b;
     int k = 1;
@@ -259,7 +282,8 @@ sl_status sl__parse_node_subscript(parser *ps, const expr *e, int node, result *
                               2 * SL_MAX_DIMS);
     int64_t mode[2 * SL_MAX_DIMS], lo[2 * SL_MAX_DIMS], hi[2 * SL_MAX_DIMS], step[2 * SL_MAX_DIMS];
     char names[2 * SL_MAX_DIMS + 1];
-    int nnew = 0, ells = 0;
+    sub_node nodes[4 * 2 * SL_MAX_DIMS];
+    int nnew = 0, ells = 0, nn = 0;
     bool named = false;
     for (int d = 0; d < k; d++) {
         const expr *x = items[d];
@@ -278,18 +302,22 @@ sl_status sl__parse_node_subscript(parser *ps, const expr *e, int node, result *
             mode[d] = 32;
         } else if (x->kind == E_SLICE) {
             mode[d] = (x->a == NULL) * 1 + (x->b == NULL) * 2;
-            SL_TRY(subscript_int(ps, x->a, &lo[d]));
-            SL_TRY(subscript_int(ps, x->b, &hi[d]));
-            SL_TRY(subscript_int(ps, x->c, &step[d]));
-            if (step[d] == 0)
-                return sl__parse_perr(ps, SL_EINVAL, x->c->pos, "a slice's step cannot be 0");
+            int before = nn;
+            SL_TRY(subscript_part(ps, x->a, &lo[d], "lo", d, nodes, &nn));
+            SL_TRY(subscript_part(ps, x->b, &hi[d], "hi", d, nodes, &nn));
+            SL_TRY(subscript_part(ps, x->c, &step[d], "step", d, nodes, &nn));
+            bool step_node = nn > before && !strncmp(nodes[nn - 1].name, "step", 4);
+            if (step[d] == 0 && !step_node)
+                return sl__parse_perr(ps, SL_EINVAL, x->c->pos,
+                                      "a slice's step cannot be 0 (Step cannot be zero)");
+            if (step_node) step[d] = 1;
         } else {
             mode[d] = 4;
-            SL_TRY(subscript_int(ps, x, &lo[d]));
+            SL_TRY(subscript_part(ps, x, &lo[d], "at", d, nodes, &nn));
         }
     }
     names[named ? nnew : 0] = '\0';
-    return subscript_op(ps, e, node, k, mode, lo, hi, step, names, r);
+    return subscript_op(ps, e, node, k, mode, lo, hi, step, names, nodes, nn, r);
 }
 
 /* DALI's expressions with an op output on either side, or unary - or ~ of one (b NULL): an

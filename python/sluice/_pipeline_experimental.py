@@ -8,14 +8,14 @@ import functools
 import inspect
 
 from . import errors
-from .pipeline import _PIPELINE_ARGS
+from .pipeline import PIPELINE_ARGS
 from .pipeline import pipeline_def as _pipeline_def
 
 
 def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_kwargs):
     """DALI's experimental pipeline_def: as sluice.pipeline_def, and ``debug=True`` (here or in
     the call) for debug mode."""
-    bad = set(pipeline_kwargs) - set(_PIPELINE_ARGS)
+    bad = set(pipeline_kwargs) - set(PIPELINE_ARGS)
     if bad:
         raise errors.ArgumentTypeError("pipeline_def: unknown argument(s) %s"
                                        % ", ".join(sorted(bad)))
@@ -35,7 +35,7 @@ def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_
             pk = dict(pipeline_kwargs)
             fk = {}
             for k, v in kwargs.items():
-                (pk if k in _PIPELINE_ARGS and k not in params else fk)[k] = v
+                (pk if k in PIPELINE_ARGS and k not in params else fk)[k] = v
             pipe = pipeline_class()(**pk)
             pipe._debug_init(func, args, fk)
             return pipe

@@ -26,7 +26,7 @@ from .tensors import from_c_list, logical_gpu
 
 # ---- pipelines -----------------------------------------------------------------------------------
 
-_PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed", "prefetch_queue_depth",
+PIPELINE_ARGS = ("batch_size", "num_threads", "device_id", "seed", "prefetch_queue_depth",
                   "exec_async", "exec_pipelined", "exec_dynamic", "experimental_exec_dynamic",
                   "enable_checkpointing",
                   "checkpoint", "py_num_workers", "py_start_method", "set_affinity",
@@ -527,7 +527,7 @@ def pipeline_def(fn: typing.Callable | None = None, *, enable_conditionals: bool
     decorator's) traces it and returns a Pipeline. With ``enable_conditionals=True`` an ``if``
     (and ``and``/``or``/``not``, ``x if c else y``) on a DataNode is a per-sample conditional, as
     DALI's (docs/python.md, "Conditionals")."""
-    bad = set(pipeline_kwargs) - set(_PIPELINE_ARGS)
+    bad = set(pipeline_kwargs) - set(PIPELINE_ARGS)
     if bad:
         raise errors.ArgumentTypeError("pipeline_def: unknown argument(s) %s" % ", ".join(sorted(bad)))
 
@@ -541,7 +541,7 @@ def pipeline_def(fn: typing.Callable | None = None, *, enable_conditionals: bool
             pk = dict(pipeline_kwargs)
             fk = {}
             for k, v in kwargs.items():
-                if k in _PIPELINE_ARGS and k not in params:
+                if k in PIPELINE_ARGS and k not in params:
                     pk[k] = v
                 else:
                     fk[k] = v

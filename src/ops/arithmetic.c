@@ -271,16 +271,9 @@ static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
     X(SL__AR_SUB) X(SL__AR_MUL) X(SL__AR_FDIV) X(SL__AR_EQ) X(SL__AR_NE) X(SL__AR_LT) X(SL__AR_LE) \
         X(SL__AR_GT) X(SL__AR_GE) X(SL__AR_AND) X(SL__AR_OR) X(SL__AR_XOR) X(SL__AR_MINUS)
 
-/* m values of operand j from element offset off, step st (in elements), as the computation
- * type's values: doubles (a floating computation) or integer bits */
-static void load_float(const sl__arith *a, int j, const void *p, int64_t off, int64_t st, int m,
-                       double *v) {
-    if (a->konst == j) {
-        double c = sl__arith_float(a, j, p, 0);
-        for (int k = 0; k < m; k++) v[k] = c;
-        return;
-    }
-    switch (a->t[j]) { /* a contiguous run (st 1, the common case) in a loop of its own */
+/* m values of type t from element offset off, step st, as doubles */
+static void load_values(sl_dtype t, const void *p, int64_t off, int64_t st, int m, double *v) {
+    switch (t) { /* a contiguous run (st 1, the common case) in a loop of its own */
 #define LOAD(T)                                                                                    \
     case T:                                                                                        \
         if (st == 1)                                                                               \
@@ -291,18 +284,31 @@ static void load_float(const sl__arith *a, int j, const void *p, int64_t off, in
         AR_ALL_TYPES(LOAD)
 #undef LOAD
     default:
-        for (int k = 0; k < m; k++) v[k] = sl__dtype_conv_load(p, a->t[j], off + k * st);
+        for (int k = 0; k < m; k++) v[k] = sl__dtype_conv_load(p, t, off + k * st);
     }
-    /* rounded to the computation type, where that can change the value: float32 holds every
-     * value of the types up to 16 bits and of float32 itself exactly */
+}
+
+/* m values of operand j from element offset off, step st (in elements), as the computation
+ * type's values: doubles (a floating computation) or integer bits */
+static void load_float(const sl__arith *a, int j, const void *p, int64_t off, int64_t st, int m,
+                       double *v) {
+    if (a->konst == j) { /* the constant, rounded below as any value of its type */
+        for (int k = 0; k < m; k++) v[k] = a->cval;
+    } else {
+        load_values(a->t[j], p, off, st, m, v);
+    }
+    /* rounded to the computation type (sl__arith_round's rule, a loop per type), where that can
+     * change the value: float32 holds every value of the types up to 16 bits and its own */
     sl_dtype t = a->t[j];
     bool exact32 = t == SL_DTYPE_U8 || t == SL_DTYPE_I8 || t == SL_DTYPE_U16 || t == SL_DTYPE_I16 ||
                    t == SL_DTYPE_BOOL || t == SL_DTYPE_F16 || t == SL_DTYPE_BF16 ||
                    t == SL_DTYPE_F32;
     if (a->ct == SL_DTYPE_F32 && !exact32)
         for (int k = 0; k < m; k++) v[k] = (double)(float)v[k];
-    else if (a->ct != SL_DTYPE_F32 && a->ct != SL_DTYPE_F64)
-        for (int k = 0; k < m; k++) v[k] = sl__arith_round(v[k], a->ct);
+    else if (a->ct == SL_DTYPE_F16)
+        for (int k = 0; k < m; k++) v[k] = sl__f16_to_f32(sl__f32_to_f16((float)v[k]));
+    else if (a->ct == SL_DTYPE_BF16)
+        for (int k = 0; k < m; k++) v[k] = sl__bf16_to_f32(sl__f32_to_bf16((float)v[k]));
 }
 
 static void load_int(const sl__arith *a, int j, const void *p, int64_t off, int64_t st, int m,

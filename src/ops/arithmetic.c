@@ -264,12 +264,14 @@ static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
 /* the cases the loops are specialised for; other types and ops take the generic loop */
 #define AR_ALL_TYPES(X)                                                                            \
     X(SL_DTYPE_U8)                                                                                 \
-    X(SL_DTYPE_BOOL) X(SL_DTYPE_I8) X(SL_DTYPE_U16) X(SL_DTYPE_I16) X(SL_DTYPE_I32)                \
-        X(SL_DTYPE_U32) X(SL_DTYPE_I64) X(SL_DTYPE_U64) X(SL_DTYPE_F32) X(SL_DTYPE_F64)
+    X(SL_DTYPE_BOOL)                                                                               \
+    X(SL_DTYPE_I8) X(SL_DTYPE_U16) X(SL_DTYPE_I16) X(SL_DTYPE_I32) X(SL_DTYPE_U32) X(SL_DTYPE_I64) \
+        X(SL_DTYPE_U64) X(SL_DTYPE_F32) X(SL_DTYPE_F64)
 #define AR_FAST_OPS(X)                                                                             \
     X(SL__AR_ADD)                                                                                  \
-    X(SL__AR_SUB) X(SL__AR_MUL) X(SL__AR_FDIV) X(SL__AR_EQ) X(SL__AR_NE) X(SL__AR_LT) X(SL__AR_LE) \
-        X(SL__AR_GT) X(SL__AR_GE) X(SL__AR_AND) X(SL__AR_OR) X(SL__AR_XOR) X(SL__AR_MINUS)
+    X(SL__AR_SUB)                                                                                  \
+    X(SL__AR_MUL) X(SL__AR_FDIV) X(SL__AR_EQ) X(SL__AR_NE) X(SL__AR_LT) X(SL__AR_LE) X(SL__AR_GT)  \
+        X(SL__AR_GE) X(SL__AR_AND) X(SL__AR_OR) X(SL__AR_XOR) X(SL__AR_MINUS)
 
 /* m values of type t from element offset off, step st, as doubles */
 static void load_values(sl_dtype t, const void *p, int64_t off, int64_t st, int m, double *v) {
@@ -318,15 +320,33 @@ static void load_int(const sl__arith *a, int j, const void *p, int64_t off, int6
         for (int k = 0; k < m; k++) v[k] = c;
         return;
     }
+    /* the values' own bits (sign-extended), then cut to the computation type in a second loop:
+     * sl__math_int_as's two steps, the type of each loop fixed */
     switch (a->t[j]) {
 #define LOAD(T)                                                                                    \
     case T:                                                                                        \
-        for (int k = 0; k < m; k++) v[k] = sl__math_int_as(p, T, off + k * st, a->ct);             \
+        if (st == 1)                                                                               \
+            for (int k = 0; k < m; k++) v[k] = sl__math_int_as(p, T, off + k, SL_DTYPE_U64);       \
+        else                                                                                       \
+            for (int k = 0; k < m; k++) v[k] = sl__math_int_as(p, T, off + k * st, SL_DTYPE_U64);  \
         break;
         AR_ALL_TYPES(LOAD)
 #undef LOAD
     default:
-        for (int k = 0; k < m; k++) v[k] = sl__math_int_as(p, a->t[j], off + k * st, a->ct);
+        for (int k = 0; k < m; k++) v[k] = sl__math_int_as(p, a->t[j], off + k * st, SL_DTYPE_U64);
+    }
+    int b = sl__math_bits(a->ct);
+    if (a->ct == SL_DTYPE_BOOL) {
+        for (int k = 0; k < m; k++) v[k] = v[k] != 0;
+    } else if (b < 64) {
+        uint64_t mask = ((uint64_t)1 << b) - 1;
+        if (sl__math_is_signed(a->ct))
+            for (int k = 0; k < m; k++) {
+                uint64_t x = v[k] & mask;
+                v[k] = (x >> (b - 1)) ? x | ~mask : x;
+            }
+        else
+            for (int k = 0; k < m; k++) v[k] &= mask;
     }
 }
 

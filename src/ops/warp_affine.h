@@ -76,6 +76,16 @@ static inline SL__HD double sl__warp_elem3(const sl__warp *t, const void *in, sl
     return SL__DADD(plane[0], SL__DMUL(az, SL__DADD(plane[1], -plane[0])));
 }
 
+/* (always inlined on the host: the CPU run calls it with constant types, which then fold) */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define SL__WARP_INLINE __attribute__((always_inline)) inline
+#else
+#define SL__WARP_INLINE inline
+#endif
+static SL__WARP_INLINE SL__HD void sl__warp_elem2_at(const sl__warp *t, const void *in, sl_dtype it,
+                                                     void *out, sl_dtype ot, int64_t e, int64_t x,
+                                                     int64_t y, int64_t ch);
+
 /* element e (row-major (y, x, channel)) of the destination */
 static inline SL__HD void sl__warp_elem(const sl__warp *t, const void *in, sl_dtype it, void *out,
                                         sl_dtype ot, int64_t e) {
@@ -83,7 +93,15 @@ static inline SL__HD void sl__warp_elem(const sl__warp *t, const void *in, sl_dt
         sl__dtype_conv_store(out, ot, e, sl__warp_elem3(t, in, it, e));
         return;
     }
-    int64_t ch = e % t->c, p = e / t->c, x = p % t->ow, y = p / t->ow;
+    int64_t ch = e % t->c, p = e / t->c;
+    sl__warp_elem2_at(t, in, it, out, ot, e, p % t->ow, p / t->ow, ch);
+}
+
+/* element e of a 2D destination, at (y, x, channel ch): sl__warp_elem's rule, for a caller that
+ * walks the indices itself (the CPU run: no division per element) */
+static SL__WARP_INLINE SL__HD void sl__warp_elem2_at(const sl__warp *t, const void *in, sl_dtype it,
+                                                     void *out, sl_dtype ot, int64_t e, int64_t x,
+                                                     int64_t y, int64_t ch) {
     double dx = (double)x + 0.5, dy = (double)y + 0.5;
     double sx = SL__DADD(SL__DADD(SL__DMUL(t->m[0], dx), SL__DMUL(t->m[1], dy)), t->m[2]);
     double sy = SL__DADD(SL__DADD(SL__DMUL(t->m[3], dx), SL__DMUL(t->m[4], dy)), t->m[5]);

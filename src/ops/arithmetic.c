@@ -265,13 +265,15 @@ static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
 #define AR_ALL_TYPES(X)                                                                            \
     X(SL_DTYPE_U8)                                                                                 \
     X(SL_DTYPE_BOOL)                                                                               \
-    X(SL_DTYPE_I8) X(SL_DTYPE_U16) X(SL_DTYPE_I16) X(SL_DTYPE_I32) X(SL_DTYPE_U32) X(SL_DTYPE_I64) \
+    X(SL_DTYPE_I8)                                                                                 \
+    X(SL_DTYPE_U16) X(SL_DTYPE_I16) X(SL_DTYPE_I32) X(SL_DTYPE_U32) X(SL_DTYPE_I64)                \
         X(SL_DTYPE_U64) X(SL_DTYPE_F32) X(SL_DTYPE_F64)
 #define AR_FAST_OPS(X)                                                                             \
     X(SL__AR_ADD)                                                                                  \
     X(SL__AR_SUB)                                                                                  \
-    X(SL__AR_MUL) X(SL__AR_FDIV) X(SL__AR_EQ) X(SL__AR_NE) X(SL__AR_LT) X(SL__AR_LE) X(SL__AR_GT)  \
-        X(SL__AR_GE) X(SL__AR_AND) X(SL__AR_OR) X(SL__AR_XOR) X(SL__AR_MINUS)
+    X(SL__AR_MUL)                                                                                  \
+    X(SL__AR_FDIV) X(SL__AR_EQ) X(SL__AR_NE) X(SL__AR_LT) X(SL__AR_LE) X(SL__AR_GT) X(SL__AR_GE)   \
+        X(SL__AR_AND) X(SL__AR_OR) X(SL__AR_XOR) X(SL__AR_MINUS)
 
 /* m values of type t from element offset off, step st, as doubles */
 static void load_values(sl_dtype t, const void *p, int64_t off, int64_t st, int m, double *v) {
@@ -402,6 +404,79 @@ static void store_int(void *out, sl_dtype t, int64_t e, int m, const uint64_t *r
     }
 }
 
+/* uint8 arithmetic (computation type uint8: uint8 and bool operands) in bytes, for the ops whose
+ * 64-bit result cut to 8 bits is the byte arithmetic's (+ - * & | ^, unary - and ~) and the
+ * comparisons: the rule's values, without widening each element to 64 bits. */
+static bool u8_op(int op) {
+    switch (op) {
+    case SL__AR_ADD:
+    case SL__AR_SUB:
+    case SL__AR_MUL:
+    case SL__AR_AND:
+    case SL__AR_OR:
+    case SL__AR_XOR:
+    case SL__AR_EQ:
+    case SL__AR_NE:
+    case SL__AR_LT:
+    case SL__AR_LE:
+    case SL__AR_GT:
+    case SL__AR_GE:
+    case SL__AR_MINUS:
+    case SL__AR_INV:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool u8_path(const sl__arith *a) {
+    bool unary = a->op >= SL__AR_MINUS;
+    for (int j = 0; j < (unary ? 1 : 2); j++)
+        if (a->konst != j && a->t[j] != SL_DTYPE_U8 && a->t[j] != SL_DTYPE_BOOL) return false;
+    return a->ct == SL_DTYPE_U8 && (a->out == SL_DTYPE_U8 || a->out == SL_DTYPE_BOOL) &&
+           u8_op(a->op);
+}
+
+/* m bytes of operand j (a bool's as 0 or 1, the constant's cut to 8 bits) */
+static void load_u8(const sl__arith *a, int j, const uint8_t *p, int64_t off, int64_t st, int m,
+                    uint8_t *v) {
+    if (a->konst == j) {
+        memset(v, (int)(uint8_t)sl__arith_int(a, j, p, 0), (size_t)m);
+    } else if (a->t[j] == SL_DTYPE_BOOL) {
+        for (int k = 0; k < m; k++) v[k] = p[off + k * st] != 0;
+    } else if (st == 1) {
+        memcpy(v, p + off, (size_t)m);
+    } else {
+        for (int k = 0; k < m; k++) v[k] = p[off + k * st];
+    }
+}
+
+static void op_u8(int op, const uint8_t *x, const uint8_t *y, int m, uint8_t *r) {
+#define OP(O, E)                                                                                   \
+    case O:                                                                                        \
+        for (int k = 0; k < m; k++) r[k] = (uint8_t)(E);                                           \
+        return;
+    switch (op) {
+        OP(SL__AR_ADD, x[k] + y[k])
+        OP(SL__AR_SUB, x[k] - y[k])
+        OP(SL__AR_MUL, x[k] * y[k])
+        OP(SL__AR_AND, x[k] & y[k])
+        OP(SL__AR_OR, x[k] | y[k])
+        OP(SL__AR_XOR, x[k] ^ y[k])
+        OP(SL__AR_EQ, x[k] == y[k])
+        OP(SL__AR_NE, x[k] != y[k])
+        OP(SL__AR_LT, x[k] < y[k])
+        OP(SL__AR_LE, x[k] <= y[k])
+        OP(SL__AR_GT, x[k] > y[k])
+        OP(SL__AR_GE, x[k] >= y[k])
+        OP(SL__AR_MINUS, 0 - x[k])
+        OP(SL__AR_INV, ~x[k])
+    default:
+        break;
+    }
+#undef OP
+}
+
 static sl_status ar_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     (void)io, (void)worker, (void)err;
     ar_state *s = state;
@@ -411,9 +486,11 @@ static sl_status ar_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     int64_t row = nd > 0 ? d->shape[nd - 1] : 1;
     int64_t st0 = nd > 0 ? d->stride[0][nd - 1] : 0, st1 = nd > 0 ? d->stride[1][nd - 1] : 0;
     bool unary = a->op >= SL__AR_MINUS, flt = sl__math_is_float(a->ct);
+    bool bytes = !flt && u8_path(a);
     union {
         double f[CHUNK];
         uint64_t u[CHUNK];
+        uint8_t b[CHUNK];
     } x, y, r;
     memset(&y, 0, sizeof y); /* a unary op's second operand */
     if (row < 1) return SL_OK;
@@ -427,7 +504,11 @@ static sl_status ar_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
         }
         for (int64_t c = 0; c < row; c += CHUNK) {
             int m = (int)(row - c < CHUNK ? row - c : CHUNK);
-            if (flt) {
+            if (bytes) { /* (a bool result is 0 or 1 already: the same byte) */
+                load_u8(a, 0, d->in[0], off[0] + c * st0, st0, m, x.b);
+                if (!unary) load_u8(a, 1, d->in[1], off[1] + c * st1, st1, m, y.b);
+                op_u8(a->op, x.b, y.b, m, (uint8_t *)d->out + e0 + c);
+            } else if (flt) {
                 load_float(a, 0, d->in[0], off[0] + c * st0, st0, m, x.f);
                 if (!unary) load_float(a, 1, d->in[1], off[1] + c * st1, st1, m, y.f);
                 op_float(a->op, x.f, y.f, m, r.f);

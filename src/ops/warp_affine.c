@@ -457,13 +457,12 @@ static sl_status wa_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
         for (int64_t e = 0; e < n; e++) sl__warp_elem(t, src, it, dst, ot, e);
         return SL_OK;
     }
-    /* 2D: the destination's (y, x, channel) walked in order, no division per element, and the
+    /* 2D: the destination's pixels walked in order, no division per element, and the
        common type pairs with the types constant (the same rule as sl__warp_elem's) */
 #define WALK(IT, OT)                                                                               \
     for (int64_t y = 0, e = 0; y < t->oh; y++)                                                     \
-        for (int64_t x = 0; x < t->ow; x++)                                                        \
-            for (int64_t ch = 0; ch < t->c; ch++, e++)                                             \
-                sl__warp_elem2_at(t, src, IT, dst, OT, e, x, y, ch);
+        for (int64_t x = 0; x < t->ow; x++, e += t->c)                                             \
+            sl__warp_px2_at(t, src, IT, dst, OT, e, x, y, 0, t->c);
     if (it == SL_DTYPE_U8 && ot == SL_DTYPE_U8) {
         WALK(SL_DTYPE_U8, SL_DTYPE_U8)
     } else if (it == SL_DTYPE_F32 && ot == SL_DTYPE_F32) {

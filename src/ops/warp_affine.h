@@ -82,9 +82,9 @@ static inline SL__HD double sl__warp_elem3(const sl__warp *t, const void *in, sl
 #else
 #define SL__WARP_INLINE inline
 #endif
-static SL__WARP_INLINE SL__HD void sl__warp_elem2_at(const sl__warp *t, const void *in, sl_dtype it,
-                                                     void *out, sl_dtype ot, int64_t e, int64_t x,
-                                                     int64_t y, int64_t ch);
+static SL__WARP_INLINE SL__HD void sl__warp_px2_at(const sl__warp *t, const void *in, sl_dtype it,
+                                                   void *out, sl_dtype ot, int64_t e, int64_t x,
+                                                   int64_t y, int64_t c0, int64_t c1);
 
 /* element e (row-major (y, x, channel)) of the destination */
 static inline SL__HD void sl__warp_elem(const sl__warp *t, const void *in, sl_dtype it, void *out,
@@ -94,34 +94,37 @@ static inline SL__HD void sl__warp_elem(const sl__warp *t, const void *in, sl_dt
         return;
     }
     int64_t ch = e % t->c, p = e / t->c;
-    sl__warp_elem2_at(t, in, it, out, ot, e, p % t->ow, p / t->ow, ch);
+    sl__warp_px2_at(t, in, it, out, ot, e, p % t->ow, p / t->ow, ch, ch + 1);
 }
 
-/* element e of a 2D destination, at (y, x, channel ch): sl__warp_elem's rule, for a caller that
- * walks the indices itself (the CPU run: no division per element) */
-static SL__WARP_INLINE SL__HD void sl__warp_elem2_at(const sl__warp *t, const void *in, sl_dtype it,
-                                                     void *out, sl_dtype ot, int64_t e, int64_t x,
-                                                     int64_t y, int64_t ch) {
+/* elements e.. of a 2D destination: pixel (y, x), its channels c0 to c1 - 1, by sl__warp_elem's
+ * rule (the source position found once for the pixel's channels; a caller that walks the pixels
+ * itself, as the CPU run does, divides nothing) */
+static SL__WARP_INLINE SL__HD void sl__warp_px2_at(const sl__warp *t, const void *in, sl_dtype it,
+                                                   void *out, sl_dtype ot, int64_t e, int64_t x,
+                                                   int64_t y, int64_t c0, int64_t c1) {
     double dx = (double)x + 0.5, dy = (double)y + 0.5;
     double sx = SL__DADD(SL__DADD(SL__DMUL(t->m[0], dx), SL__DMUL(t->m[1], dy)), t->m[2]);
     double sy = SL__DADD(SL__DADD(SL__DMUL(t->m[3], dx), SL__DMUL(t->m[4], dy)), t->m[5]);
-    double v;
     if (t->nn) {
-        v = sl__warp_px(t, in, it, 0, (int64_t)floor(sl__warp_bound(sy)),
-                        (int64_t)floor(sl__warp_bound(sx)), ch);
-    } else {
-        double fx = sl__warp_bound(sx) - 0.5, fy = sl__warp_bound(sy) - 0.5;
-        double x0 = floor(fx), y0 = floor(fy), ax = fx - x0, ay = fy - y0;
-        int64_t ix = (int64_t)x0, iy = (int64_t)y0;
+        int64_t iy = (int64_t)floor(sl__warp_bound(sy)), ix = (int64_t)floor(sl__warp_bound(sx));
+        for (int64_t ch = c0; ch < c1; ch++)
+            sl__dtype_conv_store(out, ot, e + ch - c0, sl__warp_px(t, in, it, 0, iy, ix, ch));
+        return;
+    }
+    double fx = sl__warp_bound(sx) - 0.5, fy = sl__warp_bound(sy) - 0.5;
+    double x0 = floor(fx), y0 = floor(fy), ax = fx - x0, ay = fy - y0;
+    int64_t ix = (int64_t)x0, iy = (int64_t)y0;
+    for (int64_t ch = c0; ch < c1; ch++) {
         double a = sl__warp_px(t, in, it, 0, iy, ix, ch);
         double b = sl__warp_px(t, in, it, 0, iy, ix + 1, ch);
         double c = sl__warp_px(t, in, it, 0, iy + 1, ix, ch);
         double d = sl__warp_px(t, in, it, 0, iy + 1, ix + 1, ch);
         double top = SL__DADD(a, SL__DMUL(ax, SL__DADD(b, -a)));
         double bottom = SL__DADD(c, SL__DMUL(ax, SL__DADD(d, -c)));
-        v = SL__DADD(top, SL__DMUL(ay, SL__DADD(bottom, -top)));
+        sl__dtype_conv_store(out, ot, e + ch - c0,
+                             SL__DADD(top, SL__DMUL(ay, SL__DADD(bottom, -top))));
     }
-    sl__dtype_conv_store(out, ot, e, v);
 }
 
 /* ---- the CUDA run (warp_affine.cu) ---- */

@@ -14,6 +14,7 @@ of its own from the debug pipeline's seed (as DALI's, debug mode's random values
 standard mode's unless an op is given its own ``seed``). Debug mode is for looking, not speed:
 every op is a pipeline run, and data crosses between them through Python."""
 
+import hashlib
 import threading
 
 import numpy as np
@@ -69,14 +70,15 @@ def _transfer(node, device):
 def _stable(v):
     """An argument's value as text that is the same in every iteration where the value is: a
     function by its name (a lambda written in the definition is a new object each time), an
-    array by its shape and type, an iterator or generator by its type (a new one each time is
-    the same source), numbers, strings and short lists of them by their repr."""
+    array by its shape, type and a digest of its bytes, an iterator or generator by its type (a
+    new one each time is the same source), numbers, strings and lists of them by their repr."""
     if isinstance(v, (bool, int, float, str, type(None))):
         return repr(v)
     if isinstance(v, (list, tuple)):
-        return "%s[%s]" % (type(v).__name__, ", ".join(_stable(x) for x in v[:64]))
+        return "%s[%s]" % (type(v).__name__, ", ".join(_stable(x) for x in v))
     if isinstance(v, np.ndarray):
-        return "ndarray%s:%s" % (v.shape, v.dtype)
+        digest = hashlib.blake2b(np.ascontiguousarray(v).tobytes(), digest_size=16).hexdigest()
+        return "ndarray%s:%s:%s" % (v.shape, v.dtype, digest)
     if callable(v) and not isinstance(v, type):
         return "%s.%s" % (getattr(v, "__module__", ""), getattr(v, "__qualname__", type(v)))
     if hasattr(v, "__next__") or hasattr(v, "__iter__"):

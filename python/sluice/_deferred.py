@@ -18,8 +18,10 @@ class Deferred:
 
     def node(self):
         """This output as a node of the pipeline being defined (made there the first time)."""
-        from . import errors
+        from . import _debug, errors
         pipe = current()
+        if pipe is None and _debug.active() is not None:
+            return resolve(self._make())  # debug mode: made now, eagerly (sluice._debug)
         if pipe is None:
             raise errors.StateError("%s: used outside a pipeline definition (inside a "
                                     "@pipeline_def function, `with pipe:` or set_outputs)"
@@ -31,7 +33,8 @@ class Deferred:
         return n
 
     def _then(self, name, *args, **kwargs):
-        if current() is not None:
+        from . import _debug
+        if current() is not None or _debug.active() is not None:
             return getattr(self.node(), name)(*args, **kwargs)
         return Deferred(lambda: getattr(self.node(), name)(*args, **kwargs),
                         "%s.%s" % (self._what, name))

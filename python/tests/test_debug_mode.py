@@ -75,6 +75,23 @@ def test_python_between_the_ops_sees_the_data_and_may_use_it():
     p.close()
 
 
+def test_an_array_argument_worked_out_each_iteration_is_used():
+    """A matrix computed in the definition (numpy, from the iteration) reaches the op each time:
+    the op is made again when the array's values change, not only its shape."""
+    k = []
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, debug=True)
+    def pipe():
+        k.append(len(k))
+        x = fn.external_source(source=lambda: [np.arange(6, dtype=np.float32)] * 2)
+        return x * types.Constant(np.full(6, len(k), np.float32))
+
+    p = pipe()
+    for it in range(1, 4):
+        (y,) = p.run()
+        np.testing.assert_array_equal(y.at(0), np.arange(6) * it)
+
+
 def test_subscripts_expressions_and_copies_on_debug_nodes():
     @pipeline_def(batch_size=2, num_threads=1, device_id=None, debug=True)
     def pipe():

@@ -12,8 +12,7 @@ extern "C" sl_status sl__cuda_set_device(int device, sl_err *err) {
     return SL_OK;
 }
 
-extern "C" sl_status sl__cuda_stream_create(int device, int priority, void **stream,
-                                            sl_err *err) {
+extern "C" sl_status sl__cuda_stream_create(int device, int priority, void **stream, sl_err *err) {
     SL_CUDA_TRY(err, cudaSetDevice(device));
     int least = 0, greatest = 0;
     SL_CUDA_TRY(err, cudaDeviceGetStreamPriorityRange(&least, &greatest));

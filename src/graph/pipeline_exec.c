@@ -579,8 +579,8 @@ sl_status sl__pipeline_exec_start(sl_pipeline *p) {
     SL_TRY(alloc_slots(p));
 #ifdef SLUICE_HAVE_CUDA
     if (p->gpu_stage) {
-        SL_TRY(sl__cuda_stream_create(p->cfg.device.id, p->cfg.stream_priority, &p->stream,
-                                      &p->err));
+        SL_TRY(
+            sl__cuda_stream_create(p->cfg.device.id, p->cfg.stream_priority, &p->stream, &p->err));
         if ((e = pthread_create(&p->gpu_thread, NULL, gpu_stage, p)) != 0)
             return sl__pipeline_fail(
                 p, SL_ENOMEM,

@@ -35,11 +35,11 @@ static const abi_field tlist_fields[] = {
     F(sl_tlist, buf),   F(sl_tlist, buf_size), F(sl_tlist, buf_used), F(sl_tlist, pinned),
     F(sl_tlist, budget)};
 static const abi_field pipeline_config_fields[] = {
-    F(sl_pipeline_config, batch_size),    F(sl_pipeline_config, num_threads),
-    F(sl_pipeline_config, device),        F(sl_pipeline_config, seed),
-    F(sl_pipeline_config, prefetch_cpu),  F(sl_pipeline_config, prefetch_gpu),
-    F(sl_pipeline_config, global_shards), F(sl_pipeline_config, global_shard),
-    F(sl_pipeline_config, global_drop),   F(sl_pipeline_config, max_batch_bytes),
+    F(sl_pipeline_config, batch_size),     F(sl_pipeline_config, num_threads),
+    F(sl_pipeline_config, device),         F(sl_pipeline_config, seed),
+    F(sl_pipeline_config, prefetch_cpu),   F(sl_pipeline_config, prefetch_gpu),
+    F(sl_pipeline_config, global_shards),  F(sl_pipeline_config, global_shard),
+    F(sl_pipeline_config, global_drop),    F(sl_pipeline_config, max_batch_bytes),
     F(sl_pipeline_config, stream_priority)};
 static const abi_field reader_meta_fields[] = {
     F(sl_reader_meta, epoch_size),       F(sl_reader_meta, epoch_size_padded),

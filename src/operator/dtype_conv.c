@@ -20,7 +20,7 @@
 
 /* one function per destination type T, switching over the source type */
 #define TO(T)                                                                                      \
-    static void conv_to_##T(void *dst, const void *src, sl_dtype from, int64_t n) {               \
+    static void conv_to_##T(void *dst, const void *src, sl_dtype from, int64_t n) {                \
         const sl_dtype to = SL_DTYPE_##T;                                                          \
         switch (from) {                                                                            \
             CONV_FROM(FROM)                                                                        \

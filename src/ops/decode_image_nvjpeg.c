@@ -104,7 +104,7 @@ struct sl__nvjpeg {
     nvjpegJpegState_t ahead_state;
     nvjpegJpegStream_t ahead_parse;
     cudaStream_t ahead_stream;
-    int priority; /* ahead_stream's CUDA priority (the pipeline's) */
+    int priority;            /* ahead_stream's CUDA priority (the pipeline's) */
     int pre_n, pre_w, pre_h; /* preallocate_*_hint: for the engines' states (0: none) */
     bool pre_gray;
     int said_hw;               /* the engines' failure was logged (atomic) */

@@ -5,8 +5,7 @@
 #include "core/cuda_launch.h"
 #include "ops/tensor_subscript.h"
 
-template <typename T>
-__global__ static void subscript_kernel(const sl__subscript_desc *d, int n) {
+template <typename T> __global__ static void subscript_kernel(const sl__subscript_desc *d, int n) {
     SL__CUDA_FOR_SAMPLES(s, n) {
         const sl__subscript_desc *q = &d[s];
         const T *in = (const T *)q->in;
@@ -29,10 +28,18 @@ extern "C" sl_status sl__cuda_subscript(const sl__subscript_desc *d, int n, int6
     cudaStream_t st = (cudaStream_t)stream;
     dim3 grid = sl__cuda_batch_grid(max_elems, n);
     switch (esize) {
-    case 1: subscript_kernel<unsigned char><<<grid, SL__CUDA_THREADS, 0, st>>>(d, n); break;
-    case 2: subscript_kernel<unsigned short><<<grid, SL__CUDA_THREADS, 0, st>>>(d, n); break;
-    case 4: subscript_kernel<unsigned int><<<grid, SL__CUDA_THREADS, 0, st>>>(d, n); break;
-    case 8: subscript_kernel<unsigned long long><<<grid, SL__CUDA_THREADS, 0, st>>>(d, n); break;
+    case 1:
+        subscript_kernel<unsigned char><<<grid, SL__CUDA_THREADS, 0, st>>>(d, n);
+        break;
+    case 2:
+        subscript_kernel<unsigned short><<<grid, SL__CUDA_THREADS, 0, st>>>(d, n);
+        break;
+    case 4:
+        subscript_kernel<unsigned int><<<grid, SL__CUDA_THREADS, 0, st>>>(d, n);
+        break;
+    case 8:
+        subscript_kernel<unsigned long long><<<grid, SL__CUDA_THREADS, 0, st>>>(d, n);
+        break;
     default:
         return sl_err_set(err, SL_ENOTSUP, "tensor_subscript: elements of %d bytes on the GPU",
                           esize);

@@ -16,16 +16,7 @@ import sluice.fn as fn
 import sluice.types as types
 from sluice.pipeline import Pipeline
 from conftest import gpu_or_skip
-
-
-def kernel(name, x):
-    x = abs(x)
-    if name == "INTERP_CUBIC":
-        a = -0.5
-        if x < 1:
-            return ((a + 2) * x - (a + 3)) * x * x + 1
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a if x < 2 else 0.0
-    return max(0.0, 1 - x)
+from test_resize_filters import kernel  # the filters' formulas, written once
 
 
 SUPPORT = {"INTERP_CUBIC": 2, "INTERP_LINEAR": 1}

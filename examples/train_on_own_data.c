@@ -66,7 +66,7 @@ static sl_status blob_fill(void *user, const sl_source_info *info, void *dst, si
 /* The iterator calls this for its pipeline before parsing the text. */
 static sl_status add_source(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err) {
     (void)shard_id, (void)num_shards, (void)user, (void)err;
-    sl_source src = {blob_shape, blob_fill, NULL, NULL, NULL, NULL, NULL};
+    sl_source src = {blob_shape, blob_fill, NULL, NULL, NULL, NULL, NULL, false};
     return sl_pipeline_add_source(p, "blobs", &src);
 }
 

@@ -7,7 +7,9 @@
  * - A source with `view` (no_copy): the image output's samples are the source's own memory, not
  *   copies, and the labels (for which it gives NULL) are filled; `release` comes once for every
  *   batch, only after the consumer released that batch (its slot set up again) or at the
- *   pipeline's free.
+ *   pipeline's free. With `copy_views` the images are copies of that memory, made without a
+ *   call to fill, and release comes before the batch reaches the consumer, after which the
+ *   source's memory may change under it without changing the batch.
  * - Errors name the source, batch and sample and keep the source's message: a failing fill, a
  *   failing shape without a message, a dtype that changes within an output, a dtype other than
  *   the op's `dtype`; an unknown source lists the registered ones; bad registrations are refused.
@@ -29,7 +31,8 @@
 
 enum { B = 8, BATCHES = 4 };
 
-static atomic_int bad_info; /* a call whose sl_source_info did not add up */
+static atomic_int bad_info;    /* a call whose sl_source_info did not add up */
+static atomic_int image_fills; /* fill calls for output 0 */
 
 typedef struct ramp {
     int32_t label_offset; /* per shard, in the iterator test */
@@ -76,6 +79,7 @@ static sl_status ramp_fill(void *user, const sl_source_info *f, void *dst, size_
     if (f->sample == r->fail_sample)
         return sl_err_set(err, SL_EIO, "disk gone at sample %lld", (long long)f->sample);
     if (f->output == 0) {
+        atomic_fetch_add(&image_fills, 1);
         if (nbytes != (size_t)(img_h(f->sample) * img_w(f->sample))) atomic_fetch_add(&bad_info, 1);
         uint8_t *d = dst;
         for (size_t k = 0; k < nbytes; k++) d[k] = (uint8_t)(f->sample * 7 + (int64_t)k);
@@ -104,7 +108,7 @@ static sl_pipeline *make(const char *text, int threads, const char *name, ramp *
     c.num_threads = threads;
     sl_pipeline *p = NULL;
     if (sl_pipeline_create(&c, &p, e)) return NULL;
-    sl_source src = {ramp_shape, ramp_fill, r, NULL, NULL, NULL, make_layout};
+    sl_source src = {ramp_shape, ramp_fill, r, NULL, NULL, NULL, make_layout, false};
     sl_status st = sl_pipeline_add_source(p, name, &src);
     if (st == SL_OK) st = sl_pipeline_parse(p, text, "source.py", 0, NULL, e);
     if (st == SL_OK) st = sl_pipeline_build(p);
@@ -180,7 +184,7 @@ static void test_c_api(void) {
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
     ramp r = {0, -1, -1, false};
-    sl_source src = {ramp_shape, ramp_fill, &r, NULL, NULL, NULL, NULL};
+    sl_source src = {ramp_shape, ramp_fill, &r, NULL, NULL, NULL, NULL, false};
     CHECK_OK(sl_pipeline_add_source(p, "ramp", &src), NULL);
     int outs[3], n = 0;
     sl_pipeline_op *op = sl_pipeline_op_begin(p, "external_source");
@@ -284,6 +288,7 @@ enum { VIEW_ITERS = 64 };
 static uint8_t view_mem[VIEW_ITERS][B][32]; /* a sample: at most 5 x 4 bytes */
 static atomic_int viewed[VIEW_ITERS], released[VIEW_ITERS], consumed[VIEW_ITERS];
 static atomic_int freeing; /* the pipeline is being freed: batches never taken go too */
+static atomic_int copying; /* copy_views: release comes once the batch is copied */
 
 static sl_status ramp_view(void *user, const sl_source_info *f, const void **data, sl_err *err) {
     (void)user, (void)err;
@@ -302,11 +307,19 @@ static void ramp_release(void *user, int64_t iteration) {
     if (iteration < 0 || iteration >= VIEW_ITERS || atomic_fetch_add(&released[iteration], 1) ||
         !atomic_load(&viewed[iteration]))
         atomic_fetch_add(&bad_info, 1); /* twice, or never viewed */
-    else if (!atomic_load(&consumed[iteration]) && !atomic_load(&freeing))
+    else if (!atomic_load(&consumed[iteration]) && !atomic_load(&freeing) && !atomic_load(&copying))
         atomic_fetch_add(&bad_info, 1000); /* still the consumer's */
 }
 
-static void test_views(void) {
+static void test_views(bool copy) {
+    for (int k = 0; k < VIEW_ITERS; k++) {
+        atomic_store(&viewed[k], 0);
+        atomic_store(&released[k], 0);
+        atomic_store(&consumed[k], 0);
+    }
+    atomic_store(&freeing, 0);
+    atomic_store(&copying, copy);
+    atomic_store(&image_fills, 0);
     sl_pipeline_config c;
     sl_pipeline_config_init(&c);
     c.batch_size = B;
@@ -315,7 +328,7 @@ static void test_views(void) {
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
     ramp r = {0, -1, -1, false};
-    sl_source src = {ramp_shape, ramp_fill, &r, NULL, ramp_view, ramp_release, NULL};
+    sl_source src = {ramp_shape, ramp_fill, &r, NULL, ramp_view, ramp_release, NULL, copy};
     CHECK_OK(sl_pipeline_add_source(p, "ramp", &src), NULL);
     CHECK_OK(sl_pipeline_parse(p, TEXT, "source.py", 0, NULL, &e), &e);
     sl_status st = sl_pipeline_build(p);
@@ -330,7 +343,13 @@ static void test_views(void) {
         const sl_tlist *img = sl_batch_output(b, 0);
         int own = 0;
         for (int i = 0; i < B; i++) own += img->data[i] == (void *)view_mem[it][i];
-        CHECK_EQ_INT(own, B); /* the source's memory, not a copy */
+        CHECK_EQ_INT(own, copy ? 0 : B); /* the source's memory, or a copy of it */
+        if (copy) {                      /* released once copied: the source's memory may change */
+            CHECK_EQ_INT(atomic_load(&released[it]), 1);
+            memset(view_mem[it], 0xEE, sizeof view_mem[it]);
+            uint64_t again = 0;
+            check_batch(b, it, &again);
+        }
         atomic_store(&consumed[it], 1);
         sl_pipeline_release(p, b);
     }
@@ -346,6 +365,7 @@ static void test_views(void) {
     }
     CHECK(asked >= 12);
     CHECK_EQ_INT(done, asked); /* every batch that gave views heard it was done with them */
+    if (copy) CHECK_EQ_INT(atomic_load(&image_fills), 0); /* every image came from its view */
 }
 
 /* The first error of a pipeline from text (source `name` -> r): status and message. */
@@ -416,8 +436,8 @@ static void test_errors(void) {
     sl_pipeline *p = NULL;
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
-    sl_source src = {ramp_shape, ramp_fill, &ok, NULL, NULL, NULL, NULL},
-              half = {ramp_shape, NULL, &ok, NULL, NULL, NULL, NULL};
+    sl_source src = {ramp_shape, ramp_fill, &ok, NULL, NULL, NULL, NULL, false},
+              half = {ramp_shape, NULL, &ok, NULL, NULL, NULL, NULL, false};
     CHECK_OK(sl_pipeline_add_source(p, "a", &src), NULL);
     CHECK_EQ_INT(sl_pipeline_add_source(p, "a", &src), SL_EINVAL);
     CHECK(!check_needle_missing(sl_pipeline_errmsg(p), "'a' is already registered"));
@@ -430,7 +450,7 @@ static void test_errors(void) {
 static sl_status prepare(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err) {
     ramp *r = (ramp *)user + shard_id;
     (void)num_shards, (void)err;
-    sl_source src = {ramp_shape, ramp_fill, r, NULL, NULL, NULL, NULL};
+    sl_source src = {ramp_shape, ramp_fill, r, NULL, NULL, NULL, NULL, false};
     return sl_pipeline_add_source(p, "ramp", &src);
 }
 
@@ -491,7 +511,8 @@ static void test_iterator(void) {
 int main(void) {
     test_text();
     test_c_api();
-    test_views();
+    test_views(false);
+    test_views(true);
     test_errors();
     test_layouts();
     test_iterator();

@@ -470,7 +470,7 @@ static void test_stop_and_wait(void) {
     sl_err e;
     CHECK_OK(sl_pipeline_create(&cfg, &p, &e), &e);
     if (check_failures) return;
-    sl_source src = {gated_shape, gated_fill, &g, NULL, NULL, NULL, NULL};
+    sl_source src = {gated_shape, gated_fill, &g, NULL, NULL, NULL, NULL, false};
     CHECK_OK(sl_pipeline_add_source(p, "gated", &src), NULL);
     CHECK_OK(sl_pipeline_parse(p,
                                "def pipe():\n"

@@ -57,7 +57,7 @@ static sl_pipeline *new_pipeline(int threads) {
     sl_pipeline *p = NULL;
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
-    sl_source src = {grid_shape, grid_fill, NULL, NULL, NULL, NULL, NULL};
+    sl_source src = {grid_shape, grid_fill, NULL, NULL, NULL, NULL, NULL, false};
     PCHECK(p, sl_pipeline_add_source(p, "grid", &src));
     return p;
 }

@@ -151,7 +151,7 @@ static void test_source_and_errors(void) {
     sl_pipeline *p = NULL;
     sl_err e;
     CHECK_OK(sl_pipeline_create(&c, &p, &e), &e);
-    sl_source src = {one_shape, one_fill, NULL, NULL, NULL, NULL, NULL};
+    sl_source src = {one_shape, one_fill, NULL, NULL, NULL, NULL, NULL, false};
     CHECK_OK(sl_pipeline_add_source(p, "s", &src), NULL);
     static const char *text = "def pipe():\n"
                               "    x = fn.external_source(source=s, layout='W')\n"

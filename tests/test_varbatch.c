@@ -84,8 +84,8 @@ static sl_pipeline *make(const char *text, int threads, src *a, src *b, sl_err *
     c.seed = 11;
     sl_pipeline *p = NULL;
     if (sl_pipeline_create(&c, &p, e)) return NULL;
-    sl_source sa = {src_shape, src_fill, a, a->full ? NULL : src_count, NULL, NULL, NULL};
-    sl_source sb = {src_shape, src_fill, b, b->full ? NULL : src_count, NULL, NULL, NULL};
+    sl_source sa = {src_shape, src_fill, a, a->full ? NULL : src_count, NULL, NULL, NULL, false};
+    sl_source sb = {src_shape, src_fill, b, b->full ? NULL : src_count, NULL, NULL, NULL, false};
     sl_status st = sl_pipeline_add_source(p, "a", &sa);
     if (st == SL_OK) st = sl_pipeline_add_source(p, "b", &sb);
     if (st == SL_OK) st = sl_pipeline_parse(p, text, "varbatch.py", 0, NULL, e);
@@ -238,7 +238,7 @@ static void test_errors(void) {
 
 static sl_status prepare(sl_pipeline *p, int shard_id, int num_shards, void *user, sl_err *err) {
     (void)shard_id, (void)num_shards, (void)err;
-    sl_source s = {src_shape, src_fill, user, src_count, NULL, NULL, NULL};
+    sl_source s = {src_shape, src_fill, user, src_count, NULL, NULL, NULL, false};
     sl_status st = sl_pipeline_add_source(p, "a", &s);
     return st ? st : sl_pipeline_add_source(p, "b", &s);
 }

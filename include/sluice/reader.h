@@ -77,6 +77,14 @@ typedef struct sl_source {
      * `layout` argument, and a layout that differs from it is an error naming the source and
      * batch; without the argument, once a batch gave a layout every later one must give it. */
     sl_status (*layout)(void *user, int64_t iteration, int output, char *layout, sl_err *err);
+    /* With view and release: what view gives is copied into the batch (by the pool's workers,
+     * fill not called for it) instead of pointed at, as DALI's external_source copies unless
+     * no_copy; a sample view gives no memory for is filled. release then comes as soon as every
+     * sample of the batch is written, on the worker that wrote the last (or, if the batch
+     * failed, when its slot is set up again or freed); the source may then reuse the memory.
+     * For a source whose fill takes a lock every sample contends for (a language runtime's),
+     * this copies in parallel without it. */
+    bool copy_views;
 } sl_source;
 
 /* One batch through a registered function (fn.python_function): every sample's inputs, and the

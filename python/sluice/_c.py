@@ -91,7 +91,8 @@ LAYOUT_FN = CFUNCTYPE(c_int, c_void_p, c_int64, c_int, c_void_p, POINTER(Err))
 
 class Source(Structure):
     _fields_ = [("shape", SHAPE_FN), ("fill", FILL_FN), ("user", c_void_p), ("count", COUNT_FN),
-                ("view", VIEW_FN), ("release", RELEASE_FN), ("layout", LAYOUT_FN)]
+                ("view", VIEW_FN), ("release", RELEASE_FN), ("layout", LAYOUT_FN),
+                ("copy_views", c_bool)]
 
 
 class Function(Structure):

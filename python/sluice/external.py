@@ -12,9 +12,12 @@ batch; ``Pipeline.run()`` raises SourceError with the original as its cause (Sto
 source is exhausted, run() raises StopIteration and ``reset()`` starts it again).
 
 With ``parallel=True`` the first question of a batch takes it from the pipeline's worker
-processes (sluice._pool), the next batches sent to them ahead. With ``no_copy=True`` the library
-also asks for each sample's memory (view) and points the batch at the arrays, which are kept
-until it says (release) that the batch is done with them."""
+processes (sluice._pool), the next batches sent to them ahead. The library also asks for each
+sample's memory (view) on that thread: its workers copy the arrays into the batch without
+calling back into Python (a sample with no memory of its own, bytes say, is written by a
+callback), or with ``no_copy=True`` the batch points at them. Either way the arrays are kept
+until the library says (release) that the batch is done with them: once copied, or, without a
+copy, once the consumer has let go of the batch."""
 
 import collections
 import ctypes
@@ -130,12 +133,12 @@ class PySource:
     def __init__(self, source, num_outputs, batch, batch_info, cycle, label, listed=False,
                  parallel=False, prefetch=1, blocking=None, graph=None, no_copy=False):
         self.source = source
-        # the batch points at the source's arrays (kept until the pipeline says the batch is
-        # done with them) instead of copying them
+        # the batch points at the source's arrays instead of copying them; either way they are
+        # kept until the pipeline says the batch is done with them (release)
         self.no_copy = no_copy
         # each C pipeline the source feeds is a generation (its sl_source's user): what an earlier
-        # one still points at stays in _old, (generation, iteration) -> batch, until it releases
-        # it (a pipeline whose batches a consumer still holds is freed after the last of them)
+        # one still reads stays in _old, (generation, iteration) -> batch, until it releases it (a
+        # pipeline whose batches a consumer still holds is freed after the last of them)
         self._gen = 0
         self._old = {}
         self.parallel = parallel  # run by the workers of graph's pool (sluice._pool)
@@ -177,13 +180,13 @@ class PySource:
         self._shape_cb = _c.SHAPE_FN(self._shape)
         self._fill_cb = _c.FILL_FN(self._fill)
         self._count_cb = _c.COUNT_FN(self._count)
-        if no_copy:
-            self._view_cb = _c.VIEW_FN(self._view)
-            self._release_cb = _c.RELEASE_FN(self._release)
-            self._struct = _c.Source(self._shape_cb, self._fill_cb, None, self._count_cb,
-                                     self._view_cb, self._release_cb)
-        else:
-            self._struct = _c.Source(self._shape_cb, self._fill_cb, None, self._count_cb)
+        # the workers copy from the arrays' memory (view), not through a callback per sample:
+        # fill would take the GIL once a sample, and the pool's threads would queue for it
+        self._view_cb = _c.VIEW_FN(self._view)
+        self._release_cb = _c.RELEASE_FN(self._release)
+        self._struct = _c.Source(self._shape_cb, self._fill_cb, None, self._count_cb,
+                                 self._view_cb, self._release_cb)
+        self._struct.copy_views = not no_copy
         if self.kind == "feed":  # each fed batch's own layout (feed_input's layout=)
             self._layout_cb = _c.LAYOUT_FN(self._layout)
             self._struct.layout = self._layout_cb
@@ -211,9 +214,8 @@ class PySource:
         off (its batches given again first)."""
         self._cancelled = False
         with self._lock:
-            if self.no_copy:
-                for it, entry in self._batches.items():
-                    self._old[(self._gen, it)] = entry
+            for it, entry in self._batches.items():
+                self._old[(self._gen, it)] = entry
             self._gen += 1
             self._struct.user = self._gen  # (sl_pipeline_add_source copies the struct)
         if self.parallel:
@@ -464,7 +466,7 @@ class PySource:
         return _c.EINVAL
 
     def _entry(self, iteration):
-        """Batch `iteration` as [outputs, samples written, sample count]: made (the Python
+        """Batch `iteration` as (outputs, sample count): made (the Python
         source called) at the library's first question about it."""
         entry = self._batches.get(iteration)
         if entry is None:
@@ -474,7 +476,7 @@ class PySource:
                 batch = self._produce(info, self._batch_size)
             finally:
                 self.calling = False
-            entry = self._batches[iteration] = [batch, 0, len(batch[0])]
+            entry = self._batches[iteration] = (batch, len(batch[0]))
         return entry
 
     def _count(self, user, iteration, max_batch, n_p, err):
@@ -485,9 +487,9 @@ class PySource:
             if self.exc is not None:
                 return self._fail(self.exc, err)
             entry = self._entry(iteration)
-            if entry[2] == 0:  # no sample will be asked for
+            if entry[1] == 0:  # no sample will be asked for
                 del self._batches[iteration]
-            n_p[0] = entry[2]
+            n_p[0] = entry[1]
             return _c.OK
         except BaseException as e:  # noqa: B902 -- it goes back to the caller of run()
             return self._fail(e, err)
@@ -534,11 +536,7 @@ class PySource:
                 buf = ((ctypes.c_char * nbytes).from_buffer_copy(s.mv) if s.mv.readonly else
                        (ctypes.c_char * nbytes).from_buffer(s.mv))
                 ctypes.memmove(dst, buf, nbytes)
-            with self._lock:
-                entry[1] += 1
-                if entry[1] == entry[2] * self.nout and not self.no_copy:
-                    del self._batches[info.iteration]  # (no_copy: kept until _release)
-            return _c.OK
+            return _c.OK  # (the batch is kept until _release)
         except BaseException as e:  # noqa: B902
             return self._fail(e, err)
         finally:
@@ -555,13 +553,13 @@ class PySource:
             return self._fail(e, err)
 
     def _view(self, user, info_p, data_p, err):
-        """no_copy: the sample's own memory for the batch to point at (NULL: copy it), when it
-        is an array's, aligned for its type and not empty."""
+        """The sample's own memory, when it is an array's and not empty, for the workers to copy
+        (NULL: fill it); with no_copy for the batch to point at, when aligned for its type."""
         _state.local.in_callback = self
         try:
             info = info_p.contents
             s = self._batches[info.iteration][0][info.output][info.idx_in_batch]
-            ok = s.addr and s.mv.nbytes and s.addr % s.align == 0
+            ok = s.addr and s.mv.nbytes and (not self.no_copy or s.addr % s.align == 0)
             data_p[0] = s.addr if ok else None
             return _c.OK
         except BaseException as e:  # noqa: B902
@@ -570,7 +568,7 @@ class PySource:
             _state.local.in_callback = None
 
     def _release(self, user, iteration):
-        """no_copy: the pipeline of generation user no longer reads batch iteration's samples."""
+        """The pipeline of generation user no longer reads batch iteration's samples."""
         try:
             with self._lock:
                 if user == self._gen:

@@ -25,6 +25,49 @@ def test_callable_per_sample():
         assert [int(x) for x in a[:, 0, 0]] == [2 * (it * 4 + i) for i in range(4)]
 
 
+def test_samples_copied_by_the_workers_are_copies_released_once_copied():
+    """Arrays are copied into the batch by the pool's workers from their memory (no Python call
+    per sample), buffers that are not an array's through a callback; one batch mixes both. The
+    batch is a copy: a source may write its next batch into the same buffer (as DALI's copy
+    allows), and the arrays are let go as soon as the batch is written, not kept for the
+    prefetch depth."""
+    import gc
+    import weakref
+
+    buf = np.zeros((3, 5), np.uint8)  # one buffer the per-batch source reuses
+    kept = []
+
+    def batch(iteration):
+        buf[...] = np.arange(15, dtype=np.uint8).reshape(3, 5) + iteration
+        return [buf[k] for k in range(3)]
+
+    def sample(info):
+        v = np.full((2, info.idx_in_batch + 1), info.idx_in_epoch % 250, np.uint8)
+        if info.idx_in_batch == 1:
+            return memoryview(v.tobytes()).cast("B", v.shape)  # no array's: a callback fills it
+        if info.idx_in_batch == 2:
+            v.flags.writeable = False
+        kept.append(weakref.ref(v))
+        return v
+
+    @pipeline_def(batch_size=3, num_threads=4, device_id=None, prefetch_queue_depth=3)
+    def pipe():
+        return fn.external_source(source=batch), fn.external_source(source=sample, batch=False)
+
+    p = pipe()
+    for it in range(6):
+        rows, samples = p.run()
+        got = rows.as_array()
+        assert (got == np.arange(15, dtype=np.uint8).reshape(3, 5) + it).all()
+        for i in range(3):
+            s = np.array(samples[i])
+            assert s.shape == (2, i + 1) and (s == (it * 3 + i) % 250).all()
+    gc.collect()
+    alive = sum(r() is not None for r in kept)
+    assert alive <= 2 * 3, alive  # (2 arrays a batch: at most the prefetch depth's batches)
+    p.close()
+
+
 def test_callable_per_batch_two_outputs():
     def batch(iteration):
         x = np.arange(6, dtype=np.float32).reshape(2, 3) + iteration

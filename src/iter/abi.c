@@ -49,8 +49,8 @@ static const abi_field source_info_fields[] = {
     F(sl_source_info, iteration), F(sl_source_info, idx_in_batch), F(sl_source_info, sample),
     F(sl_source_info, output)};
 static const abi_field source_fields[] = {
-    F(sl_source, shape), F(sl_source, fill),    F(sl_source, user),  F(sl_source, count),
-    F(sl_source, view),  F(sl_source, release), F(sl_source, layout)};
+    F(sl_source, shape), F(sl_source, fill),    F(sl_source, user),   F(sl_source, count),
+    F(sl_source, view),  F(sl_source, release), F(sl_source, layout), F(sl_source, copy_views)};
 static const abi_field function_io_fields[] = {
     F(sl_function_io, iteration),   F(sl_function_io, batch),  F(sl_function_io, num_inputs),
     F(sl_function_io, num_outputs), F(sl_function_io, inputs), F(sl_function_io, outputs)};

@@ -10,7 +10,10 @@
  * (src_count) before the batch's first op runs, and every op then works on that many. A source
  * with a `view` (DALI's no_copy) may give its own memory instead: an output whose every sample it
  * gives is those views, not filled, and the source hears (release) when the batch no longer reads
- * them: when the batch's slot is set up for a later batch (the consumer released it) or freed. A
+ * them: when the batch's slot is set up for a later batch (the consumer released it) or freed.
+ * With `copy_views` the workers copy from those views instead (DALI's copy unless no_copy, made
+ * without calling the source for each sample), and release comes once the batch's last sample is
+ * written. A
  * source with a `layout` gives each batch's layout (DALI's feed_input(..., layout=)): checked as
  * DALI does against the op's `layout` argument, else against the previous batch's (fed_layout). */
 #include "operator/op.h"
@@ -19,6 +22,7 @@
 #include "core/log.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,14 +55,18 @@ typedef struct src_state {
     int batch_size;
     int64_t *shapes; /* setup's scratch: batch x SL_MAX_DIMS */
     bool *viewed;    /* per output: this batch's is the source's views (not filled) */
+    /* copy_views: per output, batch pointers the workers copy sample i from (NULL: fill it),
+     * set by setup for the run that follows it */
+    const void **from;
 } src_state;
 
 /* A batch slot's memory of the source's views (io->batch_state): released when the slot is set up
- * again or freed. */
+ * again or freed, or with copy_views by the worker that writes the batch's last sample. */
 typedef struct src_batch {
     sl_source src;
     int64_t iteration;
     bool held;
+    atomic_int pending; /* copy_views: samples still to write (copy or fill) in this run */
 } src_batch;
 
 static void src_batch_free(void *batch_state) {
@@ -76,7 +84,7 @@ static void src_destroy(void *state) {
     src_state *s = state;
     if (s) free(s->shapes);
     if (s) free(s->layout), free(s->fed_layout), free(s->fed_set);
-    if (s) free(s->viewed);
+    if (s) free(s->viewed), free(s->from);
     free(s);
 }
 
@@ -130,6 +138,10 @@ static sl_status src_create(const sl__args *a, const sl__op_init *init, void **o
     if (st == SL_OK) {
         s->shapes = sl__malloc((size_t)init->batch_size * SL_MAX_DIMS * sizeof *s->shapes, err);
         if (!s->shapes) st = SL_ENOMEM;
+    }
+    if (st == SL_OK && s->src.copy_views && s->src.view && s->src.release) {
+        s->from = sl__calloc((size_t)s->nout * (size_t)init->batch_size, sizeof *s->from, err);
+        if (!s->from) st = SL_ENOMEM;
     }
     if (st != SL_OK) {
         src_destroy(s);
@@ -200,7 +212,8 @@ static sl_status batch_layout(src_state *s, const sl__op_io *io, int o, int nd, 
 }
 
 /* Output o as the source's views of its samples (sizes set by sl_tlist_reset's caller), if the
- * source gives one for every sample; *all false (nothing changed) when it does not. */
+ * source gives one for every sample; *all false (nothing changed) when it does not. With
+ * copy_views, the views are kept in s->from for the workers to copy from instead (*all false). */
 static sl_status try_views(src_state *s, sl__op_io *io, int o, int nd, bool *all, sl_err *err) {
     *all = false;
     const void **ptr = sl__malloc((size_t)(io->batch ? io->batch : 1) * sizeof *ptr, err);
@@ -218,8 +231,12 @@ static sl_status try_views(src_state *s, sl__op_io *io, int o, int nd, bool *all
             return src_fail(s, io, i, o, st, e.msg, err);
         }
         every = ptr[i] != NULL;
+        if (s->from) {
+            s->from[(size_t)o * (size_t)s->batch_size + (size_t)i] = ptr[i];
+            every = true; /* ask for every sample's */
+        }
     }
-    if (every) {
+    if (every && !s->from) {
         for (int i = 0; i < io->batch; i++)
             sl_tlist_set_external(io->out[o], i, (void *)ptr[i], s->shapes + (size_t)i * nd);
         *all = true;
@@ -230,8 +247,9 @@ static sl_status try_views(src_state *s, sl__op_io *io, int o, int nd, bool *all
 
 static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
     src_state *s = state;
+    src_batch *sb = NULL;
     if (s->src.view && s->src.release) { /* the slot's last batch is done with: say so */
-        src_batch *sb = *io->batch_state;
+        sb = *io->batch_state;
         if (!sb) {
             sb = sl__calloc(1, sizeof *sb, err);
             if (!sb) return SL_ENOMEM;
@@ -241,6 +259,7 @@ static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
         if (sb->held) sb->src.release(sb->src.user, sb->iteration);
         sb->iteration = io->sample_base / s->batch_size;
         sb->held = true;
+        atomic_store(&sb->pending, 0);
     }
     for (int o = 0; o < s->nout; o++) {
         /* an empty batch (a source's count of 0) has the op's dtype and ndim where given */
@@ -286,9 +305,16 @@ static sl_status src_setup(void *state, sl__op_io *io, sl_err *err) {
         sl_tlist *out = io->out[o];
         SL_TRY(sl_tlist_reset(out, io->batch, dt0, nd0, sl_cpu(), err));
         s->viewed[o] = false;
-        if (s->src.view && s->src.release) SL_TRY(try_views(s, io, o, nd0, &s->viewed[o], err));
+        if (sb) SL_TRY(try_views(s, io, o, nd0, &s->viewed[o], err));
         if (!s->viewed[o]) SL_TRY(sl_tlist_alloc(out, s->shapes, err));
         SL_TRY(batch_layout(s, io, o, nd0, out->layout, err));
+    }
+    if (s->from) { /* every sample of every output is copied or filled by run */
+        atomic_store(&sb->pending, io->batch * s->nout);
+        if (io->batch == 0) {
+            sb->src.release(sb->src.user, sb->iteration);
+            sb->held = false;
+        }
     }
     return SL_OK;
 }
@@ -320,13 +346,23 @@ static sl_status src_run(void *state, sl__op_io *io, int i, int worker, sl_err *
     src_state *s = state;
     for (int o = 0; o < s->nout; o++) {
         if (s->viewed[o]) continue;
-        sl_source_info f = info_of(s, io, i, o);
-        sl_err e;
-        e.status = SL_OK;
-        e.msg[0] = '\0';
-        sl_status st = s->src.fill(s->src.user, &f, io->out[o]->data[i],
-                                   sl_tlist_sample_nbytes(io->out[o], i), &e);
-        if (st != SL_OK) return src_fail(s, io, i, o, st, e.msg, err);
+        const void *from = s->from ? s->from[(size_t)o * (size_t)s->batch_size + (size_t)i] : NULL;
+        size_t n = sl_tlist_sample_nbytes(io->out[o], i);
+        if (from) {
+            if (n) memcpy(io->out[o]->data[i], from, n);
+        } else {
+            sl_source_info f = info_of(s, io, i, o);
+            sl_err e;
+            e.status = SL_OK;
+            e.msg[0] = '\0';
+            sl_status st = s->src.fill(s->src.user, &f, io->out[o]->data[i], n, &e);
+            if (st != SL_OK) return src_fail(s, io, i, o, st, e.msg, err);
+        }
+        src_batch *sb = s->from ? *io->batch_state : NULL;
+        if (sb && atomic_fetch_sub(&sb->pending, 1) == 1) { /* the batch's last sample */
+            sb->src.release(sb->src.user, sb->iteration);
+            sb->held = false;
+        }
     }
     return SL_OK;
 }

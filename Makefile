@@ -40,7 +40,7 @@ test-asan: deps
 
 # the thread tests under ThreadSanitizer
 test-tsan: deps
-	@$(call CONFIGURE,$(BUILD)-tsan,-DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=thread -DSLUICE_CUDA=OFF  -DSLUICE_MPI=OFF "-DSLUICE_TESTS_ONLY=threads;comm;pipeline;iter_release;varbatch")
+	@$(call CONFIGURE,$(BUILD)-tsan,-DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=thread -DSLUICE_CUDA=OFF  -DSLUICE_MPI=OFF "-DSLUICE_TESTS_ONLY=threads;comm;pipeline;iter_release;varbatch;external_source")
 	@cmake --build $(BUILD)-tsan -j $(JOBS)
 	@cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L cpu
 

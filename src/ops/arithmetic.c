@@ -245,6 +245,7 @@ static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
         d->n = 1;
         for (int k = 0; k < nd; k++) d->n *= d->shape[k];
         memcpy(shapes + (size_t)i * (size_t)nd, d->shape, (size_t)nd * sizeof(int64_t));
+        sl__math_desc_coalesce(d, 2);
     }
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     free(shapes);
@@ -267,15 +268,17 @@ static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
     X(SL_DTYPE_BOOL)                                                                               \
     X(SL_DTYPE_I8)                                                                                 \
     X(SL_DTYPE_U16)                                                                                \
-    X(SL_DTYPE_I16) X(SL_DTYPE_I32) X(SL_DTYPE_U32) X(SL_DTYPE_I64) X(SL_DTYPE_U64)                \
-        X(SL_DTYPE_F32) X(SL_DTYPE_F64)
+    X(SL_DTYPE_I16)                                                                                \
+    X(SL_DTYPE_I32) X(SL_DTYPE_U32) X(SL_DTYPE_I64) X(SL_DTYPE_U64) X(SL_DTYPE_F32)                \
+        X(SL_DTYPE_F64)
 #define AR_FAST_OPS(X)                                                                             \
     X(SL__AR_ADD)                                                                                  \
     X(SL__AR_SUB)                                                                                  \
     X(SL__AR_MUL)                                                                                  \
     X(SL__AR_FDIV)                                                                                 \
-    X(SL__AR_EQ) X(SL__AR_NE) X(SL__AR_LT) X(SL__AR_LE) X(SL__AR_GT) X(SL__AR_GE) X(SL__AR_AND)    \
-        X(SL__AR_OR) X(SL__AR_XOR) X(SL__AR_MINUS)
+    X(SL__AR_EQ)                                                                                   \
+    X(SL__AR_NE) X(SL__AR_LT) X(SL__AR_LE) X(SL__AR_GT) X(SL__AR_GE) X(SL__AR_AND) X(SL__AR_OR)    \
+        X(SL__AR_XOR) X(SL__AR_MINUS)
 
 /* m values of type t from element offset off, step st, as doubles */
 static void load_values(sl_dtype t, const void *p, int64_t off, int64_t st, int m, double *v) {
@@ -444,6 +447,8 @@ static void load_u8(const sl__arith *a, int j, const uint8_t *p, int64_t off, in
                     uint8_t *v) {
     if (a->konst == j) {
         memset(v, (int)(uint8_t)sl__arith_int(a, j, p, 0), (size_t)m);
+    } else if (st == 0) { /* broadcast: one value (a bool's as 0 or 1) */
+        memset(v, a->t[j] == SL_DTYPE_BOOL ? p[off] != 0 : p[off], (size_t)m);
     } else if (a->t[j] == SL_DTYPE_BOOL) {
         for (int k = 0; k < m; k++) v[k] = p[off + k * st] != 0;
     } else if (st == 1) {

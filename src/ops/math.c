@@ -141,6 +141,7 @@ static sl_status math_setup(void *state, sl__op_io *io, sl_err *err) {
         d->n = 1;
         for (int k = 0; k < nd; k++) d->n *= d->shape[k];
         memcpy(shapes + (size_t)i * (size_t)nd, d->shape, (size_t)nd * sizeof(int64_t));
+        sl__math_desc_coalesce(d, nin);
     }
     if (st == SL_OK) st = sl_tlist_alloc(out, shapes, err);
     free(shapes);

@@ -68,6 +68,32 @@ typedef struct sl__math_desc {
     int64_t n;
 } sl__math_desc;
 
+/* Merges each dimension of d into the one inside it wherever every one of the nin operands steps
+ * through the two as through one (the output, dense, always does), and drops extents of 1: an
+ * image's HWC with a scalar becomes one run of H*W*C elements, not H*W rows of C. The element
+ * order and n stay; only the walk gets longer rows. Called once the output's shape is taken. */
+static inline void sl__math_desc_coalesce(sl__math_desc *d, int nin) {
+    int nd = 0;
+    for (int k = 0; k < d->ndim; k++) {
+        if (d->shape[k] == 1) continue;
+        bool merge = nd > 0;
+        for (int j = 0; j < nin && merge; j++)
+            merge = d->stride[j][nd - 1] == d->stride[j][k] * d->shape[k];
+        if (merge) {
+            d->shape[nd - 1] *= d->shape[k];
+        } else {
+            d->shape[nd] = d->shape[k];
+            nd++;
+        }
+        for (int j = 0; j < nin; j++) d->stride[j][nd - 1] = d->stride[j][k];
+    }
+    for (int k = nd; k < d->ndim; k++) {
+        d->shape[k] = 1;
+        for (int j = 0; j < nin; j++) d->stride[j][k] = 0;
+    }
+    d->ndim = nd;
+}
+
 typedef struct sl__math_types {
     int op, nin;
     sl_dtype in[SL__MATH_MAX_IN];

@@ -221,18 +221,74 @@ static int64_t out_elems(const sl__filt *f) {
     return f->frames * f->oh * f->ow * f->c;
 }
 
+/* Input row yy of a plane (rw = w * cc elements at in) as the padded float row the taps read:
+ * element (xp, ch) for xp in 0 .. ow + s - 2 is input column xp - ax under the border rule (the
+ * fill value outside), converted as sl__filt_elem converts it. src: rw floats of scratch. */
+static void padded_row(const sl__filt *f, int64_t cc, const void *in, sl_dtype it, int64_t yy,
+                       float fill, float *src, float *row) {
+    int64_t px = f->ow + f->s - 1, rw = f->w * cc;
+    if (yy < 0) {
+        for (int64_t k = 0; k < px * cc; k++) row[k] = fill;
+        return;
+    }
+    sl__dtype_conv_n(src, SL_DTYPE_F32, (const char *)in + (size_t)(yy * rw) * sl_dtype_size(it),
+                     it, rw);
+    /* columns a .. b - 1 lie inside the image: one copy; the rest under the border rule */
+    int64_t a = f->ax < px ? f->ax : px, b = f->ax + f->w < px ? f->ax + f->w : px;
+    if (b > a) memcpy(row + a * cc, src + (a - f->ax) * cc, (size_t)((b - a) * cc) * sizeof *row);
+    for (int64_t xp = 0; xp < px; xp++) {
+        if (xp == a && b > a) xp = b;
+        if (xp >= px) break;
+        int64_t xx = sl__filt_index(xp - f->ax, f->w, f->border);
+        for (int64_t ch = 0; ch < cc; ch++) row[xp * cc + ch] = xx < 0 ? fill : src[xx * cc + ch];
+    }
+}
+
+/* The CPU run a row at a time: the r input rows an output row reads, padded for the border, then
+ * every tap over the whole row. Each element still sums its taps in sl__filt_elem's order with the
+ * same float roundings (the same bits: tests/test_filter_rows.c), but the loops run over
+ * contiguous floats. SL_ENOMEM when the rows' scratch cannot be had. */
+static sl_status filt_rows(const sl__filt *f, const void *in, sl_dtype it, const float *k,
+                           float fill, void *out, sl_dtype ot) {
+    int64_t cc = f->chan_first ? 1 : f->c; /* channels interleaved in a row */
+    int64_t planes = f->frames * (f->chan_first ? f->c : 1);
+    int64_t pw = (f->ow + f->s - 1) * cc, ow = f->ow * cc, rw = f->w * cc;
+    float *rows = malloc(((size_t)f->r * (size_t)pw + (size_t)ow + (size_t)rw) * sizeof *rows);
+    if (!rows) return SL_ENOMEM;
+    float *acc = rows + (size_t)f->r * (size_t)pw, *src = acc + ow;
+    size_t isz = sl_dtype_size(it), osz = sl_dtype_size(ot);
+    for (int64_t p = 0; p < planes; p++) {
+        const char *pin = (const char *)in + (size_t)(p * f->h * rw) * isz;
+        char *pout = (char *)out + (size_t)(p * f->oh * ow) * osz;
+        for (int64_t y = 0; y < f->oh; y++) {
+            for (int i = 0; i < f->r; i++)
+                padded_row(f, cc, pin, it, sl__filt_index(y - f->ay + i, f->h, f->border), fill,
+                           src, rows + (size_t)i * (size_t)pw);
+            for (int64_t x = 0; x < ow; x++) acc[x] = 0;
+            for (int i = 0; i < f->r; i++)
+                for (int j = 0; j < f->s; j++) {
+                    const float kk = k[i * f->s + j], *row = rows + (size_t)i * (size_t)pw + j * cc;
+                    for (int64_t x = 0; x < ow; x++) acc[x] = acc[x] + kk * row[x];
+                }
+            sl__dtype_conv_n(pout + (size_t)(y * ow) * osz, ot, acc, SL_DTYPE_F32, ow);
+        }
+    }
+    free(rows);
+    return SL_OK;
+}
+
 static sl_status filt_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
-    (void)worker, (void)err;
+    (void)worker;
     filt_state *s = state;
     const sl_tlist *in = io->in[0];
     const sl__filt *f = &s->f[i];
     float fill = 0;
     if (io->num_inputs > 2) fill = (float)sl__dtype_conv_load(io->in[2]->data[i], in->dtype, 0);
-    const float *k = io->in[1]->data[i];
-    int64_t n = out_elems(f);
-    for (int64_t e = 0; e < n; e++)
-        sl__filt_elem(f, in->data[i], in->dtype, k, fill, io->out[0]->data[i], io->out[0]->dtype,
-                      e);
+    if (out_elems(f) == 0) return SL_OK;
+    if (filt_rows(f, in->data[i], in->dtype, io->in[1]->data[i], fill, io->out[0]->data[i],
+                  io->out[0]->dtype) != SL_OK)
+        return sl__op_fail(err, SL_ENOMEM, io, i, s->name, "out of memory for %d rows of %lld",
+                           f->r, (long long)(f->ow + f->s - 1));
     return SL_OK;
 }
 

@@ -32,8 +32,9 @@ import time
 
 import numpy as np
 
-# JAX, Flax and the model are imported where they are used, not here: the DataLoader's workers are
-# spawned, and a spawned worker imports this script (as __mp_main__) and needs none of them
+# JAX, Flax and the model are imported in main(), after the DataLoader's workers are forked: a
+# process running JAX's threads is not safe to fork, and spawned workers (tried first) hung the
+# loop before their first batch
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
@@ -93,16 +94,14 @@ def synthetic_batches(args, sharding):
 
 def hwc_half(x):
     """A DataLoader worker's last transform: the CHW float32 image as HWC float16, so that the
-    collated batch is the NHWC float16 array the step takes (a module-level function: the
-    spawned workers unpickle it by name)."""
+    collated batch is the NHWC float16 array the step takes."""
     return x.permute(1, 2, 0).half()
 
 
 def make_dataloader(args):
     """The peer's torch DataLoader: torchvision's RandomResizedCrop, flip and normalisation in
-    --workers spawned processes, batches of NHWC float16 images and int64 labels. Spawned, not
-    forked: this process runs JAX's threads, and forking it (the default on Linux) can deadlock a
-    child; a spawned worker imports this script, whose top level imports no JAX. No pin_memory:
+    --workers processes, batches of NHWC float16 images and int64 labels. Its workers are
+    forked at once and kept (persistent_workers), before main() imports JAX. No pin_memory:
     jax.device_put copies from any host memory."""
     import torch
     import torchvision
@@ -112,19 +111,21 @@ def make_dataloader(args):
                     T.Normalize([m / 255 for m in MEAN], [s / 255 for s in STD]),
                     T.Lambda(hwc_half)])
     ds = torchvision.datasets.ImageFolder(args.dir, transform=tf)
-    return torch.utils.data.DataLoader(ds, batch_size=args.batch, shuffle=True,
-                                       num_workers=args.workers, drop_last=True,
-                                       persistent_workers=args.workers > 0,
-                                       multiprocessing_context="spawn" if args.workers else None)
+    dl = torch.utils.data.DataLoader(ds, batch_size=args.batch, shuffle=True,
+                                     num_workers=args.workers, drop_last=True,
+                                     persistent_workers=args.workers > 0)
+    return dl, iter(dl)  # (the first epoch's iterator starts the workers)
 
 
 def dataloader_batches(args, sharding):
     import jax
-    dl = make_dataloader(args)
+    dl, first = args.loader
+    epoch = first
     while True:
-        for x, y in dl:
+        for x, y in epoch:
             yield (jax.device_put(x.numpy(), sharding),
                    jax.device_put(y.numpy().astype(np.int32).reshape(-1, 1), sharding))
+        epoch = iter(dl)
 
 
 FEEDS = {"sluice": sluice_batches, "synthetic": synthetic_batches,
@@ -181,6 +182,7 @@ def main():
     ap.add_argument("--inflight", type=int, default=2,
                     help="steps queued on the GPU at most (0: no bound)")
     args = ap.parse_args()
+    args.loader = make_dataloader(args) if "dataloader" in args.feeds.split(",") else None
     import jax
     import jax.numpy as jnp
     import optax

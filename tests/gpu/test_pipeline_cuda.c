@@ -135,11 +135,28 @@ static void stream_priority(const sl_pipeline_bind *binds) {
         }
         CHECK_MSG(p != NULL, "%s", e.msg);
         if (!p) continue;
-        for (int it = 0; it < 3; it++) {
-            sl_batch *b = NULL;
+        /* the same batches as the CPU's, byte for byte (the decoder's own streams, the one
+         * that decodes ahead included, take the priority too) */
+        sl_pipeline *c = make(text, sl_cpu(), 16, 1, binds);
+        for (int it = 0; it < 4 && c; it++) {
+            sl_batch *b = NULL, *bc = NULL;
             CHECK_MSG(sl_pipeline_next(p, &b) == SL_OK, "%s", sl_pipeline_errmsg(p));
+            CHECK_OK(sl_pipeline_next(c, &bc), NULL);
+            for (int o = 0; o < 2 && b && bc; o++) {
+                size_t ng, nc;
+                sl_device dg, dc;
+                unsigned char *xg = host_copy(b, o, &ng, &dg), *xc = host_copy(bc, o, &nc, &dc);
+                CHECK_MSG(dg.kind == (o ? SL_DEVICE_CPU : SL_DEVICE_CUDA), "output %d's device", o);
+                CHECK_MSG(ng == nc && memcmp(xg, xc, nc) == 0,
+                          "priority %d, batch %d output %d: GPU bytes differ from the CPU's",
+                          greatest, it, o);
+                free(xg);
+                free(xc);
+            }
             sl_pipeline_release(p, b);
+            sl_pipeline_release(c, bc);
         }
+        sl_pipeline_free(c);
         int got = 1;
         CHECK(p->stream && cudaStreamGetPriority((cudaStream_t)p->stream, &got) == cudaSuccess);
         CHECK_EQ_INT(got, greatest);

@@ -3,8 +3,9 @@
 (tests/gpu/test_image_ops_cuda.c) does not reach through the executor: tensor subscripts with
 per-sample bounds, resize of volumes, per-sample interp_type / min_filter / mag_filter of resize
 and random_resized_crop, the random ops and lookup_table placed on "gpu", erase with per-sample
-fill_value, gaussian_blur per frame, warp_affine / rotate with dtype and of volumes, and the
-cast family sharing one descriptor upload. Each pipeline runs twice, on GPU 0 (its data sent
+fill_value, gaussian_blur per frame, warp_affine / rotate with dtype and of volumes, cast,
+cast_like, shapes and constant (one descriptor upload), and GPU ops given a batch of 0 samples
+by a conditional branch. Each pipeline runs twice, on GPU 0 (its data sent
 with .gpu()) and on the CPU, over samples of different shapes (an empty one where the op takes
 it) and several dtypes; every output must agree sample by sample in shape, layout and dtype, and
 in its bytes, except where a tolerance is named (resize, whose float sums may round a tie to the
@@ -308,7 +309,7 @@ def test_warp_affine_and_rotate_of_volumes():
     compare(build, len(shapes))
 
 
-# ---- cast, cast_like, shapes, constant: one descriptor upload -------------------------------
+# ---- cast, cast_like, shapes, constant: one descriptor upload (shapes, constant: host bytes) -------------------------------
 
 def test_cast_family_on_the_gpu():
     shapes = [(4, 6, 3), (0, 2, 3), (9, 1, 3), (1, 1, 3)]
@@ -320,7 +321,10 @@ def test_cast_family_on_the_gpu():
         return (fn.cast(x, dtype=types.UINT8), fn.cast(x, dtype=types.INT64),
                 fn.cast(y, dtype=types.FLOAT16), fn.cast(y, dtype=types.INT8),
                 fn.cast_like(x, y), fn.cast_like(y, x), fn.shapes(x),
-                fn.shapes(y, dtype=types.INT64))
+                fn.shapes(y, dtype=types.INT64),
+                fn.constant(idata=[1, -2, 3, 4, 5, 6], shape=[2, 3], dtype=types.INT16,
+                            device=dev),
+                fn.constant(fdata=[0.5, 1.5, -2.25], device=dev))
 
     compare(build, len(shapes))
 

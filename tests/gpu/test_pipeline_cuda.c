@@ -166,6 +166,27 @@ static void stream_priority(const sl_pipeline_bind *binds) {
            least + 1);
 }
 
+/* Building a pipeline on GPU 0 leaves the caller's current device as it was (GPU 1 where there
+ * is one: a training loop's own CUDA work stays there), and its batches still come. */
+static void caller_device_kept(const sl_pipeline_bind *binds) {
+    int n = 0, mine = -1;
+    CHECK(cudaGetDeviceCount(&n) == cudaSuccess);
+    int other = n > 1 ? 1 : 0;
+    CHECK(cudaSetDevice(other) == cudaSuccess);
+    const char *text = "def p(data_path):\n"
+                       "    jpegs, labels = fn.readers.caffe2(path=data_path)\n"
+                       "    return fn.decoders.image(jpegs, device=\"mixed\"), labels\n";
+    sl_pipeline *p = make(text, sl_cuda(0), 8, 1, binds);
+    CHECK(cudaGetDevice(&mine) == cudaSuccess);
+    CHECK_MSG(mine == other, "building on GPU 0 moved the caller from GPU %d to %d", other, mine);
+    sl_batch *b = NULL;
+    if (p) CHECK_MSG(sl_pipeline_next(p, &b) == SL_OK, "%s", sl_pipeline_errmsg(p));
+    if (b) sl_pipeline_release(p, b);
+    sl_pipeline_free(p);
+    CHECK(cudaSetDevice(0) == cudaSuccess);
+    printf("the caller's GPU %d kept across a build on GPU 0 (%d GPUs)\n", other, n);
+}
+
 int main(void) {
     gpu_require(1);
     char *seed = check_read_text(tool_pipeline("seed_training_sharding.py"));
@@ -178,6 +199,7 @@ int main(void) {
     if (seed) compare_runs("seed_training_sharding.py", seed, 64, 10, 5, binds, -1);
     free(seed);
     stream_priority(binds);
+    caller_device_kept(binds);
 
     const char *aug =
         "def aug(data_path):\n"

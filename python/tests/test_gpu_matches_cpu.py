@@ -378,3 +378,18 @@ def test_gpu_ops_of_a_branch_no_sample_takes():
             assert g.shape == c.shape and g.dtype == c.dtype, (k, i)
             tol = 1 if k == 0 else 0  # (resize: a tie may round the other way)
             assert g.size == 0 or np.max(np.abs(g.astype(float) - c.astype(float))) <= tol, (k, i)
+
+
+def test_a_batch_of_empty_samples_on_the_gpu():
+    """every sample empty: nothing to copy to the GPU or to launch, and the shapes come out as
+    the CPU's"""
+    empty = [np.zeros(s, np.uint8) for s in [(0, 5, 3), (4, 0, 3), (0, 0, 3)]]
+
+    def build(dev):
+        x = data(empty, dev, "HWC")
+        return (x, fn.cast(x, dtype=types.FLOAT), x[1:, ::-1],
+                fn.erase(x, anchor=[0, 0], shape=[2, 2], axis_names="HW", fill_value=3),
+                fn.lookup_table(x, keys=[0], values=[1.0], device=dev),
+                fn.gaussian_blur(x, sigma=1.0))
+
+    compare(build, len(empty))

@@ -309,7 +309,7 @@ def test_warp_affine_and_rotate_of_volumes():
     compare(build, len(shapes))
 
 
-# ---- cast, cast_like, shapes, constant: one descriptor upload (shapes, constant: host bytes) -------------------------------
+# ---- cast, cast_like, shapes, constant: one descriptor upload (shapes, constant: host bytes)
 
 def test_cast_family_on_the_gpu():
     shapes = [(4, 6, 3), (0, 2, 3), (9, 1, 3), (1, 1, 3)]

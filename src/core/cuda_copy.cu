@@ -52,6 +52,7 @@ extern "C" sl_status sl__cuda_fill(void *data, size_t n, const unsigned char *va
 
 extern "C" sl_status sl__cuda_memcpy(void *dst, bool dst_dev, const void *src, bool src_dev,
                                      size_t n, void *stream, sl_err *err) {
+    if (n == 0) return SL_OK; // (a batch of empty samples may have no buffer at either end)
     // device to device: cudaMemcpyDefault, the two may be on different GPUs (unified addressing)
     cudaMemcpyKind kind = dst_dev ? (src_dev ? cudaMemcpyDefault : cudaMemcpyHostToDevice)
                                   : (src_dev ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
@@ -66,6 +67,7 @@ extern "C" sl_status sl__cuda_memcpy(void *dst, bool dst_dev, const void *src, b
 extern "C" sl_status sl__cuda_memcpy2d(void *dst, bool dst_dev, size_t dpitch, const void *src,
                                        bool src_dev, size_t spitch, size_t width, size_t height,
                                        void *stream, sl_err *err) {
+    if (width == 0 || height == 0) return SL_OK;
     cudaMemcpyKind kind = dst_dev ? (src_dev ? cudaMemcpyDefault : cudaMemcpyHostToDevice)
                                   : (src_dev ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
     SL_CUDA_TRY(err, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind,

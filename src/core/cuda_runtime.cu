@@ -12,7 +12,7 @@ extern "C" sl_status sl__cuda_set_device(int device, sl_err *err) {
     return SL_OK;
 }
 
-extern "C" sl_status sl__cuda_stream_create(int device, int priority, void **stream, sl_err *err) {
+static sl_status stream_on(int device, int priority, void **stream, sl_err *err) {
     SL_CUDA_TRY(err, cudaSetDevice(device));
     int least = 0, greatest = 0;
     SL_CUDA_TRY(err, cudaDeviceGetStreamPriorityRange(&least, &greatest));
@@ -25,6 +25,19 @@ extern "C" sl_status sl__cuda_stream_create(int device, int priority, void **str
     SL_CUDA_TRY(err, cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
     *stream = (void *)s;
     return SL_OK;
+}
+
+/* (called on the caller's thread, sl_pipeline_build's: its current device is put back, as
+ * alloc.c does, so that the caller's own CUDA work, PyTorch's or JAX's, stays on its device) */
+extern "C" sl_status sl__cuda_stream_create(int device, int priority, void **stream, sl_err *err) {
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        prev = -1;
+    }
+    sl_status st = stream_on(device, priority, stream, err);
+    if (prev >= 0 && prev != device && cudaSetDevice(prev) != cudaSuccess) (void)cudaGetLastError();
+    return st;
 }
 
 extern "C" sl_status sl__cuda_stream_sync(void *stream, sl_err *err) {

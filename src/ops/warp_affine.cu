@@ -10,7 +10,7 @@
 __global__ static void warp_kernel(const sl__cuda_warp_desc *d, int n, int it, int ot) {
     SL__CUDA_FOR_SAMPLES(s, n) {
         const sl__cuda_warp_desc &x = d[s];
-        SL__CUDA_FOR_ELEMS(e, x.t.oh * x.t.ow * x.t.c) {
+        SL__CUDA_FOR_ELEMS(e, x.t.od * x.t.oh * x.t.ow * x.t.c) { /* (od is 1 in 2D) */
             sl__warp_elem(&x.t, x.in, (sl_dtype)it, x.out, (sl_dtype)ot, e);
         }
     }

@@ -16,7 +16,9 @@
  * element (FLOAT16: within one ulp; arithmetic, cat, stack, colour, warps, blur and pad: the same
  * bits); resize (also of a fractional window) and random_resized_crop: within 1 for uint8 (float
  * accumulations may round a tie the other way), nearest-neighbour exactly; normalize: within 1e-5
- * (float) or 1 (uint8, FLOAT16 ulp), its sums being added in another order. */
+ * (float) or 1 (uint8, FLOAT16 ulp), its sums being added in another order. And the paths first
+ * built without a GPU (test_untried_paths): warp_affine / rotate with dtype and of volumes, resize
+ * of volumes and with per-sample filters, tensor_subscript with per-sample bounds, lookup_table. */
 #include "check.h"
 #include "gpu.h"
 #include "opharness.h"
@@ -40,13 +42,22 @@ static void *stream;
 
 /* A host list of count samples of rank nd with random shapes in [lo, hi] per dim (fixed dims when
  * lo == hi), random contents. */
+static void make_shaped(sl_tlist *l, int count, sl_dtype t, int nd, const int64_t *shapes,
+                        const char *layout);
 static void make_list(sl_tlist *l, int count, sl_dtype t, int nd, const int64_t *lo,
                       const int64_t *hi, const char *layout) {
-    sl_err e;
     int64_t *shapes = malloc((size_t)count * (size_t)nd * sizeof *shapes);
     for (int i = 0; i < count; i++)
         for (int d = 0; d < nd; d++)
             shapes[i * nd + d] = lo[d] + (int64_t)(rnd() % (uint32_t)(hi[d] - lo[d] + 1));
+    make_shaped(l, count, t, nd, shapes, layout);
+    free(shapes);
+}
+
+/* The same with the shapes given (count x nd). */
+static void make_shaped(sl_tlist *l, int count, sl_dtype t, int nd, const int64_t *shapes,
+                        const char *layout) {
+    sl_err e;
     memset(l, 0, sizeof *l);
     CHECK_OK(sl_tlist_reset(l, count, t, nd, sl_cpu(), &e), &e);
     CHECK_OK(sl_tlist_alloc(l, shapes, &e), &e);
@@ -71,7 +82,6 @@ static void make_list(sl_tlist *l, int count, sl_dtype t, int nd, const int64_t 
             }
         }
     }
-    free(shapes);
 }
 
 /* A device copy of a host list. */
@@ -850,6 +860,113 @@ static void test_audio(void) {
     sl_tlist_free(&pos);
 }
 
+/* one integer (int32) per sample, of shape (1), drawn from [lo, lo + span) */
+static void per_sample_ints(sl_tlist *l, int n, int lo, int span, sl_dtype t) {
+    int64_t one[1] = {1};
+    make_list(l, n, SL_DTYPE_I32, 1, one, one, NULL);
+    l->dtype = t; /* (4-byte types only: I32 or INTERP) */
+    for (int i = 0; i < n; i++) ((int32_t *)l->data[i])[0] = lo + (int32_t)(rnd() % (uint32_t)span);
+}
+
+/* The paths first built without a GPU: warp_affine and rotate with dtype and of DHWC volumes,
+ * resize of volumes (per-sample resize_z and filters, CDHW, dtype), resize with per-sample
+ * filters, tensor_subscript with per-sample bounds (1- to 8-byte elements, empty samples) and
+ * lookup_table into every output width. Exact but for the resize sums (within 1 / 1e-3). */
+static void test_untried_paths(void) {
+    const int n = 6;
+    sl_tlist img, fimg, vol, fvol, cvol, ang, axes, mats, zs, interp, i8, i64, lo, hi, step, at;
+    int64_t l3[3] = {1, 1, 1}, h3[3] = {30, 33, 4}, l4[4] = {1, 1, 1, 1}, h4[4] = {9, 10, 12, 3},
+            l4c[4] = {2, 1, 1, 1}, h4c[4] = {2, 9, 8, 10}, one[1] = {1}, three[1] = {3},
+            twelve[1] = {12};
+    make_list(&img, n, SL_DTYPE_U8, 3, l3, h3, "HWC");
+    make_list(&fimg, n, SL_DTYPE_F32, 3, l3, h3, "HWC");
+    make_list(&vol, n, SL_DTYPE_U8, 4, l4, h4, "DHWC");
+    make_list(&fvol, n, SL_DTYPE_F32, 4, l4, h4, "DHWC");
+    make_list(&cvol, n, SL_DTYPE_U8, 4, l4c, h4c, "CDHW");
+    make_list(&ang, n, SL_DTYPE_F32, 1, one, one, NULL);
+    make_list(&axes, n, SL_DTYPE_F32, 1, three, three, NULL);
+    make_list(&mats, n, SL_DTYPE_F32, 1, twelve, twelve, NULL);
+    make_list(&zs, n, SL_DTYPE_F32, 1, one, one, NULL);
+    for (int i = 0; i < n; i++) {
+        ((float *)ang.data[i])[0] = (float)(rnd() % 3600) / 10.0f - 180.0f;
+        float *a = axes.data[i], *m = mats.data[i];
+        a[0] = (float)(rnd() % 3), a[1] = (float)(rnd() % 3) - 1.0f, a[2] = 1.0f;
+        for (int k = 0; k < 12; k++) /* a 3x4 map near the identity */
+            m[k] = (k % 5 == 0 ? 0.8f : 0.0f) + (float)(rnd() % 300) / 1000.0f -
+                   (k % 4 == 3 ? 1.0f : 0.1f);
+        ((float *)zs.data[i])[0] = (float)(1 + rnd() % 14);
+    }
+    const char *w1[] = {"angle=@0", "dtype=types.FLOAT", NULL};
+    case_("rotate u8 -> f32 per-sample angle", "rotate", w1, &img, &ang, 1, 0);
+    const char *w2[] = {"matrix=[0.9, 0.3, -2.0, -0.2, 1.1, 1.0]", "dtype=types.UINT8",
+                        "fill_value=300.0", NULL};
+    case_("warp_affine f32 -> u8 saturating, filled", "warp_affine", w2, &fimg, NULL, 0, 0);
+    const char *w3[] = {"angle=@0", "dtype=types.INT16", "interp_type=types.INTERP_NN", NULL};
+    case_("rotate f32 -> i16 nearest", "rotate", w3, &fimg, &ang, 1, 0);
+    const char *w4[] = {"matrix=@0", "fill_value=7.0", NULL};
+    case_("warp_affine u8 DHWC per-sample 3x4 matrix", "warp_affine", w4, &vol, &mats, 1, 0);
+    const char *w5[] = {"matrix=@0", "size=[4.0, 6.0, 5.0]", "dtype=types.FLOAT16",
+                        "interp_type=types.INTERP_NN", NULL};
+    case_("warp_affine f32 DHWC -> f16 nearest, sized", "warp_affine", w5, &fvol, &mats, 1, 0);
+    sl_tlist rot_args[2] = {ang, axes};
+    const char *w6[] = {"angle=@0", "axis=@1", "dtype=types.FLOAT", NULL};
+    case_("rotate u8 DHWC per-sample angle, axis -> f32", "rotate", w6, &vol, rot_args, 2, 0);
+
+    per_sample_ints(&interp, n, 0, 6, SL_DTYPE_INTERP); /* NN .. Lanczos3 */
+    const char *r1[] = {"resize_z=@0", "resize_y=7", "resize_x=9", NULL};
+    case_("resize u8 DHWC per-sample resize_z", "resize", r1, &vol, &zs, 1, 1);
+    const char *r2[] = {"size=[5.0, 8.0, 6.0]", "interp_type=@0", "dtype=types.FLOAT", NULL};
+    case_("resize f32 DHWC per-sample interp_type", "resize", r2, &fvol, &interp, 1, 1e-3);
+    const char *r3[] = {"size=[3.0, 11.0, 4.0]", "interp_type=types.INTERP_CUBIC", NULL};
+    case_("resize u8 CDHW cubic", "resize", r3, &cvol, NULL, 0, 1);
+    const char *r4[] = {"size=[13.0, 37.0]", "min_filter=@0", "mag_filter=@0", NULL};
+    case_("resize u8 per-sample min/mag filter", "resize", r4, &img, &interp, 1, 1);
+    const char *r5[] = {"size=[15.0, 18.0]", "interp_type=@0", NULL};
+    case_("random_resized_crop f32 per-sample interp_type", "random_resized_crop", r5, &fimg,
+          &interp, 1, 1e-3);
+
+    /* samples of 0 to 7 rows, 1 to 6 columns and 2 channels: two of them empty */
+    const int64_t shapes[] = {5, 4, 2, 0, 3, 2, 7, 1, 2, 2, 6, 2, 0, 5, 2, 4, 4, 2};
+    make_shaped(&i8, n, SL_DTYPE_U8, 3, shapes, "HWC");
+    make_shaped(&i64, n, SL_DTYPE_F16, 3, shapes, "HWC"); /* (2-byte elements) */
+    sl_tlist wide;
+    like(&wide, &i8, SL_DTYPE_I64);
+    per_sample_ints(&lo, n, -3, 6, SL_DTYPE_I32);
+    per_sample_ints(&hi, n, -2, 9, SL_DTYPE_I32);
+    per_sample_ints(&step, n, 1, 3, SL_DTYPE_I32);
+    per_sample_ints(&at, n, -2, 4, SL_DTYPE_I32); /* within every sample's 2 channels */
+    for (int i = 0; i < n; i++)
+        if (i % 2) ((int32_t *)step.data[i])[0] *= -1;
+    sl_tlist bounds[4] = {lo, hi, step, at};
+    const char *t1[] = {"lo_0=@0", "hi_0=@1", "step_0=@2", "at_2=@3", NULL};
+    case_("tensor_subscript u8 x[lo:hi:step, :, at]", "tensor_subscript", t1, &i8, bounds, 4, 0);
+    const char *t2[] = {"lo_1=@0", "step_0=@2", NULL};
+    case_("tensor_subscript 2-byte x[::step, lo:]", "tensor_subscript", t2, &i64, bounds, 4, 0);
+    const char *t3[] = {"hi_1=@1", "step_1=@2", "at_2=@3", NULL};
+    case_("tensor_subscript i64 x[:, :hi:step, at]", "tensor_subscript", t3, &wide, bounds, 4, 0);
+    sl_tlist_free(&wide);
+    like(&wide, &i8, SL_DTYPE_F32);
+    case_("tensor_subscript f32 x[lo:hi:step, :, at]", "tensor_subscript", t1, &wide, bounds, 4, 0);
+
+    sl_tlist_free(&i64);
+    make_shaped(&i64, n, SL_DTYPE_I32, 3, shapes, "HWC"); /* -2 .. 11: keys, and not */
+    const char *l1[] = {"keys=[0, 1, 2, 5, 9]", "values=[10.5, -1.0, 300.0, 7.0, 0.25]",
+                        "default_value=-9.5", NULL};
+    const char *dts[] = {"dtype=types.FLOAT", "dtype=types.UINT8", "dtype=types.INT64",
+                         "dtype=types.FLOAT16", "dtype=types.INT16"};
+    for (int k = 0; k < 5; k++) {
+        const char *argv[] = {l1[0], l1[1], l1[2], dts[k], NULL};
+        char what[64];
+        snprintf(what, sizeof what, "lookup_table i32 -> %s", dts[k] + 12);
+        case_(what, "lookup_table", argv, &i64, NULL, 0, 0);
+        snprintf(what, sizeof what, "lookup_table u8 (empty samples) -> %s", dts[k] + 12);
+        case_(what, "lookup_table", argv, &i8, NULL, 0, 0);
+    }
+    sl_tlist *lists[] = {&img,    &fimg, &vol, &fvol, &cvol, &ang, &axes, &mats, &zs,
+                         &interp, &i8,   &i64, &wide, &lo,   &hi,  &step, &at};
+    for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) sl_tlist_free(lists[k]);
+}
+
 int main(void) {
     gpu_require(1);
     sl_err e;
@@ -869,6 +986,7 @@ int main(void) {
     test_generic_ops();
     test_audio();
     test_filter_equalize();
+    test_untried_paths();
     sl__cuda_stream_destroy(stream);
     return check_done();
 }

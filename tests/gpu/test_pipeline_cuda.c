@@ -135,11 +135,28 @@ static void stream_priority(const sl_pipeline_bind *binds) {
         }
         CHECK_MSG(p != NULL, "%s", e.msg);
         if (!p) continue;
-        for (int it = 0; it < 3; it++) {
-            sl_batch *b = NULL;
+        /* the same batches as the CPU's, byte for byte (the decoder's own streams, the one
+         * that decodes ahead included, take the priority too) */
+        sl_pipeline *c = make(text, sl_cpu(), 16, 1, binds);
+        for (int it = 0; it < 4 && c; it++) {
+            sl_batch *b = NULL, *bc = NULL;
             CHECK_MSG(sl_pipeline_next(p, &b) == SL_OK, "%s", sl_pipeline_errmsg(p));
+            CHECK_OK(sl_pipeline_next(c, &bc), NULL);
+            for (int o = 0; o < 2 && b && bc; o++) {
+                size_t ng, nc;
+                sl_device dg, dc;
+                unsigned char *xg = host_copy(b, o, &ng, &dg), *xc = host_copy(bc, o, &nc, &dc);
+                CHECK_MSG(dg.kind == (o ? SL_DEVICE_CPU : SL_DEVICE_CUDA), "output %d's device", o);
+                CHECK_MSG(ng == nc && memcmp(xg, xc, nc) == 0,
+                          "priority %d, batch %d output %d: GPU bytes differ from the CPU's",
+                          greatest, it, o);
+                free(xg);
+                free(xc);
+            }
             sl_pipeline_release(p, b);
+            sl_pipeline_release(c, bc);
         }
+        sl_pipeline_free(c);
         int got = 1;
         CHECK(p->stream && cudaStreamGetPriority((cudaStream_t)p->stream, &got) == cudaSuccess);
         CHECK_EQ_INT(got, greatest);
@@ -147,6 +164,27 @@ static void stream_priority(const sl_pipeline_bind *binds) {
     }
     printf("stream priority %d (range %d..%d) taken, %d refused\n", greatest, greatest, least,
            least + 1);
+}
+
+/* Building a pipeline on GPU 0 leaves the caller's current device as it was (GPU 1 where there
+ * is one: a training loop's own CUDA work stays there), and its batches still come. */
+static void caller_device_kept(const sl_pipeline_bind *binds) {
+    int n = 0, mine = -1;
+    CHECK(cudaGetDeviceCount(&n) == cudaSuccess);
+    int other = n > 1 ? 1 : 0;
+    CHECK(cudaSetDevice(other) == cudaSuccess);
+    const char *text = "def p(data_path):\n"
+                       "    jpegs, labels = fn.readers.caffe2(path=data_path)\n"
+                       "    return fn.decoders.image(jpegs, device=\"mixed\"), labels\n";
+    sl_pipeline *p = make(text, sl_cuda(0), 8, 1, binds);
+    CHECK(cudaGetDevice(&mine) == cudaSuccess);
+    CHECK_MSG(mine == other, "building on GPU 0 moved the caller from GPU %d to %d", other, mine);
+    sl_batch *b = NULL;
+    if (p) CHECK_MSG(sl_pipeline_next(p, &b) == SL_OK, "%s", sl_pipeline_errmsg(p));
+    if (b) sl_pipeline_release(p, b);
+    sl_pipeline_free(p);
+    CHECK(cudaSetDevice(0) == cudaSuccess);
+    printf("the caller's GPU %d kept across a build on GPU 0 (%d GPUs)\n", other, n);
 }
 
 int main(void) {
@@ -161,6 +199,7 @@ int main(void) {
     if (seed) compare_runs("seed_training_sharding.py", seed, 64, 10, 5, binds, -1);
     free(seed);
     stream_priority(binds);
+    caller_device_kept(binds);
 
     const char *aug =
         "def aug(data_path):\n"

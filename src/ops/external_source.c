@@ -13,9 +13,9 @@
  * them: when the batch's slot is set up for a later batch (the consumer released it) or freed.
  * With `copy_views` the workers copy from those views instead (DALI's copy unless no_copy, made
  * without calling the source for each sample), and release comes once the batch's last sample is
- * written. A
- * source with a `layout` gives each batch's layout (DALI's feed_input(..., layout=)): checked as
- * DALI does against the op's `layout` argument, else against the previous batch's (fed_layout). */
+ * written. A source with a `layout` gives each batch's layout (DALI's feed_input(..., layout=)):
+ * checked as DALI does against the op's `layout` argument, else against the previous batch's
+ * (fed_layout). */
 #include "operator/op.h"
 
 #include "core/alloc.h"

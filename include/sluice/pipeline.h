@@ -329,8 +329,9 @@ typedef struct sl_pipeline_stats {
     struct {
         char name[64];
         double seconds;
-        int64_t pool_jobs;    /* batches whose per-sample work went to the thread pool */
-        int64_t pool_samples; /* samples run there (an op's setup may leave some out) */
+        int64_t pool_jobs;    /* batches whose per-sample work ran (on the thread pool, or on
+                                 the stage's thread when lighter than waking the pool) */
+        int64_t pool_samples; /* samples run (an op's setup may leave some out) */
     } ops[32];
 } sl_pipeline_stats;
 void sl_pipeline_get_stats(const sl_pipeline *p, sl_pipeline_stats *out);

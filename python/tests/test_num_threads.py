@@ -161,3 +161,37 @@ def test_jax_data_iterator_shares_among_local_devices():
     chosen, want = map(int, r.stdout.split("\n")[0].split())
     assert chosen == want  # three local devices, three pipelines at once
     assert r.stdout.split("\n")[1].split()[0] == "2"
+
+
+def test_light_ops_give_the_same_batches_and_errors_at_any_thread_count():
+    """An op whose whole batch is lighter than waking the pool runs on the stage's own thread
+    (after a batch on the pool, and back on the pool once in a while to compare): the batches,
+    random ones included, and a failing sample's error are the same for any thread count."""
+    def src(info):
+        n = 5 if (info.iteration == 150 and info.idx_in_batch == 3) else 4
+        return np.full((n,), info.idx_in_epoch % 97, np.float32)
+
+    def run(threads):
+        @pipeline_def(batch_size=8, num_threads=threads, device_id=None, seed=7)
+        def pipe():
+            x = fn.external_source(source=src, batch=False)
+            y = x * 1.5 + fn.random.uniform(range=[0, 1], shape=[4])
+            return fn.reshape(y, shape=[2, 2]), fn.random.coin_flip()
+
+        p = pipe()
+        outs = []
+        for _ in range(150):
+            a, b = p.run()
+            outs.append((a.as_array().copy(), b.as_array().copy()))
+        with pytest.raises(errors.Error) as e:
+            p.run()
+        p.close()
+        return outs, str(e.value)
+
+    one, err1 = run(1)
+    for threads in (2, 5):
+        other, err = run(threads)
+        assert err == err1 and "sample 3" in err, (err, err1)
+        for (a, b), (c, d) in zip(one, other):
+            np.testing.assert_array_equal(a, c)
+            np.testing.assert_array_equal(b, d)

@@ -57,7 +57,13 @@ typedef struct sl__opinst {
     sl_err *at_run; /* create's error, which each batch gives at this op (sl__op_at_run) */
     uint64_t seed;
     double seconds;
-    int64_t pool_jobs, pool_samples; /* batches whose run_cpu went to the pool; samples it ran */
+    int64_t pool_jobs, pool_samples; /* batches whose run_cpu ran (pool or inline); samples */
+    /* light: the op's whole batch costs less than waking the pool, so run_cpu runs on the stage's
+     * own thread (run_op): pool_s, the last pool run's seconds; probe, batches until the pool's
+     * time is compared with an inline run again */
+    bool light;
+    double pool_s;
+    int probe;
 } sl__opinst;
 
 /* The node op's output k is (its transfer, where it is moved, is the node after it). */

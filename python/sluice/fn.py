@@ -332,6 +332,13 @@ for _schema in _read_table():
     _ALIASES.update((a, _schema.name) for a in _schema.aliases)
 del _schema, _f, _name
 
+# `import sluice.fn.transforms as T` (DALI's nvidia.dali.fn.transforms, fn.readers, ...) finds the
+# namespaces as modules
+for _k, _v in list(vars(sys.modules[__name__]).items()):
+    if isinstance(_v, _Namespace):
+        sys.modules["%s.%s" % (__name__, _k)] = _v
+del _k, _v
+
 
 def aliases():
     """DALI's other names of ops that sluice.fn has (deprecated ones, and the experimental.* name

@@ -159,3 +159,19 @@ def test_tfrecord2idx_command_writes_dalis_index(tmp_path):
     got = (tmp_path / "a.idx").read_text().split()
     assert [int(v) for v in got] == [v for span in spans for v in span]
     assert (tmp_path / "a.idx").read_text() == tfrecord_writer.dali_index(str(rec))
+
+
+def test_resize_image_type_checks_channels():
+    img = [np.zeros((8, 10, 3), np.uint8)]
+    for image_type, ok in ((types.RGB, True), (types.ANY_DATA, True), (types.GRAY, False)):
+        pipe = sluice.Pipeline(batch_size=1, num_threads=1, device_id=None)
+        with pipe:
+            x = fn.external_source(source=lambda: img, layout="HWC")
+            pipe.set_outputs(ops.Resize(image_type=image_type, resize_x=5, resize_y=4)(x))
+        if ok:
+            (out,) = run1(pipe)
+            assert out.at(0).shape == (4, 5, 3)
+        else:
+            with pytest.raises(sluice.InvalidArgumentError,
+                               match="image_type wants 1 channel, the image has 3"):
+                run1(pipe)

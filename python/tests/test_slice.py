@@ -207,7 +207,7 @@ def test_errors_name_op_and_argument():
     fails(lambda a: fn.slice(a, start=[0], rel_start=[0], axes=[0]),
           "slice: give start or rel_start, not both")
     fails(lambda a: fn.slice(a, end=[1], shape=[1], axes=[0]),
-          "slice: give one of end, rel_end, shape and rel_shape")
+          'slice: "end", "rel_end", "shape", and "rel_shape" arguments are mutually exclusive')
     fails(lambda a: fn.slice(a, start=[0], shape=[5], axes=[0], out_of_bounds_policy="pad",
                              fill_values=[1, 2, 3]),
           "slice: sample 0: fill_values has 3 values for 4 channels")

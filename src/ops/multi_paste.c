@@ -255,8 +255,9 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
     for (int64_t k = 0; k < n; k++) {
         if (s->ids.has && (v[k] < 0 || v[k] >= io->batch))
             return sl__op_fail(err, SL_EINVAL, io, i, MP,
-                               "in_ids[%lld] = %lld is not a sample of the batch of %d",
-                               (long long)k, (long long)v[k], io->batch);
+                               "The `in_idx` must be in range [0, %d). Got in_idx: %lld. Input "
+                               "batch size is: %d.",
+                               io->batch, (long long)v[k], io->batch);
         p[k].src = s->ids.has ? (int)v[k] : (int)k;
     }
     SL_TRY(pairs(s, &s->in_anc, "in_anchors", io, i, n, p, offsetof(paste, in), err));
@@ -279,18 +280,14 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
                                "output_size must be 2 non-negative integers (h, w)");
         o[0] = v[0];
         o[1] = v[1];
-    } else {
-        for (int64_t k = 0; k < n; k++) {
-            int j;
-            const sl_tlist *t = source(s, io, &p[k], i, &j);
-            if (k == 0) o[0] = t->shapes[3 * j], o[1] = t->shapes[3 * j + 1];
-            if (n == 0 || t->shapes[3 * j] != o[0] || t->shapes[3 * j + 1] != o[1])
-                return sl__op_fail(err, SL_EINVAL, io, i, MP,
-                                   "the pasted images differ in size: give output_size");
-        }
-        if (n == 0)
-            return sl__op_fail(err, SL_EINVAL, io, i, MP,
-                               "nothing is pasted and no output_size is given");
+    } else { /* DALI's rule: every input sample has one size, the canvas's */
+        o[0] = own->shapes[0], o[1] = own->shapes[1];
+        for (int x = 0; x < io->num_inputs; x++)
+            for (int j = 0; j < io->batch; j++)
+                if (io->in[x]->shapes[3 * j] != o[0] || io->in[x]->shapes[3 * j + 1] != o[1])
+                    return sl__op_fail(err, SL_EINVAL, io, i, MP,
+                                       "If the `output_size` is not specified, all the input "
+                                       "samples must have the same shape.");
     }
     SL_TRY(pairs(s, &s->out_anc, "out_anchors", io, i, n, p, offsetof(paste, out), err));
     SL_TRY(rel_pairs(s, 2, io, i, n, p, offsetof(paste, out), o, false, err));
@@ -300,8 +297,9 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
         const int64_t *sh = t->shapes + 3 * j;
         if (sh[2] != o[2])
             return sl__op_fail(err, SL_EINVAL, io, i, MP,
-                               "paste %lld has %lld channels, the canvas %lld", (long long)k,
-                               (long long)sh[2], (long long)o[2]);
+                               "All regions pasted into given output sample must have the same "
+                               "number of channels: paste %lld has %lld, the canvas %lld",
+                               (long long)k, (long long)sh[2], (long long)o[2]);
         for (int d = 0; d < 2; d++)
             if (p[k].in[d] < 0 || p[k].out[d] < 0 || p[k].shape[d] < 0 ||
                 p[k].shape[d] > sh[d] - p[k].in[d] || p[k].shape[d] > o[d] - p[k].out[d])

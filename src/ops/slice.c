@@ -156,7 +156,9 @@ static sl_status create_as(const sl__args *a, const char *opname, void **out, sl
         st = sl_err_set(err, SL_EINVAL, "%s: give start or rel_start, not both", s->opname);
     int ends = s->given[N_END] + s->given[N_REL_END] + s->given[N_SHAPE] + s->given[N_REL_SHAPE];
     if (st == SL_OK && ends > 1)
-        st = sl_err_set(err, SL_EINVAL, "%s: give one of end, rel_end, shape and rel_shape",
+        st = sl_err_set(err, SL_EINVAL,
+                        "%s: \"end\", \"rel_end\", \"shape\", and \"rel_shape\" arguments are "
+                        "mutually exclusive (give one)",
                         s->opname);
     if (st != SL_OK) {
         slice_destroy(s);

@@ -195,6 +195,10 @@ def _call(schema, inputs, kwargs):
             raise errors.ArgumentTypeError("%s got an unexpected argument '%s'%s" % (
                 where, key, "; did you mean '%s'?" % close[0] if close else ""))
         what = "%s: argument '%s'" % (where, key)
+        if a.per_sample and getattr(v, "ndim", 0) > 1 and hasattr(v, "__array_interface__"):
+            # an array of more than one dim for a per-sample argument: a constant tensor given
+            # to every sample (DALI makes it a Constant node, as here)
+            v = resolve(_types.Constant(v))
         if isinstance(v, DataNode):
             if not a.per_sample:
                 raise errors.ArgumentTypeError("%s takes %s, not an op output (it is not a "

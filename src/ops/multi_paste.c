@@ -75,6 +75,10 @@ typedef struct mp_state {
     int64_t p_cap;
     int64_t *first, *oshape;
     int cap;
+    char *info_text; /* the outputs' source info: the pasted samples', ';'-joined */
+    size_t info_cap;
+    const char **info;
+    int info_n;
 } mp_state;
 
 static void mp_destroy(void *state) {
@@ -84,6 +88,8 @@ static void mp_destroy(void *state) {
         free(s->p);
         free(s->first);
         free(s->oshape);
+        free(s->info_text);
+        free(s->info);
     }
     free(s);
 }
@@ -313,6 +319,52 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
     return SL_OK;
 }
 
+/* The outputs' source info, as DALI's: each output sample's the ';'-joined source info of the
+ * samples pasted into it, in paste order (io->in_info, which the executor gives SL_OPF_INFO ops;
+ * an input without source info counts as ""). */
+static sl_status join_info(mp_state *s, sl__op_io *io, sl_err *err) {
+    if (!io->in_info) return SL_OK;
+    size_t need = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t at = 0;
+        for (int i = 0; i < io->batch; i++) {
+            if (pass) s->info[i] = s->info_text + at;
+            for (int64_t k = s->first[i]; k < s->first[i + 1]; k++) {
+                int j;
+                const paste *q = &s->p[k];
+                const sl_tlist *t = source(s, io, q, i, &j);
+                (void)t;
+                int x = s->ids.has ? 0 : q->src; /* the input it comes from */
+                const char *const *ii = x < 16 ? io->in_info[x] : NULL;
+                const char *str = ii && ii[j] ? ii[j] : "";
+                size_t len = strlen(str) + (k > s->first[i]);
+                if (pass) {
+                    if (k > s->first[i]) s->info_text[at] = ';';
+                    memcpy(s->info_text + at + (k > s->first[i]), str, strlen(str));
+                }
+                at += len;
+            }
+            if (pass) s->info_text[at] = '\0';
+            at++;
+        }
+        need = at;
+        if (!pass) {
+            if (need > s->info_cap) {
+                char *nt = realloc(s->info_text, need);
+                if (!nt) return sl_err_set(err, SL_ENOMEM, MP ": out of memory");
+                s->info_text = nt, s->info_cap = need;
+            }
+            if (io->batch > s->info_n) {
+                const char **ni = realloc(s->info, (size_t)io->batch * sizeof *ni);
+                if (!ni) return sl_err_set(err, SL_ENOMEM, MP ": out of memory");
+                s->info = ni, s->info_n = io->batch;
+            }
+        }
+    }
+    io->source_info = s->info;
+    return SL_OK;
+}
+
 static sl_status mp_setup(void *state, sl__op_io *io, sl_err *err) {
     mp_state *s = state;
     if (s->ids.has && io->num_inputs != 1)
@@ -343,7 +395,7 @@ static sl_status mp_setup(void *state, sl__op_io *io, sl_err *err) {
     SL_TRY(sl_tlist_reset(io->out[0], io->batch, dt, 3, sl_cpu(), err));
     SL_TRY(sl_tlist_alloc(io->out[0], s->oshape, err));
     strcpy(io->out[0]->layout, "HWC");
-    return SL_OK;
+    return join_info(s, io, err);
 }
 
 static sl_status mp_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
@@ -385,6 +437,7 @@ const sl__op_def sl__multi_paste_op = {
            "sample); dtype converts as DALI's ConvertSat.",
     .min_inputs = 1,
     .max_inputs = INT_MAX,
+    .flags = SL_OPF_INFO,
     .args = mp_args,
     .devices = SL_OPDEV_CPU,
     .create = mp_create,

@@ -2,14 +2,14 @@
 /* transforms.translation, scale, rotation, shear, crop and combine (DALI's fn.transforms.*): the
  * affine matrices warp_affine and coord_transform take, one per sample, (ndim, ndim + 1) float32
  * (2 x 3 in 2D, 3 x 4 in 3D), built in double. The dimensionality follows the arguments' lengths,
- * 1 to 6 as DALI's (rotation: 2D, 3D with `axis`; shear 2D or 3D). Given an input transform, the new one is applied after it (T @
- * in), or before it with reverse_order (in @ T); combine chains its inputs, the first applied
- * first. Angles are in degrees; `center` makes scale, rotation and shear act about that point.
- * crop maps the box [from_start, from_end] onto [to_start, to_end] (with `absolute`, a start above
- * its end is swapped first). Every argument may be per sample, and per frame (fn.per_frame):
- * then each sample is a sequence of matrices, (F, ndim, ndim + 1) with layout F**, one per frame
- * (operator/sequence.h; an input transform that is a sequence gives one too). Also coord_transform:
- * points
+ * 1 to 6 as DALI's (rotation: 2D, 3D with `axis`; shear 2D or 3D). Given an input transform, the
+ * new one is applied after it (T @ in), or before it with reverse_order (in @ T); combine chains
+ * its inputs, the first applied first. Angles are in degrees; `center` makes scale, rotation and
+ * shear act about that point. crop maps the box [from_start, from_end] onto [to_start, to_end]
+ * (with `absolute`, a start above its end is swapped first). Every argument may be per sample, and
+ * per frame (fn.per_frame): then each sample is a sequence of matrices, (F, ndim, ndim + 1) with
+ * layout F**, one per frame (operator/sequence.h; an input transform that is a sequence gives one
+ * too). Also coord_transform: points
  * (..., D) mapped by M (or MT = [M | T]) and T, out = M x + T, as float32 or `dtype`. */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"

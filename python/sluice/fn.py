@@ -195,9 +195,11 @@ def _call(schema, inputs, kwargs):
             raise errors.ArgumentTypeError("%s got an unexpected argument '%s'%s" % (
                 where, key, "; did you mean '%s'?" % close[0] if close else ""))
         what = "%s: argument '%s'" % (where, key)
-        if a.per_sample and getattr(v, "ndim", 0) > 1 and hasattr(v, "__array_interface__"):
-            # an array of more than one dim for a per-sample argument: a constant tensor given
-            # to every sample (DALI makes it a Constant node, as here)
+        if a.per_sample and a.type in ("ints", "floats") and getattr(v, "ndim", 0) > 1 and \
+                hasattr(v, "__array_interface__"):
+            # an array of more than one dim for a per-sample list argument: a constant tensor
+            # given to every sample (DALI makes it a Constant node, as here); a scalar
+            # argument still refuses it ("cannot be converted")
             v = resolve(_types.Constant(v))
         if isinstance(v, DataNode):
             if not a.per_sample:

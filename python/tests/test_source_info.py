@@ -210,3 +210,14 @@ def test_per_sample_argument_given_as_an_array():
     want = np.zeros((8, 8, 3), np.uint8)
     want[0:4, 0:4] = img[4:8, 0:4]
     np.testing.assert_array_equal(out.at(0), want)
+
+
+def test_scalar_argument_refuses_an_array():
+    """a scalar per-sample argument given a 2-D array is refused, as DALI's ("cannot be
+    converted"), even of one element"""
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def p():
+        return fn.random.beta(alpha=1.0, beta=np.float32([[1.0]]))
+
+    with pytest.raises(sluice.Error, match="cannot be converted"):
+        p().run()

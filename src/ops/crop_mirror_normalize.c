@@ -327,6 +327,7 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
                    p->anchor_x + p->out_w > p->in_w;
         if (oob && s->oob == OOB_ERROR) {
             st = sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                             "Slice can't be placed out of bounds with current policy. Got: "
                              "window (%lld, %lld) + (%lld, %lld) is outside the %lldx%lld input "
                              "(out_of_bounds_policy=\"error\")",
                              (long long)p->anchor_y, (long long)p->anchor_x, (long long)p->out_h,

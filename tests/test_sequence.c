@@ -201,13 +201,13 @@ static void test_refusals(void) {
                 "warp1: argument size is given per frame (layout \"F*\", fn.per_frame), but it "
                 "takes one value per sample, not per frame");
     sl__args_free(&a);
-    const sl__op_def *cmn = sl__registry_find("crop_mirror_normalize");
-    CHECK(!(cmn->flags & SL_OPF_SEQUENCE));
-    const char *cn[] = {"crop_pos_x"};
-    a = args_of(cmn, 1, cn, vals);
-    CHECK_FAILS(sl__seq_check(cmn, &a, "cmn", &io, &expand, &e), SL_EINVAL, &e,
-                "cmn: argument crop_pos_x is given per frame (layout \"F*\", fn.per_frame), but "
-                "crop_mirror_normalize takes no per-frame arguments");
+    const sl__op_def *sl = sl__registry_find("slice");
+    CHECK(!(sl->flags & SL_OPF_SEQUENCE));
+    const char *cn[] = {"rel_start"};
+    a = args_of(sl, 1, cn, vals);
+    CHECK_FAILS(sl__seq_check(sl, &a, "slice1", &io, &expand, &e), SL_EINVAL, &e,
+                "slice1: argument rel_start is given per frame (layout \"F*\", fn.per_frame), but "
+                "slice takes no per-frame arguments");
     sl__args_free(&a);
     /* rotate: a sequence of 3 frames, an angle of 2 */
     const sl__op_def *rot = sl__registry_find("rotate");

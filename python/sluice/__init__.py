@@ -43,6 +43,7 @@ _sys.modules[__name__ + ".pipeline.experimental"] = _experimental
 types.SampleInfo, types.BatchInfo = _SampleInfo, _BatchInfo
 del _sys
 from . import math  # noqa: F401 -- sluice.math (DALI's nvidia.dali.math)
+from . import experimental  # noqa: F401,E402 -- sluice.experimental (multi_crop)
 
 __version__ = _c.u(_c.lib.sl_version_string())
 

@@ -2,7 +2,8 @@
 """`python3 -m sluice ARGS` and the `sluice` console script of the wheel: run the `sluice` tool
 built with this package (its _lib/ folder) with ARGS. The tool is a C program; this only finds it
 and replaces the Python process with it, so its exit status and signals are the tool's own. The
-`wds2idx` console script (DALI's command of that name) is `sluice wds2idx ARGS`."""
+`wds2idx` console script (DALI's command of that name) is `sluice wds2idx ARGS`, and
+`tfrecord2idx` (DALI's too) is `sluice index ARGS`."""
 
 import os
 import sys
@@ -43,6 +44,12 @@ def wds2idx(argv=None):
     """The `wds2idx` console script: `sluice wds2idx ARCHIVE [INDEX]`, DALI's wds2idx command line
     (the index of a WebDataset tar file, for readers.webdataset's index_paths)."""
     return main(["wds2idx"] + (sys.argv[1:] if argv is None else list(argv)))
+
+
+def tfrecord2idx(argv=None):
+    """The `tfrecord2idx` console script: `sluice index TFRECORD [INDEX]`, DALI's tfrecord2idx
+    command line (the index of a TFRecord file, for readers.tfrecord's index_path)."""
+    return main(["index"] + (sys.argv[1:] if argv is None else list(argv)))
 
 
 if __name__ == "__main__":

@@ -152,6 +152,12 @@ class DataNode:
             other = other.value.item()  # a constant of the arithmetic op, as a Python number is
         elif isinstance(other, Deferred):
             other = other.node()
+        if isinstance(other, (list, tuple)):  # a constant tensor, as DALI's: int32 or float32
+            import numpy as np
+            arr = np.asarray(other)
+            if arr.dtype.kind not in "biuf":
+                return NotImplemented
+            other = arr.astype(np.int32 if arr.dtype.kind in "biu" else np.float32)
         if isinstance(other, DataNode):
             a, b = (other, self) if left else (self, other)
             if a._gpu != b._gpu:  # a CPU operand goes to the GPU, as DALI's expressions

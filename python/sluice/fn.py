@@ -195,6 +195,12 @@ def _call(schema, inputs, kwargs):
             raise errors.ArgumentTypeError("%s got an unexpected argument '%s'%s" % (
                 where, key, "; did you mean '%s'?" % close[0] if close else ""))
         what = "%s: argument '%s'" % (where, key)
+        if a.per_sample and a.type in ("ints", "floats") and getattr(v, "ndim", 0) > 1 and \
+                hasattr(v, "__array_interface__"):
+            # an array of more than one dim for a per-sample list argument: a constant tensor
+            # given to every sample (DALI makes it a Constant node, as here); a scalar
+            # argument still refuses it ("cannot be converted")
+            v = resolve(_types.Constant(v))
         if isinstance(v, DataNode):
             if not a.per_sample:
                 raise errors.ArgumentTypeError("%s takes %s, not an op output (it is not a "
@@ -331,6 +337,13 @@ for _schema in _read_table():
         _place(_name, _f)
     _ALIASES.update((a, _schema.name) for a in _schema.aliases)
 del _schema, _f, _name
+
+# `import sluice.fn.transforms as T` (DALI's nvidia.dali.fn.transforms, fn.readers, ...) finds the
+# namespaces as modules
+for _k, _v in list(vars(sys.modules[__name__]).items()):
+    if isinstance(_v, _Namespace):
+        sys.modules["%s.%s" % (__name__, _k)] = _v
+del _k, _v
 
 
 def aliases():

@@ -15,10 +15,12 @@ import sys
 
 from . import errors
 from . import fn as _fn
+from .data_node import DataNode
 
 # the CamelCase of names whose DALI spelling is not the plain rule
 _SPECIAL = {"tfrecord": "TFRecord", "mxnet": "MXNet", "coco": "COCO", "mnist": "MNIST",
-            "dl_tensor_python_function": "DLTensorPythonFunction"}
+            "dl_tensor_python_function": "DLTensorPythonFunction",
+            "random_bbox_crop": "RandomBBoxCrop", "bbox_paste": "BBoxPaste"}
 
 
 def _camel(snake):
@@ -136,7 +138,8 @@ for _name in _fn.op_names():
 # DALI's older, flat names
 _LEGACY = {"FileReader": "readers.file", "CaffeReader": "readers.caffe",
            "Caffe2Reader": "readers.caffe2", "TFRecordReader": "readers.tfrecord",
-           "NumpyReader": "readers.numpy",
+           "NumpyReader": "readers.numpy", "COCOReader": "readers.coco",
+           "MXNetReader": "readers.mxnet",
            "ImageDecoder": "decoders.image", "ImageDecoderRandomCrop": "decoders.image_random_crop",
            "CoinFlip": "random.coin_flip", "Uniform": "random.uniform",
            "NormalDistribution": "random.normal"}
@@ -149,6 +152,64 @@ try:
     del _ns
 except NameError:
     pass
+
+
+# `import sluice.ops.readers` (DALI's nvidia.dali.ops.readers, ops.transforms, ...) finds the
+# namespaces as modules
+for _k, _v in list(vars(sys.modules[__name__]).items()):
+    if isinstance(_v, _Namespace):
+        sys.modules["%s.%s" % (__name__, _k)] = _v
+del _k, _v
+
+
+class Compose:
+    """DALI's ops.Compose: operators applied in turn, each to the previous one's outputs, as one
+    callable. The call's inputs and arguments go to the first; an op made with device="gpu"
+    gets its CPU inputs moved to the GPU, as DALI's."""
+
+    def __init__(self, op_list):
+        self._ops = list(op_list)
+        if not self._ops:
+            raise ValueError("ops.Compose: op_list is empty")
+
+    def __call__(self, *inputs, **kwargs):
+        out = self._ops[0](*inputs, **kwargs)
+        for op in self._ops[1:]:
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            if getattr(op, "device", "cpu") == "gpu":
+                outs = [o.gpu() if isinstance(o, DataNode) and not o._gpu else o for o in outs]
+            out = op(*outs)
+        return out
+
+
+def _dlpack_from_array(array):
+    """DALI's ops._dlpack_from_array: a DLPack capsule of a numpy array (what a
+    DLTensorPythonFunction's function returns)."""
+    import numpy as np
+    return np.asarray(array).__dlpack__()
+
+
+class _Capsule:
+    def __init__(self, capsule):
+        self._capsule = capsule
+
+    def __dlpack__(self, stream=None):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+
+def _dlpack_to_array(dltensor):
+    """DALI's ops._dlpack_to_array: the numpy array of a DLPack capsule (or of an object with
+    __dlpack__), sharing its memory."""
+    import numpy as np
+    if hasattr(dltensor, "__dlpack__"):
+        return np.from_dlpack(dltensor)
+    return np.from_dlpack(_Capsule(dltensor))
+
+
+_DataNode = DataNode  # DALI's ops._DataNode: the node class, for isinstance
 
 
 def legacy_names():

@@ -189,9 +189,14 @@ class PyFunction:
             return []
         if self.nout == 1:
             return [r]
-        if not isinstance(r, (tuple, list)) or len(r) != self.nout:
-            raise errors.InvalidArgumentError("%s returned %s; num_outputs=%d wants a tuple of %d"
-                                              % (what, type(r).__name__, self.nout, self.nout))
+        if not isinstance(r, tuple):  # DALI's rule: a list is one output's data, not outputs
+            raise errors.InvalidArgumentError("%s returned %s: the outputs of a function with "
+                                              "num_outputs=%d must be a tuple"
+                                              % (what, type(r).__name__, self.nout))
+        if len(r) != self.nout:
+            raise errors.InvalidArgumentError("%s: Unexpected number of outputs: got %d, "
+                                              "expected %d (num_outputs)"
+                                              % (what, len(r), self.nout))
         return list(r)
 
     def _call(self, user, io_p, err):
@@ -308,6 +313,12 @@ def python_function_call(schema):
         pipe._graph.sources.append(fn_obj)
         args = {"function": fn_obj.name, "num_outputs": num_outputs,
                 "batch_processing": bool(batch_processing)}
+        if any(isinstance(x, (list, tuple)) for x in inputs):
+            raise errors.ArgumentTypeError("%s: Python operators do not support multiple input "
+                                           "sets (an input given as a list)" % where)
+        if isinstance(output_layouts, (list, tuple)) and len(output_layouts) < num_outputs:
+            # DALI's: a shorter list lays out the first outputs, the rest get none
+            output_layouts = list(output_layouts) + [""] * (num_outputs - len(output_layouts))
         if output_layouts is not None:
             args["output_layouts"] = output_layouts
         if name is not None:

@@ -296,7 +296,19 @@ class ScalarConstant(_Deferred):
     .float32()), usable as an operand, an op's input (a 0-d constant node) or an argument value
     (the number)."""
 
-    def __init__(self, arr, dtype):
+    def __init__(self, arr, dtype=None):
+        if dtype is None:  # DALI's: the type of the Python number (bool, int32 or float32)
+            import numpy as np
+            if isinstance(arr, (bool, np.bool_)):
+                dtype = DALIDataType.BOOL
+            elif isinstance(arr, (int, np.integer)):
+                dtype = DALIDataType.INT32
+            elif isinstance(arr, (float, np.floating)):
+                dtype = DALIDataType.FLOAT
+            else:
+                raise TypeError("Expected scalar value of type 'bool', 'int' or 'float', got %s"
+                                % type(arr))
+            arr = np.asarray(arr).astype(_INFO[dtype][0])
         self.value, self.dtype = arr, dtype
         super().__init__(lambda: _constant_node(arr, dtype, [], {}), "types.Constant")
 

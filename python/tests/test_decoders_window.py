@@ -90,7 +90,8 @@ def test_image_crop(tmp_path):
 
 def test_windows_outside_are_errors(tmp_path):
     data = jpegs(tmp_path, 2)
-    with pytest.raises(errors.Error, match=r"decoders.image_slice: sample 0: the window"):
+    with pytest.raises(errors.Error, match=r"decoders.image_slice: sample 0: Slice can.t be placed "
+                                           r"out of bounds with current policy. Got: the window"):
         run(lambda d: fn.decoders.image_slice(d, start=[0, 0], shape=[500, 5]), data)
     with pytest.raises(errors.Error, match=r"decoders.image_crop: sample 0: the window"):
         run(lambda d: fn.decoders.image_crop(d, crop=[500, 5]), data)

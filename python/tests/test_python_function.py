@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+import sluice
 import sluice.fn as fn
 import sluice.types as types
 from sluice import errors, pipeline_def
@@ -139,8 +140,14 @@ def test_errors_name_the_op_and_batch():
         run(lambda x: fn.python_function(x, function=bad), data(2))
     with pytest.raises(errors.Error, match="output 0 of sample 0 is object"):
         run(lambda x: fn.python_function(x, function=lambda a: np.array([None])), data(2))
-    with pytest.raises(errors.Error, match="num_outputs=2 wants a tuple of 2"):
+    with pytest.raises(errors.Error, match="num_outputs=2 must be a tuple"):
         run(lambda x: fn.python_function(x, function=lambda a: a, num_outputs=2), data(2))
+    # DALI's rule: a list is not a tuple of outputs; a tuple of the wrong length is an error
+    with pytest.raises(errors.Error, match="returned list: the outputs .* must be a tuple"):
+        run(lambda x: fn.python_function(x, function=lambda a: [a, a], num_outputs=2), data(2))
+    with pytest.raises(errors.Error, match="Unexpected number of outputs: got 3, expected 2"):
+        run(lambda x: fn.python_function(x, function=lambda a: (a, a, a), num_outputs=2),
+            data(2))
     with pytest.raises(errors.Error, match="the samples of an output share type and rank"):
         run(lambda x: fn.python_function(x, function=lambda a: a if a.shape[0] > 3 else a[0]),
             [np.zeros((5, 2, 3), np.uint8), np.zeros((2, 2, 3), np.uint8)])
@@ -314,3 +321,27 @@ def test_gpu_functions_take_and_return_device_data():
                                        rtol=1e-6)
             np.testing.assert_array_equal(np.array(c.as_cpu().at(i)), x + 1)
     assert seen and all(s == (True, 0) for s in seen)
+
+
+def test_input_sets_and_short_output_layouts():
+    with pytest.raises(TypeError, match="do not support multiple input sets"):
+        run(lambda x: fn.python_function([x, x], function=lambda a: a), data(2))
+    pipe = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        x = fn.external_source(source=lambda: data(2), layout="HWC")
+        a, b = fn.python_function(x, function=lambda v: (v, v / 2), num_outputs=2,
+                                  output_layouts=["IJK"])
+        c, d = fn.python_function(x, function=lambda v: (v, v / 2), num_outputs=2,
+                                  output_layouts="FGH")
+        pipe.set_outputs(a, b, c, d)
+    pipe.build()
+    a, b, c, d = pipe.run()
+    assert (a.layout(), b.layout(), c.layout(), d.layout()) == ("IJK", "", "FGH", "FGH")
+    np.testing.assert_array_equal(b.at(1), data(2)[1] / 2)
+    pipe = sluice.Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        pipe.set_outputs(fn.python_function(function=lambda: np.zeros((1, 1)),
+                                            output_layouts=["HW", "HWC"]))
+    with pytest.raises(errors.Error, match="length of output_layouts .2. is greater than"):
+        pipe.build()
+        pipe.run()

@@ -392,9 +392,13 @@ def test_multi_paste_relative_coordinates():
 
 @pytest.mark.parametrize("kw,msg", [
     (dict(in_ids=[0], out_anchors=[5, 5], output_size=[6, 6]), "paste 0: the region"),
-    (dict(in_ids=[3], output_size=[6, 6]), "in_ids\\[0\\] = 3 is not a sample"),
+    (dict(in_ids=[3], output_size=[6, 6]),
+     "The `in_idx` must be in range \\[0, 2\\). Got in_idx: 3. Input batch size is: 2."),
     (dict(in_ids=[0, 1], in_anchors=[0, 0], output_size=[6, 6]), "in_anchors must give 2"),
-    (dict(in_ids=[0, 1]), "the pasted images differ in size: give output_size"),
+    (dict(in_ids=[0, 1]), "If the `output_size` is not specified, all the input samples must "
+                          "have the same shape"),
+    # DALI's rule: the whole batch, not only the pasted samples, must share a size
+    (dict(in_ids=[0]), "If the `output_size` is not specified, all the input samples"),
     (dict(in_ids=[0], output_size=[6, 6], in_anchors=[0, 0], in_anchors_rel=[0.5, 0.5]),
      "give in_anchors or in_anchors_rel, not both"),
     (dict(in_ids=[0], output_size=[6, 6], shapes_rel=[0.5, 1.5]), "shapes_rel\\[1\\] = 1.5"),
@@ -503,3 +507,10 @@ def test_random_object_bbox_classes_weights_background():
     with pytest.raises(sluice.Error, match="ignore_class excludes"):
         run(lambda x: tuple(fn.segmentation.random_object_bbox(x, ignore_class=True,
                                                                output_class=True)), 4, lambda: m)
+
+
+def test_multi_paste_refuses_mixed_channels():
+    imgs = [np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4, 1), np.uint8)]
+    with pytest.raises(sluice.Error, match="multi_paste: .*All regions pasted into given output "
+                                           "sample must have the same number of channels"):
+        run(lambda x: fn.multi_paste(x, in_ids=[0, 1], output_size=[6, 6]), 2, lambda: imgs)

@@ -7,6 +7,7 @@ and 0-d samples, and the errors that name the op and the argument."""
 import numpy as np
 import pytest
 
+import sluice
 import sluice.fn as fn
 import sluice.types as types
 from sluice import errors, pipeline_def
@@ -196,18 +197,19 @@ def test_errors_name_op_and_argument():
             run1(make, 1, (lambda: x, src))
 
     fails(lambda a: fn.slice(a, start=[0, 0], shape=[5, 1], axes=[0, 1]),
-          r"slice: sample 0: the window \[0, 5\) of dimension 0 leaves the input's extent 4")
+          r"slice: sample 0: Slice can't be placed out of bounds with current policy. Got: the "
+          r"window \[0, 5\) of dimension 0, the input's extent 4")
     fails(lambda a: fn.slice(a, start=[2], shape=[-1], axes=[0]),
           "slice: sample 0: the window of dimension 0 has a negative extent")
     fails(lambda a: fn.slice(a, start=[0, 0], shape=[1, 1]),
           "slice: sample 0: axis_names \"WH\": 'W' is not in the input's layout")
     fails(lambda a: fn.slice(a, start=[0], shape=[1], axes=[2]),
-          "slice: sample 0: axes: 2 is no dimension of a 2-d sample")
+          r"slice: sample 0: Axis 2 out of range. Expected range is \[-2, 1\] for a 2D input")
     fails(lambda a: fn.slice(a, start=[0], axes=[0, 1]), "slice: start has 1 values for 2 axes")
     fails(lambda a: fn.slice(a, start=[0], rel_start=[0], axes=[0]),
           "slice: give start or rel_start, not both")
     fails(lambda a: fn.slice(a, end=[1], shape=[1], axes=[0]),
-          "slice: give one of end, rel_end, shape and rel_shape")
+          'slice: "end", "rel_end", "shape", and "rel_shape" arguments are mutually exclusive')
     fails(lambda a: fn.slice(a, start=[0], shape=[5], axes=[0], out_of_bounds_policy="pad",
                              fill_values=[1, 2, 3]),
           "slice: sample 0: fill_values has 3 values for 4 channels")
@@ -268,3 +270,31 @@ def test_anchor_and_shape_of_different_types_are_refused():
         run1(lambda a, b, c: fn.slice(a, b, c, axes=[0, 1]), 1, (lambda: x, {}),
              (lambda: [np.array([0, 0], np.int32)], {}),
              (lambda: [np.array([0.5, 0.5], np.float32)], {}))
+
+
+def test_per_sample_axes():
+    """axes as a per-sample tensor (DALI's dynamic axes): each sample's own, negative ones from
+    the back, an empty one every dimension; compared with numpy slicing"""
+    img = np.arange(10 * 12 * 3, dtype=np.float32).reshape(10, 12, 3)
+    axes = [np.int32([0]), np.int32([-2, 0]), np.int32([])]
+    starts = [np.float32([0.5]), np.float32([0.25, 0.2]), np.float32([0.1, 0.5, 0.0])]
+    shapes = [np.float32([0.5]), np.float32([0.5, 0.6]), np.float32([0.5, 0.5, 1.0])]
+    pipe = sluice.Pipeline(batch_size=3, num_threads=1, device_id=None)
+    with pipe:
+        x = fn.external_source(source=lambda: [img] * 3)
+        a, s0, s1 = [fn.external_source(source=lambda v=v: v) for v in (axes, starts, shapes)]
+        pipe.set_outputs(fn.slice(x, rel_start=s0, rel_shape=s1, axes=a))
+    pipe.build()
+    (out,) = pipe.run()
+    np.testing.assert_array_equal(out.at(0), img[5:10])
+    np.testing.assert_array_equal(out.at(1), img[2:8, 3:9])
+    np.testing.assert_array_equal(out.at(2), img[1:6, 6:12])
+    pipe = sluice.Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        x = fn.external_source(source=lambda: [img])
+        a = fn.external_source(source=lambda: [np.int32([3])])
+        pipe.set_outputs(fn.slice(x, rel_start=[0.1], rel_shape=[0.5], axes=a))
+    pipe.build()
+    with pytest.raises(sluice.Error, match=r"Axis 3 out of range. Expected range is \[-3, 2\] "
+                                           r"for a 3D input"):
+        pipe.run()

@@ -167,3 +167,57 @@ def test_on_a_cuda_pipeline_get_property_of_gpu_data(files):
     assert g.source_info() == files
     assert info.device == "gpu" and [text(t) for t in info.as_cpu()] == files
     assert [text(t) for t in lay.as_cpu()] == ["B"] * 3
+
+
+def test_permute_batch_and_multi_paste_carry_source_info(tmp_path):
+    """permute_batch moves each sample's source info with it; multi_paste's output sample has the
+    pasted samples' source info joined by ';', in paste order (DALI's)."""
+    paths = []
+    for k in range(3):
+        p = tmp_path / ("f%d.npy" % k)
+        np.save(p, np.full((4, 5, 3), k, np.uint8))
+        paths.append(str(p))
+
+    @pipeline_def(batch_size=3, num_threads=2, device_id=None)
+    def p():
+        x = fn.readers.numpy(files=paths)
+        x = fn.reshape(x, layout="HWC")
+        perm = fn.permute_batch(x, indices=[2, 0, 1])
+        ids = fn.external_source(source=lambda: [np.int32([1, 2]), np.int32([0]),
+                                                 np.int32([2, 2, 0])])
+        return perm, fn.multi_paste(x, in_ids=ids), fn.multi_paste(x, perm)
+
+    perm, pasted, two = p().run()
+    assert [perm[i].source_info() for i in range(3)] == [paths[2], paths[0], paths[1]]
+    assert [pasted[i].source_info() for i in range(3)] == [
+        paths[1] + ";" + paths[2], paths[0], ";".join([paths[2], paths[2], paths[0]])]
+    assert two[1].source_info() == paths[1] + ";" + paths[0]
+    np.testing.assert_array_equal(perm.at(0), np.full((4, 5, 3), 2, np.uint8))
+
+
+def test_per_sample_argument_given_as_an_array():
+    """a 2-D array for a per-sample argument is a constant tensor for every sample (DALI's)"""
+    img = np.arange(8 * 8 * 3, dtype=np.uint8).reshape(8, 8, 3)
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        x = fn.external_source(source=lambda: [img, img], layout="HWC")
+        return fn.multi_paste(x, in_ids=fn.external_source(source=lambda: [np.int32([1])] * 2),
+                              in_anchors_rel=np.float32([[0.5, 0.0]]),
+                              shapes_rel=np.float32([[0.5, 0.5]]), output_size=[8, 8])
+
+    (out,) = p().run()
+    want = np.zeros((8, 8, 3), np.uint8)
+    want[0:4, 0:4] = img[4:8, 0:4]
+    np.testing.assert_array_equal(out.at(0), want)
+
+
+def test_scalar_argument_refuses_an_array():
+    """a scalar per-sample argument given a 2-D array is refused, as DALI's ("cannot be
+    converted"), even of one element"""
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def p():
+        return fn.random.beta(alpha=1.0, beta=np.float32([[1.0]]))
+
+    with pytest.raises(sluice.Error, match="cannot be converted"):
+        p().run()

@@ -227,8 +227,8 @@ def test_errors():
         with pytest.raises(errors.Error, match=match):
             run(make, srcs=srcs)
 
-    fails(lambda: fn.transforms.translation(offset=[1, 2, 3, 4]),
-          r"transforms.translation: sample 0: offset has 4 values \(2 or 3 dimensions\)")
+    fails(lambda: fn.transforms.translation(offset=[1, 2, 3, 4, 5, 6, 7]),
+          r"transforms.translation: sample 0: offset has 7 values \(1 to 6 dimensions\)")
     fails(lambda: fn.transforms.rotation(angle=10, center=[1, 2, 3]),
           "transforms.rotation: sample 0: center has 3 values for 2 dimensions")
     fails(lambda: fn.transforms.shear(), "transforms.shear: give shear or angles")
@@ -239,3 +239,28 @@ def test_errors():
           "transforms.combine: sample 0: input 1 is not a 2 x 3 transform")
     fails(lambda p: fn.coord_transform(p, M=[1, 2, 3]),
           "coord_transform: sample 0: M has 3 values", srcs=([np.zeros((4, 2), np.float32)] * 2,))
+
+
+def test_any_dimension_count_as_dali():
+    """DALI's transforms take 1 to 6 dimensions (rotation and shear 2 or 3): translation, scale and
+    crop of any count, combine of 6-D matrices; crop with its defaults is a 1-D box."""
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-1, 1, (6, 7)).astype(np.float32)
+    b = rng.uniform(-1, 1, (6, 7)).astype(np.float32)
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def p():
+        ta, tb = fn.external_source(source=lambda: ([a], [b]), num_outputs=2)
+        return (fn.transforms.combine(ta, tb), fn.transforms.translation(offset=[1.0]),
+                fn.transforms.scale(scale=[2.0, 3.0, 4.0, 5.0]), fn.transforms.crop(),
+                fn.transforms.crop(from_start=[0.5], from_end=[1.5], to_start=[2.0],
+                                   to_end=[4.0]))
+
+    comb, tr, sc, crop0, crop1 = [np.asarray(o.at(0)) for o in p().run()]
+    ha, hb = np.eye(7), np.eye(7)
+    ha[:6], hb[:6] = a, b
+    np.testing.assert_allclose(comb, (hb @ ha)[:6], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(tr, [[1.0, 1.0]])
+    np.testing.assert_array_equal(sc, np.hstack([np.diag([2.0, 3.0, 4.0, 5.0]), np.zeros((4, 1))]))
+    np.testing.assert_array_equal(crop0, [[1.0, 0.0]])
+    np.testing.assert_allclose(crop1, [[2.0, 1.0]])  # x -> 2x + 1 maps [0.5, 1.5] onto [2, 4]

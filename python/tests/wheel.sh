@@ -49,6 +49,8 @@ assert "Requires-Python: >=3.10" in meta and "License: Apache-2.0" in meta, meta
 entry = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
 assert entry and "sluice = sluice.__main__:main" in z.read(entry[0]).decode(), "no console script"
 assert "wds2idx = sluice.__main__:wds2idx" in z.read(entry[0]).decode(), "no wds2idx script"
+assert "tfrecord2idx = sluice.__main__:tfrecord2idx" in z.read(entry[0]).decode(), \
+    "no tfrecord2idx script"
 mode = z.getinfo("sluice/_lib/sluice").external_attr >> 16
 assert mode & 0o111, "the tool in the wheel is not executable"
 assert not any("/build/" in n or n.startswith("build") for n in names), "build outputs in the wheel"

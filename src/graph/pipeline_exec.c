@@ -131,13 +131,14 @@ static const char *const *node_info(const sl_pipeline *p, const sl_batch *b, int
 }
 
 /* After op k ran on batch b: its outputs' source info. A reader's (n samples) is copied into the
- * batch; other ops pass on their first input's, except the conditional splits and merges, whose
- * samples are not their input's in order. */
+ * batch; SL_OPF_INFO ops make their own (copied the same way); other ops pass on their first
+ * input's, except the conditional splits and merges, whose samples are not their input's in
+ * order. */
 static sl_status set_info(sl_pipeline *p, int k, sl_batch *b, const char *const *info, int n,
                           sl_err *err) {
     const sl__opinst *op = &p->ops[k];
     const char *const *to = NULL;
-    if (op->def->flags & SL_OPF_READER && info) {
+    if (op->def->flags & (SL_OPF_READER | SL_OPF_INFO) && info) {
         if (!b->infos[k] &&
             (!(b->infos[k] = sl__calloc((size_t)p->cfg.batch_size, sizeof *b->infos[k], err)) ||
              !(b->info_cap[k] =
@@ -268,6 +269,11 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
                                   : (const char *const *)b->keys;
     io.keys = keys;
     io.source_info = op->ninputs > 0 ? node_info(p, b, op->inputs[0]) : NULL;
+    const char *const *in_info[16];
+    if (op->def->flags & SL_OPF_INFO) {
+        for (int i = 0; i < op->ninputs && i < 16; i++) in_info[i] = node_info(p, b, op->inputs[i]);
+        io.in_info = in_info;
+    }
     io.source = k == p->reader_op ? NULL : reader_source(p);
     io.seed = op->seed;
     io.sample_base = sample_base(p, b);

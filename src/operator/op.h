@@ -187,6 +187,9 @@ enum {
                                   * the inputs then repeated per frame (transforms.*, as DALI's);
                                   * without it, as DALI's other ops, an op given a per-frame
                                   * argument needs a sequence input */
+    SL_OPF_INFO = 1u << 9,       /* gives its outputs' source info: its setup points io->source_info
+                                  * at an array it owns (valid until its next setup), made from its
+                                  * inputs' (io->in_info), which the executor copies as a reader's */
 };
 
 /* What an op instance learns when it is created. */
@@ -235,6 +238,8 @@ typedef struct sl__op_io {
      * a reader's setup sets it for its outputs (valid until its next setup); for any other op
      * it is its first input's (NULL: none), which the executor passes on to its outputs */
     const char *const *source_info;
+    /* (SL_OPF_INFO ops) per input, its samples' source info, or NULL for none */
+    const char *const *const *in_info;
     sl_device device;
     void *stream;       /* cudaStream_t for run_gpu */
     void **batch_state; /* this op's slot for this batch: data its setup/run_cpu leave for

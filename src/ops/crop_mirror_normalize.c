@@ -94,6 +94,7 @@ typedef struct cmn_state {
     double pos_x, pos_y, mirror, mirror_v;
     sl_dtype dtype;
     int out_chw, pad_output, oob, truncate;
+    bool out_seq; /* output_layout FHWC / FCHW: the input must be a sequence */
     bool has_crop;
     double crop_h, crop_w;
     bool has_anchor;
@@ -151,11 +152,15 @@ static sl_status cmn_create_as(const sl__args *a, bool crop, void **out, sl_err 
     }
     if (!crop) {
         const char *lay = sl__args_str(a, "output_layout");
-        if (lay && !strcmp(lay, "CHW"))
+        /* a sequence's FHWC / FCHW: each frame's HWC / CHW (the frames run one by one) */
+        s->out_seq = lay && lay[0] == 'F';
+        const char *frame = s->out_seq ? lay + 1 : lay;
+        if (frame && !strcmp(frame, "CHW"))
             s->out_chw = 1;
-        else if (!lay || strcmp(lay, "HWC"))
-            st = sl_err_set(err, SL_EINVAL, "%s: output_layout \"%s\": only HWC and CHW", NAME,
-                            lay ? lay : "");
+        else if (!frame || strcmp(frame, "HWC"))
+            st = sl_err_set(err, SL_EINVAL,
+                            "%s: output_layout \"%s\": HWC or CHW (FHWC or FCHW for sequences)",
+                            NAME, lay ? lay : "");
         s->pad_output = sl__args_bool(a, "pad_output");
     }
     const char *oob = sl__args_str(a, "out_of_bounds_policy");
@@ -260,6 +265,16 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
         in->dtype != SL_DTYPE_I8)
         return sl_err_set(err, SL_EINVAL, "%s: input dtype %s not supported", s->name,
                           sl_dtype_name(in->dtype));
+    if (in->layout[0] && strcmp(in->layout, "HWC") && strcmp(in->layout, "CHW"))
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: The layout \"%s%s\" does not match any of the allowed layouts "
+                          "(HWC, CHW, FHWC, FCHW)",
+                          s->name, io->seq_frames ? "F" : "", in->layout);
+    if (s->out_seq && !io->seq_frames)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: output_layout F%s is for sequences (FHWC or FCHW input); the input "
+                          "is \"%s\"",
+                          s->name, s->out_chw ? "CHW" : "HWC", in->layout);
     int in_chw = !strcmp(in->layout, "CHW");
     if (s->auto_dtype) s->dtype = in->dtype; /* crop: each batch's input type (always the same) */
     if (s->auto_layout) s->out_chw = in_chw;
@@ -312,6 +327,7 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
                    p->anchor_x + p->out_w > p->in_w;
         if (oob && s->oob == OOB_ERROR) {
             st = sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                             "Slice can't be placed out of bounds with current policy. Got: "
                              "window (%lld, %lld) + (%lld, %lld) is outside the %lldx%lld input "
                              "(out_of_bounds_policy=\"error\")",
                              (long long)p->anchor_y, (long long)p->anchor_x, (long long)p->out_h,
@@ -346,14 +362,15 @@ static sl_status cmn_setup(void *state, sl__op_io *io, sl_err *err) {
                              (long long)p->in_c);
             break;
         }
-        if (s->n_fill != 1 && s->n_fill < p->out_c) {
+        if (s->n_fill != 1 && s->n_fill < p->in_c) {
             st = sl__op_fail(err, SL_EINVAL, io, i, s->name,
                              "fill_values has %d values for %lld channels", s->n_fill,
-                             (long long)p->out_c);
+                             (long long)p->in_c);
             break;
         }
         for (int64_t c = 0; c < p->out_c; c++) {
-            p->fill[c] = (float)s->fill[s->n_fill == 1 ? 0 : c];
+            /* one value for all; else per channel, padded channels past the list 0 (DALI's) */
+            p->fill[c] = s->n_fill == 1 ? (float)s->fill[0] : c < s->n_fill ? (float)s->fill[c] : 0;
             if (c >= p->in_c) continue; /* padded channels always hold fill */
             double m = mean[nm == 1 ? 0 : c], d = sd[ns == 1 ? 0 : c];
             if (d == 0) {
@@ -516,6 +533,7 @@ const sl__op_def sl__crop_mirror_normalize_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = cmn_args,
+    .flags = SL_OPF_SEQUENCE, /* FHWC / FCHW: frame by frame, one window per sequence */
 #ifdef SLUICE_HAVE_CUDA
     .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, /* both runs read the same sl__cmn_sample */
     .run_gpu = cmn_run_gpu,
@@ -535,6 +553,7 @@ const sl__op_def sl__crop_op = {
     .min_inputs = 1,
     .max_inputs = 1,
     .args = crop_args,
+    .flags = SL_OPF_SEQUENCE,
 #ifdef SLUICE_HAVE_CUDA
     .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, /* crop_mirror_normalize's runs, state and all */
     .run_gpu = cmn_run_gpu,

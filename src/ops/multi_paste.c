@@ -75,6 +75,10 @@ typedef struct mp_state {
     int64_t p_cap;
     int64_t *first, *oshape;
     int cap;
+    char *info_text; /* the outputs' source info: the pasted samples', ';'-joined */
+    size_t info_cap;
+    const char **info;
+    int info_n;
 } mp_state;
 
 static void mp_destroy(void *state) {
@@ -84,6 +88,8 @@ static void mp_destroy(void *state) {
         free(s->p);
         free(s->first);
         free(s->oshape);
+        free(s->info_text);
+        free(s->info);
     }
     free(s);
 }
@@ -255,8 +261,9 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
     for (int64_t k = 0; k < n; k++) {
         if (s->ids.has && (v[k] < 0 || v[k] >= io->batch))
             return sl__op_fail(err, SL_EINVAL, io, i, MP,
-                               "in_ids[%lld] = %lld is not a sample of the batch of %d",
-                               (long long)k, (long long)v[k], io->batch);
+                               "The `in_idx` must be in range [0, %d). Got in_idx: %lld. Input "
+                               "batch size is: %d.",
+                               io->batch, (long long)v[k], io->batch);
         p[k].src = s->ids.has ? (int)v[k] : (int)k;
     }
     SL_TRY(pairs(s, &s->in_anc, "in_anchors", io, i, n, p, offsetof(paste, in), err));
@@ -279,18 +286,14 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
                                "output_size must be 2 non-negative integers (h, w)");
         o[0] = v[0];
         o[1] = v[1];
-    } else {
-        for (int64_t k = 0; k < n; k++) {
-            int j;
-            const sl_tlist *t = source(s, io, &p[k], i, &j);
-            if (k == 0) o[0] = t->shapes[3 * j], o[1] = t->shapes[3 * j + 1];
-            if (n == 0 || t->shapes[3 * j] != o[0] || t->shapes[3 * j + 1] != o[1])
-                return sl__op_fail(err, SL_EINVAL, io, i, MP,
-                                   "the pasted images differ in size: give output_size");
-        }
-        if (n == 0)
-            return sl__op_fail(err, SL_EINVAL, io, i, MP,
-                               "nothing is pasted and no output_size is given");
+    } else { /* DALI's rule: every input sample has one size, the canvas's */
+        o[0] = own->shapes[0], o[1] = own->shapes[1];
+        for (int x = 0; x < io->num_inputs; x++)
+            for (int j = 0; j < io->batch; j++)
+                if (io->in[x]->shapes[3 * j] != o[0] || io->in[x]->shapes[3 * j + 1] != o[1])
+                    return sl__op_fail(err, SL_EINVAL, io, i, MP,
+                                       "If the `output_size` is not specified, all the input "
+                                       "samples must have the same shape.");
     }
     SL_TRY(pairs(s, &s->out_anc, "out_anchors", io, i, n, p, offsetof(paste, out), err));
     SL_TRY(rel_pairs(s, 2, io, i, n, p, offsetof(paste, out), o, false, err));
@@ -300,8 +303,9 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
         const int64_t *sh = t->shapes + 3 * j;
         if (sh[2] != o[2])
             return sl__op_fail(err, SL_EINVAL, io, i, MP,
-                               "paste %lld has %lld channels, the canvas %lld", (long long)k,
-                               (long long)sh[2], (long long)o[2]);
+                               "All regions pasted into given output sample must have the same "
+                               "number of channels: paste %lld has %lld, the canvas %lld",
+                               (long long)k, (long long)sh[2], (long long)o[2]);
         for (int d = 0; d < 2; d++)
             if (p[k].in[d] < 0 || p[k].out[d] < 0 || p[k].shape[d] < 0 ||
                 p[k].shape[d] > sh[d] - p[k].in[d] || p[k].shape[d] > o[d] - p[k].out[d])
@@ -312,6 +316,52 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
                                    (long long)sh[d], (long long)o[d], (long long)p[k].out[d]);
     }
     s->first[i + 1] = at + n;
+    return SL_OK;
+}
+
+/* The outputs' source info, as DALI's: each output sample's the ';'-joined source info of the
+ * samples pasted into it, in paste order (io->in_info, which the executor gives SL_OPF_INFO ops;
+ * an input without source info counts as ""). */
+static sl_status join_info(mp_state *s, sl__op_io *io, sl_err *err) {
+    if (!io->in_info) return SL_OK;
+    size_t need = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t at = 0;
+        for (int i = 0; i < io->batch; i++) {
+            if (pass) s->info[i] = s->info_text + at;
+            for (int64_t k = s->first[i]; k < s->first[i + 1]; k++) {
+                int j;
+                const paste *q = &s->p[k];
+                const sl_tlist *t = source(s, io, q, i, &j);
+                (void)t;
+                int x = s->ids.has ? 0 : q->src; /* the input it comes from */
+                const char *const *ii = x < 16 ? io->in_info[x] : NULL;
+                const char *str = ii && ii[j] ? ii[j] : "";
+                size_t len = strlen(str) + (k > s->first[i]);
+                if (pass) {
+                    if (k > s->first[i]) s->info_text[at] = ';';
+                    memcpy(s->info_text + at + (k > s->first[i]), str, strlen(str));
+                }
+                at += len;
+            }
+            if (pass) s->info_text[at] = '\0';
+            at++;
+        }
+        need = at;
+        if (!pass) {
+            if (need > s->info_cap) {
+                char *nt = realloc(s->info_text, need);
+                if (!nt) return sl_err_set(err, SL_ENOMEM, MP ": out of memory");
+                s->info_text = nt, s->info_cap = need;
+            }
+            if (io->batch > s->info_n) {
+                const char **ni = realloc(s->info, (size_t)io->batch * sizeof *ni);
+                if (!ni) return sl_err_set(err, SL_ENOMEM, MP ": out of memory");
+                s->info = ni, s->info_n = io->batch;
+            }
+        }
+    }
+    io->source_info = s->info;
     return SL_OK;
 }
 
@@ -345,7 +395,7 @@ static sl_status mp_setup(void *state, sl__op_io *io, sl_err *err) {
     SL_TRY(sl_tlist_reset(io->out[0], io->batch, dt, 3, sl_cpu(), err));
     SL_TRY(sl_tlist_alloc(io->out[0], s->oshape, err));
     strcpy(io->out[0]->layout, "HWC");
-    return SL_OK;
+    return join_info(s, io, err);
 }
 
 static sl_status mp_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
@@ -387,6 +437,7 @@ const sl__op_def sl__multi_paste_op = {
            "sample); dtype converts as DALI's ConvertSat.",
     .min_inputs = 1,
     .max_inputs = INT_MAX,
+    .flags = SL_OPF_INFO,
     .args = mp_args,
     .devices = SL_OPDEV_CPU,
     .create = mp_create,

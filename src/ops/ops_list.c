@@ -14,13 +14,20 @@ extern const sl__op_def sl__reader_numpy_op;
 extern const sl__op_def sl__reader_webdataset_op;
 extern const sl__op_def sl__reader_tfrecord_op;
 extern const sl__op_def sl__reader_nemo_asr_op;
+extern const sl__op_def sl__reader_mxnet_op;
 
 const sl__op_def *const sl__reader_ops[] = {
-    &sl__reader_caffe_op,      &sl__reader_coco_op,
-    &sl__reader_caffe2_op,     &sl__reader_file_op,
-    &sl__reader_mnist_op,      &sl__reader_numpy_op,
-    &sl__reader_webdataset_op, &sl__reader_tfrecord_op,
-    &sl__reader_nemo_asr_op,   NULL,
+    &sl__reader_caffe_op,
+    &sl__reader_coco_op,
+    &sl__reader_caffe2_op,
+    &sl__reader_file_op,
+    &sl__reader_mnist_op,
+    &sl__reader_numpy_op,
+    &sl__reader_webdataset_op,
+    &sl__reader_tfrecord_op,
+    &sl__reader_nemo_asr_op,
+    &sl__reader_mxnet_op,
+    NULL,
 };
 
 extern const sl__op_def sl__decode_image_op;

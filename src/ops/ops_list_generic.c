@@ -79,6 +79,9 @@ extern const sl__op_def sl__clahe_op;
 extern const sl__op_def sl__peek_image_shape_op;
 extern const sl__op_def sl__copy_op;
 extern const sl__op_def sl__element_extract_op;
+extern const sl__op_def sl__sequence_rearrange_op;
+extern const sl__op_def sl__io_file_read_op;
+extern const sl__op_def sl__grid_mask_op;
 extern const sl__op_def sl__permute_batch_op;
 extern const sl__op_def sl__batch_permutation_op;
 extern const sl__op_def sl__lookup_table_op;
@@ -164,6 +167,9 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__peek_image_shape_op,
     &sl__copy_op,
     &sl__element_extract_op,
+    &sl__sequence_rearrange_op,
+    &sl__io_file_read_op,
+    &sl__grid_mask_op,
     &sl__permute_batch_op,
     &sl__batch_permutation_op,
     &sl__lookup_table_op,

@@ -79,8 +79,10 @@ static sl_status pf_create(const sl__args *a, const sl__op_init *init, void **ou
         const char *const *l;
         s->nlayouts = sl__args_strs(a, "output_layouts", &l);
         if (s->nlayouts != 1 && s->nlayouts != s->nout)
-            st = sl_err_set(err, SL_EINVAL, "%s: %d output_layouts for %d outputs", s->opname,
-                            s->nlayouts, s->nout);
+            st = sl_err_set(err, SL_EINVAL,
+                            "%s: the length of output_layouts (%d) is greater than the number of "
+                            "outputs (%d), or neither 1 nor that",
+                            s->opname, s->nlayouts, s->nout);
         else if (!(s->layouts = sl__calloc((size_t)s->nlayouts, sizeof *s->layouts, err)))
             st = SL_ENOMEM;
         for (int k = 0; st == SL_OK && k < s->nlayouts; k++) {

@@ -31,6 +31,8 @@ const char *sl__reader_path(const sl__reader *r, int64_t rec) {
         return sl__tfrec_path(r->tfrec, rec);
     case SL__READER_NEMO:
         return sl__nemo_manifest(r->nemo, rec);
+    case SL__READER_MXNET:
+        return sl__recio_path(r->recio, rec);
     default:
         return sl__folder_root(r->folder);
     }
@@ -55,6 +57,9 @@ static const char *rec_key(const sl__reader *r, int64_t rec, char *buf, size_t n
     case SL__READER_TFREC: /* the record's byte offset in its file */
         snprintf(buf, n, "%llu", (unsigned long long)sl__tfrec_offset(r->tfrec, rec));
         return buf;
+    case SL__READER_MXNET: /* the record's key in the index */
+        snprintf(buf, n, "%lld", (long long)sl__recio_key(r->recio, rec));
+        return buf;
     case SL__READER_NEMO: /* the audio file as the manifest names it */
         return escaped(sl__nemo_get(r->nemo, rec)->name, buf, n);
     default:
@@ -63,10 +68,10 @@ static const char *rec_key(const sl__reader *r, int64_t rec, char *buf, size_t n
 }
 
 /* Record rec's source info, as DALI's readers give it: a file's path (readers.file, numpy,
- * coco), "FILE at index OFFSET" (readers.tfrecord), the audio file as the manifest names it
- * (readers.nemo), "TAR:OFFSET:NAME" of the member a webdataset sample's first output takes (DALI
- * gives each output its own member's: sluice one per sample); "" where DALI gives none (the LMDB
- * and MNIST readers). */
+ * coco), "FILE at index OFFSET" (readers.tfrecord, readers.mxnet), the audio file as the manifest
+ * names it (readers.nemo), "TAR:OFFSET:NAME" of the member a webdataset sample's first output takes
+ * (DALI gives each output its own member's: sluice one per sample); "" where DALI gives none (the
+ * LMDB and MNIST readers). */
 static void rec_info(const sl__reader *r, int64_t rec, char *buf, size_t n) {
     switch (r->fmt) {
     case SL__READER_TFREC:
@@ -75,6 +80,10 @@ static void rec_info(const sl__reader *r, int64_t rec, char *buf, size_t n) {
         break;
     case SL__READER_NEMO:
         snprintf(buf, n, "%s", sl__nemo_get(r->nemo, rec)->name);
+        break;
+    case SL__READER_MXNET:
+        snprintf(buf, n, "%s at index %llu", sl__recio_path(r->recio, rec),
+                 (unsigned long long)sl__recio_offset(r->recio, rec));
         break;
     case SL__READER_FILE:
     case SL__READER_NUMPY:
@@ -111,6 +120,7 @@ void sl__reader_free(void *state) {
     sl__wds_close(r->wds);
     sl__tfrec_close(r->tfrec);
     sl__nemo_close(r->nemo);
+    sl__recio_close(r->recio);
     free(r->path0);
     free(r->recs);
     free(r->keys);

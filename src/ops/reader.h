@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the reader operators share (readers.caffe2, readers.caffe, readers.mnist, readers.file,
- * readers.numpy, readers.webdataset, readers.tfrecord, readers.nemo_asr: each in its own
- * reader_<name>.c, listed in ops_list.c). Each is a record store (LMDB, IDX file, file list, tar
- * shards, TFRecord files, NeMo manifests) behind the one loader core (io/loader.h) that decides,
- * sample by sample, which record comes next. A reader's setup picks the batch's records with
- * sl__reader_next, which sets io->keys (owned here, valid until the next setup), then fills the
- * outputs. Every record error is SL_EFORMAT (SL_EIO for files) naming path and key
- * (sl__reader_fail). Here: the common state, the LoaderBase arguments every reader takes, and the
- * functions of reader.c. */
+ * readers.numpy, readers.webdataset, readers.tfrecord, readers.mxnet, readers.nemo_asr: each in its
+ * own reader_<name>.c, listed in ops_list.c). Each is a record store (LMDB, IDX file, file list,
+ * tar shards, TFRecord files, RecordIO files, NeMo manifests) behind the one loader core
+ * (io/loader.h) that decides, sample by sample, which record comes next. A reader's setup picks the
+ * batch's records with sl__reader_next, which sets io->keys (owned here, valid until the next
+ * setup), then fills the outputs. Every record error is SL_EFORMAT (SL_EIO for files) naming path
+ * and key (sl__reader_fail). Here: the common state, the LoaderBase arguments every reader takes,
+ * and the functions of reader.c. */
 #ifndef SLUICE_OPS_READER_H
 #define SLUICE_OPS_READER_H
 
@@ -20,6 +20,7 @@
 #include "io/lmdb.h"
 #include "io/loader.h"
 #include "io/nemo.h"
+#include "io/recordio.h"
 #include "io/tfrecord.h"
 #include "io/wds.h"
 
@@ -96,7 +97,8 @@ enum {
     SL__READER_NUMPY,
     SL__READER_WDS,
     SL__READER_TFREC,
-    SL__READER_NEMO
+    SL__READER_NEMO,
+    SL__READER_MXNET
 };
 
 /* Every reader's state; readers with more embed it as their first member. */
@@ -121,6 +123,7 @@ typedef struct sl__reader {
     bool wds_case;
     sl__tfrec *tfrec;
     sl__nemo *nemo;
+    sl__recio *recio;
     /* caffe2 / caffe options */
     int label_type, num_labels, additional;
     bool bbox, image_available, label_available;

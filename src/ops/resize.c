@@ -90,6 +90,10 @@ static const sl__arg_schema resize_args[] = {
      "a fractional output size scales exactly: the input window is scaled about its centre by "
      "the rounding",
      0, NULL},
+    {"image_type", SL_ARG_ENUM, "None",
+     "DALI's older argument: the input's colour type; a channel-last image's channel count (GRAY "
+     "1, RGB, BGR and YCbCr 3) is checked",
+     0, "RGB|BGR|GRAY|YCbCr|ANY_DATA"},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -127,6 +131,10 @@ static int filter_of(const char *f) {
 /* resize's max_size and subpixel_scale */
 static sl_status limits(resize_state *s, const sl__args *a, sl_err *err) {
     s->subpixel = sl__args_bool(a, "subpixel_scale");
+    if (sl__args_given(a, "image_type")) {
+        const char *it = sl__args_str(a, "image_type");
+        s->want_c = !strcmp(it, "GRAY") ? 1 : !strcmp(it, "ANY_DATA") ? 0 : 3;
+    }
     s->keep_aspect = s->mode == MODE_NOT_LARGER || s->mode == MODE_NOT_SMALLER || s->shorter > 0 ||
                      s->node_shorter >= 0 || s->longer > 0 || s->node_longer >= 0;
     if (sl__args_get(a, "max_size")->kind == SL_VAL_NONE) return SL_OK;
@@ -476,7 +484,11 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
         planes(s, in, i, &P, &H, &W, &C);
         double *r = s->roi + 4 * i;
         sl_status st = H < 1 || W < 1 ? sl__op_fail(err, SL_EINVAL, io, i, s->name, "empty image")
-                                      : window(s, io, i, H, W, r, err);
+                       : s->want_c && s->clast && C != s->want_c
+                           ? sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                                         "image_type wants %d channel%s, the image has %lld",
+                                         s->want_c, s->want_c == 1 ? "" : "s", (long long)C)
+                           : window(s, io, i, H, W, r, err);
         if (st == SL_OK) st = sl__resize_sample_filters(s, io, i, err);
         if (st != SL_OK) {
             free(shapes);

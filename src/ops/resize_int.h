@@ -42,6 +42,7 @@ typedef struct resize_state {
      * takes HWC, sequences frame by frame) */
     int hpos;
     bool clast;
+    int want_c; /* image_type's channel count (0: not checked) */
     /* resize of volumes (resize_volume.c): DHWC (cfirst false) or CDHW; per sample the output
      * (D, H, W) and the window (z0, y0, x0, d, h, w) */
     bool vol, cfirst;

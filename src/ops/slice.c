@@ -28,7 +28,9 @@
 #include <string.h>
 
 static const sl__arg_schema slice_args[] = {
-    {"axes", SL_ARG_INTS, "[1, 0]", "dimensions the window's coordinates apply to", 0, NULL},
+    {"axes", SL_ARG_INTS, "[1, 0]",
+     "dimensions the window's coordinates apply to (per sample too; an empty one: every dim)",
+     SL_ARGF_PER_SAMPLE, NULL},
     {"axis_names", SL_ARG_STR, "\"WH\"",
      "layout names of the dimensions the coordinates apply to (wins over axes)", 0, NULL},
     {"normalized_anchor", SL_ARG_BOOL, "True", "the anchor input is a fraction of the extent", 0,
@@ -60,6 +62,7 @@ static const char *const named[N_COUNT] = {"start",   "rel_start", "end",
 typedef struct slice_state {
     const char *opname; /* "slice", or "decoders.image_slice" (slice_window.h) */
     int naxes;
+    int node_axes; /* axes given per sample (a tensor), or -1 */
     int axes[SL_MAX_DIMS];
     char axis_names[SL_MAX_DIMS + 1]; /* "" when axes are given by number */
     bool norm_anchor, norm_shape;
@@ -92,7 +95,10 @@ static sl_status create_as(const sl__args *a, const char *opname, void **out, sl
     s->opname = opname;
     sl_status st = SL_OK;
     /* DALI: axis_names when given, or when neither is; axes only when given alone */
-    if (sl__args_given(a, "axes") && !sl__args_given(a, "axis_names")) {
+    s->node_axes = sl__args_node(a, "axes");
+    if (s->node_axes >= 0 && !sl__args_given(a, "axis_names")) {
+        s->naxes = -1; /* each sample's own */
+    } else if (sl__args_given(a, "axes") && !sl__args_given(a, "axis_names")) {
         const int64_t *ax;
         s->naxes = sl__args_ints(a, "axes", &ax);
         if (s->naxes > SL_MAX_DIMS)
@@ -145,7 +151,7 @@ static sl_status create_as(const sl__args *a, const char *opname, void **out, sl
         if (s->given[k] && s->node[k] < 0) {
             const double *v;
             int n = sl__args_floats(a, named[k], &v);
-            if (st == SL_OK && n != s->naxes)
+            if (st == SL_OK && s->naxes >= 0 && n != s->naxes)
                 st = sl_err_set(err, SL_EINVAL, "%s: %s has %d values for %d axes", s->opname,
                                 named[k], n, s->naxes);
             for (int j = 0; j < n && j < SL_MAX_DIMS; j++) s->lit[k][j] = v[j];
@@ -156,7 +162,9 @@ static sl_status create_as(const sl__args *a, const char *opname, void **out, sl
         st = sl_err_set(err, SL_EINVAL, "%s: give start or rel_start, not both", s->opname);
     int ends = s->given[N_END] + s->given[N_REL_END] + s->given[N_SHAPE] + s->given[N_REL_SHAPE];
     if (st == SL_OK && ends > 1)
-        st = sl_err_set(err, SL_EINVAL, "%s: give one of end, rel_end, shape and rel_shape",
+        st = sl_err_set(err, SL_EINVAL,
+                        "%s: \"end\", \"rel_end\", \"shape\", and \"rel_shape\" arguments are "
+                        "mutually exclusive (give one)",
                         s->opname);
     if (st != SL_OK) {
         slice_destroy(s);
@@ -173,15 +181,18 @@ static sl_status slice_create(const sl__args *a, const sl__op_init *init, void *
 
 /* The values of named argument k for sample i (naxes of them). */
 static sl_status named_values(const slice_state *s, const sl__op_io *io, int k, int i, double *v,
-                              sl_err *err) {
+                              int na, sl_err *err) {
     if (s->node[k] < 0) {
-        memcpy(v, s->lit[k], (size_t)s->naxes * sizeof *v);
+        if (s->nlit[k] != na)
+            return sl__op_fail(err, SL_EINVAL, io, i, s->opname, "%s has %d values for %d axes",
+                               named[k], s->nlit[k], na);
+        memcpy(v, s->lit[k], (size_t)na * sizeof *v);
         return SL_OK;
     }
     int n = sl__argin_values(io, s->node[k], i, v, SL_MAX_DIMS);
-    if (n != s->naxes)
+    if (n != na)
         return sl__op_fail(err, SL_EINVAL, io, i, s->opname, "%s has %d values for %d axes",
-                           named[k], n, s->naxes);
+                           named[k], n, na);
     return SL_OK;
 }
 
@@ -190,8 +201,18 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_
                         const char *layout, sl__slice_desc *d, sl_err *err) {
     d->ndim = nd;
     for (int k = 0; k < nd; k++) d->in_shape[k] = d->out_shape[k] = sh[k], d->anchor[k] = 0;
-    int dims[SL_MAX_DIMS];
-    for (int k = 0; k < s->naxes; k++) {
+    int dims[SL_MAX_DIMS], na = s->naxes, ax[SL_MAX_DIMS];
+    memcpy(ax, s->axes, sizeof ax);
+    if (s->node_axes >= 0 && !s->axis_names[0]) { /* this sample's axes; none: every dim */
+        double v[SL_MAX_DIMS];
+        int n = sl__argin_values(io, s->node_axes, i, v, SL_MAX_DIMS);
+        if (n < 0 || n > SL_MAX_DIMS)
+            return sl__op_fail(err, SL_EINVAL, io, i, s->opname, "axes: %d values (at most %d)", n,
+                               SL_MAX_DIMS);
+        na = n ? n : nd;
+        for (int k = 0; k < na; k++) ax[k] = n ? (int)v[k] : k;
+    }
+    for (int k = 0; k < na; k++) {
         if (s->axis_names[0]) {
             const char *at = strchr(layout, s->axis_names[k]);
             if (!at || !layout[0])
@@ -201,11 +222,13 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_
                                    s->axis_names, s->axis_names[k], layout);
             dims[k] = (int)(at - layout);
         } else {
-            int ax = s->axes[k] < 0 ? s->axes[k] + nd : s->axes[k];
-            if (ax < 0 || ax >= nd)
-                return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
-                                   "axes: %d is no dimension of a %d-d sample", s->axes[k], nd);
-            dims[k] = ax;
+            int a = ax[k] < 0 ? ax[k] + nd : ax[k];
+            if (a < 0 || a >= nd)
+                return sl__op_fail(
+                    err, SL_EINVAL, io, i, s->opname,
+                    "Axis %d out of range. Expected range is [%d, %d] for a %dD input", ax[k], -nd,
+                    nd - 1, nd);
+            dims[k] = a;
         }
     }
     double a[SL_MAX_DIMS], b[SL_MAX_DIMS];
@@ -220,14 +243,14 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_
         for (int j = 1; j < 3; j++) {
             const sl_tlist *l = io->in[j];
             int64_t n = (int64_t)(sl_tlist_sample_nbytes(l, i) / sl_dtype_size(l->dtype));
-            if (n != s->naxes)
+            if (n != na)
                 return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
                                    "the %s input has %lld values for %d axes",
-                                   j == 1 ? "anchor" : "shape", (long long)n, s->naxes);
-            for (int k = 0; k < s->naxes; k++)
+                                   j == 1 ? "anchor" : "shape", (long long)n, na);
+            for (int k = 0; k < na; k++)
                 (j == 1 ? a : b)[k] = sl__dtype_conv_load(l->data[i], l->dtype, k);
         }
-        for (int k = 0; k < s->naxes; k++) {
+        for (int k = 0; k < na; k++) {
             double ext = (double)sh[dims[k]], av = a[k], bv = b[k];
             int64_t end;
             double endv;
@@ -253,8 +276,8 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_
     } else {
         double v[N_COUNT][SL_MAX_DIMS];
         for (int k = 0; k < N_COUNT; k++)
-            if (s->given[k]) SL_TRY(named_values(s, io, k, i, v[k], err));
-        for (int k = 0; k < s->naxes; k++) {
+            if (s->given[k]) SL_TRY(named_values(s, io, k, i, v[k], na, err));
+        for (int k = 0; k < na; k++) {
             double ext = (double)sh[dims[k]];
             double start = s->given[N_START]       ? v[N_START][k]
                            : s->given[N_REL_START] ? v[N_REL_START][k] * ext
@@ -276,7 +299,7 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_
             d->out_shape[dims[k]] = llround(end) - d->anchor[dims[k]];
         }
     }
-    for (int k = 0; k < s->naxes; k++) {
+    for (int k = 0; k < na; k++) {
         int dim = dims[k];
         int64_t an = d->anchor[dim], len = d->out_shape[dim], ext = sh[dim];
         if (len < 0)
@@ -287,8 +310,9 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_
         if (!outside) continue;
         if (s->oob == OOB_ERROR)
             return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
-                               "the window [%lld, %lld) of dimension %d leaves the input's extent "
-                               "%lld (out_of_bounds_policy=\"pad\" or \"trim_to_shape\" allow it)",
+                               "Slice can't be placed out of bounds with current policy. Got: "
+                               "the window [%lld, %lld) of dimension %d, the input's extent %lld "
+                               "(out_of_bounds_policy=\"pad\" or \"trim_to_shape\" allow it)",
                                (long long)an, (long long)(an + len), dim, (long long)ext);
         if (s->oob == OOB_TRIM) {
             int64_t lo = an < 0 ? 0 : an > ext ? ext : an;

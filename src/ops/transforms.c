@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* transforms.translation, scale, rotation, shear, crop and combine (DALI's fn.transforms.*): the
  * affine matrices warp_affine and coord_transform take, one per sample, (ndim, ndim + 1) float32
- * (2 x 3 in 2D, 3 x 4 in 3D), built in double. The dimensionality follows the arguments' lengths
- * (rotation: 2D, 3D with `axis`). Given an input transform, the new one is applied after it (T @
- * in), or before it with reverse_order (in @ T); combine chains its inputs, the first applied
- * first. Angles are in degrees; `center` makes scale, rotation and shear act about that point.
- * crop maps the box [from_start, from_end] onto [to_start, to_end] (with `absolute`, a start above
- * its end is swapped first). Every argument may be per sample, and per frame (fn.per_frame):
- * then each sample is a sequence of matrices, (F, ndim, ndim + 1) with layout F**, one per frame
- * (operator/sequence.h; an input transform that is a sequence gives one too). Also coord_transform:
- * points
+ * (2 x 3 in 2D, 3 x 4 in 3D), built in double. The dimensionality follows the arguments' lengths,
+ * 1 to 6 as DALI's (rotation: 2D, 3D with `axis`; shear 2D or 3D). Given an input transform, the
+ * new one is applied after it (T @ in), or before it with reverse_order (in @ T); combine chains
+ * its inputs, the first applied first. Angles are in degrees; `center` makes scale, rotation and
+ * shear act about that point. crop maps the box [from_start, from_end] onto [to_start, to_end]
+ * (with `absolute`, a start above its end is swapped first). Every argument may be per sample, and
+ * per frame (fn.per_frame): then each sample is a sequence of matrices, (F, ndim, ndim + 1) with
+ * layout F**, one per frame (operator/sequence.h; an input transform that is a sequence gives one
+ * too). Also coord_transform: points
  * (..., D) mapped by M (or MT = [M | T]) and T, out = M x + T, as float32 or `dtype`. */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
@@ -146,8 +146,8 @@ static sl_status tr_create(const sl__args *a, const sl__op_init *init, void **ou
     if (kind == T_CROP) s->absolute = sl__args_bool(a, "absolute");
     if (st == SL_OK && kind == T_SHEAR && s->given[0] == s->given[1])
         st = sl_err_set(err, SL_EINVAL, "transforms.shear: give shear or angles (one of them)");
-    if (st == SL_OK && kind == T_SCALE && s->ndim_arg != 0 && s->ndim_arg != 2 && s->ndim_arg != 3)
-        st = sl_err_set(err, SL_EINVAL, "transforms.scale: ndim %d (2 or 3)", s->ndim_arg);
+    if (st == SL_OK && kind == T_SCALE && s->ndim_arg != 0 && (s->ndim_arg < 1 || s->ndim_arg > 6))
+        st = sl_err_set(err, SL_EINVAL, "transforms.scale: ndim %d (1 to 6)", s->ndim_arg);
     if (st != SL_OK) {
         free(s);
         return st;
@@ -178,11 +178,12 @@ static int arg_values(const tr_state *s, const sl__op_io *io, int k, int i, doub
     return s->nlit[k];
 }
 
-typedef double mat4[4][4]; /* homogeneous, (nd + 1) x (nd + 1) used */
+#define TMAX 6 /* dimensions of a transform (rotation and shear: 2 or 3) */
+typedef double mat4[TMAX + 1][TMAX + 1]; /* homogeneous, (nd + 1) x (nd + 1) used */
 
 static void identity(mat4 m) {
     memset(m, 0, sizeof(mat4));
-    for (int k = 0; k < 4; k++) m[k][k] = 1;
+    for (int k = 0; k <= TMAX; k++) m[k][k] = 1;
 }
 
 static void mul(mat4 out, mat4 a, mat4 b, int nd) { /* out = a @ b */
@@ -214,7 +215,7 @@ static sl_status build(const tr_state *s, const sl__op_io *io, int i, mat4 m, in
     int nd = 2;
 #define FAIL(...) return sl__op_fail(err, SL_EINVAL, io, i, s->name, __VA_ARGS__)
 #define DIMS_OK(cnt, what)                                                                         \
-    if ((cnt) != 2 && (cnt) != 3) FAIL("%s has %d values (2 or 3 dimensions)", what, cnt)
+    if ((cnt) < 1 || (cnt) > TMAX) FAIL("%s has %d values (1 to %d dimensions)", what, cnt, TMAX)
     switch (s->kind) {
     case T_TRANSLATION:
         DIMS_OK(n[0], "offset");
@@ -268,10 +269,9 @@ static sl_status build(const tr_state *s, const sl__op_io *io, int i, mat4 m, in
         break;
     }
     case T_CROP: {
-        nd = 0;
+        nd = 1; /* DALI's: one value each (the defaults) is a 1-D box */
         for (int k = 0; k < 4; k++)
             if (n[k] > 1) nd = n[k];
-        if (nd == 0) nd = 2;
         DIMS_OK(nd, "the box");
         for (int k = 0; k < 4; k++)
             if (n[k] != 1 && n[k] != nd)
@@ -345,9 +345,9 @@ static sl_status tr_setup(void *state, sl__op_io *io, sl_err *err) {
         if (s->kind == T_COMBINE) {
             const sl_tlist *l = io->in[0];
             nd = l->ndim == 2 ? (int)sl_tlist_shape(l, i)[0] : 0;
-            if (nd != 2 && nd != 3)
-                st =
-                    sl__op_fail(err, SL_EINVAL, io, i, s->name, "input 0 is no 2D or 3D transform");
+            if (nd < 1 || nd > TMAX)
+                st = sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                                 "input 0 is no transform of 1 to %d dimensions", TMAX);
             if (st == SL_OK) st = input_matrix(s, io, 0, i, nd, m, err);
             for (int j = 1; j < io->num_inputs && st == SL_OK; j++) {
                 mat4 t;

@@ -8,7 +8,7 @@
  *   with the input's remaining dims and layout.
  * - permute_batch: samples of the batch in another order (DALI's fn.permute_batch): output sample
  *   i is input sample indices[i], `indices` a list of one index per sample or a per-sample
- *   value (batch_permutation's output).
+ *   value (batch_permutation's output); the samples' source info goes with them.
  * - per_frame: the input marked as sequences (DALI's fn.per_frame): its layout starts with F
  *   (no layout: F padded with '*'; one not starting with F: refused, or its first letter
  *   replaced with `replace`), so that an op taking sequences frame by frame reads it as one value
@@ -234,11 +234,13 @@ typedef struct pb_state {
     int node;
     int n;
     int64_t *idx;
+    const char **info; /* the outputs' source info: the picked samples' (SL_OPF_INFO) */
+    int info_n;
 } pb_state;
 
 static void pb_destroy(void *state) {
     pb_state *s = state;
-    if (s) free(s->idx);
+    if (s) free(s->idx), free(s->info);
     free(s);
 }
 
@@ -282,8 +284,18 @@ static sl_status pb_setup(void *state, sl__op_io *io, sl_err *err) {
                                v, io->batch);
         int j = (int)v;
         sl_tlist_set_external(out, i, in->data[j], sl_tlist_shape(in, j));
+        if (io->in_info && io->in_info[0]) {
+            if (io->batch > s->info_n) {
+                const char **n = realloc(s->info, (size_t)io->batch * sizeof *n);
+                if (!n) return sl_err_set(err, SL_ENOMEM, "permute_batch: out of memory");
+                s->info = n, s->info_n = io->batch;
+            }
+            s->info[i] = io->in_info[0][j];
+        }
     }
     memcpy(out->layout, in->layout, sizeof out->layout);
+    /* the samples' source info goes with them, as DALI's */
+    io->source_info = io->in_info && io->in_info[0] ? s->info : NULL;
     return SL_OK;
 }
 
@@ -294,7 +306,7 @@ const sl__op_def sl__permute_batch_op = {
     .max_inputs = 1,
     .args = pb_args,
     .devices = SL_OPDEV_CPU | SL_OPDEV_GPU,
-    .flags = SL_OPF_NOCOPY,
+    .flags = SL_OPF_NOCOPY | SL_OPF_INFO,
     .create = pb_create,
     .setup = pb_setup,
     .destroy = pb_destroy,

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Parts of DALI's Python API that its example programs and tests use, in the forms they write
+them: ops.Compose, the ops names DALI spells its own way (ops.RandomBBoxCrop, ops.COCOReader),
+`import sluice.ops.transforms` / `sluice.fn.transforms` as modules, ops._DataNode and the DLPack
+helpers of its python-function tests, lists and tuples as arithmetic operands,
+types.ScalarConstant's type from the value, sluice.experimental.multi_crop and the tfrecord2idx
+command. Results are compared with numpy."""
+
+import importlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import sluice
+import sluice.fn as fn
+import sluice.ops as ops
+import sluice.types as types
+from sluice.experimental import multi_crop
+
+
+def run1(pipe):
+    pipe.build()
+    return pipe.run()
+
+
+def test_ops_names_as_dali_spells_them():
+    assert ops.RandomBBoxCrop._fn_name == "random_bbox_crop"
+    assert ops.BBoxPaste._fn_name == "bbox_paste"
+    assert ops.COCOReader._fn_name == "readers.coco"
+    assert "COCOReader" in ops.legacy_names()
+
+
+def test_namespaces_import_as_modules():
+    t = importlib.import_module("sluice.ops.transforms")
+    assert t is ops.transforms and t.Translation._fn_name == "transforms.translation"
+    import sluice.fn.transforms as T
+    assert T is fn.transforms
+    assert importlib.import_module("sluice.fn.readers") is fn.readers
+
+
+def test_compose_applies_ops_in_turn():
+    pipe = sluice.Pipeline(batch_size=3, num_threads=1, device_id=None, seed=5)
+    with pipe:
+        u = ops.random.Uniform()(range=(1, 2), shape=3)
+        c1 = ops.Compose([ops.transforms.Translation(offset=u),
+                          ops.transforms.Scale(scale=[1, 1, -1])])
+        c2 = ops.Compose([c1, ops.transforms.Rotation(angle=90, axis=[0, 0, 1])])
+        pipe.set_outputs(c2(fn.transforms.scale(scale=[2, 2, 2])), u)
+    mats, offs = run1(pipe)
+    rot = np.float32([[0, -1, 0], [1, 0, 0], [0, 0, -1]])
+    for i in range(3):
+        t = rot @ np.asarray(offs.at(i))[:, None]
+        want = np.concatenate([rot * 2, t], axis=1)
+        np.testing.assert_allclose(mats.at(i), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="op_list is empty"):
+        ops.Compose([])
+
+
+def test_compose_moves_cpu_outputs_to_a_gpu_op():
+    pipe = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        src = fn.external_source(source=lambda: [np.arange(12, dtype=np.float32)] * 2)
+        c = ops.Compose([ops.Copy(device="cpu"), ops.Cast(device="gpu", dtype=types.INT32)])
+        pipe.set_outputs(c(src))
+    (out,) = run1(pipe)
+    assert isinstance(out, sluice.backend.TensorListGPU)
+    np.testing.assert_array_equal(out.as_cpu().at(1), np.arange(12, dtype=np.int32))
+
+
+def test_datanode_and_dlpack_helpers():
+    assert ops._DataNode is sluice.DataNode
+    a = np.arange(0, 10, 0.5).reshape((2, 10, 1))[:, 2:5, :]
+    back = ops._dlpack_to_array(ops._dlpack_from_array(a))
+    assert back.shape == a.shape and np.array_equal(back, a)
+
+
+def test_tuple_and_list_operands_are_constants():
+    data = [np.array([[3, 4], [6, 8]], np.int32), np.array([[10, 2], [5, 5]], np.int32)]
+    pipe = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        x = fn.external_source(source=lambda: data)
+        pipe.set_outputs(x / (2, 4), x + [1, 2], (10, 20) - x, x * [0.5, 2.0])
+    div, add, rsub, mul = run1(pipe)
+    for i in range(2):
+        np.testing.assert_allclose(div.at(i), data[i] / np.float32([2, 4]))
+        assert div.at(i).dtype == np.float32
+        np.testing.assert_array_equal(add.at(i), data[i] + np.int32([1, 2]))
+        assert add.at(i).dtype == np.int32
+        np.testing.assert_array_equal(rsub.at(i), np.int32([10, 20]) - data[i])
+        np.testing.assert_allclose(mul.at(i), data[i] * np.float32([0.5, 2.0]))
+
+
+def test_scalar_constant_type_from_value():
+    assert types.ScalarConstant(10).dtype == types.INT32
+    assert types.ScalarConstant(2.5).dtype == types.FLOAT
+    assert types.ScalarConstant(True).dtype == types.BOOL
+    with pytest.raises(TypeError, match="Expected scalar value of type"):
+        types.ScalarConstant("x")
+    pipe = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        x = fn.external_source(source=lambda: [np.arange(100, dtype=np.float32)] * 2)
+        pipe.set_outputs(fn.slice(x, start=types.ScalarConstant(5),
+                                  shape=types.ScalarConstant(10), axes=[0]))
+    (out,) = run1(pipe)
+    np.testing.assert_array_equal(out.at(0), np.arange(5, 15, dtype=np.float32))
+
+
+def crops_pipe(image, stack, **kwargs):
+    pipe = sluice.Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        src = fn.external_source(source=lambda: [image], layout="HWC")
+        out = multi_crop(src, stack=stack, **kwargs)
+        pipe.set_outputs(*(out if isinstance(out, list) else [out]))
+    return run1(pipe)
+
+
+def test_multi_crop_matches_numpy():
+    image = np.arange(20 * 24 * 3, dtype=np.int32).reshape(20, 24, 3)
+    anchors = [(0, 0), (4, 4), (2, 8)]
+    (stacked,) = crops_pipe(image, True, anchors=anchors, crop=(10, 10))
+    arr = np.asarray(stacked.at(0))
+    assert arr.shape == (3, 10, 10, 3)
+    for i, (y, x) in enumerate(anchors):
+        np.testing.assert_array_equal(arr[i], image[y:y + 10, x:x + 10])
+    outs = crops_pipe(image, False, anchors=anchors, crop=(10, 10))
+    assert len(outs) == 3
+    np.testing.assert_array_equal(outs[2].at(0), image[2:12, 8:18])
+    (rel,) = crops_pipe(image, True, rel_anchors=[(0.0, 0.0), (0.5, 0.5)], rel_crop=(0.5, 0.5))
+    np.testing.assert_array_equal(np.asarray(rel.at(0))[1], image[10:20, 12:24])
+
+
+@pytest.mark.parametrize("kwargs,msg", [
+    ({}, "exactly one of"),
+    ({"anchors": [(0, 0)], "rel_anchors": [(0.0, 0.0)]}, "exactly one of"),
+    ({"anchors": [(0, 0)]}, "`crop` must be provided"),
+    ({"rel_anchors": [(0.0, 0.0)]}, "`rel_crop` must be provided"),
+    ({"anchors": [], "crop": (8, 8)}, "at least one anchor"),
+])
+def test_multi_crop_refuses(kwargs, msg):
+    with pytest.raises(ValueError, match=msg):
+        multi_crop(None, **kwargs)
+
+
+def test_tfrecord2idx_command_writes_dalis_index(tmp_path):
+    """The `tfrecord2idx` console script (sluice.__main__:tfrecord2idx) writes what DALI's
+    tfrecord2idx writes: "offset length" per record."""
+    import tfrecord_writer
+    from conftest import ROOT, TOOL
+    rec = tmp_path / "a.tfrecord"
+    spans = tfrecord_writer.write(str(rec), [{"x": ("float", [1.0])},
+                                             {"x": ("float", [2.0, 3.0])}])
+    env = dict(os.environ, SLUICE_TOOL=TOOL, PYTHONPATH=os.path.join(ROOT, "python"))
+    cmd = "import sys; from sluice.__main__ import tfrecord2idx; sys.exit(tfrecord2idx())"
+    subprocess.run([sys.executable, "-c", cmd, str(rec), str(tmp_path / "a.idx")], check=True,
+                   env=env)
+    got = (tmp_path / "a.idx").read_text().split()
+    assert [int(v) for v in got] == [v for span in spans for v in span]
+    assert (tmp_path / "a.idx").read_text() == tfrecord_writer.dali_index(str(rec))
+
+
+def test_resize_image_type_checks_channels():
+    img = [np.zeros((8, 10, 3), np.uint8)]
+    for image_type, ok in ((types.RGB, True), (types.ANY_DATA, True), (types.GRAY, False)):
+        pipe = sluice.Pipeline(batch_size=1, num_threads=1, device_id=None)
+        with pipe:
+            x = fn.external_source(source=lambda: img, layout="HWC")
+            pipe.set_outputs(ops.Resize(image_type=image_type, resize_x=5, resize_y=4)(x))
+        if ok:
+            (out,) = run1(pipe)
+            assert out.at(0).shape == (4, 5, 3)
+        else:
+            with pytest.raises(sluice.InvalidArgumentError,
+                               match="image_type wants 1 channel, the image has 3"):
+                run1(pipe)

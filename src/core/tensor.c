@@ -510,7 +510,8 @@ sl_status sl_tlist_alloc(sl_tlist *l, const int64_t *shapes, sl_err *err) {
             l->shapes[i * l->ndim + d] = shapes[i * l->ndim + d];
             n *= (size_t)shapes[i * l->ndim + d];
         }
-        l->data[i] = (char *)l->buf + off;
+        /* samples of no bytes, in a list never given any: no buffer (NULL + 0 is undefined) */
+        l->data[i] = l->buf ? (char *)l->buf + off : NULL;
         off += uniform ? n : round_up(n, SL_ALIGN);
     }
     l->buf_used = off;

@@ -297,7 +297,7 @@ static sl_status rc_choose(rc_state *s, sl__op_io *io, int i, const sl_tlist *in
         }
         if (range)
             sl__dtype_conv_store(out->data[i], t, k, (double)pick);
-        else
+        else if (es) /* (elements of no bytes may have no memory) */
             memcpy((char *)out->data[i] + (size_t)k * es,
                    (const char *)in->data[i] + (size_t)pick * es, es);
     }

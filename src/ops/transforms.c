@@ -552,7 +552,9 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
         for (int k = 0; k < 3 && st == SL_OK; k++) st = ct_values(s, io, k, i, &v[k], &n[k], err);
         int rows = (int)d;
         if (st == SL_OK) {
-            if (n[2] == 1) {
+            if (n[0] == 0 || n[1] == 0 || n[2] == 0) {
+                st = SL_EINVAL; /* an empty list is no matrix (nor a translation) */
+            } else if (n[2] == 1) {
                 rows = (int)d; /* DALI: a scalar MT is that scalar as M, with no T */
             } else if (n[2] >= 0) {
                 if (d + 1 < 1 || n[2] % (d + 1))
@@ -560,7 +562,7 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
                 else
                     rows = (int)(n[2] / (d + 1));
             } else if (n[0] > 1) {
-                if (n[0] % d)
+                if (d < 1 || n[0] % d)
                     st = SL_EINVAL;
                 else
                     rows = (int)(n[0] / d);

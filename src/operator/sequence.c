@@ -259,7 +259,7 @@ static sl_status fold_one(sl__seq *s, const char *opname, const sl__op_io *io, i
     for (int i = 0, f = 0; i < io->batch && st == SL_OK; i++) {
         size_t fb = s->frames[i] ? sl_tlist_sample_nbytes(e, f) : 0;
         char *dst = out->data[i];
-        int64_t j = 0;
+        int64_t j = fb ? 0 : s->frames[i]; /* frames of no bytes (maybe no memory): no copy */
         while (j < s->frames[i] && st == SL_OK) { /* frames back to back: one copy */
             int64_t run = 1;
             while (j + run < s->frames[i] &&

@@ -125,7 +125,7 @@ static sl_status erase_create(const sl__args *a, const sl__op_init *init, void *
             st = SL_ENOMEM;
             break;
         }
-        memcpy(c, v, (size_t)n * sizeof *c);
+        if (n) memcpy(c, v, (size_t)n * sizeof *c); /* (an empty list may have no array) */
         if (k)
             s->lit_shape = c, s->n_lit_shape = n;
         else

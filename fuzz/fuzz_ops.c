@@ -388,13 +388,14 @@ static const char *const dtype_names[] = {
     "types.UINT16",   "types.INT16",       "types.UINT32", "types.UINT64",
     "types.BFLOAT16", "types.INTERP_TYPE", "types.STRING", "types.NOPE"};
 /* another type's value, for an argument of any type */
-static const char *const others[] = {"None", "\"x\"",       "[]",    "[1, 2]",     "True", "1",
-                                     "2.5",  "types.FLOAT", "[[1]]", "[\"a\", 1]", "RGB",  "-1"};
+static const char *const others[] = {"None",  "\"x\"",         "[]",     "[1, 2]",     "True", "1",
+                                     "2.5",   "types.FLOAT",   "[[1]]",  "[\"a\", 1]", "RGB",  "-1",
+                                     "1e300", "[-1e300, 3.0]", "9.3e18", "[None]"};
 
 /* writes value text for a into buf (lists of up to 9 items) */
 static void arg_text(rd *r, const sl_op_arg_info *a, unsigned m, char *buf, size_t size) {
     if (m & 0x40) {
-        snprintf(buf, size, "%s", others[(m & 0x3f) % 12]);
+        snprintf(buf, size, "%s", others[(m & 0x3f) % 16]);
         return;
     }
     unsigned i = m & 0x1f;

@@ -425,6 +425,7 @@ static sl_status mel_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
     split_axis(io->in[0], i, s->axis, &outer, &n, &inner);
     const float *x = io->in[0]->data[i];
     float *y = io->out[0]->data[i];
+    if (outer == 0 || inner == 0) return SL_OK; /* no bytes, maybe no memory (NULL + 0) */
     for (int64_t o = 0; o < outer; o++)
         for (int m = 0; m < s->nfilter; m++) {
             float *dst = y + (o * s->nfilter + m) * inner;

@@ -247,8 +247,8 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
         if (n == -2) return SL_ENOMEM;
         if (n < 0) return sl__op_fail(err, SL_EINVAL, io, i, MP, "in_ids must be integers");
     }
-    if (at + n > s->p_cap) {
-        int64_t c = (at + n) * 2;
+    if (at + n > s->p_cap || !s->p) { /* (at least one slot: s->p + at on NULL is undefined) */
+        int64_t c = (at + n) * 2 + 1;
         paste *p = realloc(s->p, (size_t)c * sizeof *p);
         if (!p) return sl_err_set(err, SL_ENOMEM, MP ": out of memory");
         s->p = p;

@@ -569,10 +569,18 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
             }
             if (st == SL_OK && n[1] > 1 && n[1] != rows) st = SL_EINVAL;
             if (st == SL_OK && (rows < 0 || rows > 64 || d > 64)) st = SL_EINVAL;
-            if (st != SL_OK)
+            if (st != SL_OK) { /* the arguments given, with their counts */
+                char got[96] = "";
+                for (int k = 0; k < 3; k++)
+                    if (n[k] >= 0)
+                        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s has %d values",
+                                 got[0] ? ", " : "", ct_names[k], n[k]);
                 st = sl__op_fail(err, SL_EINVAL, io, i, "coord_transform",
-                                 "M has %d values, T %d, MT %d: no (rows, %lld) matrix", n[0], n[1],
-                                 n[2], (long long)d);
+                                 "%s: no transform of points of %lld coordinates (M: rows x "
+                                 "%lld, T: rows, MT: rows x %lld, or one value)",
+                                 got[0] ? got : "none given", (long long)d, (long long)d,
+                                 (long long)d + 1);
+            }
         }
         double *mt = NULL;
         if (st == SL_OK) {

@@ -4,7 +4,8 @@
  * which only the builder places), a few arguments from its own schema, and inputs fed through
  * external sources, in a CPU pipeline of one thread run for one or two batches. Bad input must
  * end in an error (sl_pipeline_errmsg); a batch that comes back must be whole: every output has
- * the batch's samples, each with a sane shape and readable bytes (else the harness aborts).
+ * the batch's samples, each with a sane shape and readable bytes, and a layout of one letter per
+ * dim or none (else the harness aborts).
  *
  * The input: the op's name and '\n' (a name the table lacks picks an op by its hash, so that
  * saved inputs keep their op when the table grows), then bytes read in order (0 once used up):
@@ -23,7 +24,7 @@
  *            per dim an extent byte (0..8; >= 0xf0: up to 64) and whether it varies by sample
  *            (a byte per sample then); the fill (0s, raw bytes, small ints, NaN/inf and
  *            extremes, 1s, a ramp) and 8 bytes it draws on. At most 4096 elements a batch.
- * Arguments that size outputs are the ops' to check: the pipeline's max_batch_bytes (8 MiB here)
+ * Arguments that size outputs are the ops' to check: the pipeline's max_batch_bytes (2 MiB here)
  * turns an output that would pass it into an error naming the op, so only memory an op takes
  * besides its outputs can grow past libFuzzer's limit -- a finding. FUZZ_VERBOSE=1 prints what
  * was built and each error. */
@@ -455,6 +456,12 @@ static void check_batch(const sl_batch *b, int nout, const char *opname) {
             fprintf(stderr, "fuzz_ops: %s: output %d is not a batch of %d samples\n", opname, o, n);
             abort();
         }
+        size_t lay = strnlen(l->layout, sizeof l->layout);
+        if (lay == sizeof l->layout || (lay && lay != (size_t)l->ndim)) {
+            fprintf(stderr, "fuzz_ops: %s: output %d has layout \"%.*s\" for %d dims\n", opname, o,
+                    (int)lay, l->layout, l->ndim);
+            abort();
+        }
         for (int i = 0; i < n; i++) {
             const int64_t *sh = sl_tlist_shape(l, i);
             for (int d = 0; d < l->ndim; d++)
@@ -498,7 +505,7 @@ static void run_case(rd *r) {
     cfg.num_threads = 1;
     cfg.prefetch_cpu = cfg.prefetch_gpu = 1;
     cfg.seed = 1234;
-    cfg.max_batch_bytes = (size_t)8 << 20;
+    cfg.max_batch_bytes = (size_t)2 << 20;
     sl_pipeline *p;
     sl_err err;
     if (sl_pipeline_create(&cfg, &p, &err) != SL_OK) return;

@@ -425,7 +425,11 @@ static sl_status rob_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
     sl_status st = SL_OK;
     if (s->node_bg >= 0) {
         double v;
-        if (sl__argin_values(io, s->node_bg, i, &v, 1) == 1) bg = (int64_t)v;
+        if (sl__argin_values(io, s->node_bg, i, &v, 1) == 1) {
+            if (!whole(v)) /* (casting inf or NaN is undefined) */
+                return sl__op_fail(err, SL_EINVAL, io, i, OP, "background %g is not a label", v);
+            bg = (int64_t)v;
+        }
     }
     label = bg;
     if (sl__rng_philox_uniform(&r) < fg && m.total > 0) {

@@ -4,13 +4,17 @@
  * IDX file), tar/ (a two-sample WebDataset shard), tfrecord/ (three Examples), checkpoint/ (a real
  * iterator checkpoint of the harness's pipeline, three steps in), checkpoint_global/ (the same in
  * global order, on four devices), model/ (a model file and two optimiser states). make fuzz and
- * the replay tests start from these. */
+ * the replay tests start from these. ops/: three cases per operator of fuzz_ops (the bytes it reads
+ * are described there): a batch of uint8 HWC images, float32 matrices full of NaN, inf and
+ * extremes, and float32 ramps in a batch of 0 samples then 4; each with the op's required
+ * arguments at their first, sane, values. */
 #include "fuzz.h"
 #include "io/caffe.h"
 #include "io/caffe2.h"
 #include "io/protowire.h"
 #include "io/tfrecord.h"
 #include "sluice/iterator.h"
+#include "sluice/ops.h"
 #include "sluice/train.h"
 
 #include <stdio.h>
@@ -173,6 +177,58 @@ static void model(void) {
     sl_mlp_free(m);
 }
 
+/* fuzz_ops's cases: the op's name, then the bytes fuzz_ops.c's header describes */
+static void ops(void) {
+    /* a feed: dtype, ndim and layout kind (0x20: declared), the layout, extents (0x80: varies by
+     * sample, a byte per sample of each batch follows), the fill and its 8 bytes */
+    static const uint8_t image[] = {
+        0, 3 | 1 << 3 | 1 << 5, 0, 0x85, 6, 3, 4, 7, 5, 6, 3, 1, 9, 200, 31, 77, 0, 255, 13, 64};
+    static const uint8_t matrix[] = {8, 2 | 1 << 5, 0, 4, 5, 3, 0, 1, 2, 3, 4, 5, 6, 7};
+    static const uint8_t ramp[] = {8, 1 | 1 << 5, 0, 0xf5, 5, 0, 0, 0, 0, 0, 0, 0, 0};
+    static const struct {
+        const char *name;
+        uint8_t batch; /* iterations and sample counts */
+        const uint8_t *feed;
+        size_t len;
+    } kinds[] = {{"image", 1 | 3 << 1 | 2 << 4, image, sizeof image},
+                 {"matrix", 1 | 4 << 1 | 4 << 4, matrix, sizeof matrix},
+                 {"ramp", 1 | 0 << 1 | 4 << 4, ramp, sizeof ramp}};
+    for (int i = 0; i < sl_op_count(); i++) {
+        sl_op_info o;
+        if (sl_op_get(i, &o, NULL) != SL_OK || !(o.devices & SL_OP_CPU) || o.is_reader ||
+            strstr(o.name, "python_function") || !strcmp(o.name, "external_source") ||
+            !strcmp(o.name, "_conditional.split") || !strcmp(o.name, "_conditional.merge"))
+            continue;
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+            uint8_t buf[512];
+            size_t n = (size_t)snprintf((char *)buf, 80, "%s\n", o.name);
+            buf[n++] = kinds[k].batch;
+            buf[n++] = 0; /* the op's fewest inputs */
+            for (int in = 0; in < o.min_inputs && in < 4; in++) {
+                memcpy(buf + n, kinds[k].feed, kinds[k].len);
+                n += kinds[k].len;
+            }
+            size_t at = n++;
+            buf[at] = 0;
+            for (int a = 0; a < o.num_args && buf[at] < 5; a++) {
+                sl_op_arg_info ai;
+                if (sl_op_get_arg(o.name, a, &ai, NULL) != SL_OK || !ai.required) continue;
+                buf[at]++;
+                buf[n++] = (uint8_t)a;
+                buf[n++] = 0; /* the type's first value */
+                if (strchr("ifs", ai.type[0]) && ai.type[strlen(ai.type) - 1] == 's') {
+                    buf[n++] = 4; /* a list of 4 */
+                    memset(buf + n, 0, 4);
+                    n += 4;
+                }
+            }
+            char file[128];
+            snprintf(file, sizeof file, "%s_%s", o.name, kinds[k].name);
+            put("ops", file, buf, n);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: fuzz_seeds OUT_DIR FIXTURES_DIR\n");
@@ -187,5 +243,6 @@ int main(int argc, char **argv) {
     checkpoint(argv[2], 0);
     checkpoint(argv[2], 1);
     model();
+    ops();
     return 0;
 }

@@ -90,12 +90,22 @@ int main(void) {
     sl__val pair2[2] = {vals[0], s};
     CHECK_FAILS(sl__args_build(&demo, 2, ot, pair2, &a, &e), SL_EINVAL, &e, "HSV is not one of");
     sl__val_free(&s);
-    for (int i = 0; i < 4; i++) sl__val_free(&vals[i]);
     /* `seed` is taken by the pipeline when the op's schema has no such argument */
     const char *seeded[2] = {"path", "seed"};
     sl__val sv[2] = {vals[0], vals[3]};
     CHECK_OK(sl__args_build(&demo, 2, seeded, sv, &a, &e), &e);
     sl__args_free(&a);
+    /* None is "not given" (as in DALI): the default, and a required argument is missing */
+    sl__val none;
+    memset(&none, 0, sizeof none);
+    const char *nn[2] = {"path", "dtype"};
+    sl__val with_none[2] = {vals[0], none};
+    CHECK_OK(sl__args_build(&demo, 2, nn, with_none, &a, &e), &e);
+    CHECK_EQ_INT(sl__args_dtype(&a, "dtype"), SL_DTYPE_F32);
+    CHECK(!sl__args_given(&a, "dtype"));
+    sl__args_free(&a);
+    CHECK_FAILS(sl__args_build(&demo, 1, nn, &none, &a, &e), SL_EINVAL, &e, "path is required");
+    for (int i = 0; i < 4; i++) sl__val_free(&vals[i]);
     CHECK_EQ_INT(sl__op_distance("one_hot", "onehot"), 1);
     return check_done();
 }

@@ -482,8 +482,13 @@ sl_status sl_tlist_alloc(sl_tlist *l, const int64_t *shapes, sl_err *err) {
                               l->count, sl_dtype_name(l->dtype), total, b->used, b->limit);
         b->used += total;
     }
-    if (total > l->buf_size) {
+    /* a host list always has a buffer, if only of SL_ALIGN bytes: samples of no bytes then
+     * still have an address, so that ops need not treat them apart (NULL + 0 and memcpy from
+     * NULL are undefined, even for no bytes) */
+    bool host = l->device.kind == SL_DEVICE_CPU;
+    if (total > l->buf_size || (host && !l->buf)) {
         size_t want = total + total / 4; /* total <= SL__SIZE_LIMIT: no wrap */
+        if (want < SL_ALIGN && host) want = SL_ALIGN;
         void *nb;
         if (l->device.kind == SL_DEVICE_CPU && l->pinned) {
             nb = sl__alloc_pinned(want, err);
@@ -510,7 +515,8 @@ sl_status sl_tlist_alloc(sl_tlist *l, const int64_t *shapes, sl_err *err) {
             l->shapes[i * l->ndim + d] = shapes[i * l->ndim + d];
             n *= (size_t)shapes[i * l->ndim + d];
         }
-        l->data[i] = (char *)l->buf + off;
+        /* samples of no bytes, in a list never given any: no buffer (NULL + 0 is undefined) */
+        l->data[i] = l->buf ? (char *)l->buf + off : NULL;
         off += uniform ? n : round_up(n, SL_ALIGN);
     }
     l->buf_used = off;

@@ -337,7 +337,8 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
 static bool back_to_back(const sl_tlist *l) {
     size_t n = l->count ? sl_tlist_sample_nbytes(l, 0) : 0;
     for (int i = 1; i < l->count; i++)
-        if ((char *)l->data[i] != (char *)l->data[0] + (size_t)i * n) return false;
+        /* as addresses: samples of no bytes may have no memory, and NULL + 0 is undefined */
+        if ((uintptr_t)l->data[i] != (uintptr_t)l->data[0] + (size_t)i * n) return false;
     return true;
 }
 

@@ -306,7 +306,7 @@ static sl_status convert(sl__val *v, const sl__arg_schema *a, const char *opname
             v->kind = SL_VAL_INT;
             return SL_OK;
         }
-        if (v->kind == SL_VAL_FLOAT && v->f == (double)(int64_t)v->f) {
+        if (v->kind == SL_VAL_FLOAT && fabs(v->f) < 0x1p63 && v->f == (double)(int64_t)v->f) {
             v->i = (int64_t)v->f;
             v->kind = SL_VAL_INT;
             return SL_OK;
@@ -508,6 +508,9 @@ sl_status sl__args_build_at(const sl__op_def *op, int n, const char *const *name
             st = sl_err_set(err, SL_EINVAL, "%s: argument %s given twice", op->name, names[k]);
             break;
         }
+        /* None is "not given", as in DALI: the default then (else a required argument is
+         * missing), never a None the op would have to expect where its schema has a value */
+        if (vals[k].kind == SL_VAL_NONE) continue;
         if (vals[k].kind == SL_VAL_NODE && !(op->args[i].flags & SL_ARGF_PER_SAMPLE)) {
             st = sl_err_set(err, SL_EINVAL, "%s: argument %s cannot take per-sample values",
                             op->name, names[k]);

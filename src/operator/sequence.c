@@ -127,8 +127,9 @@ static sl_status unfold(sl_tlist *out, const sl_tlist *l, const sl__seq *s, int 
         for (int d = 1; seq && d < l->ndim; d++) bytes *= (size_t)sh[d];
         for (int64_t j = 0; j < s->frames[i]; j++, f++) {
             int64_t src = seq && sh[0] > 1 ? j : 0;
-            sl_tlist_set_external(out, f, (char *)l->data[i] + (size_t)src * bytes,
-                                  seq ? sh + 1 : sh);
+            /* a sample of no bytes may have no memory (NULL + 0 is undefined) */
+            char *at = l->data[i] ? (char *)l->data[i] + (size_t)src * bytes : NULL;
+            sl_tlist_set_external(out, f, at, seq ? sh + 1 : sh);
         }
     }
     return SL_OK;
@@ -258,7 +259,7 @@ static sl_status fold_one(sl__seq *s, const char *opname, const sl__op_io *io, i
     for (int i = 0, f = 0; i < io->batch && st == SL_OK; i++) {
         size_t fb = s->frames[i] ? sl_tlist_sample_nbytes(e, f) : 0;
         char *dst = out->data[i];
-        int64_t j = 0;
+        int64_t j = fb ? 0 : s->frames[i]; /* frames of no bytes (maybe no memory): no copy */
         while (j < s->frames[i] && st == SL_OK) { /* frames back to back: one copy */
             int64_t run = 1;
             while (j + run < s->frames[i] &&

@@ -183,6 +183,12 @@ static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
     if (!unary(s->op) && (b != NULL) == s->has_const)
         return sl_err_set(err, SL_EINVAL,
                           "arithmetic: give two inputs, or one input and a constant");
+    for (int j = 0; j < io->num_inputs; j++)
+        if (io->in[j]->dtype == SL_DTYPE_INTERP) /* no number: math.h's loads know none of it */
+            return sl_err_set(err, SL_EINVAL,
+                              "arithmetic: input %d is of interpolation types (DALIInterpType), "
+                              "not numbers (cast it first)",
+                              j);
     /* operands in order: a constant on the left is operand 0 */
     const sl_tlist *opnd[2] = {a, b};
     sl__arith r = {0};

@@ -364,10 +364,13 @@ static sl_status mel_create(const sl__args *a, const sl__op_init *init, void **o
                         "mel_filter_bank: freq_low %g, freq_high %g (0 <= freq_low < freq_high <= "
                         "sample_rate / 2 = %g)",
                         s->flo, s->fhi, s->rate / 2);
-    s->nfilter = (int)nf;
-    s->first = sl__calloc((size_t)nf > 0 ? (size_t)nf : 1, sizeof(int), err);
-    s->last = sl__calloc((size_t)nf > 0 ? (size_t)nf : 1, sizeof(int), err);
-    if (!st && (!s->first || !s->last)) st = SL_ENOMEM;
+    /* the tables only once nfilter is known to be in range (2^31 filters: 8 GiB of them) */
+    if (!st) {
+        s->nfilter = (int)nf;
+        s->first = sl__calloc((size_t)nf, sizeof(int), err);
+        s->last = sl__calloc((size_t)nf, sizeof(int), err);
+        if (!s->first || !s->last) st = SL_ENOMEM;
+    }
     if (st) {
         mel_destroy(s);
         return st;
@@ -422,6 +425,7 @@ static sl_status mel_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
     split_axis(io->in[0], i, s->axis, &outer, &n, &inner);
     const float *x = io->in[0]->data[i];
     float *y = io->out[0]->data[i];
+    if (outer == 0 || inner == 0) return SL_OK; /* no bytes, maybe no memory (NULL + 0) */
     for (int64_t o = 0; o < outer; o++)
         for (int m = 0; m < s->nfilter; m++) {
             float *dst = y + (o * s->nfilter + m) * inner;

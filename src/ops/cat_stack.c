@@ -179,6 +179,7 @@ static sl_status cs_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     const size_t *block = s->blocks + (size_t)i * (size_t)n;
     int64_t outer = s->outer[i];
     uint8_t *dst = io->out[0]->data[i];
+    if (!dst) return SL_OK; /* a sample of no bytes (no memory: NULL + 0 is undefined) */
     for (int64_t o = 0; o < outer; o++)
         for (int j = 0; j < n; j++) {
             if (block[j]) /* (an empty block may have no address) */

@@ -125,7 +125,7 @@ static sl_status erase_create(const sl__args *a, const sl__op_init *init, void *
             st = SL_ENOMEM;
             break;
         }
-        memcpy(c, v, (size_t)n * sizeof *c);
+        if (n) memcpy(c, v, (size_t)n * sizeof *c); /* (an empty list may have no array) */
         if (k)
             s->lit_shape = c, s->n_lit_shape = n;
         else
@@ -144,7 +144,7 @@ static int values(erase_state *s, const sl__op_io *io, int i, int which, size_t 
     int node = which ? s->node_shape : s->node_anchor;
     int n = node >= 0 ? sl__argin_values(io, node, i, NULL, 0)
                       : (which ? s->n_lit_shape : s->n_lit_anchor);
-    if (n < 0) return -1;
+    if (n <= 0) return n < 0 ? -1 : 0; /* none: nothing to copy (vals may still be NULL) */
     if (at + (size_t)n > s->vals_cap) {
         size_t cap = (at + (size_t)n) * 2 + 16;
         double *v = realloc(s->vals, cap * sizeof *v);
@@ -274,7 +274,7 @@ static sl_status erase_setup(void *state, sl__op_io *io, sl_err *err) {
     for (int i = 0; i < io->batch && st == SL_OK; i++) {
         s->desc[i].in = in->data[i];
         s->desc[i].out = out->data[i];
-        s->desc[i].box = s->boxes + first[i];
+        s->desc[i].box = s->boxes ? s->boxes + first[i] : NULL; /* no boxes in the batch */
     }
     free(first);
     return st;

@@ -133,6 +133,7 @@ static sl_status flip_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_
     uint8_t *dst = io->out[0]->data[i];
     int fh = s->flags[i] & 1, fv = (s->flags[i] >> 1) & 1, fd = (s->flags[i] >> 2) & 1;
     size_t row = px * (size_t)W;
+    if (row == 0) return SL_OK; /* no bytes (and maybe no memory: NULL + 0 is undefined) */
     for (int64_t p = 0; p < planes; p++)
         for (int64_t y = 0; y < H; y++) {
             int64_t sp = fd ? p / depth * depth + (depth - 1 - p % depth) : p;

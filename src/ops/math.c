@@ -88,7 +88,14 @@ static sl_status math_setup(void *state, sl__op_io *io, sl_err *err) {
     int nin = io->num_inputs;
     s->t.op = s->op;
     s->t.nin = nin;
-    for (int j = 0; j < nin; j++) s->t.in[j] = io->in[j]->dtype;
+    for (int j = 0; j < nin; j++) {
+        s->t.in[j] = io->in[j]->dtype;
+        if (s->t.in[j] == SL_DTYPE_INTERP) /* no number: math.h's loads know none of it */
+            return sl_err_set(err, SL_EINVAL,
+                              "%s: input %d is of interpolation types (DALIInterpType), not "
+                              "numbers (cast it first)",
+                              name, j);
+    }
     s->t.out = result_type(s->op, s->t.in, nin);
     if (s->t.out == SL_DTYPE_BOOL && s->op == SL__M_POW)
         return sl_err_set(err, SL_EINVAL, "%s: two bool operands", name);

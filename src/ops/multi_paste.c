@@ -142,6 +142,10 @@ static int64_t la_get(mp_state *s, const list_arg *l, const sl__op_io *io, int i
     int64_t n = l->n;
     if (l->node >= 0) n = sl__argin_values(io, l->node, i, NULL, 0);
     if (n < 0) return -1;
+    if (n == 0) { /* none (s->tmp may be NULL yet: NULL + 0 is undefined) */
+        *out = NULL;
+        return 0;
+    }
     if (n > s->tmp_cap) {
         double *t = realloc(s->tmp, (size_t)n * sizeof(double) * 2);
         if (!t) {
@@ -249,8 +253,8 @@ static sl_status plan_sample(mp_state *s, sl__op_io *io, int i, int64_t at, sl_e
         if (n == -2) return SL_ENOMEM;
         if (n < 0) return sl__op_fail(err, SL_EINVAL, io, i, MP, "in_ids must be integers");
     }
-    if (at + n > s->p_cap) {
-        int64_t c = (at + n) * 2;
+    if (at + n > s->p_cap || !s->p) { /* (at least one slot: s->p + at on NULL is undefined) */
+        int64_t c = (at + n) * 2 + 1;
         paste *p = realloc(s->p, (size_t)c * sizeof *p);
         if (!p) return sl_err_set(err, SL_ENOMEM, MP ": out of memory");
         s->p = p;
@@ -405,7 +409,9 @@ static sl_status mp_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     sl_tlist *out = io->out[0];
     const int64_t *o = out->shapes + 3 * i;
     size_t osz = sl_dtype_size(out->dtype);
-    memset(out->data[i], 0, sl_tlist_sample_nbytes(out, i));
+    size_t nb = sl_tlist_sample_nbytes(out, i);
+    if (nb == 0) return SL_OK; /* an empty canvas (maybe no memory: memset(NULL) is undefined) */
+    memset(out->data[i], 0, nb);
     for (int64_t k = s->first[i]; k < s->first[i + 1]; k++) {
         const paste *p = &s->p[k];
         int j;

@@ -190,9 +190,11 @@ static sl_status noise_setup(void *state, sl__op_io *io, sl_err *err) {
                                    d->p[1]);
         }
         if (s->kind == SL__NOISE_GAUSSIAN && !(d->p[1] >= 0))
-            return sl__op_fail(err, SL_EINVAL, io, i, name, "stddev %g is negative", d->p[1]);
+            return sl__op_fail(err, SL_EINVAL, io, i, name, "stddev %g is %s", d->p[1],
+                               d->p[1] != d->p[1] ? "not a number" : "negative");
         if (s->kind == SL__NOISE_SHOT && !(d->p[0] >= 0))
-            return sl__op_fail(err, SL_EINVAL, io, i, name, "factor %g is negative", d->p[0]);
+            return sl__op_fail(err, SL_EINVAL, io, i, name, "factor %g is %s", d->p[0],
+                               d->p[0] != d->p[0] ? "not a number" : "negative");
     }
     return SL_OK;
 }

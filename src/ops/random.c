@@ -233,8 +233,8 @@ static sl_status rand_setup(void *state, sl__op_io *io, sl_err *err) {
                 return sl__op_fail(err, SL_EINVAL, io, i, "random.normal",
                                    "mean and stddev must be one value per sample");
             if (!(sd >= 0))
-                return sl__op_fail(err, SL_EINVAL, io, i, "random.normal", "stddev %g is negative",
-                                   sd);
+                return sl__op_fail(err, SL_EINVAL, io, i, "random.normal", "stddev %g is %s", sd,
+                                   sd != sd ? "not a number" : "negative");
         }
         double lo = s->lo, hi = s->hi;
         if (s->node_range >= 0) {

@@ -216,12 +216,12 @@ static sl_status rc_probs(rc_state *s, sl__op_io *io, int i, int64_t choices, co
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
                                "one p for %lld choices (give p per choice, or none)",
                                (long long)choices);
+        double v = p[0]; /* read before the realloc: p may be the scratch itself */
         if ((size_t)choices > s->scratch_n) {
             double *q = realloc(s->scratch, (size_t)choices * sizeof *q);
             if (!q) return sl_err_set(err, SL_ENOMEM, "%s: out of memory", s->name);
             s->scratch = q, s->scratch_n = (size_t)choices;
         }
-        double v = p[0];
         for (int64_t k = 0; k < choices; k++) s->scratch[k] = v;
         p = s->scratch, np = (int)choices;
     }
@@ -297,7 +297,7 @@ static sl_status rc_choose(rc_state *s, sl__op_io *io, int i, const sl_tlist *in
         }
         if (range)
             sl__dtype_conv_store(out->data[i], t, k, (double)pick);
-        else
+        else if (es) /* (elements of no bytes may have no memory) */
             memcpy((char *)out->data[i] + (size_t)k * es,
                    (const char *)in->data[i] + (size_t)pick * es, es);
     }

@@ -294,18 +294,29 @@ static int64_t list_of(const sl__op_io *io, int node, int i, const int64_t *ilit
     return n;
 }
 
+/* a per-sample value that is a whole number an int64_t holds */
+static bool whole(double x) {
+    return x == floor(x) && fabs(x) < 0x1p62;
+}
+
 /* the classes and weights of sample i (DALI's rules for background, classes, weights), the labels
  * of the mask other than background given weight only when present; *bg set */
 static sl_status class_table(const rob_state *s, const sl__op_io *io, int i, const sample *m,
                              int64_t **cls, double **w, int64_t *n, int64_t *bg, sl_err *err) {
     double v = (double)s->bg, *c = NULL, *wt = NULL;
     if (s->node_bg >= 0) sl__argin_values(io, s->node_bg, i, &v, 1);
+    if (!whole(v)) /* (a per-sample value: casting NaN or 1e300 is undefined) */
+        return sl__op_fail(err, SL_EINVAL, io, i, OP, "background %g is not a label", v);
     *bg = (int64_t)v;
     int64_t nc = 0, nw = 0;
     sl_status st = SL_OK;
     if (s->has_classes &&
         (nc = list_of(io, s->node_classes, i, s->classes, NULL, s->nclasses, &c)) < 0)
         st = sl_err_set(err, SL_ENOMEM, OP ": out of memory");
+    for (int64_t k = 0; !st && k < nc; k++)
+        if (!whole(c[k]))
+            st = sl__op_fail(err, SL_EINVAL, io, i, OP, "classes[%lld] is %g, not a label",
+                             (long long)k, c[k]);
     if (!st && s->has_weights &&
         (nw = list_of(io, s->node_weights, i, NULL, s->weights, s->nweights, &wt)) < 0)
         st = sl_err_set(err, SL_ENOMEM, OP ": out of memory");
@@ -403,13 +414,22 @@ static sl_status rob_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
         if (n != m.nd)
             return sl__op_fail(err, SL_EINVAL, io, i, OP,
                                "threshold has %d values for a mask of %d dimensions", n, m.nd);
-        for (int d = 0; d < m.nd; d++) thr[d] = s->node_thr >= 0 ? (int64_t)thr_d[d] : s->thr[d];
+        for (int d = 0; d < m.nd; d++) {
+            if (s->node_thr >= 0 && !whole(thr_d[d]))
+                return sl__op_fail(err, SL_EINVAL, io, i, OP,
+                                   "threshold[%d] is %g, not a whole number", d, thr_d[d]);
+            thr[d] = s->node_thr >= 0 ? (int64_t)thr_d[d] : s->thr[d];
+        }
     }
     bool picked = false;
     sl_status st = SL_OK;
     if (s->node_bg >= 0) {
         double v;
-        if (sl__argin_values(io, s->node_bg, i, &v, 1) == 1) bg = (int64_t)v;
+        if (sl__argin_values(io, s->node_bg, i, &v, 1) == 1) {
+            if (!whole(v)) /* (casting inf or NaN is undefined) */
+                return sl__op_fail(err, SL_EINVAL, io, i, OP, "background %g is not a label", v);
+            bg = (int64_t)v;
+        }
     }
     label = bg;
     if (sl__rng_philox_uniform(&r) < fg && m.total > 0) {

@@ -188,6 +188,11 @@ static sl_status red_setup(void *state, sl__op_io *io, sl_err *err) {
     if (spread && io->in[1]->dtype != SL_DTYPE_F32)
         return sl_err_set(err, SL_EINVAL, "%s: the mean input is %s; it must be float32", s->name,
                           sl_dtype_name(io->in[1]->dtype));
+    if (in->dtype == SL_DTYPE_INTERP) /* no number: reduce.h's loads know none of it */
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: the input is of interpolation types (DALIInterpType), not numbers "
+                          "(cast it first)",
+                          s->name);
     if (in->dtype == SL_DTYPE_BOOL && s->op != SL__RED_MIN && s->op != SL__RED_MAX &&
         s->op != SL__RED_SUM)
         return sl_err_set(err, SL_EINVAL, "%s: a bool input (cast it first)", s->name);

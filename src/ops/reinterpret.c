@@ -179,6 +179,9 @@ static sl_status ri_setup(void *state, sl__op_io *io, sl_err *err) {
     if (st != SL_OK) return st;
     static const int none[1] = {0};
     if (!s->copy) io->run_index = none, io->run_count = 0; /* views: nothing to run */
+    if (s->layout[0] && (int)strlen(s->layout) != nd)      /* (rel_shape's or the input's rank) */
+        return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for outputs of %d dims", NAME,
+                          s->layout, nd);
     if (s->layout[0])
         memcpy(out->layout, s->layout, sizeof out->layout);
     else if (nd == in->ndim)

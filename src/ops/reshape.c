@@ -195,8 +195,12 @@ static sl_status requested(const reshape_state *s, const sl__op_io *io, int i, i
                         "the shape input has %d values, sample 0's %d (every sample "
                         "has one rank)",
                         got, n);
-        for (int d = 0; d < n; d++)
-            shape[d] = (int64_t)sl__dtype_conv_load(si->data[i], si->dtype, d);
+        for (int d = 0; d < n; d++) {
+            double v = sl__dtype_conv_load(si->data[i], si->dtype, d);
+            if (!(fabs(v) < 0x1p62)) /* (also NaN; casting a larger one is undefined) */
+                return fail(io, i, err, "the shape input's value %d is %g, not an extent", d, v);
+            shape[d] = (int64_t)v;
+        }
         SL_TRY(check_shape(io, i, shape, NULL, n, err));
         for (int d = 0; d < n; d++) sh[d] = shape[d];
         return SL_OK;

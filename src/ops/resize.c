@@ -602,6 +602,8 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
     size_t ib = (size_t)(H * W * C) * sl_dtype_size(in->dtype);
     size_t ob =
         (size_t)(s->out_hw[2 * i] * s->out_hw[2 * i + 1] * C) * sl_dtype_size(io->out[0]->dtype);
+    /* no channels: no bytes, and maybe no memory (NULL + 0 is undefined) */
+    if (ib == 0 || ob == 0) return SL_OK;
     for (int64_t p = 0; p < P; p++) /* the planes (frames, channels) share the window */
         SL_TRY(resize_plane(s, io, i, worker, (const char *)in->data[i] + (size_t)p * ib,
                             (char *)io->out[0]->data[i] + (size_t)p * ob, H, W, C, err));

@@ -361,6 +361,8 @@ sl_status sl__resize_volume_run(resize_state *s, sl__op_io *io, int i, int worke
     const int64_t *o = s->vol_out + 3 * i;
     size_t ib = (size_t)(dhw[0] * dhw[1] * dhw[2] * C) * sl_dtype_size(in->dtype);
     size_t ob = (size_t)(o[0] * o[1] * o[2] * C) * sl_dtype_size(io->out[0]->dtype);
+    /* no channels: no bytes, and maybe no memory (NULL + 0 is undefined) */
+    if (ib == 0 || ob == 0) return SL_OK;
     for (int64_t p = 0; p < P; p++) /* CDHW: each channel a plane */
         SL_TRY(vol_plane(s, io, i, worker, (const char *)in->data[i] + (size_t)p * ib,
                          (char *)io->out[0]->data[i] + (size_t)p * ob, dhw, C, err));

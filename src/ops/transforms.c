@@ -552,7 +552,9 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
         for (int k = 0; k < 3 && st == SL_OK; k++) st = ct_values(s, io, k, i, &v[k], &n[k], err);
         int rows = (int)d;
         if (st == SL_OK) {
-            if (n[2] == 1) {
+            if (n[0] == 0 || n[1] == 0 || n[2] == 0) {
+                st = SL_EINVAL; /* an empty list is no matrix (nor a translation) */
+            } else if (n[2] == 1) {
                 rows = (int)d; /* DALI: a scalar MT is that scalar as M, with no T */
             } else if (n[2] >= 0) {
                 if (d + 1 < 1 || n[2] % (d + 1))
@@ -560,17 +562,25 @@ static sl_status ct_setup(void *state, sl__op_io *io, sl_err *err) {
                 else
                     rows = (int)(n[2] / (d + 1));
             } else if (n[0] > 1) {
-                if (n[0] % d)
+                if (d < 1 || n[0] % d)
                     st = SL_EINVAL;
                 else
                     rows = (int)(n[0] / d);
             }
             if (st == SL_OK && n[1] > 1 && n[1] != rows) st = SL_EINVAL;
             if (st == SL_OK && (rows < 0 || rows > 64 || d > 64)) st = SL_EINVAL;
-            if (st != SL_OK)
+            if (st != SL_OK) { /* the arguments given, with their counts */
+                char got[96] = "";
+                for (int k = 0; k < 3; k++)
+                    if (n[k] >= 0)
+                        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s has %d values",
+                                 got[0] ? ", " : "", ct_names[k], n[k]);
                 st = sl__op_fail(err, SL_EINVAL, io, i, "coord_transform",
-                                 "M has %d values, T %d, MT %d: no (rows, %lld) matrix", n[0], n[1],
-                                 n[2], (long long)d);
+                                 "%s: no transform of points of %lld coordinates (M: rows x "
+                                 "%lld, T: rows, MT: rows x %lld, or one value)",
+                                 got[0] ? got : "none given", (long long)d, (long long)d,
+                                 (long long)d + 1);
+            }
         }
         double *mt = NULL;
         if (st == SL_OK) {

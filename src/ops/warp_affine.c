@@ -205,6 +205,9 @@ static sl_status plan(wa_state *s, const sl__op_io *io, int i, int64_t H, int64_
         if (s->node >= 0 && sl__argin_values(io, s->node, i, &deg, 1) != 1)
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
                                "angle must be one value per sample");
+        if (!isfinite((float)deg)) /* (DALI's is a float: 1e300 is inf there, NaN its box) */
+            return sl__op_fail(err, SL_EINVAL, io, i, s->name,
+                               "angle %g is not a finite float (degrees)", deg);
         struct rot_canvas *rc = &s->rc[i];
         sincos_deg(deg, &rc->sn, &rc->cs);
         if (!s->has_size && !s->keep) { /* the rotated image's bounding box (DALI's rule) */

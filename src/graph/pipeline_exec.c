@@ -77,18 +77,14 @@ static sl_status run_inline(run_ctx *c, int64_t n, sl_err *err) {
 }
 
 /* Runs op's run_cpu over n samples: on the pool, or inline where the whole batch is lighter than
- * the pool's round trip (a batch of scalars, a parameter's arithmetic: waking every worker for it
- * cost more than the work, the more so the more threads). An op starts on the pool; when a pool
- * run takes under LIGHT_PROBE_S, the next batches run inline for as long as that is faster than
- * the pool was, going back to the pool once every LIGHT_RECHECK batches to see; an inline batch
- * slower than the pool sends the op back to it for LIGHT_RECHECK batches. The samples and their
- * bytes are the same either way. */
+ * waking the pool (a batch of scalars: the more threads, the dearer the wake-up). An op starts on
+ * the pool; a pool run under LIGHT_PROBE_S sends the next batches inline while that is faster
+ * than the pool was, with one on the pool every LIGHT_RECHECK batches. Same samples either way. */
 enum { LIGHT_RECHECK = 64 };
 #define LIGHT_PROBE_S 200e-6
 static sl_status run_cpu_batch(sl_pipeline *p, sl__opinst *op, run_ctx *c, int64_t n, sl_err *err) {
     if (c->io->batch_job)
-        return sl__pool_parallel_for_beside(p->pool, n, run_sample, c,
-                                            c->io->batch_job ? run_batch_job : NULL, c, err);
+        return sl__pool_parallel_for_beside(p->pool, n, run_sample, c, run_batch_job, c, err);
     double t0 = now_s();
     if (op->light) {
         sl_status st = run_inline(c, n, err);

@@ -13,9 +13,9 @@ source is exhausted, run() raises StopIteration and ``reset()`` starts it again)
 
 With ``parallel=True`` the first question of a batch takes it from the pipeline's worker
 processes (sluice._pool), the next batches sent to them ahead. The library also asks for each
-sample's memory (view) on that thread: its workers copy the arrays into the batch without
-calling back into Python (a sample with no memory of its own, bytes say, is written by a
-callback), or with ``no_copy=True`` the batch points at them. Either way the arrays are kept
+sample's memory (view) on the CPU stage thread: its workers copy the arrays into the batch
+without calling back into Python (a sample with no memory of its own, bytes say, is written by
+a callback), or with ``no_copy=True`` the batch points at them. Either way the arrays are kept
 until the library says (release) that the batch is done with them: once copied, or, without a
 copy, once the consumer has let go of the batch."""
 
@@ -137,8 +137,8 @@ class PySource:
         # kept until the pipeline says the batch is done with them (release)
         self.no_copy = no_copy
         # each C pipeline the source feeds is a generation (its sl_source's user): what an earlier
-        # one still reads stays in _old, (generation, iteration) -> batch, until it releases it (a
-        # pipeline whose batches a consumer still holds is freed after the last of them)
+        # one still points at (no_copy) stays in _old, (generation, iteration) -> batch, until it
+        # releases it (a pipeline whose batches a consumer still holds is freed after the last)
         self._gen = 0
         self._old = {}
         self.parallel = parallel  # run by the workers of graph's pool (sluice._pool)
@@ -214,8 +214,9 @@ class PySource:
         off (its batches given again first)."""
         self._cancelled = False
         with self._lock:
-            for it, entry in self._batches.items():
-                self._old[(self._gen, it)] = entry
+            if self.no_copy:  # (copies are all made before an old pipeline's threads stop)
+                for it, entry in self._batches.items():
+                    self._old[(self._gen, it)] = entry
             self._gen += 1
             self._struct.user = self._gen  # (sl_pipeline_add_source copies the struct)
         if self.parallel:

@@ -268,23 +268,37 @@ static sl_status ar_setup(void *state, sl__op_io *io, sl_err *err) {
  * sl__arith_elem, which the CUDA run uses. */
 #define CHUNK 256
 
-/* the cases the loops are specialised for; other types and ops take the generic loop */
+/* the cases the loops are specialised for; other types and ops take the generic loop (one a
+ * line, and left alone by clang-format, which reflows such lists differently on every pass) */
+// clang-format off
 #define AR_ALL_TYPES(X)                                                                            \
     X(SL_DTYPE_U8)                                                                                 \
     X(SL_DTYPE_BOOL)                                                                               \
     X(SL_DTYPE_I8)                                                                                 \
     X(SL_DTYPE_U16)                                                                                \
     X(SL_DTYPE_I16)                                                                                \
-    X(SL_DTYPE_I32) X(SL_DTYPE_U32) X(SL_DTYPE_I64) X(SL_DTYPE_U64) X(SL_DTYPE_F32)                \
-        X(SL_DTYPE_F64)
+    X(SL_DTYPE_I32)                                                                                \
+    X(SL_DTYPE_U32)                                                                                \
+    X(SL_DTYPE_I64)                                                                                \
+    X(SL_DTYPE_U64)                                                                                \
+    X(SL_DTYPE_F32)                                                                                \
+    X(SL_DTYPE_F64)
 #define AR_FAST_OPS(X)                                                                             \
     X(SL__AR_ADD)                                                                                  \
     X(SL__AR_SUB)                                                                                  \
     X(SL__AR_MUL)                                                                                  \
     X(SL__AR_FDIV)                                                                                 \
     X(SL__AR_EQ)                                                                                   \
-    X(SL__AR_NE) X(SL__AR_LT) X(SL__AR_LE) X(SL__AR_GT) X(SL__AR_GE) X(SL__AR_AND) X(SL__AR_OR)    \
-        X(SL__AR_XOR) X(SL__AR_MINUS)
+    X(SL__AR_NE)                                                                                   \
+    X(SL__AR_LT)                                                                                   \
+    X(SL__AR_LE)                                                                                   \
+    X(SL__AR_GT)                                                                                   \
+    X(SL__AR_GE)                                                                                   \
+    X(SL__AR_AND)                                                                                  \
+    X(SL__AR_OR)                                                                                   \
+    X(SL__AR_XOR)                                                                                  \
+    X(SL__AR_MINUS)
+// clang-format on
 
 /* m values of type t from element offset off, step st, as doubles */
 static void load_values(sl_dtype t, const void *p, int64_t off, int64_t st, int m, double *v) {

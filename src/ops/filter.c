@@ -19,6 +19,8 @@
 #include "core/alloc.h"
 #include "core/log.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,33 +249,56 @@ static void padded_row(const sl__filt *f, int64_t cc, const void *in, sl_dtype i
 /* The CPU run a row at a time: the r input rows an output row reads, padded for the border, then
  * every tap over the whole row. Each element still sums its taps in sl__filt_elem's order with the
  * same float roundings (the same bits: tests/test_filter_rows.c), but the loops run over
- * contiguous floats. SL_ENOMEM when the rows' scratch cannot be had. */
+ * contiguous floats. The r padded rows are buffers kept by the input row they hold (-1: the fill
+ * row), so each input row is converted once per plane, not once per output row that reads it.
+ * SL_ENOMEM when the scratch cannot be had. */
 static sl_status filt_rows(const sl__filt *f, const void *in, sl_dtype it, const float *k,
                            float fill, void *out, sl_dtype ot) {
     int64_t cc = f->chan_first ? 1 : f->c; /* channels interleaved in a row */
     int64_t planes = f->frames * (f->chan_first ? f->c : 1);
     int64_t pw = (f->ow + f->s - 1) * cc, ow = f->ow * cc, rw = f->w * cc;
-    float *rows = malloc(((size_t)f->r * (size_t)pw + (size_t)ow + (size_t)rw) * sizeof *rows);
-    if (!rows) return SL_ENOMEM;
-    float *acc = rows + (size_t)f->r * (size_t)pw, *src = acc + ow;
+    int r = f->r;
+    float *rows = malloc(((size_t)r * (size_t)pw + (size_t)ow + (size_t)rw) * sizeof *rows);
+    int64_t *held = malloc((size_t)r * 2 * sizeof *held); /* per buffer, then per tap row */
+    const float **use = malloc((size_t)r * sizeof *use);
+    if (!rows || !held || !use) {
+        free(rows), free(held), free(use);
+        return SL_ENOMEM;
+    }
+    int64_t *want = held + r;
+    float *acc = rows + (size_t)r * (size_t)pw, *src = acc + ow;
     size_t isz = sl_dtype_size(it), osz = sl_dtype_size(ot);
     for (int64_t p = 0; p < planes; p++) {
         const char *pin = (const char *)in + (size_t)(p * f->h * rw) * isz;
         char *pout = (char *)out + (size_t)(p * f->oh * ow) * osz;
+        for (int b = 0; b < r; b++) held[b] = INT64_MIN; /* a new plane: nothing held */
         for (int64_t y = 0; y < f->oh; y++) {
-            for (int i = 0; i < f->r; i++)
-                padded_row(f, cc, pin, it, sl__filt_index(y - f->ay + i, f->h, f->border), fill,
-                           src, rows + (size_t)i * (size_t)pw);
+            for (int i = 0; i < r; i++) want[i] = sl__filt_index(y - f->ay + i, f->h, f->border);
+            for (int i = 0; i < r; i++) { /* a buffer that holds the row, else one no tap wants */
+                int b = 0, spare = -1;
+                while (b < r && held[b] != want[i]) {
+                    bool wanted = false;
+                    for (int j = 0; j < r && !wanted; j++) wanted = held[b] == want[j];
+                    if (!wanted && spare < 0) spare = b;
+                    b++;
+                }
+                if (b == r) { /* (r buffers, at most r rows wanted: a spare is there) */
+                    b = spare;
+                    padded_row(f, cc, pin, it, want[i], fill, src, rows + (size_t)b * (size_t)pw);
+                    held[b] = want[i];
+                }
+                use[i] = rows + (size_t)b * (size_t)pw;
+            }
             for (int64_t x = 0; x < ow; x++) acc[x] = 0;
-            for (int i = 0; i < f->r; i++)
+            for (int i = 0; i < r; i++)
                 for (int j = 0; j < f->s; j++) {
-                    const float kk = k[i * f->s + j], *row = rows + (size_t)i * (size_t)pw + j * cc;
+                    const float kk = k[i * f->s + j], *row = use[i] + j * cc;
                     for (int64_t x = 0; x < ow; x++) acc[x] = acc[x] + kk * row[x];
                 }
             sl__dtype_conv_n(pout + (size_t)(y * ow) * osz, ot, acc, SL_DTYPE_F32, ow);
         }
     }
-    free(rows);
+    free(rows), free(held), free(use);
     return SL_OK;
 }
 

@@ -14,6 +14,7 @@
 #include "graph/pipeline_exec.h"
 
 #include "graph/pipeline_checkpoint.h"
+#include "graph/pipeline_run.h"
 #include "graph/pipeline_int.h"
 
 #include "operator/sequence.h"
@@ -42,65 +43,6 @@ static double now_s(void) {
 static sl_tlist *node_list(const sl_pipeline *p, sl_batch *b, int id) {
     while (p->nodes[id].op == SL__NODE_ALIAS) id = p->nodes[id].src;
     return &b->nodes[id];
-}
-
-typedef struct {
-    const sl__opinst *op;
-    sl__op_io *io;
-} run_ctx;
-
-static sl_status run_sample(void *ctx_, int64_t i, int worker, sl_err *err) {
-    run_ctx *c = ctx_;
-    int s = c->io->run_index ? c->io->run_index[i] : (int)i;
-    return c->op->def->run_cpu(c->op->state, c->io, s, worker, err);
-}
-
-/* setup's batch_job: run_cpu's sample -1, on the stage's thread beside the pool's samples */
-static sl_status run_batch_job(void *ctx_, sl_err *err) {
-    run_ctx *c = ctx_;
-    return c->op->def->run_cpu(c->op->state, c->io, -1, -1, err);
-}
-
-/* An op's batch of n samples on the stage's own thread, in order, as worker 0 (this op runs no
- * pool job meanwhile, so worker 0's scratch is free): the error of the lowest failing sample, as
- * the pool gives. */
-static sl_status run_inline(run_ctx *c, int64_t n, sl_err *err) {
-    for (int64_t i = 0; i < n; i++) {
-        sl_status st = run_sample(c, i, 0, err);
-        if (st < 0) {
-            if (err->msg[0] == '\0')
-                sl_err_set(err, st, "%s (index %lld)", sl_status_str(st), (long long)i);
-            return st;
-        }
-    }
-    return SL_OK;
-}
-
-/* Runs op's run_cpu over n samples: on the pool, or inline where the whole batch is lighter than
- * waking the pool (a batch of scalars: the more threads, the dearer the wake-up). An op starts on
- * the pool; a pool run under LIGHT_PROBE_S sends the next batches inline while that is faster
- * than the pool was, with one on the pool every LIGHT_RECHECK batches. Same samples either way. */
-enum { LIGHT_RECHECK = 64 };
-#define LIGHT_PROBE_S 200e-6
-static sl_status run_cpu_batch(sl_pipeline *p, sl__opinst *op, run_ctx *c, int64_t n, sl_err *err) {
-    if (c->io->batch_job)
-        return sl__pool_parallel_for_beside(p->pool, n, run_sample, c, run_batch_job, c, err);
-    double t0 = now_s();
-    if (op->light) {
-        sl_status st = run_inline(c, n, err);
-        if (now_s() - t0 > op->pool_s) /* slower than the pool was: back to it for a while */
-            op->light = false, op->probe = LIGHT_RECHECK;
-        else if (--op->probe <= 0) /* the next batch on the pool, to see */
-            op->light = false;
-        return st;
-    }
-    sl_status st = sl__pool_parallel_for_beside(p->pool, n, run_sample, c, NULL, NULL, err);
-    op->pool_s = now_s() - t0;
-    if (op->probe > 0)
-        op->probe--;
-    else if (op->pool_s < LIGHT_PROBE_S)
-        op->light = true, op->probe = LIGHT_RECHECK;
-    return st;
 }
 
 static sl_status copy_keys(sl_batch *b, const char *const *keys, sl_err *err) {
@@ -300,8 +242,7 @@ static sl_status run_op(sl_pipeline *p, int k, sl_batch *b, bool gpu_half, sl_er
         io.keys = k == p->reader_op ? (const char *const *)b->keys : keys;
         int n = rio->run_index ? rio->run_count : rio->batch; /* setup may leave samples out */
         if (st == SL_OK && op->def->run_cpu && (n > 0 || rio->batch_job)) {
-            run_ctx c = {op, rio};
-            st = run_cpu_batch(p, op, &c, n, err);
+            st = sl__run_cpu_batch(p->pool, op, rio, n, err);
             pthread_mutex_lock(&p->stats_mu);
             op->pool_jobs++;
             op->pool_samples += n;

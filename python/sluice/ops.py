@@ -139,7 +139,7 @@ for _name in _fn.op_names():
 _LEGACY = {"FileReader": "readers.file", "CaffeReader": "readers.caffe",
            "Caffe2Reader": "readers.caffe2", "TFRecordReader": "readers.tfrecord",
            "NumpyReader": "readers.numpy", "COCOReader": "readers.coco",
-           "MXNetReader": "readers.mxnet",
+           "MXNetReader": "readers.mxnet", "SequenceReader": "readers.sequence",
            "ImageDecoder": "decoders.image", "ImageDecoderRandomCrop": "decoders.image_random_crop",
            "CoinFlip": "random.coin_flip", "Uniform": "random.uniform",
            "NormalDistribution": "random.normal"}

@@ -15,6 +15,7 @@ extern const sl__op_def sl__reader_webdataset_op;
 extern const sl__op_def sl__reader_tfrecord_op;
 extern const sl__op_def sl__reader_nemo_asr_op;
 extern const sl__op_def sl__reader_mxnet_op;
+extern const sl__op_def sl__reader_sequence_op;
 
 const sl__op_def *const sl__reader_ops[] = {
     &sl__reader_caffe_op,
@@ -27,6 +28,7 @@ const sl__op_def *const sl__reader_ops[] = {
     &sl__reader_tfrecord_op,
     &sl__reader_nemo_asr_op,
     &sl__reader_mxnet_op,
+    &sl__reader_sequence_op,
     NULL,
 };
 

@@ -38,6 +38,11 @@ const char *sl__reader_path(const sl__reader *r, int64_t rec) {
     }
 }
 
+/* The folder's file of record rec: itself, or a sequence's first frame (readers.sequence). */
+static int64_t folder_rec(const sl__reader *r, int64_t rec) {
+    return r->folder_rec ? r->folder_rec[rec] : rec;
+}
+
 /* A name as a key: escaped as LMDB keys are (bytes outside printable ASCII, and the backslash, as
  * \xHH), so that no key holds a newline or a tab and a trace keeps one line per sample. */
 static const char *escaped(const char *name, char *buf, size_t n) {
@@ -63,7 +68,7 @@ static const char *rec_key(const sl__reader *r, int64_t rec, char *buf, size_t n
     case SL__READER_NEMO: /* the audio file as the manifest names it */
         return escaped(sl__nemo_get(r->nemo, rec)->name, buf, n);
     default:
-        return escaped(sl__folder_name(r->folder, rec), buf, n);
+        return escaped(sl__folder_name(r->folder, folder_rec(r, rec)), buf, n);
     }
 }
 
@@ -87,7 +92,8 @@ static void rec_info(const sl__reader *r, int64_t rec, char *buf, size_t n) {
         break;
     case SL__READER_FILE:
     case SL__READER_NUMPY:
-        sl__folder_path(r->folder, rec, buf, n);
+    case SL__READER_SEQUENCE: /* its first frame's */
+        sl__folder_path(r->folder, folder_rec(r, rec), buf, n);
         break;
     case SL__READER_WDS:
         sl__wds_source_info(r->wds, rec, r->wds_exts, r->wds_case, buf, n);

@@ -98,7 +98,8 @@ enum {
     SL__READER_WDS,
     SL__READER_TFREC,
     SL__READER_NEMO,
-    SL__READER_MXNET
+    SL__READER_MXNET,
+    SL__READER_SEQUENCE
 };
 
 /* Every reader's state; readers with more embed it as their first member. */
@@ -118,6 +119,8 @@ typedef struct sl__reader {
     sl__lmdb *db;
     sl__idx *img, *lab;
     sl__folder *folder;
+    const int64_t
+        *folder_rec; /* readers.sequence: a record's first file in folder (else the same) */
     sl__wds *wds;
     const char *wds_exts; /* the first output's extensions: its member gives the source info */
     bool wds_case;

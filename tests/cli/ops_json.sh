@@ -70,7 +70,7 @@ if "$tool" ops --json decoders.imag > "$work/out" 2> "$work/err"; then fail "unk
 grep -q "did you mean 'decoders.image'" "$work/err" || fail "suggestion: $(cat "$work/err")"
 if "$tool" ops --bogus > "$work/out" 2> "$work/err"; then fail "--bogus accepted"; fi
 # --names --json: the names alone, as JSON (--names was ignored under --json)
-[ "$("$tool" ops --names --json readers)" = '{"names": ["readers.caffe", "readers.caffe2", "readers.coco", "readers.file", "readers.mnist", "readers.mxnet", "readers.nemo_asr", "readers.numpy", "readers.tfrecord", "readers.webdataset"]}' ] ||
+[ "$("$tool" ops --names --json readers)" = '{"names": ["readers.caffe", "readers.caffe2", "readers.coco", "readers.file", "readers.mnist", "readers.mxnet", "readers.nemo_asr", "readers.numpy", "readers.sequence", "readers.tfrecord", "readers.webdataset"]}' ] ||
     fail "--names --json readers: $("$tool" ops --names --json readers)"
 [ "$("$tool" ops --names --json resize)" = '{"names": ["resize"]}' ] || fail "--names --json resize"
 "$tool" ops --names --json | python3 -c "

@@ -121,8 +121,11 @@ def _make_class(fn_name, class_name):
 
 
 _module = sys.modules[__name__]
-for _name in _fn.op_names():
-    _parts = _name.split(".")
+# every op by its name, and by its namespaced aliases (ops.experimental.decoders.Image is
+# decoders.image as ops.decoders.Image is); the flat ones are DALI's fn spellings only
+for _alias, _name in [(n, n) for n in _fn.op_names()] + sorted(
+        (a, n) for a, n in _fn.aliases().items() if "." in a):
+    _parts = _alias.split(".")
     _target = _module
     for _p in _parts[:-1]:
         _ns = vars(_target).get(_p)
@@ -131,8 +134,9 @@ for _name in _fn.op_names():
             setattr(_target, _p, _ns)
         _target = _ns
     _cname = _camel(_parts[-1])
-    _cls = _make_class(_name, _cname)
-    setattr(_target, _cname, _cls)
+    if _cname in vars(_target):
+        continue
+    setattr(_target, _cname, _make_class(_name, _cname))
     _names.append(".".join(_parts[:-1] + [_cname]))
 
 # DALI's older, flat names
@@ -147,7 +151,7 @@ for _cname, _name in _LEGACY.items():
     if _name in _fn.schemas:
         setattr(_module, _cname, _make_class(_name, _cname))
         _names.append(_cname)
-del _module, _name, _parts, _target, _p, _cname, _cls
+del _module, _alias, _name, _parts, _target, _p, _cname
 try:
     del _ns
 except NameError:

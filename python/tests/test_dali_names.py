@@ -35,6 +35,31 @@ def test_deprecated_aliases_are_the_ops():
         assert alias not in fn.op_names()  # one op, listed once under its name
 
 
+def test_namespaced_aliases_have_ops_classes(tmp_path):
+    """ops.experimental.decoders.Image is decoders.image as ops.decoders.Image is: same pixels"""
+    import sluice.ops as ops
+    from image_writers import pnm
+    img = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3) * 3
+    f = tmp_path / "a.ppm"
+    f.write_bytes(pnm(img, 6))
+    for alias in [a for a in fn.aliases() if "." in a]:
+        parts = alias.split(".")
+        cls = ops
+        for part in parts[:-1] + [ops._camel(parts[-1])]:
+            cls = getattr(cls, part)
+        assert cls._fn_name == fn.aliases()[alias]
+    pipe = sluice.Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        raw, _ = fn.readers.file(files=[str(f)])
+        pipe.set_outputs(ops.experimental.decoders.Image()(raw), fn.decoders.image(raw),
+                         ops.experimental.PeekImageShape()(raw))
+    pipe.build()
+    a, b, shape = pipe.run()
+    np.testing.assert_array_equal(np.asarray(a.at(0)), img)
+    np.testing.assert_array_equal(np.asarray(b.at(0)), img)
+    assert list(np.asarray(shape.at(0))) == [4, 5, 3]
+
+
 def test_aliases_in_pipeline_text(tmp_path):
     """The aliases come from the library's table, so pipeline text knows them too."""
     text = tmp_path / "p.py"

@@ -497,6 +497,7 @@ static sl_status rs_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
 
 const sl__op_def sl__audio_resample_op = {
     .name = "audio_resample",
+    .aliases = "experimental.audio_resample",
     .doc = "Resamples float audio, (time,) or (time, channels), by in_rate/out_rate, scale or to "
            "out_length, with a windowed sinc (DALI's fn.audio_resample).",
     .min_inputs = 1,

@@ -197,7 +197,7 @@ static sl_status decode_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 
 const sl__op_def sl__decode_image_op = {
     .name = "decoders.image",
-    .aliases = "image_decoder",
+    .aliases = "image_decoder|experimental.decoders.image",
     .doc = "Decodes JPEG, PNG, BMP, PNM, (with libtiff) TIFF and (with OpenJPEG) JPEG 2000 images "
            "to HWC uint8 (format from the magic bytes; mixed: JPEG 2000 and the formats other than "
            "JPEG are decoded on the CPU pool).",

@@ -264,7 +264,7 @@ static sl_status roi_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 
 const sl__op_def sl__image_slice_op = {
     .name = "decoders.image_slice",
-    .aliases = "image_decoder_slice",
+    .aliases = "image_decoder_slice|experimental.decoders.image_slice",
     .doc = "Decodes a window of each JPEG, PNG, BMP, PNM, TIFF or JPEG 2000, given as slice takes "
            "it (HWC uint8).",
     .min_inputs = 1,
@@ -281,7 +281,7 @@ const sl__op_def sl__image_slice_op = {
 
 const sl__op_def sl__image_crop_op = {
     .name = "decoders.image_crop",
-    .aliases = "image_decoder_crop",
+    .aliases = "image_decoder_crop|experimental.decoders.image_crop",
     .doc = "Decodes a window of each JPEG, PNG, BMP, PNM, TIFF or JPEG 2000, given as crop takes "
            "it (HWC uint8).",
     .min_inputs = 1,

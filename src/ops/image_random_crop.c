@@ -148,7 +148,7 @@ static sl_status rc_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 
 const sl__op_def sl__image_random_crop_op = {
     .name = "decoders.image_random_crop",
-    .aliases = "image_decoder_random_crop",
+    .aliases = "image_decoder_random_crop|experimental.decoders.image_random_crop",
     .doc = "Decodes a random area/aspect-ratio window of each JPEG, PNG, BMP, PNM, TIFF or JPEG "
            "2000 (HWC uint8).",
     .min_inputs = 1,

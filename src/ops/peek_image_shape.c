@@ -83,6 +83,7 @@ static sl_status peek_setup(void *state, sl__op_io *io, sl_err *err) {
 
 const sl__op_def sl__peek_image_shape_op = {
     .name = "peek_image_shape",
+    .aliases = "experimental.peek_image_shape",
     .doc = "Each encoded image's [height, width, channels], from its headers (no decoding).",
     .min_inputs = 1,
     .max_inputs = 1,

@@ -7,10 +7,12 @@ an argument it does not take, or a value of the wrong type, raises TypeError nam
 value the op refuses raises ValueError, at the line that called it."""
 
 import difflib
+import functools
 import inspect
 import os
 import sys
 import typing
+import warnings
 
 from . import _c, _debug, errors
 from .external import external_source_call
@@ -50,7 +52,7 @@ class OpSchema:
                                          (_c_bits[2], "gpu")) if info.devices & bit]
         self.is_reader, self.is_random = bool(info.is_reader), bool(info.is_random)
         self.sequences = bool(info.sequences)
-        # DALI's other names for it (fn.image_decoder for fn.decoders.image): the same function
+        # DALI's other names for it (fn.image_decoder for fn.decoders.image): the same op
         self.aliases = [a for a in (_c.u(info.aliases) or "").split("|") if a]
         self.args = {a.name: a for a in args}
         self.common = {a.name: a for a in common if a.name not in self.args}
@@ -327,14 +329,30 @@ def _place(name, f):
     setattr(target, parts[-1], f)
 
 
+def deprecated_name(module, old, new):
+    """DALI's warning for a deprecated name of an op (fn.image_decoder, ops.ImageDecoder)."""
+    warnings.warn("WARNING: `sluice.%s.%s` is now deprecated. Use `sluice.%s.%s` instead."
+                  % (module, old, module, new), DeprecationWarning, stacklevel=3)
+
+
+def _deprecated(alias, f, name):
+    """f under one of DALI's deprecated flat names: it warns as DALI's does, then is f."""
+    @functools.wraps(f)
+    def call(*args, **kwargs):
+        deprecated_name("fn", alias, name)
+        return f(*args, **kwargs)
+    return call
+
+
 schemas = {}
 _ALIASES = {}  # alias -> the op's name, from the library's table
 for _schema in _read_table():
     schemas[_schema.name] = _schema
     _f = (external_source_call(_schema) if _schema.name == "external_source" else
           python_function_call(_schema) if _schema.name in _pyfunc_forms else _make(_schema))
-    for _name in [_schema.name] + _schema.aliases:
-        _place(_name, _f)
+    _place(_schema.name, _f)
+    for _name in _schema.aliases:  # experimental.* names are not deprecated; the flat ones are
+        _place(_name, _f if "." in _name else _deprecated(_name, _f, _schema.name))
     _ALIASES.update((a, _schema.name) for a in _schema.aliases)
 del _schema, _f, _name
 
@@ -347,8 +365,8 @@ del _k, _v
 
 
 def aliases():
-    """DALI's other names of ops that sluice.fn has (deprecated ones, and the experimental.* name
-    of an op since promoted), and the op each stands for."""
+    """DALI's other names of ops that sluice.fn has (deprecated ones, which warn as DALI's do, and
+    experimental.* names), and the op each stands for."""
     return dict(_ALIASES)
 
 

@@ -7,7 +7,8 @@ arguments given at the call (``self.flip(images, horizontal=self.coin())``).
 Every operator of ``sluice.fn`` is here under DALI's class name: the last part of its name in
 CamelCase, in the same namespaces (``ops.readers.Caffe2``, ``ops.decoders.Image``,
 ``ops.random.CoinFlip``, ``ops.CropMirrorNormalize``), and DALI's older names
-(``ops.FileReader``, ``ops.ImageDecoder``, ``ops.CoinFlip``, ...). Calling one is calling the
+(``ops.FileReader``, ``ops.ImageDecoder``, ``ops.CoinFlip``, ...; making one warns, as DALI's
+deprecated names do). Calling one is calling the
 ``fn`` function with the object's arguments and the call's, so the checks and errors are fn's."""
 
 import inspect
@@ -146,10 +147,26 @@ _LEGACY = {"FileReader": "readers.file", "CaffeReader": "readers.caffe",
            "MXNetReader": "readers.mxnet", "SequenceReader": "readers.sequence",
            "ImageDecoder": "decoders.image", "ImageDecoderRandomCrop": "decoders.image_random_crop",
            "CoinFlip": "random.coin_flip", "Uniform": "random.uniform",
-           "NormalDistribution": "random.normal"}
+           "NormalDistribution": "random.normal", "TransformTranslation": "transforms.translation"}
+
+
+def _legacy_class(fn_name, class_name):
+    """ops.<class_name>, a deprecated name of fn_name's class: it warns as DALI's does."""
+    cls = _make_class(fn_name, class_name)
+    parts = fn_name.split(".")
+    new = ".".join(parts[:-1] + [_camel(parts[-1])])
+    init = cls.__init__
+
+    def __init__(self, **kwargs):
+        _fn.deprecated_name("ops", class_name, new)
+        init(self, **kwargs)
+    cls.__init__ = __init__
+    return cls
+
+
 for _cname, _name in _LEGACY.items():
     if _name in _fn.schemas:
-        setattr(_module, _cname, _make_class(_name, _cname))
+        setattr(_module, _cname, _legacy_class(_name, _cname))
         _names.append(_cname)
 del _module, _alias, _name, _parts, _target, _p, _cname
 try:

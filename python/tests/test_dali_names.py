@@ -15,12 +15,6 @@ from conftest import LMDB, TOOL
 
 
 def test_deprecated_aliases_are_the_ops():
-    assert fn.image_decoder is fn.decoders.image
-    assert fn.image_decoder_random_crop is fn.decoders.image_random_crop
-    assert fn.coin_flip is fn.random.coin_flip
-    assert fn.uniform is fn.random.uniform
-    assert fn.file_reader is fn.readers.file
-    assert fn.caffe2_reader is fn.readers.caffe2
     assert fn.experimental.filter is fn.filter  # promoted out of experimental; both names work
     assert fn.experimental.equalize is fn.equalize
 
@@ -31,8 +25,33 @@ def test_deprecated_aliases_are_the_ops():
         return obj
 
     for alias, name in fn.aliases().items():
-        assert resolve(alias) is resolve(name)
+        f = resolve(alias)
+        # the flat names are DALI's deprecated ones: a wrapper that warns, then the op itself
+        assert (f.__wrapped__ if "." not in alias else f) is resolve(name)
         assert alias not in fn.op_names()  # one op, listed once under its name
+
+
+@pytest.mark.parametrize("old,new,kw", [("coin_flip", "random.coin_flip", {"seed": 5}),
+                                        ("uniform", "random.uniform", {"seed": 5}),
+                                        ("transform_translation", "transforms.translation",
+                                         {"offset": (1, 2)})])
+def test_deprecated_names_warn_as_dali_does(old, new, kw):
+    """DALI's words, naming the new spelling; the op is the same (same outputs)"""
+    import sluice.ops as ops
+    pipe = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        with pytest.warns(DeprecationWarning, match=r"^WARNING: `sluice\.fn\.%s` is now "
+                          r"deprecated\. Use `sluice\.fn\.%s` instead\.$" % (old, new)):
+            a = getattr(fn, old)(**kw)
+        ns, name = new.split(".")
+        pipe.set_outputs(a, getattr(getattr(fn, ns), name)(**kw))
+    pipe.build()
+    a, b = pipe.run()
+    for i in range(2):
+        np.testing.assert_array_equal(np.asarray(a.at(i)), np.asarray(b.at(i)))
+    with pytest.warns(DeprecationWarning, match=r"`sluice\.ops\.TransformTranslation` is now "
+                      r"deprecated\. Use `sluice\.ops\.transforms\.Translation` instead"):
+        ops.TransformTranslation(offset=(0, 0))
 
 
 def test_namespaced_aliases_have_ops_classes(tmp_path):

@@ -410,9 +410,10 @@ static sl_status tr_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
     return SL_OK; /* setup built every matrix */
 }
 
-#define TR_OP(var, nm, nin_min, nin_max, schema, create_, doc_)                                    \
+#define TR_OP(var, nm, al, nin_min, nin_max, schema, create_, doc_)                                \
     const sl__op_def var = {                                                                       \
         .name = nm,                                                                                \
+        .aliases = al,                                                                             \
         .doc = doc_,                                                                               \
         .min_inputs = nin_min,                                                                     \
         .max_inputs = nin_max,                                                                     \
@@ -425,17 +426,18 @@ static sl_status tr_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_er
         .destroy = free,                                                                           \
     }
 
-TR_OP(sl__tr_translation_op, "transforms.translation", 0, 1, translation_args, translation_create,
+TR_OP(sl__tr_translation_op, "transforms.translation", "transform_translation", 0, 1,
+      translation_args, translation_create,
       "A translation matrix (applied after an input transform, if given).");
-TR_OP(sl__tr_scale_op, "transforms.scale", 0, 1, scale_args, scale_create,
+TR_OP(sl__tr_scale_op, "transforms.scale", NULL, 0, 1, scale_args, scale_create,
       "A scale matrix, about center (applied after an input transform, if given).");
-TR_OP(sl__tr_rotation_op, "transforms.rotation", 0, 1, rotation_args, rotation_create,
+TR_OP(sl__tr_rotation_op, "transforms.rotation", NULL, 0, 1, rotation_args, rotation_create,
       "A rotation matrix, degrees, about center (3D: about axis).");
-TR_OP(sl__tr_shear_op, "transforms.shear", 0, 1, shear_args, shear_create,
+TR_OP(sl__tr_shear_op, "transforms.shear", NULL, 0, 1, shear_args, shear_create,
       "A shear matrix, from factors or angles, about center.");
-TR_OP(sl__tr_crop_op, "transforms.crop", 0, 1, crop_args, crop_create,
+TR_OP(sl__tr_crop_op, "transforms.crop", NULL, 0, 1, crop_args, crop_create,
       "The matrix mapping the box [from_start, from_end] onto [to_start, to_end].");
-TR_OP(sl__tr_combine_op, "transforms.combine", 2, INT_MAX, combine_args, combine_create,
+TR_OP(sl__tr_combine_op, "transforms.combine", NULL, 2, INT_MAX, combine_args, combine_create,
       "Chains affine transforms, the first input applied first.");
 
 /* ---- coord_transform ------------------------------------------------------------------------ */

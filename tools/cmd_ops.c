@@ -40,7 +40,16 @@ static void print_op(const sl_op_info *op) {
         printf("-%d", op->max_inputs);
     if (op->sequences) printf("; sequences: frame by frame");
     printf(")\n");
-    if (op->aliases[0]) printf("  also named: %s\n", op->aliases);
+    if (op->aliases[0]) { /* '|'-separated in the table: a list here */
+        printf("  also named: ");
+        for (const char *p = op->aliases; *p; p++) {
+            if (*p == '|')
+                fputs(", ", stdout);
+            else
+                putchar(*p);
+        }
+        printf("\n");
+    }
     if (op->doc[0]) printf("  %s\n", op->doc);
     for (int i = 0; i < op->num_args; i++) {
         sl_op_arg_info a;

@@ -81,6 +81,7 @@ extern const sl__op_def sl__copy_op;
 extern const sl__op_def sl__element_extract_op;
 extern const sl__op_def sl__sequence_rearrange_op;
 extern const sl__op_def sl__io_file_read_op;
+extern const sl__op_def sl__decode_numpy_op;
 extern const sl__op_def sl__grid_mask_op;
 extern const sl__op_def sl__permute_batch_op;
 extern const sl__op_def sl__batch_permutation_op;
@@ -169,6 +170,7 @@ const sl__op_def *const sl__generic_ops[] = {
     &sl__element_extract_op,
     &sl__sequence_rearrange_op,
     &sl__io_file_read_op,
+    &sl__decode_numpy_op,
     &sl__grid_mask_op,
     &sl__permute_batch_op,
     &sl__batch_permutation_op,

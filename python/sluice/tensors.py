@@ -194,6 +194,35 @@ def _copy(ptr, dtype, shape, device, to_device=None):
     return owned
 
 
+def _address(ptr):
+    """An address given as DALI takes one: an int, a ctypes.c_void_p or anything int() takes."""
+    if isinstance(ptr, ctypes.c_void_p):
+        ptr = ptr.value
+    if ptr is None:
+        raise ValueError("copy_to_external: a NULL destination")
+    return int(ptr)
+
+
+def _copy_out(t, ptr, cuda_stream, non_blocking):
+    """t's bytes to the external memory at ptr on t's device: synchronously, unless non_blocking
+    with a cuda_stream (a copy then queued on that stream)."""
+    if t.nbytes == 0:
+        return
+    n = len(t._shape)
+    dims = (c_int64 * max(1, n))(*t._shape)
+    src, dst = _c.Tensor(), _c.Tensor()
+    dt = _types.to_sl(t._dtype)
+    _c.lib.sl_tensor_wrap(ctypes.byref(src), t._ptr, dt, t._device, n, dims, None)
+    _c.lib.sl_tensor_wrap(ctypes.byref(dst), ptr, dt, t._device, n, dims, None)
+    stream = None
+    if non_blocking and cuda_stream is not None and t._device.kind == _c.DEVICE_CUDA:
+        stream = getattr(cuda_stream, "cuda_stream", cuda_stream)  # a torch stream, or a handle
+        stream = _address(stream)
+    err = _c.Err()
+    errors.check(_c.lib.sl_tensor_copy(ctypes.byref(dst), ctypes.byref(src), stream,
+                                       ctypes.byref(err)), err, "copy_to_external")
+
+
 class Shape(tuple):
     """A shape: a tuple, that may also be called (DALI's tensors have a shape() method)."""
 
@@ -303,6 +332,36 @@ class Tensor:
         numpy, coco), "FILE at index OFFSET" (readers.tfrecord), ..., passed on by the ops after
         the reader; "" where there is none (and for a tensor that is no batch's sample)."""
         return self._source[0]._source_info(self._source[1]) if self._source else ""
+
+    def squeeze(self, dim: int | None = None) -> bool:
+        """Drops dimension dim, or every dimension, of extent 1 (and its layout letter), in place,
+        as DALI's Tensor.squeeze; True when the shape changed. dim must have extent 1."""
+        shape = list(self._shape)
+        if dim is None:
+            keep = [k for k, x in enumerate(shape) if x != 1]
+        else:
+            if not -len(shape) <= dim < len(shape):
+                raise IndexError("squeeze(dim=%d) of a %d-D tensor" % (dim, len(shape)))
+            dim %= len(shape)
+            if shape[dim] != 1:
+                raise ValueError("squeeze(dim=%d): that dimension has extent %d, not 1"
+                                 % (dim, shape[dim]))
+            keep = [k for k in range(len(shape)) if k != dim]
+        if len(keep) == len(shape):
+            return False
+        self._shape = Shape(shape[k] for k in keep)
+        if len(self._layout) == len(shape):
+            self._layout = "".join(self._layout[k] for k in keep)
+        self._export = None  # a DLPack export is made from this shape from now on
+        return True
+
+    def copy_to_external(self, ptr, cuda_stream=None, non_blocking: bool = False,
+                         use_copy_kernel: bool = False) -> None:
+        """Copies the tensor's bytes to memory at ptr (an int or ctypes.c_void_p) on the
+        tensor's own device (DALI's copy_to_external). Done when it returns, unless non_blocking
+        with a cuda_stream, where the copy is queued on that stream. use_copy_kernel is accepted
+        (the library picks how to copy)."""
+        _copy_out(self, _address(ptr), cuda_stream, non_blocking)
 
     def copy(self) -> "Tensor":
         """A copy in memory of its own (same device)."""
@@ -461,6 +520,20 @@ class TensorList:
             raise ValueError("as_reshaped_tensor(%s): the batch has %d elements (shape %s)"
                              % (shape, m, tuple(d.shape)))
         return Tensor(d._ptr, d._dtype, shape, d._device, "", d._owner)
+
+    def copy_to_external(self, ptr, cuda_stream=None, non_blocking: bool = False,
+                         use_copy_kernel: bool = False) -> None:
+        """Copies the batch's samples, one after another, to memory at ptr (an int or
+        ctypes.c_void_p) on the batch's device, as DALI's TensorList.copy_to_external; the
+        arguments as Tensor.copy_to_external's."""
+        at = _address(ptr)
+        if self._dense is not None:
+            _copy_out(self._dense, at, cuda_stream, non_blocking)
+            return
+        for i in range(len(self)):
+            t = self[i]
+            _copy_out(t, at, cuda_stream, non_blocking)
+            at += t.nbytes
 
     def data_ptr(self) -> int:
         """The address of the dense batch (DALI's TensorList.data_ptr)."""

@@ -14,18 +14,66 @@ import typing
 import torch
 import torch.utils.dlpack
 
-from .. import errors
+from .. import _c, errors
+from .. import types as _types
 from ..ops import TorchPythonFunction  # DALI's plugin.pytorch.TorchPythonFunction: the ops class
 from ..pipeline import Pipeline
+from ..tensors import TensorList
 from ._common import BaseIterator, LastBatchPolicy
 
 __all__ = ["DALIGenericIterator", "DALIClassificationIterator", "LastBatchPolicy",
-           "TorchPythonFunction"]
+           "TorchPythonFunction", "feed_ndarray", "to_torch_type"]
 
 
 def to_torch(t):
     """A torch tensor viewing a sluice Tensor (DLPack, no copy)."""
     return torch.utils.dlpack.from_dlpack(t)
+
+
+def _torch_types():
+    t = _types.DALIDataType
+    pairs = {t.UINT8: "uint8", t.INT8: "int8", t.UINT16: "uint16", t.INT16: "int16",
+             t.UINT32: "uint32", t.INT32: "int32", t.UINT64: "uint64", t.INT64: "int64",
+             t.FLOAT16: "float16", t.BFLOAT16: "bfloat16", t.FLOAT: "float32",
+             t.FLOAT64: "float64", t.BOOL: "bool"}
+    return {k: getattr(torch, v) for k, v in pairs.items() if hasattr(torch, v)}
+
+
+to_torch_type = _torch_types()  # DALI's plugin.pytorch.to_torch_type: types.DALIDataType -> torch
+
+
+def feed_ndarray(dali_tensor, arr: torch.Tensor, cuda_stream=None) -> torch.Tensor:
+    """Copies a sluice Tensor or TensorList (a batch: its samples one after another) into the
+    torch tensor arr, as DALI's plugin.pytorch.feed_ndarray: arr has the data's element type and
+    size and lives where the data does (a GPU or the CPU). A GPU copy with a cuda_stream (a
+    torch.cuda.Stream or a cudaStream_t) is queued on that stream; any other copy is done when
+    this returns. Returns arr."""
+    if dali_tensor.dtype not in to_torch_type:
+        raise errors.InvalidArgumentError("feed_ndarray: torch has no %s"
+                                          % dali_tensor.dtype.name)
+    if to_torch_type[dali_tensor.dtype] != arr.dtype:
+        raise errors.InvalidArgumentError(
+            "feed_ndarray: the element type of the sluice tensor, %s, is not the torch tensor's, "
+            "%s" % (to_torch_type[dali_tensor.dtype], arr.dtype))
+    if isinstance(dali_tensor, TensorList):
+        shapes = dali_tensor.shape()
+        size = [len(shapes)] + list(shapes[0]) if dali_tensor.is_dense_tensor() else None
+        nbytes = sum(t.nbytes for t in dali_tensor)
+    else:
+        size, nbytes = list(dali_tensor.shape), dali_tensor.nbytes
+    if (list(arr.size()) != size if size is not None else
+            arr.numel() * arr.element_size() != nbytes):
+        raise errors.InvalidArgumentError(
+            "feed_ndarray: shapes do not match: the sluice tensor has %s, the torch tensor %s"
+            % (size if size is not None else "%d bytes of samples" % nbytes, list(arr.size())))
+    on_gpu = dali_tensor._device.kind == _c.DEVICE_CUDA  # (a CPU pipeline's "gpu" data: host)
+    if arr.is_cuda != on_gpu or not arr.is_contiguous():
+        raise errors.InvalidArgumentError(
+            "feed_ndarray: the torch tensor must be contiguous and on the %s, where the data is"
+            % ("GPU" if on_gpu else "CPU"))
+    dali_tensor.copy_to_external(arr.data_ptr(), cuda_stream=cuda_stream,
+                                 non_blocking=cuda_stream is not None)
+    return arr
 
 
 class DALIGenericIterator(BaseIterator):

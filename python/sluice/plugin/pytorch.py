@@ -21,8 +21,8 @@ from ..pipeline import Pipeline
 from ..tensors import TensorList
 from ._common import BaseIterator, LastBatchPolicy
 
-__all__ = ["DALIGenericIterator", "DALIClassificationIterator", "LastBatchPolicy",
-           "TorchPythonFunction", "feed_ndarray", "to_torch_type"]
+__all__ = ["DALIGenericIterator", "DALIClassificationIterator", "DALIRaggedIterator",
+           "LastBatchPolicy", "TorchPythonFunction", "feed_ndarray", "to_torch_type"]
 
 
 def to_torch(t):
@@ -100,22 +100,25 @@ class DALIGenericIterator(BaseIterator):
         valid = self._it.valid_counts() if self._it.policy == LastBatchPolicy.PARTIAL else None
         out = []
         for d, row in enumerate(step):
-            item = {}
-            for name, t in zip(self.output_map, row):
-                if not hasattr(t, "_ptr"):
-                    if not t.is_dense_tensor():
-                        raise errors.InvalidArgumentError(
-                            "output %r has samples of different shapes %s...: torch needs one "
-                            "shape per batch (resize, crop or pad them in the pipeline)"
-                            % (name, t.shape()[:2]))
-                    t = t.as_tensor()
-                x = to_torch(t)
-                if valid is not None and valid[d] < x.shape[0]:
-                    x = x[:valid[d]]
-                item[name] = x
+            keep = valid[d] if valid is not None else None
+            item = {name: self._output(k, name, t, keep)
+                    for k, (name, t) in enumerate(zip(self.output_map, row))}
             if valid is None or valid[d] > 0:
                 out.append(item)
         return out
+
+    def _output(self, k, name, t, keep):
+        """Output k (name) of one pipeline's batch as torch, its first keep samples (None: all):
+        one tensor (a view of the batch)."""
+        if not hasattr(t, "_ptr"):
+            if not t.is_dense_tensor():
+                raise errors.InvalidArgumentError(
+                    "output %r has samples of different shapes %s...: torch needs one shape per "
+                    "batch (resize, crop or pad them in the pipeline, or take it from "
+                    "DALIRaggedIterator as a list)" % (name, t.shape()[:2]))
+            t = t.as_tensor()
+        x = to_torch(t)
+        return x[:keep] if keep is not None and keep < x.shape[0] else x
 
 
 class DALIClassificationIterator(DALIGenericIterator):
@@ -131,3 +134,55 @@ class DALIClassificationIterator(DALIGenericIterator):
         super().__init__(pipelines, ["data", "label"], size, reader_name, auto_reset,
                          fill_last_batch, dynamic_shape, last_batch_padded, last_batch_policy,
                          prepare_first_batch, checkpoint, global_order)
+
+
+class DALIRaggedIterator(DALIGenericIterator):
+    """DALI's DALIRaggedIterator: DALIGenericIterator where output_types tags each output
+    DENSE_TAG (one tensor a batch, as DALIGenericIterator gives), SPARSE_LIST_TAG (a list of the
+    samples' tensors, which may differ in shape: boxes, labels) or SPARSE_COO_TAG (a sparse COO
+    tensor: entry (i, j) is row j of sample i). Without output_types every output is dense."""
+
+    DENSE_TAG = "dense"
+    SPARSE_LIST_TAG = "sparse_list"
+    SPARSE_COO_TAG = "sparse_coo"
+
+    def __init__(self, pipelines: typing.Sequence[Pipeline] | Pipeline,
+                 output_map: typing.Sequence[str], size: int = -1,
+                 reader_name: str | None = None,
+                 output_types: typing.Sequence[str] | None = None,
+                 auto_reset: bool | str = False, fill_last_batch: bool | None = None,
+                 dynamic_shape: bool = False, last_batch_padded: bool = False,
+                 last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
+                 prepare_first_batch: bool = True) -> None:
+        tags = (self.DENSE_TAG, self.SPARSE_LIST_TAG, self.SPARSE_COO_TAG)
+        if output_types is not None:
+            bad = [t for t in output_types if t not in tags]
+            if bad or len(output_types) != len(output_map):
+                raise errors.InvalidArgumentError(
+                    "DALIRaggedIterator: output_types needs one tag per output of output_map "
+                    "(%d), each DENSE_TAG, SPARSE_LIST_TAG or SPARSE_COO_TAG; got %r"
+                    % (len(output_map), list(output_types)))
+        self._tags = list(output_types) if output_types is not None else None
+        super().__init__(pipelines, output_map, size, reader_name, auto_reset, fill_last_batch,
+                         dynamic_shape, last_batch_padded, last_batch_policy, prepare_first_batch)
+
+    def _output(self, k, name, t, keep):
+        tag = self._tags[k] if self._tags is not None else self.DENSE_TAG
+        if tag == self.DENSE_TAG:
+            return super()._output(k, name, t, keep)
+        samples = (list(to_torch(t).unbind(0)) if hasattr(t, "_ptr") else
+                   [to_torch(x) for x in t])[:keep]
+        return samples if tag == self.SPARSE_LIST_TAG else _coo(samples)
+
+
+def _coo(samples):
+    """The samples as one sparse COO tensor: entry (i, j) is row j of sample i (a 1-D sample's
+    element j), as DALI's SPARSE_COO_TAG; rows of more than one element make a hybrid tensor
+    whose dense part is a row."""
+    index = [(i, j) for i, x in enumerate(samples) for j in range(x.shape[0] if x.dim() else 1)]
+    if not index:
+        raise errors.InvalidArgumentError("SPARSE_COO_TAG: the batch has no rows")
+    values = torch.cat([x.reshape(-1, *x.shape[1:]) if x.dim() else x.reshape(1)
+                        for x in samples])
+    indices = torch.tensor(index, dtype=torch.int64, device=values.device).t()
+    return torch.sparse_coo_tensor(indices, values)

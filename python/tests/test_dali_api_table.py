@@ -46,23 +46,29 @@ def lookup(obj, dotted):
 
 
 def plugin_lookup(dotted):
-    """plugin.<module>.<name>: the name from the module, or (where its framework is not installed
-    here) from the module's source."""
+    """plugin.<module>[.<submodule>].<name>: the name from the module (the longest module path
+    that is a file of the package), or (where its framework is not installed here) from the
+    module's source."""
     parts = dotted.split(".")
-    modname = "sluice." + ".".join(parts[:2])
-    spec = importlib.util.find_spec(modname) if len(parts) >= 2 else None
-    if spec is None:
+    base = os.path.dirname(sluice.__file__)
+    for k in range(len(parts), 1, -1):
+        path = os.path.join(base, *parts[:k])
+        origin = (os.path.join(path, "__init__.py") if os.path.isdir(path) else path + ".py")
+        if os.path.isfile(origin):
+            break
+    else:
         return _MISSING
-    if len(parts) == 2:
-        return spec
+    if k == len(parts):
+        return origin
     try:
-        return lookup(importlib.import_module(modname), ".".join(parts[2:]))
+        return lookup(importlib.import_module("sluice." + ".".join(parts[:k])),
+                      ".".join(parts[k:]))
     except ImportError:
-        tree = ast.parse(open(spec.origin, encoding="utf-8").read())
+        tree = ast.parse(open(origin, encoding="utf-8").read())
         names = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         names |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                   for a in n.names}
-        return parts[2] if parts[2] in names else _MISSING
+        return parts[k] if parts[k] in names else _MISSING
 
 
 def resolve(section, name, pipe):

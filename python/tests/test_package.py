@@ -30,8 +30,18 @@ PACKAGE = os.path.join(ROOT, "python", "sluice")
 
 
 def plugin_modules():
-    return ["sluice.plugin." + m.name for m in pkgutil.iter_modules(sluice.plugin.__path__)
-            if not m.name.startswith("_")]
+    """sluice.plugin's public modules, and those of its packages (sluice.plugin.jax.clu), found
+    without importing them (the JAX plugin needs JAX)"""
+    out = []
+    for m in pkgutil.iter_modules(sluice.plugin.__path__):
+        if m.name.startswith("_"):
+            continue
+        out.append("sluice.plugin." + m.name)
+        if m.ispkg:
+            sub = os.path.join(sluice.plugin.__path__[0], m.name)
+            out += ["sluice.plugin.%s.%s" % (m.name, s.name) for s in pkgutil.iter_modules([sub])
+                    if not s.name.startswith("_")]
+    return out
 
 
 def public_names(mod):
@@ -115,8 +125,9 @@ def test_every_public_name_has_a_docstring():
         try:
             mod = importlib.import_module(modname)
         except ImportError:  # sluice.plugin.jax without jax
-            rel = modname.split(".")[1:]
-            missing += undocumented_in_source(os.path.join(PACKAGE, *rel) + ".py", modname)
+            path = os.path.join(PACKAGE, *modname.split(".")[1:])
+            path = os.path.join(path, "__init__.py") if os.path.isdir(path) else path + ".py"
+            missing += undocumented_in_source(path, modname)
             continue
         if not (mod.__doc__ or "").strip():
             missing.append(modname)
@@ -340,7 +351,8 @@ def test_struct_mirrors_match_the_library_field_by_field():
     assert _c.c_fields(_c.lib, "sl_no_such_struct") == []
 
 
-@pytest.mark.parametrize("modname", ["sluice.plugin.jax", "sluice.plugin.pytorch",
+@pytest.mark.parametrize("modname", ["sluice.plugin.jax", "sluice.plugin.jax.clu",
+                                     "sluice.plugin.pytorch",
                                      "sluice.plugin.numpy"])
 def test_plugin_modules_are_walked(modname):
     assert modname in plugin_modules()

@@ -38,7 +38,8 @@ whl, src = sys.argv[1], sys.argv[2]
 z = zipfile.ZipFile(whl)
 names = set(z.namelist())
 for need in ["sluice/__init__.py", "sluice/__main__.py", "sluice/py.typed", "sluice/_lib/libsluice.so",
-             "sluice/_lib/sluice", "sluice/plugin/pytorch.py", "sluice/plugin/jax.py", "wds2idx.py"]:
+             "sluice/_lib/sluice", "sluice/plugin/pytorch.py", "sluice/plugin/jax/__init__.py",
+             "sluice/plugin/jax/clu.py", "wds2idx.py"]:
     assert need in names, "the wheel lacks " + need
 info = [n for n in names if n.endswith(".dist-info/METADATA")]
 assert len(info) == 1, info

@@ -18,7 +18,7 @@ from .. import _c, errors
 from .. import types as _types
 from ..ops import TorchPythonFunction  # DALI's plugin.pytorch.TorchPythonFunction: the ops class
 from ..pipeline import Pipeline
-from ..tensors import TensorList
+from ..tensors import Tensor, TensorList
 from ._common import BaseIterator, LastBatchPolicy
 
 __all__ = ["DALIGenericIterator", "DALIClassificationIterator", "DALIRaggedIterator",
@@ -42,7 +42,8 @@ def _torch_types():
 to_torch_type = _torch_types()  # DALI's plugin.pytorch.to_torch_type: types.DALIDataType -> torch
 
 
-def feed_ndarray(dali_tensor, arr: torch.Tensor, cuda_stream=None) -> torch.Tensor:
+def feed_ndarray(dali_tensor: Tensor | TensorList, arr: torch.Tensor,
+                 cuda_stream: typing.Any = None) -> torch.Tensor:
     """Copies a sluice Tensor or TensorList (a batch: its samples one after another) into the
     torch tensor arr, as DALI's plugin.pytorch.feed_ndarray: arr has the data's element type and
     size and lives where the data does (a GPU or the CPU). A GPU copy with a cuda_stream (a

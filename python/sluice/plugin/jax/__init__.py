@@ -26,12 +26,12 @@ import jax
 import jax.dlpack
 import numpy as np
 
-from .. import _c, errors
-from .._values import INT_MAX, is_int
-from ..pipeline import Pipeline, trace
-from ..tensors import KDL_CPU, KDL_CUDA, c_export, capsule_fresh as _capsule_fresh
-from ._common import BaseIterator, LastBatchPolicy, pipeline_device
-from ._iterator import LAYOUT_NONE, LAYOUT_SHARDED, LAYOUT_STACKED, SlIterator, stacked
+from ... import _c, errors
+from ..._values import INT_MAX, is_int
+from ...pipeline import Pipeline, trace
+from ...tensors import KDL_CPU, KDL_CUDA, c_export, capsule_fresh as _capsule_fresh
+from .._common import BaseIterator, LastBatchPolicy, pipeline_device
+from .._iterator import LAYOUT_NONE, LAYOUT_SHARDED, LAYOUT_STACKED, SlIterator, stacked
 
 __all__ = ["data_iterator", "DALIGenericIterator", "LastBatchPolicy"]
 
@@ -268,6 +268,16 @@ def data_iterator(pipeline_fn: typing.Callable | None = None,
     default_cuda_stream_priority),
     returns an iterator of jax.Array dicts. ``global_order=True`` (a sluice extension): one order
     of the whole data set per epoch, the same global batches on any device or process count."""
+    return data_iterator_impl(DALIGenericIterator, pipeline_fn, output_map, size, reader_name,
+                              auto_reset, last_batch_padded, last_batch_policy,
+                              prepare_first_batch, sharding, devices, global_order)
+
+
+def data_iterator_impl(iterator_class, pipeline_fn, output_map, size, reader_name, auto_reset,
+                       last_batch_padded, last_batch_policy, prepare_first_batch, sharding,
+                       devices, global_order):
+    """data_iterator, making iterator_class (DALIGenericIterator or a subclass of it: the
+    peekable iterator of sluice.plugin.jax.clu)."""
     if sharding is not None and devices is not None:
         raise ValueError("data_iterator: give sharding or devices, not both")
     if LastBatchPolicy(last_batch_policy) == LastBatchPolicy.PARTIAL:
@@ -343,8 +353,8 @@ def data_iterator(pipeline_fn: typing.Callable | None = None,
                               LAYOUT_SHARDED if layout != LAYOUT_NONE else LAYOUT_NONE, ckpt,
                               global_order, stream_priority=int(default_cuda_stream_priority))
             names = list(output_map) or slit.output_names
-            return DALIGenericIterator(None, names, auto_reset=auto_reset, sharding=sharding,
-                                       _devices=local if layout == LAYOUT_STACKED else None,
-                                       _slit=(slit, names, per), _local=local)
+            return iterator_class(None, names, auto_reset=auto_reset, sharding=sharding,
+                                  _devices=local if layout == LAYOUT_STACKED else None,
+                                  _slit=(slit, names, per), _local=local)
         return create
     return decorate(pipeline_fn) if pipeline_fn is not None else decorate

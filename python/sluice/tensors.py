@@ -105,6 +105,12 @@ _capsule_ptr_obj = ctypes.PYFUNCTYPE(c_void_p, ctypes.py_object, ctypes.c_char_p
     ("PyCapsule_GetPointer", ctypes.pythonapi))
 
 
+def capsule_device(cap):
+    """(DLPack device type, id) of a fresh DLPack capsule's tensor: where its memory is."""
+    m = _DLManagedTensor.from_address(_capsule_ptr_obj(cap, b"dltensor"))
+    return (m.dl_tensor.device.device_type, m.dl_tensor.device.device_id)
+
+
 def c_export(batch, output, dev, flags=0):
     """A DLPack capsule of the library's own export of an iterator batch's shard
     (sl_iter_dlpack): its deleter is C, so a consumer may drop it from any thread without taking

@@ -46,7 +46,10 @@ def make(ragged=False):
 
 def test_peek_is_the_next_step():
     need_jax()
+    import jax
     it = make()
+    # the source's outputs are host memory: the iterator puts them on its (first) device
+    assert it.peek()["x"].devices() == {jax.local_devices()[0]}
     spec = it.element_spec
     assert spec["x"].shape == (BATCH, 2, 3) and spec["k"].shape == (BATCH, 1)
     assert str(spec["x"].dtype) == "int32"

@@ -29,7 +29,7 @@ import numpy as np
 from ... import _c, errors
 from ..._values import INT_MAX, is_int
 from ...pipeline import Pipeline, trace
-from ...tensors import KDL_CPU, KDL_CUDA, c_export, capsule_fresh as _capsule_fresh
+from ...tensors import KDL_CUDA, c_export, capsule_device, capsule_fresh as _capsule_fresh
 from .._common import BaseIterator, LastBatchPolicy, pipeline_device
 from .._iterator import LAYOUT_NONE, LAYOUT_SHARDED, LAYOUT_STACKED, SlIterator, stacked
 
@@ -37,11 +37,12 @@ __all__ = ["data_iterator", "DALIGenericIterator", "LastBatchPolicy"]
 
 
 def _to_jax(t, dev=None):
-    """t as a jax.Array on dev. DLPack names only "the CPU", which JAX takes as its first CPU
-    device: a part meant for another (several CPU devices: XLA's host platform device count, or
-    the CPU devices of a jax.distributed process) is copied there."""
+    """t as a jax.Array on dev. An output in host memory (a CPU op's, e.g. labels not moved with
+    .gpu()) for a GPU device is copied to it. DLPack names only "the CPU", which JAX takes as its
+    first CPU device: a part meant for another (several CPU devices: XLA's host platform device
+    count, or the CPU devices of a jax.distributed process) is copied there too."""
     a = jax.dlpack.from_dlpack(t)
-    if dev is not None and dev.platform == "cpu" and dev not in a.devices():
+    if dev is not None and dev not in a.devices():
         a = jax.device_put(a, dev)
     return a
 
@@ -65,7 +66,10 @@ _fast_import = [_jaxlib_import()]
 
 
 def _import(x, dev):
-    """x (an _Export) as a jax.Array on dev, the JAX device whose memory it is."""
+    """x (an _Export) as a jax.Array on dev, the JAX device whose memory it is; an export of host
+    memory (a CPU output) is copied to dev."""
+    if x._dev[0] != KDL_CUDA:
+        return _to_jax(x, dev)
     f = _fast_import[0]
     if f is not None:
         try:
@@ -121,13 +125,6 @@ def _sluice_device(d):
         return (_c.DEVICE_CPU, 0)
     hw = getattr(d, "local_hardware_id", None)
     return (_c.DEVICE_CUDA, d.id if hw is None else hw)
-
-
-def _dl_device(d):
-    """The DLPack device of a JAX device's part (CPU parts: "the CPU")."""
-    if d.platform == "cpu":
-        return (KDL_CPU, 0)
-    return (KDL_CUDA, _sluice_device(d)[1])
 
 
 def _mesh_size(sharding):
@@ -194,7 +191,6 @@ class DALIGenericIterator(BaseIterator):
     def _exported(self, b):
         n = self._it.num_devices
         flags = _c.DLPACK_STACKED if self._stack else 0
-        devs = self._jax_devices
         parts = []
         for o in range(len(self.output_map)):
             row = []
@@ -205,7 +201,8 @@ class DALIGenericIterator(BaseIterator):
                     cap = None  # e.g. samples of different shapes: the Python path says so
                 if cap is None:
                     return None
-                row.append(_Export(cap, _dl_device(devs[d]) if devs else (KDL_CPU, 0)))
+                # where the memory is: the device's, or the host's for an output of CPU ops
+                row.append(_Export(cap, capsule_device(cap)))
             parts.append(row)
         try:
             return self._assemble(lambda o, d: parts[o][d], n, exported=True)

@@ -220,13 +220,7 @@ sl_status sl__pool_parallel_for_beside(sl__pool *p, int64_t n, sl__pool_fn fn, v
     else
         p->head = &j;
     p->tail = &j;
-    /* n indices need at most n workers: waking the whole pool for a batch smaller than it only
-     * has the rest queue on the mutex to find nothing; a worker busy elsewhere comes back for
-     * the job on its own */
-    if (n >= p->nthreads)
-        pthread_cond_broadcast(&p->work);
-    else
-        for (int64_t k = 0; k < n; k++) pthread_cond_signal(&p->work);
+    pthread_cond_broadcast(&p->work);
     if (side) { /* on this thread while the workers take the indices */
         pthread_mutex_unlock(&p->mu);
         side_st = side(side_ctx, &side_err);

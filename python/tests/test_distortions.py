@@ -298,8 +298,6 @@ def test_errors():
                                                 output_type=types.RGB), xs)
     with pytest.raises(errors.Error, match="laplacian: window_size 4"):
         run(lambda x: fn.laplacian(x, window_size=4), xs)
-    with pytest.raises(errors.Error, match="laplacian: normalized_kernel is not supported"):
-        run(lambda x: fn.laplacian(x, normalized_kernel=True), xs)
     with pytest.raises(errors.Error, match="jitter: nDegree 0"):
         run(lambda x: fn.jitter(x, nDegree=0), xs)
     with pytest.raises(errors.Error, match="water: the input is 1-d"):

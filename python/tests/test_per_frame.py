@@ -284,9 +284,9 @@ def test_a_per_frame_argument_is_refused_where_the_op_takes_none():
         run(lambda: fn.slice(feed(img, img, layout="HWC"), rel_shape=[0.5, 0.5], axes=[0, 1],
                              rel_start=fn.per_frame(feed(np.float32([[0.1, 0.1]]),
                                                          np.float32([[0.1, 0.1]])))))
-    # crop_mirror_normalize takes sequences, but its window one value per sample
+    # crop_mirror_normalize takes sequences whole (one window per sequence): no per-frame values
     with pytest.raises(sluice.Error, match="crop_mirror_normalize: argument crop_pos_x is given "
-                                           "per frame .* one value per sample"):
+                                           "per frame .* takes no per-frame arguments"):
         run(lambda: fn.crop_mirror_normalize(feed(img, img, layout="HWC"), crop=(2, 2),
                                              crop_pos_x=fn.per_frame(feed(np.float32([0.5]),
                                                                           np.float32([0.5])))))

@@ -34,27 +34,28 @@ template <> __device__ inline void store<int8_t>(int8_t *p, int64_t k, float v) 
     p[k] = v != v ? 0 : v <= -128 ? -128 : v >= 127 ? 127 : (int8_t)__float2int_rn(v);
 }
 
-// out: (out_h, out_w, out_c) HWC or (out_c, out_h, out_w) CHW per sample
+// out: (out_f, out_d, out_h, out_w, out_c) per sample, laid out as its output strides say
 template <typename I, typename O> __global__ void cmn_kernel(const sl__cuda_cmn_desc *d, int n) {
     SL__CUDA_FOR_SAMPLES(s, n) {
         const sl__cmn_sample &p = d[s].p;
         const I *src = (const I *)d[s].in;
         O *dst = (O *)d[s].out;
-        int64_t H = p.out_h, W = p.out_w, C = p.out_c, IC = p.in_c;
-        int64_t ys = p.in_chw ? p.in_w : p.in_w * IC, xs = p.in_chw ? 1 : IC,
-                cs = p.in_chw ? p.in_h * p.in_w : 1;
-        int64_t oys = p.out_chw ? W : W * C, oxs = p.out_chw ? 1 : C, ocs = p.out_chw ? H * W : 1;
-        SL__CUDA_FOR_ELEMS(e, H * W) {
-            int64_t y = e / W, x = e - y * W;
+        int64_t D = p.out_d, H = p.out_h, W = p.out_w, C = p.out_c, IC = p.in_c;
+        SL__CUDA_FOR_ELEMS(e, p.out_f * D * H * W) {
+            int64_t x = e % W, r = e / W;
+            int64_t y = r % H;
+            r /= H;
+            int64_t z = r % D, f = r / D;
+            int64_t sz = p.anchor_z + z;
             int64_t sy = p.anchor_y + (p.mirror_y ? H - 1 - y : y);
             int64_t sx = p.anchor_x + (p.mirror_x ? W - 1 - x : x);
-            bool in_b = sy >= 0 && sy < p.in_h && sx >= 0 && sx < p.in_w;
-            int64_t o = y * oys + x * oxs;
+            bool in_b = sz >= 0 && sz < p.in_d && sy >= 0 && sy < p.in_h && sx >= 0 && sx < p.in_w;
+            int64_t at = f * p.is_f + sz * p.is_d + sy * p.is_h + sx * p.is_w;
+            int64_t o = f * p.os_f + z * p.os_d + y * p.os_h + x * p.os_w;
             for (int64_t c = 0; c < C; c++) {
-                float v = in_b && c < IC
-                              ? (load(src, sy * ys + sx * xs + c * cs) - p.mean[c]) * p.inv_std[c]
-                              : p.fill[c];
-                store(dst, o + c * ocs, v);
+                float v = in_b && c < IC ? (load(src, at + c * p.is_c) - p.mean[c]) * p.inv_std[c]
+                                         : p.fill[c];
+                store(dst, o + c * p.os_c, v);
             }
         }
     }

@@ -226,6 +226,7 @@ sl_status sl__decode_image_run_gpu(sl__decode_image_state *s, sl__op_io *io, boo
             p->in_h = b->hw[2 * i], p->in_w = b->hw[2 * i + 1], p->in_c = c;
             p->anchor_y = rois[i].y, p->anchor_x = rois[i].x;
             p->out_h = rois[i].h, p->out_w = rois[i].w, p->out_c = c;
+            sl__cmn_sample_hwc(p);
             for (int ch = 0; ch < c; ch++) p->inv_std[ch] = 1.0f;
             d[m].in = jobs[k].dst;
             d[m].out = out->data[i];

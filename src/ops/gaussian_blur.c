@@ -14,6 +14,7 @@
  * (ops/gaussian_blur.h, shared with the CUDA run, so the two give the same bits); `dtype` (default
  * the input's) is stored with DALI's ConvertSat rules. */
 #include "operator/argin.h"
+#include "ops/conv_axes.h"
 #include "ops/gaussian_blur.h"
 #include "operator/gpu_args.h"
 #include "operator/op.h"
@@ -22,7 +23,6 @@
 #include "core/log.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,59 +114,6 @@ static void weights(double sigma, int r, float *w) {
         w[k + r] = (float)(exp(-(double)k * k / (2 * sigma * sigma)) / sum);
 }
 
-/* The spatial axes of a layout, as DALI decides them: [*first, *first + *count). */
-static sl_status spatial_axes(const char *layout, int ndim, bool seq, int *first, int *count,
-                              sl_err *err) {
-    /* frames of a sequence (the executor runs them one by one): errors name the sequence's layout
-     */
-    char shown[SL_MAX_DIMS + 2];
-    snprintf(shown, sizeof shown, "%s%s", seq ? "F" : "", layout);
-    if (!layout[0]) {
-        if (ndim < 1 || ndim > NA)
-            return sl_err_set(err, SL_EINVAL,
-                              "%s: a layout-less input is all spatial axes: 1 to %d dims, not %d "
-                              "(give the layout, e.g. \"HWC\")",
-                              NAME, NA, ndim);
-        *first = 0, *count = ndim;
-        return SL_OK;
-    }
-    int len = (int)strlen(layout);
-    if (len != ndim)
-        return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" for %d dims", NAME, shown, ndim + seq);
-    int lo = 0, hi = len;
-    if (layout[len - 1] == 'C') hi--;
-    while (lo < hi && (layout[lo] == 'C' || layout[lo] == 'F')) lo++;
-    /* DALI's sentences, which its users' tests match, after the layout */
-    if (lo > 2 || (lo == 2 && layout[0] == layout[1]))
-        return sl_err_set(err, SL_EINVAL,
-                          "%s: layout \"%s\": more than two leading 'F' or 'C' dimensions: "
-                          "Found more the one occurrence of 'F' or 'C' axes in layout: %s.",
-                          NAME, shown, shown);
-    for (int k = lo; k < hi; k++)
-        if (layout[k] == 'F')
-            return sl_err_set(err, SL_EINVAL,
-                              "%s: layout \"%s\": 'F' between the spatial axes (frames go "
-                              "first): For sequences, layout should begin with 'F' or 'C', "
-                              "got: %s.",
-                              NAME, shown, shown);
-        else if (layout[k] == 'C')
-            return sl_err_set(err, SL_EINVAL,
-                              "%s: layout \"%s\": 'C' between the spatial axes (channels go "
-                              "first or last): Only channel-first or channel-last layouts are "
-                              "supported, got: %s.",
-                              NAME, shown, shown);
-    if (hi - lo > NA)
-        return sl_err_set(err, SL_EINVAL,
-                          "%s: layout \"%s\" has %d spatial axes (1 to %d): Too many dimensions, "
-                          "found: %d data axes, maximum supported is: %d.",
-                          NAME, shown, hi - lo, NA, hi - lo, NA);
-    if (hi - lo < 1)
-        return sl_err_set(err, SL_EINVAL, "%s: layout \"%s\" has no spatial axes (1 to %d)", NAME,
-                          shown, NA);
-    *first = lo, *count = hi - lo;
-    return SL_OK;
-}
-
 /* Sample i's sigma and radius per axis (k axes) into sg and b->r. */
 static sl_status sample_params(gb_state *s, const sl__op_io *io, int i, int k, double *sg,
                                sl__blur *b, sl_err *err) {
@@ -234,7 +181,7 @@ static sl_status gb_setup(void *state, sl__op_io *io, sl_err *err) {
     gb_state *s = state;
     const sl_tlist *in = io->in[0];
     int first = 0, k = 0;
-    SL_TRY(spatial_axes(in->layout, in->ndim, io->seq_frames != NULL, &first, &k, err));
+    SL_TRY(sl__conv_axes(NAME, in->layout, in->ndim, io->seq_frames != NULL, NA, &first, &k, err));
     if (in->dtype == SL_DTYPE_BOOL)
         return sl_err_set(err, SL_EINVAL, "%s: bool images are not supported", NAME);
     if (io->batch > s->cap) {

@@ -2,8 +2,9 @@
 /* Every image op's CUDA run against its CPU run on random inputs of mixed sizes: the same op
  * arguments and per-sample argument inputs, setup then run_cpu on the host, setup then run_gpu
  * (io->device on GPU 0, a stream) on device copies of the inputs. crop_mirror_normalize (FLOAT,
- * FLOAT16, UINT8, INT8 out; HWC and CHW in and out; mirror both ways; pad_output; windows outside
- * the image), one_hot, cast, flip, brightness_contrast (per-sample arguments; uint8, float and
+ * FLOAT16, UINT8, INT8 out; HWC and CHW in and out; DHWC volumes to CDHW and FHWC sequences
+ * cropped along their frames (crop_d); mirror both ways; pad_output; windows outside the image),
+ * one_hot, cast, flip, brightness_contrast (per-sample arguments; uint8, float and
  * float16 out), transpose (1-, 2- and 4-byte elements), crop (crop_mirror_normalize's runs with
  * the input's type and layout), arithmetic (+ - * / // % ** comparisons, bitwise ops, shifts,
  * unary - and ~, constants either side (bool too), one-element samples broadcast, integer
@@ -528,6 +529,34 @@ static void test_cmn(void) {
                         "out_of_bounds_policy=\"trim_to_shape\"",
                         NULL};
     case_("cmn f32 HWC -> f32 CHW trim", "crop_mirror_normalize", a5, &f32, flags, 1, 0);
+    /* volumes and sequences: a window in depth too, padded there; frames cropped as depth */
+    sl_tlist vol, fseq;
+    int64_t vlo[4] = {1, 1, 1, 3}, vhi[4] = {9, 20, 23, 3}, slo[4] = {1, 2, 2, 3},
+            shi[4] = {7, 15, 18, 3};
+    make_list(&vol, n, SL_DTYPE_U8, 4, vlo, vhi, "DHWC");
+    make_list(&fseq, n, SL_DTYPE_U8, 4, slo, shi, "FHWC");
+    const char *a6[] = {"dtype=types.FLOAT",
+                        "output_layout=\"CDHW\"",
+                        "crop=[5.0, 8.0, 9.0]",
+                        "crop_pos_z=0.3",
+                        "mean=[3.0]",
+                        "mirror=@0",
+                        "pad_output=True",
+                        "out_of_bounds_policy=\"pad\"",
+                        NULL};
+    case_("cmn u8 DHWC -> f32 CDHW crop/pad", "crop_mirror_normalize", a6, &vol, flags, 1, 0);
+    const char *a7[] = {"dtype=types.FLOAT16",
+                        "output_layout=\"FCHW\"",
+                        "crop_d=4.0",
+                        "crop_h=6.0",
+                        "crop_w=5.0",
+                        "crop_pos_z=0.8",
+                        "out_of_bounds_policy=\"trim_to_shape\"",
+                        NULL};
+    case_("cmn u8 FHWC frames as depth -> f16 FCHW", "crop_mirror_normalize", a7, &fseq, NULL, 0,
+          0);
+    sl_tlist_free(&vol);
+    sl_tlist_free(&fseq);
     sl_tlist_free(&hwc);
     sl_tlist_free(&chw);
     sl_tlist_free(&f32);

@@ -62,6 +62,12 @@ class Undefined:
 UNDEF = object()  # a variable not bound (before, or in a branch)
 
 
+def check_nesting_support():
+    """DALI's check: whether variables of nested structures (tuples, lists, dicts of DataNodes)
+    merge after an `if` on data. They do here, always (_merge goes through them item by item)."""
+    return True
+
+
 def check_defined(value, what):
     """Raises the Undefined's error for value, or for one inside a tuple, list or dict."""
     if isinstance(value, Undefined):

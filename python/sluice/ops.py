@@ -20,7 +20,8 @@ from .data_node import DataNode
 # the CamelCase of names whose DALI spelling is not the plain rule
 _SPECIAL = {"tfrecord": "TFRecord", "mxnet": "MXNet", "coco": "COCO", "mnist": "MNIST",
             "dl_tensor_python_function": "DLTensorPythonFunction",
-            "random_bbox_crop": "RandomBBoxCrop", "bbox_paste": "BBoxPaste"}
+            "random_bbox_crop": "RandomBBoxCrop", "bbox_paste": "BBoxPaste",
+            "random_object_bbox": "RandomObjectBBox"}
 
 
 def _camel(snake):
@@ -135,11 +136,29 @@ for _name in _fn.op_names():
     setattr(_target, _cname, _cls)
     _names.append(".".join(_parts[:-1] + [_cname]))
 
+
+class _ExternalSourceOp(_Operator):
+    """DALI's ops.ExternalSource also takes its source and num_outputs by position
+    (``ops.ExternalSource(lambda: batch)``); every other op takes keywords only."""
+
+    def __init__(self, source=None, num_outputs=None, **kwargs):
+        if source is not None:
+            kwargs["source"] = source
+        if num_outputs is not None:
+            kwargs["num_outputs"] = num_outputs
+        super().__init__(**kwargs)
+
+
+if "external_source" in _fn.schemas:
+    ExternalSource = type("ExternalSource", (_ExternalSourceOp,), {
+        "_schema": _fn.schemas.get("external_source"), "_fn_name": "external_source",
+        "__doc__": _ExternalSourceOp.__doc__, "__module__": __name__})
+
 # DALI's older, flat names
 _LEGACY = {"FileReader": "readers.file", "CaffeReader": "readers.caffe",
            "Caffe2Reader": "readers.caffe2", "TFRecordReader": "readers.tfrecord",
            "NumpyReader": "readers.numpy", "COCOReader": "readers.coco",
-           "MXNetReader": "readers.mxnet",
+           "MXNetReader": "readers.mxnet", "AudioDecoder": "decoders.audio",
            "ImageDecoder": "decoders.image", "ImageDecoderRandomCrop": "decoders.image_random_crop",
            "CoinFlip": "random.coin_flip", "Uniform": "random.uniform",
            "NormalDistribution": "random.normal"}

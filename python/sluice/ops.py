@@ -59,6 +59,8 @@ class _Operator:
     def __call__(self, *inputs, **kwargs):
         args = dict(self._kwargs)
         for k, v in kwargs.items():
+            if v is None and k in args:  # None at the call is "not given" (DALI's rule): the
+                continue  # value the object was made with stays
             args[k] = v
         return _resolve(self._fn_name)(*inputs, **args)
 

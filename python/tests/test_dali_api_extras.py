@@ -262,3 +262,24 @@ def test_resize_image_type_checks_channels():
             with pytest.raises(sluice.InvalidArgumentError,
                                match="image_type wants 1 channel, the image has 3"):
                 run1(pipe)
+
+
+def test_ops_call_argument_none_keeps_the_objects_value():
+    # DALI's tests make an op with an argument and call it with that argument None ("not
+    # given"), e.g. ops.WarpAffine(size=(h, w)) called with size=None
+    img = np.arange(2 * 3 * 1, dtype=np.uint8).reshape(2, 3, 1)
+
+    class P(sluice.Pipeline):
+        def __init__(self):
+            super().__init__(batch_size=1, num_threads=1, device_id=None)
+            self.src = ops.ExternalSource(lambda: [img], layout="HWC")
+            self.flip = ops.Flip(horizontal=1, vertical=0)
+            self.cast = ops.Cast(dtype=types.FLOAT)
+
+        def define_graph(self):
+            x = self.src()
+            return self.flip(x, horizontal=None), self.cast(x, dtype=None)
+
+    flipped, cast = run1(P())
+    assert np.array_equal(np.array(flipped.at(0)), img[:, ::-1])
+    assert cast.at(0).dtype == np.float32

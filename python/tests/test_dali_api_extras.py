@@ -283,3 +283,30 @@ def test_ops_call_argument_none_keeps_the_objects_value():
     flipped, cast = run1(P())
     assert np.array_equal(np.array(flipped.at(0)), img[:, ::-1])
     assert cast.at(0).dtype == np.float32
+
+
+def test_one_op_output_is_not_iterable_several_are():
+    # DALI's CPU-only test helper: set_outputs(*out) where `out` is Iterable, else set_outputs(out)
+    from collections.abc import Iterable
+
+    data = [np.arange(12, dtype=np.uint8).reshape(2, 2, 3)] * 2
+
+    def outputs_of(op, **kw):
+        pipe = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+        with pipe:
+            x = fn.external_source(source=lambda: data, layout="HWC")
+            out = op(x, **kw)
+            if isinstance(out, Iterable):
+                pipe.set_outputs(*out)
+            else:
+                pipe.set_outputs(out)
+        return run1(pipe)
+
+    (flipped,) = outputs_of(fn.flip, horizontal=1)
+    assert np.array_equal(np.array(flipped.at(0)), data[0][:, ::-1])
+    begin, length = outputs_of(lambda x: fn.nonsilent_region(fn.reshape(x, shape=[12])))
+    assert np.array(length.at(0)).dtype == np.int32
+    node = fn.external_source(source=lambda: data)
+    assert not isinstance(node, Iterable)
+    with pytest.raises(TypeError, match="iterable"):
+        a, b = node

@@ -289,6 +289,34 @@ def test_mel_filter_bank_vs_formulas(htk, normalize, fmin, fmax):
                                    atol=1e-5 * np.abs(got).max())
 
 
+@pytest.mark.parametrize("shape,axis,nfft,power", [
+    ((64,), -1, None, 2), ((100,), 0, 128, 2), ((2, 50), 1, 32, 1), ((3, 16, 2), 1, None, 2),
+    ((17, 3), 0, 20, 2), ((5,), 0, 1, 2)])
+def test_power_spectrum_vs_numpy(shape, axis, nfft, power):
+    rng = np.random.default_rng(4)
+    xs = [rng.standard_normal(shape).astype(np.float32) for _ in range(2)]
+    xs.append(rng.integers(-50, 50, shape).astype(np.int16))
+    kw = {"axis": axis, "power": power}
+    if nfft is not None:
+        kw["nfft"] = nfft
+    for x in xs:
+        (out,) = run_op(lambda s: fn.power_spectrum(s, **kw), [x])
+        n = nfft or x.shape[axis]
+        spec = np.abs(np.fft.rfft(x.astype(np.float64), n=n, axis=axis)) ** power
+        assert out[0].dtype == np.float32 and out[0].shape == spec.shape
+        np.testing.assert_allclose(out[0], spec, rtol=1e-4, atol=1e-3)
+
+
+def test_power_spectrum_refusals():
+    x = [np.zeros((4, 8), np.float32)]
+    for kw, msg in (({"axis": 2}, "axis 2 for 2-D input"), ({"power": 3}, "power 3"),
+                    ({"nfft": 0}, "nfft 0")):
+        got = failing_message(lambda: run_op(lambda s: fn.power_spectrum(s, **kw), x))
+        assert "power_spectrum" in got and msg in got, got
+    got = failing_message(lambda: run_op(lambda s: fn.power_spectrum(s), [np.zeros(4, bool)]))
+    assert "input type bool" in got, got
+
+
 def test_to_decibels_vs_numpy():
     rng = np.random.default_rng(6)
     xs = [rng.uniform(0, 10, size=(20, 7)).astype(np.float32) for _ in range(2)]

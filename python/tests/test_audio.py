@@ -471,7 +471,8 @@ def test_bad_arguments_refused():
             (lambda s: fn.mel_filter_bank(s, sample_rate=16000.0, freq_high=9000.0), "freq_high"),
             (lambda s: fn.mfcc(s, dct_type=3), "dct_type"),
             (lambda s: fn.audio_resample(s, scale=2.0, out_length=5), "exactly one"),
-            (lambda s: fn.to_decibels(s, multiplier=0.0), "multiplier")):
+            (lambda s: fn.to_decibels(s, multiplier=0.0), "multiplier"),
+            (lambda s: fn.to_decibels(s, reference=0.0), "`reference` argument can't be zero")):
         msg = failing_message(lambda: run_op(make, [np.zeros((3, 4), np.float32)]))
         assert what in msg, msg
     # an op DALI has on the GPU but sluice runs on the CPU only: device="gpu" runs it on the CPU

@@ -14,7 +14,8 @@
  *                       float; integer audio (up to 32 bits) is normalized on the way in and
  *                       scaled back to dtype (default: the input's) on the way out.
  *   to_decibels         multiplier * log10(max(min_ratio, x / reference)), min_ratio =
- *                       10^(cutoff_db / multiplier); reference 0: each sample's largest value.
+ *                       10^(cutoff_db / multiplier); reference left out: each sample's largest
+ *                       value (0 is refused, as DALI's).
  * All CPU; every output is float32 except where said. */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
@@ -606,8 +607,8 @@ const sl__op_def sl__audio_resample_op = {
 static const sl__arg_schema db_args[] = {
     {"multiplier", SL_ARG_FLOAT, "10.0", "the logarithm's factor (10 for power, 20 for amplitude)",
      0, NULL},
-    {"reference", SL_ARG_FLOAT, "0.0", "the magnitude 0 dB stands for (0: each sample's largest)",
-     0, NULL},
+    {"reference", SL_ARG_FLOAT, "None",
+     "the magnitude 0 dB stands for (default: each sample's largest)", 0, NULL},
     {"cutoff_db", SL_ARG_FLOAT, "-200.0", "the least value out, in dB: smaller ratios saturate", 0,
      NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
@@ -633,14 +634,19 @@ static sl_status db_create(const sl__args *a, const sl__op_init *init, void **ou
     db_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     s->mult = sl__args_float(a, "multiplier");
-    s->ref = sl__args_float(a, "reference");
+    /* not given: each sample's largest (s->ref 0); given, it must be > 0 (DALI refuses 0) */
+    bool has_ref = sl__args_get(a, "reference")->kind != SL_VAL_NONE;
+    s->ref = has_ref ? sl__args_float(a, "reference") : 0;
     double cut = sl__args_float(a, "cutoff_db");
     sl_status st = SL_OK;
     if (s->mult == 0 || !isfinite(s->mult))
         st = sl_err_set(err, SL_EINVAL, "to_decibels: multiplier %g (nonzero)", s->mult);
+    else if (has_ref && s->ref == 0)
+        st = sl_err_set(err, SL_EINVAL,
+                        "to_decibels: `reference` argument can't be zero (leave it out for each "
+                        "sample's largest value)");
     else if (s->ref < 0 || !isfinite(s->ref))
-        st = sl_err_set(err, SL_EINVAL, "to_decibels: reference %g (> 0, or 0 for the maximum)",
-                        s->ref);
+        st = sl_err_set(err, SL_EINVAL, "to_decibels: reference %g (> 0)", s->ref);
     else if (!isfinite(cut))
         st = sl_err_set(err, SL_EINVAL, "to_decibels: cutoff_db %g", cut);
     s->min_ratio = pow(10, cut / s->mult);

@@ -544,8 +544,14 @@ def pipeline_def(fn: typing.Callable | None = None, *, enable_conditionals: bool
         # conditionals on data: the function's `if` statements rewritten, once (_conditionals)
         body = _conditionals.convert_pipeline_function(func) if enable_conditionals else func
 
+        varkw = [p.name for p in params.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
+
         @functools.wraps(func)
         def create(*args, **kwargs):
+            if varkw:  # (DALI's rule: which arguments go to the Pipeline would be ambiguous)
+                raise errors.ArgumentTypeError(
+                    "pipeline_def: %s: Using variadic keyword argument `**%s` in a graph-defining "
+                    "function is not allowed." % (func.__name__, varkw[0]))
             pk = dict(pipeline_kwargs)
             fk = {}
             for k, v in kwargs.items():

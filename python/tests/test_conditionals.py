@@ -244,6 +244,36 @@ def test_not_of_nan_and_negative_zero():
     assert [bool(o) for o in out] == [not float(v) for v in values] == [False, True, True, False]
 
 
+def test_structures_that_do_not_match_are_refused_in_dalis_words():
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, enable_conditionals=True)
+    def mismatch():
+        x = fn.external_source(source=source([1, 2]))
+        if x > 1:
+            out = {"out": x + 1, "extra": x + 2}
+        else:
+            out = {"out": x}
+        return out["out"]
+
+    with pytest.raises(ValueError, match=r"Divergent data found in different branches of `if/"
+                       r"else` control flow statement.* The two dictionaries don't have the same "
+                       r"set of keys. First structure has keys type=list str=\['out', 'extra'\], "
+                       r"while second structure has keys type=list str=\['out'\]"):
+        mismatch()
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, enable_conditionals=True)
+    def lengths():
+        x = fn.external_source(source=source([1, 2]))
+        if x > 1:
+            out = (x, x)
+        else:
+            out = (x,)
+        return out[0]
+
+    with pytest.raises(ValueError, match="don't have the same sequence length. First structure "
+                                         "has length 2, while second structure has length 1"):
+        lengths()
+
+
 def test_nesting_is_supported():
     from sluice._conditionals import check_nesting_support
     assert check_nesting_support() is True

@@ -32,6 +32,7 @@ from . import tfrecord  # noqa: F401 -- sluice.tfrecord (DALI's nvidia.dali.tfre
 from . import fn  # noqa: F401 -- sluice.fn
 from . import ops  # noqa: F401 -- sluice.ops (DALI's legacy nvidia.dali.ops)
 from . import backend  # noqa: F401 -- sluice.backend (DALI's nvidia.dali.backend classes)
+from . import backend_impl  # noqa: F401 -- the module DALI's backend re-exports, same classes
 from . import pipeline as _pipeline_module
 from . import _pipeline_experimental as _experimental
 from .external import BatchInfo as _BatchInfo, SampleInfo as _SampleInfo
@@ -58,7 +59,8 @@ __all__ = ["pipeline_def", "Pipeline", "DataNode", "newaxis", "Tensor", "TensorC
            "TensorList", "TensorListCPU", "TensorListGPU", "Error", "ArgumentTypeError",
            "InvalidArgumentError", "NotFoundError", "ReadError", "FormatError", "ChecksumError",
            "NotSupportedError", "OutOfMemoryError", "DeviceError", "StateError", "SourceError",
-           "PipelineSyntaxError", "fn", "ops", "types", "tfrecord", "backend", "build_info",
+           "PipelineSyntaxError", "fn", "ops", "types", "tfrecord", "backend", "backend_impl",
+           "build_info",
            "__version__"]
 
 

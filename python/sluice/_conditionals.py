@@ -62,6 +62,12 @@ class Undefined:
 UNDEF = object()  # a variable not bound (before, or in a branch)
 
 
+def check_nesting_support():
+    """DALI's check: whether variables of nested structures (tuples, lists, dicts of DataNodes)
+    merge after an `if` on data. They do here, always (_merge goes through them item by item)."""
+    return True
+
+
 def check_defined(value, what):
     """Raises the Undefined's error for value, or for one inside a tuple, list or dict."""
     if isinstance(value, Undefined):
@@ -97,6 +103,24 @@ def _merge(g, pred, name, t, f, where):
                        for k, (a, b) in enumerate(zip(t, f)))
     if isinstance(t, dict) and isinstance(f, dict) and t.keys() == f.keys():
         return {k: _merge(g, pred, "%s[%r]" % (name, k), t[k], f[k], where) for k in t}
+    if isinstance(t, (dict, tuple, list)) and isinstance(f, (dict, tuple, list)):
+        if isinstance(t, dict) and isinstance(f, dict):
+            why = ("The two dictionaries don't have the same set of keys. First structure has "
+                   "keys type=list str=%s, while second structure has keys type=list str=%s"
+                   % (list(t), list(f)))
+        elif type(t) is not type(f):
+            why = ("The two structures don't have the same sequence type. First structure has "
+                   "type %s, while second structure has type %s" % (type(t).__name__,
+                                                                     type(f).__name__))
+        else:
+            why = ("The two structures don't have the same sequence length. First structure "
+                   "has length %d, while second structure has length %d" % (len(t), len(f)))
+        raise ConditionalError(
+            "%s: Divergent data found in different branches of `if/else` control flow "
+            "statement. Variables in all code paths are merged into common output batches. The "
+            "values assigned to a given variable need to have the same nesting structure in "
+            "every code path (both `if` branches). Variable '%s': The two structures don't "
+            "have the same nested structure. %s" % (where, name, why))
     if not isinstance(t, DataNode) and not isinstance(f, DataNode):
         try:
             if type(t) is type(f) and bool(t == f):

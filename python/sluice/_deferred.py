@@ -12,6 +12,7 @@ class Deferred:
     """An op output still to be made: `make()` builds it in the pipeline being defined."""
 
     __array_ufunc__ = None  # numpy operands on the left defer to the reflected operator
+    __iter__ = None  # not iterable, as a DataNode (Python would iterate through __getitem__)
 
     def __init__(self, make, what):
         self._make, self._what, self._nodes = make, what, {}

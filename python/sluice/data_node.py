@@ -81,8 +81,12 @@ class DataNode:
                         "@pipeline_def(enable_conditionals=True))"
                         % self.name)
 
-    def __iter__(self):
-        raise TypeError("%s is one op output: it cannot be unpacked or iterated" % self.name)
+    # One op output is not iterable, and says so to `isinstance(x, collections.abc.Iterable)`,
+    # which DALI programs use to tell one output from several (`set_outputs(*out)` if iterable);
+    # a defined __iter__ (even one that raises) made it look iterable. None also keeps Python
+    # from iterating through __getitem__: unpacking is a TypeError ("cannot unpack
+    # non-iterable DataNode object").
+    __iter__ = None
 
     def __getitem__(self, index):
         """Per-sample indexing and slicing, as DALI's (`x[1:, :-1, 2]`): the tensor_subscript

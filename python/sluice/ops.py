@@ -21,7 +21,8 @@ from .data_node import DataNode
 # the CamelCase of names whose DALI spelling is not the plain rule
 _SPECIAL = {"tfrecord": "TFRecord", "mxnet": "MXNet", "coco": "COCO", "mnist": "MNIST",
             "dl_tensor_python_function": "DLTensorPythonFunction",
-            "random_bbox_crop": "RandomBBoxCrop", "bbox_paste": "BBoxPaste"}
+            "random_bbox_crop": "RandomBBoxCrop", "bbox_paste": "BBoxPaste",
+            "random_object_bbox": "RandomObjectBBox"}
 
 
 def _camel(snake):
@@ -59,6 +60,8 @@ class _Operator:
     def __call__(self, *inputs, **kwargs):
         args = dict(self._kwargs)
         for k, v in kwargs.items():
+            if v is None and k in args:  # None at the call is "not given" (DALI's rule): the
+                continue  # value the object was made with stays
             args[k] = v
         return _resolve(self._fn_name)(*inputs, **args)
 
@@ -140,11 +143,30 @@ for _alias, _name in [(n, n) for n in _fn.op_names()] + sorted(
     setattr(_target, _cname, _make_class(_name, _cname))
     _names.append(".".join(_parts[:-1] + [_cname]))
 
+
+class _ExternalSourceOp(_Operator):
+    """DALI's ops.ExternalSource also takes its source and num_outputs by position
+    (``ops.ExternalSource(lambda: batch)``); every other op takes keywords only."""
+
+    def __init__(self, source=None, num_outputs=None, **kwargs):
+        if source is not None:
+            kwargs["source"] = source
+        if num_outputs is not None:
+            kwargs["num_outputs"] = num_outputs
+        super().__init__(**kwargs)
+
+
+if "external_source" in _fn.schemas:
+    ExternalSource = type("ExternalSource", (_ExternalSourceOp,), {
+        "_schema": _fn.schemas.get("external_source"), "_fn_name": "external_source",
+        "__doc__": _ExternalSourceOp.__doc__, "__module__": __name__})
+
 # DALI's older, flat names
 _LEGACY = {"FileReader": "readers.file", "CaffeReader": "readers.caffe",
            "Caffe2Reader": "readers.caffe2", "TFRecordReader": "readers.tfrecord",
            "NumpyReader": "readers.numpy", "COCOReader": "readers.coco",
            "MXNetReader": "readers.mxnet", "SequenceReader": "readers.sequence",
+           "AudioDecoder": "decoders.audio",
            "ImageDecoder": "decoders.image", "ImageDecoderRandomCrop": "decoders.image_random_crop",
            "CoinFlip": "random.coin_flip", "Uniform": "random.uniform",
            "NormalDistribution": "random.normal", "TransformTranslation": "transforms.translation"}

@@ -400,15 +400,23 @@ class Pipeline(PipelineAPI, Owner):
         return [r for r, _ in self._graph.readers] if self._graph else []
 
     @guarded("checkpoint()")
-    def checkpoint(self) -> bytes:
+    def checkpoint(self, filename: typing.Optional[str] = None) -> bytes:
         """The state that decides every batch after the last one taken (bytes); pass it as
-        Pipeline(..., checkpoint=...) to continue exactly there."""
+        Pipeline(..., checkpoint=...) to continue exactly there. With `filename` (DALI's
+        argument) it is also written to that file, whole or not at all (a temporary file beside
+        it, synced, then renamed over it)."""
+        if filename is not None and not isinstance(filename, (str, os.PathLike)):
+            raise errors.ArgumentTypeError("checkpoint(): filename takes a path, not %s"
+                                           % type(filename).__name__)
         if not self._built:
             self.build()
         ptr, size = c_void_p(), ctypes.c_size_t()
         if _c.lib.sl_pipeline_save(self._p, byref(ptr), byref(size)):
             raise self._failure(self._p)
-        return _c.take_bytes(ptr, size.value)
+        data = _c.take_bytes(ptr, size.value)
+        if filename is not None:
+            _write_whole(os.fspath(filename), data)
+        return data
 
     @guarded("reset()")
     def reset(self) -> None:
@@ -536,8 +544,14 @@ def pipeline_def(fn: typing.Callable | None = None, *, enable_conditionals: bool
         # conditionals on data: the function's `if` statements rewritten, once (_conditionals)
         body = _conditionals.convert_pipeline_function(func) if enable_conditionals else func
 
+        varkw = [p.name for p in params.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
+
         @functools.wraps(func)
         def create(*args, **kwargs):
+            if varkw:  # (DALI's rule: which arguments go to the Pipeline would be ambiguous)
+                raise errors.ArgumentTypeError(
+                    "pipeline_def: %s: Using variadic keyword argument `**%s` in a graph-defining "
+                    "function is not allowed." % (func.__name__, varkw[0]))
             pk = dict(pipeline_kwargs)
             fk = {}
             for k, v in kwargs.items():
@@ -566,3 +580,27 @@ def trace(pipe, func, args, kwargs):
         outs = (outs,)
     pipe.set_outputs(*outs)
     return pipe
+
+
+def _write_whole(path, data):
+    """`data` into `path`, complete or not at all: a temporary file beside it, synced, renamed
+    over it, and the folder synced."""
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise errors.Error("checkpoint(): cannot write %s: %s" % (path, e.strerror or e)) from e
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

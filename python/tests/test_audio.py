@@ -118,6 +118,93 @@ def test_audio_resample_op():
     assert np.max(np.abs(a[100:-100] - 0.5 * np.sin(2 * np.pi * 100 * t[100:-100]))) < 2e-3
 
 
+# DALI's audio_resample types: float and the integers up to 32 bits, each standing for -1..1 (a
+# signed one x / max, an unsigned one x / max * 2 - 1); converting back rounds to nearest, ties
+# to even, and saturates
+RS_TYPES = [(np.float32, types.FLOAT), (np.uint8, types.UINT8), (np.int8, types.INT8),
+            (np.uint16, types.UINT16), (np.int16, types.INT16), (np.uint32, types.UINT32),
+            (np.int32, types.INT32)]
+
+
+def to_unit(x):
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return x.astype(np.float64)
+    info = np.iinfo(x.dtype)
+    if info.min == 0:
+        return x.astype(np.float64) / info.max * 2 - 1
+    return x.astype(np.float64) / info.max
+
+
+def from_unit(v, dtype):
+    if dtype == np.float32:
+        return np.float32(v)
+    info = np.iinfo(dtype)
+    w = (np.asarray(v) + 1) / 2 * info.max if info.min == 0 else np.asarray(v) * info.max
+    return np.clip(np.round(w), info.min, info.max).astype(dtype)
+
+
+@pytest.mark.parametrize("src", RS_TYPES, ids=lambda t: t[0].__name__)
+@pytest.mark.parametrize("dst", RS_TYPES + [None], ids=lambda t: "same" if t is None
+                         else t[0].__name__)
+def test_audio_resample_integer_types(src, dst):
+    rng = np.random.default_rng(7)
+    src_np, _ = src
+    if src_np == np.float32:
+        x = np.float32(rng.uniform(-1.2, 1.2, 64))
+        x[:4] = [-1, 0, 1, 0.5]
+    else:
+        info = np.iinfo(src_np)
+        x = rng.integers(info.min, info.max, 64, endpoint=True).astype(src_np)
+        x[:4] = [info.min, info.max, (info.min + info.max) // 2, 0]
+    kw = {} if dst is None else {"dtype": dst[1]}
+    # scale 1, quality 0: the resampled signal is the signal (a sinc at whole steps)
+    (out,) = run_op(lambda s: fn.audio_resample(s, scale=1.0, quality=0, **kw), [x])
+    out_np = src_np if dst is None else dst[0]
+    assert out[0].dtype == out_np and out[0].shape == x.shape
+    want = from_unit(np.float32(to_unit(x)), out_np)  # through float, as the op
+    if out_np == np.float32:
+        np.testing.assert_allclose(out[0], want, rtol=1e-6, atol=1e-6)
+    else:
+        diff = np.abs(out[0].astype(np.int64) - want.astype(np.int64))
+        assert diff.max() <= (1 if np.iinfo(out_np).bits < 32 else 256), diff.max()
+    if dst is None and src_np != np.float32:  # the same type back: the values themselves
+        tol = 0 if np.iinfo(src_np).bits < 32 else 256
+        assert np.abs(out[0].astype(np.int64) - x.astype(np.int64)).max() <= tol
+
+
+def test_audio_resample_integer_conversions_by_hand():
+    # the middle of an unsigned range is 0; 0 to unsigned is the upper of the two middles
+    x = [np.int8([-127, 0, 127]), np.uint8([0, 255, 128]), np.float32([-1, 0, 1])]
+    (o,) = run_op(lambda s: fn.audio_resample(s, scale=1.0, quality=0, dtype=types.UINT8),
+                  [x[0]])
+    assert o[0].tolist() == [0, 128, 255]
+    (o,) = run_op(lambda s: fn.audio_resample(s, scale=1.0, quality=0, dtype=types.FLOAT),
+                  [x[1]])
+    np.testing.assert_allclose(o[0], [-1, 1, 1 / 255], atol=1e-6)
+    (o,) = run_op(lambda s: fn.audio_resample(s, scale=1.0, quality=0, dtype=types.UINT16),
+                  [x[2]])
+    assert o[0].tolist() == [0, 32768, 65535]
+    # a resampled integer signal: the float result, scaled back
+    t = np.arange(800)
+    x16 = np.int16(np.round(20000 * np.sin(2 * np.pi * 0.01 * t)))
+    (o16,) = run_op(lambda s: fn.audio_resample(s, scale=1.5), [x16])
+    (of,) = run_op(lambda s: fn.audio_resample(s, scale=1.5), [np.float32(x16 / 32767)])
+    assert o16[0].dtype == np.int16 and len(o16[0]) == 1200
+    assert np.abs(o16[0].astype(np.int64) - np.round(of[0].astype(np.float64) * 32767)).max() <= 1
+
+
+def test_audio_resample_refuses_other_types():
+    for make, what in (
+            (lambda s: fn.audio_resample(s, scale=1.0, dtype=types.INT64), "dtype int64"),
+            (lambda s: fn.audio_resample(s, scale=1.0, dtype=types.FLOAT64), "dtype float64")):
+        msg = failing_message(lambda: run_op(make, [np.zeros(8, np.float32)]))
+        assert what in msg, msg
+    msg = failing_message(lambda: run_op(lambda s: fn.audio_resample(s, scale=1.0),
+                                         [np.zeros(8, np.float64)]))
+    assert "up to 32 bits, not 1-D float64" in msg, msg
+
+
 # ---- signal ops ---------------------------------------------------------------------------------
 
 def test_preemphasis_borders():
@@ -200,6 +287,34 @@ def test_mel_filter_bank_vs_formulas(htk, normalize, fmin, fmax):
     for s, got in zip(specs, outs):
         np.testing.assert_allclose(got, (W @ s.astype(np.float64)).T, rtol=1e-4,
                                    atol=1e-5 * np.abs(got).max())
+
+
+@pytest.mark.parametrize("shape,axis,nfft,power", [
+    ((64,), -1, None, 2), ((100,), 0, 128, 2), ((2, 50), 1, 32, 1), ((3, 16, 2), 1, None, 2),
+    ((17, 3), 0, 20, 2), ((5,), 0, 1, 2)])
+def test_power_spectrum_vs_numpy(shape, axis, nfft, power):
+    rng = np.random.default_rng(4)
+    xs = [rng.standard_normal(shape).astype(np.float32) for _ in range(2)]
+    xs.append(rng.integers(-50, 50, shape).astype(np.int16))
+    kw = {"axis": axis, "power": power}
+    if nfft is not None:
+        kw["nfft"] = nfft
+    for x in xs:
+        (out,) = run_op(lambda s: fn.power_spectrum(s, **kw), [x])
+        n = nfft or x.shape[axis]
+        spec = np.abs(np.fft.rfft(x.astype(np.float64), n=n, axis=axis)) ** power
+        assert out[0].dtype == np.float32 and out[0].shape == spec.shape
+        np.testing.assert_allclose(out[0], spec, rtol=1e-4, atol=1e-3)
+
+
+def test_power_spectrum_refusals():
+    x = [np.zeros((4, 8), np.float32)]
+    for kw, msg in (({"axis": 2}, "axis 2 for 2-D input"), ({"power": 3}, "power 3"),
+                    ({"nfft": 0}, "nfft 0")):
+        got = failing_message(lambda: run_op(lambda s: fn.power_spectrum(s, **kw), x))
+        assert "power_spectrum" in got and msg in got, got
+    got = failing_message(lambda: run_op(lambda s: fn.power_spectrum(s), [np.zeros(4, bool)]))
+    assert "input type bool" in got, got
 
 
 def test_to_decibels_vs_numpy():
@@ -356,7 +471,8 @@ def test_bad_arguments_refused():
             (lambda s: fn.mel_filter_bank(s, sample_rate=16000.0, freq_high=9000.0), "freq_high"),
             (lambda s: fn.mfcc(s, dct_type=3), "dct_type"),
             (lambda s: fn.audio_resample(s, scale=2.0, out_length=5), "exactly one"),
-            (lambda s: fn.to_decibels(s, multiplier=0.0), "multiplier")):
+            (lambda s: fn.to_decibels(s, multiplier=0.0), "multiplier"),
+            (lambda s: fn.to_decibels(s, reference=0.0), "`reference` argument can't be zero")):
         msg = failing_message(lambda: run_op(make, [np.zeros((3, 4), np.float32)]))
         assert what in msg, msg
     # an op DALI has on the GPU but sluice runs on the CPU only: device="gpu" runs it on the CPU

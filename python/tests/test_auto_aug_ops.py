@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
+import sluice
 import sluice.fn as fn
 import sluice.types as types
 from sluice import pipeline_def
@@ -260,9 +261,9 @@ def test_custom_augmentation_and_errors():
     for x, g in zip(xs, got):
         np.testing.assert_array_equal(g, x + np.uint8(50))
     assert add.name == "add" and add.augmentation(name="plus").name == "plus"
-    with pytest.raises(TypeError, match="already made"):
+    with pytest.raises(TypeError, match="applied to already decorated Augmentation"):
         augmentation(add)
-    with pytest.raises(TypeError, match="two positional"):
+    with pytest.raises(TypeError, match="accepts 1 positional argument"):
         augmentation(lambda sample: sample)
     with pytest.raises(ValueError, match="num_magnitude_bins"):
         run(lambda x: add(x, magnitude_bin=1), xs)
@@ -270,10 +271,58 @@ def test_custom_augmentation_and_errors():
         run(lambda x: add(x, magnitude_bin=11, num_magnitude_bins=BINS), xs)
     bad = augmentation(lambda s, p: s, mag_range=(0, 1), as_param=lambda m: [0] * int(m * 3),
                        name="bad")
-    with pytest.raises(ValueError, match="one type and shape"):
+    with pytest.raises(ValueError,
+                       match="the same type and shape .*has shape \\(1,\\) and type int64"):
         run(lambda x: bad(x, magnitude_bin=types.Constant(np.int32(1)), num_magnitude_bins=3), xs)
     with pytest.raises(Exception, match="needs an argument.*shape"):
         run(call(a.translate_x, 1, 0), xs)
+
+
+def test_mag_to_param_param_device_and_resets():
+    # DALI's names: mag_to_param (as_param is the older one), param_device "cpu", "gpu", "auto"
+    @augmentation(mag_range=(0, 10), mag_to_param=lambda m: np.float32([m, m + 1]))
+    def param(sample, p):
+        return p
+
+    assert param.mag_to_param(3.0).tolist() == [3.0, 4.0] and param.as_param is param.mag_to_param
+    x = types.Constant(np.uint8(7))
+
+    def outputs(aug):
+        @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+        def pipe():
+            return aug(x, magnitude_bin=2, num_magnitude_bins=6), aug(x.gpu(), magnitude_bin=2,
+                                                                       num_magnitude_bins=6)
+        p = pipe()
+        p.build()
+        return p.run()
+
+    for device, want in (("cpu", (False, False)), ("gpu", (True, True)), ("auto", (False, True))):
+        cpu_sample, gpu_sample = outputs(param.augmentation(param_device=device))
+        assert (isinstance(cpu_sample, sluice.TensorListGPU),
+                isinstance(gpu_sample, sluice.TensorListGPU)) == want, device
+        got = cpu_sample.as_cpu() if want[0] else cpu_sample
+        assert np.array(got.at(0)).tolist() == [4.0, 5.0]
+    reset = param.augmentation(param_device="gpu", mag_to_param=None)
+    assert reset.param_device == "gpu" and reset.mag_to_param is np.array
+    assert param.augmentation(param_device=None).param_device == "cpu"
+    with pytest.raises(TypeError, match="mag_to_param or its older name as_param"):
+        augmentation(lambda s, p: s, mag_to_param=np.array, as_param=np.array)
+    with pytest.raises(ValueError, match="param_device 'tpu'"):
+        param.augmentation(param_device="tpu")
+
+
+def test_unused_kwargs_named():
+    from sluice.auto_aug.core._args import UnusedArgException, forbid_unused_kwargs
+
+    @augmentation
+    def one(sample, _, a):
+        return sample
+
+    forbid_unused_kwargs([one], {"a": 1}, "scheme")
+    with pytest.raises(UnusedArgException, match="The kwarg `b` is not used"):
+        forbid_unused_kwargs([one], {"a": 1, "b": 2}, "scheme")
+    with pytest.raises(UnusedArgException, match="The kwargs `b, c` are not used"):
+        forbid_unused_kwargs([one], {"b": 2, "c": 3}, "scheme")
 
 
 def test_policy_checks():

@@ -31,6 +31,93 @@ def test_ops_names_as_dali_spells_them():
     assert ops.BBoxPaste._fn_name == "bbox_paste"
     assert ops.COCOReader._fn_name == "readers.coco"
     assert "COCOReader" in ops.legacy_names()
+    assert ops.segmentation.RandomObjectBBox._fn_name == "segmentation.random_object_bbox"
+    assert not hasattr(ops.segmentation, "RandomObjectBbox")
+    assert ops.AudioDecoder._fn_name == "decoders.audio"
+    assert ops.legacy_names()["AudioDecoder"] == "decoders.audio"
+
+
+def test_random_object_bbox_by_its_dali_class_name():
+    mask = np.int32([[0, 1, 1], [0, 1, 1], [0, 0, 0]])
+
+    class P(sluice.Pipeline):
+        def __init__(self):
+            super().__init__(batch_size=2, num_threads=1, device_id=None, seed=5)
+            self.src = ops.ExternalSource(lambda: [mask, mask])
+            self.box = ops.segmentation.RandomObjectBBox(format="box", foreground_prob=1.0)
+
+        def define_graph(self):
+            return self.box(self.src())
+
+    (boxes,) = run1(P())
+    for i in range(2):  # the one object: rows 0-1, columns 1-2, as [start..., end...]
+        assert np.array(boxes.at(i)).tolist() == [0, 1, 2, 3]
+
+
+def test_external_source_takes_its_source_and_num_outputs_by_position():
+    a = [np.arange(3, dtype=np.int16) + k for k in range(2)]
+    b = [np.full((2,), 7 + k, dtype=np.uint8) for k in range(2)]
+
+    class P(sluice.Pipeline):
+        def __init__(self):
+            super().__init__(batch_size=2, num_threads=1, device_id=None)
+            self.one = ops.ExternalSource(lambda: a)
+            self.two = ops.ExternalSource(lambda: (a, b), 2)
+
+        def define_graph(self):
+            x = self.one()
+            y, z = self.two()
+            return x, y, z
+
+    x, y, z = run1(P())
+    for i in range(2):
+        assert np.array_equal(x.at(i), a[i]) and np.array_equal(y.at(i), a[i])
+        assert np.array_equal(z.at(i), b[i]) and z.at(i).dtype == np.uint8
+    with pytest.raises(TypeError):
+        ops.Flip(True)  # the other ops take keywords only, as DALI's
+
+
+def test_backend_impl_classes_are_the_pipelines_outputs():
+    import sluice.backend_impl as bi
+
+    assert sluice.backend_impl is bi
+    assert bi.TensorListCPU is sluice.backend.TensorListCPU
+    assert bi.TensorListGPU is sluice.backend.TensorListGPU
+    x = types.Constant(np.float32([1, 2]))
+
+    @sluice.pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def pipe():
+        c = fn.cast(x, dtype=types.FLOAT)
+        return c, c.gpu()
+
+    cpu, gpu = run1(pipe())
+    assert isinstance(cpu, bi.TensorListCPU) and not isinstance(cpu, bi.TensorListGPU)
+    assert isinstance(gpu, bi.TensorListGPU) and isinstance(gpu.as_cpu(), bi.TensorListCPU)
+    assert isinstance(cpu.at(0), np.ndarray) or isinstance(cpu[0], bi.TensorCPU)
+
+
+def test_checkpoint_to_a_file_resumes_as_the_bytes(tmp_path):
+    @sluice.pipeline_def(batch_size=3, num_threads=1, device_id=None, seed=21,
+                         enable_checkpointing=True)
+    def pipe():
+        return fn.random.uniform(range=(0, 100), shape=(2,))
+
+    p = pipe()
+    p.build()
+    p.run()
+    path = tmp_path / "pipe.cpt"
+    data = p.checkpoint(str(path))
+    assert path.read_bytes() == data and not list(tmp_path.glob("*.tmp.*"))
+    (want,) = p.run()
+    r = pipe(checkpoint=path.read_bytes())
+    r.build()
+    (got,) = r.run()
+    for i in range(3):
+        assert np.array_equal(np.array(got.at(i)), np.array(want.at(i)))
+    with pytest.raises(sluice.Error, match="cannot write"):
+        p.checkpoint(str(tmp_path / "no" / "such" / "dir.cpt"))
+    with pytest.raises(TypeError, match="filename takes a path"):
+        p.checkpoint(5)
 
 
 def test_namespaces_import_as_modules():
@@ -175,3 +262,51 @@ def test_resize_image_type_checks_channels():
             with pytest.raises(sluice.InvalidArgumentError,
                                match="image_type wants 1 channel, the image has 3"):
                 run1(pipe)
+
+
+def test_ops_call_argument_none_keeps_the_objects_value():
+    # DALI's tests make an op with an argument and call it with that argument None ("not
+    # given"), e.g. ops.WarpAffine(size=(h, w)) called with size=None
+    img = np.arange(2 * 3 * 1, dtype=np.uint8).reshape(2, 3, 1)
+
+    class P(sluice.Pipeline):
+        def __init__(self):
+            super().__init__(batch_size=1, num_threads=1, device_id=None)
+            self.src = ops.ExternalSource(lambda: [img], layout="HWC")
+            self.flip = ops.Flip(horizontal=1, vertical=0)
+            self.cast = ops.Cast(dtype=types.FLOAT)
+
+        def define_graph(self):
+            x = self.src()
+            return self.flip(x, horizontal=None), self.cast(x, dtype=None)
+
+    flipped, cast = run1(P())
+    assert np.array_equal(np.array(flipped.at(0)), img[:, ::-1])
+    assert cast.at(0).dtype == np.float32
+
+
+def test_one_op_output_is_not_iterable_several_are():
+    # DALI's CPU-only test helper: set_outputs(*out) where `out` is Iterable, else set_outputs(out)
+    from collections.abc import Iterable
+
+    data = [np.arange(12, dtype=np.uint8).reshape(2, 2, 3)] * 2
+
+    def outputs_of(op, **kw):
+        pipe = sluice.Pipeline(batch_size=2, num_threads=1, device_id=None)
+        with pipe:
+            x = fn.external_source(source=lambda: data, layout="HWC")
+            out = op(x, **kw)
+            if isinstance(out, Iterable):
+                pipe.set_outputs(*out)
+            else:
+                pipe.set_outputs(out)
+        return run1(pipe)
+
+    (flipped,) = outputs_of(fn.flip, horizontal=1)
+    assert np.array_equal(np.array(flipped.at(0)), data[0][:, ::-1])
+    begin, length = outputs_of(lambda x: fn.nonsilent_region(fn.reshape(x, shape=[12])))
+    assert np.array(length.at(0)).dtype == np.int32
+    node = fn.external_source(source=lambda: data)
+    assert not isinstance(node, Iterable)
+    with pytest.raises(TypeError, match="iterable"):
+        a, b = node

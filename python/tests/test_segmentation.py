@@ -501,12 +501,32 @@ def test_random_object_bbox_classes_weights_background():
     (anc, shp, cls) = run(lambda x: tuple(fn.segmentation.random_object_bbox(
         x, classes=[0], output_class=True, foreground_prob=0.0)), 4, lambda: m)[0]
     assert all(c == -1 for c in cls) and all(s.tolist() == [3, 4] for s in shp)
-    with pytest.raises(sluice.Error, match="class 0 is also the background"):
-        run(lambda x: tuple(fn.segmentation.random_object_bbox(x, classes=[0], background=0)), 4,
-            lambda: m)
-    with pytest.raises(sluice.Error, match="ignore_class excludes"):
-        run(lambda x: tuple(fn.segmentation.random_object_bbox(x, ignore_class=True,
-                                                               output_class=True)), 4, lambda: m)
+    # 0 and the least int32 among the classes: the least minus 1 wraps in int32, then goes down
+    # past every class it meets (DALI's rule)
+    for classes, want in (([0, -5], -6), ([-2 ** 31, 2 ** 31 - 1, 0, 2 ** 31 - 2], 2 ** 31 - 3)):
+        (anc, shp, cls) = run(lambda x: tuple(fn.segmentation.random_object_bbox(
+            x, classes=classes, output_class=True, foreground_prob=0.0)), 4, lambda: m)[0]
+        assert all(int(c) == want for c in cls), (classes, cls)
+    # one threshold value stands for every axis; another count is refused in DALI's words
+    (anc, shp) = run(lambda x: tuple(fn.segmentation.random_object_bbox(
+        x, threshold=2, foreground_prob=1.0)), 4, lambda: m)[0]
+    for i in range(4):  # only class 1's 1x2 blob and class 2's 2x1 fall short: the whole input
+        assert anc[i].tolist() == [0, 0] and shp[i].tolist() == [3, 4]
+    for kw, msg in (
+            ({"classes": [0], "background": 0}, "Class label 0 coincides with background label"),
+            ({"ignore_class": True, "output_class": True},
+             "Class-related arguments (classes, class_weights, output_class) cannot be used "
+             "when ``ignore_class`` is True"),
+            ({"k_largest": 0}, "``k_largest`` must be at least 1; got 0"),
+            ({"classes": [1, 2], "class_weights": [1.0]},
+             "If both ``classes`` and ``class_weights`` are provided, their shapes must match. "
+             "Got:\n  classes.shape = {2}\n  weights.shape = {1}"),
+            ({"threshold": [1, 2, 3]}, "Argument \"threshold\" expected shape 2 but got 3 "
+                                       "values, which can't be interpreted as the expected shape.")):
+        with pytest.raises(sluice.Error) as e:
+            run(lambda x: tuple(fn.segmentation.random_object_bbox(x, **kw)), 4, lambda: m)
+        assert "segmentation.random_object_bbox" in str(e.value) and msg in str(e.value), \
+            str(e.value)
 
 
 def test_multi_paste_refuses_mixed_channels():

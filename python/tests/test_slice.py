@@ -298,3 +298,30 @@ def test_per_sample_axes():
     with pytest.raises(sluice.Error, match=r"Axis 3 out of range. Expected range is \[-3, 2\] "
                                            r"for a 3D input"):
         pipe.run()
+
+
+def test_image_type_checks_channels_any_data_anything():
+    # DALI's older argument, as its audio examples give it (ANY_DATA on a 1-D signal)
+    sig = np.arange(20, dtype=np.float32)
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def audio():
+        x = fn.external_source(source=lambda: [sig])
+        return fn.slice(x, np.float32([3]), np.float32([5]), axes=[0], normalized_anchor=False,
+                        normalized_shape=False, image_type=types.ANY_DATA)
+
+    p = audio()
+    p.build()
+    (out,) = p.run()
+    assert np.array(out.at(0)).tolist() == sig[3:8].tolist()
+    img = np.zeros((4, 4, 3), np.uint8)
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def gray():
+        x = fn.external_source(source=lambda: [img], layout="HWC")
+        return fn.slice(x, start=[0, 0], shape=[2, 2], image_type=types.GRAY)
+
+    with pytest.raises(sluice.Error, match="slice: sample 0: image_type wants 1 channel, the "
+                                           "input has 3"):
+        gray().run()
+

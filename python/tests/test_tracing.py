@@ -4,6 +4,8 @@ values, arithmetic on op outputs, `with pipe:` as DALI."""
 
 import numpy as np
 
+import pytest
+
 import sluice
 import sluice.fn as fn
 import sluice.types as types
@@ -68,7 +70,7 @@ def test_per_sample_argument():
 
 def test_checkpoint_restores_position():
     @pipeline_def(batch_size=8, device_id=None, seed=2)
-    def pipe(**kw):
+    def pipe():
         _, labels = fn.readers.caffe2(path=LMDB, random_shuffle=True)
         return labels
 
@@ -80,6 +82,24 @@ def test_checkpoint_restores_position():
     q = pipe(checkpoint=state)
     assert [q.run()[0].as_array().tolist() for _ in range(4)] == want
     assert isinstance(sluice.__version__, str)
+
+
+def test_function_with_variadic_keywords_is_refused():
+    # DALI's rule: with **kwargs, which call arguments go to the Pipeline would be ambiguous
+    @pipeline_def(batch_size=2, device_id=None)
+    def pipe(a, *args, **kwargs):
+        return fn.random.uniform()
+
+    with pytest.raises(TypeError, match="Using variadic keyword argument `\\*\\*kwargs` in a "
+                                        "graph-defining function is not allowed"):
+        pipe(a=1, b=2)
+
+    @pipeline_def(batch_size=2, device_id=None)
+    def star(*args):
+        return fn.random.uniform(range=(0, args[0]))
+
+    (out,) = star(3.0).run()
+    assert all(0 <= float(out.at(i)) <= 3 for i in range(2))
 
 
 def test_last_batch_policies():

@@ -9,10 +9,13 @@
  *                       reference_power (0: the signal's largest short-term power); the region
  *                       starts window_length - 1 samples before the first loud window's end, at
  *                       0 at the earliest. Two int32 scalars; a silent signal gives (0, 0).
- *   audio_resample      resamples (time,) or (time, channels) float audio by in_rate/out_rate,
- *                       scale, or to out_length samples (ops/audio_dsp.h's windowed sinc).
+ *   audio_resample      resamples (time,) or (time, channels) audio by in_rate/out_rate,
+ *                       scale, or to out_length samples (ops/audio_dsp.h's windowed sinc), in
+ *                       float; integer audio (up to 32 bits) is normalized on the way in and
+ *                       scaled back to dtype (default: the input's) on the way out.
  *   to_decibels         multiplier * log10(max(min_ratio, x / reference)), min_ratio =
- *                       10^(cutoff_db / multiplier); reference 0: each sample's largest value.
+ *                       10^(cutoff_db / multiplier); reference left out: each sample's largest
+ *                       value (0 is refused, as DALI's).
  * All CPU; every output is float32 except where said. */
 #include "operator/argin.h"
 #include "operator/dtype_conv.h"
@@ -349,11 +352,73 @@ static const sl__arg_schema rs_args[] = {
     {"out_length", SL_ARG_INT, "None", "the output's length in samples (may be per sample)",
      SL_ARGF_PER_SAMPLE, NULL},
     {"quality", SL_ARG_FLOAT, "50.0", "resampling quality, 0 to 100 (the sinc's width)", 0, NULL},
-    {"dtype", SL_ARG_DTYPE, "types.FLOAT", "output type (FLOAT)", 0, NULL},
+    {"dtype", SL_ARG_DTYPE, "None",
+     "output type (default: the input's); another type's values are normalized to its range", 0,
+     NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
 enum { RS_IN, RS_OUT, RS_SCALE, RS_LEN, RS_NARGS };
+
+/* The types audio_resample takes and gives (DALI's): float and the integers up to 32 bits. The
+ * integers stand for -1..1: a signed one x / max (its minimum a little below -1), an unsigned one
+ * x / max * 2 - 1 (0 at half its range); the other way, float values from -1..1 are scaled back,
+ * rounded to nearest (ties to even) and saturated. */
+static bool rs_type_ok(sl_dtype t) {
+    switch (t) {
+    case SL_DTYPE_F32:
+    case SL_DTYPE_U8:
+    case SL_DTYPE_I8:
+    case SL_DTYPE_U16:
+    case SL_DTYPE_I16:
+    case SL_DTYPE_U32:
+    case SL_DTYPE_I32:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static double rs_int_max(sl_dtype t) {
+    switch (t) {
+    case SL_DTYPE_U8:
+        return 255.0;
+    case SL_DTYPE_I8:
+        return 127.0;
+    case SL_DTYPE_U16:
+        return 65535.0;
+    case SL_DTYPE_I16:
+        return 32767.0;
+    case SL_DTYPE_U32:
+        return 4294967295.0;
+    default: /* I32 */
+        return 2147483647.0;
+    }
+}
+
+static bool rs_unsigned(sl_dtype t) {
+    return t == SL_DTYPE_U8 || t == SL_DTYPE_U16 || t == SL_DTYPE_U32;
+}
+
+/* n values of type t at p, normalized, into float */
+static void rs_to_float(const void *p, sl_dtype t, int64_t n, float *out) {
+    double max = rs_int_max(t);
+    if (rs_unsigned(t))
+        for (int64_t k = 0; k < n; k++)
+            out[k] = (float)(sl__dtype_conv_load(p, t, k) / max * 2 - 1);
+    else
+        for (int64_t k = 0; k < n; k++) out[k] = (float)(sl__dtype_conv_load(p, t, k) / max);
+}
+
+/* n floats (-1..1 stands for the type's range) into type t at p */
+static void rs_from_float(const float *in, int64_t n, sl_dtype t, void *p) {
+    double max = rs_int_max(t);
+    if (rs_unsigned(t))
+        for (int64_t k = 0; k < n; k++)
+            sl__dtype_conv_store(p, t, k, ((double)in[k] + 1) / 2 * max);
+    else
+        for (int64_t k = 0; k < n; k++) sl__dtype_conv_store(p, t, k, (double)in[k] * max);
+}
 static const char *const rs_names[RS_NARGS] = {"in_rate", "out_rate", "scale", "out_length"};
 
 typedef struct rs_state {
@@ -363,6 +428,8 @@ typedef struct rs_state {
     sl__audio_dsp_resampler rs;
     double *ratio; /* batch: out_rate / in_rate, as positions map */
     int cap;
+    bool same_type; /* no dtype given: the output's type is the input's */
+    sl_dtype dtype;
 } rs_state;
 
 static void rs_destroy(void *state) {
@@ -391,9 +458,13 @@ static sl_status rs_create(const sl__args *a, const sl__op_init *init, void **ou
                         "(exactly one of the three)");
     else if (s->has[RS_IN] != s->has[RS_OUT])
         st = sl_err_set(err, SL_EINVAL, "audio_resample: in_rate and out_rate go together");
-    if (!st && sl__args_dtype(a, "dtype") != SL_DTYPE_F32)
-        st = sl_err_set(err, SL_EINVAL, "audio_resample: dtype %s (only FLOAT)",
-                        sl_dtype_name(sl__args_dtype(a, "dtype")));
+    s->same_type = sl__args_get(a, "dtype")->kind == SL_VAL_NONE;
+    if (!s->same_type) s->dtype = sl__args_dtype(a, "dtype");
+    if (!st && !s->same_type && !rs_type_ok(s->dtype))
+        st = sl_err_set(err, SL_EINVAL,
+                        "audio_resample: dtype %s (FLOAT, UINT8, INT8, UINT16, INT16, UINT32 or "
+                        "INT32)",
+                        sl_dtype_name(s->dtype));
     double q = sl__args_float(a, "quality");
     if (!st && !(q >= 0 && q <= 100))
         st = sl_err_set(err, SL_EINVAL, "audio_resample: quality %g (0 to 100)", q);
@@ -414,11 +485,12 @@ static sl_status rs_create(const sl__args *a, const sl__op_init *init, void **ou
 static sl_status rs_setup(void *state, sl__op_io *io, sl_err *err) {
     rs_state *s = state;
     const sl_tlist *in = io->in[0];
-    if ((in->ndim != 1 && in->ndim != 2) || in->dtype != SL_DTYPE_F32)
+    if ((in->ndim != 1 && in->ndim != 2) || !rs_type_ok(in->dtype))
         return sl_err_set(err, SL_EINVAL,
-                          "audio_resample: the input must be float audio, (time,) or (time, "
-                          "channels), not %d-D %s",
+                          "audio_resample: the input must be audio, (time,) or (time, channels), "
+                          "of float or an integer type up to 32 bits, not %d-D %s",
                           in->ndim, sl_dtype_name(in->dtype));
+    sl_dtype out_type = s->same_type ? in->dtype : s->dtype;
     if (io->batch > s->cap) {
         double *r = realloc(s->ratio, (size_t)io->batch * sizeof *r);
         if (!r) return sl_err_set(err, SL_ENOMEM, "audio_resample: out of memory");
@@ -473,7 +545,7 @@ static sl_status rs_setup(void *state, sl__op_io *io, sl_err *err) {
         shapes[(size_t)i * nd] = m;
         if (nd == 2) shapes[(size_t)i * nd + 1] = sl_tlist_shape(in, i)[1];
     }
-    if (st == SL_OK) st = sl_tlist_reset(io->out[0], io->batch, SL_DTYPE_F32, nd, sl_cpu(), err);
+    if (st == SL_OK) st = sl_tlist_reset(io->out[0], io->batch, out_type, nd, sl_cpu(), err);
     if (st == SL_OK) st = sl_tlist_alloc(io->out[0], shapes, err);
     if (st == SL_OK) memcpy(io->out[0]->layout, in->layout, sizeof in->layout);
     free(shapes);
@@ -481,25 +553,46 @@ static sl_status rs_setup(void *state, sl__op_io *io, sl_err *err) {
 }
 
 static sl_status rs_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
-    (void)worker, (void)err;
+    (void)worker;
     rs_state *s = state;
     const sl_tlist *in = io->in[0];
+    sl_tlist *out = io->out[0];
     int ch = in->ndim == 2 ? (int)sl_tlist_shape(in, i)[1] : 1;
-    int64_t n = sl_tlist_shape(in, i)[0], m = sl_tlist_shape(io->out[0], i)[0];
+    int64_t n = sl_tlist_shape(in, i)[0], m = sl_tlist_shape(out, i)[0];
     if (ch == 0 || m == 0) return SL_OK;
-    if (n == 0) {
-        memset(io->out[0]->data[i], 0, (size_t)(m * ch) * sizeof(float));
-        return SL_OK;
+    /* integer audio goes through float: the input normalized, the output scaled back */
+    bool in_f = in->dtype == SL_DTYPE_F32, out_f = out->dtype == SL_DTYPE_F32;
+    float *x = in_f ? in->data[i] : NULL, *y = out_f ? out->data[i] : NULL;
+    if (!in_f && n > 0) {
+        x = sl__malloc((size_t)(n * ch) * sizeof(float), err);
+        if (!x) return SL_ENOMEM;
+        rs_to_float(in->data[i], in->dtype, n * ch, x);
     }
-    sl__audio_dsp_resample(&s->rs, in->data[i], n, ch, 1.0, io->out[0]->data[i], m, s->ratio[i]);
+    if (!out_f) {
+        y = sl__malloc((size_t)(m * ch) * sizeof(float), err);
+        if (!y) {
+            if (!in_f) free(x);
+            return SL_ENOMEM;
+        }
+    }
+    if (n == 0)
+        memset(y, 0, (size_t)(m * ch) * sizeof(float));
+    else
+        sl__audio_dsp_resample(&s->rs, x, n, ch, 1.0, y, m, s->ratio[i]);
+    if (!out_f) {
+        rs_from_float(y, m * ch, out->dtype, out->data[i]);
+        free(y);
+    }
+    if (!in_f) free(x);
     return SL_OK;
 }
 
 const sl__op_def sl__audio_resample_op = {
     .name = "audio_resample",
     .aliases = "experimental.audio_resample",
-    .doc = "Resamples float audio, (time,) or (time, channels), by in_rate/out_rate, scale or to "
-           "out_length, with a windowed sinc (DALI's fn.audio_resample).",
+    .doc = "Resamples audio, (time,) or (time, channels), float or integer, by in_rate/out_rate, "
+           "scale or to out_length, with a windowed sinc (DALI's fn.audio_resample); dtype "
+           "converts, normalizing the values to the new type's range.",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = rs_args,
@@ -515,8 +608,8 @@ const sl__op_def sl__audio_resample_op = {
 static const sl__arg_schema db_args[] = {
     {"multiplier", SL_ARG_FLOAT, "10.0", "the logarithm's factor (10 for power, 20 for amplitude)",
      0, NULL},
-    {"reference", SL_ARG_FLOAT, "0.0", "the magnitude 0 dB stands for (0: each sample's largest)",
-     0, NULL},
+    {"reference", SL_ARG_FLOAT, "None",
+     "the magnitude 0 dB stands for (default: each sample's largest)", 0, NULL},
     {"cutoff_db", SL_ARG_FLOAT, "-200.0", "the least value out, in dB: smaller ratios saturate", 0,
      NULL},
     {NULL, 0, NULL, NULL, 0, NULL},
@@ -542,14 +635,19 @@ static sl_status db_create(const sl__args *a, const sl__op_init *init, void **ou
     db_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
     s->mult = sl__args_float(a, "multiplier");
-    s->ref = sl__args_float(a, "reference");
+    /* not given: each sample's largest (s->ref 0); given, it must be > 0 (DALI refuses 0) */
+    bool has_ref = sl__args_get(a, "reference")->kind != SL_VAL_NONE;
+    s->ref = has_ref ? sl__args_float(a, "reference") : 0;
     double cut = sl__args_float(a, "cutoff_db");
     sl_status st = SL_OK;
     if (s->mult == 0 || !isfinite(s->mult))
         st = sl_err_set(err, SL_EINVAL, "to_decibels: multiplier %g (nonzero)", s->mult);
+    else if (has_ref && s->ref == 0)
+        st = sl_err_set(err, SL_EINVAL,
+                        "to_decibels: `reference` argument can't be zero (leave it out for each "
+                        "sample's largest value)");
     else if (s->ref < 0 || !isfinite(s->ref))
-        st = sl_err_set(err, SL_EINVAL, "to_decibels: reference %g (> 0, or 0 for the maximum)",
-                        s->ref);
+        st = sl_err_set(err, SL_EINVAL, "to_decibels: reference %g (> 0)", s->ref);
     else if (!isfinite(cut))
         st = sl_err_set(err, SL_EINVAL, "to_decibels: cutoff_db %g", cut);
     s->min_ratio = pow(10, cut / s->mult);

@@ -9,6 +9,7 @@
  * order. Both are views (no copy: each output sample points at its input sample), so they run
  * anywhere, CPU or GPU data alike; the executor gives the ops inside a branch the branch's batch.
  * not_ is `not` on a bool predicate, as DALI's conditional mode computes it. */
+#include "operator/dtype_conv.h"
 #include "operator/op.h"
 
 #include "core/log.h"
@@ -123,15 +124,11 @@ static sl_status merge_setup(void *state, sl__op_io *io, sl_err *err) {
     return SL_OK;
 }
 
-/* not_: logical not of a bool predicate (any shape), in bool */
+/* not_: logical not, in bool, of data of any numeric type (any shape): true where the value is
+ * zero, as Python's `not` on a number (DALI's `not` takes any type that converts to bool) */
 static sl_status not_setup(void *state, sl__op_io *io, sl_err *err) {
     (void)state;
     const sl_tlist *in = io->in[0];
-    if (in->dtype != SL_DTYPE_BOOL)
-        return sl_err_set(err, SL_EINVAL,
-                          "_conditional.not_: `not` on a DataNode takes bool data (got %s): "
-                          "compare it first, e.g. `not (x > 0)`",
-                          sl_dtype_name(in->dtype));
     SL_TRY(sl_tlist_reset(io->out[0], io->batch, SL_DTYPE_BOOL, in->ndim, io->device, err));
     SL_TRY(sl_tlist_alloc(io->out[0], in->shapes, err));
     memcpy(io->out[0]->layout, in->layout, sizeof in->layout);
@@ -140,10 +137,15 @@ static sl_status not_setup(void *state, sl__op_io *io, sl_err *err) {
 
 static sl_status not_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     (void)state, (void)worker, (void)err;
-    const uint8_t *x = io->in[0]->data[i];
+    const sl_tlist *in = io->in[0];
+    const void *x = in->data[i];
     uint8_t *y = io->out[0]->data[i];
-    size_t n = sl_tlist_sample_nbytes(io->in[0], i);
-    for (size_t k = 0; k < n; k++) y[k] = !x[k];
+    int64_t n = (int64_t)(sl_tlist_sample_nbytes(in, i) / sl_dtype_size(in->dtype));
+    if (in->dtype == SL_DTYPE_BOOL || in->dtype == SL_DTYPE_U8) {
+        for (int64_t k = 0; k < n; k++) y[k] = !((const uint8_t *)x)[k];
+        return SL_OK;
+    }
+    for (int64_t k = 0; k < n; k++) y[k] = sl__dtype_conv_load(x, in->dtype, k) == 0.0;
     return SL_OK;
 }
 
@@ -176,7 +178,8 @@ const sl__op_def sl__cond_merge_op = {
 
 const sl__op_def sl__cond_not_op = {
     .name = "_conditional.not_",
-    .doc = "Logical not of bool data: `not` on a DataNode in a pipeline with conditionals.",
+    .doc = "Logical not of data of any numeric type, in bool (true where the value is 0): `not` "
+           "on a DataNode in a pipeline with conditionals.",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = no_args,

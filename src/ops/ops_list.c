@@ -46,6 +46,8 @@ extern const sl__op_def sl__uniform_op;
 extern const sl__op_def sl__normal_op;
 extern const sl__op_def sl__resize_op;
 extern const sl__op_def sl__warp_affine_op;
+extern const sl__op_def sl__warp_perspective_op;
+extern const sl__op_def sl__power_spectrum_op;
 extern const sl__op_def sl__per_frame_op;
 extern const sl__op_def sl__rotate_op;
 extern const sl__op_def sl__gaussian_blur_op;
@@ -104,6 +106,8 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__normal_op,
     &sl__resize_op,
     &sl__warp_affine_op,
+    &sl__warp_perspective_op,
+    &sl__power_spectrum_op,
     &sl__per_frame_op,
     &sl__rotate_op,
     &sl__gaussian_blur_op,

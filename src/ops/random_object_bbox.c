@@ -111,12 +111,13 @@ static sl_status rob_create(const sl__args *a, const sl__op_init *init, void **o
     if (sl__args_get(a, "k_largest")->kind != SL_VAL_NONE) {
         s->k_largest = sl__args_int(a, "k_largest");
         if (!st && s->k_largest < 1)
-            st = sl_err_set(err, SL_EINVAL, OP ": k_largest must be >= 1 (got %lld)",
+            st = sl_err_set(err, SL_EINVAL, OP ": ``k_largest`` must be at least 1; got %lld",
                             (long long)s->k_largest);
     }
     if (!st && s->ignore && (s->has_classes || s->has_weights || s->out_class))
         st = sl_err_set(err, SL_EINVAL,
-                        OP ": ignore_class excludes classes, class_weights and output_class");
+                        OP ": Class-related arguments (classes, class_weights, output_class) "
+                           "cannot be used when ``ignore_class`` is True");
     if (st) {
         free(s);
         return st;
@@ -322,8 +323,9 @@ static sl_status class_table(const rob_state *s, const sl__op_io *io, int i, con
         st = sl_err_set(err, SL_ENOMEM, OP ": out of memory");
     if (!st && s->has_classes && s->has_weights && nc != nw)
         st = sl__op_fail(err, SL_EINVAL, io, i, OP,
-                         "classes has %lld labels, class_weights %lld weights", (long long)nc,
-                         (long long)nw);
+                         "If both ``classes`` and ``class_weights`` are provided, their shapes "
+                         "must match. Got:\n  classes.shape = {%lld}\n  weights.shape = {%lld}",
+                         (long long)nc, (long long)nw);
     for (int64_t k = 0; !st && k < nw; k++)
         if (!(wt[k] >= 0) || !isfinite(wt[k]))
             st = sl__op_fail(err, SL_EINVAL, io, i, OP, "class_weights[%lld] is %g, not >= 0",
@@ -349,10 +351,18 @@ static sl_status class_table(const rob_state *s, const sl__op_io *io, int i, con
             if ((int64_t)c[k] == *bg) clash = true;
         }
         if (clash && (s->bg_given || s->node_bg >= 0))
-            st = sl__op_fail(err, SL_EINVAL, io, i, OP, "class %lld is also the background",
-                             (long long)*bg);
-        else if (clash) /* as DALI: another background, below the classes */
-            *bg = lo - 1;
+            st = sl__op_fail(err, SL_EINVAL, io, i, OP,
+                             "Class label %lld coincides with background label", (long long)*bg);
+        else if (clash) { /* as DALI: another background, below the classes: the least class
+                             minus 1, in int32 (wrapping), then down past every class it meets */
+            int32_t b = (int32_t)(uint32_t)((uint32_t)(int32_t)lo - 1u);
+            for (bool hit = true; hit;) {
+                hit = false;
+                for (int64_t k = 0; k < nc && !hit; k++) hit = (int64_t)c[k] == (int64_t)b;
+                if (hit) b = (int32_t)(uint32_t)((uint32_t)b - 1u);
+            }
+            *bg = b;
+        }
     }
     int64_t count = s->has_classes ? nc : s->has_weights ? nw : np;
     if (!st && (!(*cls = malloc((size_t)(count > 0 ? count : 1) * sizeof **cls)) ||
@@ -411,14 +421,18 @@ static sl_status rob_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_e
     if (s->node_fg >= 0) sl__argin_values(io, s->node_fg, i, &fg, 1);
     if (has_thr) {
         int n = s->node_thr >= 0 ? sl__argin_values(io, s->node_thr, i, thr_d, MAXD) : s->nthr;
-        if (n != m.nd)
+        /* one value stands for every axis (DALI's rule) */
+        if (n != m.nd && n != 1)
             return sl__op_fail(err, SL_EINVAL, io, i, OP,
-                               "threshold has %d values for a mask of %d dimensions", n, m.nd);
+                               "Argument \"threshold\" expected shape %d but got %d values, which "
+                               "can't be interpreted as the expected shape.",
+                               m.nd, n);
         for (int d = 0; d < m.nd; d++) {
-            if (s->node_thr >= 0 && !whole(thr_d[d]))
+            int at = n == 1 ? 0 : d;
+            if (s->node_thr >= 0 && !whole(thr_d[at]))
                 return sl__op_fail(err, SL_EINVAL, io, i, OP,
-                                   "threshold[%d] is %g, not a whole number", d, thr_d[d]);
-            thr[d] = s->node_thr >= 0 ? (int64_t)thr_d[d] : s->thr[d];
+                                   "threshold[%d] is %g, not a whole number", at, thr_d[at]);
+            thr[d] = s->node_thr >= 0 ? (int64_t)thr_d[at] : s->thr[at];
         }
     }
     bool picked = false;

@@ -51,6 +51,10 @@ static const sl__arg_schema slice_args[] = {
      "error|pad|trim_to_shape"},
     {"fill_values", SL_ARG_FLOATS, "[0.0]", "padding value, or one per channel", 0, NULL},
     {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},
+    {"image_type", SL_ARG_ENUM, "None",
+     "DALI's older argument: the input's colour type; a channel-last input's channel count (GRAY "
+     "1, RGB, BGR and YCbCr 3; ANY_DATA any) is checked",
+     0, "RGB|BGR|GRAY|YCbCr|ANY_DATA"},
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -71,6 +75,7 @@ typedef struct slice_state {
     double fill[SL__SLICE_MAX_FILL];
     bool has_dtype;
     sl_dtype dtype;
+    int want_c; /* image_type's channel count (0: any) */
     /* named window arguments: given, per-sample input node (or -1), and the literal list */
     bool given[N_COUNT];
     int node[N_COUNT];
@@ -145,6 +150,10 @@ static sl_status create_as(const sl__args *a, const char *opname, void **out, sl
         memcpy(s->fill, fv, (size_t)s->nfill * sizeof *fv);
     s->has_dtype = sl__args_has(a, "dtype") && sl__args_get(a, "dtype")->kind != SL_VAL_NONE;
     if (s->has_dtype) s->dtype = sl__args_dtype(a, "dtype");
+    if (sl__args_has(a, "image_type") && sl__args_given(a, "image_type")) {
+        const char *it = sl__args_str(a, "image_type");
+        s->want_c = !strcmp(it, "GRAY") ? 1 : !strcmp(it, "ANY_DATA") ? 0 : 3;
+    }
     for (int k = 0; k < N_COUNT; k++) {
         s->node[k] = sl__args_node(a, named[k]);
         s->given[k] = s->node[k] >= 0 || sl__args_get(a, named[k])->kind != SL_VAL_NONE;
@@ -355,6 +364,14 @@ static sl_status slice_setup(void *state, sl__op_io *io, sl_err *err) {
                               "slice: the %s input must be on the CPU (on the GPU, give the window "
                               "as start/shape arguments)",
                               j == 1 ? "anchor" : "shape");
+    size_t ll = strlen(in->layout);
+    if (s->want_c && ll == (size_t)in->ndim && ll && in->layout[ll - 1] == 'C')
+        for (int i = 0; i < io->batch; i++)
+            if (sl_tlist_shape(in, i)[ll - 1] != s->want_c)
+                return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
+                                   "image_type wants %d channel%s, the input has %lld", s->want_c,
+                                   s->want_c == 1 ? "" : "s",
+                                   (long long)sl_tlist_shape(in, i)[ll - 1]);
     if (io->batch > s->cap) {
         sl__slice_desc *d = realloc(s->desc, (size_t)io->batch * sizeof *d);
         if (!d) return sl_err_set(err, SL_ENOMEM, "slice: out of memory");

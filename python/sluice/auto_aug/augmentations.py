@@ -5,7 +5,7 @@ operators wrapped by `@augmentation` with an example magnitude range (the scheme
 own through `.augmentation(...)`). Images are HWC uint8.
 
 Called with `magnitude_bin` and `num_magnitude_bins`, each computes its parameter as
-`as_param(magnitudes[bin] * (-1) ** random_sign)`: `shear_x.augmentation(mag_range=(0, 0.5))`
+`mag_to_param(magnitudes[bin] * (-1) ** random_sign)`: `shear_x.augmentation(mag_range=(0, 0.5))`
 widens shear_x's range, for instance. The geometric ones (shear, translate, rotate) take
 `fill_value` (None: the border pixel repeated) and `interp_type`; translate_x/translate_y take
 the image `shape` (their magnitude is a fraction of it), the `_no_shape` forms pixels."""
@@ -33,35 +33,35 @@ def _warp(sample, mt, fill_value, interp_type):
     return fn.warp_affine(sample, matrix=mt, inverse_map=False, **kw)
 
 
-@augmentation(mag_range=(0, 0.3), randomly_negate=True, as_param=warp_x_param)
+@augmentation(mag_range=(0, 0.3), randomly_negate=True, mag_to_param=warp_x_param)
 def shear_x(sample, shear, fill_value=128, interp_type=None):
     return _warp(sample, fn.transforms.shear(shear=shear), fill_value, interp_type)
 
 
-@augmentation(mag_range=(0, 0.3), randomly_negate=True, as_param=warp_y_param)
+@augmentation(mag_range=(0, 0.3), randomly_negate=True, mag_to_param=warp_y_param)
 def shear_y(sample, shear, fill_value=128, interp_type=None):
     return _warp(sample, fn.transforms.shear(shear=shear), fill_value, interp_type)
 
 
-@augmentation(mag_range=(0., 1.), randomly_negate=True, as_param=warp_x_param)
+@augmentation(mag_range=(0., 1.), randomly_negate=True, mag_to_param=warp_x_param)
 def translate_x(sample, rel_offset, shape, fill_value=128, interp_type=None):
     return _warp(sample, fn.transforms.translation(offset=rel_offset * shape[1]), fill_value,
                  interp_type)
 
 
-@augmentation(mag_range=(0, 250), randomly_negate=True, as_param=warp_x_param,
+@augmentation(mag_range=(0, 250), randomly_negate=True, mag_to_param=warp_x_param,
               name="translate_x")
 def translate_x_no_shape(sample, offset, fill_value=128, interp_type=None):
     return _warp(sample, fn.transforms.translation(offset=offset), fill_value, interp_type)
 
 
-@augmentation(mag_range=(0., 1.), randomly_negate=True, as_param=warp_y_param)
+@augmentation(mag_range=(0., 1.), randomly_negate=True, mag_to_param=warp_y_param)
 def translate_y(sample, rel_offset, shape, fill_value=128, interp_type=None):
     return _warp(sample, fn.transforms.translation(offset=rel_offset * shape[0]), fill_value,
                  interp_type)
 
 
-@augmentation(mag_range=(0, 250), randomly_negate=True, as_param=warp_y_param,
+@augmentation(mag_range=(0, 250), randomly_negate=True, mag_to_param=warp_y_param,
               name="translate_y")
 def translate_y_no_shape(sample, offset, fill_value=128, interp_type=None):
     return _warp(sample, fn.transforms.translation(offset=offset), fill_value, interp_type)
@@ -83,12 +83,12 @@ def shift_enhance_range(magnitude):
     return 1 + magnitude
 
 
-@augmentation(mag_range=(0, 0.9), randomly_negate=True, as_param=shift_enhance_range)
+@augmentation(mag_range=(0, 0.9), randomly_negate=True, mag_to_param=shift_enhance_range)
 def brightness(sample, parameter):
     return fn.brightness(sample, brightness=parameter)
 
 
-@augmentation(mag_range=(0, 0.9), randomly_negate=True, as_param=shift_enhance_range)
+@augmentation(mag_range=(0, 0.9), randomly_negate=True, mag_to_param=shift_enhance_range)
 def contrast(sample, parameter):
     """PIL's ImageEnhance.Contrast: blends with the mean of the image's grey (channel weights
     0.299, 0.587, 0.114), not its per-channel mean."""
@@ -97,7 +97,7 @@ def contrast(sample, parameter):
     return fn.cast_like(grey + (sample - grey) * parameter, sample)
 
 
-@augmentation(mag_range=(0, 0.9), randomly_negate=True, as_param=shift_enhance_range)
+@augmentation(mag_range=(0, 0.9), randomly_negate=True, mag_to_param=shift_enhance_range)
 def color(sample, parameter):
     return fn.saturation(sample, saturation=parameter)
 
@@ -115,8 +115,8 @@ def sharpness_kernel_shifted(magnitude):
     return sharpness_kernel(magnitude - 1)
 
 
-@augmentation(mag_range=(0, 0.9), randomly_negate=True, as_param=sharpness_kernel,
-              param_device="gpu")
+@augmentation(mag_range=(0, 0.9), randomly_negate=True, mag_to_param=sharpness_kernel,
+              param_device="auto")
 def sharpness(sample, kernel):
     """PIL's ImageEnhance.Sharpness, but for the 1-pixel border (which PIL leaves as it is and
     this filters with reflected neighbours)."""
@@ -129,12 +129,12 @@ def poster_mask_uint8(magnitude):
     return np.array(np.uint8(255) ^ np.uint8(2 ** (8 - bits) - 1), dtype=np.uint8)
 
 
-@augmentation(mag_range=(0, 4), as_param=poster_mask_uint8, param_device="gpu")
+@augmentation(mag_range=(0, 4), mag_to_param=poster_mask_uint8, param_device="auto")
 def posterize(sample, mask):
     return sample & mask
 
 
-@augmentation(mag_range=(256, 0), param_device="gpu")
+@augmentation(mag_range=(256, 0), param_device="auto")
 def solarize(sample, threshold):
     inverted = types.Constant(255, dtype=types.UINT8) - sample
     keep = sample < threshold
@@ -148,7 +148,7 @@ def solarize_add_shift(shift):
     return np.uint8(shift)
 
 
-@augmentation(mag_range=(0, 110), as_param=solarize_add_shift, param_device="gpu")
+@augmentation(mag_range=(0, 110), mag_to_param=solarize_add_shift, param_device="auto")
 def solarize_add(sample, shift):
     low = sample < types.Constant(128, dtype=types.UINT8)
     high = low ^ True

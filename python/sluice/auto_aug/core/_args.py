@@ -62,6 +62,6 @@ def forbid_unused_kwargs(augmentations, kwargs, call_name):
     unused = [k for k in kwargs if k not in used]
     if unused:
         raise UnusedArgException(
-            "%s got %s not used by any of its augmentations: %s"
-            % (call_name, "an argument" if len(unused) == 1 else "arguments",
-               ", ".join("`%s`" % k for k in unused)), unused)
+            "%s: The %s `%s` %s not used by any of the augmentations."
+            % (call_name, "kwarg" if len(unused) == 1 else "kwargs", ", ".join(unused),
+               "is" if len(unused) == 1 else "are"), unused)

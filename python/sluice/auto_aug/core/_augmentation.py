@@ -4,7 +4,8 @@ nvidia.dali.auto_aug.core has them.
 
 An augmentation is a function `op(sample, parameter, **extra)` built from sluice operators, with a
 magnitude range: `num_magnitude_bins` magnitudes spaced evenly over `mag_range` (float32, as
-numpy's linspace), optionally negated at random per sample, turned into parameters by `as_param`.
+numpy's linspace), optionally negated at random per sample, turned into parameters by
+`mag_to_param` (DALI's name; `as_param` is accepted for it).
 Every parameter of every bin is computed once, in numpy, and kept in a constant table; each
 sample's parameter is the table's row at its (signed) bin, looked up per sample
 (`types.Constant(table)[index]`)."""
@@ -77,20 +78,28 @@ class Augmentation:
     """A transformation built from sluice operators, for the automatic augmentation schemes;
     made by the `@augmentation` decorator."""
 
-    def __init__(self, op, mag_range=None, randomly_negate=None, as_param=None,
-                 param_device=None, name=None):
+    def __init__(self, op, mag_range=None, randomly_negate=None, mag_to_param=None,
+                 param_device=None, name=None, as_param=None):
+        if as_param is not None:
+            if mag_to_param is not None:
+                raise TypeError("augmentation: give mag_to_param or its older name as_param, "
+                                "not both")
+            mag_to_param = as_param
         self._op = op
         self._mag_range = mag_range
         self._randomly_negate = randomly_negate
-        self._as_param = as_param
+        self._mag_to_param = mag_to_param
         self._param_device = param_device
         self._name = name
-        if param_device not in (None, "cpu", "gpu"):
-            raise ValueError("augmentation `%s`: param_device %r (\"cpu\" or \"gpu\")"
+        if param_device not in (None, "cpu", "gpu", "auto"):
+            raise ValueError("augmentation `%s`: param_device %r (\"cpu\", \"gpu\" or \"auto\")"
                              % (self.name, param_device))
-        if num_positional(op) < 2:
-            raise TypeError("augmentation `%s`: the function must take two positional "
-                            "arguments, the samples and the parameter" % self.name)
+        n = num_positional(op)
+        if n < 2:
+            raise TypeError("The augmentation `%s` accepts %d positional argument(s), but the "
+                            "functions decorated with `@augmentation` must accept at least two "
+                            "positional arguments: the samples and the parameter"
+                            % (self.name, n))
 
     def __repr__(self):
         conf = ["%s=%r" % kv for kv in self._config().items() if kv[1] is not None]
@@ -116,8 +125,12 @@ class Augmentation:
         return self._mag_range
 
     @property
-    def as_param(self):
-        return self._as_param or np.array
+    def mag_to_param(self):
+        return self._mag_to_param or np.array
+
+    @property
+    def as_param(self):  # the older name
+        return self.mag_to_param
 
     @property
     def randomly_negate(self):
@@ -131,19 +144,23 @@ class Augmentation:
     def name(self):
         return self._name or self._op.__name__
 
-    def augmentation(self, mag_range=_Unset, randomly_negate=_Unset, as_param=_Unset,
-                     param_device=_Unset, name=_Unset, augmentation_cls=None):
-        """A copy with the given settings changed (the function is the same)."""
+    def augmentation(self, mag_range=_Unset, randomly_negate=_Unset, mag_to_param=_Unset,
+                     param_device=_Unset, name=_Unset, augmentation_cls=None, as_param=_Unset):
+        """A copy with the given settings changed (the function is the same); a setting given
+        None goes back to its default."""
+        if as_param is not _Unset:
+            mag_to_param = as_param
         conf = self._config()
         for k, v in (("mag_range", mag_range), ("randomly_negate", randomly_negate),
-                     ("as_param", as_param), ("param_device", param_device), ("name", name)):
+                     ("mag_to_param", mag_to_param), ("param_device", param_device),
+                     ("name", name)):
             if v is not _Unset:
                 conf[k] = v
         return (augmentation_cls or type(self))(self._op, **conf)
 
     def _config(self):
         return {"mag_range": self._mag_range, "randomly_negate": self._randomly_negate,
-                "as_param": self._as_param, "param_device": self._param_device,
+                "mag_to_param": self._mag_to_param, "param_device": self._param_device,
                 "name": self._name}
 
     # ---- parameters ---------------------------------------------------------------------------
@@ -169,19 +186,21 @@ class Augmentation:
     def _table(self, magnitudes):
         params = []
         for m in magnitudes:
-            p = self.as_param(m)
-            if isinstance(p, _DataNode) or (isinstance(p, (list, tuple)) and
-                                            any(isinstance(x, _DataNode) for x in p)):
-                raise TypeError("augmentation `%s`: as_param returned an op output; it must "
-                                "return numpy data, computed once for every magnitude"
+            p = self.mag_to_param(m)
+            if _is_node(p) or (isinstance(p, (list, tuple)) and any(_is_node(x) for x in p)):
+                raise TypeError("augmentation `%s`: the `mag_to_param` callback must return "
+                                "parameter that is `np.ndarray` or a value numpy makes one of "
+                                "(computed once for every magnitude), not an op output"
                                 % self.name)
             params.append(np.array(p))
         for p, m in zip(params, magnitudes):
             if p.shape != params[0].shape or p.dtype != params[0].dtype:
-                raise ValueError("augmentation `%s`: as_param gave %s %s for magnitude %s but "
-                                 "%s %s for %s: every magnitude's parameter must have one type "
-                                 "and shape" % (self.name, params[0].dtype, params[0].shape,
-                                                magnitudes[0], p.dtype, p.shape, m))
+                raise ValueError("augmentation `%s`: the `mag_to_param` callback of the "
+                                 "augmentation must return the arrays of the same type and "
+                                 "shape for every magnitude: for magnitude %s it has shape %s "
+                                 "and type %s, while for magnitude %s it has shape %s and type "
+                                 "%s." % (self.name, magnitudes[0], params[0].shape,
+                                          params[0].dtype, m, p.shape, p.dtype))
         return np.array(params)
 
     def _param(self, sample, magnitude_bin, num_magnitude_bins):
@@ -193,9 +212,10 @@ class Augmentation:
                              % self.name)
         if self.randomly_negate:
             if not isinstance(magnitude_bin, _SignedMagnitudeBin):
-                warnings.warn("augmentation `%s` negates magnitudes at random but was given an "
-                              "unsigned magnitude_bin: the sign is drawn here; draw it once "
-                              "with signed_bin() before splitting the batch" % self.name)
+                warnings.warn("augmentation `%s` negates magnitudes at random "
+                              "(randomly_negate=True) but unsigned `magnitude_bin` was passed to "
+                              "the augmentation call: the sign is drawn here; draw it once with "
+                              "signed_bin() before splitting the batch" % self.name)
                 magnitude_bin = signed_bin(magnitude_bin)
             b = magnitude_bin.bin
             if isinstance(b, int):
@@ -214,9 +234,16 @@ class Augmentation:
                 param = types.Constant(self._table([mags[int(b)]])[0])
             else:
                 param = types.Constant(self._table(mags))[b]
-        if self.param_device == "gpu" and getattr(sample, "_gpu", False):
+        # "gpu": the parameter on the GPU; "auto": where the samples are (DALI's rule)
+        if self.param_device == "gpu" or (self.param_device == "auto" and
+                                          getattr(sample, "_gpu", False)):
             param = param.gpu()
         return param
+
+
+def _is_node(v):
+    from ..._deferred import Deferred
+    return isinstance(v, (_DataNode, Deferred))
 
 
 def _check_bin(aug, b, n):

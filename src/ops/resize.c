@@ -7,11 +7,13 @@
  * antialias (default on) widens the filter by the scale when shrinking, as PIL and DALI do. Pixel
  * centres are aligned ((o + 0.5) * in / out - 0.5). roi_start / roi_end (absolute, or relative
  * with roi_relative) resample a window of the input instead of all of it, its sides fractional if
- * need be; the filter reads the pixels around the window where they exist (clamped at the image's
- * edges). random_resized_crop (DALI's fn.random_resized_crop) is the same op with the window drawn
- * per sample as decoders.image_random_crop draws it (crop_window.h) and `size` the output. setup
- * fixes every window and output size; run_cpu does a horizontal pass over the rows the window's
- * filter reads into float scratch, then a vertical pass, rounding and saturating to dtype. */
+ * need be, reversed (end before start) to flip that axis; the filter reads the pixels around the
+ * window where they exist (clamped at the image's edges). random_resized_crop (DALI's
+ * fn.random_resized_crop) is the same op with the window drawn per sample as
+ * decoders.image_random_crop draws it (crop_window.h) and `size` the output; resize_crop_mirror
+ * (resize_crop_mirror.c) is resize computing only a crop's pixels, mirrored or not. setup fixes
+ * every window and output size; run_cpu does a horizontal pass over the rows the window's filter
+ * reads into float scratch, then a vertical pass, rounding and saturating to dtype. */
 #include "ops/crop_window.h"
 #include "ops/resize_int.h"
 #include "operator/dtype_conv.h"

@@ -2,7 +2,7 @@
 """fn.resize_crop_mirror (ops.ResizeCropMirror; fast_resize_crop_mirror, antialias off by default)
 against what it stands for, byte for byte: fn.resize, then fn.crop, then fn.flip (mirror bit 0
 horizontal, bit 1 vertical), on the same images with the same arguments, given as literals and
-per sample; resize's reversed windows (roi_end below roi_start) as the forward window's result
+per sample; CHW, CFHW and FCHW as HWC; resize's reversed windows (roi_end below roi_start) as the forward window's result
 flipped; the errors; and the CUDA run against the CPU's."""
 
 import numpy as np
@@ -83,6 +83,36 @@ def test_per_sample_crop_and_ops_form():
         x, y, z = (np.array(o.at(i)).astype(int) for o in (a, b, c))
         assert x.shape == (int(ch[i]), 25, 3) and np.array_equal(x, y), i
         assert np.array_equal(x, z), i
+
+
+def test_planar_layouts_and_sequences():
+    """CHW, CFHW and FCHW (every channel and frame plane cut by its sample's one window): the HWC
+    result transposed, byte for byte"""
+    imgs = images(3, seed=5)
+    kw = dict(size=[37, 29], crop=[20, 16], crop_pos_x=0.3, mirror=3)
+
+    def run(samples, layout):
+        p = Pipeline(batch_size=len(samples), num_threads=2, device_id=None)
+        with p:
+            x = fn.external_source(source=lambda: samples, batch=True, layout=layout)
+            p.set_outputs(fn.resize_crop_mirror(x, **kw))
+        (o,) = p.run()
+        assert o.layout() == layout
+        return [np.array(o.at(i)) for i in range(len(samples))]
+
+    hwc = run(imgs, "HWC")
+    chw = run([np.ascontiguousarray(a.transpose(2, 0, 1)) for a in imgs], "CHW")
+    seq = [np.stack([a, 255 - a]) for a in imgs]  # two frames
+    cfhw = run([np.ascontiguousarray(q.transpose(3, 0, 1, 2)) for q in seq], "CFHW")
+    fchw = run([np.ascontiguousarray(q.transpose(0, 3, 1, 2)) for q in seq], "FCHW")
+    for i, a in enumerate(hwc):
+        assert a.shape == (20, 16, 3)
+        assert np.array_equal(chw[i], a.transpose(2, 0, 1)), i
+        assert np.array_equal(cfhw[i][:, 0], a.transpose(2, 0, 1)), i
+        assert np.array_equal(fchw[i][0], a.transpose(2, 0, 1)), i
+        inv = run([255 - imgs[i]], "HWC")[0]
+        assert np.array_equal(fchw[i][1], inv.transpose(2, 0, 1)), i
+        assert np.array_equal(cfhw[i][:, 1], inv.transpose(2, 0, 1)), i
 
 
 def test_fast_variant_has_antialias_off():

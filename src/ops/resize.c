@@ -358,13 +358,13 @@ static sl_status window(resize_state *s, const sl__op_io *io, int i, int64_t H, 
 }
 
 /* The batch's geometry (s->hpos, s->clast). resize: HWC (or 3-d without a layout). As DALI's
- * random_resized_crop: HWC, CHW, FHWC, FCHW, CFHW (any layout with H, W adjacent and C last or
- * absent): every dim before H is a plane cropped by the sample's one window. */
+ * random_resized_crop and resize_crop_mirror: HWC, CHW, FHWC, FCHW, CFHW (any layout with H, W
+ * adjacent and C last or absent): every dim before H is a plane cut by the sample's one window. */
 static sl_status geometry(resize_state *s, const sl__op_io *io, sl_err *err) {
     const sl_tlist *in = io->in[0];
     s->hpos = 0, s->clast = true;
     if (in->ndim == 3 && (!in->layout[0] || !strcmp(in->layout, "HWC"))) return SL_OK;
-    const char *h = s->random && in->layout[0] ? strchr(in->layout, 'H') : NULL;
+    const char *h = (s->random || s->rcm) && in->layout[0] ? strchr(in->layout, 'H') : NULL;
     if (h && h[1] == 'W' && (!h[2] || (h[2] == 'C' && !h[3])) && !strchr(h + 1, 'H') &&
         (int)strlen(in->layout) == in->ndim) {
         if (io->device.kind != SL_DEVICE_CPU)
@@ -375,7 +375,7 @@ static sl_status geometry(resize_state *s, const sl__op_io *io, sl_err *err) {
         return SL_OK;
     }
     return sl_err_set(err, SL_EINVAL, "%s: input must be HWC%s, not \"%s\" (%d dims)", s->name,
-                      s->random ? ", CHW, FHWC, FCHW or CFHW" : "", in->layout, in->ndim);
+                      s->random || s->rcm ? ", CHW, FHWC, FCHW or CFHW" : "", in->layout, in->ndim);
 }
 
 /* sample i's planes, height, width and channels */

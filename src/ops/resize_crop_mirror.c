@@ -8,7 +8,8 @@
  * taps of each are those of the whole image's resampling (sl__resize_taps_of), so the result is
  * resize, then crop, then flip, bit for bit, at the cost of the crop alone. A crop window that does
  * not fit inside the resized image is an error, as crop's default out_of_bounds_policy makes it.
- * HWC images; sequences frame by frame; volumes are refused. */
+ * HWC images, sequences frame by frame, and on the CPU CHW and CFHW (resize.c's geometry, as
+ * random_resized_crop's); volumes are refused. */
 #include "ops/resize_int.h"
 #include "operator/argin.h"
 
@@ -178,7 +179,7 @@ const sl__op_def sl__resize_crop_mirror_op = {
     .name = "resize_crop_mirror",
     .doc = "Resize, crop and flip in one resampling of the input window that the crop comes from "
            "(DALI's fn.resize_crop_mirror): the same result as resize, then crop, then flip; HWC "
-           "images, sequences frame by frame.",
+           "images, sequences frame by frame, CHW and CFHW on the CPU.",
     .min_inputs = 1,
     .max_inputs = 1,
     .args = rcm_args,

@@ -232,12 +232,21 @@ def test_per_sample_sizes_of_a_volume():
     ("DHWC", (6, 6, 6, 1), dict(size=[3, 4]), "a volume wants .depth, height, width."),
     ("DHWC", (6, 6, 6, 1), dict(size=3, roi_start=[0, 0], roi_end=[2, 2]),
      r"roi_start/roi_end of a volume want \[z, y, x\]"),
-    ("DHWC", (6, 6, 6, 1), dict(size=3, roi_start=[4, 0, 0], roi_end=[2, 6, 6]),
-     "the window's depth runs from 4 to 2"),
+    ("DHWC", (6, 6, 6, 1), dict(size=3, roi_start=[4, 0, 0], roi_end=[4, 6, 6]),
+     "the window's depth runs from 4 to 4: an empty window"),
 ])
 def test_volume_refusals(layout, shape, kw, message):
     with pytest.raises(Exception, match=message):
         run([np.zeros(shape, np.uint8)], layout=layout, **kw)
+
+
+def test_reversed_volume_window_flips():
+    """a window whose end lies before its start (DALI's flip): the forward window's output,
+    mirrored along that axis"""
+    v = vol((8, 9, 10, 1), seed=5)
+    fwd = np.array(run([v], size=[5, 6, 7], roi_start=[1, 0, 2], roi_end=[7, 9, 9]).at(0))
+    back = np.array(run([v], size=[5, 6, 7], roi_start=[7, 0, 9], roi_end=[1, 9, 2]).at(0))
+    np.testing.assert_allclose(back, fwd[::-1, :, ::-1], rtol=0, atol=1e-3)
 
 
 @pytest.mark.gpu

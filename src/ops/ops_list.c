@@ -45,6 +45,9 @@ extern const sl__op_def sl__coin_flip_op;
 extern const sl__op_def sl__uniform_op;
 extern const sl__op_def sl__normal_op;
 extern const sl__op_def sl__resize_op;
+extern const sl__op_def sl__resize_crop_mirror_op;
+extern const sl__op_def sl__fast_resize_crop_mirror_op;
+extern const sl__op_def sl__tensor_resize_op;
 extern const sl__op_def sl__warp_affine_op;
 extern const sl__op_def sl__warp_perspective_op;
 extern const sl__op_def sl__power_spectrum_op;
@@ -105,6 +108,9 @@ const sl__op_def *const sl__image_ops[] = {
     &sl__uniform_op,
     &sl__normal_op,
     &sl__resize_op,
+    &sl__resize_crop_mirror_op,
+    &sl__fast_resize_crop_mirror_op,
+    &sl__tensor_resize_op,
     &sl__warp_affine_op,
     &sl__warp_perspective_op,
     &sl__power_spectrum_op,

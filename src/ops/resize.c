@@ -7,11 +7,13 @@
  * antialias (default on) widens the filter by the scale when shrinking, as PIL and DALI do. Pixel
  * centres are aligned ((o + 0.5) * in / out - 0.5). roi_start / roi_end (absolute, or relative
  * with roi_relative) resample a window of the input instead of all of it, its sides fractional if
- * need be; the filter reads the pixels around the window where they exist (clamped at the image's
- * edges). random_resized_crop (DALI's fn.random_resized_crop) is the same op with the window drawn
- * per sample as decoders.image_random_crop draws it (crop_window.h) and `size` the output. setup
- * fixes every window and output size; run_cpu does a horizontal pass over the rows the window's
- * filter reads into float scratch, then a vertical pass, rounding and saturating to dtype. */
+ * need be, reversed (end before start) to flip that axis; the filter reads the pixels around the
+ * window where they exist (clamped at the image's edges). random_resized_crop (DALI's
+ * fn.random_resized_crop) is the same op with the window drawn per sample as
+ * decoders.image_random_crop draws it (crop_window.h) and `size` the output; resize_crop_mirror
+ * (resize_crop_mirror.c) is resize computing only a crop's pixels, mirrored or not. setup fixes
+ * every window and output size; run_cpu does a horizontal pass over the rows the window's filter
+ * reads into float scratch, then a vertical pass, rounding and saturating to dtype. */
 #include "ops/crop_window.h"
 #include "ops/resize_int.h"
 #include "operator/dtype_conv.h"
@@ -31,69 +33,10 @@
 #include "ops/resize.h"
 #endif
 
-/* the filter arguments, shared by resize and random_resized_crop */
-#define INTERP_CHOICES                                                                             \
-    "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_TRIANGULAR|INTERP_GAUSSIAN|INTERP_LANCZOS3"
-// clang-format off
-#define RESIZE_FILTER_ARGS                                                                         \
-    {"interp_type", SL_ARG_ENUM, "types.INTERP_LINEAR",                                            \
-     "filter (both ways; min_filter / mag_filter override it)", SL_ARGF_PER_SAMPLE,                \
-     INTERP_CHOICES},                                                                              \
-    {"min_filter", SL_ARG_ENUM, "None", "filter of an axis scaled down (default: interp_type)",    \
-     SL_ARGF_PER_SAMPLE, INTERP_CHOICES},                                                          \
-    {"mag_filter", SL_ARG_ENUM, "None", "filter of an axis scaled up (default: interp_type)",      \
-     SL_ARGF_PER_SAMPLE, INTERP_CHOICES},                                                          \
-    {"antialias", SL_ARG_BOOL, "True", "widen the filter when downscaling", 0, NULL},              \
-    {"dtype", SL_ARG_DTYPE, "None", "output type (default: the input's)", 0, NULL},                \
-    {"minibatch_size", SL_ARG_INT, "32",                                                           \
-     "DALI's GPU batching hint: accepted (positive); the CUDA run takes the batch in one launch",   \
-     0, NULL},                                                                                     \
-    {"temp_buffer_hint", SL_ARG_INT, "0",                                                          \
-     "DALI's scratch-size hint: accepted (non-negative); scratch grows as needed", 0, NULL}
-// clang-format on
-
 static const sl__arg_schema resize_args[] = {
-    {"resize_x", SL_ARG_FLOAT, "0.0", "output width (0: from the other arguments)",
-     SL_ARGF_PER_SAMPLE, NULL},
-    {"resize_y", SL_ARG_FLOAT, "0.0", "output height (0: from the other arguments)",
-     SL_ARGF_PER_SAMPLE, NULL},
-    {"resize_z", SL_ARG_FLOAT, "0.0", "output depth of a volume (0: from the other arguments)",
-     SL_ARGF_PER_SAMPLE, NULL},
-    {"resize_shorter", SL_ARG_FLOAT, "0.0", "the shorter side's length; aspect ratio kept",
-     SL_ARGF_PER_SAMPLE, NULL},
-    {"resize_longer", SL_ARG_FLOAT, "0.0", "the longer side's length; aspect ratio kept",
-     SL_ARGF_PER_SAMPLE, NULL},
-    {"size", SL_ARG_FLOATS, "None",
-     "(height, width), (depth, height, width) of a volume, or one length for all; a 0 is left "
-     "to the mode (as a missing extent)",
-     SL_ARGF_PER_SAMPLE, NULL},
-    {"mode", SL_ARG_ENUM, "\"default\"",
-     "how sizes given for some or all axes are met, as DALI: default (a missing extent scales "
-     "by the given ones' scale, their geometric mean), stretch (a missing extent is kept), "
-     "not_larger (the aspect ratio "
-     "kept, no extent above the size asked), not_smaller (the aspect ratio kept, no extent below "
-     "it)",
-     0, "default|stretch|not_larger|not_smaller"},
+    RESIZE_SIZE_ARGS,
     RESIZE_FILTER_ARGS,
-    {"roi_start", SL_ARG_FLOATS, "None",
-     "the input window's origin [y, x], [z, y, x] of a volume (default: 0)", 0, NULL},
-    {"roi_end", SL_ARG_FLOATS, "None",
-     "the input window's end [y, x], [z, y, x] of a volume (default: the input's size)", 0, NULL},
-    {"roi_relative", SL_ARG_BOOL, "False", "roi_start and roi_end as fractions of the input's size",
-     0, NULL},
-    {"max_size", SL_ARG_FLOATS, "None",
-     "the largest output [h, w] ([d, h, w]), or one for all: keeps the aspect ratio where the size "
-     "does "
-     "(resize_shorter/longer, not_larger/not_smaller), else clamps each extent",
-     0, NULL},
-    {"subpixel_scale", SL_ARG_BOOL, "True",
-     "a fractional output size scales exactly: the input window is scaled about its centre by "
-     "the rounding",
-     0, NULL},
-    {"image_type", SL_ARG_ENUM, "None",
-     "DALI's older argument: the input's colour type; a channel-last image's channel count (GRAY "
-     "1, RGB, BGR and YCbCr 3) is checked",
-     0, "RGB|BGR|GRAY|YCbCr|ANY_DATA"},
+    RESIZE_ROI_ARGS,
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
@@ -105,7 +48,7 @@ static const sl__arg_schema rrc_args[] = {
     {NULL, 0, NULL, NULL, 0, NULL},
 };
 
-static void resize_destroy(void *state) {
+void sl__resize_destroy(void *state) {
     resize_state *s = state;
     if (!s) return;
     sl__gpu_args_free(&s->gpu);
@@ -116,6 +59,7 @@ static void resize_destroy(void *state) {
     free(s->filters);
     free(s->vol_out);
     free(s->vol_roi);
+    sl__rcm_free(s->rcm);
     free(s);
 }
 
@@ -153,12 +97,16 @@ static sl_status limits(resize_state *s, const sl__args *a, sl_err *err) {
     return SL_OK;
 }
 
-static sl_status create_as(const sl__args *a, const sl__op_init *init, bool random, void **out,
-                           sl_err *err) {
+sl_status sl__resize_create_as(const sl__args *a, const sl__op_init *init, int kind, void **out,
+                               sl_err *err) {
     resize_state *s = sl__calloc(1, sizeof *s, err);
     if (!s) return SL_ENOMEM;
+    bool random = kind == SL__RESIZE_RRC;
     s->random = random;
-    s->name = random ? "random_resized_crop" : "resize";
+    s->name = random                        ? "random_resized_crop"
+              : kind == SL__RESIZE_RCM      ? "resize_crop_mirror"
+              : kind == SL__RESIZE_RCM_FAST ? "fast_resize_crop_mirror"
+                                            : "resize";
     s->seed = init->seed;
     sl_status st = SL_OK;
     if (random) {
@@ -243,6 +191,8 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
             for (int d = 0; d < k && st == SL_OK; d++) roi_dst[e][d] = v[d];
         }
         if (st == SL_OK) st = limits(s, a, err);
+        if (st == SL_OK && (kind == SL__RESIZE_RCM || kind == SL__RESIZE_RCM_FAST))
+            st = sl__rcm_create(a, s, err);
     }
     s->args = a;
     s->antialias = sl__args_bool(a, "antialias");
@@ -256,7 +206,7 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
     if (s->has_dtype) s->dtype = sl__args_dtype(a, "dtype");
     if (st == SL_OK) st = sl__worker_scratch_init(&s->scratch, init->threads, err);
     if (st != SL_OK) {
-        resize_destroy(s);
+        sl__resize_destroy(s);
         return st;
     }
     *out = s;
@@ -265,11 +215,11 @@ static sl_status create_as(const sl__args *a, const sl__op_init *init, bool rand
 
 static sl_status resize_create(const sl__args *a, const sl__op_init *init, void **out,
                                sl_err *err) {
-    return create_as(a, init, false, out, err);
+    return sl__resize_create_as(a, init, SL__RESIZE_PLAIN, out, err);
 }
 
 static sl_status rrc_create(const sl__args *a, const sl__op_init *init, void **out, sl_err *err) {
-    return create_as(a, init, true, out, err);
+    return sl__resize_create_as(a, init, SL__RESIZE_RRC, out, err);
 }
 
 /* sample i's (min_filter, mag_filter), each an op output or a literal (as DALI's, interp_type's
@@ -397,10 +347,10 @@ static sl_status window(resize_state *s, const sl__op_io *io, int i, int64_t H, 
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
                                "the window's %s runs from %g to %g: keep it within 1e7 pixels",
                                d ? "width" : "height", a, b);
-        if (!(b > a))
+        if (b == a)
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
-                               "the window's %s runs from %g to %g: roi_end must exceed roi_start "
-                               "(flipping by a reversed window is not supported)",
+                               "the window's %s runs from %g to %g: an empty window (roi_end "
+                               "below roi_start flips the axis)",
                                d ? "width" : "height", a, b);
         r[d] = a, r[2 + d] = b - a;
     }
@@ -408,13 +358,13 @@ static sl_status window(resize_state *s, const sl__op_io *io, int i, int64_t H, 
 }
 
 /* The batch's geometry (s->hpos, s->clast). resize: HWC (or 3-d without a layout). As DALI's
- * random_resized_crop: HWC, CHW, FHWC, FCHW, CFHW (any layout with H, W adjacent and C last or
- * absent): every dim before H is a plane cropped by the sample's one window. */
+ * random_resized_crop and resize_crop_mirror: HWC, CHW, FHWC, FCHW, CFHW (any layout with H, W
+ * adjacent and C last or absent): every dim before H is a plane cut by the sample's one window. */
 static sl_status geometry(resize_state *s, const sl__op_io *io, sl_err *err) {
     const sl_tlist *in = io->in[0];
     s->hpos = 0, s->clast = true;
     if (in->ndim == 3 && (!in->layout[0] || !strcmp(in->layout, "HWC"))) return SL_OK;
-    const char *h = s->random && in->layout[0] ? strchr(in->layout, 'H') : NULL;
+    const char *h = (s->random || s->rcm) && in->layout[0] ? strchr(in->layout, 'H') : NULL;
     if (h && h[1] == 'W' && (!h[2] || (h[2] == 'C' && !h[3])) && !strchr(h + 1, 'H') &&
         (int)strlen(in->layout) == in->ndim) {
         if (io->device.kind != SL_DEVICE_CPU)
@@ -425,7 +375,7 @@ static sl_status geometry(resize_state *s, const sl__op_io *io, sl_err *err) {
         return SL_OK;
     }
     return sl_err_set(err, SL_EINVAL, "%s: input must be HWC%s, not \"%s\" (%d dims)", s->name,
-                      s->random ? ", CHW, FHWC, FCHW or CFHW" : "", in->layout, in->ndim);
+                      s->random || s->rcm ? ", CHW, FHWC, FCHW or CFHW" : "", in->layout, in->ndim);
 }
 
 /* sample i's planes, height, width and channels */
@@ -467,10 +417,15 @@ static sl_status images_only(const resize_state *s, const sl_tlist *in, sl_err *
                       s->name, what, in->layout, in->ndim);
 }
 
-static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
+sl_status sl__resize_setup(void *state, sl__op_io *io, sl_err *err) {
     resize_state *s = state;
     const sl_tlist *in = io->in[0];
     s->vol = !s->random && sl__resize_is_volume(in);
+    if (s->vol && s->rcm)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: takes HWC images (sequences frame by frame), not "
+                          "volumes of layout \"%s\"",
+                          s->name, in->layout);
     if (s->vol) return sl__resize_volume_setup(s, io, err);
     if (!s->random) SL_TRY(images_only(s, in, err));
     SL_TRY(geometry(s, io, err));
@@ -495,14 +450,18 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
             return st;
         }
         double ty = s->size[0], tx = s->size[1];
-        if (!s->random) st = targets(s, io, i, r[2], r[3], &ty, &tx, err);
+        if (!s->random) st = targets(s, io, i, fabs(r[2]), fabs(r[3]), &ty, &tx, err);
         if (st != SL_OK) {
             free(shapes);
             return st;
         }
         double exact[2];
-        out_size(s, r[2], r[3], ty, tx, exact, &s->out_hw[2 * i]);
+        out_size(s, fabs(r[2]), fabs(r[3]), ty, tx, exact, &s->out_hw[2 * i]);
         if (s->subpixel) subpixel_window(r, exact, &s->out_hw[2 * i]);
+        if (s->rcm && (st = sl__rcm_apply(s, io, i, &s->out_hw[2 * i], err)) != SL_OK) {
+            free(shapes);
+            return st;
+        }
         int64_t *o = shapes + (size_t)i * (size_t)nd;
         memcpy(o, sh, (size_t)nd * sizeof *o);
         o[s->hpos] = s->out_hw[2 * i], o[s->hpos + 1] = s->out_hw[2 * i + 1];
@@ -518,6 +477,23 @@ static sl_status resize_setup(void *state, sl__op_io *io, sl_err *err) {
     return st;
 }
 
+/* Sample i's taps along dim d (0: y, 1: x) of an input of in pixels to out: its window's
+ * resampling, or for resize_crop_mirror the crop's outputs of the whole image's resampling (in
+ * reverse where mirrored), so that they are those of resize, then crop, then flip. */
+static int taps_of(const resize_state *s, int i, int d, int64_t in, int64_t out, int64_t *first,
+                   float *w, int max) {
+    const double *r = s->roi + 4 * i;
+    if (!s->rcm) return sl__resize_taps(s, i, in, r[d], r[2 + d], out, first, w, max);
+    const int64_t *c = sl__rcm_sample(s->rcm, i); /* (n_y, n_x, at_y, at_x, flip_y, flip_x) */
+    return sl__resize_taps_of(s, i, in, r[d], r[2 + d], c[d], c[2 + d], out, c[4 + d] != 0, first,
+                              w, max);
+}
+
+static int max_taps_of(const resize_state *s, int i, int d, int64_t out) {
+    const double *r = s->roi + 4 * i;
+    return sl__resize_max_taps(r[2 + d], s->rcm ? sl__rcm_sample(s->rcm, i)[d] : out);
+}
+
 static size_t clampi(int64_t v, int64_t n) {
     return (size_t)(v < 0 ? 0 : v >= n ? n - 1 : v);
 }
@@ -529,16 +505,14 @@ static sl_status resize_plane(resize_state *s, sl__op_io *io, int i, int worker,
                               void *dst, int64_t H, int64_t W, int64_t C, sl_err *err) {
     const sl_tlist *in = io->in[0];
     int64_t OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
-    const double *r = s->roi + 4 * i;
-    int tx_max = sl__resize_max_taps(r[3], OW), ty_max = sl__resize_max_taps(r[2], OH);
+    int tx_max = max_taps_of(s, i, 1, OW), ty_max = max_taps_of(s, i, 0, OH);
     size_t need = sizeof(float) * (size_t)((H + 1) * OW * C + OW * tx_max + OH * ty_max) +
                   sizeof(int64_t) * (size_t)(OW + OH + OW * tx_max);
     int64_t *fx = sl__worker_scratch_get(&s->scratch, worker, need);
     if (!fx) return sl__op_fail(err, SL_ENOMEM, io, i, s->name, "out of memory");
     int64_t *fy = fx + OW, *xoff = fy + OH;
     float *wx = (float *)(xoff + OW * tx_max), *wy = wx + OW * tx_max, *tmp = wy + OH * ty_max;
-    int tx = sl__resize_taps(s, i, W, r[1], r[3], OW, fx, wx, tx_max),
-        ty = sl__resize_taps(s, i, H, r[0], r[2], OH, fy, wy, ty_max);
+    int tx = taps_of(s, i, 1, W, OW, fx, wx, tx_max), ty = taps_of(s, i, 0, H, OH, fy, wy, ty_max);
     int64_t y0, rows = sl__resize_rows_read(fy, ty, OH, H, &y0);
     for (int64_t x = 0; x < OW; x++) /* taps outside the image are folded onto the edge */
         for (int k = 0; k < tx; k++) xoff[x * tx + k] = (int64_t)clampi(fx[x] + k, W) * C;
@@ -593,7 +567,7 @@ static sl_status resize_plane(resize_state *s, sl__op_io *io, int i, int worker,
     return SL_OK;
 }
 
-static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
+sl_status sl__resize_run_cpu(void *state, sl__op_io *io, int i, int worker, sl_err *err) {
     resize_state *s = state;
     if (s->vol) return sl__resize_volume_run(s, io, i, worker, err);
     const sl_tlist *in = io->in[0];
@@ -613,7 +587,7 @@ static sl_status resize_run_cpu(void *state, sl__op_io *io, int i, int worker, s
 #ifdef SLUICE_HAVE_CUDA
 /* The whole batch: taps computed here as run_cpu does, sent with the descriptors in one copy;
  * then the two passes on the device (src/ops/resize.cu). */
-static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
+sl_status sl__resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     resize_state *s = state;
     if (s->vol) return sl__resize_volume_run_gpu(s, io, err);
     const sl_tlist *in = io->in[0];
@@ -622,13 +596,10 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     int64_t tmp_total = 0, max_tmp = 0, max_out = 0;
     for (int i = 0; i < n; i++) {
         const int64_t *sh = sl_tlist_shape(in, i);
-        const double *r = s->roi + 4 * i;
         int64_t OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
         bytes += sl__gpu_args_align((size_t)(OW + OH) * sizeof(int64_t));
-        bytes +=
-            sl__gpu_args_align((size_t)OW * (size_t)sl__resize_max_taps(r[3], OW) * sizeof(float));
-        bytes +=
-            sl__gpu_args_align((size_t)OH * (size_t)sl__resize_max_taps(r[2], OH) * sizeof(float));
+        bytes += sl__gpu_args_align((size_t)OW * (size_t)max_taps_of(s, i, 1, OW) * sizeof(float));
+        bytes += sl__gpu_args_align((size_t)OH * (size_t)max_taps_of(s, i, 0, OH) * sizeof(float));
         int64_t t = sh[0] * OW * sh[2], o = OH * OW * sh[2];
         tmp_total += t;
         if (o > max_out) max_out = o;
@@ -641,8 +612,7 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
     for (int i = 0; i < n; i++) {
         const int64_t *sh = sl_tlist_shape(in, i);
         int64_t H = sh[0], W = sh[1], C = sh[2], OH = s->out_hw[2 * i], OW = s->out_hw[2 * i + 1];
-        const double *r = s->roi + 4 * i;
-        int txm = sl__resize_max_taps(r[3], OW), tym = sl__resize_max_taps(r[2], OH);
+        int txm = max_taps_of(s, i, 1, OW), tym = max_taps_of(s, i, 0, OH);
         d[i].in = in->data[i];
         d[i].out = io->out[0]->data[i];
         d[i].h = H, d[i].w = W, d[i].c = C, d[i].oh = OH, d[i].ow = OW;
@@ -650,10 +620,8 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
         d[i].fy = (int64_t)off, off += sl__gpu_args_align((size_t)OH * sizeof(int64_t));
         d[i].wx = (int64_t)off, off += sl__gpu_args_align((size_t)OW * (size_t)txm * sizeof(float));
         d[i].wy = (int64_t)off, off += sl__gpu_args_align((size_t)OH * (size_t)tym * sizeof(float));
-        d[i].tx = sl__resize_taps(s, i, W, r[1], r[3], OW, (int64_t *)(h + d[i].fx),
-                                  (float *)(h + d[i].wx), txm);
-        d[i].ty = sl__resize_taps(s, i, H, r[0], r[2], OH, (int64_t *)(h + d[i].fy),
-                                  (float *)(h + d[i].wy), tym);
+        d[i].tx = taps_of(s, i, 1, W, OW, (int64_t *)(h + d[i].fx), (float *)(h + d[i].wx), txm);
+        d[i].ty = taps_of(s, i, 0, H, OH, (int64_t *)(h + d[i].fy), (float *)(h + d[i].wy), tym);
         d[i].rows = sl__resize_rows_read((const int64_t *)(h + d[i].fy), d[i].ty, OH, H, &d[i].y0);
         if (d[i].rows * OW * C > max_tmp) max_tmp = d[i].rows * OW * C;
         d[i].tmp = tmp;
@@ -670,7 +638,7 @@ static sl_status resize_run_gpu(void *state, sl__op_io *io, sl_err *err) {
 #endif
 
 #ifdef SLUICE_HAVE_CUDA
-#define RESIZE_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = resize_run_gpu,
+#define RESIZE_DEVICES .devices = SL_OPDEV_CPU | SL_OPDEV_GPU, .run_gpu = sl__resize_run_gpu,
 #else
 #define RESIZE_DEVICES .devices = SL_OPDEV_CPU,
 #endif
@@ -684,9 +652,9 @@ const sl__op_def sl__random_resized_crop_op = {
     .max_inputs = 1,
     .args = rrc_args,
     RESIZE_DEVICES.create = rrc_create,
-    .setup = resize_setup,
-    .run_cpu = resize_run_cpu,
-    .destroy = resize_destroy,
+    .setup = sl__resize_setup,
+    .run_cpu = sl__resize_run_cpu,
+    .destroy = sl__resize_destroy,
 };
 
 const sl__op_def sl__resize_op = {
@@ -698,7 +666,7 @@ const sl__op_def sl__resize_op = {
     .args = resize_args,
     .flags = SL_OPF_SEQUENCE,
     RESIZE_DEVICES.create = resize_create,
-    .setup = resize_setup,
-    .run_cpu = resize_run_cpu,
-    .destroy = resize_destroy,
+    .setup = sl__resize_setup,
+    .run_cpu = sl__resize_run_cpu,
+    .destroy = sl__resize_destroy,
 };

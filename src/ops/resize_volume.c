@@ -52,18 +52,24 @@ static double support_of(int f) {
 
 int sl__resize_taps(const resize_state *s, int i, int64_t in, double r0, double len, int64_t out,
                     int64_t *first, float *w, int max_taps) {
-    double scale = len / (double)out;
+    return sl__resize_taps_of(s, i, in, r0, len, out, 0, out, false, first, w, max_taps);
+}
+
+int sl__resize_taps_of(const resize_state *s, int i, int64_t in, double r0, double len, int64_t n,
+                       int64_t at, int64_t out, bool back, int64_t *first, float *w, int max_taps) {
+    double scale = len / (double)n, as = fabs(scale); /* len < 0: a reversed (flipped) window */
     /* sample i's filters; antialias: only when shrinking */
-    int filter = scale > 1 ? s->filters[2 * i] : s->filters[2 * i + 1];
+    int filter = as > 1 ? s->filters[2 * i] : s->filters[2 * i + 1];
     double support = support_of(filter);
-    double fs = s->antialias && scale > 1 && filter != F_NN ? scale : 1;
+    double fs = s->antialias && as > 1 && filter != F_NN ? as : 1;
     int taps = filter == F_NN ? 1 : (int)ceil(support * fs) * 2 + 1;
     if (taps > max_taps) taps = max_taps;
     for (int64_t o = 0; o < out; o++) {
-        double c = r0 + ((double)o + 0.5) * scale - 0.5;
+        int64_t of = back ? at + out - 1 - o : at + o; /* its output of the n */
+        double c = r0 + ((double)of + 0.5) * scale - 0.5;
         float *wo = w + o * taps;
         if (filter == F_NN) {
-            int64_t k = (int64_t)floor(r0 + ((double)o + 0.5) * scale);
+            int64_t k = (int64_t)floor(r0 + ((double)of + 0.5) * scale);
             first[o] = k < 0 ? 0 : k >= in ? in - 1 : k;
             wo[0] = 1;
             continue;
@@ -83,12 +89,15 @@ int sl__resize_taps(const resize_state *s, int i, int64_t in, double r0, double 
 }
 
 int sl__resize_max_taps(double len, int64_t out) {
-    int t = (int)ceil(3 * (len / (double)out > 1 ? len / (double)out : 1)) * 2 + 1; /* Lanczos3's */
+    double sc = fabs(len) / (double)out;
+    int t = (int)ceil(3 * (sc > 1 ? sc : 1)) * 2 + 1; /* Lanczos3's */
     return t > 511 ? 511 : t;
 }
 
 int64_t sl__resize_rows_read(const int64_t *first, int taps, int64_t out, int64_t in, int64_t *lo) {
-    int64_t a = first[0], b = first[out - 1] + taps - 1; /* taps move forward with the output */
+    /* taps move forward with the output (backward through a reversed window) */
+    int64_t a = first[0] < first[out - 1] ? first[0] : first[out - 1];
+    int64_t b = (first[0] < first[out - 1] ? first[out - 1] : first[0]) + taps - 1;
     a = a < 0 ? 0 : a >= in ? in - 1 : a;
     b = b < 0 ? 0 : b >= in ? in - 1 : b;
     *lo = a;
@@ -128,10 +137,10 @@ static sl_status vol_window(const resize_state *s, const sl__op_io *io, int i, c
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
                                "the window's %s runs from %g to %g: keep it within 1e7 pixels",
                                axis[d], a, b);
-        if (!(b > a))
+        if (b == a)
             return sl__op_fail(err, SL_EINVAL, io, i, s->name,
-                               "the window's %s runs from %g to %g: roi_end must exceed roi_start "
-                               "(flipping by a reversed window is not supported)",
+                               "the window's %s runs from %g to %g: an empty window (roi_end "
+                               "below roi_start flips the axis)",
                                axis[d], a, b);
         r[d] = a, r[3 + d] = b - a;
     }
@@ -191,33 +200,31 @@ static sl_status vol_requested(const resize_state *s, const sl__op_io *io, int i
     return SL_OK;
 }
 
-/* The output extents of a window of extents in[3] for req[3] (0: not given) under mode and
- * max_size, in DALI's float steps (ResizeAttr's AdjustOutputSize). */
-static void vol_out_size(const resize_state *s, int mode, const float *in, float *out) {
-    double scale[3];
-    bool mask[3];
+/* The output extents of a window of extents in[n] for out[n] (0: not given) under mode and the
+ * limits mx[n] (0: none), in DALI's float steps (ResizeAttr's AdjustOutputSize). */
+void sl__resize_adjust(int mode, const float *in, float *out, const float *mx, int n) {
+    double scale[SL_MAX_DIMS];
+    bool mask[SL_MAX_DIMS];
     int given = 0;
-    float mx[3];
-    for (int d = 0; d < 3; d++) {
+    for (int d = 0; d < n; d++) {
         mask[d] = out[d] != 0 && in[d] != 0;
         scale[d] = in[d] != 0 ? (double)(out[d] / in[d]) : 1;
         given += mask[d];
-        mx[d] = s->nmax ? (float)s->max_size[s->nmax == 3 ? d : 0] : 0;
     }
     if (mode == MODE_DEFAULT || mode == MODE_STRETCH) {
         double avg = 1;
-        for (int d = 0; d < 3; d++)
+        for (int d = 0; d < n; d++)
             if (mask[d]) avg *= fabs(scale[d]);
         if (given > 1) avg = pow(avg, 1.0 / given);
-        for (int d = 0; d < 3; d++)
+        for (int d = 0; d < n; d++)
             if (!mask[d]) out[d] = mode == MODE_STRETCH ? in[d] : (float)(in[d] * avg);
-        for (int d = 0; d < 3; d++)
+        for (int d = 0; d < n; d++)
             if (mx[d] > 0 && fabsf(out[d]) > mx[d]) out[d] = mx[d];
         return;
     }
     double final = 0;
     bool first = true;
-    for (int d = 0; d < 3; d++) {
+    for (int d = 0; d < n; d++) {
         if (!mask[d]) continue;
         float sc = (float)fabs(scale[d]);
         if (first || (mode == MODE_NOT_SMALLER && sc > final) ||
@@ -225,9 +232,9 @@ static void vol_out_size(const resize_state *s, int mode, const float *in, float
             final = sc;
         first = false;
     }
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < n; d++)
         if (mx[d] > 0 && (double)mx[d] / in[d] < final) final = (double)mx[d] / in[d];
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < n; d++)
         if (!mask[d] || fabs(scale[d]) != final) out[d] = (float)(in[d] * final);
 }
 
@@ -246,8 +253,12 @@ static sl_status vol_plan(resize_state *s, const sl__op_io *io, int i, const int
     int mode = MODE_DEFAULT;
     SL_TRY(vol_requested(s, io, i, req, &mode, err));
     float in[3], out[3];
-    for (int d = 0; d < 3; d++) in[d] = (float)r[3 + d], out[d] = (float)req[d];
-    vol_out_size(s, mode, in, out);
+    float mx[3];
+    for (int d = 0; d < 3; d++) {
+        in[d] = (float)fabs(r[3 + d]), out[d] = (float)req[d];
+        mx[d] = s->nmax ? (float)s->max_size[s->nmax == 3 ? d : 0] : 0;
+    }
+    sl__resize_adjust(mode, in, out, mx, 3);
     for (int d = 0; d < 3; d++) {
         float want = fabsf(out[d]);
         long v = lroundf(want);

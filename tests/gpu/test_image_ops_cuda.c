@@ -15,7 +15,8 @@
  * windows, volumes, sequences, channels first, no layout;
  * uint8 and float), pad (named axes, alignment, least shapes, empty samples): equal element for
  * element (FLOAT16: within one ulp; arithmetic, cat, stack, colour, warps, blur and pad: the same
- * bits); resize (also of a fractional window) and random_resized_crop: within 1 for uint8 (float
+ * bits); resize (also of a fractional or a reversed window), random_resized_crop,
+ * resize_crop_mirror and tensor_resize: within 1 for uint8 (float
  * accumulations may round a tie the other way), nearest-neighbour exactly; normalize: within 1e-5
  * (float) or 1 (uint8, FLOAT16 ulp), its sums being added in another order. And the paths first
  * built without a GPU (test_untried_paths): warp_affine / rotate with dtype and of volumes, resize
@@ -696,6 +697,22 @@ static void test_resize(void) {
     case_("random_resized_crop u8 linear 48x40", "random_resized_crop", r6, &img, NULL, 0, 1);
     const char *r7[] = {"size=32", "random_area=[0.3, 0.6]", "interp_type=types.INTERP_NN", NULL};
     case_("random_resized_crop u8 nearest 32x32", "random_resized_crop", r7, &img, NULL, 0, 0);
+    const char *r8[] = {"size=[20.0, 26.0]", "roi_start=[0.9, 0.1]", "roi_end=[0.2, 0.8]",
+                        "roi_relative=True", NULL};
+    case_("resize u8 linear, a reversed (flipped) window", "resize", r8, &img, NULL, 0, 1);
+    const char *c1[] = {"resize_shorter=64", "crop=[30.0, 24.0]", "crop_pos_x=0.2", "mirror=3",
+                        NULL};
+    case_("resize_crop_mirror u8 linear, both flips", "resize_crop_mirror", c1, &img, NULL, 0, 1);
+    const char *c2[] = {"size=[40.0, 40.0]",           "crop_h=17.0", "crop_w=33.0", "mirror=1",
+                        "interp_type=types.INTERP_NN", NULL};
+    case_("resize_crop_mirror u8 nearest", "resize_crop_mirror", c2, &img, NULL, 0, 0);
+    const char *t1[] = {"scales=[0.6, 1.7]", "axes=[0, 1]", "alignment=[0.0, 1.0]", NULL};
+    case_("tensor_resize u8 scales, aligned", "tensor_resize", t1, &img, NULL, 0, 1);
+    const char *t2[] = {"sizes=[11.0]", "axis_names=\"W\"", "interp_type=types.INTERP_CUBIC",
+                        "dtype=types.FLOAT", NULL};
+    case_("tensor_resize f32 one axis, cubic", "tensor_resize", t2, &fimg, NULL, 0, 1e-3);
+    const char *t3[] = {"scales=[1.0, 1.0, 1.0]", NULL};
+    case_("tensor_resize u8 nothing resized (a copy)", "tensor_resize", t3, &img, NULL, 0, 0);
     sl_tlist_free(&img);
     sl_tlist_free(&fimg);
 }

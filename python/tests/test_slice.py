@@ -325,3 +325,17 @@ def test_image_type_checks_channels_any_data_anything():
                                            "input has 3"):
         gray().run()
 
+
+
+def test_per_sample_axes_that_are_no_axis_index_are_refused():
+    """a per-sample axes value that is not an integer of an axis's range (here -1e30 and 0.5) is
+    an error naming it, checked before it is taken as an int"""
+    for bad in (-1e30, 0.5):
+        pipe = sluice.Pipeline(batch_size=1, num_threads=1, device_id=None)
+        with pipe:
+            x = fn.external_source(source=lambda: [np.zeros((4, 4), np.float32)], batch=True)
+            ax = fn.external_source(source=lambda b=bad: [np.float32([b])], batch=True)
+            pipe.set_outputs(fn.slice(x, np.float32([0]), np.float32([2]), axes=ax))
+        pipe.build()
+        with pytest.raises(sluice.errors.Error, match=r"axes: .* is not an axis of a 2D input"):
+            pipe.run()

@@ -219,7 +219,12 @@ static sl_status window(slice_state *s, const sl__op_io *io, int i, const int64_
             return sl__op_fail(err, SL_EINVAL, io, i, s->opname, "axes: %d values (at most %d)", n,
                                SL_MAX_DIMS);
         na = n ? n : nd;
-        for (int k = 0; k < na; k++) ax[k] = n ? (int)v[k] : k;
+        for (int k = 0; k < na; k++) {
+            if (n && !(v[k] == floor(v[k]) && fabs(v[k]) <= SL_MAX_DIMS)) /* before the cast */
+                return sl__op_fail(err, SL_EINVAL, io, i, s->opname,
+                                   "axes: %g is not an axis of a %dD input", v[k], nd);
+            ax[k] = n ? (int)v[k] : k;
+        }
     }
     for (int k = 0; k < na; k++) {
         if (s->axis_names[0]) {

@@ -148,6 +148,7 @@ const sl__op_def sl__decode_numpy_op = {
     .max_inputs = 1,
     .args = dn_args,
     .devices = SL_OPDEV_CPU,
+    .flags = SL_OPF_DECODER,
     .create = dn_create,
     .setup = dn_setup,
     .run_cpu = dn_run_cpu,

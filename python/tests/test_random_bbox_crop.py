@@ -17,7 +17,7 @@ import sluice
 import sluice.fn as fn
 import sluice.ops as ops
 import sluice.types as types
-from sluice import Pipeline, pipeline_def
+from sluice import Pipeline, _c, pipeline_def
 
 F = np.float32
 
@@ -68,6 +68,7 @@ def run(ndim=2, batches=3, batch=4, labels=True, threads=2, convert=None, ext=(0
     for _ in range(batches):
         o = pipe.run()
         got += [[x.at(i) for x in o] for i in range(batch)]
+    pipe.close()
     return got
 
 
@@ -126,7 +127,7 @@ def check_relative_window(anchor, shape, scaling, aspect_ratio, ndim):
             assert rmin <= r <= rmax
 
 
-# ---- output counts and the two APIs ------------------------------------------------------------
+# ---- output counts and the two APIs -------------------------------------------------------------
 
 @pytest.mark.parametrize("labels,indices,count", [(False, False, 3), (True, False, 4),
                                                   (False, True, 4), (True, True, 5)])
@@ -151,7 +152,8 @@ def test_ops_api_without_labels():
     class P(Pipeline):
         def __init__(self):
             super().__init__(3, 1, None, seed=7)
-            self.crop = ops.RandomBBoxCrop(device="cpu", aspect_ratio=[0.5, 2.0], scaling=[0.3, 0.9],
+            self.crop = ops.RandomBBoxCrop(device="cpu", aspect_ratio=[0.5, 2.0],
+                                           scaling=[0.3, 0.9],
                                            thresholds=[0.0, 0.1], bbox_layout="xyXY",
                                            all_boxes_above_threshold=False, num_attempts=100,
                                            allow_no_crop=False, input_shape=None,
@@ -222,7 +224,7 @@ def test_same_outputs_for_any_thread_count():
         assert all(np.array_equal(x, y) for x, y in zip(a, b))
 
 
-# ---- layouts --------------------------------------------------------------------------------------
+# ---- layouts ------------------------------------------------------------------------------------
 
 CANON = {2: "xyXY", 3: "xyzXYZ"}
 
@@ -331,7 +333,8 @@ def test_fixed_aspect_ratio_absolute_with_input_shape(use_input_shape):
         boxes = fn.external_source(source=src)
         out = fn.random_bbox_crop(boxes, aspect_ratio=(1.0, 1.0), scaling=(0.5, 0.8),
                                   thresholds=[0.0], bbox_layout="xyXY", total_num_attempts=100,
-                                  allow_no_crop=False, input_shape=in_sh if use_input_shape else None)
+                                  allow_no_crop=False,
+                                  input_shape=in_sh if use_input_shape else None)
         return in_sh, out[0], out[1]
 
     pipe = p()
@@ -363,7 +366,7 @@ def test_empty_sample_with_crop_shape():
         assert np.all(anchor.at(0) <= [400, 200])
 
 
-# ---- total_num_attempts ---------------------------------------------------------------------------
+# ---- total_num_attempts -------------------------------------------------------------------------
 
 def test_total_num_attempts_takes_the_best_window():
     """an impossible threshold: after total_num_attempts windows the one of the best overlap so
@@ -375,12 +378,26 @@ def test_total_num_attempts_takes_the_best_window():
         idx, rel = kept_reference(boxes, anchor, shape)
         np.testing.assert_allclose(out_boxes, rel, atol=1e-6)
         assert out_labels.tolist() == labels[idx].tolist()
+    # the window was the best found: the log has DALI's warning, once per sample with boxes
+    logs = []
+    cb = _c.LOG_FN(lambda level, msg, user: logs.append((level, msg.decode())))
+    _c.lib.sl_log_set_callback(cb, None)
+    try:
+        got = run(ndim=3, batches=1, thresholds=[1.0], allow_no_crop=False, total_num_attempts=10)
+    finally:
+        _c.lib.sl_log_set_callback(_c.LOG_FN(), None)
+    warned = [(level, m) for level, m in logs if "could not find a valid cropping window" in m]
+    for i, s in enumerate(got):  # (the stages ran ahead: later batches warned too)
+        if len(s[0]):
+            assert any(m.startswith("random_bbox_crop: sample %d:" % i) for _, m in warned)
+    assert all(level == 2 and "(attempted 10 times)" in m and "best cropping window" in m
+               for level, m in warned)
     with pytest.raises(sluice.Error, match=r"random_bbox_crop: sample \d+: no window met a "
                                            "threshold in 1000000 attempts"):
         run(ndim=2, batches=1, thresholds=[1.0], allow_no_crop=False, scaling=[0.3, 0.6])
 
 
-# ---- errors ---------------------------------------------------------------------------------------
+# ---- errors -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kw,msg", [
     (dict(crop_shape=[10, 10]), "crop_shape needs input_shape"),
@@ -458,7 +475,8 @@ def test_bad_inputs_fail_the_batch(boxes, labels, msg):
 def test_labels_of_any_trailing_shape_follow_their_boxes():
     rng = np.random.default_rng(2)
     boxes = [make_boxes(rng, 6, 2), make_boxes(rng, 4, 2)]
-    labels = [np.arange(12, dtype=np.int32).reshape(6, 2), np.arange(8, dtype=np.int32).reshape(4, 2)]
+    labels = [np.arange(12, dtype=np.int32).reshape(6, 2),
+              np.arange(8, dtype=np.int32).reshape(4, 2)]
     anchor, shape, out_boxes, out_labels, idx = boxes_pipe(
         boxes, labels, scaling=[0.5, 0.9], aspect_ratio=[0.5, 2.0], output_bbox_indices=True)
     for i in range(2):

@@ -528,23 +528,24 @@ def test_random_bbox_crop_thresholds_and_pruning():
 
 
 def test_random_bbox_crop_impossible_thresholds():
-    """bounded: the whole image after total_num_attempts; unbounded: an error, not a hang"""
+    """bounded: after total_num_attempts the window of the best overlap so far (as DALI); unbounded:
+    an error, not a hang"""
     got = run_crop(thresholds=[1.0], allow_no_crop=False, scaling=[0.3, 0.5],
                    total_num_attempts=20, batches=1)
     for boxes, labels, anchor, shape, cboxes, clabels, idx in got:
-        if len(boxes) == 0:  # nothing to keep: the first window of a valid shape
-            assert np.all(shape >= np.float32(0.3)) and np.all(shape <= np.float32(0.5))
-            continue
-        assert anchor.tolist() == [0, 0] and shape.tolist() == [1, 1]
-        assert np.array_equal(cboxes, boxes) and idx.tolist() == list(range(len(boxes)))
-    with pytest.raises(sluice.Error, match=r"random_bbox_crop: sample \d+: no window"):
+        # a window of a valid shape, its boxes those it keeps
+        assert np.all(shape >= np.float32(0.3)) and np.all(shape <= np.float32(0.5))
+        assert shape[0] == shape[1]
+        want, wlab, widx = crop_reference(boxes, labels, anchor, shape, True)
+        assert idx.tolist() == widx.tolist() and np.array_equal(cboxes, want)
+    with pytest.raises(sluice.Error, match=r"random_bbox_crop: .*: no window met a threshold"):
         run_crop(thresholds=[1.0], allow_no_crop=False, scaling=[0.3, 0.5], batches=1)
 
 
 @pytest.mark.parametrize("kw,msg", [(dict(thresholds=[1.5]), r"thresholds must be in \[0, 1\]"),
                                     (dict(scaling=[0.5, 0.2]), "scaling must be"),
-                                    (dict(bbox_layout="yxYX"), "bbox_layout"),
-                                    (dict(crop_shape=[10, 10]), "crop_shape is not supported"),
+                                    (dict(bbox_layout="xyXY"), "ltrb and bbox_layout"),
+                                    (dict(crop_shape=[10, 10]), "crop_shape needs input_shape"),
                                     (dict(num_attempts=0), "num_attempts must be"),
                                     (dict(threshold_type="area"), "threshold_type")])
 def test_random_bbox_crop_refuses_bad_arguments(kw, msg):

@@ -451,6 +451,7 @@ sl_status sl_pipeline_op_end(sl_pipeline_op *op, int *out_nodes, int max_out, in
         if (strcmp(op->name, def->name) != 0) sl_err_prefix(&p->err, "%s: ", op->name);
         goto done;
     }
+    inst.args.num_inputs = op->ninputs;
     int nout = def->num_outputs ? def->num_outputs(&inst.args) : 1;
     if (nout < 0 || nout > SL__GRAPH_MAX / 2) {
         bool given = sl__args_given(&inst.args, "num_outputs");

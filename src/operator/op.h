@@ -129,12 +129,15 @@ const char *sl__arg_type_name(sl__arg_type t);
 const sl__arg_schema *sl__args_common(int *count);
 
 /* Arguments of one op instance, checked against its schema: every schema entry has a value (the
- * user's, or the default), converted to the schema's type. */
+ * user's, or the default), converted to the schema's type. With them, as DALI's OpSpec has it,
+ * the number of inputs the instance is given, which the builder sets before it asks the op's
+ * num_outputs (random_bbox_crop has a labels output only when it is given labels). */
 typedef struct sl__args {
     const struct sl__op_def *op;
     int count;
-    sl__val *vals; /* parallel to op->args */
-    bool *given;   /* set by the user */
+    sl__val *vals;  /* parallel to op->args */
+    bool *given;    /* set by the user */
+    int num_inputs; /* the instance's inputs (set by the builder; 0 from sl__args_build) */
 } sl__args;
 
 /* Checks named values against op's schema (unknown names get a "did you mean" suggestion) and fills
@@ -275,7 +278,7 @@ typedef struct sl__op_def {
     const sl__arg_schema *args; /* terminated by an entry with name NULL */
     unsigned devices;           /* SL_OPDEV_*: where it can run */
     unsigned flags;             /* SL_OPF_* */
-    /* outputs for these arguments; NULL means 1 */
+    /* outputs for these arguments (and args->num_inputs); NULL means 1 */
     int (*num_outputs)(const sl__args *args);
     sl_status (*create)(const sl__args *args, const sl__op_init *init, void **state, sl_err *err);
     sl_status (*setup)(void *state, sl__op_io *io, sl_err *err);

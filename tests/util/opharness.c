@@ -48,6 +48,7 @@ sl_status oph_create(oph *h, const char *opname, const char *const *argv, int th
     if (st != SL_OK) return st;
     h->threads = threads < 1 ? 1 : threads;
     h->seed = seed;
+    h->args.num_inputs = h->def->min_inputs; /* the inputs come with oph_run: the fewest here */
     h->num_outputs = h->def->num_outputs ? h->def->num_outputs(&h->args) : 1;
     sl__op_init init;
     memset(&init, 0, sizeof init);

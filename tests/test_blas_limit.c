@@ -98,9 +98,10 @@ int main(void) {
     CHECK_FAILS(sl_mlp_loss_grad(m, &xt, &yt, &loss, &err), SL_ENOMEM, &err, "MLP forward");
     unlimit();
 
-    /* room for the buffer and the scratch: the step runs (the size the backend checks for is
+    /* room for the buffers (the caller's and, at a first call, one for each OpenBLAS thread: they
+     * may map theirs only now) and the scratch: the step runs (the size the backend checks for is
      * enough for what OpenBLAS maps) */
-    limit_room(buffer + ((size_t)32 << 20));
+    limit_room((size_t)threads * buffer + ((size_t)32 << 20));
     CHECK_OK(sl_mlp_loss_grad(m, &xt, &yt, &loss, &err), &err);
     CHECK_MSG(isfinite(loss) && loss > 0, "loss %g", loss);
     unlimit();

@@ -59,17 +59,26 @@ void sl_mlp_blas_info(const char **core, const char **suggested_coretype) {
 }
 
 /* OpenBLAS 0.3.21 keeps a table of work buffers (driver/others/memory.c): each thread of its own
- * maps one when it starts, as the library loads, and a thread that calls sgemm takes the first free
- * one, mapping it at that call if nobody has yet. Once mapped a buffer is kept, so only a call that
- * makes more callers at once than ever before maps anything. A mapping that fails is tried again,
- * for ever, at 100% CPU: an address-space limit (ulimit -v) made `sluice train` spin for good. So
- * before such a call the backend maps as much itself and gives it back: when that fails, the call
- * is refused with SL_ENOMEM instead. The size is BUFFER_SIZE of OpenBLAS's build: 32 << 22 bytes on
- * x86_64 (the mmap the first sgemm of a fresh process makes asks for exactly 134217728 bytes);
- * other builds use that size or less. */
+ * maps one when it first runs (as the library loads, or as late as the first sgemm it takes part
+ * in: a first call with room for one buffer spun 3 times in 60 on two cores), and a thread that
+ * calls sgemm takes the first free one, mapping it at that call if nobody has yet. Once mapped a
+ * buffer is kept, so after the first call only a call that makes more callers at once than ever
+ * before maps anything. A mapping that fails is tried again, for ever, at 100% CPU: an
+ * address-space limit (ulimit -v) made `sluice train` spin for good. So before such a call the
+ * backend maps as much itself (the first call: its own and every OpenBLAS thread's) and gives it
+ * back: when that fails, the call is refused with SL_ENOMEM instead. The size is BUFFER_SIZE of
+ * OpenBLAS's build: 32 << 22 bytes on x86_64 (the mmap the first sgemm of a fresh process makes
+ * asks for exactly 134217728 bytes); other builds use that size or less. */
 #define BLAS_BUFFER_BYTES ((size_t)128 << 20)
-static atomic_int blas_inside;  /* callers of cblas_sgemm through this backend, now */
-static atomic_int blas_buffers; /* the most there have been at once: buffers already mapped */
+static atomic_int blas_inside; /* callers of cblas_sgemm through this backend, now */
+static atomic_int
+    blas_buffers; /* buffers mapped: the most callers at once, and OpenBLAS's threads */
+
+/* Buffers a call needs mapped with n callers inside: theirs and those of OpenBLAS's own threads. */
+static int blas_needed(int n) {
+    int own = openblas_get_num_threads() - 1;
+    return n + (own > 0 ? own : 0);
+}
 
 void sl_mlp_blas_threads(int *threads, size_t *buffer_bytes) {
     if (threads) *threads = openblas_get_num_threads();
@@ -80,10 +89,10 @@ void sl_mlp_blas_threads(int *threads, size_t *buffer_bytes) {
  * buffer it needs; what names the call for the message. */
 static sl_status blas_enter(const char *what, int *me, sl_err *err) {
     int n = atomic_fetch_add(&blas_inside, 1) + 1;
-    int have = atomic_load(&blas_buffers);
+    int have = atomic_load(&blas_buffers), need = blas_needed(n);
     *me = n;
-    if (n <= have) return SL_OK;
-    size_t want = (size_t)(n - have) * BLAS_BUFFER_BYTES;
+    if (need <= have) return SL_OK;
+    size_t want = (size_t)(need - have) * BLAS_BUFFER_BYTES;
     void *p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p != MAP_FAILED) {
         munmap(p, want);
@@ -107,10 +116,11 @@ static sl_status blas_enter(const char *what, int *me, sl_err *err) {
                       what, want >> 20, strerror(e), limit);
 }
 
-/* Counts the caller out; its buffer is mapped now. */
+/* Counts the caller out; its buffer, and those of the OpenBLAS threads the call ran on, are mapped
+ * now. */
 static void blas_leave(int me) {
-    int have = atomic_load(&blas_buffers);
-    while (me > have && !atomic_compare_exchange_weak(&blas_buffers, &have, me)) {
+    int have = atomic_load(&blas_buffers), mapped = blas_needed(me);
+    while (mapped > have && !atomic_compare_exchange_weak(&blas_buffers, &have, mapped)) {
     }
     atomic_fetch_sub(&blas_inside, 1);
 }

@@ -42,6 +42,17 @@ def gpu_or_skip():
         pytest.skip("needs a GPU")
 
 
+def need_jax():
+    """Skips the calling test where JAX is not installed; fails it there instead when
+    SL_REQUIRE_GPU=1 (the GPU machine's runs, where JAX is)."""
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        if os.environ.get("SL_REQUIRE_GPU") == "1":
+            raise
+        pytest.skip("JAX is not installed")
+
+
 def thread_count():
     return len(os.listdir("/proc/self/task"))
 

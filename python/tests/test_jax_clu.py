@@ -5,26 +5,17 @@ element_spec the first step's shapes and types; an epoch with peeks in it still 
 sample once; an output that changes shape is a ValueError naming it. Needs JAX (the GPU
 machine's runs)."""
 
-import os
 
 import numpy as np
 import pytest
 
 import sluice.fn as fn
+from conftest import need_jax
 
 pytestmark = pytest.mark.gpu
 
 N, BATCH = 24, 4  # 6 steps an epoch
 DATA = [np.full((2, 3), k, np.int32) for k in range(N)]
-
-
-def need_jax():
-    try:
-        import jax  # noqa: F401
-    except ImportError:
-        if os.environ.get("SL_REQUIRE_GPU") == "1":
-            raise
-        pytest.skip("JAX is not installed")
 
 
 def make(ragged=False):

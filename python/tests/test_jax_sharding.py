@@ -11,11 +11,10 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 import sluice.fn as fn
 import sluice.types as types
-from conftest import HERE, LMDB, ROOT
+from conftest import HERE, LMDB, ROOT, need_jax
 from sluice import pipeline_def
 
 STEPS = 3
@@ -27,15 +26,6 @@ def one_shard(path, num_shards, shard_id):
     jpegs, labels = fn.readers.caffe2(path=path, num_shards=num_shards, shard_id=shard_id,
                                       random_shuffle=True, name="r")
     return fn.decoders.image(jpegs, output_type=types.GRAY), labels
-
-
-def need_jax():
-    try:
-        import jax  # noqa: F401
-    except ImportError:
-        if os.environ.get("SL_REQUIRE_GPU") == "1":
-            raise
-        pytest.skip("JAX is not installed")
 
 
 def run_shards(out, local_devices, *dist):

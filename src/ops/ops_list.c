@@ -17,6 +17,8 @@ extern const sl__op_def sl__reader_nemo_asr_op;
 extern const sl__op_def sl__reader_mxnet_op;
 extern const sl__op_def sl__reader_sequence_op;
 
+/* one reader a line */
+// clang-format off
 const sl__op_def *const sl__reader_ops[] = {
     &sl__reader_caffe_op,
     &sl__reader_coco_op,
@@ -31,6 +33,7 @@ const sl__op_def *const sl__reader_ops[] = {
     &sl__reader_sequence_op,
     NULL,
 };
+// clang-format on
 
 extern const sl__op_def sl__decode_image_op;
 extern const sl__op_def sl__crop_mirror_normalize_op;
